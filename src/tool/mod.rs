@@ -1,5 +1,21 @@
-//! Tools: what the model sees ([`ToolInfo`]) and the names it may use.
+//! Tools: declared as factories, built per binding, seen by the model
+//! through their [`ToolInfo`].
+//!
+//! - [`Definition`] (`tool::Definition`): a named factory, declared once per
+//!   process. It is not a tool and cannot be invoked.
+//! - [`Tool`]: a live tool built by a factory for one binding.
+//! - [`ToolInfo`]: what the model sees (name, description, JSON Schema).
+//! - [`NameRules`]: which model-facing names a provider accepts, and
+//!   [`NameRules::sanitize`] to turn any name into one it accepts.
 
+mod definition;
+mod function;
 mod info;
+mod invoke;
+mod name;
 
+pub use definition::{Definition, ToolFactory};
+pub use function::schema_of;
 pub use info::ToolInfo;
+pub use invoke::{BoxError, CallContext, Tool};
+pub use name::{NameError, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};

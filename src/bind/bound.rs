@@ -1,0 +1,365 @@
+//! The bound loop (DESIGN.md section 7): a binding's live tools, its modes
+//! and the current mode, reached through [`Definition<Bound>`](crate::Definition).
+//!
+//! Everything handed out borrows from the binding: a [`ToolHandle`] cannot
+//! outlive the `Definition<Bound>` it came from (the compiler refuses it),
+//! and collections are fresh copies, so changing them changes nothing.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::bind::call::{self, ToolCallError};
+use crate::bind::{LoopId, SessionId};
+use crate::definition::{Definition, IsBound, State};
+use crate::limits::ToolLimits;
+use crate::middleware::ToolMiddleware;
+use crate::tool::{CallContext, Tool, ToolInfo};
+
+/// The live state of one binding. Reached only through
+/// [`Definition<Bound>`](crate::Definition); its fields are private.
+#[doc(hidden)]
+pub struct Binding {
+    pub(crate) session_id: SessionId,
+    pub(crate) loop_id: LoopId,
+    /// Every built tool, each once, in build order.
+    pub(crate) tools: Vec<BoundTool>,
+    /// The base mode first, then the named modes in declared order.
+    pub(crate) modes: Vec<BoundModeData>,
+    /// Index into `modes` of the current mode.
+    pub(crate) current: usize,
+    pub(crate) middlewares: Arc<[Arc<dyn ToolMiddleware>]>,
+}
+
+impl fmt::Debug for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Binding")
+            .field("session_id", &self.session_id)
+            .field("loop_id", &self.loop_id)
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| &t.info.name).collect::<Vec<_>>(),
+            )
+            .field("current_mode", &self.modes[self.current].name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One built tool with its checked info and its compiled argument schema.
+pub(crate) struct BoundTool {
+    pub(crate) info: ToolInfo,
+    pub(crate) tool: Arc<dyn Tool>,
+    pub(crate) validator: Arc<jsonschema::Validator>,
+    pub(crate) definition_name: Arc<str>,
+}
+
+/// One mode of a binding, resolved.
+pub(crate) struct BoundModeData {
+    /// `None` for the base mode.
+    pub(crate) name: Option<Arc<str>>,
+    /// Indices into `Binding::tools`, in order.
+    pub(crate) tools: Vec<usize>,
+    /// Tool name → index into `Binding::tools`.
+    pub(crate) by_name: HashMap<String, usize>,
+    /// The infos the model sees in this mode, in order.
+    pub(crate) infos: Vec<ToolInfo>,
+    pub(crate) tool_limits: ToolLimits,
+    pub(crate) instructions: Option<String>,
+}
+
+impl BoundModeData {
+    pub(crate) fn new(
+        name: Option<Arc<str>>,
+        tools: Vec<usize>,
+        tool_limits: ToolLimits,
+        instructions: Option<String>,
+        all: &[BoundTool],
+    ) -> Self {
+        Self {
+            name,
+            by_name: tools
+                .iter()
+                .map(|&i| (all[i].info.name.clone(), i))
+                .collect(),
+            infos: tools.iter().map(|&i| all[i].info.clone()).collect(),
+            tools,
+            tool_limits,
+            instructions,
+        }
+    }
+}
+
+/// A mode of a bound definition, as a fresh copy: changing it changes
+/// nothing in the binding.
+#[derive(Clone, Debug)]
+pub struct BoundMode<'a> {
+    /// The mode's name; `None` for the base mode.
+    pub name: Option<String>,
+    /// The tools the model can call in this mode, extra tools included, in
+    /// order: the mode's own (or the base's, when it sets none), then the
+    /// binding's extra tools.
+    pub tools: Vec<ToolHandle<'a>>,
+    /// The resolved limits: no field is `0`.
+    pub tool_limits: ToolLimits,
+    /// The instructions the model receives in this mode.
+    pub instructions: Option<String>,
+}
+
+/// A live tool of a binding. It borrows the binding, so it cannot outlive it
+/// or travel to another session; invoking it goes through the middleware
+/// chain like a model's call.
+#[derive(Clone, Copy)]
+pub struct ToolHandle<'a> {
+    tool: &'a BoundTool,
+    binding: &'a Binding,
+}
+
+impl<'a> ToolHandle<'a> {
+    /// What the model sees of this tool.
+    pub fn info(&self) -> &'a ToolInfo {
+        &self.tool.info
+    }
+
+    /// The model-facing tool name.
+    pub fn name(&self) -> &'a str {
+        &self.tool.info.name
+    }
+
+    /// The name of the tool definition that built it.
+    pub fn definition_name(&self) -> &'a str {
+        &self.tool.definition_name
+    }
+
+    /// `true` when both handles reach the same live instance (a definition
+    /// shared by the base and modes is built once per binding).
+    pub fn same_instance(&self, other: &ToolHandle<'_>) -> bool {
+        Arc::ptr_eq(&self.tool.tool, &other.tool.tool)
+    }
+
+    /// Invokes the tool with JSON `arguments`, through the middleware chain,
+    /// in the binding's current mode, with an empty tool call id and a
+    /// cancellation token that never fires.
+    ///
+    /// Errors: [`ToolCallError`] when the arguments are not an object or
+    /// fail the tool's schema, when the tool fails, or when the tool or a
+    /// middleware panics.
+    pub async fn invoke(&self, arguments: Value) -> Result<Value, ToolCallError> {
+        call::check_arguments(self.tool, &arguments)?;
+        let context = self.binding.context(
+            self.binding.current,
+            &self.tool.info.name,
+            "",
+            CancellationToken::new(),
+        );
+        call::execute(
+            self.tool.tool.as_ref(),
+            &self.binding.middlewares,
+            arguments,
+            context,
+        )
+        .await
+    }
+}
+
+impl fmt::Debug for ToolHandle<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolHandle")
+            .field("name", &self.tool.info.name)
+            .field("definition", &self.tool.definition_name)
+            .finish()
+    }
+}
+
+impl Binding {
+    fn mode_view(&self, index: usize) -> BoundMode<'_> {
+        let mode = &self.modes[index];
+        BoundMode {
+            name: mode.name.as_deref().map(str::to_owned),
+            tools: mode.tools.iter().map(|&i| self.handle(i)).collect(),
+            tool_limits: mode.tool_limits,
+            instructions: mode.instructions.clone(),
+        }
+    }
+
+    fn handle(&self, index: usize) -> ToolHandle<'_> {
+        ToolHandle {
+            tool: &self.tools[index],
+            binding: self,
+        }
+    }
+
+    pub(crate) fn mode_index(&self, name: &str) -> Option<usize> {
+        self.modes
+            .iter()
+            .position(|mode| mode.name.as_deref() == Some(name))
+    }
+
+    /// The per-call context for a call in mode `mode`.
+    pub(crate) fn context(
+        &self,
+        mode: usize,
+        tool_name: &str,
+        tool_call_id: &str,
+        cancellation: CancellationToken,
+    ) -> CallContext {
+        CallContext {
+            session_id: self.session_id,
+            loop_id: self.loop_id,
+            mode: self.modes[mode].name.clone(),
+            tool_name: tool_name.into(),
+            tool_call_id: tool_call_id.into(),
+            cancellation,
+        }
+    }
+}
+
+/// The mode asked for does not exist in this binding.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no mode named `{name}`; modes: {available}")]
+pub struct UnknownMode {
+    /// The name asked for.
+    pub name: String,
+    /// The declared mode names, comma-separated.
+    pub available: String,
+}
+
+/// The bound loop. These methods exist on `Definition<Bound>` only; on an
+/// unbound definition the compiler says to bind first.
+impl<S: State> Definition<S> {
+    fn binding(&self) -> &Binding
+    where
+        S: IsBound,
+    {
+        &self.state
+    }
+
+    /// The session this binding belongs to.
+    pub fn session_id(&self) -> SessionId
+    where
+        S: IsBound,
+    {
+        self.binding().session_id
+    }
+
+    /// The loop this binding belongs to.
+    pub fn loop_id(&self) -> LoopId
+    where
+        S: IsBound,
+    {
+        self.binding().loop_id
+    }
+
+    /// The tools of the current mode, in order (a fresh collection).
+    pub fn tools(&self) -> Vec<ToolHandle<'_>>
+    where
+        S: IsBound,
+    {
+        self.current_mode().tools
+    }
+
+    /// The tool named `name` in the current mode, if there is one.
+    pub fn tool(&self, name: &str) -> Option<ToolHandle<'_>>
+    where
+        S: IsBound,
+    {
+        let binding = self.binding();
+        binding.modes[binding.current]
+            .by_name
+            .get(name)
+            .map(|&index| binding.handle(index))
+    }
+
+    /// Every mode: the base mode first (named `None`), then the named modes
+    /// in declared order (a fresh collection).
+    pub fn modes(&self) -> Vec<BoundMode<'_>>
+    where
+        S: IsBound,
+    {
+        let binding = self.binding();
+        (0..binding.modes.len())
+            .map(|i| binding.mode_view(i))
+            .collect()
+    }
+
+    /// The named mode `name`, if declared.
+    pub fn mode(&self, name: &str) -> Option<BoundMode<'_>>
+    where
+        S: IsBound,
+    {
+        let binding = self.binding();
+        binding.mode_index(name).map(|i| binding.mode_view(i))
+    }
+
+    /// The base mode: the definition's own tools and limits.
+    pub fn base_mode(&self) -> BoundMode<'_>
+    where
+        S: IsBound,
+    {
+        self.binding().mode_view(0)
+    }
+
+    /// The current mode: the initial mode after `bind`, then whatever
+    /// [`set_current_mode`](Self::set_current_mode) chose.
+    pub fn current_mode(&self) -> BoundMode<'_>
+    where
+        S: IsBound,
+    {
+        let binding = self.binding();
+        binding.mode_view(binding.current)
+    }
+
+    /// Switches the current mode: `Some(name)` for a named mode, `None` for
+    /// the base mode. Takes `&mut self`, so it cannot happen while a turn
+    /// runs or a handle is alive; the next turn uses the new mode's tools
+    /// and limits.
+    ///
+    /// Errors: [`UnknownMode`] when no mode has that name; the current mode
+    /// is then unchanged.
+    pub fn set_current_mode(&mut self, name: Option<&str>) -> Result<(), UnknownMode>
+    where
+        S: IsBound,
+    {
+        let binding: &mut Binding = &mut self.state;
+        binding.current = match name {
+            None => 0,
+            Some(name) => binding.mode_index(name).ok_or_else(|| UnknownMode {
+                name: name.to_owned(),
+                available: binding
+                    .modes
+                    .iter()
+                    .filter_map(|mode| mode.name.as_deref())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?,
+        };
+        Ok(())
+    }
+
+    /// The middlewares, first = outermost (a fresh collection of shared
+    /// instances).
+    pub fn middlewares(&self) -> Vec<Arc<dyn ToolMiddleware>>
+    where
+        S: IsBound,
+    {
+        self.binding().middlewares.to_vec()
+    }
+
+    /// Invokes the tool named `name` of the current mode with JSON
+    /// `arguments`, through the middleware chain (first registered =
+    /// outermost), as [`ToolHandle::invoke`] does.
+    ///
+    /// Errors: [`ToolCallError`] of kind `UnknownTool` when the current mode
+    /// has no such tool (a tool of another mode is unknown too), and the
+    /// errors of [`ToolHandle::invoke`].
+    pub async fn invoke(&self, name: &str, arguments: Value) -> Result<Value, ToolCallError>
+    where
+        S: IsBound,
+    {
+        let binding = self.binding();
+        let tool = call::lookup(binding, binding.current, name)?;
+        ToolHandle { tool, binding }.invoke(arguments).await
+    }
+}

@@ -1,0 +1,333 @@
+//! The `bind` algorithm of DESIGN.md section 6: check the ids, check the
+//! extra tools, find the distinct definitions and their collisions, run each
+//! distinct factory once, check what they built, assemble the modes. All or
+//! nothing.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::join_all;
+use serde_json::Value;
+
+use crate::bind::{
+    BindError, BindErrorKind, Binding, Bindings, BoundModeData, BoundTool, FactoryPanic,
+};
+use crate::definition::builder::Recipe;
+use crate::definition::validate::check_tool_definition;
+use crate::middleware::panic_message;
+use crate::tool::{self, NameRules, STRUCTURED_OUTPUT_TOOL_NAME, Tool};
+
+/// Binds `recipe` to one session.
+pub(crate) async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError> {
+    if bindings.session_id().is_nil() {
+        return Err(BindError::new(
+            BindErrorKind::InvalidSessionId,
+            "the session id is the nil UUID; use `SessionId::new()`",
+        ));
+    }
+    if bindings.loop_id().is_nil() {
+        return Err(BindError::new(
+            BindErrorKind::InvalidLoopId,
+            "the loop id is the nil UUID; use `LoopId::new()`",
+        ));
+    }
+    for (index, definition) in bindings.extra_tools().iter().enumerate() {
+        check_tool_definition(
+            definition,
+            &format!("bindings.tools[{index}]"),
+            recipe.name_rules,
+        )
+        .map_err(|error| {
+            BindError::new(
+                BindErrorKind::InvalidDefinition,
+                format!("extra tool definition `{}` is invalid", definition.name()),
+            )
+            .name(definition.name())
+            .index(index)
+            .source(error)
+        })?;
+    }
+
+    let lists = ToolLists::of(recipe, &bindings);
+    let distinct = lists.distinct_definitions()?;
+
+    // Every distinct factory runs once, all of them concurrently; the first
+    // failure in declaration order is reported, whatever finished first.
+    let built =
+        join_all(distinct.iter().map(|definition| {
+            AssertUnwindSafe(definition.factory().build(&bindings)).catch_unwind()
+        }))
+        .await;
+
+    let mut tools = Vec::new();
+    // Definition index (in `distinct`) → indices of its tools in `tools`.
+    let mut produced: Vec<Vec<usize>> = Vec::with_capacity(distinct.len());
+    for (definition, outcome) in distinct.iter().zip(built) {
+        let instances = match outcome {
+            Ok(Ok(instances)) => instances,
+            Ok(Err(error)) => {
+                return Err(BindError::new(
+                    BindErrorKind::FactoryFailed,
+                    format!(
+                        "the factory of tool definition `{}` failed",
+                        definition.name()
+                    ),
+                )
+                .name(definition.name())
+                .source(error));
+            }
+            Err(panic) => {
+                return Err(BindError::new(
+                    BindErrorKind::FactoryPanicked,
+                    format!(
+                        "the factory of tool definition `{}` panicked",
+                        definition.name()
+                    ),
+                )
+                .name(definition.name())
+                .source(FactoryPanic {
+                    message: panic_message(panic.as_ref()),
+                }));
+            }
+        };
+        // Each tool's own checks first, so a bad name is reported as such
+        // rather than as a mismatch with the declared names.
+        let checked = instances
+            .into_iter()
+            .enumerate()
+            .map(|(index, instance)| bound_tool(definition, index, instance, recipe.name_rules))
+            .collect::<Result<Vec<_>, _>>()?;
+        check_produced_names(definition, &checked)?;
+        produced.push((tools.len()..tools.len() + checked.len()).collect());
+        tools.extend(checked);
+    }
+
+    let tool_indices = |definitions: &[tool::Definition]| -> Vec<usize> {
+        definitions
+            .iter()
+            .filter_map(|definition| distinct.iter().position(|d| d.same_as(definition)))
+            .flat_map(|position| produced[position].iter().copied())
+            .collect()
+    };
+    let base_limits = recipe.tool_limits.resolve();
+    let mut modes = vec![BoundModeData::new(
+        None,
+        tool_indices(&lists.base),
+        base_limits,
+        recipe.instructions.clone(),
+        &tools,
+    )];
+    for (mode, list) in recipe.modes.iter().zip(&lists.modes) {
+        modes.push(BoundModeData::new(
+            Some(mode.name.as_str().into()),
+            tool_indices(list),
+            mode.tool_limits.inherit(base_limits),
+            mode.instructions.clone(),
+            &tools,
+        ));
+    }
+    let current = match &recipe.initial_mode {
+        Some(initial) => modes
+            .iter()
+            .position(|mode| mode.name.as_deref() == Some(initial.as_str()))
+            .unwrap_or(0),
+        None => 0,
+    };
+    Ok(Binding {
+        session_id: bindings.session_id(),
+        loop_id: bindings.loop_id(),
+        tools,
+        modes,
+        current,
+        middlewares: recipe.middlewares.iter().cloned().collect(),
+    })
+}
+
+/// The tool definitions of the base mode and of each named mode, extra tools
+/// included, each list without repeats.
+struct ToolLists {
+    base: Vec<tool::Definition>,
+    modes: Vec<Vec<tool::Definition>>,
+}
+
+impl ToolLists {
+    fn of(recipe: &Recipe, bindings: &Bindings) -> Self {
+        let list = |own: &[tool::Definition]| {
+            let mut list: Vec<tool::Definition> = Vec::new();
+            for definition in own.iter().chain(bindings.extra_tools()) {
+                if !list.iter().any(|d| d.same_as(definition)) {
+                    list.push(definition.clone());
+                }
+            }
+            list
+        };
+        Self {
+            base: list(&recipe.tools),
+            modes: recipe
+                .modes
+                .iter()
+                .map(|mode| list(mode.tools.as_deref().unwrap_or(&recipe.tools)))
+                .collect(),
+        }
+    }
+
+    /// Every distinct definition (by identity) in the binding, in order of
+    /// first appearance, after checking that no two of them share a
+    /// definition name or a declared tool name.
+    fn distinct_definitions(&self) -> Result<Vec<tool::Definition>, BindError> {
+        let mut distinct: Vec<tool::Definition> = Vec::new();
+        let mut tool_owner: HashMap<&str, usize> = HashMap::new();
+        for definition in self.base.iter().chain(self.modes.iter().flatten()) {
+            if distinct.iter().any(|d| d.same_as(definition)) {
+                continue;
+            }
+            if let Some(other) = distinct.iter().find(|d| d.name() == definition.name()) {
+                return Err(BindError::new(
+                    BindErrorKind::DuplicateDefinitionName,
+                    format!(
+                        "two different tool definitions are named `{}` (declaring {:?} and {:?})",
+                        definition.name(),
+                        other.tool_names(),
+                        definition.tool_names()
+                    ),
+                )
+                .name(definition.name()));
+            }
+            distinct.push(definition.clone());
+        }
+        for (position, definition) in distinct.iter().enumerate() {
+            for name in definition.tool_names() {
+                if let Some(&owner) = tool_owner.get(name.as_str()) {
+                    if owner != position {
+                        return Err(duplicate_tool_name(name, &distinct[owner], definition));
+                    }
+                    return Err(BindError::new(
+                        BindErrorKind::InvalidDefinition,
+                        format!(
+                            "tool definition `{}` declares the tool name `{name}` twice",
+                            definition.name()
+                        ),
+                    )
+                    .name(definition.name()));
+                }
+                tool_owner.insert(name, position);
+            }
+        }
+        Ok(distinct)
+    }
+}
+
+fn duplicate_tool_name(
+    name: &str,
+    first: &tool::Definition,
+    second: &tool::Definition,
+) -> BindError {
+    BindError::new(
+        BindErrorKind::DuplicateToolName,
+        format!(
+            "duplicate tool name `{name}` (definitions `{}` and `{}`)",
+            first.name(),
+            second.name()
+        ),
+    )
+    .name(name)
+}
+
+/// The built tools must report exactly the declared names, each once.
+fn check_produced_names(
+    definition: &tool::Definition,
+    built: &[BoundTool],
+) -> Result<(), BindError> {
+    let mut built: Vec<&str> = built.iter().map(|t| t.info.name.as_str()).collect();
+    let mut declared: Vec<&str> = definition.tool_names().iter().map(String::as_str).collect();
+    built.sort_unstable();
+    declared.sort_unstable();
+    if built == declared {
+        return Ok(());
+    }
+    let detail = if built.is_empty() {
+        format!(
+            "the factory of tool definition `{}` built no tool",
+            definition.name()
+        )
+    } else {
+        format!(
+            "tool definition `{}` declared {declared:?} but its factory built {built:?}",
+            definition.name()
+        )
+    };
+    Err(BindError::new(BindErrorKind::InvalidToolInfo, detail).name(definition.name()))
+}
+
+/// Checks one built tool's `ToolInfo` and compiles its argument schema, once
+/// per binding.
+fn bound_tool(
+    definition: &tool::Definition,
+    index: usize,
+    tool: Arc<dyn Tool>,
+    rules: NameRules,
+) -> Result<BoundTool, BindError> {
+    let info = tool.info();
+    let invalid = |detail: String| {
+        BindError::new(BindErrorKind::InvalidToolInfo, detail)
+            .name(info.name.clone())
+            .index(index)
+    };
+    if info.name == STRUCTURED_OUTPUT_TOOL_NAME {
+        return Err(invalid(format!(
+            "tool `{}` of definition `{}` uses the reserved structured-output name",
+            info.name,
+            definition.name()
+        )));
+    }
+    rules
+        .check(&info.name)
+        .map_err(|error| invalid(format!("tool name {:?} is invalid: {error}", info.name)))?;
+    if info.description.trim().is_empty() {
+        return Err(invalid(format!(
+            "tool `{}` has a blank description",
+            info.name
+        )));
+    }
+    if info.parameters.get("type") != Some(&Value::String("object".into())) {
+        return Err(invalid(format!(
+            "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
+            info.name,
+            shorten(&info.parameters)
+        )));
+    }
+    jsonschema::meta::validate(&info.parameters).map_err(|error| {
+        invalid(format!(
+            "the parameters of tool `{}` are not a valid JSON Schema: {error}",
+            info.name
+        ))
+    })?;
+    let validator = jsonschema::validator_for(&info.parameters).map_err(|error| {
+        invalid(format!(
+            "the parameters of tool `{}` do not compile: {error}",
+            info.name
+        ))
+    })?;
+    Ok(BoundTool {
+        info: info.clone(),
+        tool,
+        validator: Arc::new(validator),
+        definition_name: definition.name().into(),
+    })
+}
+
+/// A value for an error message: compact JSON, at most 80 bytes.
+fn shorten(value: &Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > 80 {
+        let mut end = 77;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    text
+}

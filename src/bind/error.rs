@@ -1,0 +1,112 @@
+//! [`BindError`]: why [`bind`](crate::Definition::bind) refused to bind.
+
+use std::fmt;
+
+use crate::tool::BoxError;
+
+/// What went wrong while binding (DESIGN.md section 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BindErrorKind {
+    /// The session id is the nil UUID. Checked before anything else.
+    InvalidSessionId,
+    /// The loop id is the nil UUID. Checked before anything else.
+    InvalidLoopId,
+    /// An extra tool definition from the [`Bindings`](crate::bind::Bindings)
+    /// breaks a definition rule; the source is the
+    /// [`DefinitionError`](crate::DefinitionError). No factory ran.
+    InvalidDefinition,
+    /// Two different tool definitions (not clones of one another) share a
+    /// definition name. No factory ran.
+    DuplicateDefinitionName,
+    /// Two different tool definitions produce the same model-facing tool
+    /// name, anywhere in the binding (base, any mode, extra tools).
+    DuplicateToolName,
+    /// A built tool's [`ToolInfo`](crate::tool::ToolInfo) is unusable: no
+    /// tool built, names other than the declared ones, a name that breaks
+    /// the rules or is reserved, a blank description, or parameters that are
+    /// not a valid JSON Schema of `"type": "object"`.
+    InvalidToolInfo,
+    /// A factory returned an error; the source is that error.
+    FactoryFailed,
+    /// A factory panicked; the source holds the panic message.
+    FactoryPanicked,
+}
+
+/// A binding that could not be made. Nothing of it exists: binding is all
+/// or nothing.
+///
+/// - `name`: the tool or definition concerned (for a duplicate tool name,
+///   the tool name).
+/// - `index`: a position where that helps: the extra tool's index in
+///   [`Bindings::extra_tools`](crate::bind::Bindings::extra_tools) for
+///   `InvalidDefinition`, the tool's index in what its factory returned for
+///   `InvalidToolInfo`.
+/// - `source()`: the factory's error, the panic, the
+///   [`DefinitionError`](crate::DefinitionError) or the schema error.
+///
+/// Display is one line (the source is left to `source()`): `bind: duplicate tool name `search` (definitions `web` and `docs`)`.
+#[derive(Debug)]
+pub struct BindError {
+    /// What went wrong.
+    pub kind: BindErrorKind,
+    /// The tool or definition concerned.
+    pub name: Option<String>,
+    /// Its position, where that helps.
+    pub index: Option<usize>,
+    /// The rest of the one-line message.
+    pub detail: String,
+    source: Option<BoxError>,
+}
+
+impl BindError {
+    pub(crate) fn new(kind: BindErrorKind, detail: impl Into<String>) -> Self {
+        Self {
+            kind,
+            name: None,
+            index: None,
+            detail: detail.into(),
+            source: None,
+        }
+    }
+
+    pub(crate) fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    pub(crate) fn index(mut self, index: usize) -> Self {
+        self.index = Some(index);
+        self
+    }
+
+    pub(crate) fn source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+}
+
+impl fmt::Display for BindError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The source is not repeated here: `source()` carries it, and error
+        // reporters (anyhow, eyre) print the chain.
+        write!(f, "bind: {}", self.detail)
+    }
+}
+
+impl std::error::Error for BindError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// The panic of a factory, as the source of a
+/// [`FactoryPanicked`](BindErrorKind::FactoryPanicked) error.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("panicked: {message}")]
+pub struct FactoryPanic {
+    /// The panic's message, when it was a string.
+    pub message: String,
+}

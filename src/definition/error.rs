@@ -1,0 +1,99 @@
+//! [`DefinitionError`]: why [`validate`](crate::Definition::validate) refused
+//! a definition.
+
+use std::fmt;
+
+/// What kind of rule a definition broke (DESIGN.md section 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DefinitionErrorKind {
+    /// The loop definition's name is blank.
+    MissingName,
+    /// A tool definition has a blank name, declares no tool, or declares a
+    /// tool name that breaks the definition's [`NameRules`](crate::tool::NameRules).
+    InvalidTool,
+    /// A tool definition declares [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::tool::STRUCTURED_OUTPUT_TOOL_NAME).
+    ReservedToolName,
+    /// A base limit cannot be valid (negative in a config file, `parallel`
+    /// unlimited, `result_bytes` from 1 to 255).
+    InvalidToolLimits,
+    /// A mode has a blank name or a limit that cannot be valid.
+    InvalidMode,
+    /// Two modes share a name.
+    DuplicateMode,
+    /// Modes exist but no initial mode is set.
+    MissingInitialMode,
+    /// The initial mode names no declared mode.
+    InvalidInitialMode,
+}
+
+impl DefinitionErrorKind {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::MissingName => "the definition's name is blank",
+            Self::InvalidTool => "invalid tool definition",
+            Self::ReservedToolName => "reserved tool name",
+            Self::InvalidToolLimits => "invalid tool limit",
+            Self::InvalidMode => "invalid mode",
+            Self::DuplicateMode => "duplicate mode name",
+            Self::MissingInitialMode => "modes are declared but no initial mode is set",
+            Self::InvalidInitialMode => "the initial mode names no declared mode",
+        }
+    }
+}
+
+/// A definition that breaks a rule: the first failure found by
+/// [`validate`](crate::Definition::validate) (or by converting a
+/// [`ToolLimitsConfig`](crate::ToolLimitsConfig)).
+///
+/// `field` is a path into the definition (`tools[2].tool_names[0]`,
+/// `modes[1].tool_limits.parallel`, `initial_mode`); `value` is the
+/// offending value as text (Rust debug form for strings, so blank and
+/// space-padded names are visible).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct DefinitionError {
+    /// The rule broken.
+    pub kind: DefinitionErrorKind,
+    /// Where: a path into the definition.
+    pub field: String,
+    /// What: the offending value.
+    pub value: String,
+    /// Why, when the kind alone does not say (e.g. the name rule broken).
+    pub reason: Option<String>,
+}
+
+impl DefinitionError {
+    pub(crate) fn new(
+        kind: DefinitionErrorKind,
+        field: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            field: field.into(),
+            value: value.into(),
+            reason: None,
+        }
+    }
+
+    pub(crate) fn because(mut self, reason: impl fmt::Display) -> Self {
+        self.reason = Some(reason.to_string());
+        self
+    }
+}
+
+impl fmt::Display for DefinitionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "validate: {} at `{}` (value {})",
+            self.kind.describe(),
+            self.field,
+            self.value
+        )?;
+        if let Some(reason) = &self.reason {
+            write!(f, ": {reason}")?;
+        }
+        Ok(())
+    }
+}

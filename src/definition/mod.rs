@@ -1,0 +1,159 @@
+//! The loop [`Definition`]: an immutable recipe for one agent loop (name,
+//! tools, middlewares, limits, modes) whose lifecycle state is a type
+//! parameter:
+//!
+//! ```text
+//! Definition::builder() ... .build()   -> Definition<Defined>    nothing checked beyond types
+//! Definition<Defined>::validate()      -> Result<Definition<Validated>, DefinitionError>
+//! Definition<Validated>::bind(b).await -> Result<Definition<Bound>, BindError>
+//! ```
+//!
+//! Only `Definition<Bound>` has tools, modes, middlewares and turns; asking
+//! an unbound definition for them does not compile.
+
+pub(crate) mod builder;
+mod error;
+mod state;
+pub(crate) mod validate;
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use builder::DefinitionBuilder;
+#[doc(hidden)]
+pub use builder::Recipe;
+pub use error::{DefinitionError, DefinitionErrorKind};
+pub use state::{Bindable, Bound, Defined, IsBound, State, Validated};
+
+use crate::bind::{BindError, Bindings};
+
+/// A loop definition in lifecycle state `S` ([`Defined`], [`Validated`] or
+/// [`Bound`]).
+///
+/// ```
+/// use agent_loop::{Definition, Mode, ToolLimits};
+/// use agent_loop::bind::{Bindings, LoopId, SessionId};
+/// use agent_loop::tool;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let clock = tool::Definition::typed_fn(
+///     "now",
+///     "The current Unix time in seconds.",
+///     |_: serde_json::Map<String, serde_json::Value>, _context| async move {
+///         Ok::<_, tool::BoxError>(1_700_000_000)
+///     },
+/// );
+/// let definition = Definition::builder()
+///     .name("assistant")
+///     .tool(&clock)
+///     .tool_limits(ToolLimits { parallel: 4, ..Default::default() })
+///     .mode(Mode::new("quick").tool_limits(ToolLimits { iterations: 2, ..Default::default() }))
+///     .initial_mode("quick")
+///     .build()
+///     .validate()?;
+///
+/// let bound = definition.bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
+/// let limits = bound.current_mode().tool_limits;
+/// assert_eq!((limits.iterations, limits.calls, limits.parallel), (2, 100, 4));
+/// assert_eq!(bound.invoke("now", serde_json::json!({})).await?, 1_700_000_000);
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub struct Definition<S: State = Defined> {
+    pub(crate) recipe: Arc<Recipe>,
+    pub(crate) state: S::Data,
+}
+
+impl Definition<Defined> {
+    /// Starts a definition. `.name(..)` is required (leaving it out does not
+    /// compile); everything else is optional. See [`DefinitionBuilder`].
+    pub fn builder() -> DefinitionBuilder {
+        Recipe::builder()
+    }
+
+    pub(crate) fn from_recipe(recipe: Recipe) -> Self {
+        Self {
+            recipe: Arc::new(recipe),
+            state: (),
+        }
+    }
+
+    /// Checks the definition against DESIGN.md section 5, first failure
+    /// wins: the name is not blank; the base limits are valid; every tool
+    /// definition (base and modes) has a non-blank name and declares valid,
+    /// unreserved tool names; modes have non-blank, unique names and valid
+    /// limits; an initial mode is set when modes exist and names one of them.
+    /// No factory runs.
+    ///
+    /// Errors: [`DefinitionError`] with the kind, the field path and the
+    /// offending value.
+    pub fn validate(self) -> Result<Definition<Validated>, DefinitionError> {
+        self.recipe.validate()?;
+        Ok(Definition {
+            recipe: self.recipe,
+            state: (),
+        })
+    }
+}
+
+impl<S: State> Definition<S> {
+    /// The loop definition's name.
+    pub fn name(&self) -> &str {
+        &self.recipe.name
+    }
+
+    /// Binds the definition to one session: builds every tool for it and
+    /// checks what was built (DESIGN.md section 6, and the [`bind`](crate::bind)
+    /// module). Needs a [`Validated`] definition; the definition itself is
+    /// untouched and can be bound again, concurrently, for other sessions.
+    ///
+    /// Errors: [`BindError`]; nothing of the binding exists then.
+    pub async fn bind(&self, bindings: Bindings) -> Result<Definition<Bound>, BindError>
+    where
+        S: Bindable,
+    {
+        let binding = crate::bind::bind(&self.recipe, bindings).await?;
+        Ok(Definition {
+            recipe: Arc::clone(&self.recipe),
+            state: binding,
+        })
+    }
+}
+
+impl Clone for Definition<Defined> {
+    fn clone(&self) -> Self {
+        Self {
+            recipe: Arc::clone(&self.recipe),
+            state: (),
+        }
+    }
+}
+
+impl Clone for Definition<Validated> {
+    /// Cheap: the recipe is shared.
+    fn clone(&self) -> Self {
+        Self {
+            recipe: Arc::clone(&self.recipe),
+            state: (),
+        }
+    }
+}
+
+impl<S: State> fmt::Debug for Definition<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Definition")
+            .field("state", &std::any::type_name::<S>().rsplit("::").next())
+            .field("name", &self.recipe.name)
+            .field("tools", &self.recipe.tools)
+            .field(
+                "modes",
+                &self
+                    .recipe
+                    .modes
+                    .iter()
+                    .map(|m| &m.name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,150 @@
+//! `validate`: the checks of DESIGN.md section 5, first failure wins. No
+//! factory runs here.
+
+use std::collections::HashSet;
+
+use crate::definition::builder::Recipe;
+use crate::definition::{DefinitionError, DefinitionErrorKind};
+use crate::limits::ToolLimits;
+use crate::tool::{self, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};
+
+impl Recipe {
+    /// Checks, in this order: name not blank; base limits; every tool
+    /// definition of the base; every mode (name, uniqueness, limits, its
+    /// tool definitions); the initial mode.
+    pub(crate) fn validate(&self) -> Result<(), DefinitionError> {
+        if self.name.trim().is_empty() {
+            return Err(DefinitionError::new(
+                DefinitionErrorKind::MissingName,
+                "name",
+                format!("{:?}", self.name),
+            ));
+        }
+        check_limits(
+            &self.tool_limits,
+            "tool_limits",
+            DefinitionErrorKind::InvalidToolLimits,
+        )?;
+        for (index, definition) in self.tools.iter().enumerate() {
+            check_tool_definition(definition, &format!("tools[{index}]"), self.name_rules)?;
+        }
+        let mut mode_names = HashSet::new();
+        for (index, mode) in self.modes.iter().enumerate() {
+            let field = format!("modes[{index}]");
+            if mode.name.trim().is_empty() {
+                return Err(DefinitionError::new(
+                    DefinitionErrorKind::InvalidMode,
+                    format!("{field}.name"),
+                    format!("{:?}", mode.name),
+                )
+                .because("a mode name must not be blank"));
+            }
+            if !mode_names.insert(mode.name.as_str()) {
+                return Err(DefinitionError::new(
+                    DefinitionErrorKind::DuplicateMode,
+                    format!("{field}.name"),
+                    format!("{:?}", mode.name),
+                ));
+            }
+            check_limits(
+                &mode.tool_limits,
+                &format!("{field}.tool_limits"),
+                DefinitionErrorKind::InvalidMode,
+            )?;
+            for (tool_index, definition) in mode.tools.iter().flatten().enumerate() {
+                check_tool_definition(
+                    definition,
+                    &format!("{field}.tools[{tool_index}]"),
+                    self.name_rules,
+                )?;
+            }
+        }
+        match &self.initial_mode {
+            None if !self.modes.is_empty() => Err(DefinitionError::new(
+                DefinitionErrorKind::MissingInitialMode,
+                "initial_mode",
+                "none",
+            )),
+            Some(initial) if !mode_names.contains(initial.as_str()) => Err(DefinitionError::new(
+                DefinitionErrorKind::InvalidInitialMode,
+                "initial_mode",
+                format!("{initial:?}"),
+            )
+            .because(if self.modes.is_empty() {
+                "no modes are declared".to_owned()
+            } else {
+                format!(
+                    "declared modes: {}",
+                    self.modes
+                        .iter()
+                        .map(|m| m.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn check_limits(
+    limits: &ToolLimits,
+    field: &str,
+    kind: DefinitionErrorKind,
+) -> Result<(), DefinitionError> {
+    match limits.first_invalid() {
+        Some((name, value)) => Err(DefinitionError::new(kind, format!("{field}.{name}"), value)
+            .because(match name {
+                "parallel" => "parallel must be at least 1 and cannot be unlimited",
+                _ => "result_bytes must be 0 (unset), at least 256, or unlimited (off)",
+            })),
+        None => Ok(()),
+    }
+}
+
+/// The checks every tool definition gets, the definition's own at validate
+/// and the binding's extra ones at bind: a non-blank name, at least one
+/// declared tool name, every declared name valid under `rules` and not
+/// reserved.
+pub(crate) fn check_tool_definition(
+    definition: &tool::Definition,
+    field: &str,
+    rules: NameRules,
+) -> Result<(), DefinitionError> {
+    if definition.name().trim().is_empty() {
+        return Err(DefinitionError::new(
+            DefinitionErrorKind::InvalidTool,
+            format!("{field}.name"),
+            format!("{:?}", definition.name()),
+        )
+        .because("a tool definition's name must not be blank"));
+    }
+    if definition.tool_names().is_empty() {
+        return Err(DefinitionError::new(
+            DefinitionErrorKind::InvalidTool,
+            format!("{field}.tool_names"),
+            "[]",
+        )
+        .because("a tool definition must declare at least one tool name"));
+    }
+    for (index, name) in definition.tool_names().iter().enumerate() {
+        let field = format!("{field}.tool_names[{index}]");
+        if name == STRUCTURED_OUTPUT_TOOL_NAME {
+            return Err(DefinitionError::new(
+                DefinitionErrorKind::ReservedToolName,
+                field,
+                format!("{name:?}"),
+            )
+            .because("the structured-output tool name is reserved"));
+        }
+        if let Err(error) = rules.check(name) {
+            return Err(DefinitionError::new(
+                DefinitionErrorKind::InvalidTool,
+                field,
+                format!("{name:?}"),
+            )
+            .because(error));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,91 @@
+//! [`Mode`]: a named variant of the loop with its own tools, limit overrides
+//! and instructions.
+//!
+//! The unnamed base mode always exists. A mode that never sets its tools
+//! inherits the base tools; [`Mode::no_tools`] gives it an explicitly empty
+//! set (only the binding's extra tools remain). Its [`ToolLimits`] override
+//! the base field by field: a field left at `0` inherits.
+
+use crate::limits::ToolLimits;
+use crate::tool;
+
+/// A named mode of a loop definition.
+///
+/// ```
+/// use agent_loop::{Mode, ToolLimits};
+///
+/// let review = Mode::new("review")
+///     .tool_limits(ToolLimits { iterations: 5, ..Default::default() })
+///     .instructions("Read, never write.");
+/// assert_eq!(review.name(), "review");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Mode {
+    pub(crate) name: String,
+    /// `None`: inherit the base tools. `Some(empty)`: no tools of its own.
+    pub(crate) tools: Option<Vec<tool::Definition>>,
+    pub(crate) tool_limits: ToolLimits,
+    pub(crate) instructions: Option<String>,
+}
+
+impl Mode {
+    /// A mode named `name` that inherits the base tools and limits.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            tools: None,
+            tool_limits: ToolLimits::default(),
+            instructions: None,
+        }
+    }
+
+    /// Appends one tool definition. The first call replaces the inherited
+    /// base tools with the mode's own set.
+    #[must_use]
+    pub fn tool(self, definition: impl Into<tool::Definition>) -> Self {
+        self.tools([definition])
+    }
+
+    /// Appends tool definitions, in order (copied: the caller's collection
+    /// stays theirs). The first call replaces the inherited base tools with
+    /// the mode's own set, even when `definitions` is empty.
+    #[must_use]
+    pub fn tools<D: Into<tool::Definition>>(
+        mut self,
+        definitions: impl IntoIterator<Item = D>,
+    ) -> Self {
+        self.tools
+            .get_or_insert_with(Vec::new)
+            .extend(definitions.into_iter().map(Into::into));
+        self
+    }
+
+    /// Gives the mode an explicitly empty tool set: the model can call only
+    /// the binding's extra tools in it.
+    #[must_use]
+    pub fn no_tools(mut self) -> Self {
+        self.tools = Some(Vec::new());
+        self
+    }
+
+    /// Sets the limit overrides (replaces earlier ones). Fields left at `0`
+    /// inherit the base limits.
+    #[must_use]
+    pub fn tool_limits(mut self, tool_limits: ToolLimits) -> Self {
+        self.tool_limits = tool_limits;
+        self
+    }
+
+    /// Sets the instructions the model receives in this mode (replaces
+    /// earlier ones).
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The mode's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}

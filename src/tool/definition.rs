@@ -1,0 +1,194 @@
+//! [`Definition`]: a named factory of tools, declared once per process and
+//! built once per binding.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::bind::Bindings;
+use crate::tool::{BoxError, Tool};
+
+/// Builds the live tools of one [`Definition`] for one binding.
+///
+/// Implement it for a factory that needs state of its own; closures go in
+/// through [`Definition::new`] and [`Definition::bundle`] instead. A factory
+/// runs only inside [`bind`](crate::Definition::bind), once per binding, and
+/// may fail: its error becomes
+/// [`BindErrorKind::FactoryFailed`](crate::bind::BindErrorKind::FactoryFailed),
+/// its panic [`FactoryPanicked`](crate::bind::BindErrorKind::FactoryPanicked).
+#[async_trait]
+pub trait ToolFactory: Send + Sync + 'static {
+    /// Builds the tools for the binding described by `bindings`. The tools
+    /// must report exactly the names the definition declared.
+    async fn build(&self, bindings: &Bindings) -> Result<Vec<Arc<dyn Tool>>, BoxError>;
+}
+
+/// A tool definition: a named **factory** that builds live tools for one
+/// binding. It is not a tool and has no way to be invoked; only tools reached
+/// through a bound definition can be.
+///
+/// It declares the model-facing names of the tools it produces (by default
+/// one, named like the definition; a bundle declares several).
+/// [`validate`](crate::Definition::validate) checks the declared names,
+/// [`bind`](crate::Definition::bind) checks the names the built tools report.
+///
+/// Cloning is cheap and keeps identity: a clone is the *same* definition, so
+/// using it in the base and in several modes builds it once per binding
+/// (DESIGN.md section 6).
+///
+/// ```
+/// use agent_loop::tool::{self, ToolInfo};
+/// use serde_json::{json, Value};
+///
+/// // A stateless tool from data: a ToolInfo and an async handler.
+/// let echo = tool::Definition::from_fn(
+///     ToolInfo::new("echo", "Returns its arguments.", json!({"type": "object"})),
+///     |arguments: Value, _context| async move { Ok::<_, tool::BoxError>(arguments) },
+/// );
+/// assert_eq!(echo.name(), "echo");
+/// assert_eq!(echo.tool_names(), ["echo"]);
+/// ```
+#[derive(Clone)]
+pub struct Definition {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    tool_names: Vec<String>,
+    factory: Box<dyn ToolFactory>,
+}
+
+impl Definition {
+    /// A definition whose factory builds one tool named `name`.
+    ///
+    /// The factory receives a clone of the [`Bindings`] (cheap: shared data)
+    /// and returns the tool, or an error.
+    ///
+    /// ```
+    /// # use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+    /// # use serde_json::{json, Value};
+    /// # struct Clock { info: ToolInfo, session: String }
+    /// # #[async_trait::async_trait]
+    /// # impl Tool for Clock {
+    /// #     fn info(&self) -> &ToolInfo { &self.info }
+    /// #     async fn invoke(&self, _: Value, _: &CallContext) -> Result<Value, BoxError> { Ok(json!(self.session)) }
+    /// # }
+    /// let clock = tool::Definition::new("clock", |bindings| async move {
+    ///     Ok::<_, BoxError>(Clock {
+    ///         info: ToolInfo::without_parameters("clock", "The session's clock."),
+    ///         session: bindings.session_id().to_string(),
+    ///     })
+    /// });
+    /// ```
+    pub fn new<F, Fut, T, E>(name: impl Into<String>, factory: F) -> Self
+    where
+        F: Fn(Bindings) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Tool,
+        E: Into<BoxError>,
+    {
+        let name = name.into();
+        Self::from_factory(
+            name.clone(),
+            [name],
+            ClosureFactory(move |bindings| {
+                let built = factory(bindings);
+                async move {
+                    let tool = built.await.map_err(Into::into)?;
+                    Ok(vec![Arc::new(tool) as Arc<dyn Tool>])
+                }
+            }),
+        )
+    }
+
+    /// A definition whose factory builds several tools at once (they may
+    /// share a connection, a cache, a client), declared by `tool_names`.
+    pub fn bundle<F, Fut, E>(
+        name: impl Into<String>,
+        tool_names: impl IntoIterator<Item = impl Into<String>>,
+        factory: F,
+    ) -> Self
+    where
+        F: Fn(Bindings) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Arc<dyn Tool>>, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        Self::from_factory(
+            name,
+            tool_names,
+            ClosureFactory(move |bindings| {
+                let built = factory(bindings);
+                async move { built.await.map_err(Into::into) }
+            }),
+        )
+    }
+
+    /// A definition from a [`ToolFactory`] implementation and the tool names
+    /// it declares.
+    pub fn from_factory(
+        name: impl Into<String>,
+        tool_names: impl IntoIterator<Item = impl Into<String>>,
+        factory: impl ToolFactory,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                name: name.into(),
+                tool_names: tool_names.into_iter().map(Into::into).collect(),
+                factory: Box::new(factory),
+            }),
+        }
+    }
+
+    /// The definition's name: unique among the definitions of one binding.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The model-facing names of the tools this definition declares it
+    /// produces, in declaration order.
+    pub fn tool_names(&self) -> &[String] {
+        &self.inner.tool_names
+    }
+
+    /// `true` when both are the same definition (clones of one another),
+    /// which a binding builds once.
+    pub fn same_as(&self, other: &Definition) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    pub(crate) fn factory(&self) -> &dyn ToolFactory {
+        self.inner.factory.as_ref()
+    }
+}
+
+impl From<&Definition> for Definition {
+    fn from(definition: &Definition) -> Self {
+        definition.clone()
+    }
+}
+
+impl fmt::Debug for Definition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Definition")
+            .field("name", &self.inner.name)
+            .field("tool_names", &self.inner.tool_names)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Adapts a closure returning a `'static` future to [`ToolFactory`].
+struct ClosureFactory<F>(F);
+
+#[async_trait]
+impl<F, Fut> ToolFactory for ClosureFactory<F>
+where
+    F: Fn(Bindings) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<Arc<dyn Tool>>, BoxError>> + Send + 'static,
+{
+    async fn build(&self, bindings: &Bindings) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+        (self.0)(bindings.clone()).await
+    }
+}
