@@ -1,5 +1,17 @@
-//! The turn: the conversation and the tool loop.
+//! The turn: one user request handled to a final answer, made of
+//! iterations (a model request that asks for tools, plus running that
+//! batch). See [`Definition::run_turn`](crate::Definition::run_turn).
 
 pub mod conversation;
+mod error;
+mod model;
+mod outcome;
+mod runner;
+pub mod truncate;
 
 pub use conversation::{Conversation, Message, ToolCall, ToolResult};
+pub use error::{ExceededLimit, ToolLimitError, TurnError};
+pub use model::{
+    Model, ModelRequest, ModelResponse, RecordedRequest, ScriptExhausted, ScriptedModel,
+};
+pub use outcome::{CallStats, IterationStats, TurnOutcome, TurnStats, TurnStatus};

@@ -1,0 +1,161 @@
+//! The [`Model`] trait: what the turn runner asks, and a [`ScriptedModel`]
+//! that replays fixed responses for tests and examples.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use crate::tool::{BoxError, ToolInfo};
+use crate::turn::{Message, ToolCall};
+
+/// A language model, as the turn runner sees it: given the conversation, the
+/// current mode's instructions and tools, it answers or asks for tools.
+///
+/// Implement it over your provider's client (the [`wire`](crate::wire)
+/// module converts requests and responses); use [`ScriptedModel`] in tests.
+#[async_trait]
+pub trait Model: Send + Sync {
+    /// One model request. An `Err` fails the turn with
+    /// [`TurnError::Model`](crate::turn::TurnError::Model).
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError>;
+}
+
+/// One request to the model.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelRequest<'a> {
+    /// The whole conversation so far, oldest first.
+    pub conversation: &'a [Message],
+    /// The current mode's instructions (a system prompt), if any.
+    pub instructions: Option<&'a str>,
+    /// The tools the model may call in the current mode, in order.
+    pub tools: &'a [ToolInfo],
+    /// The current mode's name; `None` for the base mode.
+    pub mode: Option<&'a str>,
+}
+
+/// What the model answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelResponse {
+    /// A final answer: ends the turn. Never blocked by limits.
+    Answer(String),
+    /// A batch of tool calls, optionally with text. Counts one iteration
+    /// and `tool_calls.len()` calls.
+    ToolCalls {
+        /// Text the model gave alongside the calls, if any.
+        content: Option<String>,
+        /// The calls, in the model's order.
+        tool_calls: Vec<ToolCall>,
+    },
+}
+
+impl ModelResponse {
+    /// The response an assistant message stands for: tool calls when it has
+    /// any, otherwise a final answer with its text (empty when it has none).
+    /// Convenient with the [`wire`](crate::wire) parsers. A message that is
+    /// not from the assistant gives `None`.
+    pub fn from_message(message: Message) -> Option<Self> {
+        match message {
+            Message::Assistant {
+                content,
+                tool_calls,
+            } if tool_calls.is_empty() => Some(ModelResponse::Answer(content.unwrap_or_default())),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => Some(ModelResponse::ToolCalls {
+                content,
+                tool_calls,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A batch of tool calls without text.
+    pub fn tool_calls(tool_calls: impl IntoIterator<Item = ToolCall>) -> Self {
+        ModelResponse::ToolCalls {
+            content: None,
+            tool_calls: tool_calls.into_iter().collect(),
+        }
+    }
+}
+
+/// A model that replays a fixed list of responses, one per request, and
+/// records what it was asked. For tests and examples.
+///
+/// When the script runs out, the request fails with [`ScriptExhausted`].
+///
+/// ```
+/// use agent_loop::turn::{ModelResponse, ScriptedModel, ToolCall};
+///
+/// let model = ScriptedModel::new([
+///     ModelResponse::tool_calls([ToolCall::new("call_1", "list_files", "{}")]),
+///     ModelResponse::Answer("There are 3 files.".into()),
+/// ]);
+/// assert_eq!(model.remaining(), 2);
+/// ```
+#[derive(Debug, Default)]
+pub struct ScriptedModel {
+    script: Mutex<VecDeque<ModelResponse>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+}
+
+/// What a [`ScriptedModel`] was asked, for assertions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// The conversation as sent.
+    pub conversation: Vec<Message>,
+    /// The names of the tools offered, in order.
+    pub tool_names: Vec<String>,
+    /// The mode's name; `None` for the base mode.
+    pub mode: Option<String>,
+    /// The mode's instructions.
+    pub instructions: Option<String>,
+}
+
+impl ScriptedModel {
+    /// A model that answers with `responses`, in order.
+    pub fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
+        Self {
+            script: Mutex::new(responses.into_iter().collect()),
+            requests: Mutex::default(),
+        }
+    }
+
+    /// Responses not yet given.
+    pub fn remaining(&self) -> usize {
+        lock(&self.script).len()
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.requests).clone()
+    }
+}
+
+/// Locks a mutex, recovering from poisoning: the data here is plain and
+/// stays consistent even if a holder panicked.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[async_trait]
+impl Model for ScriptedModel {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+        lock(&self.requests).push(RecordedRequest {
+            conversation: request.conversation.to_vec(),
+            tool_names: request.tools.iter().map(|t| t.name.clone()).collect(),
+            mode: request.mode.map(str::to_owned),
+            instructions: request.instructions.map(str::to_owned),
+        });
+        let next = lock(&self.script).pop_front();
+        next.ok_or_else(|| Box::new(ScriptExhausted) as BoxError)
+    }
+}
+
+/// A [`ScriptedModel`] was asked more often than its script allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the scripted model has no response left")]
+pub struct ScriptExhausted;

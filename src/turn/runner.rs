@@ -1,0 +1,344 @@
+//! The turn runner (DESIGN.md section 8): ask the model, enforce the limits,
+//! run each batch with at most `parallel` calls at once, turn every per-call
+//! problem into a model-facing error result, and keep the conversation valid
+//! whatever happens.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, info_span};
+
+use crate::bind::call::{self, ToolCallError};
+use crate::bind::{Binding, BoundModeData};
+use crate::definition::{Definition, IsBound, State};
+use crate::limits::ToolLimits;
+use crate::middleware::panic_message;
+use crate::tool::Tool;
+use crate::turn::truncate::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
+use crate::turn::{
+    CallStats, Conversation, ExceededLimit, IterationStats, Message, Model, ModelRequest,
+    ModelResponse, ToolCall, ToolLimitError, ToolResult, TurnError, TurnOutcome, TurnStats,
+    TurnStatus,
+};
+
+impl<S: State> Definition<S> {
+    /// Runs one turn: asks `model` and runs the tool calls it asks for, in
+    /// the current mode, until it gives a final answer.
+    ///
+    /// Appends to `conversation` the assistant messages, every tool result
+    /// and the final answer. Each batch counts one iteration and
+    /// `batch.len()` calls against the mode's resolved [`ToolLimits`]; a
+    /// batch that would exceed `iterations` or `calls` is not run and not
+    /// appended, and the turn fails with [`TurnError::ToolLimit`]. A final
+    /// answer is never blocked. Within a batch at most `parallel` calls run
+    /// at once, each on its own Tokio task (truly parallel on a multi-thread
+    /// runtime), each through the middleware chain; results are appended in
+    /// call order.
+    ///
+    /// Per-call problems (unknown tool, arguments that are not a JSON object
+    /// or fail the schema, a tool error, a tool or middleware panic) become
+    /// error results (`is_error: true`) the model can read, and the turn
+    /// goes on. Results longer than `result_bytes` are cut to head + marker
+    /// + tail.
+    ///
+    /// When `cancellation` fires, the turn returns promptly with
+    /// [`TurnStatus::Interrupted`]: in-flight tool futures are dropped (their
+    /// drop code has run when this returns), queued calls never start, and
+    /// the interrupted batch is not appended. Committed batches stay.
+    ///
+    /// In every case, each tool call id in `conversation` has exactly one
+    /// result afterwards (assuming the model's ids are unique).
+    ///
+    /// Must run inside a Tokio runtime. With unlimited iterations or calls,
+    /// bound the turn yourself (a timeout, or cancelling the token).
+    ///
+    /// Errors: [`TurnError::ToolLimit`] as above; [`TurnError::Model`] when
+    /// the model request fails or panics.
+    pub async fn run_turn<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        conversation: &mut Conversation,
+        cancellation: &CancellationToken,
+    ) -> Result<TurnOutcome, TurnError>
+    where
+        S: IsBound,
+    {
+        let binding: &Binding = &self.state;
+        let mode = binding.current;
+        let span = info_span!(
+            "invoke_agent",
+            "gen_ai.operation.name" = "invoke_agent",
+            "gen_ai.agent.name" = %self.recipe.name,
+            "gen_ai.conversation.id" = %binding.session_id,
+            mode = binding.modes[mode].name.as_deref().unwrap_or(""),
+        );
+        Turn {
+            binding,
+            mode,
+            model,
+            cancellation,
+        }
+        .run(conversation)
+        .instrument(span)
+        .await
+    }
+}
+
+/// One running turn.
+struct Turn<'a, M: ?Sized> {
+    binding: &'a Binding,
+    /// Index of the mode, fixed for the whole turn.
+    mode: usize,
+    model: &'a M,
+    cancellation: &'a CancellationToken,
+}
+
+impl<M: Model + ?Sized> Turn<'_, M> {
+    fn mode(&self) -> &BoundModeData {
+        &self.binding.modes[self.mode]
+    }
+
+    async fn run(&self, conversation: &mut Conversation) -> Result<TurnOutcome, TurnError> {
+        let started = Instant::now();
+        let first_new = conversation.len();
+        let limits = self.mode().tool_limits;
+        let mut stats = TurnStats::default();
+        let mut calls: u32 = 0;
+        let end = |status, conversation: &Conversation, mut stats: TurnStats| {
+            stats.duration = started.elapsed();
+            TurnOutcome {
+                status,
+                messages: conversation[first_new..].to_vec(),
+                stats,
+            }
+        };
+        loop {
+            let model_started = Instant::now();
+            let Some(response) = self.ask(conversation).await? else {
+                return Ok(end(TurnStatus::Interrupted, conversation, stats));
+            };
+            let model_duration = model_started.elapsed();
+            let (content, batch) = match response {
+                ModelResponse::Answer(answer) => {
+                    conversation.push(Message::assistant(answer.clone()));
+                    return Ok(end(TurnStatus::Completed { answer }, conversation, stats));
+                }
+                // A "batch" of no calls is an answer: nothing to run.
+                ModelResponse::ToolCalls {
+                    content,
+                    tool_calls,
+                } if tool_calls.is_empty() => {
+                    let answer = content.unwrap_or_default();
+                    conversation.push(Message::assistant(answer.clone()));
+                    return Ok(end(TurnStatus::Completed { answer }, conversation, stats));
+                }
+                ModelResponse::ToolCalls {
+                    content,
+                    tool_calls,
+                } => (content, tool_calls),
+            };
+            let iteration = stats.iteration_count() + 1;
+            let batch_calls = u32::try_from(batch.len()).unwrap_or(u32::MAX);
+            let would_be = calls.saturating_add(batch_calls);
+            check_limits(&limits, iteration, would_be, batch_calls)?;
+
+            let batch_started = Instant::now();
+            let span = info_span!("iteration", iteration, calls = batch_calls);
+            let Some(results) = self.run_batch(&batch, &limits).instrument(span).await else {
+                return Ok(end(TurnStatus::Interrupted, conversation, stats));
+            };
+            calls = would_be;
+            let (results, call_stats): (Vec<ToolResult>, Vec<CallStats>) =
+                results.into_iter().unzip();
+            conversation.push(Message::tool_calls(content, batch));
+            conversation.extend(results.into_iter().map(Message::Tool));
+            stats.iterations.push(IterationStats {
+                model_duration,
+                batch_duration: batch_started.elapsed(),
+                calls: call_stats,
+            });
+        }
+    }
+
+    /// One model request; `None` when cancelled first. A panicking model
+    /// fails the turn like a failing one.
+    async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, TurnError> {
+        let mode = self.mode();
+        let request = ModelRequest {
+            conversation,
+            instructions: mode.instructions.as_deref(),
+            tools: &mode.infos,
+            mode: mode.name.as_deref(),
+        };
+        let respond = AssertUnwindSafe(self.model.respond(request)).catch_unwind();
+        tokio::select! {
+            biased;
+            () = self.cancellation.cancelled() => Ok(None),
+            response = respond => match response {
+                Ok(Ok(response)) => Ok(Some(response)),
+                Ok(Err(error)) => Err(TurnError::Model(error)),
+                Err(panic) => Err(TurnError::Model(
+                    format!("the model panicked: {}", panic_message(panic.as_ref())).into(),
+                )),
+            },
+        }
+    }
+
+    /// Runs one batch; `None` when cancelled (every task is then aborted and
+    /// awaited, so no tool of this batch runs after this returns).
+    async fn run_batch(
+        &self,
+        batch: &[ToolCall],
+        limits: &ToolLimits,
+    ) -> Option<Vec<(ToolResult, CallStats)>> {
+        let permits =
+            (limits.parallel as usize).clamp(1, batch.len().clamp(1, Semaphore::MAX_PERMITS));
+        let semaphore = Arc::new(Semaphore::new(permits));
+        let mut slots: Vec<Option<(ToolResult, CallStats)>> = vec![None; batch.len()];
+        let mut tasks = JoinSet::new();
+        for (index, call) in batch.iter().enumerate() {
+            let (tool, arguments) = match self.prepare(call) {
+                Ok(prepared) => prepared,
+                Err(error) => {
+                    slots[index] = Some(finish(call, Err(error), Duration::ZERO, limits));
+                    continue;
+                }
+            };
+            let context =
+                self.binding
+                    .context(self.mode, &call.name, &call.id, self.cancellation.clone());
+            let middlewares = Arc::clone(&self.binding.middlewares);
+            let semaphore = Arc::clone(&semaphore);
+            let cancellation = self.cancellation.clone();
+            let span = info_span!(
+                "execute_tool",
+                "gen_ai.operation.name" = "execute_tool",
+                "gen_ai.tool.name" = %call.name,
+                "gen_ai.tool.call.id" = %call.id,
+            );
+            tasks.spawn(
+                async move {
+                    // Waiting for a slot ends at cancellation: a queued call
+                    // never starts after the turn is cancelled.
+                    let _permit = tokio::select! {
+                        biased;
+                        () = cancellation.cancelled() => return None,
+                        permit = semaphore.acquire_owned() => permit.ok()?,
+                    };
+                    let started = Instant::now();
+                    let output =
+                        call::execute(tool.as_ref(), &middlewares, arguments, context).await;
+                    Some((index, output, started.elapsed()))
+                }
+                .instrument(span),
+            );
+        }
+        let finished = tokio::select! {
+            biased;
+            () = self.cancellation.cancelled() => false,
+            () = async {
+                while let Some(joined) = tasks.join_next().await {
+                    if let Ok(Some((index, output, duration))) = joined {
+                        slots[index] = Some(finish(&batch[index], output, duration, limits));
+                    }
+                }
+            } => true,
+        };
+        if !finished {
+            tasks.shutdown().await;
+            return None;
+        }
+        // A slot can only be empty if its task died outside the contained
+        // tool/middleware code; the call still gets its one result.
+        Some(
+            slots
+                .into_iter()
+                .zip(batch)
+                .map(|(slot, call)| {
+                    slot.unwrap_or_else(|| {
+                        let error = ToolCallError::new(
+                            crate::bind::ToolCallErrorKind::ToolPanicked,
+                            &call.name,
+                            format!("the call to `{}` was aborted", call.name),
+                        );
+                        finish(call, Err(error), Duration::ZERO, limits)
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// Finds the tool in the turn's mode and reads and checks the arguments.
+    fn prepare(&self, call: &ToolCall) -> Result<(Arc<dyn Tool>, Value), ToolCallError> {
+        let tool = call::lookup(self.binding, self.mode, &call.name)?;
+        let arguments = call::parse_arguments(&call.name, &call.arguments)?;
+        call::check_arguments(tool, &arguments)?;
+        Ok((Arc::clone(&tool.tool), arguments))
+    }
+}
+
+fn check_limits(
+    limits: &ToolLimits,
+    iterations: u32,
+    calls: u32,
+    batch_calls: u32,
+) -> Result<(), ToolLimitError> {
+    let exceeded = if iterations > limits.iterations {
+        ExceededLimit::Iterations
+    } else if calls > limits.calls {
+        ExceededLimit::Calls
+    } else {
+        return Ok(());
+    };
+    Err(ToolLimitError {
+        exceeded,
+        iterations,
+        max_iterations: limits.iterations,
+        calls,
+        max_calls: limits.calls,
+        batch_calls,
+    })
+}
+
+/// The tool result the model sees, and the call's statistics.
+fn finish(
+    call: &ToolCall,
+    output: Result<Value, ToolCallError>,
+    duration: Duration,
+    limits: &ToolLimits,
+) -> (ToolResult, CallStats) {
+    let (text, error) = match output {
+        Ok(Value::String(text)) => (text, None),
+        Ok(value) => (value.to_string(), None),
+        Err(error) => (
+            clean_error_text(&error.message, ERROR_TEXT_BYTES),
+            Some(error.kind),
+        ),
+    };
+    let result_bytes = text.len();
+    let shown = match limits.max_result_bytes() {
+        Some(limit) => truncate_middle(&text, limit).into_owned(),
+        None => text,
+    };
+    let truncated = shown.len() < result_bytes;
+    let result = ToolResult {
+        tool_call_id: call.id.clone(),
+        content: shown,
+        is_error: error.is_some(),
+    };
+    let stats = CallStats {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        duration,
+        error,
+        result_bytes,
+        truncated,
+    };
+    (result, stats)
+}
