@@ -1,0 +1,293 @@
+//! Quickstart: two real tools over a directory given by the binding, two
+//! modes, a logging middleware, then one whole turn driven by a scripted
+//! model.
+//!
+//! ```text
+//! cargo run --example quickstart            # over this repository
+//! cargo run --example quickstart -- ./src   # over another directory
+//! ```
+
+use std::path::{Component, Path, PathBuf};
+
+use agent_loop::bind::{Bindings, LoopId, SessionId};
+use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
+use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, schema_of};
+use agent_loop::turn::{Message, ModelResponse, ScriptedModel, ToolCall, TurnStatus};
+use agent_loop::{Definition, Mode, ToolLimits};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// Binding data: the directory the tools of one session may read.
+struct Workspace {
+    root: PathBuf,
+}
+
+/// Resolves `relative` inside `root`, refusing anything that leaves it:
+/// absolute paths, `..`, and symlinks pointing outside.
+fn resolve(root: &Path, relative: &str) -> Result<PathBuf, BoxError> {
+    let path = Path::new(relative);
+    if path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(format!("`{relative}` leaves the workspace: use a relative path without `..`").into());
+    }
+    let resolved = root.join(path).canonicalize()?;
+    if !resolved.starts_with(root) {
+        return Err(format!("`{relative}` leaves the workspace").into());
+    }
+    Ok(resolved)
+}
+
+/// Arguments of `list_files`.
+#[derive(Deserialize, JsonSchema)]
+struct ListFilesArgs {
+    /// Directory relative to the workspace root; the root when absent.
+    #[serde(default)]
+    directory: Option<String>,
+}
+
+/// Arguments of `read_file`.
+#[derive(Deserialize, JsonSchema)]
+struct ReadFileArgs {
+    /// File path relative to the workspace root.
+    path: String,
+    /// Read at most this many bytes (default 2000).
+    #[serde(default)]
+    max_bytes: Option<usize>,
+}
+
+/// Lists the entries of a directory of the workspace.
+struct ListFiles {
+    info: ToolInfo,
+    root: PathBuf,
+}
+
+#[async_trait]
+impl Tool for ListFiles {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+        let arguments: ListFilesArgs = serde_json::from_value(arguments)?;
+        let directory = resolve(&self.root, arguments.directory.as_deref().unwrap_or("."))?;
+        let mut entries = tokio::fs::read_dir(&directory).await?;
+        let mut names = Vec::new();
+        while let Some(entry) = entries.next_entry().await? {
+            let mut name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().await?.is_dir() {
+                name.push('/');
+            }
+            names.push(name);
+        }
+        names.sort();
+        Ok(json!(names))
+    }
+}
+
+/// Reads (the start of) a file of the workspace.
+struct ReadFile {
+    info: ToolInfo,
+    root: PathBuf,
+}
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+        let arguments: ReadFileArgs = serde_json::from_value(arguments)?;
+        let path = resolve(&self.root, &arguments.path)?;
+        let bytes = tokio::fs::read(&path).await?;
+        let limit = arguments.max_bytes.unwrap_or(2000).min(bytes.len());
+        Ok(Value::String(String::from_utf8_lossy(&bytes[..limit]).into_owned()))
+    }
+}
+
+/// Logs every tool call: before, after, and how it ended.
+struct Logging;
+
+#[async_trait]
+impl ToolMiddleware for Logging {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+        let context = call.context.clone();
+        println!(
+            "    [log] -> {} {} (call id {:?}, mode {:?})",
+            context.tool_name,
+            call.arguments,
+            context.tool_call_id,
+            context.mode.as_deref().unwrap_or("base")
+        );
+        let output = next.run(call).await;
+        match &output {
+            Ok(value) => println!("    [log] <- {} ok, {} bytes", context.tool_name, value.to_string().len()),
+            Err(error) => println!("    [log] <- {} error: {error}", context.tool_name),
+        }
+        output
+    }
+
+    fn name(&self) -> &str {
+        "logging"
+    }
+}
+
+fn workspace_root(bindings: &Bindings) -> Result<PathBuf, BoxError> {
+    Ok(bindings.get::<Workspace>()?.root.canonicalize()?)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    // Declared once per process: factories, not instances.
+    let list_files = tool::Definition::new("list_files", |bindings: Bindings| async move {
+        Ok::<_, BoxError>(ListFiles {
+            info: ToolInfo::new(
+                "list_files",
+                "List the files and directories in a directory of the workspace.",
+                schema_of::<ListFilesArgs>(),
+            ),
+            root: workspace_root(&bindings)?,
+        })
+    });
+    let read_file = tool::Definition::new("read_file", |bindings: Bindings| async move {
+        Ok::<_, BoxError>(ReadFile {
+            info: ToolInfo::new(
+                "read_file",
+                "Read the start of a text file of the workspace.",
+                schema_of::<ReadFileArgs>(),
+            ),
+            root: workspace_root(&bindings)?,
+        })
+    });
+
+    let definition = Definition::builder()
+        .name("repo-explorer")
+        .tools([&list_files, &read_file])
+        .middleware(Logging)
+        .tool_limits(ToolLimits {
+            parallel: 4,
+            result_bytes: 1024,
+            ..Default::default()
+        })
+        .mode(
+            Mode::new("explore")
+                .instructions("Look around the repository and summarise it.")
+                .tool_limits(ToolLimits {
+                    iterations: 6,
+                    ..Default::default()
+                }),
+        )
+        .mode(
+            Mode::new("skim")
+                .tool(&list_files)
+                .instructions("List, never read.")
+                .tool_limits(ToolLimits {
+                    iterations: 1,
+                    calls: 3,
+                    ..Default::default()
+                }),
+        )
+        .initial_mode("explore")
+        .build()
+        .validate()?;
+
+    // Per session: fresh tools, bound to this session's workspace.
+    let root = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let session = definition
+        .bind(Bindings::new(SessionId::new(), LoopId::new()).with(Workspace { root: root.clone() }))
+        .await?;
+
+    println!("bound `{}` over {}", session.name(), root.display());
+    println!("session {} loop {}", session.session_id(), session.loop_id());
+    for mode in session.modes() {
+        let limits = mode.tool_limits;
+        let tools: Vec<&str> = mode.tools.iter().map(|t| t.name()).collect();
+        println!(
+            "  mode {:<8} tools {:?}  iterations {} calls {} parallel {} result_bytes {}",
+            mode.name.as_deref().unwrap_or("(base)"),
+            tools,
+            limits.iterations,
+            limits.calls,
+            limits.parallel,
+            limits.max_result_bytes().map_or("off".to_owned(), |b| b.to_string()),
+        );
+    }
+
+    println!("\ninvoking tools directly (through the middleware chain):");
+    let listing = session.invoke("list_files", json!({})).await?;
+    println!("  list_files -> {listing}");
+    let cargo_toml = session.invoke("read_file", json!({ "path": "Cargo.toml", "max_bytes": 60 })).await?;
+    println!("  read_file Cargo.toml -> {cargo_toml:?}");
+    match session.invoke("read_file", json!({ "path": "../../etc/passwd" })).await {
+        Ok(_) => return Err("a path leaving the workspace was read".into()),
+        Err(refused) => println!("  read_file ../../etc/passwd -> refused: {refused}"),
+    }
+
+    // One whole turn, with a scripted model standing in for a provider.
+    println!("\nrunning a turn with a scripted model:");
+    let model = ScriptedModel::new([
+        ModelResponse::ToolCalls {
+            content: Some("Let me look at the manifest, the readme and the sources at once.".into()),
+            tool_calls: vec![
+                ToolCall::new("call_1", "read_file", r#"{"path": "Cargo.toml", "max_bytes": 200}"#),
+                ToolCall::new("call_2", "read_file", r#"{"path": "README.md", "max_bytes": 300}"#),
+                ToolCall::new("call_3", "list_files", r#"{"directory": "src"}"#),
+            ],
+        },
+        ModelResponse::tool_calls([ToolCall::new("call_4", "grep_files", r#"{"pattern": "Tool"}"#)]),
+        ModelResponse::tool_calls([ToolCall::new("call_5", "list_files", r#"{"directory": "examples"}"#)]),
+        ModelResponse::Answer("agent-loop is a Rust crate; its sources live in src/.".into()),
+    ]);
+    let mut conversation = vec![Message::user("What is in this repository?")];
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await?;
+
+    for (number, iteration) in outcome.stats.iterations.iter().enumerate() {
+        println!(
+            "  iteration {} ({} calls, model {:?}, batch {:?}):",
+            number + 1,
+            iteration.calls.len(),
+            iteration.model_duration,
+            iteration.batch_duration
+        );
+        for call in &iteration.calls {
+            println!(
+                "    {} {:<10} {:>9?}  {} bytes{}{}",
+                call.tool_call_id,
+                call.tool_name,
+                call.duration,
+                call.result_bytes,
+                if call.truncated { " (cut for the model)" } else { "" },
+                call.error.map_or(String::new(), |kind| format!("  error: {kind:?}")),
+            );
+        }
+    }
+    for message in &outcome.messages {
+        if let Message::Tool(result) = message {
+            if result.is_error {
+                println!("  the model was told ({}): {}", result.tool_call_id, result.content);
+            }
+        }
+    }
+    match &outcome.status {
+        TurnStatus::Completed { answer } => println!("  final answer: {answer}"),
+        TurnStatus::Interrupted => println!("  interrupted"),
+    }
+    println!(
+        "  {} iterations, {} calls, {:?} in all; the conversation now has {} messages",
+        outcome.stats.iteration_count(),
+        outcome.stats.call_count(),
+        outcome.stats.duration,
+        conversation.len()
+    );
+    Ok(())
+}
