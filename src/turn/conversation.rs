@@ -77,7 +77,11 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// A tool call from its id, tool name and raw JSON arguments text.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         Self {
             id: id.into(),
             name: name.into(),
