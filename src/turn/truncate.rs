@@ -1,0 +1,428 @@
+//! Bounding the text the model sees: tool results cut to `result_bytes`, and
+//! error sentences cleaned and cut to [`ERROR_TEXT_BYTES`].
+//!
+//! A tool result longer than its limit keeps its head and its tail (where
+//! a log, a listing or a stack trace usually says the most) with a marker
+//! between them that states how many bytes were left out, so the model knows
+//! the text is incomplete and by how much. Every length here is in bytes of
+//! UTF-8, the unit providers bill and bound by; cuts fall on character
+//! boundaries, so the output is always valid UTF-8.
+
+use std::borrow::Cow;
+
+/// The smallest `result_bytes` limit a definition may set (DESIGN.md
+/// section 4: "off, or ≥ 256"). Below it a cut result would be mostly
+/// marker.
+pub const MIN_RESULT_BYTES: usize = 256;
+
+/// The bound, in bytes, of a model-facing error text
+/// ([`clean_error_text`]): enough for a sentence naming a tool, a field and
+/// the reason, short enough that a verbose error cannot flood the context.
+pub const ERROR_TEXT_BYTES: usize = 1024;
+
+/// Opening and closing of the marker's core, around the omitted byte count:
+/// `[… 12345 bytes omitted …]`.
+const MARKER_OPEN: &str = "[… ";
+const MARKER_CLOSE: &str = " bytes omitted …]";
+
+/// What surrounds the marker's core: a line break in tool results, so the
+/// marker stands on its own line; a space in error text, which must stay on
+/// one line.
+const RESULT_SEPARATOR: &str = "\n";
+const ERROR_SEPARATOR: &str = " ";
+
+/// Cuts `text` to at most `limit` bytes as head + marker + tail.
+///
+/// Returns `text` unchanged ([`Cow::Borrowed`]) when `text.len() <= limit`.
+/// Otherwise the result is the head (a prefix of `text`), the marker
+/// `"\n[… N bytes omitted …]\n"`, and the tail (a suffix of `text`), where
+/// `N` is exactly `text.len() - head.len() - tail.len()`; [`omitted_bytes`]
+/// reads it back. The marker itself is 26 bytes plus the digits of `N` (each
+/// `…` is 3 bytes).
+///
+/// Guarantees, for every input:
+///
+/// - the output is at most `limit` bytes; it may be a few bytes shorter,
+///   because room is reserved for a count as long as `text.len()` and the
+///   cuts fall on character boundaries;
+/// - the output is valid UTF-8: a multi-byte character at a cut point is
+///   left out whole, and counted in `N`;
+/// - the head gets the first half (rounded up) of the bytes left after the
+///   marker, the tail the rest;
+/// - the result is deterministic and this function never panics.
+///
+/// A `limit` below [`MIN_RESULT_BYTES`] is never set by a definition, but is
+/// handled: if even the marker does not fit (a `limit` under about 30
+/// bytes), the result is the longest prefix of `text` that fits, cut at a
+/// character boundary, with no marker.
+///
+/// ```
+/// use agent_loop::turn::{omitted_bytes, truncate_middle};
+///
+/// let log = format!("start\n{}\nend", "x".repeat(10_000));
+/// let cut = truncate_middle(&log, 256);
+/// assert!(cut.len() <= 256);
+/// assert!(cut.starts_with("start\n"));
+/// assert!(cut.ends_with("\nend"));
+///
+/// // The marker states exactly how many bytes are missing.
+/// let omitted = omitted_bytes(&cut).unwrap();
+/// let marker = format!("\n[… {omitted} bytes omitted …]\n");
+/// assert!(cut.contains(&marker));
+/// assert_eq!(omitted, log.len() - (cut.len() - marker.len()));
+///
+/// // Text that fits is returned as it is, without a copy.
+/// assert!(matches!(truncate_middle("short", 256), std::borrow::Cow::Borrowed("short")));
+/// ```
+pub fn truncate_middle(text: &str, limit: usize) -> Cow<'_, str> {
+    match plan_cut(text, limit, RESULT_SEPARATOR) {
+        Cut::Fits => Cow::Borrowed(text),
+        Cut::Prefix(end) => Cow::Borrowed(&text[..end]),
+        Cut::Middle {
+            head_end,
+            tail_start,
+        } => Cow::Owned(join_cut(text, head_end, tail_start, RESULT_SEPARATOR)),
+    }
+}
+
+/// The omitted byte count of the first marker in `truncated`, as written by
+/// [`truncate_middle`] or [`clean_error_text`]: `Some(12345)` for a text
+/// containing `[… 12345 bytes omitted …]`, `None` if there is no marker.
+///
+/// The count is the number of bytes of the original text the marker stands
+/// for. A text whose own head already contained marker-like text reports
+/// that one, since it comes first; tool output rarely does.
+pub fn omitted_bytes(truncated: &str) -> Option<usize> {
+    truncated
+        .match_indices(MARKER_OPEN)
+        .find_map(|(start, _)| parse_marker_count(&truncated[start + MARKER_OPEN.len()..]))
+}
+
+/// Parses `12345 bytes omitted …]…` into 12345; `None` if `rest` does not
+/// start with a count followed by the marker's closing.
+fn parse_marker_count(rest: &str) -> Option<usize> {
+    let digits_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    if digits_end == 0 || !rest[digits_end..].starts_with(MARKER_CLOSE) {
+        return None;
+    }
+    // Too many digits for usize: not a marker this crate wrote.
+    rest[..digits_end].parse().ok()
+}
+
+/// Makes an error text safe and short for the model.
+///
+/// Every control character (Unicode [`char::is_control`]: `\n`, `\r`, `\t`,
+/// ESC, NUL, …) becomes a space, runs of white space ([`char::is_whitespace`])
+/// collapse to one space, and the ends are trimmed, so a multi-line error or
+/// a terminal escape sequence becomes one plain line. The result is then cut
+/// to at most `limit` bytes like [`truncate_middle`], with the marker on the
+/// same line (`" [… N bytes omitted …] "`, `N` counting bytes of the cleaned
+/// text) and no space doubled around it. Pass [`ERROR_TEXT_BYTES`] unless
+/// there is a reason not to.
+///
+/// The output never contains a control character and is at most `limit`
+/// bytes.
+///
+/// ```
+/// use agent_loop::turn::{clean_error_text, ERROR_TEXT_BYTES};
+///
+/// let raw = "error: file not found\n\t  at main.rs:3\r\n";
+/// assert_eq!(
+///     clean_error_text(raw, ERROR_TEXT_BYTES),
+///     "error: file not found at main.rs:3",
+/// );
+/// ```
+pub fn clean_error_text(text: &str, limit: usize) -> String {
+    let mut cleaned = String::with_capacity(text.len());
+    let mut space_pending = false;
+    for character in text.chars() {
+        if character.is_control() || character.is_whitespace() {
+            // A space only between two words: leading and trailing runs vanish.
+            space_pending = !cleaned.is_empty();
+        } else {
+            if space_pending {
+                cleaned.push(' ');
+                space_pending = false;
+            }
+            cleaned.push(character);
+        }
+    }
+    match plan_cut(&cleaned, limit, ERROR_SEPARATOR) {
+        Cut::Fits => cleaned,
+        Cut::Prefix(end) => cleaned[..end].trim_end().to_owned(),
+        Cut::Middle {
+            head_end,
+            tail_start,
+        } => {
+            // The separator already is a space: drop the ones at the cut so
+            // none is doubled. They are ASCII, so the indices stay on
+            // character boundaries, and they count as omitted.
+            let head_end = cleaned[..head_end].trim_end_matches(' ').len();
+            let tail_start = cleaned.len() - cleaned[tail_start..].trim_start_matches(' ').len();
+            join_cut(&cleaned, head_end, tail_start, ERROR_SEPARATOR)
+        }
+    }
+}
+
+/// How [`plan_cut`] bounds a text.
+#[derive(Debug, PartialEq, Eq)]
+enum Cut {
+    /// The text fits as it is.
+    Fits,
+    /// Not even the marker fits: keep `text[..end]`.
+    Prefix(usize),
+    /// Keep `text[..head_end]` and `text[tail_start..]` around a marker;
+    /// `head_end < tail_start`, both on character boundaries.
+    Middle { head_end: usize, tail_start: usize },
+}
+
+/// Decides where to cut `text` so that head + marker + tail fits in `limit`
+/// bytes, whatever the omitted count turns out to be.
+fn plan_cut(text: &str, limit: usize, separator: &str) -> Cut {
+    if text.len() <= limit {
+        return Cut::Fits;
+    }
+    // The omitted count is at most text.len(), so a marker sized for that
+    // many digits is the longest the real one can be: reserving it up front
+    // means the output can never exceed the limit.
+    let marker_reserve = marker_len(text.len(), separator);
+    let Some(budget) = limit.checked_sub(marker_reserve) else {
+        return Cut::Prefix(floor_char_boundary(text, limit));
+    };
+    let head_end = floor_char_boundary(text, budget - budget / 2);
+    // The tail also gets what the head lost to its character boundary.
+    let tail_budget = budget - head_end;
+    let tail_start = ceil_char_boundary(text, text.len() - tail_budget);
+    // text.len() > limit >= budget >= head_end + tail_budget, so the two
+    // parts never overlap and at least one byte is omitted.
+    debug_assert!(head_end < tail_start);
+    Cut::Middle {
+        head_end,
+        tail_start,
+    }
+}
+
+/// Head, marker with the exact omitted count, tail.
+fn join_cut(text: &str, head_end: usize, tail_start: usize, separator: &str) -> String {
+    let omitted = tail_start - head_end;
+    let (head, tail) = (&text[..head_end], &text[tail_start..]);
+    let mut joined =
+        String::with_capacity(head.len() + marker_len(omitted, separator) + tail.len());
+    joined.push_str(head);
+    joined.push_str(separator);
+    joined.push_str(MARKER_OPEN);
+    joined.push_str(&omitted.to_string());
+    joined.push_str(MARKER_CLOSE);
+    joined.push_str(separator);
+    joined.push_str(tail);
+    joined
+}
+
+/// Bytes of the marker for `omitted` bytes, separators included.
+fn marker_len(omitted: usize, separator: &str) -> usize {
+    2 * separator.len() + MARKER_OPEN.len() + decimal_digits(omitted) + MARKER_CLOSE.len()
+}
+
+fn decimal_digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
+}
+
+/// The largest character boundary `<= index` (`str::floor_char_boundary` is
+/// newer than this crate's minimum Rust version).
+fn floor_char_boundary(text: &str, index: usize) -> usize {
+    if index >= text.len() {
+        return text.len();
+    }
+    (0..=index)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
+/// The smallest character boundary `>= index`.
+fn ceil_char_boundary(text: &str, index: usize) -> usize {
+    (index..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Splits a `truncate_middle` output into head, count and tail.
+    fn split(cut: &str) -> (&str, usize, &str) {
+        let omitted = omitted_bytes(cut).expect("a marker");
+        let marker = format!("\n[… {omitted} bytes omitted …]\n");
+        let start = cut.find(&marker).expect("the marker text");
+        (&cut[..start], omitted, &cut[start + marker.len()..])
+    }
+
+    #[test]
+    fn marker_length_matches_the_written_marker() {
+        for omitted in [1, 9, 10, 99, 12345, usize::MAX] {
+            let marker = format!("\n[… {omitted} bytes omitted …]\n");
+            assert_eq!(marker.len(), marker_len(omitted, RESULT_SEPARATOR));
+        }
+        assert_eq!(marker_len(1, RESULT_SEPARATOR), 27);
+        let written = join_cut("abc", 1, 2, RESULT_SEPARATOR);
+        assert_eq!(written, "a\n[… 1 bytes omitted …]\nc");
+        assert_eq!(written.len(), 2 + marker_len(1, RESULT_SEPARATOR));
+    }
+
+    #[test]
+    fn decimal_digits_counts_digits() {
+        assert_eq!(decimal_digits(0), 1);
+        assert_eq!(decimal_digits(9), 1);
+        assert_eq!(decimal_digits(10), 2);
+        assert_eq!(decimal_digits(usize::MAX), usize::MAX.to_string().len());
+    }
+
+    #[test]
+    fn text_that_fits_is_borrowed_unchanged() {
+        let text = "x".repeat(300);
+        assert!(matches!(truncate_middle(&text, 300), Cow::Borrowed(t) if t == text));
+        assert!(matches!(truncate_middle(&text, 301), Cow::Borrowed(t) if t == text));
+        assert!(matches!(truncate_middle("", 0), Cow::Borrowed("")));
+    }
+
+    #[test]
+    fn one_byte_over_is_cut_with_a_marker() {
+        let text = "x".repeat(257);
+        let cut = truncate_middle(&text, 256);
+        assert!(cut.len() <= 256);
+        let (head, omitted, tail) = split(&cut);
+        assert_eq!(omitted, text.len() - head.len() - tail.len());
+        // 256 - 29 (marker reserve for 3 digits) = 227: head 114, tail 113.
+        assert_eq!((head.len(), tail.len()), (114, 113));
+    }
+
+    #[test]
+    fn ascii_is_cut_into_head_and_tail_halves() {
+        let text: String = (0..10_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let cut = truncate_middle(&text, 256);
+        let (head, omitted, tail) = split(&cut);
+        // Reserve for 5 digits: 31 bytes; 225 left, head 113, tail 112.
+        assert_eq!((head.len(), tail.len()), (113, 112));
+        assert_eq!(omitted, 10_000 - 225);
+        assert!(text.starts_with(head) && text.ends_with(tail));
+        // The real count (9775) has 4 digits: one reserved byte unused.
+        assert_eq!(cut.len(), 255);
+    }
+
+    #[test]
+    fn multibyte_characters_at_the_cut_are_left_out_whole() {
+        for unit in ["é", "€", "🦀"] {
+            let text = unit.repeat(1000);
+            for limit in [256, 257, 258, 259, 300] {
+                let cut = truncate_middle(&text, limit);
+                assert!(cut.len() <= limit, "{unit} {limit}");
+                let (head, omitted, tail) = split(&cut);
+                assert!(head.chars().all(|c| c.to_string() == unit));
+                assert!(tail.chars().all(|c| c.to_string() == unit));
+                assert_eq!(omitted, text.len() - head.len() - tail.len());
+                assert_eq!(omitted % unit.len(), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn tail_takes_what_the_head_lost_to_a_boundary() {
+        // Head budget lands inside an emoji; the tail may use the bytes.
+        let text = format!("a{}", "🦀".repeat(200));
+        let cut = truncate_middle(&text, 256);
+        let (head, _, tail) = split(&cut);
+        assert!(head.len() + tail.len() <= 256 - marker_len(text.len(), "\n"));
+        assert!(head.len() + tail.len() + 4 > 256 - marker_len(text.len(), "\n"));
+    }
+
+    #[test]
+    fn tiny_limits_fall_back_to_a_prefix() {
+        let text = "héllo wörld, this is longer than the limit";
+        assert_eq!(truncate_middle(text, 0), "");
+        assert_eq!(truncate_middle(text, 1), "h");
+        // 2 would split `é`: the prefix stops before it.
+        assert_eq!(truncate_middle(text, 2), "h");
+        assert_eq!(truncate_middle(text, 3), "hé");
+        assert_eq!(omitted_bytes(&truncate_middle(text, 10)), None);
+    }
+
+    #[test]
+    fn limit_exactly_the_marker_keeps_only_the_marker() {
+        let text = "x".repeat(500);
+        let limit = marker_len(500, RESULT_SEPARATOR);
+        let cut = truncate_middle(&text, limit);
+        assert_eq!(cut, "\n[… 500 bytes omitted …]\n");
+        assert_eq!(omitted_bytes(&cut), Some(500));
+    }
+
+    #[test]
+    fn omitted_bytes_reads_both_marker_forms() {
+        assert_eq!(
+            omitted_bytes("a\n[… 12345 bytes omitted …]\nb"),
+            Some(12345)
+        );
+        assert_eq!(omitted_bytes("a [… 7 bytes omitted …] b"), Some(7));
+        assert_eq!(omitted_bytes("no marker"), None);
+        assert_eq!(omitted_bytes("[… x bytes omitted …]"), None);
+        assert_eq!(omitted_bytes("[…  bytes omitted …]"), None);
+        assert_eq!(omitted_bytes("[… 12 bytes"), None);
+        assert_eq!(
+            omitted_bytes("[… 99999999999999999999999 bytes omitted …]"),
+            None
+        );
+        // A broken marker-like prefix does not hide a real marker after it.
+        assert_eq!(omitted_bytes("[… oops [… 3 bytes omitted …]"), Some(3));
+    }
+
+    #[test]
+    fn clean_error_text_flattens_control_characters_and_white_space() {
+        assert_eq!(
+            clean_error_text("  line one\r\n\tline two\x1b[0m\0end  ", 1024),
+            "line one line two [0m end"
+        );
+        assert_eq!(
+            clean_error_text("a\u{85}b\u{2028}c\u{a0}d", 1024),
+            "a b c d"
+        );
+        assert_eq!(clean_error_text(" \n\t ", 1024), "");
+        assert_eq!(clean_error_text("", 1024), "");
+    }
+
+    #[test]
+    fn clean_error_text_bounds_with_a_one_line_marker() {
+        let text = "word ".repeat(1000);
+        let cleaned = clean_error_text(&text, ERROR_TEXT_BYTES);
+        assert!(cleaned.len() <= ERROR_TEXT_BYTES);
+        assert!(!cleaned.contains('\n'));
+        assert!(!cleaned.contains("  "), "{cleaned:?}");
+        let omitted = omitted_bytes(&cleaned).unwrap();
+        let marker = format!(" [… {omitted} bytes omitted …] ");
+        let start = cleaned.find(&marker).unwrap();
+        let (head, tail) = (&cleaned[..start], &cleaned[start + marker.len()..]);
+        let flat = text.trim_end();
+        assert!(flat.starts_with(head) && flat.ends_with(tail));
+        assert_eq!(omitted, flat.len() - head.len() - tail.len());
+    }
+
+    #[test]
+    fn clean_error_text_with_a_tiny_limit_keeps_a_trimmed_prefix() {
+        assert_eq!(clean_error_text("ab cd ef gh ij kl mn op", 3), "ab");
+    }
+
+    #[test]
+    fn char_boundary_helpers_stay_in_range() {
+        let text = "a🦀b";
+        assert_eq!(floor_char_boundary(text, 0), 0);
+        assert_eq!(floor_char_boundary(text, 3), 1);
+        assert_eq!(floor_char_boundary(text, 5), 5);
+        assert_eq!(floor_char_boundary(text, 99), 6);
+        assert_eq!(ceil_char_boundary(text, 2), 5);
+        assert_eq!(ceil_char_boundary(text, 6), 6);
+        assert_eq!(ceil_char_boundary(text, 99), 6);
+    }
+}
