@@ -3,3 +3,4 @@
 
 pub mod tool;
 pub mod turn;
+pub mod wire;
