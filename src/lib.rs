@@ -8,6 +8,7 @@ pub mod middleware;
 pub mod mode;
 pub mod tool;
 pub mod turn;
+pub mod wire;
 
 pub use bind::{BindError, BindErrorKind, Bindings, LoopId, SessionId};
 pub use definition::{Bound, Defined, Definition, DefinitionError, DefinitionErrorKind, Validated};

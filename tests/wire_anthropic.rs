@@ -1,0 +1,378 @@
+//! Anthropic Messages wire format: tools, responses and conversations, on
+//! payloads shaped like the API reference's examples.
+
+use agent_loop::tool::ToolInfo;
+use agent_loop::turn::{Message, ToolCall, ToolResult};
+use agent_loop::wire::{WireErrorKind, WireFormat, anthropic};
+use serde_json::{Value, json};
+
+fn weather_tool() -> ToolInfo {
+    ToolInfo::new(
+        "get_weather",
+        "Get the current weather in a given location.",
+        json!({
+            "type": "object",
+            "properties": {
+                "location": { "type": "string", "description": "The city and state, e.g. San Francisco, CA" },
+                "unit": { "type": "string", "enum": ["celsius", "fahrenheit"] }
+            },
+            "required": ["location"]
+        }),
+    )
+}
+
+fn response_with_content(content: Value) -> Value {
+    json!({
+        "id": "msg_01Aq9w938a90dw8q",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-20250514",
+        "content": content,
+        "stop_reason": "tool_use",
+        "stop_sequence": null,
+        "usage": { "input_tokens": 472, "output_tokens": 91 }
+    })
+}
+
+/// A conversation with every kind of message: a user question, text and a
+/// batch of two tool calls, one successful and one failed result, a final
+/// answer. Arguments are compact JSON objects, which survive the round trip
+/// byte for byte.
+fn full_conversation() -> Vec<Message> {
+    vec![
+        Message::user("What's the weather in San Francisco and in Atlantis?"),
+        Message::tool_calls(
+            Some("I'll check both locations.".into()),
+            vec![
+                ToolCall::new(
+                    "toolu_01A09q90qw90lq917835lq9",
+                    "get_weather",
+                    r#"{"location":"San Francisco, CA"}"#,
+                ),
+                ToolCall::new(
+                    "toolu_01B7dXjLbrnJ2KcmEYH8Yq1T",
+                    "get_weather",
+                    r#"{"location":"Atlantis"}"#,
+                ),
+            ],
+        ),
+        Message::Tool(ToolResult::ok(
+            "toolu_01A09q90qw90lq917835lq9",
+            "15 degrees, foggy",
+        )),
+        Message::Tool(ToolResult::error(
+            "toolu_01B7dXjLbrnJ2KcmEYH8Yq1T",
+            "Location not found: Atlantis",
+        )),
+        Message::assistant("San Francisco is 15 degrees and foggy; Atlantis could not be found."),
+    ]
+}
+
+#[test]
+fn text_and_two_tool_use_blocks_become_one_assistant_message() {
+    let body = response_with_content(json!([
+        { "type": "text", "text": "I'll look up the weather " },
+        { "type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather",
+          "input": { "location": "San Francisco, CA", "unit": "celsius" } },
+        { "type": "text", "text": "and the time." },
+        { "type": "tool_use", "id": "toolu_01B7dXjLbrnJ2KcmEYH8Yq1T", "name": "get_time",
+          "input": {} }
+    ]));
+
+    let message = anthropic::parse_response(&body).unwrap();
+
+    assert_eq!(
+        message,
+        Message::tool_calls(
+            Some("I'll look up the weather and the time.".into()),
+            vec![
+                ToolCall::new(
+                    "toolu_01A09q90qw90lq917835lq9",
+                    "get_weather",
+                    r#"{"location":"San Francisco, CA","unit":"celsius"}"#,
+                ),
+                ToolCall::new("toolu_01B7dXjLbrnJ2KcmEYH8Yq1T", "get_time", "{}"),
+            ],
+        )
+    );
+}
+
+#[test]
+fn end_turn_response_is_a_final_answer() {
+    let mut body = response_with_content(json!([
+        { "type": "text", "text": "It is 15 degrees and foggy." }
+    ]));
+    body["stop_reason"] = json!("end_turn");
+
+    assert_eq!(
+        anthropic::parse_response(&body).unwrap(),
+        Message::assistant("It is 15 degrees and foggy.")
+    );
+}
+
+#[test]
+fn tools_export_with_input_schema_and_parse_back_equal() {
+    let tools = vec![
+        weather_tool(),
+        ToolInfo::without_parameters("get_time", "The current UTC time."),
+    ];
+
+    let exported = serde_json::to_value(anthropic::export_tools(&tools)).unwrap();
+
+    assert_eq!(
+        exported[0],
+        json!({
+            "name": "get_weather",
+            "description": "Get the current weather in a given location.",
+            "input_schema": tools[0].parameters
+        })
+    );
+    assert_eq!(anthropic::parse_tools(&exported).unwrap(), tools);
+}
+
+#[test]
+fn conversation_exports_with_merged_tool_results_and_parses_back_equal() {
+    let conversation = full_conversation();
+
+    let exported = serde_json::to_value(anthropic::export_messages(&conversation)).unwrap();
+
+    assert_eq!(
+        exported,
+        json!([
+            { "role": "user", "content": [
+                { "type": "text", "text": "What's the weather in San Francisco and in Atlantis?" }
+            ] },
+            { "role": "assistant", "content": [
+                { "type": "text", "text": "I'll check both locations." },
+                { "type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather",
+                  "input": { "location": "San Francisco, CA" } },
+                { "type": "tool_use", "id": "toolu_01B7dXjLbrnJ2KcmEYH8Yq1T", "name": "get_weather",
+                  "input": { "location": "Atlantis" } }
+            ] },
+            // Both results of the batch in ONE user message, as the API requires.
+            { "role": "user", "content": [
+                { "type": "tool_result", "tool_use_id": "toolu_01A09q90qw90lq917835lq9",
+                  "content": "15 degrees, foggy" },
+                { "type": "tool_result", "tool_use_id": "toolu_01B7dXjLbrnJ2KcmEYH8Yq1T",
+                  "content": "Location not found: Atlantis", "is_error": true }
+            ] },
+            { "role": "assistant", "content": [
+                { "type": "text",
+                  "text": "San Francisco is 15 degrees and foggy; Atlantis could not be found." }
+            ] }
+        ])
+    );
+    // Nothing is lost, is_error included.
+    assert_eq!(anthropic::parse_messages(&exported).unwrap(), conversation);
+}
+
+#[test]
+fn invalid_json_arguments_export_as_a_wrapped_object_and_come_back_raw() {
+    let conversation = vec![
+        Message::user("Weather in Paris?"),
+        Message::tool_calls(
+            None,
+            vec![ToolCall::new(
+                "call_1",
+                "get_weather",
+                r#"{"location": "Par"#,
+            )],
+        ),
+        Message::Tool(ToolResult::error(
+            "call_1",
+            "The arguments are not valid JSON: EOF while parsing a string.",
+        )),
+    ];
+
+    let exported = serde_json::to_value(anthropic::export_messages(&conversation)).unwrap();
+
+    assert_eq!(
+        exported[1]["content"][0]["input"],
+        json!({ anthropic::RAW_ARGUMENTS_KEY: r#"{"location": "Par"# })
+    );
+    assert_eq!(anthropic::parse_messages(&exported).unwrap(), conversation);
+}
+
+#[test]
+fn string_content_and_tool_result_blocks_are_accepted() {
+    let messages = json!([
+        { "role": "user", "content": "Weather in Paris?" },
+        { "role": "assistant", "content": [
+            { "type": "tool_use", "id": "toolu_1", "name": "get_weather",
+              "input": { "location": "Paris" } }
+        ] },
+        { "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "toolu_1",
+              "content": [{ "type": "text", "text": "18°C" }] },
+            { "type": "text", "text": "And tomorrow?" }
+        ] }
+    ]);
+
+    assert_eq!(
+        anthropic::parse_messages(&messages).unwrap(),
+        vec![
+            Message::user("Weather in Paris?"),
+            Message::tool_calls(
+                None,
+                vec![ToolCall::new(
+                    "toolu_1",
+                    "get_weather",
+                    r#"{"location":"Paris"}"#
+                )]
+            ),
+            Message::Tool(ToolResult::ok("toolu_1", "18°C")),
+            Message::user("And tomorrow?"),
+        ]
+    );
+}
+
+#[test]
+fn tool_use_without_id_is_a_missing_field() {
+    let error = anthropic::parse_response(&response_with_content(json!([
+        { "type": "text", "text": "Checking." },
+        { "type": "tool_use", "name": "get_weather", "input": { "location": "Paris" } }
+    ])))
+    .unwrap_err();
+
+    assert_eq!(error.kind(), &WireErrorKind::MissingField { field: "id" });
+    assert_eq!(error.path(), "response.content[1]");
+    assert_eq!(error.format(), WireFormat::AnthropicMessages);
+}
+
+#[test]
+fn non_object_input_is_a_wrong_type() {
+    let error = anthropic::parse_response(&response_with_content(json!([
+        { "type": "tool_use", "id": "toolu_1", "name": "get_weather",
+          "input": "{\"location\": \"Paris\"}" }
+    ])))
+    .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::WrongType {
+            field: "input",
+            expected: "an object",
+            found: "a string"
+        }
+    );
+    assert_eq!(error.path(), "response.content[0].input");
+}
+
+#[test]
+fn unsupported_block_type_is_an_unknown_type() {
+    let error = anthropic::parse_response(&response_with_content(json!([
+        { "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+          "input": { "query": "weather Paris" } }
+    ])))
+    .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::UnknownType {
+            found: "server_tool_use".into()
+        }
+    );
+}
+
+#[test]
+fn error_body_is_an_unknown_type() {
+    let error = anthropic::parse_response(&json!({
+        "type": "error",
+        "error": { "type": "overloaded_error", "message": "Overloaded" }
+    }))
+    .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::UnknownType {
+            found: "error".into()
+        }
+    );
+    assert_eq!(error.path(), "response");
+}
+
+#[test]
+fn unknown_role_in_messages_names_the_message_index() {
+    let error = anthropic::parse_messages(&json!([
+        { "role": "user", "content": "hi" },
+        { "role": "system", "content": "You are terse." }
+    ]))
+    .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::UnknownRole {
+            role: "system".into()
+        }
+    );
+    assert_eq!(error.path(), "messages[1]");
+}
+
+#[test]
+fn tool_use_in_a_user_message_is_an_unknown_type() {
+    let error = anthropic::parse_messages(&json!([
+        { "role": "user", "content": [
+            { "type": "tool_use", "id": "toolu_1", "name": "x", "input": {} }
+        ] }
+    ]))
+    .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::UnknownType {
+            found: "tool_use".into()
+        }
+    );
+    assert_eq!(error.path(), "messages[0].content[0]");
+}
+
+#[test]
+fn is_error_that_is_not_a_boolean_is_a_wrong_type() {
+    let error = anthropic::parse_messages(&json!([
+        { "role": "user", "content": [
+            { "type": "tool_result", "tool_use_id": "toolu_1", "content": "x", "is_error": "yes" }
+        ] }
+    ]))
+    .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::WrongType {
+            field: "is_error",
+            expected: "a boolean",
+            found: "a string"
+        }
+    );
+}
+
+#[test]
+fn tool_without_input_schema_is_a_missing_field() {
+    let error = anthropic::parse_tools(&json!([{ "name": "get_time", "description": "Time." }]))
+        .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::MissingField {
+            field: "input_schema"
+        }
+    );
+    assert_eq!(error.path(), "tools[0]");
+}
+
+#[test]
+fn payloads_of_the_wrong_shape_never_panic() {
+    for payload in [
+        json!(null),
+        json!(42),
+        json!({ "role": "assistant" }),
+        json!({ "role": "assistant", "content": 7 }),
+        json!({ "role": "assistant", "content": [null] }),
+        json!({ "role": "assistant", "content": [{ "type": 3 }] }),
+        json!([{ "role": "user", "content": [{ "type": "tool_result" }] }]),
+        json!([{ "role": "assistant", "content": [{ "type": "tool_use", "id": "x", "name": "y" }] }]),
+    ] {
+        assert!(anthropic::parse_response(&payload).is_err(), "{payload}");
+        assert!(anthropic::parse_messages(&payload).is_err(), "{payload}");
+        assert!(anthropic::parse_tools(&payload).is_err(), "{payload}");
+    }
+}

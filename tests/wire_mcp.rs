@@ -1,0 +1,195 @@
+//! MCP `tools/list` result: export, parse, round trip, on payloads shaped
+//! like the specification's examples.
+
+use agent_loop::tool::ToolInfo;
+use agent_loop::wire::{WireErrorKind, WireFormat, mcp};
+use serde_json::json;
+
+fn tools() -> Vec<ToolInfo> {
+    vec![
+        ToolInfo::new(
+            "get_weather",
+            "Get current weather information for a location",
+            json!({
+                "type": "object",
+                "properties": {
+                    "location": { "type": "string", "description": "City name or zip code" }
+                },
+                "required": ["location"]
+            }),
+        ),
+        ToolInfo::without_parameters("list_files", "List the files of the workspace."),
+    ]
+}
+
+#[test]
+fn list_tools_result_round_trips_with_cursor() {
+    let tools = tools();
+
+    let exported = serde_json::to_value(mcp::export_list_tools_result(
+        &tools,
+        Some("next-page-cursor".into()),
+    ))
+    .unwrap();
+
+    assert_eq!(
+        exported,
+        json!({
+            "tools": [
+                { "name": "get_weather",
+                  "description": "Get current weather information for a location",
+                  "inputSchema": tools[0].parameters },
+                { "name": "list_files",
+                  "description": "List the files of the workspace.",
+                  "inputSchema": { "type": "object", "properties": {} } }
+            ],
+            "nextCursor": "next-page-cursor"
+        })
+    );
+    assert_eq!(
+        mcp::parse_list_tools_result(&exported).unwrap(),
+        mcp::ListedTools {
+            tools,
+            next_cursor: Some("next-page-cursor".into())
+        }
+    );
+}
+
+#[test]
+fn last_page_has_no_cursor_field() {
+    let exported = serde_json::to_value(mcp::export_list_tools_result(&tools(), None)).unwrap();
+
+    assert!(exported.get("nextCursor").is_none());
+    assert_eq!(
+        mcp::parse_list_tools_result(&exported).unwrap().next_cursor,
+        None
+    );
+}
+
+#[test]
+fn title_annotations_and_output_schema_are_ignored() {
+    let result = json!({
+        "tools": [{
+            "name": "get_weather_data",
+            "title": "Weather Data Retriever",
+            "description": "Get current weather data for a location",
+            "inputSchema": {
+                "type": "object",
+                "properties": { "location": { "type": "string" } },
+                "required": ["location"]
+            },
+            "outputSchema": {
+                "type": "object",
+                "properties": { "temperature": { "type": "number" } },
+                "required": ["temperature"]
+            },
+            "annotations": { "title": "Weather", "readOnlyHint": true, "openWorldHint": true },
+            "_meta": { "vendor": "example" }
+        }],
+        "_meta": {}
+    });
+
+    let listed = mcp::parse_list_tools_result(&result).unwrap();
+
+    assert_eq!(listed.tools.len(), 1);
+    assert_eq!(listed.tools[0].name, "get_weather_data");
+    assert_eq!(
+        listed.tools[0].description,
+        "Get current weather data for a location"
+    );
+    assert_eq!(
+        listed.tools[0].parameters,
+        result["tools"][0]["inputSchema"]
+    );
+}
+
+#[test]
+fn missing_description_parses_to_empty_and_is_omitted_again() {
+    let result = json!({
+        "tools": [{ "name": "ping", "inputSchema": { "type": "object" } }]
+    });
+
+    let listed = mcp::parse_list_tools_result(&result).unwrap();
+    assert_eq!(
+        listed.tools,
+        vec![ToolInfo::new("ping", "", json!({ "type": "object" }))]
+    );
+
+    let exported =
+        serde_json::to_value(mcp::export_list_tools_result(&listed.tools, None)).unwrap();
+    assert_eq!(exported, result);
+}
+
+#[test]
+fn tool_without_input_schema_is_a_missing_field() {
+    let error = mcp::parse_list_tools_result(&json!({
+        "tools": [
+            { "name": "ok", "inputSchema": { "type": "object" } },
+            { "name": "broken", "description": "No schema." }
+        ]
+    }))
+    .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::MissingField {
+            field: "inputSchema"
+        }
+    );
+    assert_eq!(error.path(), "result.tools[1]");
+    assert_eq!(error.format(), WireFormat::McpToolsList);
+    assert_eq!(
+        error.to_string(),
+        "MCP tools/list: at result.tools[1]: missing field `inputSchema`"
+    );
+}
+
+#[test]
+fn tool_without_name_is_a_missing_field() {
+    let error = mcp::parse_list_tools_result(&json!({
+        "tools": [{ "inputSchema": { "type": "object" } }]
+    }))
+    .unwrap_err();
+
+    assert_eq!(error.kind(), &WireErrorKind::MissingField { field: "name" });
+}
+
+#[test]
+fn missing_tools_is_a_missing_field() {
+    let error = mcp::parse_list_tools_result(&json!({ "nextCursor": "x" })).unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::MissingField { field: "tools" }
+    );
+    assert_eq!(error.path(), "result");
+}
+
+#[test]
+fn cursor_that_is_not_a_string_is_a_wrong_type() {
+    let error = mcp::parse_list_tools_result(&json!({ "tools": [], "nextCursor": 2 })).unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::WrongType {
+            field: "nextCursor",
+            expected: "a string",
+            found: "a number"
+        }
+    );
+}
+
+#[test]
+fn payloads_of_the_wrong_shape_never_panic() {
+    for payload in [
+        json!(null),
+        json!([]),
+        json!({ "tools": null }),
+        json!({ "tools": {} }),
+        json!({ "tools": [1] }),
+        json!({ "tools": [{ "name": 1, "inputSchema": {} }] }),
+        json!({ "tools": [{ "name": "x", "description": false, "inputSchema": {} }] }),
+    ] {
+        assert!(mcp::parse_list_tools_result(&payload).is_err(), "{payload}");
+    }
+}

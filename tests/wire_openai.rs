@@ -1,0 +1,402 @@
+//! OpenAI Chat Completions wire format: tools, responses and conversations,
+//! on payloads shaped like the API reference's examples.
+
+use agent_loop::tool::ToolInfo;
+use agent_loop::turn::{Message, ToolCall, ToolResult};
+use agent_loop::wire::{WireErrorKind, WireFormat, openai};
+use serde_json::{Value, json};
+
+fn weather_tool() -> ToolInfo {
+    ToolInfo::new(
+        "get_weather",
+        "Get the current weather in a given city.",
+        json!({
+            "type": "object",
+            "properties": {
+                "city": { "type": "string", "description": "City name, e.g. Paris" },
+                "unit": { "type": "string", "enum": ["celsius", "fahrenheit"] }
+            },
+            "required": ["city"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+fn response_with_message(message: Value) -> Value {
+    json!({
+        "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+        "object": "chat.completion",
+        "created": 1741570283,
+        "model": "gpt-4o-2024-08-06",
+        "choices": [{
+            "index": 0,
+            "message": message,
+            "logprobs": null,
+            "finish_reason": "tool_calls"
+        }],
+        "usage": { "prompt_tokens": 82, "completion_tokens": 17, "total_tokens": 99 },
+        "system_fingerprint": "fp_ad98c18a04"
+    })
+}
+
+/// A conversation with every kind of message: a user question, a batch of
+/// two tool calls, one successful and one failed result, a final answer.
+fn full_conversation() -> Vec<Message> {
+    vec![
+        Message::user("What's the weather in Paris and in Atlantis?"),
+        Message::tool_calls(
+            Some("Let me check both cities.".into()),
+            vec![
+                ToolCall::new("call_paris", "get_weather", r#"{"city":"Paris"}"#),
+                ToolCall::new("call_atlantis", "get_weather", r#"{"city": "Atlantis", "#),
+            ],
+        ),
+        Message::Tool(ToolResult::ok("call_paris", "18°C, light rain")),
+        Message::Tool(ToolResult::error(
+            "call_atlantis",
+            "The arguments are not valid JSON: EOF while parsing an object.",
+        )),
+        Message::assistant("Paris: 18°C with light rain. I could not look up Atlantis."),
+    ]
+}
+
+#[test]
+fn two_parallel_tool_calls_keep_their_raw_arguments() {
+    let body = response_with_message(json!({
+        "role": "assistant",
+        "content": null,
+        "tool_calls": [
+            {
+                "id": "call_now",
+                "type": "function",
+                "function": { "name": "current_time", "arguments": "{}" }
+            },
+            {
+                "id": "call_weather",
+                "type": "function",
+                "function": { "name": "get_weather", "arguments": "{\"city\": \"Par" }
+            }
+        ],
+        "refusal": null,
+        "annotations": []
+    }));
+
+    let message = openai::parse_response(&body).unwrap();
+
+    assert_eq!(
+        message,
+        Message::tool_calls(
+            None,
+            vec![
+                ToolCall::new("call_now", "current_time", "{}"),
+                ToolCall::new("call_weather", "get_weather", "{\"city\": \"Par"),
+            ],
+        )
+    );
+}
+
+#[test]
+fn final_answer_response_has_text_and_no_tool_calls() {
+    let mut body = response_with_message(json!({
+        "role": "assistant",
+        "content": "It is 18°C in Paris."
+    }));
+    body["choices"][0]["finish_reason"] = json!("stop");
+
+    assert_eq!(
+        openai::parse_response(&body).unwrap(),
+        Message::assistant("It is 18°C in Paris.")
+    );
+}
+
+#[test]
+fn text_and_tool_calls_in_one_response_are_both_kept() {
+    let body = response_with_message(json!({
+        "role": "assistant",
+        "content": "Checking the weather.",
+        "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": { "name": "get_weather", "arguments": "{\"city\":\"Oslo\"}" }
+        }]
+    }));
+
+    assert_eq!(
+        openai::parse_response(&body).unwrap(),
+        Message::tool_calls(
+            Some("Checking the weather.".into()),
+            vec![ToolCall::new(
+                "call_1",
+                "get_weather",
+                "{\"city\":\"Oslo\"}"
+            )],
+        )
+    );
+}
+
+#[test]
+fn tools_export_to_function_tools_and_parse_back_equal() {
+    let tools = vec![
+        weather_tool(),
+        ToolInfo::without_parameters("current_time", "The current UTC time."),
+    ];
+
+    let exported = serde_json::to_value(openai::export_tools(&tools)).unwrap();
+
+    assert_eq!(
+        exported[0],
+        json!({
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Get the current weather in a given city.",
+                "parameters": tools[0].parameters
+            }
+        })
+    );
+    assert_eq!(openai::parse_tools(&exported).unwrap(), tools);
+}
+
+#[test]
+fn conversation_exports_to_messages_and_parses_back_with_is_error_lost() {
+    let conversation = full_conversation();
+
+    let exported = serde_json::to_value(openai::export_messages(&conversation)).unwrap();
+
+    assert_eq!(
+        exported,
+        json!([
+            { "role": "user", "content": "What's the weather in Paris and in Atlantis?" },
+            {
+                "role": "assistant",
+                "content": "Let me check both cities.",
+                "tool_calls": [
+                    { "id": "call_paris", "type": "function",
+                      "function": { "name": "get_weather", "arguments": "{\"city\":\"Paris\"}" } },
+                    { "id": "call_atlantis", "type": "function",
+                      "function": { "name": "get_weather", "arguments": "{\"city\": \"Atlantis\", " } }
+                ]
+            },
+            { "role": "tool", "tool_call_id": "call_paris", "content": "18°C, light rain" },
+            { "role": "tool", "tool_call_id": "call_atlantis",
+              "content": "The arguments are not valid JSON: EOF while parsing an object." },
+            { "role": "assistant",
+              "content": "Paris: 18°C with light rain. I could not look up Atlantis." }
+        ])
+    );
+
+    // OpenAI has no `is_error`: the only difference after a round trip.
+    let mut expected = conversation;
+    for message in &mut expected {
+        if let Message::Tool(result) = message {
+            result.is_error = false;
+        }
+    }
+    assert_eq!(openai::parse_messages(&exported).unwrap(), expected);
+}
+
+#[test]
+fn content_parts_and_null_assistant_content_are_accepted() {
+    let messages = json!([
+        { "role": "user", "content": [
+            { "type": "text", "text": "Weather in " },
+            { "type": "text", "text": "Paris?" }
+        ] },
+        { "role": "assistant", "content": null, "tool_calls": [
+            { "id": "call_1", "type": "function",
+              "function": { "name": "get_weather", "arguments": "{\"city\":\"Paris\"}" } }
+        ] },
+        { "role": "tool", "tool_call_id": "call_1",
+          "content": [{ "type": "text", "text": "18°C" }] }
+    ]);
+
+    assert_eq!(
+        openai::parse_messages(&messages).unwrap(),
+        vec![
+            Message::user("Weather in Paris?"),
+            Message::tool_calls(
+                None,
+                vec![ToolCall::new(
+                    "call_1",
+                    "get_weather",
+                    "{\"city\":\"Paris\"}"
+                )]
+            ),
+            Message::Tool(ToolResult::ok("call_1", "18°C")),
+        ]
+    );
+}
+
+fn response_error(message: Value) -> agent_loop::wire::WireError {
+    openai::parse_response(&response_with_message(message)).unwrap_err()
+}
+
+#[test]
+fn tool_call_without_id_is_a_missing_field() {
+    let error = response_error(json!({
+        "role": "assistant", "content": null,
+        "tool_calls": [
+            { "id": "call_1", "type": "function", "function": { "name": "a", "arguments": "{}" } },
+            { "type": "function", "function": { "name": "b", "arguments": "{}" } }
+        ]
+    }));
+
+    assert_eq!(error.kind(), &WireErrorKind::MissingField { field: "id" });
+    assert_eq!(error.path(), "response.choices[0].message.tool_calls[1]");
+    assert_eq!(error.format(), WireFormat::OpenAiChat);
+    assert_eq!(
+        error.to_string(),
+        "OpenAI Chat Completions: at response.choices[0].message.tool_calls[1]: missing field `id`"
+    );
+}
+
+#[test]
+fn arguments_given_as_an_object_are_a_wrong_type() {
+    let error = response_error(json!({
+        "role": "assistant", "content": null,
+        "tool_calls": [{ "id": "call_1", "type": "function",
+                         "function": { "name": "get_weather", "arguments": { "city": "Paris" } } }]
+    }));
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::WrongType {
+            field: "arguments",
+            expected: "a string",
+            found: "an object"
+        }
+    );
+    assert_eq!(
+        error.path(),
+        "response.choices[0].message.tool_calls[0].function.arguments"
+    );
+}
+
+#[test]
+fn missing_arguments_are_a_missing_field() {
+    let error = response_error(json!({
+        "role": "assistant", "content": null,
+        "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "now" } }]
+    }));
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::MissingField { field: "arguments" }
+    );
+}
+
+#[test]
+fn response_from_a_non_assistant_role_is_an_unknown_role() {
+    let error = response_error(json!({ "role": "user", "content": "hi" }));
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::UnknownRole {
+            role: "user".into()
+        }
+    );
+}
+
+#[test]
+fn custom_tool_call_type_is_an_unknown_type() {
+    let error = response_error(json!({
+        "role": "assistant", "content": null,
+        "tool_calls": [{ "id": "call_1", "type": "custom",
+                         "custom": { "name": "grammar", "input": "x" } }]
+    }));
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::UnknownType {
+            found: "custom".into()
+        }
+    );
+}
+
+#[test]
+fn empty_choices_is_reported() {
+    let error = openai::parse_response(&json!({ "id": "chatcmpl-1", "choices": [] })).unwrap_err();
+
+    assert_eq!(error.kind(), &WireErrorKind::NoChoices);
+    assert_eq!(error.path(), "response.choices");
+}
+
+#[test]
+fn unknown_role_in_messages_names_the_message_index() {
+    let error = openai::parse_messages(&json!([
+        { "role": "user", "content": "hi" },
+        { "role": "function", "name": "get_weather", "content": "18°C" }
+    ]))
+    .unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::UnknownRole {
+            role: "function".into()
+        }
+    );
+    assert_eq!(error.path(), "messages[1]");
+}
+
+#[test]
+fn system_and_developer_messages_are_refused_not_dropped() {
+    for role in ["system", "developer"] {
+        let error = openai::parse_messages(&json!([
+            { "role": role, "content": "You are a helpful assistant." },
+            { "role": "user", "content": "hi" }
+        ]))
+        .unwrap_err();
+
+        assert_eq!(
+            error.kind(),
+            &WireErrorKind::SystemRole { role: role.into() }
+        );
+        assert_eq!(error.path(), "messages[0]");
+    }
+}
+
+#[test]
+fn tool_message_without_tool_call_id_is_a_missing_field() {
+    let error =
+        openai::parse_messages(&json!([{ "role": "tool", "content": "18°C" }])).unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::MissingField {
+            field: "tool_call_id"
+        }
+    );
+}
+
+#[test]
+fn tools_that_are_not_an_array_are_a_wrong_type() {
+    let error = openai::parse_tools(&json!({ "type": "function" })).unwrap_err();
+
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::WrongType {
+            field: "tools",
+            expected: "an array",
+            found: "an object"
+        }
+    );
+}
+
+#[test]
+fn payloads_of_the_wrong_shape_never_panic() {
+    for payload in [
+        json!(null),
+        json!(42),
+        json!("chat.completion"),
+        json!([]),
+        json!({ "choices": {} }),
+        json!({ "choices": [null] }),
+        json!({ "choices": [{ "message": [] }] }),
+        json!({ "choices": [{ "message": { "role": 1 } }] }),
+        json!({ "choices": [{ "message": { "role": "assistant", "tool_calls": "x" } }] }),
+        json!({ "choices": [{ "message": { "role": "assistant", "tool_calls": [7] } }] }),
+    ] {
+        assert!(openai::parse_response(&payload).is_err(), "{payload}");
+        assert!(openai::parse_messages(&payload).is_err() || payload == json!([]));
+        assert!(openai::parse_tools(&payload).is_err() || payload == json!([]));
+    }
+}
