@@ -33,7 +33,9 @@ fn resolve(root: &Path, relative: &str) -> Result<PathBuf, BoxError> {
         .components()
         .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
     {
-        return Err(format!("`{relative}` leaves the workspace: use a relative path without `..`").into());
+        return Err(
+            format!("`{relative}` leaves the workspace: use a relative path without `..`").into(),
+        );
     }
     let resolved = root.join(path).canonicalize()?;
     if !resolved.starts_with(root) {
@@ -106,7 +108,9 @@ impl Tool for ReadFile {
         let path = resolve(&self.root, &arguments.path)?;
         let bytes = tokio::fs::read(&path).await?;
         let limit = arguments.max_bytes.unwrap_or(2000).min(bytes.len());
-        Ok(Value::String(String::from_utf8_lossy(&bytes[..limit]).into_owned()))
+        Ok(Value::String(
+            String::from_utf8_lossy(&bytes[..limit]).into_owned(),
+        ))
     }
 }
 
@@ -126,7 +130,11 @@ impl ToolMiddleware for Logging {
         );
         let output = next.run(call).await;
         match &output {
-            Ok(value) => println!("    [log] <- {} ok, {} bytes", context.tool_name, value.to_string().len()),
+            Ok(value) => println!(
+                "    [log] <- {} ok, {} bytes",
+                context.tool_name,
+                value.to_string().len()
+            ),
             Err(error) => println!("    [log] <- {} error: {error}", context.tool_name),
         }
         output
@@ -206,7 +214,11 @@ async fn main() -> Result<(), BoxError> {
         .await?;
 
     println!("bound `{}` over {}", session.name(), root.display());
-    println!("session {} loop {}", session.session_id(), session.loop_id());
+    println!(
+        "session {} loop {}",
+        session.session_id(),
+        session.loop_id()
+    );
     for mode in session.modes() {
         let limits = mode.tool_limits;
         let tools: Vec<&str> = mode.tools.iter().map(|t| t.name()).collect();
@@ -217,16 +229,26 @@ async fn main() -> Result<(), BoxError> {
             limits.iterations,
             limits.calls,
             limits.parallel,
-            limits.max_result_bytes().map_or("off".to_owned(), |b| b.to_string()),
+            limits
+                .max_result_bytes()
+                .map_or("off".to_owned(), |b| b.to_string()),
         );
     }
 
     println!("\ninvoking tools directly (through the middleware chain):");
     let listing = session.invoke("list_files", json!({})).await?;
     println!("  list_files -> {listing}");
-    let cargo_toml = session.invoke("read_file", json!({ "path": "Cargo.toml", "max_bytes": 60 })).await?;
+    let cargo_toml = session
+        .invoke(
+            "read_file",
+            json!({ "path": "Cargo.toml", "max_bytes": 60 }),
+        )
+        .await?;
     println!("  read_file Cargo.toml -> {cargo_toml:?}");
-    match session.invoke("read_file", json!({ "path": "../../etc/passwd" })).await {
+    match session
+        .invoke("read_file", json!({ "path": "../../etc/passwd" }))
+        .await
+    {
         Ok(_) => return Err("a path leaving the workspace was read".into()),
         Err(refused) => println!("  read_file ../../etc/passwd -> refused: {refused}"),
     }
@@ -235,15 +257,33 @@ async fn main() -> Result<(), BoxError> {
     println!("\nrunning a turn with a scripted model:");
     let model = ScriptedModel::new([
         ModelResponse::ToolCalls {
-            content: Some("Let me look at the manifest, the readme and the sources at once.".into()),
+            content: Some(
+                "Let me look at the manifest, the readme and the sources at once.".into(),
+            ),
             tool_calls: vec![
-                ToolCall::new("call_1", "read_file", r#"{"path": "Cargo.toml", "max_bytes": 200}"#),
-                ToolCall::new("call_2", "read_file", r#"{"path": "README.md", "max_bytes": 300}"#),
+                ToolCall::new(
+                    "call_1",
+                    "read_file",
+                    r#"{"path": "Cargo.toml", "max_bytes": 200}"#,
+                ),
+                ToolCall::new(
+                    "call_2",
+                    "read_file",
+                    r#"{"path": "README.md", "max_bytes": 300}"#,
+                ),
                 ToolCall::new("call_3", "list_files", r#"{"directory": "src"}"#),
             ],
         },
-        ModelResponse::tool_calls([ToolCall::new("call_4", "grep_files", r#"{"pattern": "Tool"}"#)]),
-        ModelResponse::tool_calls([ToolCall::new("call_5", "list_files", r#"{"directory": "examples"}"#)]),
+        ModelResponse::tool_calls([ToolCall::new(
+            "call_4",
+            "grep_files",
+            r#"{"pattern": "Tool"}"#,
+        )]),
+        ModelResponse::tool_calls([ToolCall::new(
+            "call_5",
+            "list_files",
+            r#"{"directory": "examples"}"#,
+        )]),
         ModelResponse::Answer("agent-loop is a Rust crate; its sources live in src/.".into()),
     ]);
     let mut conversation = vec![Message::user("What is in this repository?")];
@@ -266,15 +306,23 @@ async fn main() -> Result<(), BoxError> {
                 call.tool_name,
                 call.duration,
                 call.result_bytes,
-                if call.truncated { " (cut for the model)" } else { "" },
-                call.error.map_or(String::new(), |kind| format!("  error: {kind:?}")),
+                if call.truncated {
+                    " (cut for the model)"
+                } else {
+                    ""
+                },
+                call.error
+                    .map_or(String::new(), |kind| format!("  error: {kind:?}")),
             );
         }
     }
     for message in &outcome.messages {
         if let Message::Tool(result) = message {
             if result.is_error {
-                println!("  the model was told ({}): {}", result.tool_call_id, result.content);
+                println!(
+                    "  the model was told ({}): {}",
+                    result.tool_call_id, result.content
+                );
             }
         }
     }

@@ -7,7 +7,7 @@ mod error;
 mod model;
 mod outcome;
 mod runner;
-pub mod truncate;
+mod truncate;
 
 pub use conversation::{Conversation, Message, ToolCall, ToolResult};
 pub use error::{ExceededLimit, ToolLimitError, TurnError};
@@ -15,3 +15,6 @@ pub use model::{
     Model, ModelRequest, ModelResponse, RecordedRequest, ScriptExhausted, ScriptedModel,
 };
 pub use outcome::{CallStats, IterationStats, TurnOutcome, TurnStats, TurnStatus};
+pub use truncate::{
+    ERROR_TEXT_BYTES, MIN_RESULT_BYTES, clean_error_text, omitted_bytes, truncate_middle,
+};
