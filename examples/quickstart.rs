@@ -317,13 +317,13 @@ async fn main() -> Result<(), BoxError> {
         }
     }
     for message in &outcome.messages {
-        if let Message::Tool(result) = message {
-            if result.is_error {
-                println!(
-                    "  the model was told ({}): {}",
-                    result.tool_call_id, result.content
-                );
-            }
+        if let Message::Tool(result) = message
+            && result.is_error
+        {
+            println!(
+                "  the model was told ({}): {}",
+                result.tool_call_id, result.content
+            );
         }
     }
     match &outcome.status {

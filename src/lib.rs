@@ -1,5 +1,114 @@
 //! agent-loop: declare the tools an LLM agent may use, bind them to one live
 //! session, and run the tool loop under hard limits.
+//!
+//! # The map
+//!
+//! Data flows one way: builder → validate → bind → turn.
+//!
+//! | module | concept |
+//! | --- | --- |
+//! | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
+//! | [`tool`] | tool definitions (factories), the [`Tool`] trait, [`ToolInfo`], name rules |
+//! | [`limits`] | per-turn [`ToolLimits`] and their resolution |
+//! | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
+//! | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
+//! | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
+//! | [`turn`] | the conversation, the [`Model`](turn::Model) trait and the turn runner |
+//! | [`wire`] | OpenAI, Anthropic and MCP formats |
+//!
+//! # Example
+//!
+//! ```
+//! use agent_loop::bind::{Bindings, LoopId, SessionId};
+//! use agent_loop::tool::{self, BoxError, ToolInfo};
+//! use agent_loop::turn::{Message, ModelResponse, ScriptedModel, ToolCall};
+//! use agent_loop::{Definition, ToolLimits};
+//! use serde_json::{json, Value};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // A tool from data: a ToolInfo and an async handler.
+//! let add = tool::Definition::from_fn(
+//!     ToolInfo::new(
+//!         "add",
+//!         "Adds two integers.",
+//!         json!({
+//!             "type": "object",
+//!             "properties": { "a": { "type": "integer" }, "b": { "type": "integer" } },
+//!             "required": ["a", "b"]
+//!         }),
+//!     ),
+//!     |arguments: Value, _context| async move {
+//!         Ok::<_, BoxError>(json!(arguments["a"].as_i64().unwrap_or(0) + arguments["b"].as_i64().unwrap_or(0)))
+//!     },
+//! );
+//! let definition = Definition::builder()
+//!     .name("calculator")
+//!     .tool(&add)
+//!     .tool_limits(ToolLimits { iterations: 3, ..Default::default() })
+//!     .build()
+//!     .validate()?;
+//! let session = definition.bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
+//!
+//! let model = ScriptedModel::new([
+//!     ModelResponse::tool_calls([
+//!         ToolCall::new("call_1", "add", r#"{"a": 2, "b": 3}"#),
+//!         ToolCall::new("call_2", "multiply", r#"{"a": 2, "b": 3}"#), // not a tool
+//!         ToolCall::new("call_3", "add", r#"{"a": "two"}"#),          // fails the schema
+//!     ]),
+//!     ModelResponse::Answer("2 + 3 = 5".into()),
+//! ]);
+//! let mut conversation = vec![Message::user("What is 2 + 3?")];
+//! let outcome = session.run_turn(&model, &mut conversation, &CancellationToken::new()).await?;
+//!
+//! assert_eq!(outcome.answer(), Some("2 + 3 = 5"));
+//! let results: Vec<_> = conversation
+//!     .iter()
+//!     .filter_map(|message| match message {
+//!         Message::Tool(result) => Some((result.content.as_str(), result.is_error)),
+//!         _ => None,
+//!     })
+//!     .collect();
+//! assert_eq!(results[0], ("5", false));
+//! assert!(results[1].0.starts_with("unknown tool `multiply`; available tools: add"));
+//! assert!(results[2].1);
+//! # Ok::<_, Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # Decisions
+//!
+//! Where `DESIGN.md` is silent, this crate decided:
+//!
+//! - **Limits in Rust and in config files.** [`ToolLimits`] fields are
+//!   `u32`, so negatives cannot be written in Rust; `0` is "unset" and
+//!   [`ToolLimits::UNLIMITED`] (`u32::MAX`) is "unlimited" (for
+//!   `result_bytes`: off, which also lets a mode turn off a base limit).
+//!   Config input goes through [`ToolLimitsConfig`] (signed numbers or
+//!   `"unlimited"`), whose conversion reports
+//!   [`DefinitionErrorKind::InvalidToolLimits`].
+//! - **Factories receive a clone of the [`Bindings`]** (cheap, shared data),
+//!   so a closure's future can own what it reads.
+//! - **Distinct factories of one binding run concurrently**; the first
+//!   failure in declaration order is reported. Declared names are checked
+//!   for collisions before any factory runs, built names after.
+//! - **Tool handles borrow the binding** ([`bind::ToolHandle`]): they expose
+//!   the [`ToolInfo`] and invocation through the middleware chain, never the
+//!   `Arc<dyn Tool>`, so a tool cannot escape its session.
+//! - **Tool output is JSON**: a string is shown to the model as its text,
+//!   any other value as compact JSON. Tool errors are any
+//!   [`tool::BoxError`]; the model sees their `Display`, cleaned of control
+//!   characters and bounded to [`turn::ERROR_TEXT_BYTES`].
+//! - **A batch of zero tool calls is a final answer** (its text, or empty).
+//! - **Refused calls count**: an unknown tool or bad arguments still count
+//!   against `calls`, since the model spent them.
+//! - **Middlewares run only for calls that reach a tool**: a call refused
+//!   for an unknown name or bad arguments never enters the chain, and
+//!   arguments a middleware rewrites are not validated again.
+//! - **A panicking model fails the turn** as a model error; a panicking tool
+//!   or middleware becomes that call's error result.
+//! - **The structured-output name** ([`STRUCTURED_OUTPUT_TOOL_NAME`]) is
+//!   `structured_output`.
 
 pub mod bind;
 pub mod definition;
@@ -16,3 +125,8 @@ pub use limits::{LimitValue, ToolLimits, ToolLimitsConfig};
 pub use middleware::{Next, ToolInvocation, ToolMiddleware};
 pub use mode::Mode;
 pub use tool::{STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
+
+// The README's example is compiled and run as a doc test.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
