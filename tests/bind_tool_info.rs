@@ -125,6 +125,13 @@ async fn parameters_that_are_not_a_valid_schema_are_invalid_tool_info() {
     .await;
     assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
     assert_eq!(error.name.as_deref(), Some("search"));
+    let source = error.source().expect("the schema error is the source");
+    assert!(
+        source
+            .downcast_ref::<jsonschema::ValidationError<'static>>()
+            .is_some(),
+        "{source:?}"
+    );
 }
 
 #[tokio::test]

@@ -303,12 +303,14 @@ fn bound_tool(
             "the parameters of tool `{}` are not a valid JSON Schema: {error}",
             info.name
         ))
+        .source(error.to_owned())
     })?;
     let validator = jsonschema::validator_for(&info.parameters).map_err(|error| {
         invalid(format!(
             "the parameters of tool `{}` do not compile: {error}",
             info.name
         ))
+        .source(error.to_owned())
     })?;
     Ok(BoundTool {
         info: info.clone(),
