@@ -174,6 +174,27 @@ async fn extra_tool_producing_a_base_tool_name_is_duplicate_tool_name() {
 }
 
 #[tokio::test]
+async fn extra_tool_named_like_a_base_tool_is_duplicate_tool_name() {
+    // The everyday case: both are `from_fn("search", ..)`, so the definition
+    // names clash too; the model-facing clash is the one reported.
+    let counter = Counter::new();
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .build()
+        .validate()
+        .unwrap();
+    let error = definition
+        .bind(bindings().tool(counted("search", &counter)))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(error.name.as_deref(), Some("search"));
+    assert!(!error.to_string().contains('\n'));
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
 async fn extra_tool_producing_a_mode_tool_name_is_duplicate_tool_name() {
     let counter = Counter::new();
     let definition = Definition::builder()
