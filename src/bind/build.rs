@@ -184,6 +184,16 @@ impl ToolLists {
                 continue;
             }
             if let Some(other) = distinct.iter().find(|d| d.name() == definition.name()) {
+                // Same definition name *and* a shared tool name (two
+                // `from_fn("search", ..)`): the model-facing clash is what
+                // the user must fix, so it is the one reported.
+                if let Some(name) = definition
+                    .tool_names()
+                    .iter()
+                    .find(|name| other.tool_names().contains(name))
+                {
+                    return Err(duplicate_tool_name(name, other, definition));
+                }
                 return Err(BindError::new(
                     BindErrorKind::DuplicateDefinitionName,
                     format!(
@@ -224,13 +234,14 @@ fn duplicate_tool_name(
     first: &tool::Definition,
     second: &tool::Definition,
 ) -> BindError {
+    let owners = if first.name() == second.name() {
+        format!("two different definitions named `{}`", first.name())
+    } else {
+        format!("definitions `{}` and `{}`", first.name(), second.name())
+    };
     BindError::new(
         BindErrorKind::DuplicateToolName,
-        format!(
-            "duplicate tool name `{name}` (definitions `{}` and `{}`)",
-            first.name(),
-            second.name()
-        ),
+        format!("duplicate tool name `{name}` ({owners})"),
     )
     .name(name)
 }
@@ -303,12 +314,14 @@ fn bound_tool(
             "the parameters of tool `{}` are not a valid JSON Schema: {error}",
             info.name
         ))
+        .source(error.to_owned())
     })?;
     let validator = jsonschema::validator_for(&info.parameters).map_err(|error| {
         invalid(format!(
             "the parameters of tool `{}` do not compile: {error}",
             info.name
         ))
+        .source(error.to_owned())
     })?;
     Ok(BoundTool {
         info: info.clone(),

@@ -65,7 +65,7 @@ impl Bindable for Validated {}
 #[diagnostic::on_unimplemented(
     message = "a `Definition<{Self}>` has no tools or modes yet: bind it first",
     label = "this definition is not bound to a session",
-    note = "tools, modes, middlewares and turns exist only on `Definition<Bound>`: call `.validate()?` then `.bind(bindings).await?`"
+    note = "tools, modes, middlewares and turns exist only on the `Definition<Bound>` that `.bind(bindings).await?` returns"
 )]
 pub trait IsBound: State<Data = Binding> {}
 impl IsBound for Bound {}

@@ -1,0 +1,246 @@
+//! Identity and collisions at bind (DESIGN.md section 6.3): the same
+//! definition is built once per binding and shared; different definitions
+//! may not share a definition name or a tool name anywhere in the binding.
+
+mod common;
+
+use agent_loop::{BindError, BindErrorKind, Definition, Mode, Validated};
+use common::{Counter, bindings, counted, counted_bundle, names};
+
+async fn bind_err(definition: Definition<Validated>) -> BindError {
+    definition
+        .bind(bindings())
+        .await
+        .expect_err("bind should refuse this definition")
+}
+
+#[tokio::test]
+async fn same_definition_in_base_twice_and_two_modes_builds_once() {
+    let counter = Counter::new();
+    let search = counted("search", &counter);
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(&search)
+        .tool(&search)
+        .mode(Mode::new("a").tool(&search))
+        .mode(Mode::new("b").tools([&search]))
+        .initial_mode("a")
+        .build()
+        .validate()
+        .unwrap();
+    let bound = definition.bind(bindings()).await.unwrap();
+    assert_eq!(counter.get(), 1, "one factory call for one definition");
+
+    let base = bound.base_mode().tools;
+    assert_eq!(names(&base), ["search"], "listed once in the base");
+    let in_a = bound.mode("a").unwrap().tools;
+    let in_b = bound.mode("b").unwrap().tools;
+    assert!(base[0].same_instance(&in_a[0]));
+    assert!(base[0].same_instance(&in_b[0]));
+    assert!(in_a[0].same_instance(&in_b[0]));
+
+    let again = definition.bind(bindings()).await.unwrap();
+    assert_eq!(counter.get(), 2, "a new binding builds again");
+    let other = again.base_mode().tools;
+    assert!(
+        !base[0].same_instance(&other[0]),
+        "instances are never shared between bindings"
+    );
+}
+
+#[tokio::test]
+async fn concurrent_bindings_each_build_their_own_instances() {
+    let counter = Counter::new();
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .build()
+        .validate()
+        .unwrap();
+    let shared = definition.clone();
+    let (first, second) = tokio::join!(shared.bind(bindings()), definition.bind(bindings()));
+    let (first, second) = (first.unwrap(), second.unwrap());
+    assert_eq!(counter.get(), 2);
+    assert!(!first.tools()[0].same_instance(&second.tools()[0]));
+    assert_ne!(first.session_id(), second.session_id());
+}
+
+#[tokio::test]
+async fn two_different_definitions_named_alike_is_duplicate_definition_name() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted_bundle("web", &["web_search"], &counter))
+            .tool(counted_bundle("web", &["web_fetch"], &counter))
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::DuplicateDefinitionName);
+    assert_eq!(error.name.as_deref(), Some("web"));
+    assert!(!error.to_string().contains('\n'));
+    assert_eq!(
+        counter.get(),
+        0,
+        "collisions are found before any factory runs"
+    );
+}
+
+#[tokio::test]
+async fn definitions_named_alike_in_different_modes_is_duplicate_definition_name() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .mode(Mode::new("a").tool(counted_bundle("web", &["web_search"], &counter)))
+            .mode(Mode::new("b").tool(counted_bundle("web", &["web_fetch"], &counter)))
+            .initial_mode("a")
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::DuplicateDefinitionName);
+    assert_eq!(error.name.as_deref(), Some("web"));
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn two_definitions_producing_search_is_duplicate_tool_name() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted_bundle("web", &["search"], &counter))
+            .tool(counted_bundle("docs", &["search", "read"], &counter))
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(error.name.as_deref(), Some("search"));
+    let text = error.to_string();
+    assert!(!text.contains('\n'), "{text}");
+    assert!(
+        text.contains("search") && text.contains("web") && text.contains("docs"),
+        "the message names the tool and both definitions: {text}"
+    );
+    assert_eq!(
+        counter.get(),
+        0,
+        "collisions are found before any factory runs"
+    );
+}
+
+#[tokio::test]
+async fn two_definitions_producing_search_in_different_modes_only_is_duplicate_tool_name() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted("read", &counter))
+            .mode(Mode::new("web").tool(counted_bundle("web", &["search"], &counter)))
+            .mode(Mode::new("docs").tool(counted_bundle("docs", &["search"], &counter)))
+            .initial_mode("web")
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(error.name.as_deref(), Some("search"));
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn extra_tool_producing_a_base_tool_name_is_duplicate_tool_name() {
+    let counter = Counter::new();
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .build()
+        .validate()
+        .unwrap();
+    let error = definition
+        .bind(bindings().tool(counted_bundle("session_search", &["search"], &counter)))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(error.name.as_deref(), Some("search"));
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn extra_tool_named_like_a_base_tool_is_duplicate_tool_name() {
+    // The everyday case: both are `from_fn("search", ..)`, so the definition
+    // names clash too; the model-facing clash is the one reported.
+    let counter = Counter::new();
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .build()
+        .validate()
+        .unwrap();
+    let error = definition
+        .bind(bindings().tool(counted("search", &counter)))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(error.name.as_deref(), Some("search"));
+    assert!(!error.to_string().contains('\n'));
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn extra_tool_producing_a_mode_tool_name_is_duplicate_tool_name() {
+    let counter = Counter::new();
+    let definition = Definition::builder()
+        .name("agent")
+        .mode(Mode::new("review").tool(counted("read", &counter)))
+        .initial_mode("review")
+        .build()
+        .validate()
+        .unwrap();
+    let error = definition
+        .bind(bindings().tool(counted_bundle("session_read", &["read"], &counter)))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(error.name.as_deref(), Some("read"));
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn extra_tool_that_is_a_base_definition_is_built_once_without_collision() {
+    let counter = Counter::new();
+    let search = counted("search", &counter);
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(&search)
+        .build()
+        .validate()
+        .unwrap();
+    let bound = definition.bind(bindings().tool(&search)).await.unwrap();
+    assert_eq!(counter.get(), 1);
+    assert_eq!(names(&bound.tools()), ["search"]);
+}
+
+#[tokio::test]
+async fn a_definition_declaring_a_name_twice_is_refused() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted_bundle("files", &["read", "read"], &counter))
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.name.as_deref(), Some("files"));
+    assert_eq!(error.kind, BindErrorKind::InvalidDefinition);
+    assert_eq!(counter.get(), 0);
+}

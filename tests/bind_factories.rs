@@ -1,0 +1,252 @@
+//! Running the factories at bind: failures and panics become typed errors,
+//! and what they built must match what they declared.
+
+mod common;
+
+use std::error::Error as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_loop::bind::FactoryPanic;
+use agent_loop::tool::{self, BoxError, Tool, ToolInfo};
+use agent_loop::{BindError, BindErrorKind, Definition, Mode, Validated};
+use common::{Counter, EchoTool, bindings, counted, counted_with_info};
+
+fn one_tool(definition: tool::Definition) -> Definition<Validated> {
+    Definition::builder()
+        .name("agent")
+        .tool(definition)
+        .build()
+        .validate()
+        .expect("the declared names are valid")
+}
+
+async fn bind_err(definition: Definition<Validated>) -> BindError {
+    definition
+        .bind(bindings())
+        .await
+        .expect_err("bind should refuse this definition")
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the index is offline")]
+struct IndexOffline;
+
+#[tokio::test]
+async fn failing_factory_is_factory_failed_with_its_error_as_source() {
+    let error = bind_err(one_tool(tool::Definition::new(
+        "search",
+        |_bindings| async { Err::<EchoTool, _>(IndexOffline) },
+    )))
+    .await;
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed);
+    assert_eq!(error.name.as_deref(), Some("search"));
+    let source = error.source().expect("the factory's error is the source");
+    assert!(
+        source.downcast_ref::<IndexOffline>().is_some(),
+        "{source:?}"
+    );
+    assert!(!error.to_string().contains('\n'));
+}
+
+#[tokio::test]
+async fn missing_binding_data_fails_the_factory() {
+    struct Workspace;
+    let error = bind_err(one_tool(tool::Definition::new(
+        "read",
+        |bindings| async move {
+            bindings.get::<Workspace>()?;
+            Ok::<_, BoxError>(EchoTool::named("read"))
+        },
+    )))
+    .await;
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed);
+    assert!(
+        error
+            .source()
+            .and_then(|s| s.downcast_ref::<agent_loop::bind::MissingBinding>())
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn panicking_factory_future_is_factory_panicked() {
+    let error = bind_err(one_tool(tool::Definition::new(
+        "search",
+        |_bindings| async {
+            if true {
+                panic!("index corrupted");
+            }
+            Ok::<_, BoxError>(EchoTool::named("search"))
+        },
+    )))
+    .await;
+    assert_eq!(error.kind, BindErrorKind::FactoryPanicked);
+    assert_eq!(error.name.as_deref(), Some("search"));
+    let panic = error
+        .source()
+        .and_then(|s| s.downcast_ref::<FactoryPanic>())
+        .expect("the source holds the panic");
+    assert_eq!(panic.message, "index corrupted");
+}
+
+#[tokio::test]
+async fn factory_panicking_before_its_future_is_factory_panicked() {
+    fn build(_bindings: agent_loop::Bindings) -> std::future::Ready<Result<EchoTool, BoxError>> {
+        panic!("no future at all")
+    }
+    let error = bind_err(one_tool(tool::Definition::new("search", build))).await;
+    assert_eq!(error.kind, BindErrorKind::FactoryPanicked);
+}
+
+#[tokio::test]
+async fn failed_bind_leaves_the_definition_bindable_again() {
+    let counter = Counter::new();
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let flaky = {
+        let attempts = Arc::clone(&attempts);
+        tool::Definition::new("flaky", move |_bindings| {
+            let first = attempts.fetch_add(1, Ordering::SeqCst) == 0;
+            async move {
+                if first {
+                    Err::<EchoTool, BoxError>("not yet".into())
+                } else {
+                    Ok(EchoTool::named("flaky"))
+                }
+            }
+        })
+    };
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .tool(&flaky)
+        .build()
+        .validate()
+        .unwrap();
+    let error = definition.bind(bindings()).await.unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed);
+    assert_eq!(error.name.as_deref(), Some("flaky"));
+
+    let bound = definition
+        .bind(bindings())
+        .await
+        .expect("second bind works");
+    assert_eq!(common::names(&bound.tools()), ["search", "flaky"]);
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn factory_building_no_tool_is_invalid_tool_info() {
+    let error = bind_err(one_tool(tool::Definition::bundle(
+        "files",
+        ["read"],
+        |_bindings| async { Ok::<Vec<Arc<dyn Tool>>, BoxError>(Vec::new()) },
+    )))
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some("files"));
+    assert!(error.to_string().contains("no tool"), "{error}");
+}
+
+#[tokio::test]
+async fn built_names_differing_from_declared_is_invalid_tool_info() {
+    let error = bind_err(one_tool(tool::Definition::bundle(
+        "files",
+        ["read", "write"],
+        |_bindings| async {
+            Ok::<Vec<Arc<dyn Tool>>, BoxError>(vec![
+                Arc::new(EchoTool::named("read")),
+                Arc::new(EchoTool::named("delete")),
+            ])
+        },
+    )))
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some("files"));
+    let text = error.to_string();
+    assert!(text.contains("write") && text.contains("delete"), "{text}");
+}
+
+#[tokio::test]
+async fn fewer_built_tools_than_declared_is_invalid_tool_info() {
+    let error = bind_err(one_tool(tool::Definition::bundle(
+        "files",
+        ["read", "write"],
+        |_bindings| async {
+            Ok::<Vec<Arc<dyn Tool>>, BoxError>(vec![Arc::new(EchoTool::named("read"))])
+        },
+    )))
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+}
+
+#[tokio::test]
+async fn built_name_other_than_the_single_declared_name_is_invalid_tool_info() {
+    let counter = Counter::new();
+    let error = bind_err(one_tool(counted_with_info(
+        "search",
+        &counter,
+        ToolInfo::without_parameters("find", "Finds things."),
+    )))
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(counter.get(), 1);
+}
+
+#[tokio::test]
+async fn bundle_builds_all_its_tools_once() {
+    let counter = Counter::new();
+    let bound = one_tool(common::counted_bundle(
+        "files",
+        &["read", "write"],
+        &counter,
+    ))
+    .bind(bindings())
+    .await
+    .unwrap();
+    assert_eq!(counter.get(), 1);
+    let tools = bound.tools();
+    assert_eq!(common::names(&tools), ["read", "write"]);
+    assert!(tools.iter().all(|t| t.definition_name() == "files"));
+}
+
+#[tokio::test]
+async fn factories_receive_the_binding() {
+    #[derive(Debug)]
+    struct Root(&'static str);
+    let definition = one_tool(tool::Definition::new("root", |bindings| async move {
+        let root = bindings.get::<Root>()?.0;
+        Ok::<_, BoxError>(EchoTool::with_info(ToolInfo::without_parameters(
+            "root",
+            format!("Root is {root}; session {}", bindings.session_id()),
+        )))
+    }));
+    let b = bindings().with(Root("/srv/repo"));
+    let session = b.session_id();
+    let bound = definition.bind(b).await.unwrap();
+    let description = &bound.tools()[0].info().description;
+    assert!(description.contains("/srv/repo"), "{description}");
+    assert!(description.contains(&session.to_string()), "{description}");
+}
+
+#[tokio::test]
+async fn mode_factory_failure_fails_the_whole_bind() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted("search", &counter))
+            .mode(
+                Mode::new("broken").tool(tool::Definition::new("broken", |_b| async {
+                    Err::<EchoTool, BoxError>("down".into())
+                })),
+            )
+            .initial_mode("broken")
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed);
+    assert_eq!(error.name.as_deref(), Some("broken"));
+}

@@ -1,0 +1,256 @@
+//! What the factories built is checked at bind (DESIGN.md section 3):
+//! name rule, reserved name, description, parameters schema. Extra tools get
+//! the definition checks before any factory runs.
+
+mod common;
+
+use std::error::Error as _;
+use std::sync::Arc;
+
+use agent_loop::tool::{self, BoxError, NameRules, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
+use agent_loop::{BindError, BindErrorKind, Definition, DefinitionError, DefinitionErrorKind};
+use common::{Counter, EchoTool, bindings, counted, counted_with_info};
+use serde_json::{Value, json};
+
+/// Binds a definition declaring `declared` whose factory builds a tool
+/// reporting `info`.
+async fn bind_built(declared: &str, info: ToolInfo) -> BindError {
+    let counter = Counter::new();
+    let error = Definition::builder()
+        .name("agent")
+        .tool(counted_with_info(declared, &counter, info))
+        .build()
+        .validate()
+        .expect("the declared name is valid")
+        .bind(bindings())
+        .await
+        .expect_err("bind should refuse what the factory built");
+    assert_eq!(counter.get(), 1, "the factory ran once");
+    assert!(!error.to_string().contains('\n'), "one line: {error}");
+    error
+}
+
+fn info(name: &str, description: &str, parameters: Value) -> ToolInfo {
+    ToolInfo::new(name, description, parameters)
+}
+
+#[tokio::test]
+async fn built_dotted_name_is_invalid_tool_info() {
+    let error = bind_built(
+        "spotify_play",
+        ToolInfo::without_parameters("spotify.play", "Plays a song."),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some("spotify.play"));
+    assert_eq!(error.index, Some(0));
+}
+
+#[tokio::test]
+async fn built_name_of_65_characters_is_invalid_tool_info() {
+    let long = "a".repeat(65);
+    let error = bind_built("search", ToolInfo::without_parameters(&long, "Searches.")).await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some(long.as_str()));
+}
+
+#[tokio::test]
+async fn built_name_with_a_trailing_space_is_invalid_not_trimmed() {
+    let error = bind_built(
+        "search",
+        ToolInfo::without_parameters("search ", "Searches."),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some("search "));
+}
+
+#[tokio::test]
+async fn built_reserved_name_is_invalid_tool_info() {
+    let error = bind_built(
+        "answer",
+        ToolInfo::without_parameters(STRUCTURED_OUTPUT_TOOL_NAME, "Gives the answer."),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some(STRUCTURED_OUTPUT_TOOL_NAME));
+}
+
+#[tokio::test]
+async fn empty_description_is_invalid_tool_info() {
+    for description in ["", "  \n"] {
+        let error = bind_built(
+            "search",
+            info("search", description, json!({"type": "object"})),
+        )
+        .await;
+        assert_eq!(
+            error.kind,
+            BindErrorKind::InvalidToolInfo,
+            "{description:?}"
+        );
+        assert_eq!(error.name.as_deref(), Some("search"));
+    }
+}
+
+#[tokio::test]
+async fn array_parameters_are_invalid_tool_info() {
+    let error = bind_built(
+        "search",
+        info("search", "Searches.", json!({"type": "array"})),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert!(error.to_string().contains("object"), "{error}");
+}
+
+#[tokio::test]
+async fn parameters_without_a_top_level_type_are_invalid_tool_info() {
+    for parameters in [json!({}), json!(null), json!({"properties": {}})] {
+        let error = bind_built("search", info("search", "Searches.", parameters.clone())).await;
+        assert_eq!(error.kind, BindErrorKind::InvalidToolInfo, "{parameters}");
+    }
+}
+
+#[tokio::test]
+async fn parameters_that_are_not_a_valid_schema_are_invalid_tool_info() {
+    let error = bind_built(
+        "search",
+        info(
+            "search",
+            "Searches.",
+            json!({"type": "object", "properties": {"a": {"type": "nope"}}}),
+        ),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some("search"));
+    let source = error.source().expect("the schema error is the source");
+    assert!(
+        source
+            .downcast_ref::<jsonschema::ValidationError<'static>>()
+            .is_some(),
+        "{source:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_index_is_the_position_in_what_the_factory_built() {
+    let bundle = tool::Definition::bundle("files", ["read", "write"], |_bindings| async {
+        Ok::<Vec<Arc<dyn Tool>>, BoxError>(vec![
+            Arc::new(EchoTool::named("read")),
+            Arc::new(EchoTool::with_info(ToolInfo::new(
+                "write",
+                "",
+                json!({"type": "object"}),
+            ))),
+        ])
+    });
+    let error = Definition::builder()
+        .name("agent")
+        .tool(bundle)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some("write"));
+    assert_eq!(error.index, Some(1));
+}
+
+#[tokio::test]
+async fn valid_tool_info_binds() {
+    let counter = Counter::new();
+    let parameters = json!({
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"]
+    });
+    let bound = Definition::builder()
+        .name("agent")
+        .tool(counted_with_info(
+            "weather",
+            &counter,
+            info("weather", "Weather for a city.", parameters.clone()),
+        ))
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap();
+    assert_eq!(bound.tools()[0].info().parameters, parameters);
+}
+
+#[tokio::test]
+async fn mcp_name_rules_accept_a_dotted_name() {
+    let counter = Counter::new();
+    let bound = Definition::builder()
+        .name("agent")
+        .name_rules(NameRules::Mcp)
+        .tool(counted("spotify.play", &counter))
+        .build()
+        .validate()
+        .expect("dots are valid under the MCP profile")
+        .bind(bindings())
+        .await
+        .expect("and at bind");
+    assert_eq!(bound.tools()[0].name(), "spotify.play");
+}
+
+#[tokio::test]
+async fn reserved_extra_tool_is_invalid_definition_before_any_factory() {
+    let counter = Counter::new();
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .build()
+        .validate()
+        .unwrap();
+    let error = definition
+        .bind(
+            bindings()
+                .tool(counted("notes", &counter))
+                .tool(counted(STRUCTURED_OUTPUT_TOOL_NAME, &counter)),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::InvalidDefinition);
+    assert_eq!(error.name.as_deref(), Some(STRUCTURED_OUTPUT_TOOL_NAME));
+    assert_eq!(error.index, Some(1), "the extra tool's position");
+    let cause = error
+        .source()
+        .and_then(|source| source.downcast_ref::<DefinitionError>())
+        .expect("the source is the DefinitionError");
+    assert_eq!(cause.kind, DefinitionErrorKind::ReservedToolName);
+    assert_eq!(cause.field, "bindings.tools[1].tool_names[0]");
+    assert_eq!(
+        counter.get(),
+        0,
+        "extra tools are checked before any factory runs"
+    );
+}
+
+#[tokio::test]
+async fn extra_tool_with_an_invalid_declared_name_is_invalid_definition() {
+    let counter = Counter::new();
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .build()
+        .validate()
+        .unwrap();
+    let error = definition
+        .bind(bindings().tool(counted("spotify.play", &counter)))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::InvalidDefinition);
+    let cause = error
+        .source()
+        .and_then(|source| source.downcast_ref::<DefinitionError>())
+        .expect("the source is the DefinitionError");
+    assert_eq!(cause.kind, DefinitionErrorKind::InvalidTool);
+    assert_eq!(counter.get(), 0);
+}

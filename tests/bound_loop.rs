@@ -1,0 +1,333 @@
+//! The bound loop (DESIGN.md section 7): modes, the current mode, and
+//! invoking one tool by name.
+
+mod common;
+
+use std::error::Error as _;
+
+use agent_loop::bind::ToolCallErrorKind;
+use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
+use agent_loop::tool::{self, BoxError, ToolInfo};
+use agent_loop::{Bound, Definition, Mode};
+use async_trait::async_trait;
+use common::{Counter, bindings, counted, names};
+use serde_json::{Value, json};
+
+async fn bound_with_modes() -> Definition<Bound> {
+    let counter = Counter::new();
+    Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .instructions("Base instructions.")
+        .mode(
+            Mode::new("review")
+                .tool(counted("read", &counter))
+                .instructions("Read only."),
+        )
+        .mode(Mode::new("write").tool(counted("edit", &counter)))
+        .mode(Mode::new("inherit"))
+        .initial_mode("write")
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn modes_lists_base_first_then_declared_order() {
+    let bound = bound_with_modes().await;
+    let modes: Vec<Option<String>> = bound.modes().into_iter().map(|m| m.name).collect();
+    assert_eq!(
+        modes,
+        [
+            None,
+            Some("review".to_owned()),
+            Some("write".to_owned()),
+            Some("inherit".to_owned())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn mode_by_name_has_its_tools_and_instructions() {
+    let bound = bound_with_modes().await;
+    let review = bound.mode("review").expect("declared");
+    assert_eq!(review.name.as_deref(), Some("review"));
+    assert_eq!(names(&review.tools), ["read"]);
+    assert_eq!(review.instructions.as_deref(), Some("Read only."));
+    assert_eq!(
+        bound.base_mode().instructions.as_deref(),
+        Some("Base instructions.")
+    );
+    assert!(bound.mode("nope").is_none());
+}
+
+#[tokio::test]
+async fn mode_without_tools_inherits_base_tools() {
+    let bound = bound_with_modes().await;
+    let inherit = bound.mode("inherit").unwrap();
+    assert_eq!(names(&inherit.tools), ["search"]);
+    assert!(inherit.tools[0].same_instance(&bound.base_mode().tools[0]));
+}
+
+#[tokio::test]
+async fn initial_mode_is_current_after_bind() {
+    let bound = bound_with_modes().await;
+    assert_eq!(bound.current_mode().name.as_deref(), Some("write"));
+    assert_eq!(names(&bound.tools()), ["edit"]);
+}
+
+#[tokio::test]
+async fn without_modes_the_base_mode_is_current() {
+    let counter = Counter::new();
+    let bound = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap();
+    assert_eq!(bound.current_mode().name, None);
+    assert_eq!(bound.modes().len(), 1);
+    assert_eq!(names(&bound.tools()), ["search"]);
+}
+
+#[tokio::test]
+async fn set_current_mode_switches_tools() {
+    let mut bound = bound_with_modes().await;
+    bound.set_current_mode(Some("review")).unwrap();
+    assert_eq!(bound.current_mode().name.as_deref(), Some("review"));
+    assert_eq!(names(&bound.tools()), ["read"]);
+    assert!(bound.tool("read").is_some());
+    assert!(bound.tool("edit").is_none());
+    bound.set_current_mode(None).unwrap();
+    assert_eq!(bound.current_mode().name, None);
+    assert_eq!(names(&bound.tools()), ["search"]);
+}
+
+#[tokio::test]
+async fn unknown_mode_is_an_error_and_leaves_the_current_mode() {
+    let mut bound = bound_with_modes().await;
+    let error = bound.set_current_mode(Some("reveiw")).unwrap_err();
+    assert_eq!(error.name, "reveiw");
+    assert!(error.available.contains("review"), "{error}");
+    assert_eq!(bound.current_mode().name.as_deref(), Some("write"));
+    assert_eq!(names(&bound.tools()), ["edit"]);
+}
+
+#[tokio::test]
+async fn invoke_runs_the_named_tool_of_the_current_mode() {
+    let bound = bound_with_modes().await;
+    let output = bound.invoke("edit", json!({"path": "a.rs"})).await.unwrap();
+    assert_eq!(
+        output,
+        json!({"tool": "edit", "arguments": {"path": "a.rs"}})
+    );
+}
+
+#[tokio::test]
+async fn invoking_a_tool_of_another_mode_is_unknown_tool() {
+    let bound = bound_with_modes().await;
+    let error = bound.invoke("read", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::UnknownTool);
+    assert_eq!(error.tool_name, "read");
+    assert!(
+        error.message.contains("edit"),
+        "the message lists the available tools: {}",
+        error.message
+    );
+    let error = bound.invoke("nothing", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::UnknownTool);
+}
+
+fn weather() -> tool::Definition {
+    tool::Definition::from_fn(
+        ToolInfo::new(
+            "weather",
+            "Weather for a city.",
+            json!({
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
+                "required": ["city"]
+            }),
+        ),
+        |arguments: Value, _context| async move {
+            Ok::<_, BoxError>(json!(format!(
+                "sunny in {}",
+                arguments["city"].as_str().unwrap_or("?")
+            )))
+        },
+    )
+}
+
+async fn bound_one(definition: tool::Definition) -> Definition<Bound> {
+    Definition::builder()
+        .name("agent")
+        .tool(definition)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn arguments_failing_the_schema_are_invalid_arguments_naming_the_field() {
+    let bound = bound_one(weather()).await;
+    let error = bound
+        .invoke("weather", json!({"city": "Paris", "days": "three"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::InvalidArguments);
+    assert!(error.message.contains("days"), "{}", error.message);
+
+    let error = bound
+        .invoke("weather", json!({"days": 2}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::InvalidArguments);
+    assert!(error.message.contains("city"), "{}", error.message);
+
+    assert_eq!(
+        bound
+            .invoke("weather", json!({"city": "Paris"}))
+            .await
+            .unwrap(),
+        json!("sunny in Paris")
+    );
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_an_object_are_refused() {
+    let bound = bound_one(weather()).await;
+    for arguments in [json!(null), json!([1]), json!("city")] {
+        let error = bound
+            .invoke("weather", arguments.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.kind,
+            ToolCallErrorKind::ArgumentsNotObject,
+            "{arguments}"
+        );
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("disk full")]
+struct DiskFull;
+
+#[tokio::test]
+async fn tool_error_is_tool_failed_with_its_source() {
+    let bound = bound_one(tool::Definition::from_fn(
+        ToolInfo::without_parameters("save", "Saves."),
+        |_arguments: Value, _context| async { Err::<Value, _>(DiskFull) },
+    ))
+    .await;
+    let error = bound.invoke("save", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::ToolFailed);
+    assert!(error.message.contains("disk full"), "{}", error.message);
+    assert!(
+        error
+            .source()
+            .and_then(|s| s.downcast_ref::<DiskFull>())
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn panicking_tool_is_tool_panicked() {
+    let bound = bound_one(tool::Definition::from_fn(
+        ToolInfo::without_parameters("crash", "Crashes."),
+        |_arguments: Value, _context| async {
+            if true {
+                panic!("tool exploded");
+            }
+            Ok::<Value, BoxError>(Value::Null)
+        },
+    ))
+    .await;
+    let error = bound.invoke("crash", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::ToolPanicked);
+    assert!(error.message.contains("tool exploded"), "{}", error.message);
+    // The binding is still usable after the panic.
+    let again = bound.invoke("crash", json!({})).await.unwrap_err();
+    assert_eq!(again.kind, ToolCallErrorKind::ToolPanicked);
+}
+
+struct Explodes;
+
+#[async_trait]
+impl ToolMiddleware for Explodes {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+        panic!("middleware exploded")
+    }
+}
+
+#[tokio::test]
+async fn panicking_middleware_is_middleware_panicked() {
+    let counter = Counter::new();
+    let bound = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .middleware(Explodes)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap();
+    let error = bound.invoke("search", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::MiddlewarePanicked);
+    assert!(
+        error.message.contains("middleware exploded"),
+        "{}",
+        error.message
+    );
+    let handle = bound.tool("search").unwrap();
+    let error = handle.invoke(json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::MiddlewarePanicked);
+}
+
+#[tokio::test]
+async fn tools_see_the_session_loop_mode_and_tool_name() {
+    let definition = tool::Definition::from_fn(
+        ToolInfo::without_parameters("whoami", "Says who calls."),
+        |_arguments: Value, context| async move {
+            Ok::<_, BoxError>(json!({
+                "session": context.session_id.to_string(),
+                "loop": context.loop_id.to_string(),
+                "mode": context.mode.as_deref(),
+                "tool": &*context.tool_name,
+            }))
+        },
+    );
+    let b = bindings();
+    let (session, loop_id) = (b.session_id(), b.loop_id());
+    let bound = Definition::builder()
+        .name("agent")
+        .tool(definition)
+        .mode(Mode::new("quiet"))
+        .initial_mode("quiet")
+        .build()
+        .validate()
+        .unwrap()
+        .bind(b)
+        .await
+        .unwrap();
+    let output = bound.invoke("whoami", json!({})).await.unwrap();
+    assert_eq!(
+        output,
+        json!({
+            "session": session.to_string(),
+            "loop": loop_id.to_string(),
+            "mode": "quiet",
+            "tool": "whoami",
+        })
+    );
+}

@@ -1,0 +1,113 @@
+//! Helpers shared by the integration tests: a tool with a configurable
+//! `ToolInfo`, tool definitions whose factory calls are counted, and fresh
+//! bindings.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_loop::bind::{Bindings, LoopId, SessionId};
+use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+/// A tool that answers `{"tool": <name>, "arguments": <arguments>}`, with
+/// whatever `ToolInfo` the test gives it.
+pub struct EchoTool {
+    pub info: ToolInfo,
+}
+
+impl EchoTool {
+    /// An echo tool with a valid info: `name`, a description, an object
+    /// schema without properties.
+    pub fn named(name: &str) -> Self {
+        Self {
+            info: ToolInfo::without_parameters(name, format!("Echoes the arguments of {name}.")),
+        }
+    }
+
+    pub fn with_info(info: ToolInfo) -> Self {
+        Self { info }
+    }
+}
+
+#[async_trait]
+impl Tool for EchoTool {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+        Ok(json!({ "tool": self.info.name, "arguments": arguments }))
+    }
+}
+
+/// Counts factory calls across bindings.
+#[derive(Clone, Default)]
+pub struct Counter(Arc<AtomicUsize>);
+
+impl Counter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    fn bump(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A definition named `name` whose factory builds one valid [`EchoTool`]
+/// named `name` and counts each call in `counter`.
+pub fn counted(name: &str, counter: &Counter) -> tool::Definition {
+    counted_with_info(
+        name,
+        counter,
+        ToolInfo::without_parameters(name, "A counted tool."),
+    )
+}
+
+/// A definition named `name`, declaring the tool name `name`, whose factory
+/// builds an [`EchoTool`] reporting `info` (which may differ from what was
+/// declared) and counts each call in `counter`.
+pub fn counted_with_info(name: &str, counter: &Counter, info: ToolInfo) -> tool::Definition {
+    let counter = counter.clone();
+    tool::Definition::new(name, move |_bindings| {
+        counter.bump();
+        let tool = EchoTool::with_info(info.clone());
+        async move { Ok::<_, BoxError>(tool) }
+    })
+}
+
+/// A definition named `definition_name` declaring `tool_names`, whose factory
+/// builds one valid [`EchoTool`] per declared name and counts each call.
+pub fn counted_bundle(
+    definition_name: &str,
+    tool_names: &[&str],
+    counter: &Counter,
+) -> tool::Definition {
+    let counter = counter.clone();
+    let names: Vec<String> = tool_names.iter().map(|&n| n.to_owned()).collect();
+    let declared = names.clone();
+    tool::Definition::bundle(definition_name, declared, move |_bindings| {
+        counter.bump();
+        let tools: Vec<Arc<dyn Tool>> = names
+            .iter()
+            .map(|name| Arc::new(EchoTool::named(name)) as Arc<dyn Tool>)
+            .collect();
+        async move { Ok::<_, BoxError>(tools) }
+    })
+}
+
+/// Bindings with fresh, valid ids and nothing else.
+pub fn bindings() -> Bindings {
+    Bindings::new(SessionId::new(), LoopId::new())
+}
+
+/// The model-facing names of some tool handles, in order.
+pub fn names(tools: &[agent_loop::bind::ToolHandle<'_>]) -> Vec<String> {
+    tools.iter().map(|tool| tool.name().to_owned()).collect()
+}

@@ -1,0 +1,5 @@
+use agent_loop::Definition;
+
+fn main() {
+    let _ = Definition::builder().name("agent").name("again").build();
+}
