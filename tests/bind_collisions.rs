@@ -4,7 +4,7 @@
 
 mod common;
 
-use agent_loop::{BindError, BindErrorKind, Definition, Mode, Validated};
+use agent_loop::{BindError, BindErrorKind, Definition, DefinitionErrorKind, Mode, Validated};
 use common::{Counter, bindings, counted, counted_bundle, names};
 
 async fn bind_err(definition: Definition<Validated>) -> BindError {
@@ -228,19 +228,35 @@ async fn extra_tool_that_is_a_base_definition_is_built_once_without_collision() 
     assert_eq!(names(&bound.tools()), ["search"]);
 }
 
-#[tokio::test]
-async fn a_definition_declaring_a_name_twice_is_refused() {
+#[test]
+fn a_definition_declaring_a_name_twice_is_refused_by_validate() {
     let counter = Counter::new();
-    let error = bind_err(
-        Definition::builder()
-            .name("agent")
-            .tool(counted_bundle("files", &["read", "read"], &counter))
-            .build()
-            .validate()
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(error.name.as_deref(), Some("files"));
+    let error = Definition::builder()
+        .name("agent")
+        .tool(counted_bundle("files", &["read", "read"], &counter))
+        .build()
+        .validate()
+        .unwrap_err();
+    assert_eq!(error.kind, DefinitionErrorKind::InvalidTool);
+    assert_eq!(error.field, "tools[0].tool_names[1]");
+    assert_eq!(error.value, "\"read\"");
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn an_extra_tool_declaring_a_name_twice_is_an_invalid_definition_at_bind() {
+    let counter = Counter::new();
+    let definition = Definition::builder()
+        .name("agent")
+        .build()
+        .validate()
+        .unwrap();
+    let error = definition
+        .bind(bindings().tool(counted_bundle("files", &["read", "read"], &counter)))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind, BindErrorKind::InvalidDefinition);
+    assert_eq!(error.name.as_deref(), Some("files"));
+    assert_eq!(error.index, Some(0));
     assert_eq!(counter.get(), 0);
 }

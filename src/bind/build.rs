@@ -209,18 +209,10 @@ impl ToolLists {
         }
         for (position, definition) in distinct.iter().enumerate() {
             for name in definition.tool_names() {
+                // Validation refused a name declared twice by one
+                // definition, so an owner here is always another one.
                 if let Some(&owner) = tool_owner.get(name.as_str()) {
-                    if owner != position {
-                        return Err(duplicate_tool_name(name, &distinct[owner], definition));
-                    }
-                    return Err(BindError::new(
-                        BindErrorKind::InvalidDefinition,
-                        format!(
-                            "tool definition `{}` declares the tool name `{name}` twice",
-                            definition.name()
-                        ),
-                    )
-                    .name(definition.name()));
+                    return Err(duplicate_tool_name(name, &distinct[owner], definition));
                 }
                 tool_owner.insert(name, position);
             }

@@ -102,7 +102,6 @@ pub(crate) fn lookup<'b>(
 /// Reads the model's arguments text: empty (or white space) counts as `{}`,
 /// as providers send for tools without parameters; anything else must be a
 /// JSON object.
-#[allow(dead_code, reason = "used by the turn runner, which is not merged yet")]
 pub(crate) fn parse_arguments(tool_name: &str, text: &str) -> Result<Value, ToolCallError> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Default::default()));

@@ -104,8 +104,8 @@ fn check_limits(
 
 /// The checks every tool definition gets, the definition's own at validate
 /// and the binding's extra ones at bind: a non-blank name, at least one
-/// declared tool name, every declared name valid under `rules` and not
-/// reserved.
+/// declared tool name, every declared name unique within the definition,
+/// valid under `rules` and not reserved.
 pub(crate) fn check_tool_definition(
     definition: &tool::Definition,
     field: &str,
@@ -129,6 +129,14 @@ pub(crate) fn check_tool_definition(
     }
     for (index, name) in definition.tool_names().iter().enumerate() {
         let field = format!("{field}.tool_names[{index}]");
+        if definition.tool_names()[..index].contains(name) {
+            return Err(DefinitionError::new(
+                DefinitionErrorKind::InvalidTool,
+                field,
+                format!("{name:?}"),
+            )
+            .because("a tool definition declares this tool name twice"));
+        }
         if name == STRUCTURED_OUTPUT_TOOL_NAME {
             return Err(DefinitionError::new(
                 DefinitionErrorKind::ReservedToolName,
