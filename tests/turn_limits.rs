@@ -58,7 +58,11 @@ async fn iterations_three_runs_exactly_three_batches_and_refuses_the_fourth() {
         ),
         "{error:?}"
     );
-    assert_eq!(invocations.load(Ordering::SeqCst), 3, "exactly 3 batches ran");
+    assert_eq!(
+        invocations.load(Ordering::SeqCst),
+        3,
+        "exactly 3 batches ran"
+    );
     assert_eq!(model.requests().len(), 4, "the 4th request was made");
     // user, then 3 × (assistant tool calls, result); nothing of batch 4.
     assert_eq!(conversation.len(), 7);
@@ -218,7 +222,11 @@ async fn the_outcome_lists_the_messages_the_turn_appended() {
     let before = conversation.len();
 
     let outcome = session
-        .run_turn(&ping_script(2, 1), &mut conversation, &CancellationToken::new())
+        .run_turn(
+            &ping_script(2, 1),
+            &mut conversation,
+            &CancellationToken::new(),
+        )
         .await
         .expect("the turn completes");
 
