@@ -1,0 +1,237 @@
+//! Cancellation (DESIGN.md section 8.6): the turn returns interrupted
+//! promptly, in-flight tool futures are dropped (their drop code runs),
+//! queued calls never start, and the interrupted batch is not committed.
+
+mod turn_common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use agent_loop::tool::BoxError;
+use agent_loop::turn::{Message, Model, ModelRequest, ModelResponse, ScriptedModel, TurnStatus};
+use agent_loop::{ToolLimits, tool};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use turn_common::*;
+
+/// Counts how many `sleepy` calls started and how many of their futures
+/// were dropped.
+#[derive(Default)]
+struct Counters {
+    started: AtomicUsize,
+    dropped: AtomicUsize,
+}
+
+/// Increments `dropped` when the tool's future is dropped, finished or not.
+struct DropGuard(Arc<Counters>);
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        self.0.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// `sleepy`: sleeps 10 s without watching the cancellation token, so only
+/// dropping its future can stop it.
+fn sleepy_tool(counters: Arc<Counters>) -> tool::Definition {
+    tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("sleepy", "Sleeps ten seconds."),
+        move |_arguments: Value, _context| {
+            let counters = Arc::clone(&counters);
+            async move {
+                let _guard = DropGuard(Arc::clone(&counters));
+                counters.started.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                Ok::<_, BoxError>(json!("woke up"))
+            }
+        },
+    )
+}
+
+/// Cancels `token` once `count` calls have started (or after 5 s, so a
+/// broken runner fails the test instead of hanging it).
+fn cancel_when_started(counters: Arc<Counters>, count: usize, token: CancellationToken) {
+    tokio::spawn(async move {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while counters.started.load(Ordering::SeqCst) < count && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        token.cancel();
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_during_a_batch_interrupts_promptly_and_drops_the_running_calls() {
+    let counters = Arc::new(Counters::default());
+    let pings = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [
+            sleepy_tool(Arc::clone(&counters)),
+            counting_tool("ping", Arc::clone(&pings)),
+        ],
+        ToolLimits {
+            parallel: 2,
+            ..Default::default()
+        },
+    )
+    .await;
+    let model = ScriptedModel::new([
+        batch([call("p1", "ping", "{}")]),
+        batch((0..6).map(|i| call(format!("s{i}"), "sleepy", "{}"))),
+        answer("never reached"),
+    ]);
+    let mut conversation = user_says("sleep on it");
+    let cancellation = CancellationToken::new();
+    cancel_when_started(Arc::clone(&counters), 2, cancellation.clone());
+
+    let started = Instant::now();
+    let outcome = session
+        .run_turn(&model, &mut conversation, &cancellation)
+        .await
+        .expect("cancellation is not an error");
+    let elapsed = started.elapsed();
+
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    assert_eq!(outcome.answer(), None);
+    assert!(
+        elapsed < Duration::from_secs(2),
+        "returned after {elapsed:?}, not after the tools' 10 s"
+    );
+    assert_eq!(counters.started.load(Ordering::SeqCst), 2, "parallel = 2");
+    assert_eq!(
+        counters.dropped.load(Ordering::SeqCst),
+        2,
+        "both running futures were dropped before run_turn returned"
+    );
+    // Queued calls never start, even later.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(counters.started.load(Ordering::SeqCst), 2);
+    assert_eq!(counters.dropped.load(Ordering::SeqCst), 2);
+
+    // The first batch stays committed; the interrupted one is not there.
+    assert_eq!(pings.load(Ordering::SeqCst), 1);
+    assert_eq!(conversation.len(), 3, "{conversation:#?}");
+    assert_eq!(result_for(&conversation, "p1").content, "ok");
+    assert!(tool_calls(&conversation).iter().all(|c| c.name != "sleepy"));
+    assert_eq!(outcome.messages, conversation[1..]);
+    assert_eq!(
+        outcome.stats.iteration_count(),
+        1,
+        "the interrupted batch is not counted"
+    );
+    assert_eq!(model.remaining(), 1, "the model was not asked again");
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_sees_the_turn_cancellation_in_its_context() {
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let started = Arc::new(Counters::default());
+    let watcher = {
+        let saw_cancel = Arc::clone(&saw_cancel);
+        let started = Arc::clone(&started);
+        tool::Definition::from_fn(
+            tool::ToolInfo::without_parameters("watcher", "Waits for cancellation."),
+            move |_arguments: Value, context: tool::CallContext| {
+                let saw_cancel = Arc::clone(&saw_cancel);
+                let started = Arc::clone(&started);
+                async move {
+                    // A detached task outlives the dropped tool future and
+                    // reports whether the context's token fired.
+                    let token = context.cancellation.clone();
+                    tokio::spawn(async move {
+                        token.cancelled().await;
+                        saw_cancel.store(true, Ordering::SeqCst);
+                    });
+                    started.started.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    Ok::<_, BoxError>(Value::Null)
+                }
+            },
+        )
+    };
+    let session = bind_tools([watcher], ToolLimits::default()).await;
+    let model = ScriptedModel::new([batch([call("w1", "watcher", "{}")]), answer("no")]);
+    let mut conversation = user_says("watch");
+    let cancellation = CancellationToken::new();
+    cancel_when_started(Arc::clone(&started), 1, cancellation.clone());
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &cancellation)
+        .await
+        .unwrap();
+
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !saw_cancel.load(Ordering::SeqCst) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        saw_cancel.load(Ordering::SeqCst),
+        "the context carries the turn's token"
+    );
+    assert_eq!(conversation, user_says("watch"));
+}
+
+/// A model that takes 10 s to answer.
+struct SlowModel;
+
+#[async_trait::async_trait]
+impl Model for SlowModel {
+    async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(ModelResponse::Answer("too late".into()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_while_the_model_thinks_interrupts_promptly() {
+    let session = bind_tools([echo_tool("echo")], ToolLimits::default()).await;
+    let mut conversation = user_says("think hard");
+    let cancellation = CancellationToken::new();
+    let canceller = cancellation.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        canceller.cancel();
+    });
+
+    let started = Instant::now();
+    let outcome = session
+        .run_turn(&SlowModel, &mut conversation, &cancellation)
+        .await
+        .unwrap();
+
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(conversation, user_says("think hard"));
+    assert!(outcome.messages.is_empty());
+}
+
+#[tokio::test]
+async fn a_turn_started_with_a_cancelled_token_runs_nothing() {
+    let pings = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&pings))],
+        ToolLimits::default(),
+    )
+    .await;
+    let model = ScriptedModel::new([batch([call("p1", "ping", "{}")]), answer("done")]);
+    let mut conversation = user_says("too late");
+    let cancellation = CancellationToken::new();
+    cancellation.cancel();
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &cancellation)
+        .await
+        .unwrap();
+
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    assert_eq!(pings.load(Ordering::SeqCst), 0);
+    assert_eq!(conversation, vec![Message::user("too late")]);
+    assert_eq!(outcome.stats.iteration_count(), 0);
+}

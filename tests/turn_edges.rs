@@ -1,0 +1,239 @@
+//! Edges of the turn loop: one iteration, unlimited limits, a final answer
+//! first, an empty batch, a failing model.
+
+mod turn_common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_loop::ToolLimits;
+use agent_loop::turn::{
+    ExceededLimit, Message, ModelResponse, ScriptExhausted, ScriptedModel, TurnError, TurnStatus,
+};
+use tokio_util::sync::CancellationToken;
+use turn_common::*;
+
+fn pings(batches: usize) -> Vec<ModelResponse> {
+    (0..batches)
+        .map(|b| batch([call(format!("call_{b}"), "ping", "{}")]))
+        .collect()
+}
+
+#[tokio::test]
+async fn iterations_one_runs_one_batch_then_accepts_the_answer() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits {
+            iterations: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut script = pings(1);
+    script.push(answer("pong"));
+    let model = ScriptedModel::new(script);
+    let mut conversation = user_says("ping");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("one batch fits iterations = 1");
+
+    assert_eq!(outcome.answer(), Some("pong"));
+    assert_eq!(outcome.stats.iteration_count(), 1);
+    assert_eq!(invocations.load(Ordering::SeqCst), 1);
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn iterations_one_refuses_a_second_batch() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits {
+            iterations: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    let model = ScriptedModel::new(pings(2));
+    let mut conversation = user_says("ping twice");
+
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect_err("a second batch exceeds iterations = 1");
+
+    let TurnError::ToolLimit(limit) = error else {
+        panic!("expected a tool limit error, got {error:?}");
+    };
+    assert_eq!(limit.exceeded, ExceededLimit::Iterations);
+    assert_eq!((limit.iterations, limit.max_iterations), (2, 1));
+    assert_eq!(invocations.load(Ordering::SeqCst), 1);
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn unlimited_iterations_and_calls_run_until_the_model_answers() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits {
+            iterations: ToolLimits::UNLIMITED,
+            calls: ToolLimits::UNLIMITED,
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut script = pings(300);
+    script.push(answer("finally"));
+    let model = ScriptedModel::new(script);
+    let mut conversation = user_says("ping a lot");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("no limit stops 300 batches");
+
+    assert_eq!(outcome.answer(), Some("finally"));
+    assert_eq!(outcome.stats.iteration_count(), 300);
+    assert_eq!(outcome.stats.call_count(), 300);
+    assert_eq!(invocations.load(Ordering::SeqCst), 300);
+    assert_eq!(conversation.len(), 1 + 2 * 300 + 1);
+    assert_eq!(model.remaining(), 0);
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn the_default_limits_stop_what_unlimited_allows() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits::default(),
+    )
+    .await;
+    let model = ScriptedModel::new(pings(300));
+    let mut conversation = user_says("ping a lot");
+
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect_err("the default allows 25 iterations");
+
+    let TurnError::ToolLimit(limit) = error else {
+        panic!("expected a tool limit error, got {error:?}");
+    };
+    assert_eq!((limit.iterations, limit.max_iterations), (26, 25));
+    assert_eq!(invocations.load(Ordering::SeqCst), 25);
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn a_final_answer_first_runs_no_tool_and_counts_no_iteration() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits::default(),
+    )
+    .await;
+    let model = ScriptedModel::new([answer("hello")]);
+    let mut conversation = user_says("hi");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn completes");
+
+    assert_eq!(
+        outcome.status,
+        TurnStatus::Completed {
+            answer: "hello".into()
+        }
+    );
+    assert_eq!(outcome.stats.iteration_count(), 0);
+    assert_eq!(outcome.stats.call_count(), 0);
+    assert_eq!(invocations.load(Ordering::SeqCst), 0);
+    assert_eq!(outcome.messages, [Message::assistant("hello")]);
+    assert_eq!(
+        conversation,
+        [Message::user("hi"), Message::assistant("hello")]
+    );
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_empty_batch_ends_the_turn_as_an_answer_without_an_iteration() {
+    let session = bind_tools([echo_tool("echo")], ToolLimits::default()).await;
+    let model = ScriptedModel::new([ModelResponse::ToolCalls {
+        content: Some("nothing to do".into()),
+        tool_calls: Vec::new(),
+    }]);
+    let mut conversation = user_says("hi");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn completes");
+
+    assert_eq!(outcome.answer(), Some("nothing to do"));
+    assert_eq!(outcome.stats.iteration_count(), 0);
+    assert_eq!(
+        conversation.last(),
+        Some(&Message::assistant("nothing to do"))
+    );
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn a_failing_model_fails_the_turn_and_keeps_the_committed_batches() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits::default(),
+    )
+    .await;
+    // Two batches, then the script runs out: the third request fails.
+    let model = ScriptedModel::new(pings(2));
+    let mut conversation = user_says("ping");
+
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect_err("the model request fails");
+
+    let TurnError::Model(source) = error else {
+        panic!("expected a model error, got {error:?}");
+    };
+    assert!(
+        source.downcast_ref::<ScriptExhausted>().is_some(),
+        "{source}"
+    );
+    assert_eq!(invocations.load(Ordering::SeqCst), 2);
+    assert_eq!(conversation.len(), 1 + 2 * 2);
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn assistant_text_alongside_tool_calls_is_kept() {
+    let session = bind_tools([echo_tool("echo")], ToolLimits::default()).await;
+    let model = ScriptedModel::new([
+        ModelResponse::ToolCalls {
+            content: Some("Let me check.".into()),
+            tool_calls: vec![call("c1", "echo", "{}")],
+        },
+        answer("checked"),
+    ]);
+    let mut conversation = user_says("check");
+
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn completes");
+
+    assert_eq!(
+        conversation[1],
+        Message::tool_calls(Some("Let me check.".into()), vec![call("c1", "echo", "{}")])
+    );
+    assert_every_call_answered(&conversation);
+}

@@ -1,0 +1,343 @@
+//! DESIGN.md section 8.7 over random scripts: whatever the model asks for
+//! (valid calls, unknown tools, broken arguments, panicking and failing
+//! tools, empty batches, a cancellation mid-batch) and whatever the limits, every tool call id in the
+//! returned conversation has exactly one result, for completed,
+//! interrupted and failed turns alike. The outcome itself is predicted from the script and
+//! checked too.
+
+mod turn_common;
+
+use std::sync::{Arc, Once};
+
+use agent_loop::turn::{
+    ExceededLimit, Message, ModelResponse, ScriptedModel, ToolLimitError, TurnError, TurnStatus,
+};
+use agent_loop::{ToolLimits, tool};
+use proptest::prelude::*;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use turn_common::*;
+
+/// The panic message of the `boom` tool, kept out of the test output.
+const BOOM: &str = "turn_invariant: expected tool panic";
+
+/// One call the random model may make.
+#[derive(Clone, Copy, Debug)]
+enum CallKind {
+    Valid,
+    EmptyArguments,
+    UnknownTool,
+    NotJson,
+    Null,
+    Array,
+    MissingField,
+    WrongType,
+    Panics,
+    Fails,
+    /// Cancels the turn's token from inside the tool, then never finishes:
+    /// the turn is interrupted at a random point of the script.
+    CancelsTurn,
+}
+
+impl CallKind {
+    /// Tool name, arguments text, and whether the result is an error.
+    fn call(self) -> (&'static str, &'static str, bool) {
+        match self {
+            CallKind::Valid => ("get_weather", r#"{"city": "Lima"}"#, false),
+            CallKind::EmptyArguments => ("echo", "", false),
+            CallKind::UnknownTool => ("get_wether", "{}", true),
+            CallKind::NotJson => ("get_weather", r#"{"city": "San Fra"#, true),
+            CallKind::Null => ("get_weather", "null", true),
+            CallKind::Array => ("get_weather", "[1]", true),
+            CallKind::MissingField => ("get_weather", "{}", true),
+            CallKind::WrongType => ("get_weather", r#"{"city": 1}"#, true),
+            CallKind::Panics => ("boom", "{}", true),
+            CallKind::Fails => ("flaky", "{}", true),
+            // Never answered: its batch is not committed.
+            CallKind::CancelsTurn => ("stop", "{}", true),
+        }
+    }
+}
+
+fn call_kind() -> impl Strategy<Value = CallKind> {
+    prop_oneof![
+        3 => Just(CallKind::Valid),
+        1 => Just(CallKind::EmptyArguments),
+        1 => Just(CallKind::UnknownTool),
+        1 => Just(CallKind::NotJson),
+        1 => Just(CallKind::Null),
+        1 => Just(CallKind::Array),
+        1 => Just(CallKind::MissingField),
+        1 => Just(CallKind::WrongType),
+        1 => Just(CallKind::Panics),
+        1 => Just(CallKind::Fails),
+        1 => Just(CallKind::CancelsTurn),
+    ]
+}
+
+#[derive(Clone, Debug)]
+struct Case {
+    batches: Vec<Vec<CallKind>>,
+    ends_with_answer: bool,
+    limits: ToolLimits,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    let batches = prop::collection::vec(prop::collection::vec(call_kind(), 0..6), 0..8);
+    let iterations = prop_oneof![
+        Just(1),
+        Just(2),
+        Just(3),
+        Just(5),
+        Just(ToolLimits::UNLIMITED)
+    ];
+    let calls = prop_oneof![
+        Just(1),
+        Just(2),
+        Just(4),
+        Just(8),
+        Just(16),
+        Just(ToolLimits::UNLIMITED)
+    ];
+    (batches, any::<bool>(), iterations, calls, 1..=4_u32).prop_map(
+        |(batches, ends_with_answer, iterations, calls, parallel)| Case {
+            batches,
+            ends_with_answer,
+            limits: ToolLimits {
+                iterations,
+                calls,
+                parallel,
+                ..Default::default()
+            },
+        },
+    )
+}
+
+/// How the turn should end.
+#[derive(Debug, PartialEq)]
+enum Expected {
+    Answer(String),
+    Limit {
+        exceeded: ExceededLimit,
+        iterations: u32,
+        calls: u32,
+    },
+    ModelFailed,
+    Interrupted,
+}
+
+/// Replays the limits of DESIGN.md section 8.2 over the script: the
+/// batches that run, and how the turn ends.
+fn predict(case: &Case) -> (Vec<Vec<CallKind>>, Expected) {
+    let mut executed: Vec<Vec<CallKind>> = Vec::new();
+    let mut calls = 0_u32;
+    for batch in &case.batches {
+        if batch.is_empty() {
+            // An empty batch is an answer with no text.
+            return (executed, Expected::Answer(String::new()));
+        }
+        let iterations = executed.len() as u32 + 1;
+        let would_be = calls + batch.len() as u32;
+        let exceeded = if iterations > case.limits.iterations {
+            Some(ExceededLimit::Iterations)
+        } else if would_be > case.limits.calls {
+            Some(ExceededLimit::Calls)
+        } else {
+            None
+        };
+        if let Some(exceeded) = exceeded {
+            let limit = Expected::Limit {
+                exceeded,
+                iterations,
+                calls: would_be,
+            };
+            return (executed, limit);
+        }
+        if batch
+            .iter()
+            .any(|kind| matches!(kind, CallKind::CancelsTurn))
+        {
+            return (executed, Expected::Interrupted);
+        }
+        executed.push(batch.clone());
+        calls = would_be;
+    }
+    let end = if case.ends_with_answer {
+        Expected::Answer("done".into())
+    } else {
+        Expected::ModelFailed
+    };
+    (executed, end)
+}
+
+fn script(case: &Case) -> Vec<ModelResponse> {
+    let mut script: Vec<ModelResponse> = case
+        .batches
+        .iter()
+        .enumerate()
+        .map(|(b, kinds)| {
+            batch(kinds.iter().enumerate().map(|(i, kind)| {
+                let (name, arguments, _) = kind.call();
+                call(format!("call_{b}_{i}"), name, arguments)
+            }))
+        })
+        .collect();
+    if case.ends_with_answer {
+        script.push(answer("done"));
+    }
+    script
+}
+
+/// Silences the `boom` tool's expected panics; every other panic (a failing
+/// assertion) is still printed.
+fn quiet_expected_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let expected = info.payload().downcast_ref::<String>().map(String::as_str)
+                == Some(BOOM)
+                || info.payload().downcast_ref::<&str>() == Some(&BOOM);
+            if !expected {
+                default(info);
+            }
+        }));
+    });
+}
+
+fn run_case(case: &Case) -> Result<(), TestCaseError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let failing = tool::Definition::from_fn(
+            tool::ToolInfo::without_parameters("flaky", "Always fails."),
+            |_arguments: Value, _context| async move { Err::<Value, _>("flaky failed\nagain") },
+        );
+        let stop = tool::Definition::from_fn(
+            tool::ToolInfo::without_parameters("stop", "Cancels the turn."),
+            |_arguments: Value, context: tool::CallContext| async move {
+                context.cancellation.cancel();
+                std::future::pending::<Result<Value, tool::BoxError>>().await
+            },
+        );
+        let session = bind_tools(
+            [
+                weather_tool(Arc::default()),
+                echo_tool("echo"),
+                panicking_tool("boom", BOOM),
+                failing,
+                stop,
+            ],
+            case.limits,
+        )
+        .await;
+        let model = ScriptedModel::new(script(case));
+        let mut conversation = vec![Message::user("go")];
+        let result = session
+            .run_turn(&model, &mut conversation, &CancellationToken::new())
+            .await;
+
+        // The invariant, whatever the outcome.
+        check_every_call_answered(&conversation).map_err(TestCaseError::fail)?;
+
+        let (executed, expected) = predict(case);
+        match (&result, &expected) {
+            (Ok(outcome), Expected::Answer(answer)) => {
+                prop_assert_eq!(
+                    &outcome.status,
+                    &TurnStatus::Completed {
+                        answer: answer.clone()
+                    }
+                );
+                prop_assert_eq!(&outcome.messages[..], &conversation[1..]);
+                prop_assert_eq!(outcome.stats.iteration_count() as usize, executed.len());
+            }
+            (
+                Err(TurnError::ToolLimit(ToolLimitError {
+                    exceeded,
+                    iterations,
+                    calls,
+                    ..
+                })),
+                Expected::Limit {
+                    exceeded: want_exceeded,
+                    iterations: want_iterations,
+                    calls: want_calls,
+                },
+            ) => {
+                prop_assert_eq!(exceeded, want_exceeded);
+                prop_assert_eq!(iterations, want_iterations);
+                prop_assert_eq!(calls, want_calls);
+            }
+            (Err(TurnError::Model(_)), Expected::ModelFailed) => {}
+            (Ok(outcome), Expected::Interrupted) => {
+                prop_assert_eq!(&outcome.status, &TurnStatus::Interrupted);
+                prop_assert_eq!(&outcome.messages[..], &conversation[1..]);
+                prop_assert_eq!(outcome.stats.iteration_count() as usize, executed.len());
+            }
+            _ => prop_assert!(false, "got {:?}, expected {:?}", result, expected),
+        }
+
+        // Exactly the executed batches are in the conversation, each call
+        // with the result its kind calls for.
+        let batches_in_conversation = conversation
+            .iter()
+            .filter(
+                |m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()),
+            )
+            .count();
+        prop_assert_eq!(batches_in_conversation, executed.len());
+        let want: Vec<(String, bool)> = executed
+            .iter()
+            .enumerate()
+            .flat_map(|(b, kinds)| {
+                kinds
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, kind)| (format!("call_{b}_{i}"), kind.call().2))
+            })
+            .collect();
+        let got: Vec<(String, bool)> = tool_results(&conversation)
+            .iter()
+            .map(|r| (r.tool_call_id.clone(), r.is_error))
+            .collect();
+        prop_assert_eq!(got, want);
+        for result in tool_results(&conversation) {
+            prop_assert!(has_no_control_characters(&result.content));
+        }
+        Ok(())
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_tool_call_has_exactly_one_result_whatever_the_script(case in case()) {
+        quiet_expected_panics();
+        run_case(&case)?;
+    }
+}
+
+#[test]
+fn the_invariant_check_catches_broken_conversations() {
+    let calls = vec![call("a", "echo", "{}"), call("b", "echo", "{}")];
+    let asked = Message::tool_calls(None, calls);
+    let ok = |id: &str| Message::Tool(agent_loop::turn::ToolResult::ok(id, "x"));
+
+    let valid = vec![Message::user("u"), asked.clone(), ok("a"), ok("b")];
+    assert_eq!(check_every_call_answered(&valid), Ok(()));
+
+    let missing = vec![asked.clone(), ok("a")];
+    assert!(check_every_call_answered(&missing).is_err());
+    let doubled = vec![asked.clone(), ok("a"), ok("b"), ok("b")];
+    assert!(check_every_call_answered(&doubled).is_err());
+    let orphan = vec![asked.clone(), ok("a"), ok("b"), ok("c")];
+    assert!(check_every_call_answered(&orphan).is_err());
+    let out_of_order = vec![asked.clone(), ok("b"), ok("a")];
+    assert!(check_every_call_answered(&out_of_order).is_err());
+    let detached = vec![asked, ok("a"), Message::user("u"), ok("b")];
+    assert!(check_every_call_answered(&detached).is_err());
+}

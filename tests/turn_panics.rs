@@ -1,0 +1,216 @@
+//! A panicking tool or middleware becomes an error result for its call; the
+//! process and the turn survive (DESIGN.md section 8.4).
+
+mod turn_common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_loop::bind::ToolCallErrorKind;
+use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
+use agent_loop::turn::{ScriptedModel, ToolResult};
+use agent_loop::{Definition, ToolLimits, tool};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use turn_common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_tool_is_an_error_result_and_the_turn_completes() {
+    let session = bind_tools(
+        [
+            panicking_tool("boom", "the tool blew up"),
+            echo_tool("echo"),
+        ],
+        ToolLimits::default(),
+    )
+    .await;
+    let model = ScriptedModel::new([
+        batch([
+            call("c1", "boom", "{}"),
+            call("c2", "echo", r#"{"text":"still here"}"#),
+        ]),
+        batch([call("c3", "boom", "")]),
+        answer("recovered"),
+    ]);
+    let mut conversation = user_says("go");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("a tool panic does not fail the turn");
+
+    assert_eq!(outcome.answer(), Some("recovered"));
+    let boom = result_for(&conversation, "c1");
+    assert!(boom.is_error);
+    assert!(boom.content.contains("panicked"), "{}", boom.content);
+    assert!(
+        boom.content.contains("the tool blew up"),
+        "{}",
+        boom.content
+    );
+    assert!(result_for(&conversation, "c3").is_error);
+    assert_eq!(
+        *result_for(&conversation, "c2"),
+        ToolResult::ok("c2", r#"{"text":"still here"}"#)
+    );
+    assert_eq!(
+        outcome.stats.iterations[0].calls[0].error,
+        Some(ToolCallErrorKind::ToolPanicked)
+    );
+    assert_eq!(model.requests().len(), 3, "the model saw both panics");
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn a_tool_panic_with_a_non_string_payload_is_still_an_error_result() {
+    let odd = tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("odd", "Panics with a number."),
+        |_arguments: Value, _context| async move { panic_with_a_number() },
+    );
+    let session = bind_tools([odd], ToolLimits::default()).await;
+    let model = ScriptedModel::new([batch([call("c1", "odd", "{}")]), answer("ok")]);
+    let mut conversation = user_says("go");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn completes");
+
+    let odd = result_for(&conversation, "c1");
+    assert!(odd.is_error && odd.content.contains("panicked"), "{odd:?}");
+    assert_eq!(outcome.answer(), Some("ok"));
+    assert_every_call_answered(&conversation);
+}
+
+fn panic_with_a_number() -> Result<Value, tool::BoxError> {
+    std::panic::panic_any(42_u32)
+}
+
+/// Panics on calls to `fragile`, passes every other call through.
+struct PanicOnFragile;
+
+#[async_trait::async_trait]
+impl ToolMiddleware for PanicOnFragile {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, tool::BoxError> {
+        if &*call.context.tool_name == "fragile" {
+            panic!("the middleware tripped over {}", call.context.tool_call_id);
+        }
+        next.run(call).await
+    }
+}
+
+/// Counts the outputs it sees come back from the tool (ok or error).
+struct CountOutputs(Arc<AtomicUsize>);
+
+#[async_trait::async_trait]
+impl ToolMiddleware for CountOutputs {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, tool::BoxError> {
+        let output = next.run(call).await;
+        self.0.fetch_add(1, Ordering::SeqCst);
+        output
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_middleware_is_an_error_result_and_the_turn_completes() {
+    let fragile_ran = Arc::new(AtomicUsize::new(0));
+    let outer_saw = Arc::new(AtomicUsize::new(0));
+    let definition = Definition::builder()
+        .name("panicky-middleware")
+        .tool(counting_tool("fragile", Arc::clone(&fragile_ran)))
+        .tool(echo_tool("echo"))
+        .middleware(CountOutputs(Arc::clone(&outer_saw)))
+        .middleware(PanicOnFragile)
+        .build()
+        .validate()
+        .unwrap();
+    let session = bind(&definition).await;
+    let model = ScriptedModel::new([
+        batch([
+            call("c1", "fragile", "{}"),
+            call("c2", "echo", r#"{"text":"fine"}"#),
+        ]),
+        answer("done anyway"),
+    ]);
+    let mut conversation = user_says("go");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("a middleware panic does not fail the turn");
+
+    assert_eq!(outcome.answer(), Some("done anyway"));
+    let fragile = result_for(&conversation, "c1");
+    assert!(fragile.is_error);
+    assert!(
+        fragile.content.contains("middleware panicked"),
+        "{}",
+        fragile.content
+    );
+    assert!(
+        fragile.content.contains("the middleware tripped over c1"),
+        "{}",
+        fragile.content
+    );
+    assert_eq!(fragile_ran.load(Ordering::SeqCst), 0, "the tool never ran");
+    assert_eq!(
+        *result_for(&conversation, "c2"),
+        ToolResult::ok("c2", r#"{"text":"fine"}"#)
+    );
+    assert_eq!(
+        outcome.stats.iterations[0].calls[0].error,
+        Some(ToolCallErrorKind::MiddlewarePanicked)
+    );
+    // The outer middleware's frame unwound with the panic for c1 and
+    // returned normally for c2.
+    assert_eq!(outer_saw.load(Ordering::SeqCst), 1);
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn a_middleware_sees_a_tool_panic_as_an_error() {
+    /// Records whether the output it saw was an error.
+    struct SeeErrors(Arc<AtomicUsize>);
+
+    #[async_trait::async_trait]
+    impl ToolMiddleware for SeeErrors {
+        async fn handle(
+            &self,
+            call: ToolInvocation,
+            next: Next<'_>,
+        ) -> Result<Value, tool::BoxError> {
+            let output = next.run(call).await;
+            if let Err(error) = &output {
+                assert!(
+                    error
+                        .downcast_ref::<agent_loop::middleware::ToolPanicked>()
+                        .is_some()
+                );
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+            output
+        }
+    }
+
+    let errors_seen = Arc::new(AtomicUsize::new(0));
+    let definition = Definition::builder()
+        .name("see-panics")
+        .tool(panicking_tool("boom", "kaboom"))
+        .middleware(SeeErrors(Arc::clone(&errors_seen)))
+        .build()
+        .validate()
+        .unwrap();
+    let session = bind(&definition).await;
+    let model = ScriptedModel::new([batch([call("c1", "boom", "{}")]), answer("ok")]);
+    let mut conversation = user_says("go");
+
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn completes");
+
+    assert_eq!(errors_seen.load(Ordering::SeqCst), 1);
+    let boom = result_for(&conversation, "c1");
+    assert!(boom.is_error && boom.content.contains("kaboom"), "{boom:?}");
+    assert_every_call_answered(&conversation);
+}

@@ -1,0 +1,142 @@
+//! `result_bytes` in a turn (DESIGN.md section 8.5): the model sees at most
+//! the limit, with a marker counting the omitted bytes; middlewares and
+//! statistics see the full result. (Property tests of the cutting itself
+//! live with `truncate`.)
+
+mod turn_common;
+
+use std::sync::{Arc, Mutex};
+
+use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
+use agent_loop::turn::ScriptedModel;
+use agent_loop::turn::truncate::omitted_bytes;
+use agent_loop::{Definition, ToolLimits, tool};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use turn_common::*;
+
+/// `big`: returns `HEAD`, filler, `TAIL`, `len` bytes in all.
+fn big_tool() -> tool::Definition {
+    tool::Definition::from_fn(
+        tool::ToolInfo::new(
+            "big",
+            "Returns a long text.",
+            json!({
+                "type": "object",
+                "properties": { "len": { "type": "integer", "minimum": 8 } },
+                "required": ["len"]
+            }),
+        ),
+        |arguments: Value, _context| async move {
+            let len = arguments["len"].as_u64().unwrap() as usize;
+            Ok::<_, tool::BoxError>(json!(big_text(len)))
+        },
+    )
+}
+
+fn big_text(len: usize) -> String {
+    let filler: String = (0..len - 8)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    format!("HEAD{filler}TAIL")
+}
+
+/// Records the length of every successful output string it sees.
+struct RecordLengths(Arc<Mutex<Vec<usize>>>);
+
+#[async_trait::async_trait]
+impl ToolMiddleware for RecordLengths {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, tool::BoxError> {
+        let output = next.run(call).await;
+        if let Ok(Value::String(text)) = &output {
+            self.0.lock().unwrap().push(text.len());
+        }
+        output
+    }
+}
+
+#[tokio::test]
+async fn a_long_result_is_cut_for_the_model_but_whole_for_middlewares_and_stats() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let definition = Definition::builder()
+        .name("result-bytes")
+        .tool(big_tool())
+        .middleware(RecordLengths(Arc::clone(&seen)))
+        .tool_limits(ToolLimits {
+            result_bytes: 256,
+            ..Default::default()
+        })
+        .build()
+        .validate()
+        .unwrap();
+    let session = bind(&definition).await;
+    let model = ScriptedModel::new([
+        batch([
+            call("long", "big", r#"{"len": 10000}"#),
+            call("short", "big", r#"{"len": 100}"#),
+            call("edge", "big", r#"{"len": 256}"#),
+        ]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("read it all");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+
+    let long = result_for(&conversation, "long");
+    assert!(!long.is_error);
+    assert!(long.content.len() <= 256, "{}", long.content.len());
+    let original = big_text(10_000);
+    let omitted = omitted_bytes(&long.content).expect("a marker");
+    let marker = format!("\n[… {omitted} bytes omitted …]\n");
+    let (head, tail) = long
+        .content
+        .split_once(&marker)
+        .expect("head + marker + tail");
+    assert!(head.starts_with("HEAD") && original.starts_with(head));
+    assert!(tail.ends_with("TAIL") && original.ends_with(tail));
+    assert_eq!(omitted, 10_000 - head.len() - tail.len());
+
+    assert_eq!(result_for(&conversation, "short").content, big_text(100));
+    assert_eq!(result_for(&conversation, "edge").content, big_text(256));
+    // The model's next request saw the cut text.
+    let second = &model.requests()[1].conversation;
+    assert_eq!(tool_results(second)[0].content, long.content);
+
+    let stats = &outcome.stats.iterations[0].calls;
+    assert_eq!(
+        stats
+            .iter()
+            .map(|s| (s.result_bytes, s.truncated))
+            .collect::<Vec<_>>(),
+        [(10_000, true), (100, false), (256, false)]
+    );
+    let mut lengths = seen.lock().unwrap().clone();
+    lengths.sort_unstable();
+    assert_eq!(
+        lengths,
+        [100, 256, 10_000],
+        "the middleware saw full outputs"
+    );
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn without_result_bytes_a_long_result_is_shown_whole() {
+    let session = bind_tools([big_tool()], ToolLimits::default()).await;
+    let model = ScriptedModel::new([
+        batch([call("long", "big", r#"{"len": 10000}"#)]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("read it all");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+
+    assert_eq!(result_for(&conversation, "long").content, big_text(10_000));
+    assert!(!outcome.stats.iterations[0].calls[0].truncated);
+}
