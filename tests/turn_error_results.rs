@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::bind::ToolCallErrorKind;
-use agent_loop::turn::truncate::ERROR_TEXT_BYTES;
+use agent_loop::turn::ERROR_TEXT_BYTES;
 use agent_loop::turn::{ScriptedModel, ToolResult, TurnOutcome};
 use agent_loop::{ToolLimits, tool};
 use serde_json::Value;

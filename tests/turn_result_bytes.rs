@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::turn::ScriptedModel;
-use agent_loop::turn::truncate::omitted_bytes;
+use agent_loop::turn::omitted_bytes;
 use agent_loop::{Definition, ToolLimits, tool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
