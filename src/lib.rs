@@ -110,6 +110,8 @@
 //! - **The structured-output name** ([`STRUCTURED_OUTPUT_TOOL_NAME`]) is
 //!   `structured_output`.
 
+#![warn(missing_docs)]
+
 pub mod bind;
 pub mod definition;
 pub mod limits;

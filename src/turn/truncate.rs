@@ -10,10 +10,10 @@
 
 use std::borrow::Cow;
 
-/// The smallest `result_bytes` limit a definition may set (DESIGN.md
-/// section 4: "off, or ≥ 256"). Below it a cut result would be mostly
-/// marker.
-pub const MIN_RESULT_BYTES: usize = 256;
+/// The smallest `result_bytes` limit a definition may set, in bytes:
+/// [`ToolLimits::MIN_RESULT_BYTES`](crate::ToolLimits::MIN_RESULT_BYTES)
+/// as a `usize` (DESIGN.md section 4: "off, or ≥ 256").
+pub const MIN_RESULT_BYTES: usize = crate::ToolLimits::MIN_RESULT_BYTES as usize;
 
 /// The bound, in bytes, of a model-facing error text
 /// ([`clean_error_text`]): enough for a sentence naming a tool, a field and
