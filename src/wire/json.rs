@@ -110,6 +110,15 @@ impl<'a> Node<'a> {
         self.field(name)?.str()
     }
 
+    /// The value of an optional string field, `""` when absent or `null`
+    /// (as for a tool's `description`, optional in every format).
+    pub(super) fn str_field_or_empty(&self, name: &'static str) -> Result<&'a str, WireError> {
+        match self.optional_field(name)? {
+            Some(field) => field.str(),
+            None => Ok(""),
+        }
+    }
+
     /// Text content as both providers accept it: a string, or an array of
     /// `{"type": "text", "text": ...}` parts. Parts are concatenated as they
     /// are, with no separator: providers split one text into several parts

@@ -96,10 +96,7 @@ pub fn parse_list_tools_result(result: &Value) -> Result<ListedTools, WireError>
         .items()?
         .iter()
         .map(|tool| {
-            let description = match tool.optional_field("description")? {
-                Some(description) => description.str()?.to_owned(),
-                None => String::new(),
-            };
+            let description = tool.str_field_or_empty("description")?;
             Ok(ToolInfo::new(
                 tool.str_field("name")?,
                 description,

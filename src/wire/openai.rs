@@ -206,10 +206,7 @@ fn parse_tool(tool: &Node<'_>) -> Result<ToolInfo, WireError> {
     tool.expect_type("function")?;
     let function = tool.field("function")?;
     let name = function.str_field("name")?;
-    let description = match function.optional_field("description")? {
-        Some(description) => description.str()?.to_owned(),
-        None => String::new(),
-    };
+    let description = function.str_field_or_empty("description")?;
     Ok(match function.optional_field("parameters")? {
         Some(parameters) => ToolInfo::new(name, description, parameters.value().clone()),
         None => ToolInfo::without_parameters(name, description),
