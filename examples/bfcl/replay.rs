@@ -167,7 +167,8 @@ pub struct Report {
     pub malformed_answer_lines: usize,
     /// Tool declarations read, in tasks whose line parsed.
     pub declarations: usize,
-    /// Declaration names `NameRules::OpenAi.sanitize` changed.
+    /// Declaration names `NameRules::OpenAi.sanitize` changed, in tasks
+    /// whose declarations all became tools.
     pub names_sanitised: usize,
     /// Schema rewrites applied, by rule.
     pub schema_rewrites: Rewrites,
