@@ -9,27 +9,32 @@
 
 // Loaded with `#[path]` by both crates, so `normalize.rs` resolves beside
 // this file.
+mod answers;
+mod model;
 mod normalize;
+mod report;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_loop::bind::{Bindings, LoopId, SessionId, ToolCallErrorKind};
 use agent_loop::tool::{self, BoxError, CallContext, NameRules};
-use agent_loop::turn::{Message, Model, ModelRequest, ModelResponse, TurnStatus};
-use agent_loop::wire::openai;
+use agent_loop::turn::{Message, TurnStatus};
 use agent_loop::{Definition, ToolLimits};
-use async_trait::async_trait;
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use normalize::Rewrites;
+pub use answers::json_equal;
+pub use report::{Failure, Reason, Report, render_text};
+
+use answers::{ExpectedCall, call_id, expected_calls, read_answers};
+use model::OpenAiReplayModel;
+use report::timing;
 
 /// The final answer the model gives after its batch (or at once for tasks
 /// without ground truth).
-const FINAL_ANSWER: &str = "Done: every requested call was made.";
+pub(super) const FINAL_ANSWER: &str = "Done: every requested call was made.";
 
 /// How many refusal reasons the report quotes.
 const QUOTED_REFUSALS: usize = 5;
@@ -73,123 +78,6 @@ pub fn embedded() -> Vec<Category<'static>> {
         category!("multiple"),
         category!("simple_python"),
     ]
-}
-
-/// Why a task failed; the report counts failures by this.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    /// The line is not a JSON task object with an `id` and a `function` array.
-    MalformedLine,
-    /// A declaration is not `{name, description?, parameters?}`.
-    MalformedDeclaration,
-    /// Two declarations share a model-facing name after sanitising.
-    NameCollision,
-    /// `validate` refused the loop definition.
-    DefinitionInvalid,
-    /// `bind` refused (the report also counts bind errors by kind).
-    BindFailed,
-    /// The answers file has no line for this task id.
-    NoGroundTruth,
-    /// The ground truth is not a list of `{tool: {param: [values]}}`, or
-    /// calls a tool the task does not declare.
-    MalformedGroundTruth,
-    /// The turn failed (model error, tool limit).
-    TurnFailed,
-    /// At least one call failed the tool's JSON Schema.
-    CallRefusedBySchema,
-    /// At least one call failed otherwise (unknown tool, tool error).
-    CallFailed,
-    /// A call did not reach its tool, or reached it with other arguments.
-    ArgumentsDiffer,
-    /// The turn ended with another answer than the model's.
-    AnswerDiffers,
-}
-
-impl Reason {
-    /// The reason as the report prints it.
-    pub fn label(self) -> &'static str {
-        match self {
-            Reason::MalformedLine => "malformed task line",
-            Reason::MalformedDeclaration => "malformed declaration",
-            Reason::NameCollision => "name collision after sanitising",
-            Reason::DefinitionInvalid => "definition invalid",
-            Reason::BindFailed => "bind failed",
-            Reason::NoGroundTruth => "no ground truth",
-            Reason::MalformedGroundTruth => "malformed ground truth",
-            Reason::TurnFailed => "turn failed",
-            Reason::CallRefusedBySchema => "call refused by schema validation",
-            Reason::CallFailed => "call failed",
-            Reason::ArgumentsDiffer => "arguments differ",
-            Reason::AnswerDiffers => "answer differs",
-        }
-    }
-}
-
-/// One failed task.
-#[derive(Clone, Debug, Serialize)]
-pub struct Failure {
-    /// The task id (`parallel_29`), or `<category> line <n>` when the line
-    /// has none.
-    pub id: String,
-    /// Why, for counting.
-    pub reason: Reason,
-    /// Why, for a person: the first problem found.
-    pub detail: String,
-}
-
-/// Validate + bind time per task, in microseconds.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Timing {
-    /// Median (nearest rank).
-    pub median_us: u64,
-    /// 99th percentile (nearest rank).
-    pub p99_us: u64,
-}
-
-/// What a replay found. `--json` prints exactly this.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Report {
-    /// The categories replayed, in order.
-    pub categories: Vec<String>,
-    /// Tasks read (one per non-blank line).
-    pub tasks: usize,
-    /// Tasks whose every check held.
-    pub tasks_passed: usize,
-    /// Tasks listed in `failures`.
-    pub tasks_failed: usize,
-    /// Failures counted by reason.
-    pub failures_by_reason: BTreeMap<Reason, usize>,
-    /// Every failed task, in input order.
-    pub failures: Vec<Failure>,
-    /// Answer lines that are not `{id, ground_truth}` JSON (their tasks then
-    /// fail with `no_ground_truth`).
-    pub malformed_answer_lines: usize,
-    /// Tool declarations read, in tasks whose line parsed.
-    pub declarations: usize,
-    /// Declaration names `NameRules::OpenAi.sanitize` changed, in tasks
-    /// whose declarations all became tools.
-    pub names_sanitised: usize,
-    /// Schema rewrites applied, by rule.
-    pub schema_rewrites: Rewrites,
-    /// `bind` errors by `BindErrorKind` (its `Debug` name).
-    pub bind_errors: BTreeMap<String, usize>,
-    /// Tool calls the ground truth asks for, in tasks that reached a turn.
-    pub calls_expected: usize,
-    /// Tool calls the turn runner executed (refused ones included).
-    pub calls_executed: usize,
-    /// Calls that reached their tool.
-    pub calls_succeeded: usize,
-    /// Calls refused by schema validation.
-    pub calls_refused_by_schema: usize,
-    /// The first refusal reasons, `task id: model-facing message`.
-    pub first_refusals: Vec<String>,
-    /// Validate + bind time per task that got that far.
-    pub validate_bind: Timing,
-    /// Calls executed per second of time spent inside `run_turn`.
-    pub calls_per_second: f64,
-    /// Wall time of the whole replay, in milliseconds.
-    pub elapsed_ms: u64,
 }
 
 /// Replays every task of `categories`, one after another (so timings are
@@ -243,55 +131,7 @@ pub async fn replay(categories: &[Category<'_>]) -> Report {
     report
 }
 
-/// Ground truth by task id. A malformed line is counted and skipped: its
-/// task then fails with [`Reason::NoGroundTruth`].
-fn read_answers(text: &str, malformed: &mut usize) -> HashMap<String, Value> {
-    let mut answers = HashMap::new();
-    for line in text.lines().filter(|line| !line.trim().is_empty()) {
-        let parsed: Option<(String, Value)> =
-            serde_json::from_str::<Value>(line)
-                .ok()
-                .and_then(|mut value| {
-                    let id = value.get("id")?.as_str()?.to_owned();
-                    Some((id, value.get_mut("ground_truth")?.take()))
-                });
-        match parsed {
-            Some((id, ground_truth)) => {
-                answers.insert(id, ground_truth);
-            }
-            None => *malformed += 1,
-        }
-    }
-    answers
-}
-
-/// Nearest-rank median and p99 of `samples`.
-fn timing(samples: &mut [Duration]) -> Timing {
-    samples.sort_unstable();
-    let rank = |percent: usize| -> u64 {
-        if samples.is_empty() {
-            return 0;
-        }
-        let index = (samples.len() * percent).div_ceil(100).saturating_sub(1);
-        let sample = samples[index.min(samples.len() - 1)];
-        u64::try_from(sample.as_micros()).unwrap_or(u64::MAX)
-    };
-    Timing {
-        median_us: rank(50),
-        p99_us: rank(99),
-    }
-}
-
 type TaskResult = Result<(), (Reason, String)>;
-
-/// One call the ground truth asks for.
-#[derive(Debug)]
-struct ExpectedCall {
-    /// Model-facing (sanitised) tool name.
-    tool_name: String,
-    /// The first accepted value of each parameter that may not be omitted.
-    arguments: Map<String, Value>,
-}
 
 /// One task being replayed; counts go straight into the report.
 struct TaskRun<'r> {
@@ -498,7 +338,7 @@ type Received = Arc<Mutex<HashMap<String, (String, Value)>>>;
 
 /// Locks `mutex` even if a tool panicked while holding it: the map stays
 /// consistent (one insert per call).
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -531,291 +371,5 @@ fn question(task: &Value) -> String {
         "(no user message)".to_owned()
     } else {
         text.join("\n")
-    }
-}
-
-/// The calls of a ground truth, with model-facing names and the first
-/// accepted value of each parameter ([`first_accepted`]). A parameter whose accepted values
-/// include `""` may be omitted, so it is (the call then also shows that
-/// omission is accepted by the schema). A parameter with no accepted value
-/// at all (`[]`, a data bug seen in `live_simple`) is left out too.
-fn expected_calls(
-    ground_truth: &Value,
-    model_names: &HashMap<String, String>,
-) -> Result<Vec<ExpectedCall>, String> {
-    let calls = ground_truth
-        .as_array()
-        .ok_or("`ground_truth` is not a list")?;
-    let mut expected = Vec::with_capacity(calls.len());
-    for (index, call) in calls.iter().enumerate() {
-        let call = call
-            .as_object()
-            .filter(|call| call.len() == 1)
-            .ok_or_else(|| format!("call {index} is not `{{tool: {{param: [values]}}}}`"))?;
-        let Some((original, parameters)) = call.iter().next() else {
-            continue;
-        };
-        let tool_name = model_names.get(original).ok_or_else(|| {
-            format!("call {index} is to `{original}`, which the task does not declare")
-        })?;
-        let parameters = parameters
-            .as_object()
-            .ok_or_else(|| format!("call {index}: parameters of `{original}` are not an object"))?;
-        if let Some((name, _)) = parameters.iter().find(|(_, accepted)| !accepted.is_array()) {
-            return Err(format!(
-                "call {index}: accepted values of `{original}.{name}` are not a list"
-            ));
-        }
-        let arguments = first_accepted_of_each(parameters);
-        expected.push(ExpectedCall {
-            tool_name: tool_name.clone(),
-            arguments,
-        });
-    }
-    Ok(expected)
-}
-
-/// `{param: [accepted values]}` → `{param: first accepted value}`, leaving
-/// out parameters whose accepted values include `""` or are empty.
-fn first_accepted_of_each(parameters: &Map<String, Value>) -> Map<String, Value> {
-    let mut arguments = Map::new();
-    for (name, accepted) in parameters {
-        let Some(accepted) = accepted.as_array() else {
-            continue;
-        };
-        if accepted.iter().any(|value| value == "") {
-            continue;
-        }
-        if let Some(first) = accepted.first() {
-            arguments.insert(name.clone(), first_accepted(first));
-        }
-    }
-    arguments
-}
-
-/// One accepted value, with the accepted values nested in it resolved.
-///
-/// BFCL writes a dict-typed value the way it writes a call's parameters:
-/// `{"email": ["a@b.c"], "name": ["John"]}`, each field a list of accepted
-/// values, at any depth and inside lists (`[[{"field": ["age"]}]]`). Taken
-/// literally, the tool would get lists where the schema wants strings (and
-/// 9 embedded tasks failed so). So an object whose values are all lists is
-/// such a map and gets the first accepted value of each field; any other
-/// object is a literal (one answer in `live_multiple` writes
-/// `{"lateral": 10.5, "longitudinal": 50}` so).
-fn first_accepted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) if !map.is_empty() && map.values().all(Value::is_array) => {
-            Value::Object(first_accepted_of_each(map))
-        }
-        Value::Array(items) => Value::Array(items.iter().map(first_accepted).collect()),
-        other => other.clone(),
-    }
-}
-
-/// The tool call id of the `index`-th call of the batch.
-fn call_id(index: usize) -> String {
-    format!("call_bfcl_{index}")
-}
-
-/// JSON equality where numbers compare by value: `5` equals `5.0`.
-///
-/// JSON itself does not tell `5` from `5.0`, and a provider's model may
-/// write either; serde_json keeps them apart (`Value::from(5) !=
-/// Value::from(5.0)`). The replay sends the ground truth's own text, so
-/// strict equality would hold today; comparing by value keeps the check
-/// about *arguments*, not number formatting, should the arguments ever be
-/// re-encoded on the way (a middleware, another wire format).
-pub fn json_equal(left: &Value, right: &Value) -> bool {
-    match (left, right) {
-        (Value::Number(left), Value::Number(right)) => {
-            match (left.as_i64(), right.as_i64(), left.as_u64(), right.as_u64()) {
-                (Some(left), Some(right), _, _) => left == right,
-                (_, _, Some(left), Some(right)) => left == right,
-                _ => left.as_f64() == right.as_f64(),
-            }
-        }
-        (Value::Array(left), Value::Array(right)) => {
-            left.len() == right.len() && left.iter().zip(right).all(|(l, r)| json_equal(l, r))
-        }
-        (Value::Object(left), Value::Object(right)) => {
-            left.len() == right.len()
-                && left
-                    .iter()
-                    .all(|(key, l)| right.get(key).is_some_and(|r| json_equal(l, r)))
-        }
-        (left, right) => left == right,
-    }
-}
-
-/// A model that answers in the OpenAI Chat Completions wire format: it
-/// holds real `chat.completion` response bodies (the ground truth as one
-/// batch of `tool_calls`, then a final answer) and hands each to
-/// [`openai::parse_response`], as a client of the API would.
-pub struct OpenAiReplayModel {
-    bodies: Mutex<VecDeque<Value>>,
-}
-
-impl OpenAiReplayModel {
-    fn new(task_id: &str, expected: &[ExpectedCall]) -> Self {
-        let mut bodies = VecDeque::with_capacity(2);
-        if !expected.is_empty() {
-            let tool_calls: Vec<Value> = expected
-                .iter()
-                .enumerate()
-                .map(|(index, call)| {
-                    json!({
-                        "id": call_id(index),
-                        "type": "function",
-                        "function": {
-                            "name": call.tool_name,
-                            // A JSON *string*, as the API sends it.
-                            "arguments": Value::Object(call.arguments.clone()).to_string(),
-                        }
-                    })
-                })
-                .collect();
-            bodies.push_back(completion(
-                task_id,
-                1,
-                json!({ "role": "assistant", "content": null, "tool_calls": tool_calls }),
-                "tool_calls",
-            ));
-        }
-        bodies.push_back(completion(
-            task_id,
-            2,
-            json!({ "role": "assistant", "content": FINAL_ANSWER }),
-            "stop",
-        ));
-        Self {
-            bodies: Mutex::new(bodies),
-        }
-    }
-}
-
-/// A `chat.completion` body as the API reference shows it. The timestamp
-/// and token counts are fixed: the replay must be deterministic.
-fn completion(task_id: &str, turn: u32, message: Value, finish_reason: &str) -> Value {
-    json!({
-        "id": format!("chatcmpl-{task_id}-{turn}"),
-        "object": "chat.completion",
-        "created": 1_741_570_283,
-        "model": "gpt-4o-2024-08-06",
-        "choices": [{
-            "index": 0,
-            "message": message,
-            "logprobs": null,
-            "finish_reason": finish_reason,
-        }],
-        "usage": { "prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160 },
-        "system_fingerprint": "fp_bfcl_replay",
-    })
-}
-
-#[async_trait]
-impl Model for OpenAiReplayModel {
-    async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
-        let body = lock(&self.bodies)
-            .pop_front()
-            .ok_or("the replay model has no response left")?;
-        let message = openai::parse_response(&body)?;
-        ModelResponse::from_message(message)
-            .ok_or_else(|| "the response is not an assistant message".into())
-    }
-}
-
-/// The report as text, one fact per line; every failed task is listed.
-pub fn render_text(report: &Report) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let mut line = |text: String| {
-        out.push_str(&text);
-        out.push('\n');
-    };
-    line(format!("BFCL replay: {}", report.categories.join(", ")));
-    line(format!(
-        "tasks                     {} ({} passed, {} failed)",
-        report.tasks, report.tasks_passed, report.tasks_failed
-    ));
-    line(format!("declarations              {}", report.declarations));
-    line(format!(
-        "names sanitised           {}",
-        report.names_sanitised
-    ));
-    line(format!(
-        "schema rewrites           {}",
-        join_counts(report.schema_rewrites.iter().map(|(k, v)| (*k, *v)))
-    ));
-    line(format!(
-        "bind errors               {}",
-        join_counts(report.bind_errors.iter().map(|(k, v)| (k.as_str(), *v)))
-    ));
-    if report.malformed_answer_lines > 0 {
-        line(format!(
-            "malformed answer lines    {}",
-            report.malformed_answer_lines
-        ));
-    }
-    line(format!(
-        "calls                     {} expected, {} executed, {} reached their tool, {} refused by schema validation",
-        report.calls_expected,
-        report.calls_executed,
-        report.calls_succeeded,
-        report.calls_refused_by_schema
-    ));
-    line(format!(
-        "validate+bind per task    median {} µs, p99 {} µs",
-        report.validate_bind.median_us, report.validate_bind.p99_us
-    ));
-    line(format!(
-        "calls per second          {:.0} (in run_turn)",
-        report.calls_per_second
-    ));
-    line(format!(
-        "elapsed                   {} ms",
-        report.elapsed_ms
-    ));
-    if !report.first_refusals.is_empty() {
-        line("first schema refusals:".into());
-        for refusal in &report.first_refusals {
-            line(format!("  {refusal}"));
-        }
-    }
-    if !report.failures.is_empty() {
-        line(format!(
-            "failures by reason:       {}",
-            join_counts(
-                report
-                    .failures_by_reason
-                    .iter()
-                    .map(|(reason, count)| (reason.label(), *count))
-            )
-        ));
-        line("failed tasks:".into());
-        for failure in &report.failures {
-            let mut text = String::new();
-            let _ = write!(
-                text,
-                "  {}: {}: {}",
-                failure.id,
-                failure.reason.label(),
-                failure.detail
-            );
-            line(text);
-        }
-    }
-    out
-}
-
-/// `a 3, b 1`, or `none`.
-fn join_counts<'a>(counts: impl Iterator<Item = (&'a str, usize)>) -> String {
-    let parts: Vec<String> = counts
-        .map(|(name, count)| format!("{name} {count}"))
-        .collect();
-    if parts.is_empty() {
-        "none".into()
-    } else {
-        parts.join(", ")
     }
 }

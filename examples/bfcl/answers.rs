@@ -1,0 +1,151 @@
+//! BFCL ground truth: `possible_answer` lines turned into the calls the
+//! replay model asks for and the arguments each tool must receive.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+/// Ground truth by task id. A malformed line is counted and skipped: its
+/// task then fails with [`Reason::NoGroundTruth`].
+pub(super) fn read_answers(text: &str, malformed: &mut usize) -> HashMap<String, Value> {
+    let mut answers = HashMap::new();
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        let parsed: Option<(String, Value)> =
+            serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|mut value| {
+                    let id = value.get("id")?.as_str()?.to_owned();
+                    Some((id, value.get_mut("ground_truth")?.take()))
+                });
+        match parsed {
+            Some((id, ground_truth)) => {
+                answers.insert(id, ground_truth);
+            }
+            None => *malformed += 1,
+        }
+    }
+    answers
+}
+
+/// One call the ground truth asks for.
+#[derive(Debug)]
+pub(super) struct ExpectedCall {
+    /// Model-facing (sanitised) tool name.
+    pub(super) tool_name: String,
+    /// The first accepted value of each parameter that may not be omitted.
+    pub(super) arguments: Map<String, Value>,
+}
+
+/// The calls of a ground truth, with model-facing names and the first
+/// accepted value of each parameter ([`first_accepted`]). A parameter whose accepted values
+/// include `""` may be omitted, so it is (the call then also shows that
+/// omission is accepted by the schema). A parameter with no accepted value
+/// at all (`[]`, a data bug seen in `live_simple`) is left out too.
+pub(super) fn expected_calls(
+    ground_truth: &Value,
+    model_names: &HashMap<String, String>,
+) -> Result<Vec<ExpectedCall>, String> {
+    let calls = ground_truth
+        .as_array()
+        .ok_or("`ground_truth` is not a list")?;
+    let mut expected = Vec::with_capacity(calls.len());
+    for (index, call) in calls.iter().enumerate() {
+        let call = call
+            .as_object()
+            .filter(|call| call.len() == 1)
+            .ok_or_else(|| format!("call {index} is not `{{tool: {{param: [values]}}}}`"))?;
+        let Some((original, parameters)) = call.iter().next() else {
+            continue;
+        };
+        let tool_name = model_names.get(original).ok_or_else(|| {
+            format!("call {index} is to `{original}`, which the task does not declare")
+        })?;
+        let parameters = parameters
+            .as_object()
+            .ok_or_else(|| format!("call {index}: parameters of `{original}` are not an object"))?;
+        if let Some((name, _)) = parameters.iter().find(|(_, accepted)| !accepted.is_array()) {
+            return Err(format!(
+                "call {index}: accepted values of `{original}.{name}` are not a list"
+            ));
+        }
+        let arguments = first_accepted_of_each(parameters);
+        expected.push(ExpectedCall {
+            tool_name: tool_name.clone(),
+            arguments,
+        });
+    }
+    Ok(expected)
+}
+
+/// `{param: [accepted values]}` → `{param: first accepted value}`, leaving
+/// out parameters whose accepted values include `""` or are empty.
+fn first_accepted_of_each(parameters: &Map<String, Value>) -> Map<String, Value> {
+    let mut arguments = Map::new();
+    for (name, accepted) in parameters {
+        let Some(accepted) = accepted.as_array() else {
+            continue;
+        };
+        if accepted.iter().any(|value| value == "") {
+            continue;
+        }
+        if let Some(first) = accepted.first() {
+            arguments.insert(name.clone(), first_accepted(first));
+        }
+    }
+    arguments
+}
+
+/// One accepted value, with the accepted values nested in it resolved.
+///
+/// BFCL writes a dict-typed value the way it writes a call's parameters:
+/// `{"email": ["a@b.c"], "name": ["John"]}`, each field a list of accepted
+/// values, at any depth and inside lists (`[[{"field": ["age"]}]]`). Taken
+/// literally, the tool would get lists where the schema wants strings (and
+/// 9 embedded tasks failed so). So an object whose values are all lists is
+/// such a map and gets the first accepted value of each field; any other
+/// object is a literal (one answer in `live_multiple` writes
+/// `{"lateral": 10.5, "longitudinal": 50}` so).
+fn first_accepted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) if !map.is_empty() && map.values().all(Value::is_array) => {
+            Value::Object(first_accepted_of_each(map))
+        }
+        Value::Array(items) => Value::Array(items.iter().map(first_accepted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The tool call id of the `index`-th call of the batch.
+pub(super) fn call_id(index: usize) -> String {
+    format!("call_bfcl_{index}")
+}
+
+/// JSON equality where numbers compare by value: `5` equals `5.0`.
+///
+/// JSON itself does not tell `5` from `5.0`, and a provider's model may
+/// write either; serde_json keeps them apart (`Value::from(5) !=
+/// Value::from(5.0)`). The replay sends the ground truth's own text, so
+/// strict equality would hold today; comparing by value keeps the check
+/// about *arguments*, not number formatting, should the arguments ever be
+/// re-encoded on the way (a middleware, another wire format).
+pub fn json_equal(left: &Value, right: &Value) -> bool {
+    match (left, right) {
+        (Value::Number(left), Value::Number(right)) => {
+            match (left.as_i64(), right.as_i64(), left.as_u64(), right.as_u64()) {
+                (Some(left), Some(right), _, _) => left == right,
+                (_, _, Some(left), Some(right)) => left == right,
+                _ => left.as_f64() == right.as_f64(),
+            }
+        }
+        (Value::Array(left), Value::Array(right)) => {
+            left.len() == right.len() && left.iter().zip(right).all(|(l, r)| json_equal(l, r))
+        }
+        (Value::Object(left), Value::Object(right)) => {
+            left.len() == right.len()
+                && left
+                    .iter()
+                    .all(|(key, l)| right.get(key).is_some_and(|r| json_equal(l, r)))
+        }
+        (left, right) => left == right,
+    }
+}

@@ -1,0 +1,238 @@
+//! The replay's [`Report`]: counts, failures with their reasons, timings,
+//! and its text rendering (`--json` serialises the same struct).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::normalize::Rewrites;
+
+/// Why a task failed; the report counts failures by this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// The line is not a JSON task object with an `id` and a `function` array.
+    MalformedLine,
+    /// A declaration is not `{name, description?, parameters?}`.
+    MalformedDeclaration,
+    /// Two declarations share a model-facing name after sanitising.
+    NameCollision,
+    /// `validate` refused the loop definition.
+    DefinitionInvalid,
+    /// `bind` refused (the report also counts bind errors by kind).
+    BindFailed,
+    /// The answers file has no line for this task id.
+    NoGroundTruth,
+    /// The ground truth is not a list of `{tool: {param: [values]}}`, or
+    /// calls a tool the task does not declare.
+    MalformedGroundTruth,
+    /// The turn failed (model error, tool limit).
+    TurnFailed,
+    /// At least one call failed the tool's JSON Schema.
+    CallRefusedBySchema,
+    /// At least one call failed otherwise (unknown tool, tool error).
+    CallFailed,
+    /// A call did not reach its tool, or reached it with other arguments.
+    ArgumentsDiffer,
+    /// The turn ended with another answer than the model's.
+    AnswerDiffers,
+}
+
+impl Reason {
+    /// The reason as the report prints it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Reason::MalformedLine => "malformed task line",
+            Reason::MalformedDeclaration => "malformed declaration",
+            Reason::NameCollision => "name collision after sanitising",
+            Reason::DefinitionInvalid => "definition invalid",
+            Reason::BindFailed => "bind failed",
+            Reason::NoGroundTruth => "no ground truth",
+            Reason::MalformedGroundTruth => "malformed ground truth",
+            Reason::TurnFailed => "turn failed",
+            Reason::CallRefusedBySchema => "call refused by schema validation",
+            Reason::CallFailed => "call failed",
+            Reason::ArgumentsDiffer => "arguments differ",
+            Reason::AnswerDiffers => "answer differs",
+        }
+    }
+}
+
+/// One failed task.
+#[derive(Clone, Debug, Serialize)]
+pub struct Failure {
+    /// The task id (`parallel_29`), or `<category> line <n>` when the line
+    /// has none.
+    pub id: String,
+    /// Why, for counting.
+    pub reason: Reason,
+    /// Why, for a person: the first problem found.
+    pub detail: String,
+}
+
+/// Validate + bind time per task, in microseconds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Timing {
+    /// Median (nearest rank).
+    pub median_us: u64,
+    /// 99th percentile (nearest rank).
+    pub p99_us: u64,
+}
+
+/// What a replay found. `--json` prints exactly this.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    /// The categories replayed, in order.
+    pub categories: Vec<String>,
+    /// Tasks read (one per non-blank line).
+    pub tasks: usize,
+    /// Tasks whose every check held.
+    pub tasks_passed: usize,
+    /// Tasks listed in `failures`.
+    pub tasks_failed: usize,
+    /// Failures counted by reason.
+    pub failures_by_reason: BTreeMap<Reason, usize>,
+    /// Every failed task, in input order.
+    pub failures: Vec<Failure>,
+    /// Answer lines that are not `{id, ground_truth}` JSON (their tasks then
+    /// fail with `no_ground_truth`).
+    pub malformed_answer_lines: usize,
+    /// Tool declarations read, in tasks whose line parsed.
+    pub declarations: usize,
+    /// Declaration names `NameRules::OpenAi.sanitize` changed, in tasks
+    /// whose declarations all became tools.
+    pub names_sanitised: usize,
+    /// Schema rewrites applied, by rule.
+    pub schema_rewrites: Rewrites,
+    /// `bind` errors by `BindErrorKind` (its `Debug` name).
+    pub bind_errors: BTreeMap<String, usize>,
+    /// Tool calls the ground truth asks for, in tasks that reached a turn.
+    pub calls_expected: usize,
+    /// Tool calls the turn runner executed (refused ones included).
+    pub calls_executed: usize,
+    /// Calls that reached their tool.
+    pub calls_succeeded: usize,
+    /// Calls refused by schema validation.
+    pub calls_refused_by_schema: usize,
+    /// The first refusal reasons, `task id: model-facing message`.
+    pub first_refusals: Vec<String>,
+    /// Validate + bind time per task that got that far.
+    pub validate_bind: Timing,
+    /// Calls executed per second of time spent inside `run_turn`.
+    pub calls_per_second: f64,
+    /// Wall time of the whole replay, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// Nearest-rank median and p99 of `samples`.
+pub(super) fn timing(samples: &mut [Duration]) -> Timing {
+    samples.sort_unstable();
+    let rank = |percent: usize| -> u64 {
+        if samples.is_empty() {
+            return 0;
+        }
+        let index = (samples.len() * percent).div_ceil(100).saturating_sub(1);
+        let sample = samples[index.min(samples.len() - 1)];
+        u64::try_from(sample.as_micros()).unwrap_or(u64::MAX)
+    };
+    Timing {
+        median_us: rank(50),
+        p99_us: rank(99),
+    }
+}
+
+/// The report as text, one fact per line; every failed task is listed.
+pub fn render_text(report: &Report) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut line = |text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    line(format!("BFCL replay: {}", report.categories.join(", ")));
+    line(format!(
+        "tasks                     {} ({} passed, {} failed)",
+        report.tasks, report.tasks_passed, report.tasks_failed
+    ));
+    line(format!("declarations              {}", report.declarations));
+    line(format!(
+        "names sanitised           {}",
+        report.names_sanitised
+    ));
+    line(format!(
+        "schema rewrites           {}",
+        join_counts(report.schema_rewrites.iter().map(|(k, v)| (*k, *v)))
+    ));
+    line(format!(
+        "bind errors               {}",
+        join_counts(report.bind_errors.iter().map(|(k, v)| (k.as_str(), *v)))
+    ));
+    if report.malformed_answer_lines > 0 {
+        line(format!(
+            "malformed answer lines    {}",
+            report.malformed_answer_lines
+        ));
+    }
+    line(format!(
+        "calls                     {} expected, {} executed, {} reached their tool, {} refused by schema validation",
+        report.calls_expected,
+        report.calls_executed,
+        report.calls_succeeded,
+        report.calls_refused_by_schema
+    ));
+    line(format!(
+        "validate+bind per task    median {} µs, p99 {} µs",
+        report.validate_bind.median_us, report.validate_bind.p99_us
+    ));
+    line(format!(
+        "calls per second          {:.0} (in run_turn)",
+        report.calls_per_second
+    ));
+    line(format!(
+        "elapsed                   {} ms",
+        report.elapsed_ms
+    ));
+    if !report.first_refusals.is_empty() {
+        line("first schema refusals:".into());
+        for refusal in &report.first_refusals {
+            line(format!("  {refusal}"));
+        }
+    }
+    if !report.failures.is_empty() {
+        line(format!(
+            "failures by reason:       {}",
+            join_counts(
+                report
+                    .failures_by_reason
+                    .iter()
+                    .map(|(reason, count)| (reason.label(), *count))
+            )
+        ));
+        line("failed tasks:".into());
+        for failure in &report.failures {
+            let mut text = String::new();
+            let _ = write!(
+                text,
+                "  {}: {}: {}",
+                failure.id,
+                failure.reason.label(),
+                failure.detail
+            );
+            line(text);
+        }
+    }
+    out
+}
+
+/// `a 3, b 1`, or `none`.
+fn join_counts<'a>(counts: impl Iterator<Item = (&'a str, usize)>) -> String {
+    let parts: Vec<String> = counts
+        .map(|(name, count)| format!("{name} {count}"))
+        .collect();
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
