@@ -55,11 +55,14 @@ pub(crate) async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding,
 
     // Every distinct factory runs once, all of them concurrently; the first
     // failure in declaration order is reported, whatever finished first.
-    let built =
-        join_all(distinct.iter().map(|definition| {
-            AssertUnwindSafe(definition.factory().build(&bindings)).catch_unwind()
-        }))
-        .await;
+    // `build` is called inside the async block, so a factory that panics
+    // while creating its future (a hand-written `ToolFactory`) is caught
+    // like one that panics while running.
+    let bindings = &bindings;
+    let built = join_all(distinct.iter().map(|definition| {
+        AssertUnwindSafe(async move { definition.factory().build(bindings).await }).catch_unwind()
+    }))
+    .await;
 
     let mut tools = Vec::new();
     // Definition index (in `distinct`) → indices of its tools in `tools`.
