@@ -176,7 +176,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             tools: &mode.infos,
             mode: mode.name.as_deref(),
         };
-        let respond = AssertUnwindSafe(self.model.respond(request)).catch_unwind();
+        // `respond` is called inside the polled block, so a model that
+        // panics while creating its future is caught too.
+        let respond =
+            AssertUnwindSafe(async move { self.model.respond(request).await }).catch_unwind();
         tokio::select! {
             biased;
             () = self.cancellation.cancelled() => Ok(None),
