@@ -287,3 +287,18 @@ async fn hand_written_factory_panicking_before_its_future_is_factory_panicked() 
         .expect("the source is the panic");
     assert_eq!(panic.message, "no future at all");
 }
+
+#[tokio::test]
+async fn bundle_tools_are_listed_in_declared_order_whatever_order_they_are_built_in() {
+    // A bundle over an MCP server or a HashMap builds in no fixed order; the
+    // model-facing list must not change from one binding to the next.
+    let bundle = tool::Definition::bundle("files", ["list", "read", "write"], |_bindings| async {
+        Ok::<_, BoxError>(vec![
+            Arc::new(EchoTool::named("write")) as Arc<dyn Tool>,
+            Arc::new(EchoTool::named("list")),
+            Arc::new(EchoTool::named("read")),
+        ])
+    });
+    let bound = one_tool(bundle).bind(bindings()).await.unwrap();
+    assert_eq!(common::names(&bound.tools()), ["list", "read", "write"]);
+}
