@@ -92,7 +92,14 @@ impl<'a> Next<'a> {
                     .await
             }
             None => {
-                let invoked = AssertUnwindSafe(self.tool.invoke(call.arguments, &call.context))
+                // `invoke` is called inside the polled block, so a tool that
+                // panics while creating its future is a tool panic, not a
+                // middleware one.
+                let tool = self.tool;
+                let invoked =
+                    AssertUnwindSafe(
+                        async move { tool.invoke(call.arguments, &call.context).await },
+                    )
                     .catch_unwind()
                     .await;
                 match invoked {

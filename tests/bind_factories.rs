@@ -250,3 +250,55 @@ async fn mode_factory_failure_fails_the_whole_bind() {
     assert_eq!(error.kind, BindErrorKind::FactoryFailed);
     assert_eq!(error.name.as_deref(), Some("broken"));
 }
+
+/// A `ToolFactory` written by hand (not with `#[async_trait]`) that panics
+/// while creating its future, before there is anything to poll.
+struct PanicsBeforeItsFuture;
+
+impl tool::ToolFactory for PanicsBeforeItsFuture {
+    fn build<'a, 'b, 'f>(
+        &'a self,
+        _bindings: &'b agent_loop::Bindings,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Vec<Arc<dyn Tool>>, BoxError>> + Send + 'f>,
+    >
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        panic!("no future at all")
+    }
+}
+
+#[tokio::test]
+async fn hand_written_factory_panicking_before_its_future_is_factory_panicked() {
+    let definition = tool::Definition::from_factory("search", ["search"], PanicsBeforeItsFuture);
+    let bound = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+        one_tool(definition).bind(bindings()),
+    ))
+    .await
+    .expect("the factory's panic must not escape bind");
+    let error = bound.expect_err("a panicking factory refuses the binding");
+    assert_eq!(error.kind, BindErrorKind::FactoryPanicked);
+    let panic = error
+        .source()
+        .and_then(|source| source.downcast_ref::<FactoryPanic>())
+        .expect("the source is the panic");
+    assert_eq!(panic.message, "no future at all");
+}
+
+#[tokio::test]
+async fn bundle_tools_are_listed_in_declared_order_whatever_order_they_are_built_in() {
+    // A bundle over an MCP server or a HashMap builds in no fixed order; the
+    // model-facing list must not change from one binding to the next.
+    let bundle = tool::Definition::bundle("files", ["list", "read", "write"], |_bindings| async {
+        Ok::<_, BoxError>(vec![
+            Arc::new(EchoTool::named("write")) as Arc<dyn Tool>,
+            Arc::new(EchoTool::named("list")),
+            Arc::new(EchoTool::named("read")),
+        ])
+    });
+    let bound = one_tool(bundle).bind(bindings()).await.unwrap();
+    assert_eq!(common::names(&bound.tools()), ["list", "read", "write"]);
+}

@@ -235,3 +235,50 @@ async fn a_turn_started_with_a_cancelled_token_runs_nothing() {
     assert_eq!(conversation, vec![Message::user("too late")]);
     assert_eq!(outcome.stats.iteration_count(), 0);
 }
+
+/// Waits until `count` calls have started (at most 5 s).
+async fn started(counters: &Counters, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while counters.started.load(Ordering::SeqCst) < count && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_turn_mid_batch_stops_the_running_calls_and_starts_no_queued_one() {
+    // Dropping the future (a timeout, a `select!`, a closed connection) is
+    // the other way a turn ends early. The queued calls must not start when
+    // the running ones release their slots on the way out. Several rounds,
+    // because the window is a race between worker threads.
+    for round in 0..20 {
+        let counters = Arc::new(Counters::default());
+        let session = bind_tools(
+            [sleepy_tool(Arc::clone(&counters))],
+            ToolLimits {
+                parallel: 1,
+                ..Default::default()
+            },
+        )
+        .await;
+        let model = ScriptedModel::new([
+            batch((0..16).map(|i| call(format!("s{i}"), "sleepy", "{}"))),
+            answer("never"),
+        ]);
+        let mut conversation = user_says("sleep");
+        let cancellation = CancellationToken::new();
+        tokio::select! {
+            _ = session.run_turn(&model, &mut conversation, &cancellation) => {
+                panic!("round {round}: the turn cannot finish before its tools");
+            }
+            () = started(&counters, 1) => {}
+        }
+        // The turn future is dropped here; give stray tasks time to show up.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(
+            counters.started.load(Ordering::SeqCst),
+            1,
+            "round {round}: a queued call started after the turn was dropped"
+        );
+        assert_eq!(counters.dropped.load(Ordering::SeqCst), 1, "round {round}");
+    }
+}

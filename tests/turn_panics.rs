@@ -214,3 +214,107 @@ async fn a_middleware_sees_a_tool_panic_as_an_error() {
     assert!(boom.is_error && boom.content.contains("kaboom"), "{boom:?}");
     assert_every_call_answered(&conversation);
 }
+
+/// A `Model` written by hand (not with `#[async_trait]`) that panics while
+/// creating its future.
+struct PanicsBeforeItsResponse;
+
+impl agent_loop::turn::Model for PanicsBeforeItsResponse {
+    fn respond<'a, 'r, 'f>(
+        &'a self,
+        _request: agent_loop::turn::ModelRequest<'r>,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<
+                    Output = Result<agent_loop::turn::ModelResponse, tool::BoxError>,
+                > + Send
+                + 'f,
+        >,
+    >
+    where
+        'a: 'f,
+        'r: 'f,
+        Self: 'f,
+    {
+        panic!("the provider client is broken")
+    }
+}
+
+#[tokio::test]
+async fn a_model_panicking_before_its_future_fails_the_turn_as_a_model_error() {
+    let session = bind_tools([echo_tool("echo")], ToolLimits::default()).await;
+    let mut conversation = user_says("go");
+    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(session.run_turn(
+        &PanicsBeforeItsResponse,
+        &mut conversation,
+        &CancellationToken::new(),
+    )))
+    .await
+    .expect("the model's panic must not escape run_turn");
+    match outcome {
+        Err(agent_loop::turn::TurnError::Model(error)) => {
+            assert!(
+                error.to_string().contains("the provider client is broken"),
+                "{error}"
+            );
+        }
+        other => panic!("expected a model error, got {:?}", other.map(|o| o.status)),
+    }
+}
+
+/// A `Tool` written by hand (not with `#[async_trait]`) that panics while
+/// creating its future.
+struct PanicsBeforeItsOutput(tool::ToolInfo);
+
+impl tool::Tool for PanicsBeforeItsOutput {
+    fn info(&self) -> &tool::ToolInfo {
+        &self.0
+    }
+
+    fn invoke<'a, 'c, 'f>(
+        &'a self,
+        _arguments: Value,
+        _context: &'c tool::CallContext,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Value, tool::BoxError>> + Send + 'f>,
+    >
+    where
+        'a: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        panic!("no future at all")
+    }
+}
+
+#[tokio::test]
+async fn a_tool_panicking_before_its_future_is_tool_panicked_not_middleware_panicked() {
+    let early = tool::Definition::new("early", |_bindings| async {
+        Ok::<_, tool::BoxError>(PanicsBeforeItsOutput(tool::ToolInfo::without_parameters(
+            "early",
+            "Panics before its future exists.",
+        )))
+    });
+    let session = bind_tools([early], ToolLimits::default()).await;
+    let model = ScriptedModel::new([batch([call("c1", "early", "{}")]), answer("done")]);
+    let mut conversation = user_says("go");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("a tool panic does not fail the turn");
+    assert_eq!(outcome.answer(), Some("done"));
+    let result = result_for(&conversation, "c1");
+    assert!(result.is_error);
+    assert!(
+        result.content.contains("the tool `early` panicked"),
+        "{}",
+        result.content
+    );
+    let kinds: Vec<_> = outcome
+        .stats
+        .iterations
+        .iter()
+        .flat_map(|iteration| iteration.calls.iter().map(|call| call.error))
+        .collect();
+    assert_eq!(kinds, [Some(ToolCallErrorKind::ToolPanicked)]);
+}

@@ -55,11 +55,14 @@ pub(crate) async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding,
 
     // Every distinct factory runs once, all of them concurrently; the first
     // failure in declaration order is reported, whatever finished first.
-    let built =
-        join_all(distinct.iter().map(|definition| {
-            AssertUnwindSafe(definition.factory().build(&bindings)).catch_unwind()
-        }))
-        .await;
+    // `build` is called inside the async block, so a factory that panics
+    // while creating its future (a hand-written `ToolFactory`) is caught
+    // like one that panics while running.
+    let bindings = &bindings;
+    let built = join_all(distinct.iter().map(|definition| {
+        AssertUnwindSafe(async move { definition.factory().build(bindings).await }).catch_unwind()
+    }))
+    .await;
 
     let mut tools = Vec::new();
     // Definition index (in `distinct`) → indices of its tools in `tools`.
@@ -94,12 +97,21 @@ pub(crate) async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding,
         };
         // Each tool's own checks first, so a bad name is reported as such
         // rather than as a mismatch with the declared names.
-        let checked = instances
+        let mut checked = instances
             .into_iter()
             .enumerate()
             .map(|(index, instance)| bound_tool(definition, index, instance, recipe.name_rules))
             .collect::<Result<Vec<_>, _>>()?;
         check_produced_names(definition, &checked)?;
+        // The model sees the declared order, not whatever order the factory
+        // built in (a bundle over a map or a server need not be stable).
+        // The names match the declared ones exactly, so each has a position.
+        checked.sort_by_key(|tool| {
+            definition
+                .tool_names()
+                .iter()
+                .position(|name| *name == tool.info.name)
+        });
         produced.push((tools.len()..tools.len() + checked.len()).collect());
         tools.extend(checked);
     }

@@ -176,7 +176,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             tools: &mode.infos,
             mode: mode.name.as_deref(),
         };
-        let respond = AssertUnwindSafe(self.model.respond(request)).catch_unwind();
+        // `respond` is called inside the polled block, so a model that
+        // panics while creating its future is caught too.
+        let respond =
+            AssertUnwindSafe(async move { self.model.respond(request).await }).catch_unwind();
         tokio::select! {
             biased;
             () = self.cancellation.cancelled() => Ok(None),
@@ -202,6 +205,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let semaphore = Arc::new(Semaphore::new(permits));
         let mut slots: Vec<Option<(ToolResult, CallStats)>> = vec![None; batch.len()];
         let mut tasks = JoinSet::new();
+        // Gates the queued calls. Declared after `tasks`, so when this future
+        // is dropped mid-batch the guard cancels it *before* the JoinSet
+        // aborts its tasks: a queued call woken by the slot a dying call
+        // releases sees the gate closed and never starts.
+        let gate = self.cancellation.child_token();
+        let _close_gate_on_drop = gate.clone().drop_guard();
         for (index, call) in batch.iter().enumerate() {
             let (tool, arguments) = match self.prepare(call) {
                 Ok(prepared) => prepared,
@@ -215,7 +224,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     .context(self.mode, &call.name, &call.id, self.cancellation.clone());
             let middlewares = Arc::clone(&self.binding.middlewares);
             let semaphore = Arc::clone(&semaphore);
-            let cancellation = self.cancellation.clone();
+            let gate = gate.clone();
             let span = info_span!(
                 "execute_tool",
                 "gen_ai.operation.name" = "execute_tool",
@@ -228,7 +237,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     // never starts after the turn is cancelled.
                     let _permit = tokio::select! {
                         biased;
-                        () = cancellation.cancelled() => return None,
+                        () = gate.cancelled() => return None,
                         permit = semaphore.acquire_owned() => permit.ok()?,
                     };
                     let started = Instant::now();
