@@ -14,6 +14,16 @@ pub enum TurnError {
     /// The model request failed.
     #[error("turn: the model request failed")]
     Model(#[source] BoxError),
+    /// The model gave a tool call id that its batch, or the conversation
+    /// before it, already uses. Its result could not be told apart, and
+    /// providers refuse a conversation where an id has two results
+    /// (DESIGN.md section 8.7), so the batch was not run and not added to
+    /// the conversation.
+    #[error("turn: the model reused the tool call id {id:?}; the batch was not run")]
+    DuplicateToolCallId {
+        /// The repeated id.
+        id: String,
+    },
 }
 
 /// Which limit a refused batch would have exceeded.

@@ -3,6 +3,7 @@
 //! problem into a model-facing error result, and keep the conversation valid
 //! whatever happens.
 
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -53,13 +54,16 @@ impl<S: State> Definition<S> {
     /// the interrupted batch is not appended. Committed batches stay.
     ///
     /// In every case, each tool call id in `conversation` has exactly one
-    /// result afterwards (assuming the model's ids are unique).
+    /// result afterwards: a batch that reuses an id (within itself or from
+    /// earlier in the conversation) is refused with
+    /// [`TurnError::DuplicateToolCallId`] before it runs.
     ///
     /// Must run inside a Tokio runtime. With unlimited iterations or calls,
     /// bound the turn yourself (a timeout, or cancelling the token).
     ///
     /// Errors: [`TurnError::ToolLimit`] as above; [`TurnError::Model`] when
-    /// the model request fails or panics.
+    /// the model request fails or panics; [`TurnError::DuplicateToolCallId`]
+    /// as above.
     pub async fn run_turn<M: Model + ?Sized>(
         &self,
         model: &M,
@@ -110,6 +114,16 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let limits = self.mode().tool_limits;
         let mut stats = TurnStats::default();
         let mut calls: u32 = 0;
+        // Every tool call id the conversation holds, so a reused one is
+        // refused before its batch runs.
+        let mut call_ids: HashSet<String> = conversation
+            .iter()
+            .flat_map(|message| match message {
+                Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+                _ => &[],
+            })
+            .map(|call| call.id.clone())
+            .collect();
         let end = |status, conversation: &Conversation, mut stats: TurnStats| {
             stats.duration = started.elapsed();
             TurnOutcome {
@@ -147,6 +161,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let batch_calls = u32::try_from(batch.len()).unwrap_or(u32::MAX);
             let would_be = calls.saturating_add(batch_calls);
             check_limits(&limits, iteration, would_be, batch_calls)?;
+            if let Some(id) = first_reused_id(&batch, &call_ids) {
+                return Err(TurnError::DuplicateToolCallId { id });
+            }
+            call_ids.extend(batch.iter().map(|call| call.id.clone()));
 
             let batch_started = Instant::now();
             let span = info_span!("iteration", iteration, calls = batch_calls);
@@ -290,6 +308,16 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         call::check_arguments(tool, &arguments)?;
         Ok((Arc::clone(&tool.tool), arguments))
     }
+}
+
+/// The first id of `batch` that `known` or an earlier call of the batch
+/// already uses.
+fn first_reused_id(batch: &[ToolCall], known: &HashSet<String>) -> Option<String> {
+    let mut seen = HashSet::with_capacity(batch.len());
+    batch
+        .iter()
+        .find(|call| known.contains(&call.id) || !seen.insert(call.id.as_str()))
+        .map(|call| call.id.clone())
 }
 
 fn check_limits(
