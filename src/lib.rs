@@ -107,6 +107,13 @@
 //!   arguments a middleware rewrites are not validated again.
 //! - **A panicking model fails the turn** as a model error; a panicking tool
 //!   or middleware becomes that call's error result.
+//! - **Tool call ids must be unique in a conversation**: a batch reusing
+//!   one is refused before it runs
+//!   ([`TurnError::DuplicateToolCallId`](turn::TurnError::DuplicateToolCallId)),
+//!   so no id ever has two results.
+//! - **`parameters` may nest at most 128 levels** (serde_json's own parsing
+//!   limit): deeper schemas, which only code can build, are refused at bind
+//!   rather than overflowing the stack of the schema checker.
 //! - **The structured-output name** ([`STRUCTURED_OUTPUT_TOOL_NAME`]) is
 //!   `structured_output`.
 

@@ -254,3 +254,46 @@ async fn extra_tool_with_an_invalid_declared_name_is_invalid_definition() {
     assert_eq!(cause.kind, DefinitionErrorKind::InvalidTool);
     assert_eq!(counter.get(), 0);
 }
+
+/// A parameters schema `levels` objects deep: `{"type": "object",
+/// "properties": {"a": {"type": "object", "properties": {"a": ...}}}}`.
+fn deep_object_schema(levels: usize) -> Value {
+    (1..levels).fold(
+        json!({"type": "object"}),
+        |inner, _| json!({"type": "object", "properties": {"a": inner}}),
+    )
+}
+
+#[tokio::test]
+async fn a_schema_built_hundreds_of_levels_deep_is_refused_before_the_schema_checker() {
+    // 500 schema levels are 1000 JSON levels (each adds `properties`): deep
+    // enough that the schema checker overflowed the stack on it, shallow
+    // enough for serde_json to clone and drop in a test thread.
+    let error = bind_built("deep", info("deep", "Deep.", deep_object_schema(500))).await;
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert!(
+        error.to_string().contains("deeper than 128 levels"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_schema_as_deep_as_json_text_allows_still_binds() {
+    // 60 schema levels are 120 JSON levels, under serde_json's parse limit.
+    let schema = deep_object_schema(60);
+    let text = schema.to_string();
+    let parsed: Value = serde_json::from_str(&text).expect("serde_json parses it");
+    let bound = Definition::builder()
+        .name("agent")
+        .tool(counted_with_info(
+            "deep",
+            &Counter::new(),
+            info("deep", "Deep.", parsed),
+        ))
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await;
+    assert!(bound.is_ok(), "{:?}", bound.err());
+}

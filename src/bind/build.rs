@@ -313,6 +313,12 @@ fn bound_tool(
             shorten(&info.parameters)
         )));
     }
+    if nesting_exceeds(&info.parameters, MAX_SCHEMA_DEPTH) {
+        return Err(invalid(format!(
+            "the parameters of tool `{}` nest deeper than {MAX_SCHEMA_DEPTH} levels",
+            info.name
+        )));
+    }
     jsonschema::meta::validate(&info.parameters).map_err(|error| {
         invalid(format!(
             "the parameters of tool `{}` are not a valid JSON Schema: {error}",
@@ -335,6 +341,26 @@ fn bound_tool(
     })
 }
 
+/// How deeply a tool's `parameters` may nest (objects and arrays). The
+/// schema checker recurses per level, so a schema built in code thousands
+/// of levels deep would overflow the stack; 128 is serde_json's own parsing
+/// limit, so no schema read from JSON text is refused by it.
+const MAX_SCHEMA_DEPTH: usize = 128;
+
+/// `true` when `value` nests objects or arrays more than `limit` levels
+/// deep. Stops descending at the limit, so it never recurses deeper itself.
+fn nesting_exceeds(value: &Value, limit: usize) -> bool {
+    let children: Box<dyn Iterator<Item = &Value>> = match value {
+        Value::Object(map) => Box::new(map.values()),
+        Value::Array(items) => Box::new(items.iter()),
+        _ => return false,
+    };
+    limit == 0
+        || children
+            .into_iter()
+            .any(|child| nesting_exceeds(child, limit - 1))
+}
+
 /// A value for an error message: compact JSON, at most 80 bytes.
 fn shorten(value: &Value) -> String {
     let mut text = value.to_string();
@@ -347,4 +373,26 @@ fn shorten(value: &Value) -> String {
         text.push_str("...");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// `levels` objects nested in one another.
+    fn nested(levels: usize) -> Value {
+        (1..levels).fold(json!({}), |inner, _| json!({ "a": inner }))
+    }
+
+    #[test]
+    fn nesting_is_counted_in_container_levels() {
+        assert!(!nesting_exceeds(&json!("leaf"), 0));
+        assert!(nesting_exceeds(&json!({}), 0));
+        assert!(!nesting_exceeds(&nested(128), 128));
+        assert!(nesting_exceeds(&nested(129), 128));
+        assert!(nesting_exceeds(&json!([[[1]]]), 2));
+        assert!(!nesting_exceeds(&json!([[[1]]]), 3));
+    }
 }
