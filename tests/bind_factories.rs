@@ -47,6 +47,14 @@ async fn failing_factory_is_factory_failed_with_its_error_as_source() {
         "{source:?}"
     );
     assert!(!error.to_string().contains('\n'));
+    assert_eq!(
+        error.to_string(),
+        "bind: the factory of tool definition `search` failed"
+    );
+    assert_eq!(
+        format!("{error:#}"),
+        format!("bind: the factory of tool definition `search` failed: {IndexOffline}")
+    );
 }
 
 #[tokio::test]

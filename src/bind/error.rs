@@ -45,7 +45,12 @@ pub enum BindErrorKind {
 /// - `source()`: the factory's error, the panic, the
 ///   [`DefinitionError`](crate::DefinitionError) or the schema error.
 ///
-/// Display is one line (the source is left to `source()`): `bind: duplicate tool name `search` (definitions `web` and `docs`)`.
+/// Display is one line a user can act on, e.g.
+/// ``bind: duplicate tool name `search` (definitions `web` and `docs`)``.
+/// `{}` leaves the cause to `source()` (so error reporters such as anyhow
+/// do not print it twice); `{:#}` appends the chain of causes:
+/// ``bind: the factory of tool definition `read` failed: no binding data of
+/// type `Workspace`: supply it with `Bindings::with` ``.
 #[derive(Debug)]
 pub struct BindError {
     /// What went wrong.
@@ -88,9 +93,18 @@ impl BindError {
 
 impl fmt::Display for BindError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The source is not repeated here: `source()` carries it, and error
-        // reporters (anyhow, eyre) print the chain.
-        write!(f, "bind: {}", self.detail)
+        // `{}` leaves the cause to `source()`, so error reporters (anyhow,
+        // eyre) do not print it twice; `{:#}` appends the whole chain for a
+        // caller printing this error alone.
+        write!(f, "bind: {}", self.detail)?;
+        if f.alternate() {
+            let mut cause = std::error::Error::source(self);
+            while let Some(error) = cause {
+                write!(f, ": {error}")?;
+                cause = error.source();
+            }
+        }
+        Ok(())
     }
 }
 
