@@ -325,3 +325,32 @@ fn valid_definition_runs_no_factory() {
     assert_eq!(validated.name(), "agent");
     assert_eq!(counter.get(), 0, "validation never runs a factory");
 }
+
+#[test]
+fn control_characters_in_names_are_refused_so_errors_stay_one_line() {
+    let error = refused(Definition::builder().name("agent\nbase").build());
+    assert_eq!(error.kind, DefinitionErrorKind::InvalidName);
+    assert_eq!(error.value, r#""agent\nbase""#);
+    assert_one_line(&error);
+
+    let error = refused(
+        Definition::builder()
+            .name("agent")
+            .tool(counted("search\u{1b}[2J", &Counter::new()))
+            .build(),
+    );
+    assert_eq!(error.kind, DefinitionErrorKind::InvalidTool);
+    assert_eq!(error.field, "tools[0].name");
+    assert_one_line(&error);
+
+    let error = refused(
+        Definition::builder()
+            .name("agent")
+            .mode(Mode::new("re\rview"))
+            .initial_mode("re\rview")
+            .build(),
+    );
+    assert_eq!(error.kind, DefinitionErrorKind::InvalidMode);
+    assert_eq!(error.field, "modes[0].name");
+    assert_one_line(&error);
+}

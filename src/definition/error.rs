@@ -9,7 +9,11 @@ use std::fmt;
 pub enum DefinitionErrorKind {
     /// The loop definition's name is blank.
     MissingName,
-    /// A tool definition has a blank name, declares no tool, or declares a
+    /// The loop definition's name holds control characters (a line break
+    /// would split every one-line error and log line that names it).
+    InvalidName,
+    /// A tool definition has a blank name or one with control characters,
+    /// declares no tool, or declares a
     /// tool name that breaks the definition's [`NameRules`](crate::tool::NameRules).
     InvalidTool,
     /// A tool definition declares [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::tool::STRUCTURED_OUTPUT_TOOL_NAME).
@@ -17,7 +21,8 @@ pub enum DefinitionErrorKind {
     /// A base limit cannot be valid (negative in a config file, `parallel`
     /// unlimited, `result_bytes` from 1 to 255).
     InvalidToolLimits,
-    /// A mode has a blank name or a limit that cannot be valid.
+    /// A mode has a blank name, a name with control characters, or a limit
+    /// that cannot be valid.
     InvalidMode,
     /// Two modes share a name.
     DuplicateMode,
@@ -31,6 +36,7 @@ impl DefinitionErrorKind {
     fn describe(self) -> &'static str {
         match self {
             Self::MissingName => "the definition's name is blank",
+            Self::InvalidName => "the definition's name holds control characters",
             Self::InvalidTool => "invalid tool definition",
             Self::ReservedToolName => "reserved tool name",
             Self::InvalidToolLimits => "invalid tool limit",

@@ -9,13 +9,21 @@ use crate::limits::ToolLimits;
 use crate::tool::{self, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};
 
 impl Recipe {
-    /// Checks, in this order: name not blank; base limits; every tool
+    /// Checks, in this order: name not blank, without control characters;
+    /// base limits; every tool
     /// definition of the base; every mode (name, uniqueness, limits, its
     /// tool definitions); the initial mode.
     pub(crate) fn validate(&self) -> Result<(), DefinitionError> {
         if self.name.trim().is_empty() {
             return Err(DefinitionError::new(
                 DefinitionErrorKind::MissingName,
+                "name",
+                format!("{:?}", self.name),
+            ));
+        }
+        if has_control_characters(&self.name) {
+            return Err(DefinitionError::new(
+                DefinitionErrorKind::InvalidName,
                 "name",
                 format!("{:?}", self.name),
             ));
@@ -38,6 +46,14 @@ impl Recipe {
                     format!("{:?}", mode.name),
                 )
                 .because("a mode name must not be blank"));
+            }
+            if has_control_characters(&mode.name) {
+                return Err(DefinitionError::new(
+                    DefinitionErrorKind::InvalidMode,
+                    format!("{field}.name"),
+                    format!("{:?}", mode.name),
+                )
+                .because("a mode name must not hold control characters"));
             }
             if !mode_names.insert(mode.name.as_str()) {
                 return Err(DefinitionError::new(
@@ -119,6 +135,14 @@ pub(crate) fn check_tool_definition(
         )
         .because("a tool definition's name must not be blank"));
     }
+    if has_control_characters(definition.name()) {
+        return Err(DefinitionError::new(
+            DefinitionErrorKind::InvalidTool,
+            format!("{field}.name"),
+            format!("{:?}", definition.name()),
+        )
+        .because("a tool definition's name must not hold control characters"));
+    }
     if definition.tool_names().is_empty() {
         return Err(DefinitionError::new(
             DefinitionErrorKind::InvalidTool,
@@ -155,4 +179,10 @@ pub(crate) fn check_tool_definition(
         }
     }
     Ok(())
+}
+
+/// Names appear in one-line errors and log lines: a control character
+/// (a line break, an escape sequence) would break or forge them.
+fn has_control_characters(name: &str) -> bool {
+    name.chars().any(char::is_control)
 }
