@@ -230,3 +230,129 @@ async fn a_batch_smaller_than_parallel_runs_all_its_calls_at_once() {
     assert_eq!(observed.high_water.load(Ordering::SeqCst), 3);
     assert_every_call_answered(&conversation);
 }
+
+/// `blocking(index)`: blocks its thread (no `.await`) until `want` calls are
+/// inside at once, or 5 s pass; answers whether they met, and on which
+/// thread it ran.
+fn blocking_tool(inside: Arc<AtomicUsize>, want: usize) -> tool::Definition {
+    let info = tool::ToolInfo::new(
+        "blocking",
+        "Blocks its thread until its siblings are running too.",
+        json!({
+            "type": "object",
+            "properties": { "index": { "type": "integer" } },
+            "required": ["index"]
+        }),
+    );
+    tool::Definition::from_fn(info, move |_arguments: Value, _context| {
+        let inside = Arc::clone(&inside);
+        async move {
+            inside.fetch_add(1, Ordering::SeqCst);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            // A busy tool never yields: only another thread can run a
+            // sibling while this one is in here.
+            while inside.load(Ordering::SeqCst) < want && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let met = inside.load(Ordering::SeqCst) >= want;
+            let thread = format!("{:?}", std::thread::current().id());
+            Ok::<_, tool::BoxError>(json!({ "met": met, "thread": thread }))
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_of_a_batch_run_truly_in_parallel_on_a_multi_thread_runtime() {
+    // Two calls that each block their thread until the other one is
+    // running: they can only meet if the runner puts them on two threads.
+    // Polled one after the other on one task they would never meet.
+    let inside = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [blocking_tool(Arc::clone(&inside), 2)],
+        ToolLimits {
+            parallel: 2,
+            ..Default::default()
+        },
+    )
+    .await;
+    let model = ScriptedModel::new([
+        batch([
+            call("b0", "blocking", r#"{"index": 0}"#),
+            call("b1", "blocking", r#"{"index": 1}"#),
+        ]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("block twice");
+
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn completes");
+
+    let outputs: Vec<Value> = ["b0", "b1"]
+        .iter()
+        .map(|id| serde_json::from_str(&result_for(&conversation, id).content).unwrap())
+        .collect();
+    assert!(
+        outputs.iter().all(|o| o["met"] == json!(true)),
+        "both calls were running at the same time: {outputs:?}"
+    );
+    assert_ne!(
+        outputs[0]["thread"], outputs[1]["thread"],
+        "on two different threads"
+    );
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn call_statistics_report_the_wall_time_of_each_call() {
+    let sleepy = tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("nap", "Sleeps 50 ms."),
+        |_arguments: Value, _context| async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok::<_, tool::BoxError>(json!("rested"))
+        },
+    );
+    let session = bind_tools([sleepy, echo_tool("echo")], ToolLimits::default()).await;
+    let model = ScriptedModel::new([
+        batch([
+            call("nap", "nap", "{}"),
+            call("echo", "echo", "{}"),
+            call("unknown", "no_such_tool", "{}"),
+        ]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("nap");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn completes");
+
+    let iteration = &outcome.stats.iterations[0];
+    let calls = &iteration.calls;
+    assert_eq!(calls.len(), 3);
+    assert_eq!(
+        (calls[0].tool_call_id.as_str(), calls[0].tool_name.as_str()),
+        ("nap", "nap")
+    );
+    assert!(
+        calls[0].duration >= Duration::from_millis(50),
+        "the call's wall time covers its 50 ms sleep: {:?}",
+        calls[0].duration
+    );
+    assert!(
+        calls[1].duration < calls[0].duration,
+        "each call is timed on its own: {:?} vs {:?}",
+        calls[1].duration,
+        calls[0].duration
+    );
+    assert_eq!(
+        calls[2].duration,
+        Duration::ZERO,
+        "a call refused before running took no time"
+    );
+    assert!(iteration.batch_duration >= calls[0].duration);
+    assert!(outcome.stats.duration >= iteration.batch_duration);
+    assert_every_call_answered(&conversation);
+}
