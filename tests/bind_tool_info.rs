@@ -297,3 +297,43 @@ async fn a_schema_as_deep_as_json_text_allows_still_binds() {
         .await;
     assert!(bound.is_ok(), "{:?}", bound.err());
 }
+
+#[tokio::test]
+async fn built_reserved_name_in_a_mode_or_an_extra_tool_is_invalid_tool_info() {
+    // The declared names are valid; what the factories build is not. The
+    // built-name check covers mode-only tools and extra tools too.
+    let reserved =
+        || ToolInfo::without_parameters(STRUCTURED_OUTPUT_TOOL_NAME, "Gives the answer.");
+
+    let counter = Counter::new();
+    let error = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .mode(agent_loop::Mode::new("answer").tool(counted_with_info(
+            "answer",
+            &counter,
+            reserved(),
+        )))
+        .initial_mode("answer")
+        .build()
+        .validate()
+        .expect("the declared names are valid")
+        .bind(bindings())
+        .await
+        .expect_err("a mode tool built under the reserved name is refused");
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some(STRUCTURED_OUTPUT_TOOL_NAME));
+
+    let counter = Counter::new();
+    let error = Definition::builder()
+        .name("agent")
+        .tool(counted("search", &counter))
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings().tool(counted_with_info("answer", &counter, reserved())))
+        .await
+        .expect_err("an extra tool built under the reserved name is refused");
+    assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+    assert_eq!(error.name.as_deref(), Some(STRUCTURED_OUTPUT_TOOL_NAME));
+}
