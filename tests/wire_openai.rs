@@ -400,3 +400,80 @@ fn payloads_of_the_wrong_shape_never_panic() {
         assert!(openai::parse_tools(&payload).is_err() || payload == json!([]));
     }
 }
+
+#[tokio::test]
+async fn a_parsed_parallel_response_runs_the_empty_arguments_call_and_refuses_the_broken_one() {
+    // The two parallel calls of `two_parallel_tool_calls_keep_their_raw_arguments`,
+    // driven through a turn: `"{}"` reaches its tool, the invalid JSON
+    // becomes an error result for its own id, and the model answers next.
+    use agent_loop::turn::{ModelResponse, ScriptedModel, TurnStatus};
+    use agent_loop::{Bindings, Definition, LoopId, SessionId, tool};
+    use tokio_util::sync::CancellationToken;
+
+    let body = response_with_message(json!({
+        "role": "assistant",
+        "content": null,
+        "tool_calls": [
+            { "id": "call_now", "type": "function",
+              "function": { "name": "current_time", "arguments": "{}" } },
+            { "id": "call_weather", "type": "function",
+              "function": { "name": "get_weather", "arguments": "{\"city\": \"Par" } }
+        ]
+    }));
+    let response = ModelResponse::from_message(openai::parse_response(&body).unwrap())
+        .expect("an assistant message is a model response");
+    let model = ScriptedModel::new([response, ModelResponse::Answer("noon".into())]);
+
+    let now = tool::Definition::from_fn(
+        ToolInfo::without_parameters("current_time", "The current UTC time."),
+        |arguments: Value, _context| async move {
+            assert_eq!(arguments, json!({}));
+            Ok::<_, tool::BoxError>(json!("12:00"))
+        },
+    );
+    let weather = tool::Definition::from_fn(weather_tool(), |_arguments: Value, _context| async {
+        Ok::<_, tool::BoxError>(json!("never reached"))
+    });
+    let session = Definition::builder()
+        .name("wire")
+        .tools([now, weather])
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap();
+    let mut conversation = vec![Message::user("Time, and weather in Paris?")];
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("a broken call does not fail the turn");
+
+    assert_eq!(
+        outcome.status,
+        TurnStatus::Completed {
+            answer: "noon".into()
+        }
+    );
+    let results: Vec<&ToolResult> = conversation
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(result) => Some(result),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert_eq!(*results[0], ToolResult::ok("call_now", "12:00"));
+    assert_eq!(results[1].tool_call_id, "call_weather");
+    assert!(results[1].is_error, "{:?}", results[1]);
+    assert!(
+        results[1].content.contains("not valid JSON"),
+        "{}",
+        results[1].content
+    );
+    // And the whole conversation goes back out as valid OpenAI messages.
+    let exported = serde_json::to_value(openai::export_messages(&conversation)).unwrap();
+    assert_eq!(exported[2]["role"], "tool");
+    assert_eq!(exported[3]["tool_call_id"], "call_weather");
+}
