@@ -166,10 +166,12 @@ impl Default for LimitValue {
 /// [`ToolLimits`] as they come from a configuration file, where anything can
 /// be written: negative numbers, numbers too large, words.
 ///
-/// Convert with `ToolLimits::try_from(config)`; a value that cannot be a
-/// limit is a [`DefinitionError`] of kind
+/// Convert base limits with `ToolLimits::try_from(config)`: a value that
+/// cannot be a limit is a [`DefinitionError`] of kind
 /// [`InvalidToolLimits`](DefinitionErrorKind::InvalidToolLimits) naming the
-/// field (`tool_limits.iterations`) and the value written.
+/// field (`tool_limits.iterations`) and the value written. Convert a mode's
+/// overrides with [`for_mode`](Self::for_mode), whose errors are of kind
+/// [`InvalidMode`](DefinitionErrorKind::InvalidMode).
 ///
 /// ```
 /// use agent_loop::{DefinitionErrorKind, ToolLimits, ToolLimitsConfig};
@@ -200,40 +202,66 @@ pub struct ToolLimitsConfig {
 impl TryFrom<ToolLimitsConfig> for ToolLimits {
     type Error = DefinitionError;
 
-    /// Errors: a negative number, a number of `u32::MAX` or more, or a word
-    /// other than `"unlimited"`, as [`DefinitionErrorKind::InvalidToolLimits`].
-    /// Range rules (`parallel` unlimited, `result_bytes` below 256) are
-    /// checked here too, so a converted value is valid for the base.
+    /// Converts base limits. Errors: a negative number, a number of
+    /// `u32::MAX` or more, or a word other than `"unlimited"`, as
+    /// [`DefinitionErrorKind::InvalidToolLimits`] with the field
+    /// `tool_limits.<name>`. Range rules (`parallel` unlimited,
+    /// `result_bytes` below 256) are checked here too, so a converted value
+    /// is valid for the base.
     fn try_from(config: ToolLimitsConfig) -> Result<Self, Self::Error> {
+        config.convert(DefinitionErrorKind::InvalidToolLimits, "tool_limits")
+    }
+}
+
+impl ToolLimitsConfig {
+    /// Converts the limit overrides of the mode named `mode`, for
+    /// [`Mode::tool_limits`](crate::mode::Mode::tool_limits).
+    ///
+    /// Errors: as for the base (`ToolLimits::try_from`), but of kind
+    /// [`DefinitionErrorKind::InvalidMode`] with the field
+    /// `modes["<mode>"].tool_limits.<name>` (DESIGN.md section 4).
+    ///
+    /// ```
+    /// use agent_loop::{DefinitionErrorKind, ToolLimitsConfig};
+    ///
+    /// let config: ToolLimitsConfig = serde_json::from_str(r#"{"calls": -2}"#).unwrap();
+    /// let error = config.for_mode("review").unwrap_err();
+    /// assert_eq!(error.kind, DefinitionErrorKind::InvalidMode);
+    /// assert_eq!(error.field, r#"modes["review"].tool_limits.calls"#);
+    /// ```
+    pub fn for_mode(self, mode: &str) -> Result<ToolLimits, DefinitionError> {
+        self.convert(
+            DefinitionErrorKind::InvalidMode,
+            &format!("modes[{mode:?}].tool_limits"),
+        )
+    }
+
+    fn convert(
+        &self,
+        kind: DefinitionErrorKind,
+        prefix: &str,
+    ) -> Result<ToolLimits, DefinitionError> {
+        let invalid = |name: &str, shown: String| {
+            DefinitionError::new(kind, format!("{prefix}.{name}"), shown)
+        };
         let field = |name: &'static str, value: &LimitValue| -> Result<u32, DefinitionError> {
-            let invalid = |shown: String| {
-                DefinitionError::new(
-                    DefinitionErrorKind::InvalidToolLimits,
-                    format!("tool_limits.{name}"),
-                    shown,
-                )
-            };
             match value {
                 LimitValue::Number(n) => u32::try_from(*n)
                     .ok()
                     .filter(|&v| v != ToolLimits::UNLIMITED)
-                    .ok_or_else(|| invalid(n.to_string())),
+                    .ok_or_else(|| invalid(name, n.to_string())),
                 LimitValue::Word(word) if word == "unlimited" => Ok(ToolLimits::UNLIMITED),
-                LimitValue::Word(word) => Err(invalid(format!("{word:?}"))),
+                LimitValue::Word(word) => Err(invalid(name, format!("{word:?}"))),
             }
         };
         let limits = ToolLimits {
-            iterations: field("iterations", &config.iterations)?,
-            calls: field("calls", &config.calls)?,
-            parallel: field("parallel", &config.parallel)?,
-            result_bytes: field("result_bytes", &config.result_bytes)?,
+            iterations: field("iterations", &self.iterations)?,
+            calls: field("calls", &self.calls)?,
+            parallel: field("parallel", &self.parallel)?,
+            result_bytes: field("result_bytes", &self.result_bytes)?,
         };
         match limits.first_invalid() {
-            Some((name, value)) => Err(DefinitionError::new(
-                DefinitionErrorKind::InvalidToolLimits,
-                format!("tool_limits.{name}"),
-                value,
-            )),
+            Some((name, value)) => Err(invalid(name, value)),
             None => Ok(limits),
         }
     }

@@ -354,3 +354,38 @@ fn control_characters_in_names_are_refused_so_errors_stay_one_line() {
     assert_eq!(error.field, "modes[0].name");
     assert_one_line(&error);
 }
+
+#[test]
+fn negative_limit_from_config_in_a_mode_is_invalid_mode() {
+    let config: ToolLimitsConfig = serde_json::from_str(r#"{"iterations": -4}"#).unwrap();
+    let error = config.for_mode("review").unwrap_err();
+    assert_eq!(error.kind, DefinitionErrorKind::InvalidMode);
+    assert_eq!(error.field, r#"modes["review"].tool_limits.iterations"#);
+    assert_eq!(error.value, "-4");
+    assert_one_line(&error);
+
+    let config: ToolLimitsConfig =
+        serde_json::from_str(r#"{"iterations": 5, "result_bytes": "unlimited"}"#).unwrap();
+    let limits = config.for_mode("review").unwrap();
+    let definition = Definition::builder()
+        .name("agent")
+        .mode(Mode::new("review").tool_limits(limits))
+        .initial_mode("review")
+        .build();
+    assert!(definition.validate().is_ok());
+}
+
+#[test]
+fn a_mode_name_with_surrounding_white_space_is_invalid_mode() {
+    let error = refused(
+        Definition::builder()
+            .name("agent")
+            .mode(Mode::new("review "))
+            .initial_mode("review ")
+            .build(),
+    );
+    assert_eq!(error.kind, DefinitionErrorKind::InvalidMode);
+    assert_eq!(error.field, "modes[0].name");
+    assert_eq!(error.value, r#""review ""#);
+    assert_one_line(&error);
+}

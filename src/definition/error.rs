@@ -21,8 +21,8 @@ pub enum DefinitionErrorKind {
     /// A base limit cannot be valid (negative in a config file, `parallel`
     /// unlimited, `result_bytes` from 1 to 255).
     InvalidToolLimits,
-    /// A mode has a blank name, a name with control characters, or a limit
-    /// that cannot be valid.
+    /// A mode has a blank name, a name with surrounding white space or
+    /// control characters, or a limit that cannot be valid.
     InvalidMode,
     /// Two modes share a name.
     DuplicateMode,

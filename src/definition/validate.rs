@@ -47,6 +47,14 @@ impl Recipe {
                 )
                 .because("a mode name must not be blank"));
             }
+            if mode.name.trim() != mode.name {
+                return Err(DefinitionError::new(
+                    DefinitionErrorKind::InvalidMode,
+                    format!("{field}.name"),
+                    format!("{:?}", mode.name),
+                )
+                .because("a mode name must not have surrounding white space (`review ` and `review` would be two modes)"));
+            }
             if has_control_characters(&mode.name) {
                 return Err(DefinitionError::new(
                     DefinitionErrorKind::InvalidMode,
