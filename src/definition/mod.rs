@@ -157,3 +157,11 @@ impl<S: State> fmt::Debug for Definition<S> {
             .finish_non_exhaustive()
     }
 }
+
+// The promises of DESIGN.md section 1, checked when the library itself
+// compiles: a validated definition is shared across sessions and tasks; a
+// bound one is one session's and cannot be duplicated.
+static_assertions::assert_impl_all!(Definition<Validated>: Send, Sync, Clone);
+static_assertions::assert_impl_all!(Definition<Bound>: Send, Sync);
+static_assertions::assert_not_impl_any!(Definition<Bound>: Clone);
+static_assertions::assert_impl_all!(crate::tool::Definition: Send, Sync, Clone);
