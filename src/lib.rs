@@ -121,6 +121,7 @@
 
 pub mod bind;
 pub mod definition;
+mod json;
 pub mod limits;
 pub mod middleware;
 pub mod mode;

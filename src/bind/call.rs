@@ -122,14 +122,7 @@ pub(crate) fn parse_arguments(tool_name: &str, text: &str) -> Result<Value, Tool
 }
 
 fn not_object(tool_name: &str, value: &Value) -> ToolCallError {
-    let got = match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    };
+    let got = crate::json::type_name(value);
     ToolCallError::new(
         ToolCallErrorKind::ArgumentsNotObject,
         tool_name,

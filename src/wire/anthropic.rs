@@ -148,14 +148,7 @@ pub fn parse_tools(tools: &Value) -> Result<Vec<ToolInfo>, WireError> {
     Node::root(FORMAT, "tools", tools)
         .items()?
         .iter()
-        .map(|tool| {
-            let description = tool.str_field_or_empty("description")?;
-            Ok(ToolInfo::new(
-                tool.str_field("name")?,
-                description,
-                tool.field("input_schema")?.value().clone(),
-            ))
-        })
+        .map(|tool| tool.tool_info("input_schema"))
         .collect()
 }
 

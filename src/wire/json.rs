@@ -5,6 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::error::{WireError, WireErrorKind, WireFormat};
+use crate::json::type_name;
+use crate::tool::ToolInfo;
 
 /// One value inside a payload, with the path that leads to it.
 #[derive(Clone, Debug)]
@@ -110,6 +112,17 @@ impl<'a> Node<'a> {
         self.field(name)?.str()
     }
 
+    /// A tool declared as `{"name", "description"?, <schema_field>}`, the
+    /// shape Anthropic (`input_schema`) and MCP (`inputSchema`) share. A
+    /// missing or `null` description becomes `""`.
+    pub(super) fn tool_info(&self, schema_field: &'static str) -> Result<ToolInfo, WireError> {
+        Ok(ToolInfo::new(
+            self.str_field("name")?,
+            self.str_field_or_empty("description")?,
+            self.field(schema_field)?.value().clone(),
+        ))
+    }
+
     /// The value of an optional string field, `""` when absent or `null`
     /// (as for a tool's `description`, optional in every format).
     pub(super) fn str_field_or_empty(&self, name: &'static str) -> Result<&'a str, WireError> {
@@ -152,18 +165,6 @@ impl<'a> Node<'a> {
         self.error(WireErrorKind::UnknownType {
             found: found.to_owned(),
         })
-    }
-}
-
-/// The JSON type of a value, as error messages say it.
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

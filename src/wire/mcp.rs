@@ -95,14 +95,7 @@ pub fn parse_list_tools_result(result: &Value) -> Result<ListedTools, WireError>
         .field("tools")?
         .items()?
         .iter()
-        .map(|tool| {
-            let description = tool.str_field_or_empty("description")?;
-            Ok(ToolInfo::new(
-                tool.str_field("name")?,
-                description,
-                tool.field("inputSchema")?.value().clone(),
-            ))
-        })
+        .map(|tool| tool.tool_info("inputSchema"))
         .collect::<Result<_, WireError>>()?;
     let next_cursor = match root.optional_field("nextCursor")? {
         Some(cursor) => Some(cursor.str()?.to_owned()),
