@@ -132,6 +132,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 stats,
             }
         };
+        let answered = |answer: String, conversation: &mut Conversation, stats| {
+            conversation.push(Message::assistant(answer.clone()));
+            end(TurnStatus::Completed { answer }, conversation, stats)
+        };
         loop {
             let model_started = Instant::now();
             let Some(response) = self.ask(conversation).await? else {
@@ -139,23 +143,20 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             };
             let model_duration = model_started.elapsed();
             let (content, batch) = match response {
-                ModelResponse::Answer(answer) => {
-                    conversation.push(Message::assistant(answer.clone()));
-                    return Ok(end(TurnStatus::Completed { answer }, conversation, stats));
-                }
-                // A "batch" of no calls is an answer: nothing to run.
                 ModelResponse::ToolCalls {
                     content,
                     tool_calls,
-                } if tool_calls.is_empty() => {
-                    let answer = content.unwrap_or_default();
-                    conversation.push(Message::assistant(answer.clone()));
-                    return Ok(end(TurnStatus::Completed { answer }, conversation, stats));
+                } if !tool_calls.is_empty() => (content, tool_calls),
+                // A final answer, or a "batch" of no calls, which is one too:
+                // nothing to run.
+                ModelResponse::Answer(answer)
+                | ModelResponse::ToolCalls {
+                    content: Some(answer),
+                    ..
+                } => return Ok(answered(answer, conversation, stats)),
+                ModelResponse::ToolCalls { content: None, .. } => {
+                    return Ok(answered(String::new(), conversation, stats));
                 }
-                ModelResponse::ToolCalls {
-                    content,
-                    tool_calls,
-                } => (content, tool_calls),
             };
             let iteration = stats.iteration_count() + 1;
             let batch_calls = u32::try_from(batch.len()).unwrap_or(u32::MAX);
