@@ -120,6 +120,7 @@
 #![warn(missing_docs)]
 
 pub mod bind;
+pub mod conversation;
 pub mod definition;
 mod json;
 pub mod limits;

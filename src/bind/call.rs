@@ -11,7 +11,7 @@ use crate::bind::{Binding, BoundTool};
 use crate::middleware::{ChainOutcome, ToolInvocation, ToolMiddleware, run_chain};
 use crate::tool::{BoxError, CallContext, Tool};
 
-/// Why a tool call produced no output (DESIGN.md section 8.4). In a turn
+/// Why a tool call produced no output. In a turn
 /// each becomes a model-facing error result and the turn goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -31,6 +31,10 @@ pub enum ToolCallErrorKind {
     ToolPanicked,
     /// A middleware panicked.
     MiddlewarePanicked,
+    /// The response that asked for the call was cut off by the output token
+    /// limit (finish reason `length` / `max_tokens`), so the call did not
+    /// run: its arguments may be incomplete.
+    CutOff,
 }
 
 /// A tool call that produced no output.

@@ -24,8 +24,8 @@ pub enum BindErrorKind {
     DuplicateToolName,
     /// A built tool's [`ToolInfo`](crate::tool::ToolInfo) is unusable: no
     /// tool built, names other than the declared ones, a name that breaks
-    /// the rules or is reserved, a blank description, or parameters that are
-    /// not a valid JSON Schema of `"type": "object"`.
+    /// the rules or is reserved, or parameters that are not a valid JSON
+    /// Schema of `"type": "object"`. (A blank description is allowed.)
     InvalidToolInfo,
     /// A factory returned an error; the source is that error.
     FactoryFailed,

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::conversation::Extras;
+
 /// What the model sees of one tool: its model-facing name, a description and
 /// the JSON Schema of its arguments.
 ///
@@ -16,8 +18,10 @@ use serde_json::Value;
 /// ([`BindErrorKind::InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo)):
 /// the name must satisfy the definition's [`NameRules`](crate::tool::NameRules)
 /// and must not be [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::tool::STRUCTURED_OUTPUT_TOOL_NAME),
-/// the description must not be blank, and `parameters` must be a valid JSON
-/// Schema whose top level is `"type": "object"`.
+/// and `parameters` must be a valid JSON Schema whose top level is
+/// `"type": "object"`. A blank description is allowed (OpenAI and Anthropic
+/// both accept it, and real tool lists use it): bind logs a `tracing`
+/// warning, since a model calls an undescribed tool less reliably.
 ///
 /// ```
 /// use agent_loop::tool::ToolInfo;
@@ -39,15 +43,28 @@ pub struct ToolInfo {
     /// Model-facing tool name, e.g. `get_weather`. By default it must match
     /// `^[a-zA-Z0-9_-]{1,64}$` (see [`NameRules`](crate::tool::NameRules)).
     pub name: String,
-    /// What the tool does, for the model. Must not be blank.
+    /// What the tool does, for the model. May be empty.
+    #[serde(default)]
     pub description: String,
     /// JSON Schema of the arguments object; its top level must be
     /// `"type": "object"`.
     pub parameters: Value,
+    /// Strict mode: the provider constrains the model's arguments to the
+    /// schema (OpenAI `function.strict`, Anthropic `strict`). `None` leaves
+    /// the field out, so the provider's default applies. OpenAI's strict
+    /// mode has schema rules of its own (every property required,
+    /// `additionalProperties: false`) that the provider checks, not bind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+    /// Other provider fields of the declaration, written back to their own
+    /// format only (Anthropic `cache_control`, `defer_loading`,
+    /// `allowed_callers`; MCP `title`, `outputSchema`, `annotations`).
+    #[serde(default, skip_serializing_if = "Extras::is_empty")]
+    pub extras: Extras,
 }
 
 impl ToolInfo {
-    /// A `ToolInfo` from its three parts. Nothing is checked here: the
+    /// A `ToolInfo` from its three parts, with no `strict` and no extras. Nothing is checked here: the
     /// checks run at bind, where a failure is a typed
     /// [`BindError`](crate::bind::BindError).
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
@@ -55,6 +72,8 @@ impl ToolInfo {
             name: name.into(),
             description: description.into(),
             parameters,
+            strict: None,
+            extras: Extras::default(),
         }
     }
 

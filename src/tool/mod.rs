@@ -12,7 +12,7 @@ mod definition;
 mod function;
 mod info;
 mod invoke;
-mod name;
+pub(crate) mod name;
 
 pub use definition::{Definition, ToolFactory};
 pub use function::schema_of;

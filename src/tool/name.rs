@@ -256,7 +256,7 @@ impl NameRules {
 /// 64-bit FNV-1a (Fowler–Noll–Vo): a fixed, dependency-free hash whose output
 /// never changes between builds, which the stable suffix of
 /// [`NameRules::sanitize`] needs.
-fn fnv1a_64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a_64(bytes: &[u8]) -> u64 {
     const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     bytes.iter().fold(OFFSET_BASIS, |hash, &byte| {

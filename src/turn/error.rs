@@ -14,15 +14,29 @@ pub enum TurnError {
     /// The model request failed.
     #[error("turn: the model request failed")]
     Model(#[source] BoxError),
-    /// The model gave a tool call id that its batch, or the conversation
-    /// before it, already uses. Its result could not be told apart, and
-    /// providers refuse a conversation where an id has two results
-    /// (DESIGN.md section 8.7), so the batch was not run and not added to
-    /// the conversation.
-    #[error("turn: the model reused the tool call id {id:?}; the batch was not run")]
-    DuplicateToolCallId {
-        /// The repeated id.
-        id: String,
+    /// The conversation handed to the turn has a tool result that answers
+    /// no call of the assistant message right before it (its results must
+    /// follow it, as every provider requires). Nothing was sent and the
+    /// conversation is unchanged.
+    #[error(
+        "turn: the tool result at messages[{index}] answers no call of the assistant message before it (tool call id {tool_call_id:?})"
+    )]
+    ToolResultWithoutCall {
+        /// The result's tool call id.
+        tool_call_id: String,
+        /// The result's position in the conversation.
+        index: usize,
+    },
+    /// The conversation handed to the turn has a second result for one tool
+    /// call. Nothing was sent and the conversation is unchanged.
+    #[error(
+        "turn: the tool result at messages[{index}] is a second result for tool call id {tool_call_id:?}"
+    )]
+    DuplicateToolResult {
+        /// The call's id.
+        tool_call_id: String,
+        /// The second result's position in the conversation.
+        index: usize,
     },
 }
 
@@ -36,8 +50,7 @@ pub enum ExceededLimit {
     Calls,
 }
 
-/// A batch refused because it would exceed the turn's limits (DESIGN.md
-/// section 8.2). The counts are those the turn *would* have reached with the
+/// A batch refused because it would exceed the turn's limits. The counts are those the turn *would* have reached with the
 /// refused batch; the maxima are the mode's resolved limits
 /// ([`ToolLimits::UNLIMITED`](crate::ToolLimits::UNLIMITED) when unlimited).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -2,18 +2,14 @@
 //! iterations (a model request that asks for tools, plus running that
 //! batch). See [`Definition::run_turn`](crate::Definition::run_turn).
 
-pub mod conversation;
 mod error;
 mod model;
 mod outcome;
 mod runner;
 mod truncate;
 
-pub use conversation::{Conversation, Message, ToolCall, ToolResult};
 pub use error::{ExceededLimit, ToolLimitError, TurnError};
-pub use model::{
-    Model, ModelRequest, ModelResponse, RecordedRequest, ScriptExhausted, ScriptedModel,
-};
+pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use outcome::{CallStats, IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use truncate::{
     ERROR_TEXT_BYTES, MIN_RESULT_BYTES, clean_error_text, omitted_bytes, truncate_middle,

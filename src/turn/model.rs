@@ -6,11 +6,12 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
+use crate::conversation::{Message, ModelResponse};
 use crate::tool::{BoxError, ToolInfo};
-use crate::turn::{Message, ToolCall};
 
 /// A language model, as the turn runner sees it: given the conversation, the
-/// current mode's instructions and tools, it answers or asks for tools.
+/// current mode's instructions and tools, it answers or asks for tools, and
+/// says why it stopped and how many tokens it used ([`ModelResponse`]).
 ///
 /// Implement it over your provider's client (the [`wire`](crate::wire)
 /// module converts requests and responses); use [`ScriptedModel`] in tests.
@@ -24,60 +25,16 @@ pub trait Model: Send + Sync {
 /// One request to the model.
 #[derive(Clone, Copy, Debug)]
 pub struct ModelRequest<'a> {
-    /// The whole conversation so far, oldest first.
+    /// The whole conversation so far, oldest first (its system messages
+    /// included).
     pub conversation: &'a [Message],
-    /// The current mode's instructions (a system prompt), if any.
+    /// The current mode's instructions, if any: a system prompt that goes
+    /// before the conversation's own system messages.
     pub instructions: Option<&'a str>,
     /// The tools the model may call in the current mode, in order.
     pub tools: &'a [ToolInfo],
     /// The current mode's name; `None` for the base mode.
     pub mode: Option<&'a str>,
-}
-
-/// What the model answered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModelResponse {
-    /// A final answer: ends the turn. Never blocked by limits.
-    Answer(String),
-    /// A batch of tool calls, optionally with text. Counts one iteration
-    /// and `tool_calls.len()` calls.
-    ToolCalls {
-        /// Text the model gave alongside the calls, if any.
-        content: Option<String>,
-        /// The calls, in the model's order.
-        tool_calls: Vec<ToolCall>,
-    },
-}
-
-impl ModelResponse {
-    /// The response an assistant message stands for: tool calls when it has
-    /// any, otherwise a final answer with its text (empty when it has none).
-    /// Convenient with the [`wire`](crate::wire) parsers. A message that is
-    /// not from the assistant gives `None`.
-    pub fn from_message(message: Message) -> Option<Self> {
-        match message {
-            Message::Assistant {
-                content,
-                tool_calls,
-            } if tool_calls.is_empty() => Some(ModelResponse::Answer(content.unwrap_or_default())),
-            Message::Assistant {
-                content,
-                tool_calls,
-            } => Some(ModelResponse::ToolCalls {
-                content,
-                tool_calls,
-            }),
-            _ => None,
-        }
-    }
-
-    /// A batch of tool calls without text.
-    pub fn tool_calls(tool_calls: impl IntoIterator<Item = ToolCall>) -> Self {
-        ModelResponse::ToolCalls {
-            content: None,
-            tool_calls: tool_calls.into_iter().collect(),
-        }
-    }
 }
 
 /// A model that replays a fixed list of responses, one per request, and
@@ -86,11 +43,12 @@ impl ModelResponse {
 /// When the script runs out, the request fails with [`ScriptExhausted`].
 ///
 /// ```
-/// use agent_loop::turn::{ModelResponse, ScriptedModel, ToolCall};
+/// use agent_loop::conversation::{ModelResponse, ToolCall};
+/// use agent_loop::turn::ScriptedModel;
 ///
 /// let model = ScriptedModel::new([
 ///     ModelResponse::tool_calls([ToolCall::new("call_1", "list_files", "{}")]),
-///     ModelResponse::Answer("There are 3 files.".into()),
+///     ModelResponse::answer("There are 3 files."),
 /// ]);
 /// assert_eq!(model.remaining(), 2);
 /// ```

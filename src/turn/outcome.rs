@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::bind::ToolCallErrorKind;
-use crate::turn::Message;
+use crate::conversation::{FinishReason, Message, Usage};
 
 /// How a turn ended without error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,8 +27,16 @@ pub struct TurnOutcome {
     /// The messages this turn appended to the conversation, in order:
     /// assistant tool-call messages, their tool results, the final answer.
     pub messages: Vec<Message>,
-    /// Counts and timings.
+    /// Counts, timings and token usage.
     pub stats: TurnStats,
+    /// Why the model stopped in its last response: `Some` when the turn
+    /// completed ([`FinishReason::Length`] for an answer the output limit
+    /// cut off), `None` when it was interrupted.
+    pub finish_reason: Option<FinishReason>,
+    /// The ids of calls the conversation handed in left without a result
+    /// (the process died mid-tool, say), each answered before the first
+    /// request with an error result saying it was interrupted.
+    pub repaired: Vec<String>,
 }
 
 impl TurnOutcome {
@@ -49,6 +57,9 @@ pub struct TurnStats {
     pub iterations: Vec<IterationStats>,
     /// Wall time of the whole turn, model requests included.
     pub duration: Duration,
+    /// Tokens used by every model request of the turn, the final answer's
+    /// included, added up.
+    pub usage: Usage,
 }
 
 impl TurnStats {
@@ -74,6 +85,11 @@ pub struct IterationStats {
     pub batch_duration: Duration,
     /// One entry per tool call, in call order.
     pub calls: Vec<CallStats>,
+    /// Why the model stopped in the response that asked for this batch
+    /// ([`FinishReason::Length`]: its calls were cut off and none ran).
+    pub finish_reason: FinishReason,
+    /// Tokens used by the model request that asked for this batch.
+    pub usage: Usage,
 }
 
 /// One tool call of a batch.

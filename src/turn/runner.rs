@@ -17,15 +17,18 @@ use tracing::{Instrument, info_span};
 
 use crate::bind::call::{self, ToolCallError};
 use crate::bind::{Binding, BoundModeData};
+use crate::conversation::ids::{fresh_tool_call_id, mint_missing_ids};
+use crate::conversation::{
+    Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult,
+};
 use crate::definition::{Definition, IsBound, State};
 use crate::limits::ToolLimits;
 use crate::middleware::panic_message;
 use crate::tool::Tool;
 use crate::turn::truncate::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
 use crate::turn::{
-    CallStats, Conversation, ExceededLimit, IterationStats, Message, Model, ModelRequest,
-    ModelResponse, ToolCall, ToolLimitError, ToolResult, TurnError, TurnOutcome, TurnStats,
-    TurnStatus,
+    CallStats, ExceededLimit, IterationStats, Model, ModelRequest, ToolLimitError, TurnError,
+    TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl<S: State> Definition<S> {
@@ -53,17 +56,34 @@ impl<S: State> Definition<S> {
     /// drop code has run when this returns), queued calls never start, and
     /// the interrupted batch is not appended. Committed batches stay.
     ///
+    /// A response whose [`FinishReason`] is
+    /// [`Length`](FinishReason::Length) was cut off by the output limit, so
+    /// its last call's arguments may be incomplete: none of its calls run;
+    /// each gets an error result asking the model to send it again smaller,
+    /// and counts against `calls` like any call.
+    ///
     /// In every case, each tool call id in `conversation` has exactly one
-    /// result afterwards: a batch that reuses an id (within itself or from
-    /// earlier in the conversation) is refused with
-    /// [`TurnError::DuplicateToolCallId`] before it runs.
+    /// result afterwards. Before the first request the conversation is
+    /// checked: a call without a result (the process died mid-tool) gets an
+    /// error result saying it was interrupted, placed after its assistant
+    /// message's other results, and its id is listed in
+    /// [`TurnOutcome::repaired`]; every provider refuses a conversation with
+    /// an unanswered call. A call whose id is empty or already used (in
+    /// the conversation or in the response) gets a fresh unique id, shared
+    /// by its result.
+    ///
+    /// Each response's [`Usage`](crate::conversation::Usage) is added up in
+    /// [`TurnStats::usage`], and per batch in [`IterationStats::usage`].
     ///
     /// Must run inside a Tokio runtime. With unlimited iterations or calls,
     /// bound the turn yourself (a timeout, or cancelling the token).
     ///
     /// Errors: [`TurnError::ToolLimit`] as above; [`TurnError::Model`] when
-    /// the model request fails or panics; [`TurnError::DuplicateToolCallId`]
-    /// as above.
+    /// the model request fails or panics;
+    /// [`TurnError::ToolResultWithoutCall`] and
+    /// [`TurnError::DuplicateToolResult`] when the conversation handed in
+    /// has a result that answers no earlier call, or a second result for
+    /// one call (nothing is sent and `conversation` is unchanged).
     pub async fn run_turn<M: Model + ?Sized>(
         &self,
         model: &M,
@@ -110,77 +130,87 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
     async fn run(&self, conversation: &mut Conversation) -> Result<TurnOutcome, TurnError> {
         let started = Instant::now();
+        let repaired = repair(conversation)?;
         let first_new = conversation.len();
         let limits = self.mode().tool_limits;
         let mut stats = TurnStats::default();
         let mut calls: u32 = 0;
-        // Every tool call id the conversation holds, so a reused one is
-        // refused before its batch runs.
+        // Every tool call id the conversation holds, so a reused one gets a
+        // fresh id before its batch runs.
         let mut call_ids: HashSet<String> = conversation
             .iter()
-            .flat_map(|message| match message {
-                Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
-                _ => &[],
-            })
+            .filter_map(Message::as_assistant)
+            .flat_map(|assistant| assistant.tool_calls())
             .map(|call| call.id.clone())
             .collect();
-        let end = |status, conversation: &Conversation, mut stats: TurnStats| {
+        let end = |status, finish_reason, conversation: &Conversation, mut stats: TurnStats| {
             stats.duration = started.elapsed();
             TurnOutcome {
                 status,
                 messages: conversation[first_new..].to_vec(),
                 stats,
+                finish_reason,
+                repaired: repaired.clone(),
             }
-        };
-        let answered = |answer: String, conversation: &mut Conversation, stats| {
-            conversation.push(Message::assistant(answer.clone()));
-            end(TurnStatus::Completed { answer }, conversation, stats)
         };
         loop {
             let model_started = Instant::now();
             let Some(response) = self.ask(conversation).await? else {
-                return Ok(end(TurnStatus::Interrupted, conversation, stats));
+                return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
             };
             let model_duration = model_started.elapsed();
-            let (content, batch) = match response {
-                ModelResponse::ToolCalls {
-                    content,
-                    tool_calls,
-                } if !tool_calls.is_empty() => (content, tool_calls),
-                // A final answer, or a "batch" of no calls, which is one too:
-                // nothing to run.
-                ModelResponse::Answer(answer)
-                | ModelResponse::ToolCalls {
-                    content: Some(answer),
-                    ..
-                } => return Ok(answered(answer, conversation, stats)),
-                ModelResponse::ToolCalls { content: None, .. } => {
-                    return Ok(answered(String::new(), conversation, stats));
-                }
-            };
+            let ModelResponse {
+                mut message,
+                finish_reason,
+                usage,
+            } = response;
+            stats.usage += usage;
+            if !message.has_tool_calls() {
+                // A final answer: nothing to run, never blocked by limits.
+                let answer = message.text();
+                conversation.push(Message::Assistant(message));
+                return Ok(end(
+                    TurnStatus::Completed { answer },
+                    Some(finish_reason),
+                    conversation,
+                    stats,
+                ));
+            }
+            let batch_calls = u32::try_from(message.tool_calls().count()).unwrap_or(u32::MAX);
             let iteration = stats.iteration_count() + 1;
-            let batch_calls = u32::try_from(batch.len()).unwrap_or(u32::MAX);
             let would_be = calls.saturating_add(batch_calls);
             check_limits(&limits, iteration, would_be, batch_calls)?;
-            if let Some(id) = first_reused_id(&batch, &call_ids) {
-                return Err(TurnError::DuplicateToolCallId { id });
+            // Empty or reused provider ids get fresh ones, so every call
+            // keeps exactly one result.
+            for call in message.tool_calls_mut() {
+                if call.id.is_empty() || call_ids.contains(&call.id) {
+                    call.id = fresh_tool_call_id(&call_ids);
+                }
+                call_ids.insert(call.id.clone());
             }
-            call_ids.extend(batch.iter().map(|call| call.id.clone()));
+            let batch: Vec<ToolCall> = message.tool_calls().cloned().collect();
 
             let batch_started = Instant::now();
-            let span = info_span!("iteration", iteration, calls = batch_calls);
-            let Some(results) = self.run_batch(&batch, &limits).instrument(span).await else {
-                return Ok(end(TurnStatus::Interrupted, conversation, stats));
+            let results = if finish_reason == FinishReason::Length {
+                batch.iter().map(|call| cut_off(call, &limits)).collect()
+            } else {
+                let span = info_span!("iteration", iteration, calls = batch_calls);
+                let Some(results) = self.run_batch(&batch, &limits).instrument(span).await else {
+                    return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
+                };
+                results
             };
             calls = would_be;
             let (results, call_stats): (Vec<ToolResult>, Vec<CallStats>) =
                 results.into_iter().unzip();
-            conversation.push(Message::tool_calls(content, batch));
+            conversation.push(Message::Assistant(message));
             conversation.extend(results.into_iter().map(Message::Tool));
             stats.iterations.push(IterationStats {
                 model_duration,
                 batch_duration: batch_started.elapsed(),
                 calls: call_stats,
+                finish_reason,
+                usage,
             });
         }
     }
@@ -311,14 +341,95 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     }
 }
 
-/// The first id of `batch` that `known` or an earlier call of the batch
-/// already uses.
-fn first_reused_id(batch: &[ToolCall], known: &HashSet<String>) -> Option<String> {
-    let mut seen = HashSet::with_capacity(batch.len());
-    batch
-        .iter()
-        .find(|call| known.contains(&call.id) || !seen.insert(call.id.as_str()))
-        .map(|call| call.id.clone())
+/// Checks the conversation handed to a turn and answers every call that has
+/// no result (see [`Definition::run_turn`]); returns the ids answered.
+/// Nothing changes when it fails.
+fn repair(conversation: &mut Conversation) -> Result<Vec<String>, TurnError> {
+    let needs_ids = {
+        let mut seen = HashSet::new();
+        conversation
+            .iter()
+            .filter_map(Message::as_assistant)
+            .flat_map(|assistant| assistant.tool_calls())
+            .any(|call| call.id.is_empty() || !seen.insert(call.id.as_str()))
+    };
+    let minted = needs_ids.then(|| {
+        let mut minted = conversation.clone();
+        mint_missing_ids(&mut minted);
+        minted
+    });
+    let checked: &Conversation = minted.as_ref().unwrap_or(conversation);
+    // The assistant message whose results are being read: its position
+    // and its calls, each with whether a result answered it.
+    let mut open: Option<(usize, Vec<(&str, bool)>)> = None;
+    // (insert position, ids) for each assistant message with unanswered calls.
+    let mut insertions: Vec<(usize, Vec<String>)> = Vec::new();
+    let close = |open: &mut Option<(usize, Vec<(&str, bool)>)>,
+                 at: usize,
+                 insertions: &mut Vec<(usize, Vec<String>)>| {
+        if let Some((_, calls)) = open.take() {
+            let missing: Vec<String> = calls
+                .into_iter()
+                .filter(|(_, answered)| !answered)
+                .map(|(id, _)| id.to_owned())
+                .collect();
+            if !missing.is_empty() {
+                insertions.push((at, missing));
+            }
+        }
+    };
+    for (index, message) in checked.iter().enumerate() {
+        if let Message::Tool(result) = message {
+            let id = result.tool_call_id.as_str();
+            let call = open
+                .as_mut()
+                .and_then(|(_, calls)| calls.iter_mut().find(|(call, _)| *call == id));
+            match call {
+                Some((_, answered @ false)) => *answered = true,
+                Some((_, true)) => {
+                    return Err(TurnError::DuplicateToolResult {
+                        tool_call_id: id.to_owned(),
+                        index,
+                    });
+                }
+                None => {
+                    return Err(TurnError::ToolResultWithoutCall {
+                        tool_call_id: id.to_owned(),
+                        index,
+                    });
+                }
+            }
+            continue;
+        }
+        close(&mut open, index, &mut insertions);
+        if let Message::Assistant(assistant) = message
+            && assistant.has_tool_calls()
+        {
+            let calls = assistant
+                .tool_calls()
+                .map(|call| (call.id.as_str(), false))
+                .collect();
+            open = Some((index, calls));
+        }
+    }
+    close(&mut open, checked.len(), &mut insertions);
+    let insertions: Vec<(usize, Vec<String>)> = insertions;
+    if let Some(minted) = minted {
+        *conversation = minted;
+    }
+    let mut repaired = Vec::new();
+    // From the back, so earlier insert positions stay right.
+    for (at, ids) in insertions.into_iter().rev() {
+        let results = ids.iter().map(|id| {
+            Message::Tool(ToolResult::error(
+                id.clone(),
+                "this call was interrupted before it returned a result; call the tool again if you still need it",
+            ))
+        });
+        conversation.splice(at..at, results);
+        repaired.splice(0..0, ids);
+    }
+    Ok(repaired)
 }
 
 fn check_limits(
@@ -344,6 +455,19 @@ fn check_limits(
     })
 }
 
+/// The error result of a call whose response the output limit cut off.
+fn cut_off(call: &ToolCall, limits: &ToolLimits) -> (ToolResult, CallStats) {
+    let error = ToolCallError::new(
+        crate::bind::ToolCallErrorKind::CutOff,
+        &call.name,
+        format!(
+            "the call to `{}` was cut off by the output token limit and did not run; send it again with shorter arguments, or split the work into smaller calls",
+            call.name
+        ),
+    );
+    finish(call, Err(error), Duration::ZERO, limits)
+}
+
 /// The tool result the model sees, and the call's statistics.
 fn finish(
     call: &ToolCall,
@@ -365,10 +489,10 @@ fn finish(
         None => text,
     };
     let truncated = shown.len() < result_bytes;
-    let result = ToolResult {
-        tool_call_id: call.id.clone(),
-        content: shown,
-        is_error: error.is_some(),
+    let result = if error.is_some() {
+        ToolResult::error(call.id.clone(), shown)
+    } else {
+        ToolResult::ok(call.id.clone(), shown)
     };
     let stats = CallStats {
         tool_call_id: call.id.clone(),

@@ -1,72 +1,44 @@
 //! Provider wire formats: [`ToolInfo`](crate::tool::ToolInfo) and the
-//! [`Message`](crate::turn::Message) conversation to and from the JSON that
-//! OpenAI Chat Completions ([`openai`]), Anthropic Messages ([`anthropic`])
-//! and MCP `tools/list` ([`mcp`]) use.
+//! [`Message`](crate::conversation::Message) conversation to and from the
+//! JSON that OpenAI Chat Completions ([`openai`]), Anthropic Messages
+//! ([`anthropic`]) and MCP `tools/list` ([`mcp`]) use.
 //!
 //! Each format module has serde types that mirror the provider's API
-//! reference, `export_*` functions that build them (serialise the result
-//! with `serde_json` into the request body) and `parse_*` functions that
-//! read a `serde_json::Value` back into the provider-neutral types. Parsing
-//! walks the JSON itself rather than relying on serde's derived errors, so a
-//! bad payload fails with a [`WireError`] whose [`kind`](WireError::kind) can
-//! be matched and whose [`path`](WireError::path) names the culprit
+//! reference; its `parse_*` functions read a `serde_json::Value` with them
+//! (one parser per format), and its `export_*` functions build them
+//! (serialise the result with `serde_json` into the request body).
+//!
+//! **Parsing is tolerant** of what real servers send: arguments given as a
+//! JSON object (llama.cpp, mlx-lm) or missing, empty or repeated tool call
+//! ids (a fresh id is minted, shared by the call and its result), content
+//! blocks this crate does not model (kept verbatim as
+//! [`ProviderPart`](crate::conversation::ProviderPart)s), provider fields on
+//! messages, calls and tool declarations (kept as
+//! [`Extras`](crate::conversation::Extras)). A payload that does not have
+//! the documented shape fails with a [`WireError`] whose
+//! [`kind`](WireError::kind) can be matched and whose
+//! [`path`](WireError::path) names the culprit
 //! (`response.choices[0].message.tool_calls[1]`). Nothing here panics on
 //! input.
 //!
-//! Tool call arguments are kept as the raw text the model wrote
-//! ([`ToolCall::arguments`](crate::turn::ToolCall::arguments)), valid JSON or
-//! not: the turn loop tells the model about bad arguments per call, so the
-//! wire layer must not reject them. What each format cannot carry is listed
-//! in its module docs (OpenAI has no `is_error`; Anthropic needs `input` to
-//! be an object).
-//!
-//! ```
-//! use agent_loop::tool::ToolInfo;
-//! use agent_loop::turn::{Message, ToolCall};
-//! use agent_loop::wire::openai;
-//! use serde_json::json;
-//!
-//! // Tools go into the request body...
-//! let weather = ToolInfo::new(
-//!     "get_weather",
-//!     "Current weather for a city.",
-//!     json!({ "type": "object", "properties": { "city": { "type": "string" } } }),
-//! );
-//! let request = json!({
-//!     "model": "gpt-4o",
-//!     "messages": openai::export_messages(&[Message::user("Weather in Paris?")]),
-//!     "tools": openai::export_tools(&[weather]),
-//! });
-//! assert_eq!(request["tools"][0]["function"]["name"], "get_weather");
-//!
-//! // ...and the response comes back as an assistant message with tool calls.
-//! let body: serde_json::Value = serde_json::from_str(r#"{
-//!     "id": "chatcmpl-123", "object": "chat.completion", "created": 1741570283,
-//!     "model": "gpt-4o-2024-08-06",
-//!     "choices": [{
-//!         "index": 0,
-//!         "message": {
-//!             "role": "assistant", "content": null,
-//!             "tool_calls": [{
-//!                 "id": "call_abc", "type": "function",
-//!                 "function": { "name": "get_weather", "arguments": "{\"city\":\"Paris\"}" }
-//!             }]
-//!         },
-//!         "finish_reason": "tool_calls"
-//!     }]
-//! }"#)?;
-//! let message = openai::parse_response(&body)?;
-//! assert_eq!(
-//!     message,
-//!     Message::tool_calls(None, vec![ToolCall::new("call_abc", "get_weather", r#"{"city":"Paris"}"#)]),
-//! );
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! **Exporting is strict**: what leaves the crate passes the target
+//! provider's documented rules. Tool call ids that break them (Anthropic
+//! `^[a-zA-Z0-9_-]+$`; OpenAI at most 40 characters) and recorded tool names
+//! that break `^[a-zA-Z0-9_-]{1,64}$` are mapped to valid ones,
+//! deterministically and the same for a call and its result; empty and
+//! whitespace-only text is left out, and so is an assistant message left
+//! with nothing to say; blank arguments go out as `{}`, as they ran;
+//! reasoning, provider parts and extras go back only to the format they
+//! came from.
 
 pub mod anthropic;
+mod declaration;
+mod decode;
 mod error;
-mod json;
+mod ids;
 pub mod mcp;
 pub mod openai;
 
+pub use declaration::{ProviderTool, ToolDeclaration};
 pub use error::{WireError, WireErrorKind, WireFormat};
+pub use ids::{OPENAI_MAX_ID_LEN, id_is_valid, name_is_valid};

@@ -1,0 +1,102 @@
+//! [`Extras`]: provider fields this crate does not model, kept with the
+//! [`WireFormat`] they came from.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A provider wire format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum WireFormat {
+    /// OpenAI Chat Completions (`tools`, `messages`, `chat.completion`), and
+    /// every server that speaks it: DeepSeek, Gemini's OpenAI-compatible
+    /// endpoint, OpenRouter, vLLM, llama.cpp, Ollama.
+    OpenAiChat,
+    /// Anthropic Messages (`tools`, `messages`, `message`).
+    AnthropicMessages,
+    /// MCP `tools/list` result.
+    McpToolsList,
+}
+
+impl fmt::Display for WireFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::OpenAiChat => "OpenAI Chat Completions",
+            Self::AnthropicMessages => "Anthropic Messages",
+            Self::McpToolsList => "MCP tools/list",
+        })
+    }
+}
+
+/// Fields of one provider object (a message, a content part, a tool call, a
+/// tool declaration) that this crate does not model, kept verbatim with the
+/// format they came from: Gemini's `extra_content` (which holds the
+/// `thought_signature` Gemini requires back), Anthropic's `caller`,
+/// `cache_control` and `citations`, OpenAI's `name`.
+///
+/// The [`wire`](crate::wire) exporters write them back to objects of the
+/// same format only; another format never sees them. Empty by default.
+///
+/// ```
+/// use agent_loop::conversation::{Extras, WireFormat};
+/// use serde_json::json;
+///
+/// let extras = Extras::new(
+///     WireFormat::OpenAiChat,
+///     json!({ "extra_content": { "google": { "thought_signature": "c2ln" } } })
+///         .as_object()
+///         .cloned()
+///         .unwrap_or_default(),
+/// );
+/// assert!(extras.fields_for(WireFormat::OpenAiChat).is_some());
+/// assert!(extras.fields_for(WireFormat::AnthropicMessages).is_none());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extras {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    format: Option<WireFormat>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    fields: Map<String, Value>,
+}
+
+impl Extras {
+    /// Extras of `format`. An empty `fields` map gives empty extras.
+    pub fn new(format: WireFormat, fields: Map<String, Value>) -> Self {
+        if fields.is_empty() {
+            return Self::default();
+        }
+        Self {
+            format: Some(format),
+            fields,
+        }
+    }
+
+    /// `true` when there is nothing kept.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// The format the fields came from; `None` when empty.
+    pub fn format(&self) -> Option<WireFormat> {
+        self.format
+    }
+
+    /// Every kept field, whatever its format.
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+
+    /// The kept fields when they came from `format`, to write back to an
+    /// object of that format; `None` for empty extras or another format.
+    pub fn fields_for(&self, format: WireFormat) -> Option<&Map<String, Value>> {
+        (self.format == Some(format) && !self.fields.is_empty()).then_some(&self.fields)
+    }
+
+    /// `true` for empty extras, so serde can leave them out.
+    pub(crate) fn skip(extras: &Extras) -> bool {
+        extras.is_empty()
+    }
+}

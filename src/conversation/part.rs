@@ -1,0 +1,188 @@
+//! [`ContentPart`]: one piece of a message.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::conversation::{Extras, WireFormat};
+
+/// One piece of a message, in the order the provider gave it.
+///
+/// Which parts a message may hold:
+///
+/// | part | system | user | assistant | tool result |
+/// | --- | --- | --- | --- | --- |
+/// | [`Text`](ContentPart::Text) | – | yes | yes | yes |
+/// | [`Image`](ContentPart::Image) | – | yes | – | yes |
+/// | [`Reasoning`](ContentPart::Reasoning) | – | – | yes | – |
+/// | [`ToolCall`](ContentPart::ToolCall) | – | – | yes | – |
+/// | [`Provider`](ContentPart::Provider) | – | yes | yes | yes |
+///
+/// A system message is text only ([`SystemMessage`](crate::conversation::SystemMessage)).
+/// Exporters leave out a part a role cannot carry in the target format.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    /// Text.
+    Text(TextPart),
+    /// An image, by URL or inline.
+    Image(ImagePart),
+    /// The model's reasoning (Anthropic `thinking` / `redacted_thinking`,
+    /// DeepSeek's `reasoning_content`), sent back only to the format it came
+    /// from.
+    Reasoning(ReasoningPart),
+    /// A tool call the model asked for.
+    ToolCall(ToolCall),
+    /// A provider block this crate does not model, kept verbatim and sent
+    /// back only to the format it came from (Anthropic `server_tool_use`,
+    /// `web_search_tool_result`, `document`; OpenAI `input_audio`, `file`).
+    Provider(ProviderPart),
+}
+
+impl ContentPart {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(TextPart::new(text))
+    }
+}
+
+/// A text part: `{"type": "text", "text"}` in both providers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextPart {
+    /// The text.
+    pub text: String,
+    /// Provider fields of the part (Anthropic `citations`, `cache_control`).
+    #[serde(default, skip_serializing_if = "Extras::skip")]
+    pub extras: Extras,
+}
+
+impl TextPart {
+    /// A text part without extras.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            extras: Extras::default(),
+        }
+    }
+}
+
+/// An image: OpenAI `image_url`, Anthropic `image`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImagePart {
+    /// Where the image is.
+    pub source: ImageSource,
+    /// Provider fields of the part (OpenAI `detail`, Anthropic
+    /// `cache_control`).
+    #[serde(default, skip_serializing_if = "Extras::skip")]
+    pub extras: Extras,
+}
+
+impl ImagePart {
+    /// An image at a URL.
+    pub fn url(url: impl Into<String>) -> Self {
+        Self {
+            source: ImageSource::Url { url: url.into() },
+            extras: Extras::default(),
+        }
+    }
+
+    /// An inline image: base64 `data` of type `media_type` (`image/png`,
+    /// `image/jpeg`, `image/gif`, `image/webp`).
+    pub fn base64(media_type: impl Into<String>, data: impl Into<String>) -> Self {
+        Self {
+            source: ImageSource::Base64 {
+                media_type: media_type.into(),
+                data: data.into(),
+            },
+            extras: Extras::default(),
+        }
+    }
+}
+
+/// Where an image is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ImageSource {
+    /// An `http(s)` URL the provider fetches.
+    Url {
+        /// The URL.
+        url: String,
+    },
+    /// Inline data. OpenAI receives it as a `data:` URL, Anthropic as a
+    /// `base64` source; a `data:` URL parsed from OpenAI becomes this.
+    Base64 {
+        /// The MIME type, e.g. `image/png`.
+        media_type: String,
+        /// The image bytes, base64-encoded.
+        data: String,
+    },
+}
+
+/// The model's reasoning. Providers that reason across tool calls need it
+/// back unchanged: Anthropic refuses a follow-up under extended thinking
+/// without the signed `thinking` block, DeepSeek without
+/// `reasoning_content`. It is exported only to the [`format`](Self::format)
+/// it came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningPart {
+    /// The reasoning text (empty for redacted reasoning).
+    pub text: String,
+    /// The provider's signature over it (Anthropic `thinking.signature`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Encrypted reasoning the provider withheld (Anthropic
+    /// `redacted_thinking.data`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<String>,
+    /// The format it came from, the only one it is sent back to.
+    pub format: WireFormat,
+    /// Other provider fields of the part.
+    #[serde(default, skip_serializing_if = "Extras::skip")]
+    pub extras: Extras,
+}
+
+/// One tool call requested by the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The tool call id (OpenAI `call_…`, Anthropic `toolu_…`); its result
+    /// carries the same id. The turn runner replaces an empty id, or one the
+    /// conversation already uses, with a fresh unique one before the call
+    /// runs (Gemini's OpenAI-compatible endpoint sends `""` for every call).
+    pub id: String,
+    /// The model-facing tool name the model asked for. It may name no tool
+    /// at all: models hallucinate.
+    pub name: String,
+    /// The arguments exactly as the model sent them: JSON text that is meant
+    /// to be an object, but may be truncated, `null`, an array or blank
+    /// (blank counts as `{}`). Kept as text so nothing the model sent is
+    /// lost.
+    pub arguments: String,
+    /// Provider fields of the call (Gemini `extra_content`, Anthropic
+    /// `caller`).
+    #[serde(default, skip_serializing_if = "Extras::skip")]
+    pub extras: Extras,
+}
+
+impl ToolCall {
+    /// A tool call from its id, tool name and raw JSON arguments text.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            extras: Extras::default(),
+        }
+    }
+}
+
+/// A provider block this crate does not model, kept verbatim.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderPart {
+    /// The format it came from, the only one it is sent back to.
+    pub format: WireFormat,
+    /// The block as the provider sent it.
+    pub value: Value,
+}

@@ -1,0 +1,54 @@
+//! [`ToolDeclaration`]: one element of a request's `tools` array, as parsed.
+
+use serde_json::Value;
+
+use crate::conversation::WireFormat;
+use crate::tool::ToolInfo;
+
+/// One element of a request's `tools` array.
+///
+/// Function tools (OpenAI `"type": "function"`, Anthropic custom tools with
+/// an `input_schema`, every MCP tool) become a [`ToolInfo`] that a binding
+/// can check and run. Tools the provider defines and runs or specifies
+/// itself (Anthropic's `memory_20250818`, `web_search_20250305`,
+/// `bash_20250124`; OpenAI's `custom` tools) are kept verbatim as a
+/// [`ProviderTool`]: they are sent back to their own format only.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolDeclaration {
+    /// A function tool.
+    Function(ToolInfo),
+    /// A provider-defined tool, kept verbatim.
+    Provider(ProviderTool),
+}
+
+/// A tool the provider defines (a `type` other than `function` or
+/// `custom`), kept verbatim.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderTool {
+    /// The format it was declared in, the only one it can be sent to.
+    pub format: WireFormat,
+    /// Its `name` (empty when it has none).
+    pub name: String,
+    /// Its `type`, e.g. `memory_20250818`.
+    pub tool_type: String,
+    /// The declaration as it was given.
+    pub value: Value,
+}
+
+impl ToolDeclaration {
+    /// The function tool, if this is one.
+    pub fn as_function(&self) -> Option<&ToolInfo> {
+        match self {
+            Self::Function(info) => Some(info),
+            Self::Provider(_) => None,
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Function(info) => &info.name,
+            Self::Provider(tool) => &tool.name,
+        }
+    }
+}
