@@ -52,3 +52,14 @@ impl ToolDeclaration {
         }
     }
 }
+
+/// A whole request body as parsed: its conversation (system prompt first)
+/// and its tools. For reading recorded traffic and stored requests.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedRequest {
+    /// The messages, oldest first; the system prompt comes first as
+    /// [`Message::System`](crate::conversation::Message::System) messages.
+    pub conversation: Vec<crate::conversation::Message>,
+    /// The `tools` array, in order; empty when the request has none.
+    pub tools: Vec<ToolDeclaration>,
+}

@@ -39,6 +39,6 @@ mod ids;
 pub mod mcp;
 pub mod openai;
 
-pub use declaration::{ProviderTool, ToolDeclaration};
+pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 pub use error::{WireError, WireErrorKind, WireFormat};
 pub use ids::{OPENAI_MAX_ID_LEN, id_is_valid, name_is_valid};
