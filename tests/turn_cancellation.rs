@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use agent_loop::tool::BoxError;
-use agent_loop::turn::{Message, Model, ModelRequest, ModelResponse, ScriptedModel, TurnStatus};
+use agent_loop::conversation::{Message, ModelResponse};
+use agent_loop::turn::{Model, ModelRequest, ScriptedModel, TurnStatus};
 use agent_loop::{ToolLimits, tool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -112,7 +113,7 @@ async fn cancelling_during_a_batch_interrupts_promptly_and_drops_the_running_cal
     // The first batch stays committed; the interrupted one is not there.
     assert_eq!(pings.load(Ordering::SeqCst), 1);
     assert_eq!(conversation.len(), 3, "{conversation:#?}");
-    assert_eq!(result_for(&conversation, "p1").content, "ok");
+    assert_eq!(result_for(&conversation, "p1").text(), "ok");
     assert!(tool_calls(&conversation).iter().all(|c| c.name != "sleepy"));
     assert_eq!(outcome.messages, conversation[1..]);
     assert_eq!(
@@ -181,7 +182,7 @@ struct SlowModel;
 impl Model for SlowModel {
     async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
         tokio::time::sleep(Duration::from_secs(10)).await;
-        Ok(ModelResponse::Answer("too late".into()))
+        Ok(ModelResponse::answer("too late"))
     }
 }
 

@@ -7,9 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::ToolLimits;
-use agent_loop::turn::{
-    ExceededLimit, Message, ModelResponse, ScriptExhausted, ScriptedModel, TurnError, TurnStatus,
-};
+use agent_loop::conversation::{AssistantMessage, Message, ModelResponse};
+use agent_loop::turn::{ExceededLimit, ScriptExhausted, ScriptedModel, TurnError, TurnStatus};
 use tokio_util::sync::CancellationToken;
 use turn_common::*;
 
@@ -165,10 +164,10 @@ async fn a_final_answer_first_runs_no_tool_and_counts_no_iteration() {
 #[tokio::test]
 async fn an_empty_batch_ends_the_turn_as_an_answer_without_an_iteration() {
     let session = bind_tools([echo_tool("echo")], ToolLimits::default()).await;
-    let model = ScriptedModel::new([ModelResponse::ToolCalls {
-        content: Some("nothing to do".into()),
-        tool_calls: Vec::new(),
-    }]);
+    let model = ScriptedModel::new([ModelResponse::new(AssistantMessage::with_tool_calls(
+        Some("nothing to do".into()),
+        Vec::new(),
+    ))]);
     let mut conversation = user_says("hi");
 
     let outcome = session
@@ -218,10 +217,10 @@ async fn a_failing_model_fails_the_turn_and_keeps_the_committed_batches() {
 async fn assistant_text_alongside_tool_calls_is_kept() {
     let session = bind_tools([echo_tool("echo")], ToolLimits::default()).await;
     let model = ScriptedModel::new([
-        ModelResponse::ToolCalls {
-            content: Some("Let me check.".into()),
-            tool_calls: vec![call("c1", "echo", "{}")],
-        },
+        ModelResponse::new(AssistantMessage::with_tool_calls(
+            Some("Let me check.".into()),
+            vec![call("c1", "echo", "{}")],
+        )),
         answer("checked"),
     ]);
     let mut conversation = user_says("check");

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::turn::ERROR_TEXT_BYTES;
-use agent_loop::turn::{ScriptedModel, ToolResult, TurnOutcome};
+use agent_loop::conversation::ToolResult;
+use agent_loop::turn::{ScriptedModel, TurnOutcome};
 use agent_loop::{ToolLimits, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -61,8 +62,8 @@ async fn run_with_sibling(name: &str, arguments: &str) -> Ran {
 /// is in the statistics.
 fn assert_refused_and_turn_went_on(ran: &Ran, kind: ToolCallErrorKind) {
     assert!(ran.bad.is_error, "{:?}", ran.bad);
-    assert!(has_no_control_characters(&ran.bad.content));
-    assert!(ran.bad.content.len() <= ERROR_TEXT_BYTES);
+    assert!(has_no_control_characters(&ran.bad.text()));
+    assert!(ran.bad.text().len() <= ERROR_TEXT_BYTES);
     assert_eq!(ran.sibling, ToolResult::ok("sibling", "sunny in Paris"));
     assert_eq!(ran.outcome.answer(), Some("sorry about that"));
     let requests = ran.model.requests();
@@ -81,7 +82,7 @@ fn assert_refused_and_turn_went_on(ran: &Ran, kind: ToolCallErrorKind) {
 async fn unknown_tool_is_an_error_result_listing_the_available_tools() {
     let ran = run_with_sibling("get_wether", r#"{"city": "Paris"}"#).await;
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::UnknownTool);
-    let text = &ran.bad.content;
+    let text = &ran.bad.text();
     assert!(text.contains("unknown tool"), "{text}");
     assert!(text.contains("get_wether"), "{text}");
     assert!(
@@ -96,14 +97,14 @@ async fn truncated_json_arguments_are_an_error_result() {
     let ran = run_with_sibling("get_weather", r#"{"city": "San Fra"#).await;
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::ArgumentsNotJson);
     assert!(
-        ran.bad.content.contains("not valid JSON"),
+        ran.bad.text().contains("not valid JSON"),
         "{}",
-        ran.bad.content
+        ran.bad.text()
     );
     assert!(
-        ran.bad.content.contains("get_weather"),
+        ran.bad.text().contains("get_weather"),
         "{}",
-        ran.bad.content
+        ran.bad.text()
     );
     assert_eq!(ran.weather_invocations, 1);
 }
@@ -113,9 +114,9 @@ async fn null_arguments_are_an_error_result() {
     let ran = run_with_sibling("get_weather", "null").await;
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::ArgumentsNotObject);
     assert!(
-        ran.bad.content.contains("must be a JSON object, got null"),
+        ran.bad.text().contains("must be a JSON object, got null"),
         "{}",
-        ran.bad.content
+        ran.bad.text()
     );
     assert_eq!(ran.weather_invocations, 1);
 }
@@ -126,10 +127,10 @@ async fn array_arguments_are_an_error_result() {
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::ArgumentsNotObject);
     assert!(
         ran.bad
-            .content
+            .text()
             .contains("must be a JSON object, got an array"),
         "{}",
-        ran.bad.content
+        ran.bad.text()
     );
     assert_eq!(ran.weather_invocations, 1);
 }
@@ -138,7 +139,7 @@ async fn array_arguments_are_an_error_result() {
 async fn a_missing_required_field_is_an_error_result_naming_the_field() {
     let ran = run_with_sibling("get_weather", r#"{"days": 2}"#).await;
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::InvalidArguments);
-    let text = &ran.bad.content;
+    let text = &ran.bad.text();
     assert!(text.contains("\"city\""), "names the field: {text}");
     assert!(text.contains("required"), "says why: {text}");
     assert_eq!(ran.weather_invocations, 1);
@@ -148,7 +149,7 @@ async fn a_missing_required_field_is_an_error_result_naming_the_field() {
 async fn a_wrong_type_is_an_error_result_naming_the_field_and_the_type() {
     let ran = run_with_sibling("get_weather", r#"{"city": 42}"#).await;
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::InvalidArguments);
-    let text = &ran.bad.content;
+    let text = &ran.bad.text();
     assert!(text.contains("/city"), "names the field: {text}");
     assert!(text.contains("string"), "says the expected type: {text}");
     assert_eq!(ran.weather_invocations, 1);
@@ -158,7 +159,7 @@ async fn a_wrong_type_is_an_error_result_naming_the_field_and_the_type() {
 async fn a_schema_constraint_violation_names_the_field() {
     let ran = run_with_sibling("get_weather", r#"{"city": "Oslo", "days": 0}"#).await;
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::InvalidArguments);
-    assert!(ran.bad.content.contains("/days"), "{}", ran.bad.content);
+    assert!(ran.bad.text().contains("/days"), "{}", ran.bad.text());
     assert_eq!(ran.weather_invocations, 1);
 }
 
@@ -175,7 +176,7 @@ async fn empty_arguments_still_have_to_pass_the_schema() {
     // `""` is `{}`, which lacks the required `city`.
     let ran = run_with_sibling("get_weather", "").await;
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::InvalidArguments);
-    assert!(ran.bad.content.contains("\"city\""), "{}", ran.bad.content);
+    assert!(ran.bad.text().contains("\"city\""), "{}", ran.bad.text());
     assert_eq!(ran.weather_invocations, 1);
 }
 
@@ -206,15 +207,15 @@ async fn a_tool_error_is_an_error_result_with_clean_bounded_text() {
     let bad = result_for(&conversation, "bad");
     assert!(bad.is_error);
     assert!(
-        bad.content.contains("disk full at /var/db"),
+        bad.text().contains("disk full at /var/db"),
         "{}",
-        bad.content
+        bad.text()
     );
-    assert!(has_no_control_characters(&bad.content), "{:?}", bad.content);
+    assert!(has_no_control_characters(&bad.text()), "{:?}", bad.text());
     assert!(
-        bad.content.len() <= ERROR_TEXT_BYTES,
+        bad.text().len() <= ERROR_TEXT_BYTES,
         "{}",
-        bad.content.len()
+        bad.text().len()
     );
     assert_eq!(
         *result_for(&conversation, "sibling"),
@@ -275,8 +276,8 @@ async fn every_bad_call_in_one_batch_gets_its_own_error_result() {
             ("c9", false),
         ]
     );
-    assert_eq!(result_for(&conversation, "c7").content, "sunny in Lima");
-    assert_eq!(result_for(&conversation, "c9").content, "sunny in Quito");
+    assert_eq!(result_for(&conversation, "c7").text(), "sunny in Lima");
+    assert_eq!(result_for(&conversation, "c9").text(), "sunny in Quito");
     assert_eq!(invocations.load(Ordering::SeqCst), 2);
     assert_eq!(outcome.stats.iteration_count(), 2);
     assert_eq!(outcome.stats.call_count(), 9, "refused calls count too");

@@ -9,9 +9,8 @@ mod turn_common;
 
 use std::sync::{Arc, Once};
 
-use agent_loop::turn::{
-    ExceededLimit, Message, ModelResponse, ScriptedModel, ToolLimitError, TurnError, TurnStatus,
-};
+use agent_loop::conversation::{Message, ModelResponse, ToolResult};
+use agent_loop::turn::{ExceededLimit, ScriptedModel, ToolLimitError, TurnError, TurnStatus};
 use agent_loop::{ToolLimits, tool};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -284,9 +283,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         // with the result its kind calls for.
         let batches_in_conversation = conversation
             .iter()
-            .filter(
-                |m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()),
-            )
+            .filter(|m| m.as_assistant().is_some_and(|a| a.has_tool_calls()))
             .count();
         prop_assert_eq!(batches_in_conversation, executed.len());
         let want: Vec<(String, bool)> = executed
@@ -305,7 +302,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
             .collect();
         prop_assert_eq!(got, want);
         for result in tool_results(&conversation) {
-            prop_assert!(has_no_control_characters(&result.content));
+            prop_assert!(has_no_control_characters(&result.text()));
         }
         Ok(())
     })
@@ -325,7 +322,7 @@ proptest! {
 fn the_invariant_check_catches_broken_conversations() {
     let calls = vec![call("a", "echo", "{}"), call("b", "echo", "{}")];
     let asked = Message::tool_calls(None, calls);
-    let ok = |id: &str| Message::Tool(agent_loop::turn::ToolResult::ok(id, "x"));
+    let ok = |id: &str| Message::Tool(ToolResult::ok(id, "x"));
 
     let valid = vec![Message::user("u"), asked.clone(), ok("a"), ok("b")];
     assert_eq!(check_every_call_answered(&valid), Ok(()));

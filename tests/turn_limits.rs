@@ -9,9 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::ToolLimits;
-use agent_loop::turn::{
-    ExceededLimit, Message, ScriptedModel, ToolLimitError, TurnError, TurnStatus,
-};
+use agent_loop::conversation::Message;
+use agent_loop::turn::{ExceededLimit, ScriptedModel, ToolLimitError, TurnError, TurnStatus};
 use tokio_util::sync::CancellationToken;
 use turn_common::*;
 
@@ -66,7 +65,7 @@ async fn iterations_three_runs_exactly_three_batches_and_refuses_the_fourth() {
     assert_eq!(model.requests().len(), 4, "the 4th request was made");
     // user, then 3 × (assistant tool calls, result); nothing of batch 4.
     assert_eq!(conversation.len(), 7);
-    assert_eq!(result_for(&conversation, "call_3_0").content, "ok");
+    assert_eq!(result_for(&conversation, "call_3_0").text(), "ok");
     assert!(
         matches!(conversation.last(), Some(Message::Tool(r)) if r.tool_call_id == "call_3_0"),
         "the conversation ends with the 3rd batch's result: {:?}",

@@ -70,7 +70,7 @@ async fn the_next_turn_uses_the_new_modes_tools() {
         batch([call("c2", "write", "{}"), call("c3", "read", "{}")]),
         answer("wrote"),
     ]);
-    conversation.push(agent_loop::turn::Message::user("now write"));
+    conversation.push(agent_loop::conversation::Message::user("now write"));
     let outcome = session
         .run_turn(&strict_model, &mut conversation, &cancel)
         .await
@@ -86,11 +86,11 @@ async fn the_next_turn_uses_the_new_modes_tools() {
     let read = result_for(&conversation, "c3");
     assert!(read.is_error);
     assert!(
-        read.content.contains("unknown tool `read`"),
+        read.text().contains("unknown tool `read`"),
         "{}",
-        read.content
+        read.text()
     );
-    assert!(read.content.contains("write"), "{}", read.content);
+    assert!(read.text().contains("write"), "{}", read.text());
     assert_eq!(
         reads.load(Ordering::SeqCst),
         1,

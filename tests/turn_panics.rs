@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
-use agent_loop::turn::{ScriptedModel, ToolResult};
+use agent_loop::conversation::ToolResult;
+use agent_loop::turn::ScriptedModel;
 use agent_loop::{Definition, ToolLimits, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -42,11 +43,11 @@ async fn a_panicking_tool_is_an_error_result_and_the_turn_completes() {
     assert_eq!(outcome.answer(), Some("recovered"));
     let boom = result_for(&conversation, "c1");
     assert!(boom.is_error);
-    assert!(boom.content.contains("panicked"), "{}", boom.content);
+    assert!(boom.text().contains("panicked"), "{}", boom.text());
     assert!(
-        boom.content.contains("the tool blew up"),
+        boom.text().contains("the tool blew up"),
         "{}",
-        boom.content
+        boom.text()
     );
     assert!(result_for(&conversation, "c3").is_error);
     assert_eq!(
@@ -77,7 +78,7 @@ async fn a_tool_panic_with_a_non_string_payload_is_still_an_error_result() {
         .expect("the turn completes");
 
     let odd = result_for(&conversation, "c1");
-    assert!(odd.is_error && odd.content.contains("panicked"), "{odd:?}");
+    assert!(odd.is_error && odd.text().contains("panicked"), "{odd:?}");
     assert_eq!(outcome.answer(), Some("ok"));
     assert_every_call_answered(&conversation);
 }
@@ -143,14 +144,14 @@ async fn a_panicking_middleware_is_an_error_result_and_the_turn_completes() {
     let fragile = result_for(&conversation, "c1");
     assert!(fragile.is_error);
     assert!(
-        fragile.content.contains("middleware panicked"),
+        fragile.text().contains("middleware panicked"),
         "{}",
-        fragile.content
+        fragile.text()
     );
     assert!(
-        fragile.content.contains("the middleware tripped over c1"),
+        fragile.text().contains("the middleware tripped over c1"),
         "{}",
-        fragile.content
+        fragile.text()
     );
     assert_eq!(fragile_ran.load(Ordering::SeqCst), 0, "the tool never ran");
     assert_eq!(
@@ -211,7 +212,7 @@ async fn a_middleware_sees_a_tool_panic_as_an_error() {
 
     assert_eq!(errors_seen.load(Ordering::SeqCst), 1);
     let boom = result_for(&conversation, "c1");
-    assert!(boom.is_error && boom.content.contains("kaboom"), "{boom:?}");
+    assert!(boom.is_error && boom.text().contains("kaboom"), "{boom:?}");
     assert_every_call_answered(&conversation);
 }
 
@@ -226,7 +227,7 @@ impl agent_loop::turn::Model for PanicsBeforeItsResponse {
     ) -> std::pin::Pin<
         Box<
             dyn std::future::Future<
-                    Output = Result<agent_loop::turn::ModelResponse, tool::BoxError>,
+                    Output = Result<agent_loop::conversation::ModelResponse, tool::BoxError>,
                 > + Send
                 + 'f,
         >,
@@ -306,9 +307,9 @@ async fn a_tool_panicking_before_its_future_is_tool_panicked_not_middleware_pani
     let result = result_for(&conversation, "c1");
     assert!(result.is_error);
     assert!(
-        result.content.contains("the tool `early` panicked"),
+        result.text().contains("the tool `early` panicked"),
         "{}",
-        result.content
+        result.text()
     );
     let kinds: Vec<_> = outcome
         .stats

@@ -155,7 +155,7 @@ async fn sixty_four_calls_with_parallel_eight_keep_eight_in_flight_and_call_orde
     let ids: Vec<&str> = results.iter().map(|r| r.tool_call_id.as_str()).collect();
     let expected_ids: Vec<String> = (0..64).map(|i| format!("call_{i}")).collect();
     assert_eq!(ids, expected_ids, "results come back in call order");
-    let contents: Vec<&str> = results.iter().map(|r| r.content.as_str()).collect();
+    let contents: Vec<String> = results.iter().map(|r| r.text()).collect();
     let expected_contents: Vec<String> = (0..64).map(|i| i.to_string()).collect();
     assert_eq!(contents, expected_contents);
     assert!(results.iter().all(|r| !r.is_error));
@@ -197,9 +197,9 @@ async fn parallel_one_runs_the_calls_of_a_batch_one_at_a_time() {
 
     assert_eq!(observed.high_water.load(Ordering::SeqCst), 1);
     assert_eq!(observed.finish_order.lock().unwrap().len(), 6);
-    let contents: Vec<&str> = tool_results(&outcome.messages)
+    let contents: Vec<String> = tool_results(&outcome.messages)
         .iter()
-        .map(|r| r.content.as_str())
+        .map(|r| r.text())
         .collect();
     assert_eq!(contents, ["0", "1", "2", "3", "4", "5"]);
     assert_every_call_answered(&conversation);
@@ -291,7 +291,7 @@ async fn calls_of_a_batch_run_truly_in_parallel_on_a_multi_thread_runtime() {
 
     let outputs: Vec<Value> = ["b0", "b1"]
         .iter()
-        .map(|id| serde_json::from_str(&result_for(&conversation, id).content).unwrap())
+        .map(|id| serde_json::from_str(&result_for(&conversation, id).text()).unwrap())
         .collect();
     assert!(
         outputs.iter().all(|o| o["met"] == json!(true)),

@@ -87,23 +87,23 @@ async fn a_long_result_is_cut_for_the_model_but_whole_for_middlewares_and_stats(
 
     let long = result_for(&conversation, "long");
     assert!(!long.is_error);
-    assert!(long.content.len() <= 256, "{}", long.content.len());
+    let long_text = long.text();
+    assert!(long_text.len() <= 256, "{}", long_text.len());
     let original = big_text(10_000);
-    let omitted = omitted_bytes(&long.content).expect("a marker");
+    let omitted = omitted_bytes(&long_text).expect("a marker");
     let marker = format!("\n[… {omitted} bytes omitted …]\n");
-    let (head, tail) = long
-        .content
+    let (head, tail) = long_text
         .split_once(&marker)
         .expect("head + marker + tail");
     assert!(head.starts_with("HEAD") && original.starts_with(head));
     assert!(tail.ends_with("TAIL") && original.ends_with(tail));
     assert_eq!(omitted, 10_000 - head.len() - tail.len());
 
-    assert_eq!(result_for(&conversation, "short").content, big_text(100));
-    assert_eq!(result_for(&conversation, "edge").content, big_text(256));
+    assert_eq!(result_for(&conversation, "short").text(), big_text(100));
+    assert_eq!(result_for(&conversation, "edge").text(), big_text(256));
     // The model's next request saw the cut text.
     let second = &model.requests()[1].conversation;
-    assert_eq!(tool_results(second)[0].content, long.content);
+    assert_eq!(tool_results(second)[0].text(), long.text());
 
     let stats = &outcome.stats.iterations[0].calls;
     assert_eq!(
@@ -137,6 +137,6 @@ async fn without_result_bytes_a_long_result_is_shown_whole() {
         .await
         .unwrap();
 
-    assert_eq!(result_for(&conversation, "long").content, big_text(10_000));
+    assert_eq!(result_for(&conversation, "long").text(), big_text(10_000));
     assert!(!outcome.stats.iterations[0].calls[0].truncated);
 }

@@ -1,19 +1,47 @@
-//! A reused tool call id would leave one id with two results, which
-//! providers refuse (DESIGN.md section 8.7): the batch is refused before it
-//! runs, with a typed error, and the conversation stays valid.
+//! A reused or empty tool call id would leave one id with two results (or a
+//! result no provider can match), which providers refuse (DESIGN.md section
+//! 8.7). Providers do send them (Gemini's OpenAI-compatible endpoint sends
+//! `""` for every call, some local servers `call_0` in every response), so
+//! the runner gives such a call a fresh unique id, shared with its result,
+//! and the batch runs.
 
 mod turn_common;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::ToolLimits;
-use agent_loop::turn::{ScriptedModel, TurnError};
+use agent_loop::conversation::Message;
+use agent_loop::turn::ScriptedModel;
 use tokio_util::sync::CancellationToken;
 use turn_common::*;
 
+/// `true` for an id the runner mints: `call_` and 32 lowercase hex digits.
+fn is_fresh_id(id: &str) -> bool {
+    id.strip_prefix("call_").is_some_and(|hex| {
+        hex.len() == 32 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+    })
+}
+
+/// The ids of every tool call in `conversation`, in order.
+fn call_ids(conversation: &[Message]) -> Vec<String> {
+    tool_calls(conversation)
+        .into_iter()
+        .map(|call| call.id.clone())
+        .collect()
+}
+
+/// The ids every result answers, in order.
+fn result_ids(conversation: &[Message]) -> Vec<String> {
+    tool_results(conversation)
+        .into_iter()
+        .map(|result| result.tool_call_id.clone())
+        .collect()
+}
+
 #[tokio::test]
-async fn an_id_repeated_within_a_batch_refuses_the_batch_before_any_call_runs() {
+async fn an_id_repeated_within_a_batch_gets_a_fresh_id_and_both_calls_run() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let bound = bind_tools(
         [counting_tool("ping", invocations.clone())],
@@ -22,23 +50,38 @@ async fn an_id_repeated_within_a_batch_refuses_the_batch_before_any_call_runs() 
     .await;
     let model = ScriptedModel::new([
         batch([call("call_1", "ping", "{}"), call("call_1", "ping", "{}")]),
-        answer("unreachable"),
+        answer("pong"),
     ]);
     let mut conversation = user_says("ping twice");
-    let error = bound
+    let outcome = bound
         .run_turn(&model, &mut conversation, &CancellationToken::new())
         .await
-        .unwrap_err();
-    assert!(
-        matches!(&error, TurnError::DuplicateToolCallId { id } if id == "call_1"),
-        "{error:?}"
-    );
-    assert_eq!(invocations.load(Ordering::SeqCst), 0);
-    assert_eq!(conversation, user_says("ping twice"));
+        .expect("the batch runs");
+
+    assert_eq!(outcome.answer(), Some("pong"));
+    assert_eq!(invocations.load(Ordering::SeqCst), 2, "both calls ran");
+    let ids = call_ids(&conversation);
+    assert_eq!(ids.len(), 2);
+    assert_eq!(ids[0], "call_1", "the first call keeps its id");
+    assert_ne!(ids[1], "call_1", "the second call gets a fresh id");
+    assert!(is_fresh_id(&ids[1]), "{}", ids[1]);
+    assert_eq!(result_ids(&conversation), ids, "one result per call, in order");
+    assert!(tool_results(&conversation).iter().all(|r| !r.is_error));
+    assert_eq!(result_for(&conversation, &ids[0]).text(), "ok");
+    assert_eq!(result_for(&conversation, &ids[1]).text(), "ok");
+    let stat_ids: Vec<String> = outcome.stats.iterations[0]
+        .calls
+        .iter()
+        .map(|call| call.tool_call_id.clone())
+        .collect();
+    assert_eq!(stat_ids, ids, "the stats carry the ids the model sees");
+    // The model's next request saw the fresh id with its result.
+    assert_eq!(call_ids(&model.requests()[1].conversation), ids);
+    assert_every_call_answered(&conversation);
 }
 
 #[tokio::test]
-async fn an_id_reused_from_an_earlier_iteration_is_refused_and_earlier_batches_stay() {
+async fn an_id_reused_from_an_earlier_iteration_gets_a_fresh_id_and_runs() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let bound = bind_tools(
         [counting_tool("ping", invocations.clone())],
@@ -48,24 +91,34 @@ async fn an_id_reused_from_an_earlier_iteration_is_refused_and_earlier_batches_s
     let model = ScriptedModel::new([
         batch([call("call_0", "ping", "{}")]),
         batch([call("call_1", "ping", "{}"), call("call_0", "ping", "{}")]),
-        answer("unreachable"),
+        answer("done"),
     ]);
     let mut conversation = user_says("ping");
-    let error = bound
+    let outcome = bound
         .run_turn(&model, &mut conversation, &CancellationToken::new())
         .await
-        .unwrap_err();
-    assert!(
-        matches!(&error, TurnError::DuplicateToolCallId { id } if id == "call_0"),
-        "{error:?}"
+        .expect("both batches run");
+
+    assert_eq!(outcome.answer(), Some("done"));
+    assert_eq!(invocations.load(Ordering::SeqCst), 3);
+    assert_eq!(outcome.stats.iteration_count(), 2);
+    assert_eq!(
+        conversation.len(),
+        7,
+        "user, batch 1, its result, batch 2, its two results, the answer"
     );
-    assert_eq!(invocations.load(Ordering::SeqCst), 1);
-    assert_eq!(conversation.len(), 3, "user, the first batch, its result");
+    let ids = call_ids(&conversation);
+    assert_eq!(ids[..2], ["call_0", "call_1"]);
+    assert_ne!(ids[2], "call_0");
+    assert!(is_fresh_id(&ids[2]), "{}", ids[2]);
+    assert_eq!(result_ids(&conversation), ids);
+    let unique: HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), 3);
     assert_every_call_answered(&conversation);
 }
 
 #[tokio::test]
-async fn an_id_already_in_the_conversation_before_the_turn_is_refused() {
+async fn an_id_already_in_the_conversation_before_the_turn_gets_a_fresh_id() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let bound = bind_tools(
         [counting_tool("ping", invocations.clone())],
@@ -81,16 +134,49 @@ async fn an_id_already_in_the_conversation_before_the_turn_is_refused() {
     let before = conversation.clone();
 
     let second = ScriptedModel::new([batch([call("call_0", "ping", "{}")]), answer("pong")]);
-    let error = bound
+    let outcome = bound
         .run_turn(&second, &mut conversation, &CancellationToken::new())
         .await
-        .unwrap_err();
-    assert!(
-        matches!(error, TurnError::DuplicateToolCallId { .. }),
-        "{error:?}"
-    );
-    assert_eq!(invocations.load(Ordering::SeqCst), 1);
-    assert_eq!(conversation, before);
+        .expect("the reused id is replaced and the batch runs");
+
+    assert_eq!(outcome.answer(), Some("pong"));
+    assert!(outcome.repaired.is_empty());
+    assert_eq!(invocations.load(Ordering::SeqCst), 2);
+    assert_eq!(conversation[..before.len()], before[..], "history unchanged");
+    let ids = call_ids(&conversation);
+    assert_eq!(ids.len(), 2);
+    assert_eq!(ids[0], "call_0");
+    assert_ne!(ids[1], "call_0");
+    assert!(is_fresh_id(&ids[1]), "{}", ids[1]);
+    assert_eq!(result_ids(&conversation), ids);
+    assert_every_call_answered(&conversation);
+}
+
+#[tokio::test]
+async fn empty_ids_get_distinct_fresh_ids() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let bound = bind_tools(
+        [counting_tool("ping", invocations.clone())],
+        ToolLimits::default(),
+    )
+    .await;
+    let model = ScriptedModel::new([
+        batch([call("", "ping", "{}"), call("", "ping", "{}")]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("ping twice");
+    bound
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the batch runs");
+
+    assert_eq!(invocations.load(Ordering::SeqCst), 2);
+    let ids = call_ids(&conversation);
+    assert_eq!(ids.len(), 2);
+    assert!(ids.iter().all(|id| is_fresh_id(id)), "{ids:?}");
+    assert_ne!(ids[0], ids[1]);
+    assert_eq!(result_ids(&conversation), ids);
+    assert_every_call_answered(&conversation);
 }
 
 #[tokio::test]
@@ -113,5 +199,6 @@ async fn distinct_ids_across_iterations_run() {
         .unwrap();
     assert_eq!(outcome.answer(), Some("done"));
     assert_eq!(invocations.load(Ordering::SeqCst), 3);
+    assert_eq!(call_ids(&conversation), ["call_0", "call_1", "call_2"]);
     assert_every_call_answered(&conversation);
 }

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use agent_loop::Definition;
 use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::tool::{self, BoxError, ToolInfo};
-use agent_loop::turn::{Message, ModelResponse, ScriptedModel, ToolCall};
+use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::turn::ScriptedModel;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::field::{Field, Visit};
@@ -89,7 +90,7 @@ fn a_turn_emits_turn_iteration_and_execute_tool_spans() {
                 ToolCall::new("call_a", "echo", "{}"),
                 ToolCall::new("call_b", "echo", "{}"),
             ]),
-            ModelResponse::Answer("done".into()),
+            ModelResponse::answer("done"),
         ]);
         let mut conversation = vec![Message::user("hi")];
         bound

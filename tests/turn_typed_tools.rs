@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::bind::ToolCallErrorKind;
-use agent_loop::turn::{ScriptedModel, ToolResult};
+use agent_loop::conversation::ToolResult;
+use agent_loop::turn::ScriptedModel;
 use agent_loop::{ToolLimits, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -114,21 +115,21 @@ async fn a_typed_tool_refuses_a_wrong_type_naming_the_field() {
     let wrong_type = result_for(&conversation, "c1");
     assert!(wrong_type.is_error);
     assert!(
-        wrong_type.content.contains("/city"),
+        wrong_type.text().contains("/city"),
         "{}",
-        wrong_type.content
+        wrong_type.text()
     );
     // `u8` gives the schema a maximum of 255.
     let out_of_range = result_for(&conversation, "c2");
     assert!(out_of_range.is_error);
     assert!(
-        out_of_range.content.contains("/days"),
+        out_of_range.text().contains("/days"),
         "{}",
-        out_of_range.content
+        out_of_range.text()
     );
     let missing = result_for(&conversation, "c3");
     assert!(missing.is_error);
-    assert!(missing.content.contains("\"city\""), "{}", missing.content);
+    assert!(missing.text().contains("\"city\""), "{}", missing.text());
     assert!(!result_for(&conversation, "c4").is_error);
     assert_eq!(
         invocations.load(Ordering::SeqCst),

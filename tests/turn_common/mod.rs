@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_loop::turn::{Message, ModelResponse, ToolCall, ToolResult};
+use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits, Validated, tool};
 use serde_json::{Value, json};
 
@@ -48,7 +48,7 @@ pub fn batch(calls: impl IntoIterator<Item = ToolCall>) -> ModelResponse {
 
 /// A final answer.
 pub fn answer(text: &str) -> ModelResponse {
-    ModelResponse::Answer(text.to_owned())
+    ModelResponse::answer(text)
 }
 
 /// A conversation holding one user message.
@@ -126,10 +126,8 @@ pub fn explode(message: &str) -> Result<Value, tool::BoxError> {
 pub fn tool_calls(conversation: &[Message]) -> Vec<&ToolCall> {
     conversation
         .iter()
-        .flat_map(|message| match message {
-            Message::Assistant { tool_calls, .. } => tool_calls.iter().collect(),
-            _ => Vec::new(),
-        })
+        .filter_map(Message::as_assistant)
+        .flat_map(|assistant| assistant.tool_calls())
         .collect()
 }
 
@@ -137,10 +135,7 @@ pub fn tool_calls(conversation: &[Message]) -> Vec<&ToolCall> {
 pub fn tool_results(conversation: &[Message]) -> Vec<&ToolResult> {
     conversation
         .iter()
-        .filter_map(|message| match message {
-            Message::Tool(result) => Some(result),
-            _ => None,
-        })
+        .filter_map(Message::as_tool_result)
         .collect()
 }
 
@@ -194,8 +189,9 @@ pub fn check_every_call_answered(conversation: &[Message]) -> Result<(), String>
     // Shape: each assistant batch is followed by its results, in call order.
     let mut index = 0;
     while index < conversation.len() {
-        if let Message::Assistant { tool_calls, .. } = &conversation[index] {
-            for (offset, call) in tool_calls.iter().enumerate() {
+        if let Message::Assistant(assistant) = &conversation[index] {
+            let batch_len = assistant.tool_calls().count();
+            for (offset, call) in assistant.tool_calls().enumerate() {
                 match conversation.get(index + 1 + offset) {
                     Some(Message::Tool(result)) if result.tool_call_id == call.id => {}
                     other => {
@@ -207,7 +203,7 @@ pub fn check_every_call_answered(conversation: &[Message]) -> Result<(), String>
                     }
                 }
             }
-            index += 1 + tool_calls.len();
+            index += 1 + batch_len;
         } else if let Message::Tool(result) = &conversation[index] {
             return Err(format!(
                 "result for {} at message {index} does not follow its batch",
