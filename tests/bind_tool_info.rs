@@ -1,6 +1,6 @@
 //! What the factories built is checked at bind (DESIGN.md section 3):
-//! name rule, reserved name, description, parameters schema. Extra tools get
-//! the definition checks before any factory runs.
+//! name rule, reserved name, parameters schema (a blank description is
+//! allowed). Extra tools get the definition checks before any factory runs.
 
 mod common;
 
@@ -77,19 +77,41 @@ async fn built_reserved_name_is_invalid_tool_info() {
 }
 
 #[tokio::test]
-async fn empty_description_is_invalid_tool_info() {
+async fn a_blank_description_binds_and_the_tool_is_callable() {
+    // OpenAI and Anthropic both accept a blank description, and real tool
+    // lists have them (pydantic-ai sends "" for a tool without a
+    // docstring): bind only logs a warning.
     for description in ["", "  \n"] {
-        let error = bind_built(
-            "search",
-            info("search", description, json!({"type": "object"})),
-        )
-        .await;
+        let counter = Counter::new();
+        let bound = Definition::builder()
+            .name("agent")
+            .tool(counted_with_info(
+                "search",
+                &counter,
+                info("search", description, json!({"type": "object"})),
+            ))
+            .build()
+            .validate()
+            .expect("the declared name is valid")
+            .bind(bindings())
+            .await
+            .unwrap_or_else(|error| panic!("{description:?} binds: {error}"));
+        assert_eq!(counter.get(), 1, "the factory ran once");
+        assert_eq!(bound.tools()[0].name(), "search");
         assert_eq!(
-            error.kind,
-            BindErrorKind::InvalidToolInfo,
+            bound.tools()[0].info().description,
+            description,
+            "the description is kept as it is"
+        );
+        let output = bound
+            .invoke("search", json!({"q": "rust"}))
+            .await
+            .expect("the tool is callable");
+        assert_eq!(
+            output,
+            json!({"tool": "search", "arguments": {"q": "rust"}}),
             "{description:?}"
         );
-        assert_eq!(error.name.as_deref(), Some("search"));
     }
 }
 
@@ -139,10 +161,11 @@ async fn the_index_is_the_position_in_what_the_factory_built() {
     let bundle = tool::Definition::bundle("files", ["read", "write"], |_bindings| async {
         Ok::<Vec<Arc<dyn Tool>>, BoxError>(vec![
             Arc::new(EchoTool::named("read")),
+            // Array parameters: invalid (a blank description no longer is).
             Arc::new(EchoTool::with_info(ToolInfo::new(
                 "write",
-                "",
-                json!({"type": "object"}),
+                "Writes.",
+                json!({"type": "array"}),
             ))),
         ])
     });
