@@ -13,7 +13,8 @@
 //! | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
 //! | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
 //! | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
-//! | [`turn`] | the conversation, the [`Model`](turn::Model) trait and the turn runner |
+//! | [`conversation`] | the provider-neutral [`Message`](conversation::Message)s, tool calls and results, and [`ModelResponse`](conversation::ModelResponse) |
+//! | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
 //! | [`wire`] | OpenAI, Anthropic and MCP formats |
 //!
 //! # Example
@@ -21,7 +22,8 @@
 //! ```
 //! use agent_loop::bind::{Bindings, LoopId, SessionId};
 //! use agent_loop::tool::{self, BoxError, ToolInfo};
-//! use agent_loop::turn::{Message, ModelResponse, ScriptedModel, ToolCall};
+//! use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+//! use agent_loop::turn::ScriptedModel;
 //! use agent_loop::{Definition, ToolLimits};
 //! use serde_json::{json, Value};
 //! use tokio_util::sync::CancellationToken;
@@ -56,7 +58,7 @@
 //!         ToolCall::new("call_2", "multiply", r#"{"a": 2, "b": 3}"#), // not a tool
 //!         ToolCall::new("call_3", "add", r#"{"a": "two"}"#),          // fails the schema
 //!     ]),
-//!     ModelResponse::Answer("2 + 3 = 5".into()),
+//!     ModelResponse::answer("2 + 3 = 5"),
 //! ]);
 //! let mut conversation = vec![Message::user("What is 2 + 3?")];
 //! let outcome = session.run_turn(&model, &mut conversation, &CancellationToken::new()).await?;
@@ -64,12 +66,10 @@
 //! assert_eq!(outcome.answer(), Some("2 + 3 = 5"));
 //! let results: Vec<_> = conversation
 //!     .iter()
-//!     .filter_map(|message| match message {
-//!         Message::Tool(result) => Some((result.content.as_str(), result.is_error)),
-//!         _ => None,
-//!     })
+//!     .filter_map(Message::as_tool_result)
+//!     .map(|result| (result.text(), result.is_error))
 //!     .collect();
-//! assert_eq!(results[0], ("5", false));
+//! assert_eq!(results[0], ("5".to_owned(), false));
 //! assert!(results[1].0.starts_with("unknown tool `multiply`; available tools: add"));
 //! assert!(results[2].1);
 //! # Ok::<_, Box<dyn std::error::Error>>(())
@@ -107,10 +107,15 @@
 //!   arguments a middleware rewrites are not validated again.
 //! - **A panicking model fails the turn** as a model error; a panicking tool
 //!   or middleware becomes that call's error result.
-//! - **Tool call ids must be unique in a conversation**: a batch reusing
-//!   one is refused before it runs
-//!   ([`TurnError::DuplicateToolCallId`](turn::TurnError::DuplicateToolCallId)),
-//!   so no id ever has two results.
+//! - **Empty or reused tool call ids get a fresh id**: a call whose id is
+//!   empty or already used in the conversation gets a new unique one
+//!   (`call_` and 32 hex digits), shared with its result, and its batch
+//!   runs, so no id ever has two results (Gemini's OpenAI-compatible
+//!   endpoint sends `""` for every call, some local servers reuse
+//!   `call_0`).
+//! - **A blank tool description is allowed**: OpenAI and Anthropic both
+//!   accept it and real tool lists have it; bind logs a `tracing` warning,
+//!   since a model calls an undescribed tool less reliably.
 //! - **`parameters` may nest at most 128 levels** (serde_json's own parsing
 //!   limit): deeper schemas, which only code can build, are refused at bind
 //!   rather than overflowing the stack of the schema checker.
