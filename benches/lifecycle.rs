@@ -7,8 +7,9 @@
 use std::hint::black_box;
 
 use agent_loop::bind::{Bindings, LoopId, SessionId};
+use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 use agent_loop::tool::{self, BoxError, ToolInfo};
-use agent_loop::turn::{Message, ModelResponse, ScriptedModel, ToolCall};
+use agent_loop::turn::ScriptedModel;
 use agent_loop::{Definition, Mode, ToolLimits, Validated};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -92,7 +93,7 @@ fn turn(c: &mut Criterion) {
                 });
                 let model = ScriptedModel::new([
                     ModelResponse::tool_calls(calls),
-                    ModelResponse::Answer("done".into()),
+                    ModelResponse::answer("done"),
                 ]);
                 let mut conversation = vec![Message::user("go")];
                 let outcome = bound

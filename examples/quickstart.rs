@@ -10,9 +10,10 @@
 use std::path::{Component, Path, PathBuf};
 
 use agent_loop::bind::{Bindings, LoopId, SessionId};
+use agent_loop::conversation::{AssistantMessage, Message, ModelResponse, ToolCall};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, schema_of};
-use agent_loop::turn::{Message, ModelResponse, ScriptedModel, ToolCall, TurnStatus};
+use agent_loop::turn::{ScriptedModel, TurnStatus};
 use agent_loop::{Definition, Mode, ToolLimits};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -256,11 +257,9 @@ async fn main() -> Result<(), BoxError> {
     // One whole turn, with a scripted model standing in for a provider.
     println!("\nrunning a turn with a scripted model:");
     let model = ScriptedModel::new([
-        ModelResponse::ToolCalls {
-            content: Some(
-                "Let me look at the manifest, the readme and the sources at once.".into(),
-            ),
-            tool_calls: vec![
+        ModelResponse::new(AssistantMessage::with_tool_calls(
+            Some("Let me look at the manifest, the readme and the sources at once.".into()),
+            vec![
                 ToolCall::new(
                     "call_1",
                     "read_file",
@@ -273,7 +272,7 @@ async fn main() -> Result<(), BoxError> {
                 ),
                 ToolCall::new("call_3", "list_files", r#"{"directory": "src"}"#),
             ],
-        },
+        )),
         ModelResponse::tool_calls([ToolCall::new(
             "call_4",
             "grep_files",
@@ -284,7 +283,7 @@ async fn main() -> Result<(), BoxError> {
             "list_files",
             r#"{"directory": "examples"}"#,
         )]),
-        ModelResponse::Answer("agent-loop is a Rust crate; its sources live in src/.".into()),
+        ModelResponse::answer("agent-loop is a Rust crate; its sources live in src/."),
     ]);
     let mut conversation = vec![Message::user("What is in this repository?")];
     let outcome = session
@@ -322,7 +321,8 @@ async fn main() -> Result<(), BoxError> {
         {
             println!(
                 "  the model was told ({}): {}",
-                result.tool_call_id, result.content
+                result.tool_call_id,
+                result.text()
             );
         }
     }
