@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use agent_loop::tool::BoxError;
 use agent_loop::conversation::{Message, ModelResponse};
+use agent_loop::tool::BoxError;
 use agent_loop::turn::{Model, ModelRequest, ScriptedModel, TurnStatus};
 use agent_loop::{ToolLimits, tool};
 use serde_json::{Value, json};

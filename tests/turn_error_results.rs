@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::bind::ToolCallErrorKind;
-use agent_loop::turn::ERROR_TEXT_BYTES;
 use agent_loop::conversation::ToolResult;
+use agent_loop::turn::ERROR_TEXT_BYTES;
 use agent_loop::turn::{ScriptedModel, TurnOutcome};
 use agent_loop::{ToolLimits, tool};
 use serde_json::Value;
@@ -101,11 +101,7 @@ async fn truncated_json_arguments_are_an_error_result() {
         "{}",
         ran.bad.text()
     );
-    assert!(
-        ran.bad.text().contains("get_weather"),
-        "{}",
-        ran.bad.text()
-    );
+    assert!(ran.bad.text().contains("get_weather"), "{}", ran.bad.text());
     assert_eq!(ran.weather_invocations, 1);
 }
 
@@ -212,11 +208,7 @@ async fn a_tool_error_is_an_error_result_with_clean_bounded_text() {
         bad.text()
     );
     assert!(has_no_control_characters(&bad.text()), "{:?}", bad.text());
-    assert!(
-        bad.text().len() <= ERROR_TEXT_BYTES,
-        "{}",
-        bad.text().len()
-    );
+    assert!(bad.text().len() <= ERROR_TEXT_BYTES, "{}", bad.text().len());
     assert_eq!(
         *result_for(&conversation, "sibling"),
         ToolResult::ok("sibling", r#"{"text":"hi"}"#)

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::bind::ToolCallErrorKind;
-use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::conversation::ToolResult;
+use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::turn::ScriptedModel;
 use agent_loop::{Definition, ToolLimits, tool};
 use serde_json::Value;
@@ -44,11 +44,7 @@ async fn a_panicking_tool_is_an_error_result_and_the_turn_completes() {
     let boom = result_for(&conversation, "c1");
     assert!(boom.is_error);
     assert!(boom.text().contains("panicked"), "{}", boom.text());
-    assert!(
-        boom.text().contains("the tool blew up"),
-        "{}",
-        boom.text()
-    );
+    assert!(boom.text().contains("the tool blew up"), "{}", boom.text());
     assert!(result_for(&conversation, "c3").is_error);
     assert_eq!(
         *result_for(&conversation, "c2"),

@@ -92,9 +92,7 @@ async fn a_long_result_is_cut_for_the_model_but_whole_for_middlewares_and_stats(
     let original = big_text(10_000);
     let omitted = omitted_bytes(&long_text).expect("a marker");
     let marker = format!("\n[… {omitted} bytes omitted …]\n");
-    let (head, tail) = long_text
-        .split_once(&marker)
-        .expect("head + marker + tail");
+    let (head, tail) = long_text.split_once(&marker).expect("head + marker + tail");
     assert!(head.starts_with("HEAD") && original.starts_with(head));
     assert!(tail.ends_with("TAIL") && original.ends_with(tail));
     assert_eq!(omitted, 10_000 - head.len() - tail.len());

@@ -65,7 +65,11 @@ async fn an_id_repeated_within_a_batch_gets_a_fresh_id_and_both_calls_run() {
     assert_eq!(ids[0], "call_1", "the first call keeps its id");
     assert_ne!(ids[1], "call_1", "the second call gets a fresh id");
     assert!(is_fresh_id(&ids[1]), "{}", ids[1]);
-    assert_eq!(result_ids(&conversation), ids, "one result per call, in order");
+    assert_eq!(
+        result_ids(&conversation),
+        ids,
+        "one result per call, in order"
+    );
     assert!(tool_results(&conversation).iter().all(|r| !r.is_error));
     assert_eq!(result_for(&conversation, &ids[0]).text(), "ok");
     assert_eq!(result_for(&conversation, &ids[1]).text(), "ok");
@@ -142,7 +146,11 @@ async fn an_id_already_in_the_conversation_before_the_turn_gets_a_fresh_id() {
     assert_eq!(outcome.answer(), Some("pong"));
     assert!(outcome.repaired.is_empty());
     assert_eq!(invocations.load(Ordering::SeqCst), 2);
-    assert_eq!(conversation[..before.len()], before[..], "history unchanged");
+    assert_eq!(
+        conversation[..before.len()],
+        before[..],
+        "history unchanged"
+    );
     let ids = call_ids(&conversation);
     assert_eq!(ids.len(), 2);
     assert_eq!(ids[0], "call_0");

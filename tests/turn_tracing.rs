@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use agent_loop::Definition;
 use agent_loop::bind::{Bindings, LoopId, SessionId};
-use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::ScriptedModel;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

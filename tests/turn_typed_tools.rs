@@ -114,11 +114,7 @@ async fn a_typed_tool_refuses_a_wrong_type_naming_the_field() {
 
     let wrong_type = result_for(&conversation, "c1");
     assert!(wrong_type.is_error);
-    assert!(
-        wrong_type.text().contains("/city"),
-        "{}",
-        wrong_type.text()
-    );
+    assert!(wrong_type.text().contains("/city"), "{}", wrong_type.text());
     // `u8` gives the schema a maximum of 255.
     let out_of_range = result_for(&conversation, "c2");
     assert!(out_of_range.is_error);
