@@ -4,8 +4,9 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use agent_loop::conversation::ModelResponse;
 use agent_loop::tool::BoxError;
-use agent_loop::turn::{Model, ModelRequest, ModelResponse};
+use agent_loop::turn::{Model, ModelRequest};
 use agent_loop::wire::openai;
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -84,8 +85,6 @@ impl Model for OpenAiReplayModel {
         let body = lock(&self.bodies)
             .pop_front()
             .ok_or("the replay model has no response left")?;
-        let message = openai::parse_response(&body)?;
-        ModelResponse::from_message(message)
-            .ok_or_else(|| "the response is not an assistant message".into())
+        Ok(openai::parse_response(&body)?)
     }
 }

@@ -19,8 +19,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_loop::bind::{Bindings, LoopId, SessionId, ToolCallErrorKind};
+use agent_loop::conversation::Message;
 use agent_loop::tool::{self, BoxError, CallContext, NameRules};
-use agent_loop::turn::{Message, TurnStatus};
+use agent_loop::turn::{TurnStats, TurnStatus};
 use agent_loop::{Definition, ToolLimits};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -251,18 +252,14 @@ impl TaskRun<'_> {
     fn check_calls(
         &mut self,
         messages: &[Message],
-        stats: &agent_loop::turn::TurnStats,
+        stats: &TurnStats,
         expected: &[ExpectedCall],
         received: &Received,
     ) -> TaskResult {
-        let results: HashMap<&str, &str> = messages
+        let results: HashMap<&str, String> = messages
             .iter()
-            .filter_map(|message| match message {
-                Message::Tool(result) => {
-                    Some((result.tool_call_id.as_str(), result.content.as_str()))
-                }
-                _ => None,
-            })
+            .filter_map(Message::as_tool_result)
+            .map(|result| (result.tool_call_id.as_str(), result.text()))
             .collect();
         let calls: Vec<_> = stats.iterations.iter().flat_map(|i| &i.calls).collect();
         self.report.calls_executed += calls.len();
@@ -277,8 +274,7 @@ impl TaskRun<'_> {
         for call in &calls {
             let message = results
                 .get(call.tool_call_id.as_str())
-                .copied()
-                .unwrap_or("");
+                .map_or("", String::as_str);
             match call.error {
                 None => self.report.calls_succeeded += 1,
                 Some(ToolCallErrorKind::InvalidArguments) => {
