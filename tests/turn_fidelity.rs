@@ -1,0 +1,384 @@
+//! The turn loop on what real providers send: cut-off responses, usage,
+//! reasoning kept, provider ids that are empty or reused, and conversations
+//! handed in with an unanswered call.
+
+mod turn_common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_loop::ToolLimits;
+use agent_loop::bind::ToolCallErrorKind;
+use agent_loop::conversation::{
+    AssistantMessage, ContentPart, FinishReason, Message, ModelResponse, ReasoningPart, ToolCall,
+    ToolResult, Usage, WireFormat,
+};
+use agent_loop::turn::{ExceededLimit, ScriptedModel, TurnError};
+use tokio_util::sync::CancellationToken;
+use turn_common::{answer, bind_tools, user_says, weather_tool};
+
+fn results(conversation: &[Message]) -> Vec<&ToolResult> {
+    conversation
+        .iter()
+        .filter_map(Message::as_tool_result)
+        .collect()
+}
+
+fn call_ids(conversation: &[Message]) -> Vec<String> {
+    conversation
+        .iter()
+        .filter_map(Message::as_assistant)
+        .flat_map(AssistantMessage::tool_calls)
+        .map(|call| call.id.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_response_cut_off_by_the_output_limit_runs_none_of_its_calls() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [weather_tool(Arc::clone(&invocations))],
+        ToolLimits::default(),
+    )
+    .await;
+    // The last call's arguments were cut mid-object: `{"city": "Par`.
+    let cut = ModelResponse::tool_calls([
+        ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#),
+        ToolCall::new("call_2", "get_weather", r#"{"city": "Par"#),
+    ])
+    .with_finish_reason(FinishReason::Length);
+    let model = ScriptedModel::new([cut, answer("Sorry, let me retry later.")]);
+    let mut conversation = user_says("Weather in Paris?");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+
+    assert_eq!(invocations.load(Ordering::SeqCst), 0);
+    let results = results(&conversation);
+    assert_eq!(results.len(), 2);
+    for (result, id) in results.iter().zip(["call_1", "call_2"]) {
+        assert_eq!(result.tool_call_id, id);
+        assert!(result.is_error);
+        assert!(
+            result.text().contains("cut off by the output token limit"),
+            "{}",
+            result.text()
+        );
+    }
+    let iteration = &outcome.stats.iterations[0];
+    assert_eq!(iteration.finish_reason, FinishReason::Length);
+    assert!(
+        iteration
+            .calls
+            .iter()
+            .all(|call| call.error == Some(ToolCallErrorKind::CutOff))
+    );
+    assert_eq!(outcome.stats.call_count(), 2);
+    assert_eq!(outcome.finish_reason, Some(FinishReason::Stop));
+}
+
+#[tokio::test]
+async fn cut_off_calls_count_against_the_call_limit() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [weather_tool(Arc::clone(&invocations))],
+        ToolLimits {
+            calls: 2,
+            ..Default::default()
+        },
+    )
+    .await;
+    let cut = ModelResponse::tool_calls([
+        ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#),
+        ToolCall::new("call_2", "get_weather", r#"{"city""#),
+    ])
+    .with_finish_reason(FinishReason::Length);
+    let retry = ModelResponse::tool_calls([ToolCall::new(
+        "call_3",
+        "get_weather",
+        r#"{"city": "Paris"}"#,
+    )]);
+    let model = ScriptedModel::new([cut, retry]);
+    let mut conversation = user_says("Weather in Paris?");
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    let TurnError::ToolLimit(limit) = error else {
+        panic!("expected a tool limit error, got {error:?}");
+    };
+    assert_eq!(limit.exceeded, ExceededLimit::Calls);
+    assert_eq!((limit.calls, limit.max_calls), (3, 2));
+    assert_eq!(invocations.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn usage_is_added_up_per_iteration_and_per_turn() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools([weather_tool(invocations)], ToolLimits::default()).await;
+    let first = Usage {
+        input_tokens: 398,
+        output_tokens: 155,
+        cache_read_tokens: 10,
+        cache_write_tokens: 3,
+        reasoning_tokens: 26,
+    };
+    let second = Usage {
+        input_tokens: 600,
+        output_tokens: 40,
+        ..Usage::default()
+    };
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new(
+            "call_1",
+            "get_weather",
+            r#"{"city": "Oslo"}"#,
+        )])
+        .with_usage(first),
+        answer("Sunny in Oslo.").with_usage(second),
+    ]);
+    let mut conversation = user_says("Weather in Oslo?");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.stats.iterations[0].usage, first);
+    assert_eq!(
+        outcome.stats.usage,
+        Usage {
+            input_tokens: 998,
+            output_tokens: 195,
+            cache_read_tokens: 10,
+            cache_write_tokens: 3,
+            reasoning_tokens: 26,
+        }
+    );
+}
+
+#[tokio::test]
+async fn reasoning_and_text_before_calls_stay_in_the_conversation_in_order() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools([weather_tool(invocations)], ToolLimits::default()).await;
+    let thinking = ContentPart::Reasoning(ReasoningPart {
+        text: "I need the weather first.".into(),
+        signature: Some("EqEECkYICxgCKkAo3UA4".into()),
+        redacted: None,
+        format: WireFormat::AnthropicMessages,
+        extras: Default::default(),
+    });
+    let message = AssistantMessage::new(vec![
+        thinking.clone(),
+        ContentPart::text("Let me check."),
+        ContentPart::ToolCall(ToolCall::new(
+            "toolu_1",
+            "get_weather",
+            r#"{"city":"Rome"}"#,
+        )),
+    ]);
+    let model = ScriptedModel::new([ModelResponse::new(message.clone()), answer("Sunny.")]);
+    let mut conversation = user_says("Weather in Rome?");
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(conversation[1], Message::Assistant(message));
+    // The next request carried the signed block back, first.
+    let second_request = &model.requests()[1].conversation;
+    let Message::Assistant(sent) = &second_request[1] else {
+        panic!("expected the assistant message");
+    };
+    assert_eq!(sent.content[0], thinking);
+}
+
+#[tokio::test]
+async fn empty_provider_ids_in_one_batch_run_both_calls_with_fresh_ids() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [weather_tool(Arc::clone(&invocations))],
+        ToolLimits::default(),
+    )
+    .await;
+    // Gemini's OpenAI-compatible endpoint sends `"id": ""` for every call.
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([
+            ToolCall::new("", "get_weather", r#"{"city": "Paris"}"#),
+            ToolCall::new("", "get_weather", r#"{"city": "Rome"}"#),
+        ]),
+        answer("Sunny in both."),
+    ]);
+    let mut conversation = user_says("Weather in Paris and Rome?");
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(invocations.load(Ordering::SeqCst), 2);
+    let calls = call_ids(&conversation);
+    let answered: Vec<String> = results(&conversation)
+        .iter()
+        .map(|result| result.tool_call_id.clone())
+        .collect();
+    assert_eq!(calls, answered);
+    assert_eq!(calls.iter().collect::<HashSet<_>>().len(), 2);
+    assert!(
+        calls
+            .iter()
+            .all(|id| id.starts_with("call_") && id.len() == 37)
+    );
+    let texts: Vec<String> = results(&conversation).iter().map(|r| r.text()).collect();
+    assert_eq!(texts, ["sunny in Paris", "sunny in Rome"]);
+}
+
+#[tokio::test]
+async fn an_id_reused_from_an_earlier_turn_gets_a_fresh_id() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [weather_tool(Arc::clone(&invocations))],
+        ToolLimits::default(),
+    )
+    .await;
+    // Some local servers number calls from `call_0` in every response.
+    let mut conversation = vec![
+        Message::user("Weather in Paris?"),
+        Message::tool_calls(
+            None,
+            vec![ToolCall::new(
+                "call_0",
+                "get_weather",
+                r#"{"city":"Paris"}"#,
+            )],
+        ),
+        Message::Tool(ToolResult::ok("call_0", "sunny in Paris")),
+        Message::assistant("Sunny."),
+        Message::user("And Rome?"),
+    ];
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("call_0", "get_weather", r#"{"city":"Rome"}"#)]),
+        answer("Sunny too."),
+    ]);
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let calls = call_ids(&conversation);
+    assert_eq!(calls[0], "call_0");
+    assert_ne!(calls[1], "call_0");
+    assert_eq!(results(&conversation)[1].tool_call_id, calls[1]);
+    assert_eq!(invocations.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_unanswered_call_is_repaired_before_the_first_request() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [weather_tool(Arc::clone(&invocations))],
+        ToolLimits::default(),
+    )
+    .await;
+    // The process was killed while `call_b` ran: its result was never stored.
+    let mut conversation = vec![
+        Message::user("Weather in Paris and Rome?"),
+        Message::tool_calls(
+            None,
+            vec![
+                ToolCall::new("call_a", "get_weather", r#"{"city":"Paris"}"#),
+                ToolCall::new("call_b", "get_weather", r#"{"city":"Rome"}"#),
+            ],
+        ),
+        Message::Tool(ToolResult::ok("call_a", "sunny in Paris")),
+        Message::user("Still there?"),
+    ];
+    let model = ScriptedModel::new([answer("Yes.")]);
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.repaired, ["call_b"]);
+    let Message::Tool(repaired) = &conversation[3] else {
+        panic!(
+            "expected the repaired result right after call_a's, got {:?}",
+            conversation[3]
+        );
+    };
+    assert_eq!(repaired.tool_call_id, "call_b");
+    assert!(repaired.is_error);
+    assert!(repaired.text().contains("interrupted"));
+    assert_eq!(conversation[4], Message::user("Still there?"));
+    // The very first request already had it.
+    assert_eq!(model.requests()[0].conversation[3], conversation[3]);
+    assert_eq!(invocations.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn an_unanswered_call_at_the_end_is_answered_at_the_end() {
+    let session = bind_tools([weather_tool(Arc::default())], ToolLimits::default()).await;
+    let mut conversation = vec![
+        Message::user("Weather?"),
+        Message::tool_calls(None, vec![ToolCall::new("call_x", "get_weather", "{}")]),
+    ];
+    let model = ScriptedModel::new([answer("Done.")]);
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.repaired, ["call_x"]);
+    assert_eq!(
+        conversation[2]
+            .as_tool_result()
+            .map(|r| r.tool_call_id.as_str()),
+        Some("call_x")
+    );
+    assert_eq!(conversation.len(), 4);
+}
+
+#[tokio::test]
+async fn a_result_without_a_call_is_refused_before_any_request() {
+    let session = bind_tools([weather_tool(Arc::default())], ToolLimits::default()).await;
+    let mut conversation = vec![
+        Message::user("Weather?"),
+        Message::Tool(ToolResult::ok("call_ghost", "sunny")),
+    ];
+    let before = conversation.clone();
+    let model = ScriptedModel::new([answer("Done.")]);
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, TurnError::ToolResultWithoutCall { tool_call_id, index: 1 } if tool_call_id == "call_ghost"),
+        "{error:?}"
+    );
+    assert!(model.requests().is_empty());
+    assert_eq!(conversation, before);
+}
+
+#[tokio::test]
+async fn a_second_result_for_one_call_is_refused_and_nothing_changes() {
+    let session = bind_tools([weather_tool(Arc::default())], ToolLimits::default()).await;
+    // An empty id is minted first; the conversation must come back untouched.
+    let mut conversation = vec![
+        Message::user("Weather?"),
+        Message::tool_calls(
+            None,
+            vec![
+                ToolCall::new("call_1", "get_weather", "{}"),
+                ToolCall::new("", "get_weather", "{}"),
+            ],
+        ),
+        Message::Tool(ToolResult::ok("call_1", "a")),
+        Message::Tool(ToolResult::ok("call_1", "b")),
+    ];
+    let before = conversation.clone();
+    let model = ScriptedModel::new([answer("Done.")]);
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, TurnError::DuplicateToolResult { tool_call_id, index: 3 } if tool_call_id == "call_1"),
+        "{error:?}"
+    );
+    assert!(model.requests().is_empty());
+    assert_eq!(conversation, before);
+}
