@@ -99,7 +99,24 @@
 //!   any other value as compact JSON. Tool errors are any
 //!   [`tool::BoxError`]; the model sees their `Display`, cleaned of control
 //!   characters and bounded to [`turn::ERROR_TEXT_BYTES`].
-//! - **A batch of zero tool calls is a final answer** (its text, or empty).
+//! - **A response with no tool calls is a final answer** (its text, or
+//!   empty); the whole assistant message is appended, reasoning included.
+//! - **Cut-off calls count**: the calls of a response cut off by the output
+//!   limit do not run, but count against `calls` and the batch counts one
+//!   iteration, since the model spent them.
+//! - **A conversation is checked before the first request**: an unanswered
+//!   call gets an "interrupted" error result (after its assistant
+//!   message's other results); a result that answers no call of the
+//!   assistant message right before it, or a second result, is a typed
+//!   error and nothing changes.
+//! - **Reasoning, provider parts and extras go back only to their own
+//!   format**: a signature is meaningless to another provider, and a field
+//!   one provider defines is an unknown field (HTTP 400) to the other.
+//! - **Empty and whitespace-only text is dropped** when parsing and when
+//!   exporting: no provider accepts it back, and dropping it on both sides
+//!   keeps parse → export → parse the identity.
+//! - **Usage counts are `0` when not reported**, and `input_tokens` counts
+//!   cached input too, for both providers, so sums compare.
 //! - **Refused calls count**: an unknown tool or bad arguments still count
 //!   against `calls`, since the model spent them.
 //! - **Middlewares run only for calls that reach a tool**: a call refused
