@@ -115,7 +115,7 @@
 //! order may change) and blank arguments come back as `{}`; blank text,
 //! unsigned thinking, images in assistant messages and other formats'
 //! reasoning, provider parts and extras are not exported; a system
-//! message's [`SystemRole`](crate::conversation::SystemRole) is not kept
+//! message's [`SystemRole`] is not kept
 //! (Anthropic has one kind of system prompt); ids and names that break
 //! Anthropic's rules come back mapped. Parsing what this module exports
 //! and exporting it again gives the same JSON.
@@ -428,10 +428,10 @@ fn message_type() -> String {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResponseUsage {
     /// Input tokens not read from or written to the cache.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
     /// Output tokens, thinking included.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// Input tokens read from the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1959,6 +1959,24 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(reparsed, parsed);
+    }
+
+    #[test]
+    fn response_bodies_deserialise_and_serialise_back() {
+        let body = json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+            "content": [
+                { "type": "thinking", "thinking": "t", "signature": "s" },
+                { "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} },
+                { "type": "tool_use", "id": "toolu_1", "name": "f", "input": { "a": 1 } }
+            ],
+            "stop_reason": "tool_use", "stop_sequence": null,
+            "usage": { "input_tokens": 1, "output_tokens": 2, "service_tier": "standard" },
+            "container": null
+        });
+        let response: MessageResponse = serde_json::from_value(body.clone()).unwrap();
+        assert!(matches!(response.content[1], ContentBlock::Other(_)));
+        assert_eq!(serde_json::to_value(&response).unwrap(), body);
     }
 
     #[test]
