@@ -970,8 +970,8 @@ fn export_assistant(assistant: &AssistantMessage, ids: &ExportIds) -> Option<Ass
 /// [`WireErrorKind::MissingField`] for a missing `role`, `content` (system,
 /// user, tool), `tool_call_id`, a function call's `function` or `name`;
 /// [`WireErrorKind::WrongType`] for a field of the wrong JSON type;
-/// [`WireErrorKind::Invalid`] for a system, assistant or tool content part
-/// that is not text.
+/// [`WireErrorKind::Invalid`] for a system or tool content part that is not
+/// `text`, or an assistant one that is neither `text` nor `refusal`.
 pub fn parse_messages(messages: &Value) -> Result<Vec<Message>, WireError> {
     parse_messages_at("messages", messages)
 }
