@@ -1,0 +1,355 @@
+//! Every recorded provider payload under `tests/fixtures/wire-real/`, data
+//! driven: adding a recorded payload is adding a file.
+//!
+//! Files are `<format>/<name>.<role>.json` with format `openai` or
+//! `anthropic` and role `request`, `response` or `followup_request`, and
+//! `mcp/<name>.json` for MCP `tools/list` results. By format and role each
+//! file must:
+//!
+//! - **request**: parse (conversation and tools); its function tools bind;
+//!   its conversation and its tool declarations round-trip (parse → export
+//!   → parse is the identity); its conversation exports within both
+//!   providers' rules.
+//! - **response**: parse; round-trip as an assistant message; drive a turn
+//!   whose conversation exports within both providers' rules. With a
+//!   `followup_request` of the same name, the turn starts from the
+//!   follow-up's history, and the assistant message it appends equals the
+//!   one the real client sent back, with the results under the same ids.
+//! - **MCP**: bind under the MCP name rules, and under the default rules
+//!   after sanitising the names; round-trip.
+//!
+//! Sources and licenses: `tests/fixtures/wire-real/SOURCES.md`.
+
+mod wire_rules;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use agent_loop::bind::{Bindings, LoopId, SessionId};
+use agent_loop::conversation::{Message, ModelResponse};
+use agent_loop::tool::{self, BoxError, NameRules, ToolInfo};
+use agent_loop::turn::ScriptedModel;
+use agent_loop::wire::{ParsedRequest, ToolDeclaration, WireError, anthropic, mcp, openai};
+use agent_loop::{Bound, Definition};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real");
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Format {
+    OpenAi,
+    Anthropic,
+}
+
+impl Format {
+    fn parse_request(self, body: &Value) -> Result<ParsedRequest, WireError> {
+        match self {
+            Self::OpenAi => openai::parse_request(body),
+            Self::Anthropic => anthropic::parse_request(body),
+        }
+    }
+
+    fn parse_response(self, body: &Value) -> Result<ModelResponse, WireError> {
+        match self {
+            Self::OpenAi => openai::parse_response(body),
+            Self::Anthropic => anthropic::parse_response(body),
+        }
+    }
+
+    /// A request body holding `conversation` and `tools` in this format.
+    fn export_request(self, conversation: &[Message], tools: &[ToolDeclaration]) -> Value {
+        match self {
+            Self::OpenAi => json!({
+                "messages": openai::export_messages(conversation),
+                "tools": openai::export_declarations(tools).expect("own tools export"),
+            }),
+            Self::Anthropic => {
+                let exported = anthropic::export_messages(conversation);
+                let mut body = json!({
+                    "messages": exported.messages,
+                    "tools": anthropic::export_declarations(tools).expect("own tools export"),
+                });
+                if let Some(system) = exported.system {
+                    body["system"] = serde_json::to_value(system).expect("system serialises");
+                }
+                body
+            }
+        }
+    }
+}
+
+fn files(format: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(FIXTURES).join(format))
+        .unwrap_or_else(|error| panic!("{FIXTURES}/{format}: {error}"))
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no payloads under {format}");
+    files
+}
+
+fn read(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `(name, role)` of `ant_thinking.followup_request.json`.
+fn name_and_role(path: &Path) -> (String, String) {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    match stem.rsplit_once('.') {
+        Some((name, role)) => (name.to_owned(), role.to_owned()),
+        None => (stem.to_owned(), String::new()),
+    }
+}
+
+/// A tool that accepts any object and answers with its name and arguments.
+fn echo(info: ToolInfo) -> tool::Definition {
+    let name = info.name.clone();
+    tool::Definition::from_fn(info, move |arguments: Value, _context| {
+        let name = name.clone();
+        async move { Ok::<_, BoxError>(json!({ "tool": name, "arguments": arguments })) }
+    })
+}
+
+async fn bind(infos: Vec<ToolInfo>, rules: NameRules) -> Result<Definition<Bound>, String> {
+    let definition = Definition::builder()
+        .name("wire-real")
+        .tools(infos.into_iter().map(echo))
+        .name_rules(rules)
+        .build()
+        .validate()
+        .map_err(|error| format!("validate: {error}"))?;
+    definition
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .map_err(|error| format!("{error:#}"))
+}
+
+fn functions(tools: &[ToolDeclaration]) -> Vec<ToolInfo> {
+    tools
+        .iter()
+        .filter_map(ToolDeclaration::as_function)
+        .cloned()
+        .collect()
+}
+
+fn check_rules(what: &str, conversation: &[Message]) {
+    let violations = wire_rules::export_violations(conversation);
+    assert!(violations.is_empty(), "{what}: {violations:#?}");
+}
+
+async fn check_request(format: Format, path: &Path) {
+    let what = path.display().to_string();
+    let body = read(path);
+    let parsed = format
+        .parse_request(&body)
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+    let tools = functions(&parsed.tools);
+    if !tools.is_empty() {
+        bind(tools, NameRules::default())
+            .await
+            .unwrap_or_else(|error| panic!("{what}: the function tools do not bind: {error}"));
+    }
+    let exported = format.export_request(&parsed.conversation, &parsed.tools);
+    let again = format
+        .parse_request(&exported)
+        .unwrap_or_else(|error| panic!("{what}: the export does not parse: {error}"));
+    assert_eq!(again, parsed, "{what}: parse → export → parse changed it");
+    check_rules(&what, &parsed.conversation);
+}
+
+/// The assistant message of a response, round-tripped through a messages
+/// array of its format.
+fn round_trip_message(format: Format, response: &ModelResponse) -> Message {
+    let conversation = [Message::Assistant(response.message.clone())];
+    let exported = format.export_request(&conversation, &[]);
+    let parsed = format
+        .parse_request(&exported)
+        .expect("an exported assistant message parses");
+    parsed
+        .conversation
+        .into_iter()
+        .next()
+        .expect("the exported message is there")
+}
+
+async fn check_response(format: Format, path: &Path) {
+    let what = path.display().to_string();
+    let (name, _) = name_and_role(path);
+    let response = format
+        .parse_response(&read(path))
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+    assert_eq!(
+        round_trip_message(format, &response),
+        Message::Assistant(response.message.clone()),
+        "{what}: parse → export → parse changed the message"
+    );
+
+    let sibling = |role: &str| path.with_file_name(format!("{name}.{role}.json"));
+    let followup = sibling("followup_request");
+    let followup = followup.exists().then(|| {
+        format
+            .parse_request(&read(&followup))
+            .expect("the follow-up parses")
+    });
+    let request = sibling("request");
+    let request = request.exists().then(|| {
+        format
+            .parse_request(&read(&request))
+            .expect("the request parses")
+    });
+
+    // The history the response answers: the follow-up's up to its last
+    // assistant message, else the request's, else one user message.
+    let (mut conversation, expected) = match &followup {
+        Some(followup) => {
+            let last = followup
+                .conversation
+                .iter()
+                .rposition(|m| matches!(m, Message::Assistant(_)))
+                .expect("a follow-up holds the assistant message");
+            (
+                followup.conversation[..last].to_vec(),
+                Some(&followup.conversation[last..]),
+            )
+        }
+        None => (
+            request
+                .as_ref()
+                .map(|r| r.conversation.clone())
+                .unwrap_or_else(|| vec![Message::user("Go on.")]),
+            None,
+        ),
+    };
+
+    // The tools the client offered, or echo tools named after the calls.
+    let offered: Vec<ToolInfo> = followup
+        .as_ref()
+        .or(request.as_ref())
+        .map(|r| functions(&r.tools))
+        .unwrap_or_default();
+    let mut called: BTreeSet<String> = response
+        .message
+        .tool_calls()
+        .map(|c| c.name.clone())
+        .collect();
+    for info in &offered {
+        called.remove(&info.name);
+    }
+    let tools: Vec<ToolInfo> = offered
+        .into_iter()
+        .chain(
+            called
+                .into_iter()
+                .filter(|name| NameRules::default().check(name).is_ok())
+                .map(|name| ToolInfo::new(name, "", json!({ "type": "object" }))),
+        )
+        .collect();
+    let session = bind(tools, NameRules::default())
+        .await
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+
+    let start = conversation.len();
+    let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
+    check_rules(&what, &conversation);
+
+    if let Some(expected) = expected {
+        // The assistant message goes back as the real client sent it:
+        // reasoning first and signed, ids and names unchanged.
+        assert_eq!(
+            conversation[start], expected[0],
+            "{what}: the assistant message differs"
+        );
+        let ids = |messages: &[Message]| -> Vec<String> {
+            messages
+                .iter()
+                .filter_map(Message::as_tool_result)
+                .map(|result| result.tool_call_id.clone())
+                .collect()
+        };
+        let results_end = conversation.len() - 1; // the final answer
+        assert_eq!(
+            ids(&conversation[start + 1..results_end]),
+            ids(&expected[1..]),
+            "{what}: the results answer other ids"
+        );
+        // And the request it makes now exports as the real one did.
+        let ours = format.export_request(&conversation[..results_end], &[]);
+        let theirs =
+            format.export_request(&followup.as_ref().expect("follow-up").conversation, &[]);
+        let last_assistant = |body: &Value| -> Value {
+            body["messages"]
+                .as_array()
+                .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "assistant"))
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        assert_eq!(
+            last_assistant(&ours),
+            last_assistant(&theirs),
+            "{what}: the exported assistant message differs"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_openai_payload_parses_binds_runs_and_round_trips() {
+    for path in files("openai") {
+        match name_and_role(&path).1.as_str() {
+            "request" | "followup_request" => check_request(Format::OpenAi, &path).await,
+            "response" => check_response(Format::OpenAi, &path).await,
+            role => panic!("{}: unknown role {role:?}", path.display()),
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_anthropic_payload_parses_binds_runs_and_round_trips() {
+    for path in files("anthropic") {
+        match name_and_role(&path).1.as_str() {
+            "request" | "followup_request" => check_request(Format::Anthropic, &path).await,
+            "response" => check_response(Format::Anthropic, &path).await,
+            role => panic!("{}: unknown role {role:?}", path.display()),
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_mcp_tool_list_binds_under_mcp_and_sanitised_default_rules() {
+    for path in files("mcp") {
+        let what = path.display().to_string();
+        let body = read(&path);
+        let listed = mcp::parse_list_tools_result(&body).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(!listed.tools.is_empty(), "{what}: no tools");
+        bind(listed.tools.clone(), NameRules::Mcp)
+            .await
+            .unwrap_or_else(|error| panic!("{what}: MCP rules: {error}"));
+        let sanitised: Vec<ToolInfo> = listed
+            .tools
+            .iter()
+            .map(|info| ToolInfo {
+                name: NameRules::default().sanitize(&info.name),
+                ..info.clone()
+            })
+            .collect();
+        bind(sanitised, NameRules::default())
+            .await
+            .unwrap_or_else(|error| panic!("{what}: default rules: {error}"));
+        let exported = serde_json::to_value(mcp::export_list_tools_result(
+            &listed.tools,
+            listed.next_cursor.clone(),
+        ))
+        .expect("serialises");
+        let again = mcp::parse_list_tools_result(&exported).expect("the export parses");
+        assert_eq!(again, listed, "{what}: parse → export → parse changed it");
+    }
+}

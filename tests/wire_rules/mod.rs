@@ -1,0 +1,250 @@
+//! The providers' documented rules for a request's `messages`, written as
+//! checks on exported JSON: what OpenAI Chat Completions and Anthropic
+//! Messages answer with HTTP 400 when broken.
+//!
+//! - Tool call ids: OpenAI at most 40 characters ("string too long.
+//!   Expected a string with maximum length 40"); Anthropic
+//!   `^[a-zA-Z0-9_-]+$` (`tool_use.id` in the Messages API reference).
+//! - Tool names in calls: `^[a-zA-Z0-9_-]{1,64}$` for both.
+//! - No empty or whitespace-only text; no assistant message without content
+//!   (Anthropic: "all messages must have non-empty content"; OpenAI:
+//!   content is required unless `tool_calls` is given).
+//! - Every tool result answers a call of the assistant message right
+//!   before it, and every call has exactly one result.
+//! - Anthropic: an assistant message holding thinking blocks starts with
+//!   one; no `system` role inside `messages`.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::HashSet;
+
+use agent_loop::conversation::Message;
+use agent_loop::wire::{anthropic, openai};
+use serde_json::Value;
+
+fn name_ok(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn anthropic_id_ok(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn blank(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
+/// The violations of OpenAI's rules in exported `messages`; empty when it
+/// would be accepted.
+pub fn openai_violations(messages: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    let Some(messages) = messages.as_array() else {
+        return vec!["messages is not an array".into()];
+    };
+    // Ids of the last assistant message's calls still waiting for a result.
+    let mut open: Vec<String> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        let at = format!("messages[{index}]");
+        let role = message["role"].as_str().unwrap_or("");
+        if role != "tool" && !open.is_empty() {
+            violations.push(format!("{at}: calls {open:?} have no result before it"));
+            open.clear();
+        }
+        match role {
+            "system" | "developer" | "user" => match &message["content"] {
+                Value::String(text) if blank(text) => {
+                    violations.push(format!("{at}: blank {role} content"))
+                }
+                Value::String(_) => {}
+                Value::Array(parts) if parts.is_empty() => {
+                    violations.push(format!("{at}: empty {role} content"))
+                }
+                Value::Array(parts) => {
+                    for part in parts {
+                        if part["type"] == "text" && blank(part["text"].as_str().unwrap_or("")) {
+                            violations.push(format!("{at}: blank text part"));
+                        }
+                    }
+                }
+                other => violations.push(format!("{at}: {role} content is {other}")),
+            },
+            "assistant" => {
+                let calls = message["tool_calls"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                match &message["content"] {
+                    Value::Null if calls.is_empty() => {
+                        violations.push(format!("{at}: assistant without content or tool calls"))
+                    }
+                    Value::Null => {}
+                    Value::String(text) if blank(text) => {
+                        violations.push(format!("{at}: blank assistant content"))
+                    }
+                    Value::String(_) => {}
+                    other => violations.push(format!("{at}: assistant content is {other}")),
+                }
+                if message.get("tool_calls").is_some() && calls.is_empty() {
+                    violations.push(format!("{at}: empty tool_calls"));
+                }
+                let mut ids = HashSet::new();
+                for call in &calls {
+                    let id = call["id"].as_str().unwrap_or("");
+                    if !(1..=40).contains(&id.chars().count()) {
+                        violations.push(format!(
+                            "{at}: tool call id {id:?} is not 1 to 40 characters"
+                        ));
+                    }
+                    if !ids.insert(id.to_owned()) {
+                        violations.push(format!("{at}: tool call id {id:?} twice"));
+                    }
+                    if call["type"] == "function" {
+                        let name = call["function"]["name"].as_str().unwrap_or("");
+                        if !name_ok(name) {
+                            violations.push(format!("{at}: tool name {name:?}"));
+                        }
+                        if !call["function"]["arguments"].is_string() {
+                            violations.push(format!("{at}: arguments are not a string"));
+                        }
+                    }
+                    open.push(id.to_owned());
+                }
+            }
+            "tool" => {
+                let id = message["tool_call_id"].as_str().unwrap_or("");
+                match open.iter().position(|open_id| open_id == id) {
+                    Some(position) => {
+                        open.remove(position);
+                    }
+                    None => {
+                        violations.push(format!("{at}: tool result {id:?} answers no open call"))
+                    }
+                }
+                if !message["content"].is_string() && !message["content"].is_array() {
+                    violations.push(format!("{at}: tool content is {}", message["content"]));
+                }
+            }
+            other => violations.push(format!("{at}: unknown role {other:?}")),
+        }
+    }
+    if !open.is_empty() {
+        violations.push(format!("calls {open:?} have no result"));
+    }
+    violations
+}
+
+/// The violations of Anthropic's rules in exported `messages`.
+pub fn anthropic_violations(messages: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    let Some(messages) = messages.as_array() else {
+        return vec!["messages is not an array".into()];
+    };
+    let mut open: Vec<String> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        let at = format!("messages[{index}]");
+        let role = message["role"].as_str().unwrap_or("");
+        let blocks: Vec<Value> = match &message["content"] {
+            Value::String(text) => {
+                if blank(text) {
+                    violations.push(format!("{at}: blank content"));
+                }
+                Vec::new()
+            }
+            Value::Array(blocks) => {
+                if blocks.is_empty() {
+                    violations.push(format!("{at}: empty content"));
+                }
+                blocks.clone()
+            }
+            other => {
+                violations.push(format!("{at}: content is {other}"));
+                Vec::new()
+            }
+        };
+        for block in &blocks {
+            if block["type"] == "text" && blank(block["text"].as_str().unwrap_or("")) {
+                violations.push(format!("{at}: blank text block"));
+            }
+        }
+        match role {
+            "assistant" => {
+                if !open.is_empty() {
+                    violations.push(format!("{at}: calls {open:?} have no result before it"));
+                    open.clear();
+                }
+                let thinking = |block: &Value| {
+                    block["type"] == "thinking" || block["type"] == "redacted_thinking"
+                };
+                if blocks.iter().any(thinking) && !blocks.first().is_some_and(thinking) {
+                    violations.push(format!("{at}: thinking blocks do not come first"));
+                }
+                for block in blocks.iter().filter(|b| b["type"] == "tool_use") {
+                    let id = block["id"].as_str().unwrap_or("");
+                    if !anthropic_id_ok(id) {
+                        violations.push(format!("{at}: tool_use id {id:?}"));
+                    }
+                    let name = block["name"].as_str().unwrap_or("");
+                    if !name_ok(name) {
+                        violations.push(format!("{at}: tool name {name:?}"));
+                    }
+                    if !block["input"].is_object() {
+                        violations.push(format!("{at}: input is not an object"));
+                    }
+                    open.push(id.to_owned());
+                }
+            }
+            "user" => {
+                let mut results_done = false;
+                for block in &blocks {
+                    if block["type"] == "tool_result" {
+                        if results_done {
+                            violations.push(format!("{at}: tool_result after other blocks"));
+                        }
+                        let id = block["tool_use_id"].as_str().unwrap_or("");
+                        match open.iter().position(|open_id| open_id == id) {
+                            Some(position) => {
+                                open.remove(position);
+                            }
+                            None => violations.push(format!(
+                                "{at}: tool_result {id:?} answers no tool_use of the message before"
+                            )),
+                        }
+                    } else {
+                        results_done = true;
+                    }
+                }
+                if !open.is_empty() {
+                    violations.push(format!("{at}: calls {open:?} have no result"));
+                    open.clear();
+                }
+            }
+            other => violations.push(format!("{at}: role {other:?} inside messages")),
+        }
+    }
+    if !open.is_empty() {
+        violations.push(format!("calls {open:?} have no result"));
+    }
+    violations
+}
+
+/// Exports `conversation` to both formats and returns every violation,
+/// prefixed with the format.
+pub fn export_violations(conversation: &[Message]) -> Vec<String> {
+    let openai = serde_json::to_value(openai::export_messages(conversation)).unwrap_or(Value::Null);
+    let anthropic = serde_json::to_value(anthropic::export_messages(conversation).messages)
+        .unwrap_or(Value::Null);
+    openai_violations(&openai)
+        .into_iter()
+        .map(|v| format!("OpenAI: {v}"))
+        .chain(
+            anthropic_violations(&anthropic)
+                .into_iter()
+                .map(|v| format!("Anthropic: {v}")),
+        )
+        .collect()
+}
