@@ -1,9 +1,12 @@
 //! Anthropic Messages wire format: tools, responses and conversations, on
 //! payloads shaped like the API reference's examples.
 
+use agent_loop::conversation::{
+    AssistantMessage, ContentPart, FinishReason, Message, ModelResponse, ProviderPart, ToolCall,
+    ToolResult, Usage, UserMessage,
+};
 use agent_loop::tool::ToolInfo;
-use agent_loop::turn::{Message, ToolCall, ToolResult};
-use agent_loop::wire::{WireErrorKind, WireFormat, anthropic};
+use agent_loop::wire::{ToolDeclaration, WireErrorKind, WireFormat, anthropic, openai};
 use serde_json::{Value, json};
 
 fn weather_tool() -> ToolInfo {
@@ -32,6 +35,15 @@ fn response_with_content(content: Value) -> Value {
         "stop_sequence": null,
         "usage": { "input_tokens": 472, "output_tokens": 91 }
     })
+}
+
+/// The `usage` of [`response_with_content`].
+fn usage() -> Usage {
+    Usage {
+        input_tokens: 472,
+        output_tokens: 91,
+        ..Usage::default()
+    }
 }
 
 /// A conversation with every kind of message: a user question, text and a
@@ -69,7 +81,7 @@ fn full_conversation() -> Vec<Message> {
 }
 
 #[test]
-fn text_and_two_tool_use_blocks_become_one_assistant_message() {
+fn text_and_two_tool_use_blocks_become_one_assistant_message_in_order() {
     let body = response_with_content(json!([
         { "type": "text", "text": "I'll look up the weather " },
         { "type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather",
@@ -79,22 +91,35 @@ fn text_and_two_tool_use_blocks_become_one_assistant_message() {
           "input": {} }
     ]));
 
-    let message = anthropic::parse_response(&body).unwrap();
+    let response = anthropic::parse_response(&body).unwrap();
 
+    // The blocks keep their interleaved order.
     assert_eq!(
-        message,
-        Message::tool_calls(
-            Some("I'll look up the weather and the time.".into()),
-            vec![
-                ToolCall::new(
-                    "toolu_01A09q90qw90lq917835lq9",
-                    "get_weather",
-                    r#"{"location":"San Francisco, CA","unit":"celsius"}"#,
-                ),
-                ToolCall::new("toolu_01B7dXjLbrnJ2KcmEYH8Yq1T", "get_time", "{}"),
-            ],
-        )
+        response,
+        ModelResponse::new(AssistantMessage::new(vec![
+            ContentPart::text("I'll look up the weather "),
+            ContentPart::ToolCall(ToolCall::new(
+                "toolu_01A09q90qw90lq917835lq9",
+                "get_weather",
+                r#"{"location":"San Francisco, CA","unit":"celsius"}"#,
+            )),
+            ContentPart::text("and the time."),
+            ContentPart::ToolCall(ToolCall::new(
+                "toolu_01B7dXjLbrnJ2KcmEYH8Yq1T",
+                "get_time",
+                "{}"
+            )),
+        ]))
+        .with_usage(usage())
     );
+    assert_eq!(
+        response.message.text(),
+        "I'll look up the weather and the time."
+    );
+    // And go back out in that order.
+    let conversation = [Message::Assistant(response.message)];
+    let exported = serde_json::to_value(anthropic::export_messages(&conversation)).unwrap();
+    assert_eq!(exported["messages"][0]["content"], body["content"]);
 }
 
 #[test]
@@ -104,10 +129,13 @@ fn end_turn_response_is_a_final_answer() {
     ]));
     body["stop_reason"] = json!("end_turn");
 
+    let response = anthropic::parse_response(&body).unwrap();
+
     assert_eq!(
-        anthropic::parse_response(&body).unwrap(),
-        Message::assistant("It is 15 degrees and foggy.")
+        response,
+        ModelResponse::answer("It is 15 degrees and foggy.").with_usage(usage())
     );
+    assert_eq!(response.finish_reason, FinishReason::Stop);
 }
 
 #[test]
@@ -127,7 +155,14 @@ fn tools_export_with_input_schema_and_parse_back_equal() {
             "input_schema": tools[0].parameters
         })
     );
-    assert_eq!(anthropic::parse_tools(&exported).unwrap(), tools);
+    assert_eq!(
+        anthropic::parse_tools(&exported).unwrap(),
+        tools
+            .iter()
+            .cloned()
+            .map(ToolDeclaration::Function)
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -136,9 +171,10 @@ fn conversation_exports_with_merged_tool_results_and_parses_back_equal() {
 
     let exported = serde_json::to_value(anthropic::export_messages(&conversation)).unwrap();
 
+    // No system message: no `system` field.
     assert_eq!(
         exported,
-        json!([
+        json!({ "messages": [
             { "role": "user", "content": [
                 { "type": "text", "text": "What's the weather in San Francisco and in Atlantis?" }
             ] },
@@ -160,10 +196,13 @@ fn conversation_exports_with_merged_tool_results_and_parses_back_equal() {
                 { "type": "text",
                   "text": "San Francisco is 15 degrees and foggy; Atlantis could not be found." }
             ] }
-        ])
+        ] })
     );
     // Nothing is lost, is_error included.
-    assert_eq!(anthropic::parse_messages(&exported).unwrap(), conversation);
+    assert_eq!(
+        anthropic::parse_messages(&exported["messages"]).unwrap(),
+        conversation
+    );
 }
 
 #[test]
@@ -184,7 +223,8 @@ fn invalid_json_arguments_export_as_a_wrapped_object_and_come_back_raw() {
         )),
     ];
 
-    let exported = serde_json::to_value(anthropic::export_messages(&conversation)).unwrap();
+    let exported =
+        serde_json::to_value(anthropic::export_messages(&conversation).messages).unwrap();
 
     assert_eq!(
         exported[1]["content"][0]["input"],
@@ -234,9 +274,16 @@ fn tool_use_without_id_is_a_missing_field() {
     ])))
     .unwrap_err();
 
-    assert_eq!(error.kind(), &WireErrorKind::MissingField { field: "id" });
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::MissingField { field: "id".into() }
+    );
     assert_eq!(error.path(), "response.content[1]");
     assert_eq!(error.format(), WireFormat::AnthropicMessages);
+    assert_eq!(
+        error.to_string(),
+        "Anthropic Messages: at response.content[1]: missing field `id`"
+    );
 }
 
 #[test]
@@ -250,27 +297,67 @@ fn non_object_input_is_a_wrong_type() {
     assert_eq!(
         error.kind(),
         &WireErrorKind::WrongType {
-            field: "input",
-            expected: "an object",
-            found: "a string"
+            field: "input".into(),
+            expected: "an object".into(),
+            found: r#"string "{\"location\": \"Paris\"}""#.into()
         }
     );
     assert_eq!(error.path(), "response.content[0].input");
 }
 
 #[test]
-fn unsupported_block_type_is_an_unknown_type() {
-    let error = anthropic::parse_response(&response_with_content(json!([
-        { "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
-          "input": { "query": "weather Paris" } }
+fn unknown_block_types_are_kept_verbatim_in_place() {
+    let server_tool_use = json!({ "type": "server_tool_use", "id": "srvtoolu_1",
+                                  "name": "web_search", "input": { "query": "weather Paris" } });
+    let response = anthropic::parse_response(&response_with_content(json!([
+        { "type": "text", "text": "Searching." },
+        server_tool_use,
+        { "type": "tool_use", "id": "toolu_1", "name": "get_weather",
+          "input": { "location": "Paris" } }
     ])))
-    .unwrap_err();
+    .unwrap();
 
     assert_eq!(
-        error.kind(),
-        &WireErrorKind::UnknownType {
-            found: "server_tool_use".into()
-        }
+        response.message.content,
+        vec![
+            ContentPart::text("Searching."),
+            ContentPart::Provider(ProviderPart {
+                format: WireFormat::AnthropicMessages,
+                value: server_tool_use,
+            }),
+            ContentPart::ToolCall(ToolCall::new(
+                "toolu_1",
+                "get_weather",
+                r#"{"location":"Paris"}"#
+            )),
+        ]
+    );
+
+    // In a user message too (a `document`), and back out unchanged.
+    let document = json!({ "type": "document",
+                           "source": { "type": "text", "media_type": "text/plain", "data": "Hi." } });
+    let messages = json!([
+        { "role": "user", "content": [document, { "type": "text", "text": "Summarise it." }] }
+    ]);
+    let parsed = anthropic::parse_messages(&messages).unwrap();
+    assert_eq!(
+        parsed,
+        vec![Message::User(UserMessage::new(vec![
+            ContentPart::Provider(ProviderPart {
+                format: WireFormat::AnthropicMessages,
+                value: document,
+            }),
+            ContentPart::text("Summarise it."),
+        ]))]
+    );
+    assert_eq!(
+        serde_json::to_value(anthropic::export_messages(&parsed).messages).unwrap(),
+        messages
+    );
+    // OpenAI cannot read it: only the text goes there.
+    assert_eq!(
+        serde_json::to_value(openai::export_messages(&parsed)).unwrap(),
+        json!([{ "role": "user", "content": "Summarise it." }])
     );
 }
 
@@ -309,21 +396,40 @@ fn unknown_role_in_messages_names_the_message_index() {
 }
 
 #[test]
-fn tool_use_in_a_user_message_is_an_unknown_type() {
+fn tool_use_in_a_user_message_is_a_provider_block_not_a_call() {
+    let tool_use = json!({ "type": "tool_use", "id": "toolu_1", "name": "x", "input": {} });
+
+    let parsed =
+        anthropic::parse_messages(&json!([{ "role": "user", "content": [tool_use] }])).unwrap();
+
+    assert_eq!(
+        parsed,
+        vec![Message::User(UserMessage::new(vec![
+            ContentPart::Provider(ProviderPart {
+                format: WireFormat::AnthropicMessages,
+                value: tool_use,
+            })
+        ]))]
+    );
+}
+
+#[test]
+fn tool_use_in_a_user_message_still_needs_its_documented_shape() {
     let error = anthropic::parse_messages(&json!([
         { "role": "user", "content": [
-            { "type": "tool_use", "id": "toolu_1", "name": "x", "input": {} }
+            { "type": "text", "text": "hi" },
+            { "type": "tool_use", "id": "toolu_1", "input": {} }
         ] }
     ]))
     .unwrap_err();
 
     assert_eq!(
         error.kind(),
-        &WireErrorKind::UnknownType {
-            found: "tool_use".into()
+        &WireErrorKind::MissingField {
+            field: "name".into()
         }
     );
-    assert_eq!(error.path(), "messages[0].content[0]");
+    assert_eq!(error.path(), "messages[0].content[1]");
 }
 
 #[test]
@@ -338,11 +444,12 @@ fn is_error_that_is_not_a_boolean_is_a_wrong_type() {
     assert_eq!(
         error.kind(),
         &WireErrorKind::WrongType {
-            field: "is_error",
-            expected: "a boolean",
-            found: "a string"
+            field: "is_error".into(),
+            expected: "a boolean".into(),
+            found: r#"string "yes""#.into()
         }
     );
+    assert_eq!(error.path(), "messages[0].content[0].is_error");
 }
 
 #[test]
@@ -353,7 +460,7 @@ fn tool_without_input_schema_is_a_missing_field() {
     assert_eq!(
         error.kind(),
         &WireErrorKind::MissingField {
-            field: "input_schema"
+            field: "input_schema".into()
         }
     );
     assert_eq!(error.path(), "tools[0]");
@@ -374,5 +481,6 @@ fn payloads_of_the_wrong_shape_never_panic() {
         assert!(anthropic::parse_response(&payload).is_err(), "{payload}");
         assert!(anthropic::parse_messages(&payload).is_err(), "{payload}");
         assert!(anthropic::parse_tools(&payload).is_err(), "{payload}");
+        assert!(anthropic::parse_request(&payload).is_err(), "{payload}");
     }
 }

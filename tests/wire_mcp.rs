@@ -2,7 +2,7 @@
 //! like the specification's examples.
 
 use agent_loop::tool::ToolInfo;
-use agent_loop::wire::{WireErrorKind, WireFormat, mcp};
+use agent_loop::wire::{WireErrorKind, WireFormat, anthropic, mcp, openai};
 use serde_json::json;
 
 fn tools() -> Vec<ToolInfo> {
@@ -67,7 +67,7 @@ fn last_page_has_no_cursor_field() {
 }
 
 #[test]
-fn title_annotations_and_output_schema_are_ignored() {
+fn title_annotations_and_output_schema_are_kept_for_mcp_only() {
     let result = json!({
         "tools": [{
             "name": "get_weather_data",
@@ -92,14 +92,39 @@ fn title_annotations_and_output_schema_are_ignored() {
     let listed = mcp::parse_list_tools_result(&result).unwrap();
 
     assert_eq!(listed.tools.len(), 1);
-    assert_eq!(listed.tools[0].name, "get_weather_data");
+    let tool = &listed.tools[0];
+    assert_eq!(tool.name, "get_weather_data");
+    assert_eq!(tool.description, "Get current weather data for a location");
+    assert_eq!(tool.parameters, result["tools"][0]["inputSchema"]);
+    assert_eq!(tool.strict, None);
+    // Every other tool field is kept as MCP extras...
+    assert_eq!(tool.extras.format(), Some(WireFormat::McpToolsList));
+    let mut kept: Vec<&str> = tool.extras.fields().keys().map(String::as_str).collect();
+    kept.sort_unstable();
+    assert_eq!(kept, ["_meta", "annotations", "outputSchema", "title"]);
+
+    // ...and written back to MCP; the result's own `_meta` is not read.
+    let exported =
+        serde_json::to_value(mcp::export_list_tools_result(&listed.tools, None)).unwrap();
+    assert_eq!(exported, json!({ "tools": result["tools"] }));
+
+    // Other formats never see them.
+    let info = std::slice::from_ref(tool);
     assert_eq!(
-        listed.tools[0].description,
-        "Get current weather data for a location"
+        serde_json::to_value(openai::export_tools(info)).unwrap(),
+        json!([{ "type": "function", "function": {
+            "name": "get_weather_data",
+            "description": "Get current weather data for a location",
+            "parameters": result["tools"][0]["inputSchema"]
+        } }])
     );
     assert_eq!(
-        listed.tools[0].parameters,
-        result["tools"][0]["inputSchema"]
+        serde_json::to_value(anthropic::export_tools(info)).unwrap(),
+        json!([{
+            "name": "get_weather_data",
+            "description": "Get current weather data for a location",
+            "input_schema": result["tools"][0]["inputSchema"]
+        }])
     );
 }
 
@@ -133,7 +158,7 @@ fn tool_without_input_schema_is_a_missing_field() {
     assert_eq!(
         error.kind(),
         &WireErrorKind::MissingField {
-            field: "inputSchema"
+            field: "inputSchema".into()
         }
     );
     assert_eq!(error.path(), "result.tools[1]");
@@ -151,7 +176,13 @@ fn tool_without_name_is_a_missing_field() {
     }))
     .unwrap_err();
 
-    assert_eq!(error.kind(), &WireErrorKind::MissingField { field: "name" });
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::MissingField {
+            field: "name".into()
+        }
+    );
+    assert_eq!(error.path(), "result.tools[0]");
 }
 
 #[test]
@@ -160,7 +191,9 @@ fn missing_tools_is_a_missing_field() {
 
     assert_eq!(
         error.kind(),
-        &WireErrorKind::MissingField { field: "tools" }
+        &WireErrorKind::MissingField {
+            field: "tools".into()
+        }
     );
     assert_eq!(error.path(), "result");
 }
@@ -172,11 +205,12 @@ fn cursor_that_is_not_a_string_is_a_wrong_type() {
     assert_eq!(
         error.kind(),
         &WireErrorKind::WrongType {
-            field: "nextCursor",
-            expected: "a string",
-            found: "a number"
+            field: "nextCursor".into(),
+            expected: "a string".into(),
+            found: "integer `2`".into()
         }
     );
+    assert_eq!(error.path(), "result.nextCursor");
 }
 
 #[test]

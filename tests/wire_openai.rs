@@ -1,9 +1,12 @@
 //! OpenAI Chat Completions wire format: tools, responses and conversations,
 //! on payloads shaped like the API reference's examples.
 
+use agent_loop::conversation::{
+    AssistantMessage, ContentPart, FinishReason, Message, ModelResponse, ProviderPart,
+    SystemMessage, SystemRole, ToolCall, ToolResult, Usage, UserMessage,
+};
 use agent_loop::tool::ToolInfo;
-use agent_loop::turn::{Message, ToolCall, ToolResult};
-use agent_loop::wire::{WireErrorKind, WireFormat, openai};
+use agent_loop::wire::{ToolDeclaration, WireErrorKind, WireFormat, anthropic, openai};
 use serde_json::{Value, json};
 
 fn weather_tool() -> ToolInfo {
@@ -39,10 +42,21 @@ fn response_with_message(message: Value) -> Value {
     })
 }
 
-/// A conversation with every kind of message: a user question, a batch of
-/// two tool calls, one successful and one failed result, a final answer.
+/// The `usage` of [`response_with_message`].
+fn usage() -> Usage {
+    Usage {
+        input_tokens: 82,
+        output_tokens: 17,
+        ..Usage::default()
+    }
+}
+
+/// A conversation with every kind of message: a system prompt, a user
+/// question, a batch of two tool calls, one successful and one failed
+/// result, a final answer.
 fn full_conversation() -> Vec<Message> {
     vec![
+        Message::system("You are a weather assistant."),
         Message::user("What's the weather in Paris and in Atlantis?"),
         Message::tool_calls(
             Some("Let me check both cities.".into()),
@@ -81,17 +95,16 @@ fn two_parallel_tool_calls_keep_their_raw_arguments() {
         "annotations": []
     }));
 
-    let message = openai::parse_response(&body).unwrap();
+    let response = openai::parse_response(&body).unwrap();
 
+    // `refusal: null` and `annotations` leave no extras behind.
     assert_eq!(
-        message,
-        Message::tool_calls(
-            None,
-            vec![
-                ToolCall::new("call_now", "current_time", "{}"),
-                ToolCall::new("call_weather", "get_weather", "{\"city\": \"Par"),
-            ],
-        )
+        response,
+        ModelResponse::tool_calls([
+            ToolCall::new("call_now", "current_time", "{}"),
+            ToolCall::new("call_weather", "get_weather", "{\"city\": \"Par"),
+        ])
+        .with_usage(usage())
     );
 }
 
@@ -103,10 +116,13 @@ fn final_answer_response_has_text_and_no_tool_calls() {
     }));
     body["choices"][0]["finish_reason"] = json!("stop");
 
+    let response = openai::parse_response(&body).unwrap();
+
     assert_eq!(
-        openai::parse_response(&body).unwrap(),
-        Message::assistant("It is 18°C in Paris.")
+        response,
+        ModelResponse::answer("It is 18°C in Paris.").with_usage(usage())
     );
+    assert_eq!(response.finish_reason, FinishReason::Stop);
 }
 
 #[test]
@@ -122,14 +138,15 @@ fn text_and_tool_calls_in_one_response_are_both_kept() {
 
     assert_eq!(
         openai::parse_response(&body).unwrap(),
-        Message::tool_calls(
+        ModelResponse::new(AssistantMessage::with_tool_calls(
             Some("Checking the weather.".into()),
             vec![ToolCall::new(
                 "call_1",
                 "get_weather",
                 "{\"city\":\"Oslo\"}"
             )],
-        )
+        ))
+        .with_usage(usage())
     );
 }
 
@@ -153,7 +170,15 @@ fn tools_export_to_function_tools_and_parse_back_equal() {
             }
         })
     );
-    assert_eq!(openai::parse_tools(&exported).unwrap(), tools);
+    let parsed = openai::parse_tools(&exported).unwrap();
+    assert_eq!(
+        parsed,
+        tools
+            .iter()
+            .cloned()
+            .map(ToolDeclaration::Function)
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -165,6 +190,7 @@ fn conversation_exports_to_messages_and_parses_back_with_is_error_lost() {
     assert_eq!(
         exported,
         json!([
+            { "role": "system", "content": "You are a weather assistant." },
             { "role": "user", "content": "What's the weather in Paris and in Atlantis?" },
             {
                 "role": "assistant",
@@ -209,10 +235,16 @@ fn content_parts_and_null_assistant_content_are_accepted() {
           "content": [{ "type": "text", "text": "18°C" }] }
     ]);
 
+    let parsed = openai::parse_messages(&messages).unwrap();
+
+    // User text parts stay parts; a tool message's parts become one text.
     assert_eq!(
-        openai::parse_messages(&messages).unwrap(),
+        parsed,
         vec![
-            Message::user("Weather in Paris?"),
+            Message::User(UserMessage::new(vec![
+                ContentPart::text("Weather in "),
+                ContentPart::text("Paris?"),
+            ])),
             Message::tool_calls(
                 None,
                 vec![ToolCall::new(
@@ -224,6 +256,10 @@ fn content_parts_and_null_assistant_content_are_accepted() {
             Message::Tool(ToolResult::ok("call_1", "18°C")),
         ]
     );
+    assert_eq!(parsed[0].text(), "Weather in Paris?");
+    // Two text parts go back out as two text parts.
+    let exported = serde_json::to_value(openai::export_messages(&parsed)).unwrap();
+    assert_eq!(exported[0], messages[0]);
 }
 
 fn response_error(message: Value) -> agent_loop::wire::WireError {
@@ -231,57 +267,137 @@ fn response_error(message: Value) -> agent_loop::wire::WireError {
 }
 
 #[test]
-fn tool_call_without_id_is_a_missing_field() {
+fn tool_call_without_function_is_a_missing_field() {
     let error = response_error(json!({
         "role": "assistant", "content": null,
         "tool_calls": [
             { "id": "call_1", "type": "function", "function": { "name": "a", "arguments": "{}" } },
-            { "type": "function", "function": { "name": "b", "arguments": "{}" } }
+            { "id": "call_2", "type": "function" }
         ]
     }));
 
-    assert_eq!(error.kind(), &WireErrorKind::MissingField { field: "id" });
+    assert_eq!(
+        error.kind(),
+        &WireErrorKind::MissingField {
+            field: "function".into()
+        }
+    );
     assert_eq!(error.path(), "response.choices[0].message.tool_calls[1]");
     assert_eq!(error.format(), WireFormat::OpenAiChat);
     assert_eq!(
         error.to_string(),
-        "OpenAI Chat Completions: at response.choices[0].message.tool_calls[1]: missing field `id`"
+        "OpenAI Chat Completions: at response.choices[0].message.tool_calls[1]: missing field `function`"
     );
 }
 
 #[test]
-fn arguments_given_as_an_object_are_a_wrong_type() {
+fn tool_call_without_id_gets_a_fresh_id_shared_with_its_result() {
+    // A response keeps the id as sent (absent reads as empty): the turn
+    // runner mints one before the call runs.
+    let response = openai::parse_response(&response_with_message(json!({
+        "role": "assistant", "content": null,
+        "tool_calls": [{ "type": "function", "function": { "name": "now", "arguments": "{}" } }]
+    })))
+    .unwrap();
+    assert_eq!(
+        response
+            .message
+            .tool_calls()
+            .next()
+            .map(|call| call.id.as_str()),
+        Some("")
+    );
+
+    // A stored history gets a fresh id, which the result answering the
+    // empty id shares.
+    let parsed = openai::parse_messages(&json!([
+        { "role": "assistant", "content": null,
+          "tool_calls": [{ "type": "function", "function": { "name": "now", "arguments": "{}" } }] },
+        { "role": "tool", "tool_call_id": "", "content": "12:00" }
+    ]))
+    .unwrap();
+    let id = &parsed[0]
+        .as_assistant()
+        .unwrap()
+        .tool_calls()
+        .next()
+        .unwrap()
+        .id;
+    assert!(id.starts_with("call_") && id.len() <= 40, "{id}");
+    assert_eq!(
+        parsed[1],
+        Message::Tool(ToolResult::ok(id.clone(), "12:00"))
+    );
+}
+
+#[test]
+fn arguments_given_as_an_object_in_history_are_kept_as_compact_text() {
+    // llama.cpp and mlx-lm send the arguments object itself.
+    let parsed = openai::parse_messages(&json!([
+        { "role": "assistant", "content": null,
+          "tool_calls": [{ "id": "call_1", "type": "function",
+                           "function": { "name": "get_weather", "arguments": { "city": "Paris" } } }] },
+        { "role": "tool", "tool_call_id": "call_1", "content": "18°C" }
+    ]))
+    .unwrap();
+
+    assert_eq!(
+        parsed[0],
+        Message::tool_calls(
+            None,
+            vec![ToolCall::new(
+                "call_1",
+                "get_weather",
+                r#"{"city":"Paris"}"#
+            )]
+        )
+    );
+    // And it goes back out as the text the API documents.
+    let exported = serde_json::to_value(openai::export_messages(&parsed)).unwrap();
+    assert_eq!(
+        exported[0]["tool_calls"][0]["function"]["arguments"],
+        r#"{"city":"Paris"}"#
+    );
+}
+
+#[test]
+fn name_of_the_wrong_type_is_a_wrong_type() {
     let error = response_error(json!({
         "role": "assistant", "content": null,
         "tool_calls": [{ "id": "call_1", "type": "function",
-                         "function": { "name": "get_weather", "arguments": { "city": "Paris" } } }]
+                         "function": { "name": 7, "arguments": "{}" } }]
     }));
 
     assert_eq!(
         error.kind(),
         &WireErrorKind::WrongType {
-            field: "arguments",
-            expected: "a string",
-            found: "an object"
+            field: "name".into(),
+            expected: "a string".into(),
+            found: "integer `7`".into()
         }
     );
     assert_eq!(
         error.path(),
-        "response.choices[0].message.tool_calls[0].function.arguments"
+        "response.choices[0].message.tool_calls[0].function.name"
     );
 }
 
 #[test]
-fn missing_arguments_are_a_missing_field() {
-    let error = response_error(json!({
-        "role": "assistant", "content": null,
-        "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "now" } }]
-    }));
+fn missing_arguments_parse_as_blank_and_go_back_out_as_an_empty_object() {
+    let history = json!([
+        { "role": "assistant", "content": null,
+          "tool_calls": [{ "id": "call_1", "type": "function", "function": { "name": "now" } }] },
+        { "role": "tool", "tool_call_id": "call_1", "content": "12:00" }
+    ]);
 
+    let parsed = openai::parse_messages(&history).unwrap();
     assert_eq!(
-        error.kind(),
-        &WireErrorKind::MissingField { field: "arguments" }
+        parsed[0],
+        Message::tool_calls(None, vec![ToolCall::new("call_1", "now", "")])
     );
+
+    let exported = serde_json::to_value(openai::export_messages(&parsed)).unwrap();
+    assert_eq!(exported[0]["tool_calls"][0]["function"]["arguments"], "{}");
 }
 
 #[test]
@@ -294,22 +410,37 @@ fn response_from_a_non_assistant_role_is_an_unknown_role() {
             role: "user".into()
         }
     );
+    assert_eq!(error.path(), "response.choices[0].message");
 }
 
 #[test]
-fn custom_tool_call_type_is_an_unknown_type() {
-    let error = response_error(json!({
-        "role": "assistant", "content": null,
-        "tool_calls": [{ "id": "call_1", "type": "custom",
-                         "custom": { "name": "grammar", "input": "x" } }]
-    }));
+fn custom_tool_call_is_kept_verbatim_and_sent_back_to_openai_only() {
+    let custom = json!({ "id": "call_1", "type": "custom",
+                         "custom": { "name": "grammar", "input": "x" } });
+    let response = openai::parse_response(&response_with_message(json!({
+        "role": "assistant", "content": null, "tool_calls": [custom]
+    })))
+    .unwrap();
 
     assert_eq!(
-        error.kind(),
-        &WireErrorKind::UnknownType {
-            found: "custom".into()
-        }
+        response.message.content,
+        vec![ContentPart::Provider(ProviderPart {
+            format: WireFormat::OpenAiChat,
+            value: custom.clone(),
+        })]
     );
+    assert!(!response.message.has_tool_calls());
+    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+
+    let conversation = vec![
+        Message::user("Parse x."),
+        Message::Assistant(response.message),
+    ];
+    let exported = serde_json::to_value(openai::export_messages(&conversation)).unwrap();
+    assert_eq!(exported[1]["tool_calls"], json!([custom]));
+    // Anthropic cannot read it: the message has nothing else, so it is left out.
+    let anthropic = serde_json::to_value(anthropic::export_messages(&conversation)).unwrap();
+    assert_eq!(anthropic["messages"].as_array().map(Vec::len), Some(1));
 }
 
 #[test]
@@ -338,19 +469,33 @@ fn unknown_role_in_messages_names_the_message_index() {
 }
 
 #[test]
-fn system_and_developer_messages_are_refused_not_dropped() {
-    for role in ["system", "developer"] {
-        let error = openai::parse_messages(&json!([
+fn system_and_developer_messages_parse_to_system_messages_with_their_role() {
+    for (role, system_role) in [
+        ("system", SystemRole::System),
+        ("developer", SystemRole::Developer),
+    ] {
+        let messages = json!([
             { "role": role, "content": "You are a helpful assistant." },
             { "role": "user", "content": "hi" }
-        ]))
-        .unwrap_err();
+        ]);
+
+        let parsed = openai::parse_messages(&messages).unwrap();
 
         assert_eq!(
-            error.kind(),
-            &WireErrorKind::SystemRole { role: role.into() }
+            parsed,
+            vec![
+                Message::System(SystemMessage {
+                    system_role,
+                    ..SystemMessage::new("You are a helpful assistant.")
+                }),
+                Message::user("hi"),
+            ]
         );
-        assert_eq!(error.path(), "messages[0]");
+        // Exported under the role it came with.
+        assert_eq!(
+            serde_json::to_value(openai::export_messages(&parsed)).unwrap(),
+            messages
+        );
     }
 }
 
@@ -362,9 +507,10 @@ fn tool_message_without_tool_call_id_is_a_missing_field() {
     assert_eq!(
         error.kind(),
         &WireErrorKind::MissingField {
-            field: "tool_call_id"
+            field: "tool_call_id".into()
         }
     );
+    assert_eq!(error.path(), "messages[0]");
 }
 
 #[test]
@@ -374,11 +520,12 @@ fn tools_that_are_not_an_array_are_a_wrong_type() {
     assert_eq!(
         error.kind(),
         &WireErrorKind::WrongType {
-            field: "tools",
-            expected: "an array",
-            found: "an object"
+            field: "tools".into(),
+            expected: "a sequence".into(),
+            found: "map".into()
         }
     );
+    assert_eq!(error.path(), "tools");
 }
 
 #[test]
@@ -398,6 +545,7 @@ fn payloads_of_the_wrong_shape_never_panic() {
         assert!(openai::parse_response(&payload).is_err(), "{payload}");
         assert!(openai::parse_messages(&payload).is_err() || payload == json!([]));
         assert!(openai::parse_tools(&payload).is_err() || payload == json!([]));
+        assert!(openai::parse_request(&payload).is_err(), "{payload}");
     }
 }
 
@@ -406,7 +554,7 @@ async fn a_parsed_parallel_response_runs_the_empty_arguments_call_and_refuses_th
     // The two parallel calls of `two_parallel_tool_calls_keep_their_raw_arguments`,
     // driven through a turn: `"{}"` reaches its tool, the invalid JSON
     // becomes an error result for its own id, and the model answers next.
-    use agent_loop::turn::{ModelResponse, ScriptedModel, TurnStatus};
+    use agent_loop::turn::{ScriptedModel, TurnStatus};
     use agent_loop::{Bindings, Definition, LoopId, SessionId, tool};
     use tokio_util::sync::CancellationToken;
 
@@ -420,9 +568,8 @@ async fn a_parsed_parallel_response_runs_the_empty_arguments_call_and_refuses_th
               "function": { "name": "get_weather", "arguments": "{\"city\": \"Par" } }
         ]
     }));
-    let response = ModelResponse::from_message(openai::parse_response(&body).unwrap())
-        .expect("an assistant message is a model response");
-    let model = ScriptedModel::new([response, ModelResponse::Answer("noon".into())]);
+    let response = openai::parse_response(&body).unwrap();
+    let model = ScriptedModel::new([response, ModelResponse::answer("noon")]);
 
     let now = tool::Definition::from_fn(
         ToolInfo::without_parameters("current_time", "The current UTC time."),
@@ -458,19 +605,16 @@ async fn a_parsed_parallel_response_runs_the_empty_arguments_call_and_refuses_th
     );
     let results: Vec<&ToolResult> = conversation
         .iter()
-        .filter_map(|m| match m {
-            Message::Tool(result) => Some(result),
-            _ => None,
-        })
+        .filter_map(Message::as_tool_result)
         .collect();
     assert_eq!(results.len(), 2);
     assert_eq!(*results[0], ToolResult::ok("call_now", "12:00"));
     assert_eq!(results[1].tool_call_id, "call_weather");
     assert!(results[1].is_error, "{:?}", results[1]);
     assert!(
-        results[1].content.contains("not valid JSON"),
+        results[1].text().contains("not valid JSON"),
         "{}",
-        results[1].content
+        results[1].text()
     );
     // And the whole conversation goes back out as valid OpenAI messages.
     let exported = serde_json::to_value(openai::export_messages(&conversation)).unwrap();
