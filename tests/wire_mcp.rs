@@ -207,7 +207,7 @@ fn cursor_that_is_not_a_string_is_a_wrong_type() {
         &WireErrorKind::WrongType {
             field: "nextCursor".into(),
             expected: "a string".into(),
-            found: "integer `2`".into()
+            found: "a number".into()
         }
     );
     assert_eq!(error.path(), "result.nextCursor");

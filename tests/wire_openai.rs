@@ -373,7 +373,7 @@ fn name_of_the_wrong_type_is_a_wrong_type() {
         &WireErrorKind::WrongType {
             field: "name".into(),
             expected: "a string".into(),
-            found: "integer `7`".into()
+            found: "a number".into()
         }
     );
     assert_eq!(
@@ -521,8 +521,8 @@ fn tools_that_are_not_an_array_are_a_wrong_type() {
         error.kind(),
         &WireErrorKind::WrongType {
             field: "tools".into(),
-            expected: "a sequence".into(),
-            found: "map".into()
+            expected: "an array".into(),
+            found: "an object".into()
         }
     );
     assert_eq!(error.path(), "tools");

@@ -1876,7 +1876,7 @@ mod tests {
             &WireErrorKind::WrongType {
                 field: "input".into(),
                 expected: "an object".into(),
-                found: "string \"{}\"".into(),
+                found: "a string".into(),
             }
         );
         let error = parse_messages(&json!([{ "role": "system", "content": "x" }])).unwrap_err();

@@ -43,7 +43,8 @@ fn last_segment(path: &str) -> String {
 
 /// serde's error message as a typed kind. serde writes these messages in
 /// fixed forms (`serde::de::Error::missing_field`, `invalid_type`,
-/// `unknown_variant`); anything else is [`WireErrorKind::Invalid`].
+/// `unknown_variant`, the last one for a `type` value a format type does
+/// not list); anything else is [`WireErrorKind::Invalid`].
 fn classify(message: &str, field: String) -> WireErrorKind {
     // serde_json appends " at line L column C" only when parsing text; a
     // `Value` carries no position, so the message is serde's alone.
@@ -59,12 +60,42 @@ fn classify(message: &str, field: String) -> WireErrorKind {
     {
         return WireErrorKind::WrongType {
             field,
-            expected: expected.to_owned(),
+            expected: json_type(expected).to_owned(),
+            found: json_type(found).to_owned(),
+        };
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant `")
+        && let Some((found, _)) = rest.split_once('`')
+    {
+        return WireErrorKind::UnknownType {
             found: found.to_owned(),
         };
     }
     WireErrorKind::Invalid {
         message: message.to_owned(),
+    }
+}
+
+/// serde's name for a value or an expectation (`map`, `a sequence`,
+/// ``integer `7` ``, `string "…"`, `struct Tool`, `u64`) as the JSON type
+/// a reader of the payload knows. The value itself is left out: it may be
+/// long, or something the payload should not have carried (a key).
+fn json_type(serde_says: &str) -> &str {
+    let word = serde_says
+        .trim_start_matches("a ")
+        .trim_start_matches("an ")
+        .split([' ', '`'])
+        .next()
+        .unwrap_or(serde_says);
+    match word {
+        "map" | "struct" | "object" => "an object",
+        "sequence" | "tuple" | "array" | "seq" => "an array",
+        "string" | "str" | "char" => "a string",
+        "boolean" | "bool" => "a boolean",
+        "integer" | "floating" | "number" | "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "i32"
+        | "i64" | "f32" | "f64" | "usize" => "a number",
+        "null" | "unit" | "none" | "Option" => "null",
+        _ => serde_says,
     }
 }
 
@@ -97,7 +128,7 @@ mod tests {
             &WireErrorKind::WrongType {
                 field: "id".into(),
                 expected: "a string".into(),
-                found: "integer `7`".into()
+                found: "a number".into()
             }
         );
     }
