@@ -201,7 +201,7 @@ async fn a_failing_model_fails_the_turn_and_keeps_the_committed_batches() {
         .await
         .expect_err("the model request fails");
 
-    let TurnError::Model(source) = error else {
+    let TurnError::Model { source, .. } = error else {
         panic!("expected a model error, got {error:?}");
     };
     assert!(

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use agent_loop::ToolLimits;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::{
-    AssistantMessage, ContentPart, FinishReason, Message, ModelResponse, ReasoningPart, ToolCall,
-    ToolResult, Usage, WireFormat,
+    AssistantMessage, ContentPart, ConversationError, FinishReason, Message, ModelResponse,
+    ReasoningPart, ToolCall, ToolResult, Usage, WireFormat,
 };
 use agent_loop::turn::{ExceededLimit, ScriptedModel, TurnError};
 use tokio_util::sync::CancellationToken;
@@ -346,7 +346,7 @@ async fn a_result_without_a_call_is_refused_before_any_request() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, TurnError::ToolResultWithoutCall { tool_call_id, index: 1 } if tool_call_id == "call_ghost"),
+        matches!(&error, TurnError::Conversation(ConversationError::ResultWithoutCall { tool_call_id, index: 1 }) if tool_call_id == "call_ghost"),
         "{error:?}"
     );
     assert!(model.requests().is_empty());
@@ -376,9 +376,70 @@ async fn a_second_result_for_one_call_is_refused_and_nothing_changes() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, TurnError::DuplicateToolResult { tool_call_id, index: 3 } if tool_call_id == "call_1"),
+        matches!(&error, TurnError::Conversation(ConversationError::DuplicateResult { tool_call_id, index: 3 }) if tool_call_id == "call_1"),
         "{error:?}"
     );
     assert!(model.requests().is_empty());
     assert_eq!(conversation, before);
+}
+
+#[tokio::test]
+async fn a_failed_turn_still_reports_the_tokens_it_used() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [weather_tool(invocations)],
+        ToolLimits {
+            iterations: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    let spent = Usage {
+        input_tokens: 120,
+        output_tokens: 30,
+        ..Usage::default()
+    };
+    let call = |id: &str| ToolCall::new(id, "get_weather", r#"{"city": "Oslo"}"#);
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([call("call_1")]).with_usage(spent),
+        ModelResponse::tool_calls([call("call_2")]).with_usage(spent),
+    ]);
+    let mut conversation = user_says("Weather in Oslo, twice?");
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, TurnError::ToolLimit(_)), "{error:?}");
+    assert_eq!(error.usage(), spent + spent);
+
+    // A model that fails after one batch: the first request's tokens.
+    let model = ScriptedModel::new([ModelResponse::tool_calls([call("call_3")]).with_usage(spent)]);
+    let mut conversation = user_says("Weather in Oslo?");
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, TurnError::Model { .. }), "{error:?}");
+    assert_eq!(error.usage(), spent);
+}
+
+#[test]
+fn a_stored_conversation_is_repaired_before_export_without_a_turn() {
+    use agent_loop::conversation::repair;
+    use agent_loop::wire::{anthropic, openai};
+    let mut stored = vec![
+        Message::user("Deploy it."),
+        Message::tool_calls(None, vec![ToolCall::new("toolu_01", "deploy", "{}")]),
+    ];
+    // Exported as stored, the call has no result: both providers refuse it.
+    let before = serde_json::to_value(openai::export_messages(&stored)).unwrap();
+    assert_eq!(before.as_array().map(Vec::len), Some(2));
+    assert_eq!(repair(&mut stored).unwrap(), ["toolu_01"]);
+    let exported = serde_json::to_value(anthropic::export_messages(&stored).messages).unwrap();
+    assert_eq!(exported[2]["content"][0]["tool_use_id"], "toolu_01");
+    assert_eq!(exported[2]["content"][0]["is_error"], true);
+    // Repairing again changes nothing.
+    let again = stored.clone();
+    assert!(repair(&mut stored).unwrap().is_empty());
+    assert_eq!(stored, again);
 }

@@ -270,7 +270,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
                 prop_assert_eq!(iterations, want_iterations);
                 prop_assert_eq!(calls, want_calls);
             }
-            (Err(TurnError::Model(_)), Expected::ModelFailed) => {}
+            (Err(TurnError::Model { .. }), Expected::ModelFailed) => {}
             (Ok(outcome), Expected::Interrupted) => {
                 prop_assert_eq!(&outcome.status, &TurnStatus::Interrupted);
                 prop_assert_eq!(&outcome.messages[..], &conversation[1..]);

@@ -249,7 +249,7 @@ async fn a_model_panicking_before_its_future_fails_the_turn_as_a_model_error() {
     .await
     .expect("the model's panic must not escape run_turn");
     match outcome {
-        Err(agent_loop::turn::TurnError::Model(error)) => {
+        Err(agent_loop::turn::TurnError::Model { source: error, .. }) => {
             assert!(
                 error.to_string().contains("the provider client is broken"),
                 "{error}"

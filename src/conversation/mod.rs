@@ -37,6 +37,7 @@ mod extras;
 pub(crate) mod ids;
 mod message;
 mod part;
+mod repair;
 mod response;
 
 pub use extras::{Extras, WireFormat};
@@ -44,6 +45,7 @@ pub use message::{AssistantMessage, Message, SystemMessage, SystemRole, ToolResu
 pub use part::{
     ContentPart, ImagePart, ImageSource, ProviderPart, ReasoningPart, TextPart, ToolCall,
 };
+pub use repair::{ConversationError, repair};
 pub use response::{FinishReason, ModelResponse, Usage};
 
 /// A conversation: messages in order, oldest first.

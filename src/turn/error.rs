@@ -1,5 +1,6 @@
 //! Why a turn failed: [`TurnError`] and [`ToolLimitError`].
 
+use crate::conversation::{ConversationError, Usage};
 use crate::tool::BoxError;
 
 /// A turn that could not finish. The conversation keeps every batch that was
@@ -11,33 +12,32 @@ pub enum TurnError {
     /// `calls`; the batch was not run and not added to the conversation.
     #[error(transparent)]
     ToolLimit(#[from] ToolLimitError),
-    /// The model request failed.
+    /// The model request failed or panicked.
     #[error("turn: the model request failed")]
-    Model(#[source] BoxError),
-    /// The conversation handed to the turn has a tool result that answers
-    /// no call of the assistant message right before it (its results must
-    /// follow it, as every provider requires). Nothing was sent and the
-    /// conversation is unchanged.
-    #[error(
-        "turn: the tool result at messages[{index}] answers no call of the assistant message before it (tool call id {tool_call_id:?})"
-    )]
-    ToolResultWithoutCall {
-        /// The result's tool call id.
-        tool_call_id: String,
-        /// The result's position in the conversation.
-        index: usize,
+    Model {
+        /// The model's error (a panic's message for a panic).
+        #[source]
+        source: BoxError,
+        /// Tokens used by the turn's earlier requests, added up.
+        usage: Usage,
     },
-    /// The conversation handed to the turn has a second result for one tool
-    /// call. Nothing was sent and the conversation is unchanged.
-    #[error(
-        "turn: the tool result at messages[{index}] is a second result for tool call id {tool_call_id:?}"
-    )]
-    DuplicateToolResult {
-        /// The call's id.
-        tool_call_id: String,
-        /// The second result's position in the conversation.
-        index: usize,
-    },
+    /// The conversation handed to the turn pairs its tool results wrongly
+    /// (see [`conversation::repair`](crate::conversation::repair)). Nothing
+    /// was sent and the conversation is unchanged.
+    #[error("turn: the conversation cannot be sent")]
+    Conversation(#[from] ConversationError),
+}
+
+impl TurnError {
+    /// Tokens the turn used before it failed, added up: what the provider
+    /// bills for a failed turn. Zero when no request was sent.
+    pub fn usage(&self) -> Usage {
+        match self {
+            Self::ToolLimit(error) => error.usage,
+            Self::Model { usage, .. } => *usage,
+            Self::Conversation(_) => Usage::default(),
+        }
+    }
 }
 
 /// Which limit a refused batch would have exceeded.
@@ -71,4 +71,7 @@ pub struct ToolLimitError {
     pub max_calls: u32,
     /// Tool calls in the refused batch.
     pub batch_calls: u32,
+    /// Tokens used by the turn's requests, the one that asked for the
+    /// refused batch included, added up.
+    pub usage: Usage,
 }

@@ -17,14 +17,14 @@ use tracing::{Instrument, info_span};
 
 use crate::bind::call::{self, ToolCallError};
 use crate::bind::{Binding, BoundModeData};
-use crate::conversation::ids::{fresh_tool_call_id, mint_missing_ids};
+use crate::conversation::ids::fresh_tool_call_id;
 use crate::conversation::{
-    Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult,
+    Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage, repair,
 };
 use crate::definition::{Definition, IsBound, State};
 use crate::limits::ToolLimits;
 use crate::middleware::panic_message;
-use crate::tool::Tool;
+use crate::tool::{BoxError, Tool};
 use crate::turn::truncate::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
 use crate::turn::{
     CallStats, ExceededLimit, IterationStats, Model, ModelRequest, ToolLimitError, TurnError,
@@ -63,10 +63,10 @@ impl<S: State> Definition<S> {
     /// and counts against `calls` like any call.
     ///
     /// In every case, each tool call id in `conversation` has exactly one
-    /// result afterwards. Before the first request the conversation is
-    /// checked: a call without a result (the process died mid-tool) gets an
-    /// error result saying it was interrupted, placed after its assistant
-    /// message's other results, and its id is listed in
+    /// result afterwards. Before the first request the conversation goes
+    /// through [`conversation::repair`](crate::conversation::repair): a
+    /// call without a result (the process died mid-tool) gets an error
+    /// result saying it was interrupted, and its id is listed in
     /// [`TurnOutcome::repaired`]; every provider refuses a conversation with
     /// an unanswered call. A call whose id is empty or already used (in
     /// the conversation or in the response) gets a fresh unique id, shared
@@ -80,10 +80,10 @@ impl<S: State> Definition<S> {
     ///
     /// Errors: [`TurnError::ToolLimit`] as above; [`TurnError::Model`] when
     /// the model request fails or panics;
-    /// [`TurnError::ToolResultWithoutCall`] and
-    /// [`TurnError::DuplicateToolResult`] when the conversation handed in
-    /// has a result that answers no earlier call, or a second result for
-    /// one call (nothing is sent and `conversation` is unchanged).
+    /// [`TurnError::Conversation`] when the conversation handed in has a
+    /// result that answers no call of the assistant message before it, or a
+    /// second result for one call (nothing is sent and `conversation` is
+    /// unchanged).
     pub async fn run_turn<M: Model + ?Sized>(
         &self,
         model: &M,
@@ -155,7 +155,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         };
         loop {
             let model_started = Instant::now();
-            let Some(response) = self.ask(conversation).await? else {
+            let asked = self
+                .ask(conversation)
+                .await
+                .map_err(|source| TurnError::Model {
+                    source,
+                    usage: stats.usage,
+                })?;
+            let Some(response) = asked else {
                 return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
             };
             let model_duration = model_started.elapsed();
@@ -179,7 +186,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let batch_calls = u32::try_from(message.tool_calls().count()).unwrap_or(u32::MAX);
             let iteration = stats.iteration_count() + 1;
             let would_be = calls.saturating_add(batch_calls);
-            check_limits(&limits, iteration, would_be, batch_calls)?;
+            check_limits(&limits, iteration, would_be, batch_calls, stats.usage)?;
             // Empty or reused provider ids get fresh ones, so every call
             // keeps exactly one result.
             for call in message.tool_calls_mut() {
@@ -217,7 +224,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
     /// One model request; `None` when cancelled first. A panicking model
     /// fails the turn like a failing one.
-    async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, TurnError> {
+    async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, BoxError> {
         let mode = self.mode();
         let request = ModelRequest {
             conversation,
@@ -234,10 +241,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             () = self.cancellation.cancelled() => Ok(None),
             response = respond => match response {
                 Ok(Ok(response)) => Ok(Some(response)),
-                Ok(Err(error)) => Err(TurnError::Model(error)),
-                Err(panic) => Err(TurnError::Model(
+                Ok(Err(error)) => Err(error),
+                Err(panic) => Err(
                     format!("the model panicked: {}", panic_message(panic.as_ref())).into(),
-                )),
+                ),
             },
         }
     }
@@ -341,102 +348,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     }
 }
 
-/// Checks the conversation handed to a turn and answers every call that has
-/// no result (see [`Definition::run_turn`]); returns the ids answered.
-/// Nothing changes when it fails.
-fn repair(conversation: &mut Conversation) -> Result<Vec<String>, TurnError> {
-    let needs_ids = {
-        let mut seen = HashSet::new();
-        conversation
-            .iter()
-            .filter_map(Message::as_assistant)
-            .flat_map(|assistant| assistant.tool_calls())
-            .any(|call| call.id.is_empty() || !seen.insert(call.id.as_str()))
-    };
-    let minted = needs_ids.then(|| {
-        let mut minted = conversation.clone();
-        mint_missing_ids(&mut minted);
-        minted
-    });
-    let checked: &Conversation = minted.as_ref().unwrap_or(conversation);
-    // The assistant message whose results are being read: its position
-    // and its calls, each with whether a result answered it.
-    let mut open: Option<(usize, Vec<(&str, bool)>)> = None;
-    // (insert position, ids) for each assistant message with unanswered calls.
-    let mut insertions: Vec<(usize, Vec<String>)> = Vec::new();
-    let close = |open: &mut Option<(usize, Vec<(&str, bool)>)>,
-                 at: usize,
-                 insertions: &mut Vec<(usize, Vec<String>)>| {
-        if let Some((_, calls)) = open.take() {
-            let missing: Vec<String> = calls
-                .into_iter()
-                .filter(|(_, answered)| !answered)
-                .map(|(id, _)| id.to_owned())
-                .collect();
-            if !missing.is_empty() {
-                insertions.push((at, missing));
-            }
-        }
-    };
-    for (index, message) in checked.iter().enumerate() {
-        if let Message::Tool(result) = message {
-            let id = result.tool_call_id.as_str();
-            let call = open
-                .as_mut()
-                .and_then(|(_, calls)| calls.iter_mut().find(|(call, _)| *call == id));
-            match call {
-                Some((_, answered @ false)) => *answered = true,
-                Some((_, true)) => {
-                    return Err(TurnError::DuplicateToolResult {
-                        tool_call_id: id.to_owned(),
-                        index,
-                    });
-                }
-                None => {
-                    return Err(TurnError::ToolResultWithoutCall {
-                        tool_call_id: id.to_owned(),
-                        index,
-                    });
-                }
-            }
-            continue;
-        }
-        close(&mut open, index, &mut insertions);
-        if let Message::Assistant(assistant) = message
-            && assistant.has_tool_calls()
-        {
-            let calls = assistant
-                .tool_calls()
-                .map(|call| (call.id.as_str(), false))
-                .collect();
-            open = Some((index, calls));
-        }
-    }
-    close(&mut open, checked.len(), &mut insertions);
-    let insertions: Vec<(usize, Vec<String>)> = insertions;
-    if let Some(minted) = minted {
-        *conversation = minted;
-    }
-    let mut repaired = Vec::new();
-    // From the back, so earlier insert positions stay right.
-    for (at, ids) in insertions.into_iter().rev() {
-        let results = ids.iter().map(|id| {
-            Message::Tool(ToolResult::error(
-                id.clone(),
-                "this call was interrupted before it returned a result; call the tool again if you still need it",
-            ))
-        });
-        conversation.splice(at..at, results);
-        repaired.splice(0..0, ids);
-    }
-    Ok(repaired)
-}
-
 fn check_limits(
     limits: &ToolLimits,
     iterations: u32,
     calls: u32,
     batch_calls: u32,
+    usage: Usage,
 ) -> Result<(), ToolLimitError> {
     let exceeded = if iterations > limits.iterations {
         ExceededLimit::Iterations
@@ -452,6 +369,7 @@ fn check_limits(
         calls,
         max_calls: limits.calls,
         batch_calls,
+        usage,
     })
 }
 

@@ -8,7 +8,7 @@
 //! conversation exports the same way every time), without collisions, and
 //! the same for a call and its result.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::conversation::{Message, WireFormat};
 use crate::tool::NameRules;
@@ -40,69 +40,80 @@ pub fn name_is_valid(_format: WireFormat, name: &str) -> bool {
 }
 
 /// The export mapping of one conversation's tool call ids and tool names to
-/// one format.
+/// one format. Used in conversation order: [`call`](Self::call) for each
+/// call as it is exported, [`result`](Self::result) for each result.
+///
+/// Every call gets an id no other call of the export has, even where the
+/// conversation repeats one (a local server's `call_0` in every response,
+/// two `""` ids): Anthropic refuses a request whose `tool_use` ids repeat. A
+/// result gets the id of the earliest call with its original id that no
+/// result has answered yet.
 pub(crate) struct ExportIds {
     format: WireFormat,
-    ids: HashMap<String, String>,
-    used: HashSet<String>,
+    /// Every exported call id so far, and the valid ids reserved for the
+    /// first call that carries them.
+    taken: HashSet<String>,
+    /// Valid original ids whose first call has been exported.
+    kept: HashSet<String>,
+    /// (original, exported) of calls no result has answered yet, in order.
+    open: Vec<(String, String)>,
 }
 
 impl ExportIds {
-    /// The mapping for `conversation`: every id that `format` accepts is
-    /// kept; the others get a valid id that no other call uses.
+    /// The mapping for `conversation`: the first call with an id `format`
+    /// accepts keeps it; every other call gets a valid id no call uses.
     pub(crate) fn new(format: WireFormat, conversation: &[Message]) -> Self {
-        let mut all: Vec<&str> = Vec::new();
-        for message in conversation {
-            match message {
-                Message::Assistant(assistant) => {
-                    all.extend(assistant.tool_calls().map(|call| call.id.as_str()))
-                }
-                Message::Tool(result) => all.push(&result.tool_call_id),
-                _ => {}
-            }
-        }
-        let mut mapping = Self {
+        let taken = conversation
+            .iter()
+            .filter_map(Message::as_assistant)
+            .flat_map(|assistant| assistant.tool_calls())
+            .filter(|call| id_is_valid(format, &call.id))
+            .map(|call| call.id.clone())
+            .collect();
+        Self {
             format,
-            ids: HashMap::new(),
-            // Valid ids are reserved first, so a mapped id never takes one.
-            used: all
-                .iter()
-                .filter(|id| id_is_valid(format, id))
-                .map(|id| (*id).to_owned())
-                .collect(),
-        };
-        for id in all {
-            mapping.map_new(id);
+            taken,
+            kept: HashSet::new(),
+            open: Vec::new(),
         }
-        mapping
     }
 
-    fn map_new(&mut self, id: &str) {
-        if self.ids.contains_key(id) {
-            return;
-        }
-        let mapped = if id_is_valid(self.format, id) {
+    /// The exported id of the next call, whose original id is `id`.
+    pub(crate) fn call(&mut self, id: &str) -> String {
+        let exported = if id_is_valid(self.format, id) && self.kept.insert(id.to_owned()) {
             id.to_owned()
         } else {
-            let base = valid_id(id);
-            let mut candidate = base.clone();
-            let mut counter = 2u32;
-            while self.used.contains(&candidate) {
-                let suffix = format!("_{counter}");
-                let mut prefix = base.clone();
-                prefix.truncate(OPENAI_MAX_ID_LEN - suffix.len());
-                candidate = prefix + &suffix;
-                counter += 1;
-            }
-            self.used.insert(candidate.clone());
-            candidate
+            self.fresh(id)
         };
-        self.ids.insert(id.to_owned(), mapped);
+        self.open.push((id.to_owned(), exported.clone()));
+        exported
     }
 
-    /// The exported id of a call or result id of the conversation.
-    pub(crate) fn id(&self, id: &str) -> String {
-        self.ids.get(id).cloned().unwrap_or_else(|| valid_id(id))
+    /// The exported id of the next result, whose original id is `id`.
+    pub(crate) fn result(&mut self, id: &str) -> String {
+        match self.open.iter().position(|(original, _)| original == id) {
+            Some(position) => self.open.remove(position).1,
+            // A result that answers no call: mapped like one, so it is
+            // valid at least.
+            None if id_is_valid(self.format, id) => id.to_owned(),
+            None => valid_id(id),
+        }
+    }
+
+    /// A valid id derived from `id` that no exported call has.
+    fn fresh(&mut self, id: &str) -> String {
+        let base = valid_id(id);
+        let mut candidate = base.clone();
+        let mut counter = 2u32;
+        while self.taken.contains(&candidate) {
+            let suffix = format!("_{counter}");
+            let mut prefix = base.clone();
+            prefix.truncate(OPENAI_MAX_ID_LEN - suffix.len());
+            candidate = prefix + &suffix;
+            counter += 1;
+        }
+        self.taken.insert(candidate.clone());
+        candidate
     }
 
     /// The exported tool name of a call: the name itself when the format
@@ -143,55 +154,62 @@ fn valid_id(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conversation::{ToolCall, ToolResult};
+    use crate::conversation::ToolCall;
 
-    fn conversation(ids: &[&str]) -> Vec<Message> {
+    fn mapping(format: WireFormat, ids: &[&str]) -> ExportIds {
         let calls = ids.iter().map(|id| ToolCall::new(*id, "f", "{}")).collect();
-        let mut conversation = vec![Message::tool_calls(None, calls)];
-        conversation.extend(ids.iter().map(|id| Message::Tool(ToolResult::ok(*id, "x"))));
-        conversation
+        ExportIds::new(format, &[Message::tool_calls(None, calls)])
     }
 
     #[test]
     fn valid_ids_are_kept() {
-        let ids = ExportIds::new(WireFormat::AnthropicMessages, &conversation(&["toolu_1"]));
-        assert_eq!(ids.id("toolu_1"), "toolu_1");
+        let mut ids = mapping(WireFormat::AnthropicMessages, &["toolu_1"]);
+        assert_eq!(ids.call("toolu_1"), "toolu_1");
+        assert_eq!(ids.result("toolu_1"), "toolu_1");
     }
 
     #[test]
     fn kimi_ids_are_mapped_for_anthropic_but_kept_for_openai() {
-        let convo = conversation(&["functions.write_todos:0"]);
-        let anthropic = ExportIds::new(WireFormat::AnthropicMessages, &convo);
-        assert_eq!(
-            anthropic.id("functions.write_todos:0"),
-            "functions_write_todos_0"
-        );
-        let openai = ExportIds::new(WireFormat::OpenAiChat, &convo);
-        assert_eq!(
-            openai.id("functions.write_todos:0"),
-            "functions.write_todos:0"
-        );
+        let id = "functions.write_todos:0";
+        let mut anthropic = mapping(WireFormat::AnthropicMessages, &[id]);
+        assert_eq!(anthropic.call(id), "functions_write_todos_0");
+        assert_eq!(anthropic.result(id), "functions_write_todos_0");
+        let mut openai = mapping(WireFormat::OpenAiChat, &[id]);
+        assert_eq!(openai.call(id), id);
     }
 
     #[test]
     fn long_ids_are_cut_with_a_hash_and_stay_distinct() {
         let a = format!("fc_{}", "a".repeat(50));
         let b = format!("fc_{}b", "a".repeat(49));
-        let ids = ExportIds::new(WireFormat::OpenAiChat, &conversation(&[&a, &b]));
-        let (ma, mb) = (ids.id(&a), ids.id(&b));
+        let mut ids = mapping(WireFormat::OpenAiChat, &[&a, &b]);
+        let (ma, mb) = (ids.call(&a), ids.call(&b));
         assert_eq!(ma.chars().count(), OPENAI_MAX_ID_LEN);
         assert!(id_is_valid(WireFormat::OpenAiChat, &mb));
         assert_ne!(ma, mb);
+        assert_eq!(ids.result(&b), mb);
+        assert_eq!(ids.result(&a), ma);
     }
 
     #[test]
     fn a_mapped_id_never_takes_a_valid_one() {
-        // `a.b` maps to `a_b`, which the conversation already uses.
-        let ids = ExportIds::new(
-            WireFormat::AnthropicMessages,
-            &conversation(&["a.b", "a_b"]),
-        );
-        assert_eq!(ids.id("a_b"), "a_b");
-        assert_eq!(ids.id("a.b"), "a_b_2");
+        // `a.b` maps to `a_b`, which a later call already uses.
+        let mut ids = mapping(WireFormat::AnthropicMessages, &["a.b", "a_b"]);
+        assert_eq!(ids.call("a.b"), "a_b_2");
+        assert_eq!(ids.call("a_b"), "a_b");
+    }
+
+    #[test]
+    fn a_repeated_id_gets_a_new_one_and_results_follow_their_calls() {
+        let mut ids = mapping(WireFormat::AnthropicMessages, &["call_0", "call_0", "", ""]);
+        let first = ids.call("call_0");
+        assert_eq!(ids.result("call_0"), first);
+        let second = ids.call("call_0");
+        assert_ne!(second, first);
+        assert_eq!(ids.result("call_0"), second);
+        let (empty_a, empty_b) = (ids.call(""), ids.call(""));
+        assert_ne!(empty_a, empty_b);
+        assert!(id_is_valid(WireFormat::AnthropicMessages, &empty_a));
+        assert_eq!((ids.result(""), ids.result("")), (empty_a, empty_b));
     }
 }

@@ -12,7 +12,12 @@
 //! - Every tool result answers a call of the assistant message right
 //!   before it, and every call has exactly one result.
 //! - Anthropic: an assistant message holding thinking blocks starts with
-//!   one; no `system` role inside `messages`.
+//!   one; no `system` role inside `messages`; `tool_use` ids unique in the
+//!   request ("`tool_use` ids must be unique"); an error `tool_result` has
+//!   content, and text only ("content cannot be empty if `is_error` is
+//!   true", "all content must be type 'text' if 'is_error' is true").
+//! - OpenAI-compatible servers (vLLM, llama.cpp) parse every earlier
+//!   call's `arguments` as JSON and answer 400 when it is not an object.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::HashSet;
@@ -108,8 +113,16 @@ pub fn openai_violations(messages: &Value) -> Vec<String> {
                         if !name_ok(name) {
                             violations.push(format!("{at}: tool name {name:?}"));
                         }
-                        if !call["function"]["arguments"].is_string() {
-                            violations.push(format!("{at}: arguments are not a string"));
+                        match call["function"]["arguments"].as_str() {
+                            None => violations.push(format!("{at}: arguments are not a string")),
+                            Some(text) => {
+                                if !serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object())
+                                {
+                                    violations.push(format!(
+                                        "{at}: arguments {text:?} are not a JSON object"
+                                    ));
+                                }
+                            }
                         }
                     }
                     open.push(id.to_owned());
@@ -145,6 +158,7 @@ pub fn anthropic_violations(messages: &Value) -> Vec<String> {
         return vec!["messages is not an array".into()];
     };
     let mut open: Vec<String> = Vec::new();
+    let mut all_ids: HashSet<String> = HashSet::new();
     for (index, message) in messages.iter().enumerate() {
         let at = format!("messages[{index}]");
         let role = message["role"].as_str().unwrap_or("");
@@ -188,6 +202,9 @@ pub fn anthropic_violations(messages: &Value) -> Vec<String> {
                     if !anthropic_id_ok(id) {
                         violations.push(format!("{at}: tool_use id {id:?}"));
                     }
+                    if !all_ids.insert(id.to_owned()) {
+                        violations.push(format!("{at}: tool_use id {id:?} is not unique"));
+                    }
                     let name = block["name"].as_str().unwrap_or("");
                     if !name_ok(name) {
                         violations.push(format!("{at}: tool name {name:?}"));
@@ -202,6 +219,25 @@ pub fn anthropic_violations(messages: &Value) -> Vec<String> {
                 let mut results_done = false;
                 for block in &blocks {
                     if block["type"] == "tool_result" {
+                        if block["is_error"] == true {
+                            let content = &block["content"];
+                            let empty = match content {
+                                Value::String(text) => blank(text),
+                                Value::Array(parts) => parts.is_empty(),
+                                _ => true,
+                            };
+                            if empty {
+                                violations.push(format!("{at}: error tool_result without content"));
+                            }
+                            if content
+                                .as_array()
+                                .is_some_and(|parts| parts.iter().any(|p| p["type"] != "text"))
+                            {
+                                violations.push(format!(
+                                    "{at}: error tool_result holds non-text content"
+                                ));
+                            }
+                        }
                         if results_done {
                             violations.push(format!("{at}: tool_result after other blocks"));
                         }
