@@ -141,9 +141,10 @@ use crate::tool::ToolInfo;
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
 
-/// The key under which [`export_messages`] puts tool call arguments that are
-/// not a JSON object: `{"_raw_arguments": "<the raw text>"}`. See the
-/// module docs.
+/// The key under which [`export_messages`] (and the OpenAI export,
+/// [`openai::export_messages`](super::openai::export_messages), as JSON
+/// text) puts tool call arguments that are not a JSON object:
+/// `{"_raw_arguments": "<the raw text>"}`. See the module docs.
 pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
 
 // ---------------------------------------------------------------------------
@@ -626,7 +627,7 @@ pub fn export_declarations(tools: &[ToolDeclaration]) -> Result<Vec<Value>, Wire
 /// Never fails: see the module docs for arguments that are not a JSON
 /// object.
 pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
-    let ids = ExportIds::new(FORMAT, conversation);
+    let mut ids = ExportIds::new(FORMAT, conversation);
     let system = export_system(conversation);
     let mut messages: Vec<MessageParam> = Vec::new();
     // `true` while the last exported message holds tool results only, so a
@@ -650,7 +651,7 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
                 open_results = false;
             }
             Message::Tool(result) => {
-                let block = ContentBlock::ToolResult(export_tool_result(result, &ids));
+                let block = ContentBlock::ToolResult(export_tool_result(result, &mut ids));
                 match messages.last_mut() {
                     Some(last) if open_results => last.content.push(block),
                     _ => messages.push(MessageParam {
@@ -661,7 +662,7 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
                 open_results = true;
             }
             Message::Assistant(assistant) => {
-                let blocks = export_assistant(assistant, &ids);
+                let blocks = export_assistant(assistant, &mut ids);
                 if !blocks.is_empty() {
                     messages.push(MessageParam {
                         role: Role::Assistant,
@@ -768,7 +769,7 @@ fn export_user_parts(parts: &[ContentPart]) -> Vec<ContentBlock> {
         .collect()
 }
 
-fn export_tool_result(result: &ToolResult, ids: &ExportIds) -> ToolResultBlock {
+fn export_tool_result(result: &ToolResult, ids: &mut ExportIds) -> ToolResultBlock {
     let mut blocks = export_user_parts(&result.content);
     let content = match blocks.as_mut_slice() {
         [] => None,
@@ -778,14 +779,14 @@ fn export_tool_result(result: &ToolResult, ids: &ExportIds) -> ToolResultBlock {
         _ => Some(ToolResultContent::Blocks(blocks)),
     };
     ToolResultBlock {
-        tool_use_id: ids.id(&result.tool_call_id),
+        tool_use_id: ids.result(&result.tool_call_id),
         content,
         is_error: result.is_error,
         extras: own_extras(&result.extras, TOOL_RESULT_FIELDS),
     }
 }
 
-fn export_assistant(assistant: &AssistantMessage, ids: &ExportIds) -> Vec<ContentBlock> {
+fn export_assistant(assistant: &AssistantMessage, ids: &mut ExportIds) -> Vec<ContentBlock> {
     let mut blocks: Vec<ContentBlock> = assistant
         .content
         .iter()
@@ -793,7 +794,7 @@ fn export_assistant(assistant: &AssistantMessage, ids: &ExportIds) -> Vec<Conten
             ContentPart::Text(text) => export_text(text),
             ContentPart::Reasoning(reasoning) => export_reasoning(reasoning),
             ContentPart::ToolCall(call) => Some(ContentBlock::ToolUse(ToolUseBlock {
-                id: ids.id(&call.id),
+                id: ids.call(&call.id),
                 name: ids.name(&call.name),
                 input: arguments_to_input(&call.arguments),
                 extras: own_extras(&call.extras, TOOL_USE_FIELDS),

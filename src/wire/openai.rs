@@ -22,6 +22,17 @@
 //! runner answers a bad call with an error result; this module never
 //! rejects one).
 //!
+//! Arguments that are not a JSON object (cut off by the output limit like
+//! `{"city": "Par`, or `null`, `[1]`, `42`) are **exported** as the JSON
+//! text of `{"_raw_arguments": "<the text>"}`
+//! ([`RAW_ARGUMENTS_KEY`](super::anthropic::RAW_ARGUMENTS_KEY), the wrapper
+//! the Anthropic export uses too): vLLM and llama.cpp parse every earlier
+//! call's arguments and answer every later request with HTTP 400 when one
+//! is not an object (vllm#43995, vllm#48922). [`parse_messages`] turns
+//! exactly that one-key object back into the raw text, so parse → export →
+//! parse stays the identity; [`parse_response`] does not (what the model
+//! sends is kept as sent).
+//!
 //! # Parsing is tolerant
 //!
 //! [`parse_messages`], [`parse_request`], [`parse_response`] and
@@ -40,7 +51,8 @@
 //! ids of at most 40 characters and tool names matching
 //! `^[a-zA-Z0-9_-]{1,64}$` (ids and names that break these rules are mapped
 //! to valid ones, the same for a call and its result), blank arguments
-//! written as `{}`, no blank text, no empty message.
+//! written as `{}`, arguments that are not a JSON object wrapped (see
+//! above), no blank text, no empty message.
 //!
 //! # What a round trip loses
 //!
@@ -62,7 +74,9 @@
 //! - Reasoning, provider parts and extras of another [`WireFormat`] are
 //!   left out; only the format they came from can read them.
 //! - Invalid call ids and names are replaced (see above); blank arguments
-//!   become `{}`.
+//!   become `{}`; arguments that are a JSON object go out as written, others
+//!   wrapped and read back unwrapped (a model that itself sent the exact
+//!   one-key wrapper object reads back as its inner text).
 //! - Dropped when parsing: a tool call's `index` (a streaming position the
 //!   order already keeps), `null`-valued message and call fields, and the
 //!   response-only `annotations`.
@@ -112,6 +126,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::anthropic::RAW_ARGUMENTS_KEY;
 use super::declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 use super::decode::decode;
 use super::error::{WireError, WireErrorKind, WireFormat};
@@ -753,7 +768,9 @@ impl<'de> Deserialize<'de> for AssistantToolCall {
 /// - [`Message::Assistant`] → `content`: its text, or `null`;
 ///   `reasoning_content`: this format's reasoning, when it has some;
 ///   `tool_calls`: its calls in order (this format's provider calls
-///   verbatim in their place), blank arguments written as `{}`.
+///   verbatim in their place), blank arguments written as `{}`, arguments
+///   that are not a JSON object as `{"_raw_arguments": "<the text>"}` (see
+///   the module docs).
 /// - [`Message::Tool`] → `{"role": "tool", "tool_call_id", "content": text}`;
 ///   its images go to one `user` message after the run of tool messages.
 ///
@@ -766,7 +783,7 @@ impl<'de> Deserialize<'de> for AssistantToolCall {
 /// parts of another format are left out. See the module docs for what a
 /// round trip loses.
 pub fn export_messages(conversation: &[Message]) -> Vec<ChatMessage> {
-    let ids = ExportIds::new(FORMAT, conversation);
+    let mut ids = ExportIds::new(FORMAT, conversation);
     let mut messages = Vec::with_capacity(conversation.len());
     // Images of the current run of tool results, for one user message.
     let mut tool_images: Vec<UserContentPart> = Vec::new();
@@ -795,12 +812,12 @@ pub fn export_messages(conversation: &[Message]) -> Vec<ChatMessage> {
                 }
             }
             Message::Assistant(assistant) => {
-                if let Some(assistant) = export_assistant(assistant, &ids) {
+                if let Some(assistant) = export_assistant(assistant, &mut ids) {
                     messages.push(ChatMessage::Assistant(assistant));
                 }
             }
             Message::Tool(result) => {
-                let id = ids.id(&result.tool_call_id);
+                let id = ids.result(&result.tool_call_id);
                 let images: Vec<UserContentPart> = result
                     .content
                     .iter()
@@ -883,7 +900,10 @@ fn export_image(image: &ImagePart) -> UserContentPart {
     })
 }
 
-fn export_assistant(assistant: &AssistantMessage, ids: &ExportIds) -> Option<AssistantChatMessage> {
+fn export_assistant(
+    assistant: &AssistantMessage,
+    ids: &mut ExportIds,
+) -> Option<AssistantChatMessage> {
     let text = non_blank_text(&assistant.content);
     let mut reasoning: Option<String> = None;
     let mut tool_calls = Vec::new();
@@ -893,13 +913,9 @@ fn export_assistant(assistant: &AssistantMessage, ids: &ExportIds) -> Option<Ass
                 reasoning.get_or_insert_default().push_str(&part.text);
             }
             ContentPart::ToolCall(call) => {
-                let arguments = if is_blank(&call.arguments) {
-                    "{}".to_owned()
-                } else {
-                    call.arguments.clone()
-                };
+                let arguments = export_arguments(&call.arguments);
                 tool_calls.push(AssistantToolCall::Function(MessageToolCall {
-                    id: ids.id(&call.id),
+                    id: ids.call(&call.id),
                     kind: FunctionType::Function,
                     function: FunctionCall {
                         name: ids.name(&call.name),
@@ -947,7 +963,9 @@ fn export_assistant(assistant: &AssistantMessage, ids: &ExportIds) -> Option<Ass
 /// - `assistant`: `reasoning_content` (even `""`) → a
 ///   [`ContentPart::Reasoning`] first; then the text (`content` a string,
 ///   an array of text parts, `null` or absent); then the tool calls in
-///   order. A call's `arguments` is kept as text (see [`FunctionCall`]);
+///   order. A call's `arguments` is kept as text (see [`FunctionCall`]),
+///   except that exactly `{"_raw_arguments": "<text>"}` (one key, a string)
+///   reads as the text it wraps (see the module docs);
 ///   a missing or `null` `id` reads as `""`; a call of another `type` is a
 ///   [`ContentPart::Provider`] in its place. A non-null `refusal` (and
 ///   `refusal` content parts) is kept in the message extras.
@@ -1030,7 +1048,7 @@ fn parse_message(path: &str, value: &Value) -> Result<Option<Message>, WireError
         }
         "assistant" => {
             let message: AssistantChatMessage = decode(FORMAT, path, value)?;
-            let assistant = assistant_message(message);
+            let assistant = assistant_message(message, true);
             let keep = assistant.content.iter().any(|part| {
                 matches!(
                     part,
@@ -1102,7 +1120,9 @@ fn data_url(url: &str) -> Option<(&str, &str)> {
 
 /// The conversation's assistant message for a Chat Completions one: its
 /// reasoning, its text, its tool calls; the refusal in its extras.
-fn assistant_message(message: AssistantChatMessage) -> AssistantMessage {
+/// `restore_raw` undoes [`export_arguments`]' wrapper (only for history,
+/// not for what the model returns).
+fn assistant_message(message: AssistantChatMessage, restore_raw: bool) -> AssistantMessage {
     let mut content = Vec::new();
     if let Some(reasoning) = message.reasoning_content {
         content.push(ContentPart::Reasoning(ReasoningPart {
@@ -1138,10 +1158,15 @@ fn assistant_message(message: AssistantChatMessage) -> AssistantMessage {
             AssistantToolCall::Function(call) => {
                 let mut extras = without_nulls(call.extras);
                 extras.remove("index");
+                let arguments = if restore_raw {
+                    restore_arguments(call.function.arguments)
+                } else {
+                    call.function.arguments
+                };
                 ContentPart::ToolCall(ToolCall {
                     id: call.id,
                     name: call.function.name,
-                    arguments: call.function.arguments,
+                    arguments,
                     extras: Extras::new(FORMAT, extras),
                 })
             }
@@ -1366,13 +1391,16 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         ));
     }
     let refusal = message.refusal.clone();
-    let mut assistant = assistant_message(AssistantChatMessage {
-        content: message.content,
-        reasoning_content: message.reasoning_content,
-        refusal: message.refusal,
-        tool_calls: message.tool_calls,
-        extras: message.extras,
-    });
+    let mut assistant = assistant_message(
+        AssistantChatMessage {
+            content: message.content,
+            reasoning_content: message.reasoning_content,
+            refusal: message.refusal,
+            tool_calls: message.tool_calls,
+            extras: message.extras,
+        },
+        false,
+    );
     if let Some(refusal) = &refusal
         && !assistant
             .content
@@ -1416,6 +1444,43 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
 
 fn is_blank(text: &str) -> bool {
     text.trim().is_empty()
+}
+
+/// The `arguments` text to send for a call's raw arguments: `{}` when
+/// blank, the text itself when it is a JSON object, otherwise the JSON text
+/// of `{"_raw_arguments": "<the text>"}` (see the module docs).
+fn export_arguments(arguments: &str) -> String {
+    if is_blank(arguments) {
+        return "{}".to_owned();
+    }
+    if let Ok(Value::Object(_)) = serde_json::from_str::<Value>(arguments) {
+        return arguments.to_owned();
+    }
+    let mut wrapper = Map::new();
+    wrapper.insert(
+        RAW_ARGUMENTS_KEY.to_owned(),
+        Value::String(arguments.to_owned()),
+    );
+    // `Display` of a JSON value is its compact serialisation.
+    Value::Object(wrapper).to_string()
+}
+
+/// Undoes [`export_arguments`]' wrapper: exactly a one-key
+/// `{"_raw_arguments": "<text>"}` object gives `<text>`; anything else is
+/// returned unchanged.
+fn restore_arguments(arguments: String) -> String {
+    if !arguments.contains(RAW_ARGUMENTS_KEY) {
+        return arguments;
+    }
+    match serde_json::from_str::<Value>(&arguments) {
+        Ok(Value::Object(mut object)) if object.len() == 1 => {
+            match object.remove(RAW_ARGUMENTS_KEY) {
+                Some(Value::String(raw)) => raw,
+                _ => arguments,
+            }
+        }
+        _ => arguments,
+    }
 }
 
 /// The non-blank text parts of `parts`, concatenated with no separator.
@@ -1749,6 +1814,66 @@ mod tests {
         assert_eq!(out[0]["tool_calls"][1]["function"]["arguments"], "{}");
         assert_eq!(out[0]["tool_calls"][2]["function"]["arguments"], "{}");
         assert_eq!(out[0]["tool_calls"][2]["type"], "function");
+    }
+
+    #[test]
+    fn non_object_arguments_are_wrapped_and_restored_from_history_only() {
+        for raw in [r#"{"city": "Par"#, "null", "[1]", "42"] {
+            let conversation = [
+                Message::tool_calls(None, vec![ToolCall::new("call_1", "f", raw)]),
+                Message::Tool(ToolResult::ok("call_1", "bad arguments")),
+            ];
+            let out = exported(&conversation);
+            let sent = out[0]["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .unwrap();
+            assert_eq!(
+                serde_json::from_str::<Value>(sent).unwrap(),
+                json!({ RAW_ARGUMENTS_KEY: raw })
+            );
+            let parsed = parse_messages(&out).unwrap();
+            assert_eq!(parsed, conversation);
+            assert_eq!(exported(&parsed), out);
+        }
+        // Objects go out as written, blank arguments as `{}`.
+        let out = exported(&[Message::tool_calls(
+            None,
+            vec![
+                ToolCall::new("a", "f", r#"{ "x": 1 }"#),
+                ToolCall::new("b", "f", " "),
+            ],
+        )]);
+        assert_eq!(
+            out[0]["tool_calls"][0]["function"]["arguments"],
+            r#"{ "x": 1 }"#
+        );
+        assert_eq!(out[0]["tool_calls"][1]["function"]["arguments"], "{}");
+        // What the model returns is kept as sent.
+        let wrapped = r#"{"_raw_arguments":"x"}"#;
+        let body = response_with(json!({ "role": "assistant", "tool_calls": [
+            { "id": "a", "type": "function", "function": { "name": "f", "arguments": wrapped } }
+        ]}));
+        let response = parse_response(&body).unwrap();
+        assert_eq!(
+            response.message.tool_calls().next().unwrap().arguments,
+            wrapped
+        );
+        // Only the exact one-key wrapper is undone.
+        let history = json!([{ "role": "assistant", "tool_calls": [
+            { "id": "a", "type": "function", "function": { "name": "f",
+              "arguments": r#"{"_raw_arguments":"x","y":1}"# } },
+            { "id": "b", "type": "function", "function": { "name": "f",
+              "arguments": r#"{"_raw_arguments":7}"# } }
+        ]}]);
+        let parsed = parse_messages(&history).unwrap();
+        let arguments: Vec<&str> = calls(&parsed[0])
+            .iter()
+            .map(|call| call.arguments.as_str())
+            .collect();
+        assert_eq!(
+            arguments,
+            [r#"{"_raw_arguments":"x","y":1}"#, r#"{"_raw_arguments":7}"#]
+        );
     }
 
     #[test]
