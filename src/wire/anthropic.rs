@@ -103,6 +103,11 @@
 //!   format), they are moved to the front in their order; a message that
 //!   starts with one keeps its order (interleaved thinking). A `thinking`
 //!   part without a signature is not exported (the API would refuse it).
+//! - **Empty error results**: an error `tool_result` (`is_error: true`)
+//!   with no content left once blank text is dropped is exported with the
+//!   text `The tool call failed.`: the API answers 400 "content cannot be
+//!   empty if `is_error` is true". A result that did not fail may go out
+//!   without content.
 //! - **Tool results** of consecutive [`Message::Tool`]s go into one `user`
 //!   message, and a [`Message::User`] right after them joins that message
 //!   after the `tool_result` blocks. A tool result after user text starts a
@@ -115,9 +120,10 @@
 //! order may change) and blank arguments come back as `{}`; blank text,
 //! unsigned thinking, images in assistant messages and other formats'
 //! reasoning, provider parts and extras are not exported; a system
-//! message's [`SystemRole`] is not kept
-//! (Anthropic has one kind of system prompt); ids and names that break
-//! Anthropic's rules come back mapped. Parsing what this module exports
+//! message's [`SystemRole`] is not kept (Anthropic has one kind of system
+//! prompt); an error result without content comes back with the text
+//! `The tool call failed.`; ids and names that break Anthropic's rules come
+//! back mapped. Parsing what this module exports
 //! and exporting it again gives the same JSON.
 
 use std::fmt;
@@ -620,9 +626,10 @@ pub fn export_declarations(tools: &[ToolDeclaration]) -> Result<Vec<Value>, Wire
 ///   left out when nothing remains.
 /// - A [`Message::User`] becomes a `user` message of `text`, `image` and
 ///   Anthropic provider blocks; each [`Message::Tool`] a `tool_result`
-///   block. Consecutive results, and a user message right after them, share
-///   one `user` message, results first. A `user` message left empty is left
-///   out.
+///   block (an error result left without content gets the text `The tool
+///   call failed.`). Consecutive results, and a user message right after
+///   them, share one `user` message, results first. A `user` message left
+///   empty is left out.
 ///
 /// Never fails: see the module docs for arguments that are not a JSON
 /// object.
@@ -769,8 +776,18 @@ fn export_user_parts(parts: &[ContentPart]) -> Vec<ContentBlock> {
         .collect()
 }
 
+/// The text of an error `tool_result` that would have no content: the API
+/// refuses an empty one ("content cannot be empty if `is_error` is true").
+const EMPTY_ERROR_TEXT: &str = "The tool call failed.";
+
 fn export_tool_result(result: &ToolResult, ids: &mut ExportIds) -> ToolResultBlock {
     let mut blocks = export_user_parts(&result.content);
+    if result.is_error && blocks.is_empty() {
+        blocks.push(ContentBlock::Text(TextBlock {
+            text: EMPTY_ERROR_TEXT.to_owned(),
+            extras: Map::new(),
+        }));
+    }
     let content = match blocks.as_mut_slice() {
         [] => None,
         [ContentBlock::Text(text)] if text.extras.is_empty() => {
@@ -1776,6 +1793,25 @@ mod tests {
         assert_eq!(result["tool_use_id"], call["id"]);
         assert_eq!(call["name"], "multi_tool_use_parallel");
         assert_eq!(messages[0]["content"][0]["text"], "Writing.");
+    }
+
+    #[test]
+    fn an_empty_error_result_gets_a_text() {
+        for content in [vec![], vec![ContentPart::text(" \n")]] {
+            let conversation = [
+                Message::tool_calls(None, vec![ToolCall::new("toolu_1", "f", "{}")]),
+                Message::Tool(ToolResult::with_content("toolu_1", content.clone(), true)),
+                Message::Tool(ToolResult::with_content("toolu_2", content, false)),
+            ];
+            assert_eq!(
+                exported(&conversation)["messages"][1]["content"],
+                json!([
+                    { "type": "tool_result", "tool_use_id": "toolu_1",
+                      "content": "The tool call failed.", "is_error": true },
+                    { "type": "tool_result", "tool_use_id": "toolu_2" }
+                ])
+            );
+        }
     }
 
     #[test]
