@@ -103,11 +103,14 @@
 //!   format), they are moved to the front in their order; a message that
 //!   starts with one keeps its order (interleaved thinking). A `thinking`
 //!   part without a signature is not exported (the API would refuse it).
-//! - **Empty error results**: an error `tool_result` (`is_error: true`)
-//!   with no content left once blank text is dropped is exported with the
-//!   text `The tool call failed.`: the API answers 400 "content cannot be
-//!   empty if `is_error` is true". A result that did not fail may go out
-//!   without content.
+//! - **Error results are text**: an error `tool_result` (`is_error:
+//!   true`) is exported with its text parts only; its images and provider
+//!   blocks (a failed MCP tool's screenshot, say) are **lost**, since the
+//!   API answers 400 "all content must be type 'text' if 'is_error' is
+//!   true". One left with no content once blank text is dropped is
+//!   exported with the text `The tool call failed.`: the API answers 400
+//!   "content cannot be empty if `is_error` is true". A result that did
+//!   not fail keeps its images and may go out without content.
 //! - **Tool results** of consecutive [`Message::Tool`]s go into one `user`
 //!   message, and a [`Message::User`] right after them joins that message
 //!   after the `tool_result` blocks. A tool result after user text starts a
@@ -121,8 +124,8 @@
 //! unsigned thinking, images in assistant messages and other formats'
 //! reasoning, provider parts and extras are not exported; a system
 //! message's [`SystemRole`] is not kept (Anthropic has one kind of system
-//! prompt); an error result without content comes back with the text
-//! `The tool call failed.`; ids and names that break Anthropic's rules come
+//! prompt); an error result loses its images and provider blocks, and one
+//! without content comes back with the text `The tool call failed.`; ids and names that break Anthropic's rules come
 //! back mapped. Parsing what this module exports
 //! and exporting it again gives the same JSON.
 
@@ -626,8 +629,8 @@ pub fn export_declarations(tools: &[ToolDeclaration]) -> Result<Vec<Value>, Wire
 ///   left out when nothing remains.
 /// - A [`Message::User`] becomes a `user` message of `text`, `image` and
 ///   Anthropic provider blocks; each [`Message::Tool`] a `tool_result`
-///   block (an error result left without content gets the text `The tool
-///   call failed.`). Consecutive results, and a user message right after
+///   block (an error result keeps its text only, and one left without
+///   content gets the text `The tool call failed.`). Consecutive results, and a user message right after
 ///   them, share one `user` message, results first. A `user` message left
 ///   empty is left out.
 ///
@@ -782,6 +785,10 @@ const EMPTY_ERROR_TEXT: &str = "The tool call failed.";
 
 fn export_tool_result(result: &ToolResult, ids: &mut ExportIds) -> ToolResultBlock {
     let mut blocks = export_user_parts(&result.content);
+    if result.is_error {
+        // "all content must be type 'text' if 'is_error' is true".
+        blocks.retain(|block| matches!(block, ContentBlock::Text(_)));
+    }
     if result.is_error && blocks.is_empty() {
         blocks.push(ContentBlock::Text(TextBlock {
             text: EMPTY_ERROR_TEXT.to_owned(),
@@ -1812,6 +1819,55 @@ mod tests {
                 ])
             );
         }
+    }
+
+    #[test]
+    fn an_error_result_exports_its_text_only() {
+        let screenshot = ContentPart::Image(ImagePart::base64("image/png", "iVBORw0K"));
+        let document = ContentPart::Provider(ProviderPart {
+            format: FORMAT,
+            value: json!({ "type": "document", "source": { "type": "text", "data": "d" } }),
+        });
+        let conversation = [
+            Message::tool_calls(
+                None,
+                vec![
+                    ToolCall::new("toolu_1", "click", "{}"),
+                    ToolCall::new("toolu_2", "click", "{}"),
+                    ToolCall::new("toolu_3", "click", "{}"),
+                ],
+            ),
+            Message::Tool(ToolResult::with_content(
+                "toolu_1",
+                vec![
+                    ContentPart::text("No button there."),
+                    screenshot.clone(),
+                    document,
+                ],
+                true,
+            )),
+            Message::Tool(ToolResult::with_content(
+                "toolu_2",
+                vec![screenshot.clone()],
+                true,
+            )),
+            Message::Tool(ToolResult::with_content("toolu_3", vec![screenshot], false)),
+        ];
+        let results = &exported(&conversation)["messages"][1]["content"];
+        assert_eq!(
+            results[0],
+            json!({ "type": "tool_result", "tool_use_id": "toolu_1",
+                    "content": "No button there.", "is_error": true })
+        );
+        assert_eq!(
+            results[1],
+            json!({ "type": "tool_result", "tool_use_id": "toolu_2",
+                    "content": "The tool call failed.", "is_error": true })
+        );
+        assert_eq!(
+            results[2]["content"],
+            json!([{ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "iVBORw0K" } }])
+        );
     }
 
     #[test]
