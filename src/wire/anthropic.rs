@@ -116,6 +116,13 @@
 //!   after the `tool_result` blocks. A tool result after user text starts a
 //!   new `user` message, since `tool_result` blocks must come first.
 //!
+//! - **Error paths** name the culprit from the value each parser reads:
+//!   `messages[3].content[1]` for [`parse_messages`], `tools[2]` for
+//!   [`parse_tools`], `response.content[0]` for [`parse_response`]; for
+//!   [`parse_request`] they are rooted at `request`
+//!   (`request.messages[3].content[1]`, `request.system[0]`,
+//!   `request.tools[2]`), as the OpenAI module's are.
+//!
 //! # What a round trip loses
 //!
 //! [`export_messages`] then [`parse_messages`] gives back the conversation
@@ -534,11 +541,16 @@ pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
 /// a field has the wrong type; [`WireErrorKind::MissingField`] when a
 /// custom tool has no `name` or `input_schema`. The path is `tools[i]`.
 pub fn parse_tools(tools: &Value) -> Result<Vec<ToolDeclaration>, WireError> {
-    let items: Vec<Value> = decode(FORMAT, "tools", tools)?;
+    parse_tools_at("tools", tools)
+}
+
+/// [`parse_tools`] with error paths rooted at `root`.
+fn parse_tools_at(root: &str, tools: &Value) -> Result<Vec<ToolDeclaration>, WireError> {
+    let items: Vec<Value> = decode(FORMAT, root, tools)?;
     items
         .iter()
         .enumerate()
-        .map(|(index, tool)| parse_tool(&format!("tools[{index}]"), tool))
+        .map(|(index, tool)| parse_tool(&format!("{root}[{index}]"), tool))
         .collect()
 }
 
@@ -1242,16 +1254,18 @@ struct RawMessage {
 /// an `input` that is not an object). The path names the message and block,
 /// e.g. `messages[3].content[1]`.
 pub fn parse_messages(messages: &Value) -> Result<Vec<Message>, WireError> {
-    let mut conversation = parse_messages_unminted(messages)?;
+    let mut conversation = parse_messages_unminted("messages", messages)?;
     mint_missing_ids(&mut conversation);
     Ok(conversation)
 }
 
-fn parse_messages_unminted(messages: &Value) -> Result<Vec<Message>, WireError> {
-    let items: Vec<Value> = decode(FORMAT, "messages", messages)?;
+/// [`parse_messages`] without minting ids, with error paths rooted at
+/// `root`.
+fn parse_messages_unminted(root: &str, messages: &Value) -> Result<Vec<Message>, WireError> {
+    let items: Vec<Value> = decode(FORMAT, root, messages)?;
     let mut conversation = Vec::new();
     for (index, item) in items.iter().enumerate() {
-        let path = format!("messages[{index}]");
+        let path = format!("{root}[{index}]");
         let raw: RawMessage = decode(FORMAT, &path, item)?;
         let blocks = parse_content(&format!("{path}.content"), &raw.content)?;
         match raw.role.as_str() {
@@ -1278,9 +1292,10 @@ fn parse_messages_unminted(messages: &Value) -> Result<Vec<Message>, WireError> 
 
 /// Parses a request's top-level `system` (a string, or text blocks) into
 /// [`Message::System`]s: one for a string, one per text block (its extras,
-/// such as `cache_control`, kept). Blank text is dropped.
-fn parse_system(system: &Value) -> Result<Vec<Message>, WireError> {
-    let blocks = match decode::<StringOrArray<Value>>(FORMAT, "system", system)? {
+/// such as `cache_control`, kept). Blank text is dropped. Error paths are
+/// rooted at `root`.
+fn parse_system(root: &str, system: &Value) -> Result<Vec<Message>, WireError> {
+    let blocks = match decode::<StringOrArray<Value>>(FORMAT, root, system)? {
         StringOrArray::Text(text) => vec![TextBlock {
             text,
             extras: Map::new(),
@@ -1289,7 +1304,7 @@ fn parse_system(system: &Value) -> Result<Vec<Message>, WireError> {
             .iter()
             .enumerate()
             .map(|(index, item)| {
-                let path = format!("system[{index}]");
+                let path = format!("{root}[{index}]");
                 match parse_block(&path, item)? {
                     ContentBlock::Text(text) => Ok(text),
                     _ => Err(WireError::new(
@@ -1339,20 +1354,22 @@ struct RawRequest {
 ///
 /// # Errors
 ///
+/// As [`parse_messages`] and [`parse_tools`], with paths rooted at
+/// `request` (`request.messages[0].content[1]`, `request.tools[2]`);
 /// [`WireErrorKind::MissingField`] at `request` without `messages`;
-/// [`WireErrorKind::UnknownType`] at `system[i]` for a system block that is
-/// not text; otherwise the errors of [`parse_messages`] and
-/// [`parse_tools`].
+/// [`WireErrorKind::UnknownType`] at `request.system[i]` for a system block
+/// that is not text, [`WireErrorKind::WrongType`] at `request.system` for a
+/// `system` that is neither a string nor an array.
 pub fn parse_request(body: &Value) -> Result<ParsedRequest, WireError> {
     let raw: RawRequest = decode(FORMAT, "request", body)?;
     let mut conversation = match &raw.system {
-        Some(system) if !system.is_null() => parse_system(system)?,
+        Some(system) if !system.is_null() => parse_system("request.system", system)?,
         _ => Vec::new(),
     };
-    conversation.extend(parse_messages_unminted(&raw.messages)?);
+    conversation.extend(parse_messages_unminted("request.messages", &raw.messages)?);
     mint_missing_ids(&mut conversation);
     let tools = match &raw.tools {
-        Some(tools) if !tools.is_null() => parse_tools(tools)?,
+        Some(tools) if !tools.is_null() => parse_tools_at("request.tools", tools)?,
         _ => Vec::new(),
     };
     Ok(ParsedRequest {
@@ -1988,6 +2005,47 @@ mod tests {
             &WireErrorKind::MissingField {
                 field: "type".into()
             }
+        );
+    }
+
+    #[test]
+    fn request_errors_are_rooted_at_request() {
+        let error = parse_request(&json!({
+            "messages": [{ "role": "user", "content": [{ "text": "x" }] }]
+        }))
+        .unwrap_err();
+        assert_eq!(error.path(), "request.messages[0].content[0]");
+        let error = parse_request(&json!({ "messages": [{ "role": "system", "content": "x" }] }))
+            .unwrap_err();
+        assert_eq!(error.path(), "request.messages[0]");
+        let error = parse_request(&json!({ "messages": {} })).unwrap_err();
+        assert_eq!(error.path(), "request.messages");
+        let error = parse_request(&json!({
+            "system": [{ "type": "text", "text": "a" }, { "type": "image", "source": { "type": "url", "url": "u" } }],
+            "messages": []
+        }))
+        .unwrap_err();
+        assert_eq!(error.path(), "request.system[1]");
+        assert_eq!(
+            error.kind(),
+            &WireErrorKind::UnknownType {
+                found: "image".into()
+            }
+        );
+        let error = parse_request(&json!({ "system": 7, "messages": [] })).unwrap_err();
+        assert_eq!(error.path(), "request.system");
+        let error =
+            parse_request(&json!({ "messages": [], "tools": [{ "name": "f" }] })).unwrap_err();
+        assert_eq!(error.path(), "request.tools[0]");
+        let error = parse_request(&json!({ "messages": [], "tools": {} })).unwrap_err();
+        assert_eq!(error.path(), "request.tools");
+        // The standalone parsers keep their own roots.
+        let error =
+            parse_messages(&json!([{ "role": "user", "content": [{ "text": "x" }] }])).unwrap_err();
+        assert_eq!(error.path(), "messages[0].content[0]");
+        assert_eq!(
+            parse_tools(&json!([{ "name": "f" }])).unwrap_err().path(),
+            "tools[0]"
         );
     }
 
