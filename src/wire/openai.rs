@@ -14,7 +14,7 @@
 //! | [`Message::Tool`] | `{"role": "tool", "tool_call_id", "content"}` |
 //! | [`ContentPart::Reasoning`] | DeepSeek's and vLLM's `reasoning_content` |
 //! | [`ContentPart::ToolCall`] | `{"id", "type": "function", "function": {"name", "arguments"}}` |
-//! | [`ContentPart::Provider`] | a user part such as `input_audio` or `file`; a tool call of another `type` such as `custom` |
+//! | [`ContentPart::Provider`] | a user part such as `input_audio` or `file`; an assistant content part of another `type` such as Mistral's `thinking`; a tool call of another `type` such as `custom` |
 //! | [`Extras`] | any other field of a message, a tool call, a text part, an `image_url` or a tool's `function` |
 //!
 //! A tool call's `arguments` is the JSON **text** the model wrote; it is
@@ -68,7 +68,17 @@
 //!   Parsed back, that is a [`Message::User`].
 //! - Text parts of system, assistant and tool messages are concatenated
 //!   into one string, and their own extras are dropped (user text parts
-//!   keep theirs). Empty and whitespace-only text parts are dropped, and so
+//!   keep theirs). An assistant message holding a content part of another
+//!   `type` (kept as a [`ContentPart::Provider`] in its place) is written
+//!   with a `content` array instead: each run of text between such parts
+//!   as one `{"type": "text", "text"}` part, the provider parts verbatim.
+//! - Provider parts of this format go back where they came from by their
+//!   shape (the part alone tells nothing else): one whose `type` is
+//!   `function` or `custom`, or that has an `id` and an object member named
+//!   by its `type`, is a tool call and goes into `tool_calls`; any other is
+//!   an assistant content part and goes into `content`. A tool call of an
+//!   unknown `type` without `id`, or a content part shaped like a call,
+//!   comes back on the other side. Empty and whitespace-only text parts are dropped, and so
 //!   is a message left with nothing: a blank system message, a user message
 //!   without parts, an assistant message without text and tool calls.
 //! - Reasoning, provider parts and extras of another [`WireFormat`] are
@@ -397,7 +407,9 @@ pub struct UserChatMessage {
 #[serde(expecting = "an assistant message object")]
 pub struct AssistantChatMessage {
     /// The model's text; `null` (written as such) when it only called
-    /// tools. Read as a string or an array of `text` and `refusal` parts.
+    /// tools. Read as a string or an array of `text`, `refusal` and other
+    /// parts (kept verbatim); written as an array when the message holds
+    /// such another part.
     #[serde(default)]
     pub content: Option<MessageContent<AssistantContentPart>>,
     /// The model's reasoning, as DeepSeek and vLLM send it and DeepSeek
@@ -625,7 +637,9 @@ pub struct RefusalPart {
     pub refusal: String,
 }
 
-/// One part of an assistant message's content array: text or a refusal.
+/// One part of an assistant message's content array: text, a refusal, or
+/// a part of another `type` (Mistral's `{"type": "thinking", "thinking":
+/// [...]}`) kept verbatim.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum AssistantContentPart {
@@ -633,6 +647,8 @@ pub enum AssistantContentPart {
     Text(ChatTextPart),
     /// `{"type": "refusal", "refusal"}`.
     Refusal(RefusalPart),
+    /// Any other part, verbatim.
+    Other(Value),
 }
 
 #[derive(Deserialize)]
@@ -663,7 +679,17 @@ impl<'de> Deserialize<'de> for AssistantContentPart {
                     .refusal
                     .ok_or_else(|| de::Error::missing_field("refusal"))?,
             })),
-            other => Err(de::Error::unknown_variant(other, &["text", "refusal"])),
+            _ => {
+                let mut value = part.rest;
+                value.insert("type".to_owned(), Value::String(part.kind));
+                if let Some(text) = part.text {
+                    value.insert("text".to_owned(), Value::String(text));
+                }
+                if let Some(refusal) = part.refusal {
+                    value.insert("refusal".to_owned(), Value::String(refusal));
+                }
+                Ok(Self::Other(Value::Object(value)))
+            }
         }
     }
 }
@@ -765,7 +791,9 @@ impl<'de> Deserialize<'de> for AssistantToolCall {
 /// - [`Message::User`] → `content` a string when it is one text part
 ///   without extras, else an array of `text` parts, `image_url` parts (an
 ///   inline image as a `data:` URL) and this format's provider parts.
-/// - [`Message::Assistant`] → `content`: its text, or `null`;
+/// - [`Message::Assistant`] → `content`: its text, or `null`; an array of
+///   text parts and its provider content parts in order when it has such a
+///   part (see the module docs for which provider parts are calls);
 ///   `reasoning_content`: this format's reasoning, when it has some;
 ///   `tool_calls`: its calls in order (this format's provider calls
 ///   verbatim in their place), blank arguments written as `{}`, arguments
@@ -907,8 +935,17 @@ fn export_assistant(
     let text = non_blank_text(&assistant.content);
     let mut reasoning: Option<String> = None;
     let mut tool_calls = Vec::new();
+    // Text and this format's provider content parts, in order, for a
+    // `content` array; used only when such a provider part is present.
+    let mut parts: Vec<AssistantContentPart> = Vec::new();
+    let mut has_provider_content = false;
     for part in &assistant.content {
         match part {
+            ContentPart::Text(text) if !is_blank(&text.text) => {
+                parts.push(AssistantContentPart::Text(ChatTextPart::new(
+                    text.text.clone(),
+                )));
+            }
             ContentPart::Reasoning(part) if part.format == FORMAT => {
                 reasoning.get_or_insert_default().push_str(&part.text);
             }
@@ -924,15 +961,26 @@ fn export_assistant(
                     extras: fields_for(&call.extras),
                 }));
             }
-            ContentPart::Provider(provider) if provider.format == FORMAT => {
+            ContentPart::Provider(provider)
+                if provider.format == FORMAT && is_provider_call(&provider.value) =>
+            {
                 tool_calls.push(AssistantToolCall::Other(provider.value.clone()));
+            }
+            ContentPart::Provider(provider) if provider.format == FORMAT => {
+                parts.push(AssistantContentPart::Other(provider.value.clone()));
+                has_provider_content = true;
             }
             _ => {}
         }
     }
-    if text.is_empty() && tool_calls.is_empty() {
+    if text.is_empty() && tool_calls.is_empty() && !has_provider_content {
         return None;
     }
+    let content = if has_provider_content {
+        Some(MessageContent::Parts(parts))
+    } else {
+        (!text.is_empty()).then_some(MessageContent::Text(text))
+    };
     let mut extras = fields_for(&assistant.extras);
     let refusal = match extras.remove("refusal") {
         Some(Value::String(refusal)) => Some(refusal),
@@ -943,7 +991,7 @@ fn export_assistant(
         None => None,
     };
     Some(AssistantChatMessage {
-        content: (!text.is_empty()).then_some(MessageContent::Text(text)),
+        content,
         reasoning_content: reasoning,
         refusal,
         tool_calls,
@@ -962,7 +1010,9 @@ fn export_assistant(
 ///   (`input_audio`, `file`) → a [`ContentPart::Provider`] verbatim.
 /// - `assistant`: `reasoning_content` (even `""`) → a
 ///   [`ContentPart::Reasoning`] first; then the text (`content` a string,
-///   an array of text parts, `null` or absent); then the tool calls in
+///   an array of text parts, `null` or absent), where a content part of
+///   another `type` (Mistral's `thinking`) is a [`ContentPart::Provider`]
+///   in its place, splitting the text around it; then the tool calls in
 ///   order. A call's `arguments` is kept as text (see [`FunctionCall`]),
 ///   except that exactly `{"_raw_arguments": "<text>"}` (one key, a string)
 ///   reads as the text it wraps (see the module docs);
@@ -989,7 +1039,7 @@ fn export_assistant(
 /// user, tool), `tool_call_id`, a function call's `function` or `name`;
 /// [`WireErrorKind::WrongType`] for a field of the wrong JSON type;
 /// [`WireErrorKind::Invalid`] for a system or tool content part that is not
-/// `text`, or an assistant one that is neither `text` nor `refusal`.
+/// `text` (an assistant one of another `type` is kept, see above).
 pub fn parse_messages(messages: &Value) -> Result<Vec<Message>, WireError> {
     parse_messages_at("messages", messages)
 }
@@ -1134,22 +1184,33 @@ fn assistant_message(message: AssistantChatMessage, restore_raw: bool) -> Assist
         }));
     }
     let mut refusal = message.refusal;
-    let text = match message.content {
-        None => String::new(),
-        Some(MessageContent::Text(text)) => text,
+    // The text of each run of text parts, with the parts of other types
+    // (kept as provider parts) between them, in order.
+    let mut text = String::new();
+    match message.content {
+        None => {}
+        Some(MessageContent::Text(whole)) => text = whole,
         Some(MessageContent::Parts(parts)) => {
-            let mut text = String::new();
             for part in parts {
                 match part {
                     AssistantContentPart::Text(part) => text.push_str(&part.text),
                     AssistantContentPart::Refusal(part) => {
                         refusal.get_or_insert_default().push_str(&part.refusal);
                     }
+                    AssistantContentPart::Other(value) => {
+                        if !is_blank(&text) {
+                            content.push(ContentPart::text(std::mem::take(&mut text)));
+                        }
+                        text.clear();
+                        content.push(ContentPart::Provider(ProviderPart {
+                            format: FORMAT,
+                            value,
+                        }));
+                    }
                 }
             }
-            text
         }
-    };
+    }
     if !is_blank(&text) {
         content.push(ContentPart::text(text));
     }
@@ -1253,7 +1314,8 @@ pub struct Choice {
 pub struct ChatCompletionMessage {
     /// `assistant`.
     pub role: String,
-    /// The model's text; `null` when it only called tools or refused.
+    /// The model's text; `null` when it only called tools or refused. A
+    /// string, or an array of `text`, `refusal` and other parts.
     #[serde(default)]
     pub content: Option<MessageContent<AssistantContentPart>>,
     /// The model's reasoning (DeepSeek, vLLM).
@@ -1481,6 +1543,20 @@ fn restore_arguments(arguments: String) -> String {
         }
         _ => arguments,
     }
+}
+
+/// `true` when a provider part of this format is a tool call (it goes back
+/// into `tool_calls`), `false` when it is an assistant content part (it goes
+/// back into the `content` array). The part itself is all there is to
+/// tell, so the rule is the shape of a Chat Completions tool call: its
+/// `type` is `function` or `custom`, or it has an `id` and an object member
+/// named by its `type` (`{"id", "type": "custom", "custom": {...}}`).
+fn is_provider_call(value: &Value) -> bool {
+    let Some(kind) = value.get("type").and_then(Value::as_str) else {
+        return false;
+    };
+    matches!(kind, "function" | "custom")
+        || (value.get("id").is_some() && value.get(kind).is_some_and(Value::is_object))
 }
 
 /// The non-blank text parts of `parts`, concatenated with no separator.
@@ -2042,6 +2118,119 @@ mod tests {
             matches!(&assistant.content[1], ContentPart::Provider(p) if p.value == messages[0]["tool_calls"][1])
         );
         assert_eq!(exported(&conversation), messages);
+    }
+
+    #[test]
+    fn unknown_assistant_content_parts_are_kept_in_place_and_exported_back() {
+        // Mistral's magistral models answer with a `thinking` part.
+        let thinking =
+            json!({ "type": "thinking", "thinking": [{ "type": "text", "text": "Sum it." }] });
+        let body = response_with(json!({ "role": "assistant", "content": [
+            thinking, { "type": "text", "text": "It is 4." }
+        ]}));
+        let response = parse_response(&body).unwrap();
+        assert_eq!(
+            response.message.content,
+            [
+                ContentPart::Provider(ProviderPart {
+                    format: FORMAT,
+                    value: thinking.clone()
+                }),
+                ContentPart::text("It is 4."),
+            ]
+        );
+        assert_eq!(response.message.text(), "It is 4.");
+        let out = exported(&[Message::Assistant(response.message.clone())]);
+        assert_eq!(
+            out,
+            json!([{ "role": "assistant", "content": [
+                thinking, { "type": "text", "text": "It is 4." }
+            ]}])
+        );
+        assert_eq!(
+            parse_messages(&out).unwrap(),
+            [Message::Assistant(response.message)]
+        );
+        // Without such a part, `content` stays a string; another format's
+        // part is left out.
+        let foreign = Message::Assistant(AssistantMessage::new(vec![
+            ContentPart::Provider(ProviderPart {
+                format: WireFormat::AnthropicMessages,
+                value: thinking,
+            }),
+            ContentPart::text("x"),
+        ]));
+        assert_eq!(
+            exported(&[foreign]),
+            json!([{ "role": "assistant", "content": "x" }])
+        );
+    }
+
+    #[test]
+    fn provider_content_parts_and_provider_calls_go_back_to_their_own_place() {
+        let messages = json!([
+            { "role": "assistant",
+              "content": [
+                  { "type": "text", "text": "A" },
+                  { "type": "thinking", "thinking": [] },
+                  { "type": "text", "text": "B" },
+                  { "type": "text", "text": "C" },
+                  { "type": "refusal", "refusal": "No." }
+              ],
+              "tool_calls": [
+                  { "id": "ct_1", "type": "custom", "custom": { "name": "sql", "input": "select 1" } },
+                  { "id": "a", "type": "function", "function": { "name": "f", "arguments": "{}" } },
+                  { "id": "mcp_1", "type": "mcp", "mcp": { "server": "s" } }
+              ] },
+            { "role": "tool", "tool_call_id": "ct_1", "content": "1" },
+            { "role": "tool", "tool_call_id": "a", "content": "r" },
+            { "role": "tool", "tool_call_id": "mcp_1", "content": "m" }
+        ]);
+        let conversation = parse_messages(&messages).unwrap();
+        let assistant = conversation[0].as_assistant().unwrap();
+        let provider = |value: &Value| {
+            ContentPart::Provider(ProviderPart {
+                format: FORMAT,
+                value: value.clone(),
+            })
+        };
+        assert_eq!(
+            assistant.content[..4],
+            [
+                ContentPart::text("A"),
+                provider(&messages[0]["content"][1]),
+                ContentPart::text("BC"),
+                provider(&messages[0]["tool_calls"][0]),
+            ]
+        );
+        assert_eq!(
+            assistant.extras.fields_for(FORMAT).unwrap()["refusal"],
+            "No."
+        );
+        let out = exported(&conversation);
+        let mut expected = messages.clone();
+        expected[0]["content"] = json!([
+            { "type": "text", "text": "A" },
+            { "type": "thinking", "thinking": [] },
+            { "type": "text", "text": "BC" }
+        ]);
+        expected[0]["refusal"] = json!("No.");
+        assert_eq!(out, expected);
+        assert_eq!(parse_messages(&out).unwrap(), conversation);
+
+        // The rule, on hand-built parts.
+        assert!(is_provider_call(&json!({ "type": "custom" })));
+        assert!(is_provider_call(&json!({ "type": "function" })));
+        assert!(is_provider_call(
+            &json!({ "id": "x", "type": "mcp", "mcp": {} })
+        ));
+        assert!(!is_provider_call(
+            &json!({ "type": "thinking", "thinking": [] })
+        ));
+        assert!(!is_provider_call(
+            &json!({ "id": "rs_1", "type": "reasoning", "summary": [] })
+        ));
+        assert!(!is_provider_call(&json!({ "type": "mcp", "mcp": {} })));
     }
 
     #[test]
