@@ -92,11 +92,16 @@
 //!   call and its result; a recorded tool name that breaks
 //!   `^[a-zA-Z0-9_-]{1,64}$` (a hallucinated `multi_tool_use.parallel`) is
 //!   exported in a valid form. The model's text is never changed.
-//! - **Blank text** (empty or whitespace-only) is dropped when parsing and
-//!   when exporting: the API refuses empty text blocks, and dropping it on
-//!   both sides keeps parse → export → parse the identity. A message left
-//!   with nothing (an assistant message of blank text only, say) is dropped
-//!   the same way.
+//! - **Blank text** (empty or whitespace-only) is never exported: the API
+//!   refuses empty text blocks. When parsing a user or assistant message (or
+//!   a `tool_result`), a whitespace-only text block is not dropped but
+//!   joined to its neighbours, so that a cited answer the API splits into
+//!   `"A"`, `"\n\n"`, `"B"` reads `"A\n\nB"`, not `"AB"`: it is appended
+//!   to the nearest text part before it in the same message (`"A\n\n"`,
+//!   `"B"`), else prepended to the nearest one after it, else dropped (its
+//!   own extras are dropped). No blank part remains, so parse → export →
+//!   parse stays the identity. A message left with nothing (an assistant
+//!   message of blank text only, say) is dropped.
 //! - **Thinking first**: the API wants an assistant message's thinking
 //!   blocks before its other blocks. When a message has thinking blocks but
 //!   does not start with one (it was built by hand, or came through another
@@ -1095,13 +1100,48 @@ fn parse_content(path: &str, value: &Value) -> Result<Vec<ContentBlock>, WireErr
     }
 }
 
-fn text_part(block: TextBlock) -> Option<ContentPart> {
-    (!is_blank(&block.text)).then(|| {
-        ContentPart::Text(TextPart {
-            text: block.text,
-            extras: Extras::new(FORMAT, block.extras),
-        })
+fn text_part(block: TextBlock) -> ContentPart {
+    ContentPart::Text(TextPart {
+        text: block.text,
+        extras: Extras::new(FORMAT, block.extras),
     })
+}
+
+/// The parts of one parsed message with each whitespace-only text part
+/// joined to a neighbour instead of dropped, so the text reads as sent
+/// (Anthropic splits a cited answer into blocks such as `"A"`, `"\n\n"`,
+/// `"B"`): it is appended to the nearest text part before it in the
+/// message, else prepended to the nearest one after it, else (the message
+/// has no other text) dropped, as is an empty one. The blank part's own
+/// extras are dropped. No blank text part remains, so export, which never
+/// sends one, sends the same text, and parse → export → parse stays the
+/// identity. Used by the OpenAI parser too.
+pub(super) fn join_blank_text(parts: Vec<ContentPart>) -> Vec<ContentPart> {
+    let mut joined: Vec<ContentPart> = Vec::with_capacity(parts.len());
+    // Blank text seen before any text part: for the next text part.
+    let mut leading = String::new();
+    for part in parts {
+        match part {
+            ContentPart::Text(blank) if is_blank(&blank.text) => {
+                let previous = joined.iter_mut().rev().find_map(|part| match part {
+                    ContentPart::Text(text) => Some(text),
+                    _ => None,
+                });
+                match previous {
+                    Some(previous) => previous.text.push_str(&blank.text),
+                    None => leading.push_str(&blank.text),
+                }
+            }
+            ContentPart::Text(mut text) => {
+                if !leading.is_empty() {
+                    text.text.insert_str(0, &std::mem::take(&mut leading));
+                }
+                joined.push(ContentPart::Text(text));
+            }
+            part => joined.push(part),
+        }
+    }
+    joined
 }
 
 fn image_part(block: ImageBlock) -> ContentPart {
@@ -1131,25 +1171,23 @@ fn provider_part(block: ContentBlock) -> ContentPart {
 
 /// Text, images and anything else as provider parts: a user message's or a
 /// tool result's content.
-fn user_part(block: ContentBlock) -> Option<ContentPart> {
+fn user_part(block: ContentBlock) -> ContentPart {
     match block {
         ContentBlock::Text(text) => text_part(text),
-        ContentBlock::Image(image) => Some(image_part(image)),
-        block => Some(provider_part(block)),
+        ContentBlock::Image(image) => image_part(image),
+        block => provider_part(block),
     }
 }
 
 fn tool_result_message(block: ToolResultBlock) -> Message {
     let content = match block.content {
         None => Vec::new(),
-        Some(ToolResultContent::Text(text)) => text_part(TextBlock {
+        Some(ToolResultContent::Text(text)) => join_blank_text(vec![text_part(TextBlock {
             text,
             extras: Map::new(),
-        })
-        .into_iter()
-        .collect(),
+        })]),
         Some(ToolResultContent::Blocks(blocks)) => {
-            blocks.into_iter().filter_map(user_part).collect()
+            join_blank_text(blocks.into_iter().map(user_part).collect())
         }
     };
     Message::Tool(ToolResult {
@@ -1161,31 +1199,35 @@ fn tool_result_message(block: ToolResultBlock) -> Message {
 }
 
 /// A user message's blocks: a [`Message::Tool`] per `tool_result` and a
-/// [`Message::User`] per run of other non-empty blocks, in order.
+/// [`Message::User`] per run of other blocks left non-empty once blank text
+/// is joined ([`join_blank_text`]), in order.
 fn push_user(conversation: &mut Vec<Message>, blocks: Vec<ContentBlock>) {
+    fn flush(conversation: &mut Vec<Message>, run: &mut Vec<ContentPart>) {
+        let parts = join_blank_text(std::mem::take(run));
+        if !parts.is_empty() {
+            conversation.push(Message::User(UserMessage::new(parts)));
+        }
+    }
     let mut run: Vec<ContentPart> = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::ToolResult(result) => {
-                if !run.is_empty() {
-                    conversation.push(Message::User(UserMessage::new(std::mem::take(&mut run))));
-                }
+                flush(conversation, &mut run);
                 conversation.push(tool_result_message(result));
             }
-            block => run.extend(user_part(block)),
+            block => run.push(user_part(block)),
         }
     }
-    if !run.is_empty() {
-        conversation.push(Message::User(UserMessage::new(run)));
-    }
+    flush(conversation, &mut run);
 }
 
-/// An assistant message's blocks as parts, in order.
+/// An assistant message's blocks as parts, in order, blank text joined to
+/// its neighbours ([`join_blank_text`]).
 fn assistant_message(blocks: Vec<ContentBlock>, restore_raw: bool) -> AssistantMessage {
     let content = blocks
         .into_iter()
         .filter_map(|block| match block {
-            ContentBlock::Text(text) => text_part(text),
+            ContentBlock::Text(text) => Some(text_part(text)),
             ContentBlock::Thinking(thinking) => Some(ContentPart::Reasoning(ReasoningPart {
                 text: thinking.thinking,
                 signature: thinking.signature,
@@ -1211,7 +1253,7 @@ fn assistant_message(blocks: Vec<ContentBlock>, restore_raw: bool) -> AssistantM
             block => Some(provider_part(block)),
         })
         .collect();
-    AssistantMessage::new(content)
+    AssistantMessage::new(join_blank_text(content))
 }
 
 #[derive(Deserialize)]
@@ -1241,7 +1283,9 @@ struct RawMessage {
 /// (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, …) → a
 /// [`ContentPart::Provider`] in place.
 ///
-/// Blank text is dropped, and so is a message left with no parts. Empty or
+/// A whitespace-only text block is joined to the nearest text part before
+/// it in the same message, else to the one after it, else dropped (see the
+/// module docs); a message left with no parts is dropped. Empty or
 /// repeated tool call ids get a fresh id, shared with their result.
 ///
 /// # Errors
@@ -1798,6 +1842,74 @@ mod tests {
         ]))
         .unwrap();
         assert!(parsed.is_empty());
+    }
+
+    #[test]
+    fn whitespace_text_blocks_are_joined_to_their_neighbours() {
+        let cited = |text: &str| json!({ "type": "text", "text": text, "citations": [{ "type": "char_location", "cited_text": text }] });
+        let text = |text: &str| json!({ "type": "text", "text": text });
+        let response = parse_response(&json!({
+            "role": "assistant",
+            "content": [cited("A"), text("\n\n"), cited("B")],
+            "stop_reason": "end_turn"
+        }))
+        .unwrap();
+        assert_eq!(response.message.text(), "A\n\nB");
+        let ContentPart::Text(first) = &response.message.content[0] else {
+            panic!("not text")
+        };
+        assert_eq!(first.text, "A\n\n");
+        assert!(
+            first
+                .extras
+                .fields_for(FORMAT)
+                .unwrap()
+                .contains_key("citations")
+        );
+        assert_eq!(response.message.content.len(), 2);
+
+        let image = json!({ "type": "image", "source": { "type": "url", "url": "https://example.com/a.png" } });
+        let messages = json!([
+            { "role": "user", "content": [text(" "), image, text("\n"), text("B")] },
+            { "role": "assistant", "content": [
+                { "type": "tool_use", "id": "toolu_1", "name": "f", "input": {} }, text("\n")
+            ] },
+            { "role": "user", "content": [
+                { "type": "tool_result", "tool_use_id": "toolu_1", "content": [text("r"), text("\n")] },
+                text("\n"), image
+            ] },
+            { "role": "assistant", "content": [text("A"), text("\n\n"), text("B")] }
+        ]);
+        let parsed = parse_messages(&messages).unwrap();
+        let Message::User(user) = &parsed[0] else {
+            panic!("not user")
+        };
+        // No text part before: prepended to the next one.
+        assert_eq!(user.content.len(), 2);
+        assert_eq!(user.content[1], ContentPart::text(" \nB"));
+        assert_eq!(
+            parsed[1].as_assistant().unwrap().content.len(),
+            1,
+            "no text to join: dropped"
+        );
+        assert_eq!(parsed[2].text(), "r\n");
+        assert!(matches!(&parsed[3], Message::User(user) if user.content.len() == 1));
+        assert_eq!(
+            parsed[4].as_assistant().unwrap().content,
+            [ContentPart::text("A\n\n"), ContentPart::text("B")]
+        );
+        // No blank block is exported, and parse → export → parse is the identity.
+        let out = exported(&parsed);
+        assert_eq!(
+            out["messages"][3]["content"],
+            json!([text("A\n\n"), text("B")])
+        );
+        assert_eq!(parse_messages(&out["messages"]).unwrap(), parsed);
+        let again = exported(&[Message::Assistant(response.message.clone())]);
+        assert_eq!(
+            parse_messages(&again["messages"]).unwrap(),
+            [Message::Assistant(response.message)]
+        );
     }
 
     #[test]

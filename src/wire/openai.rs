@@ -78,9 +78,17 @@
 //!   by its `type`, is a tool call and goes into `tool_calls`; any other is
 //!   an assistant content part and goes into `content`. A tool call of an
 //!   unknown `type` without `id`, or a content part shaped like a call,
-//!   comes back on the other side. Empty and whitespace-only text parts are dropped, and so
-//!   is a message left with nothing: a blank system message, a user message
-//!   without parts, an assistant message without text and tool calls.
+//!   comes back on the other side.
+//! - Blank text is never exported, and a message left with nothing is not
+//!   written: a blank system message, a user message without parts, an
+//!   assistant message without text and tool calls. When parsing, a
+//!   whitespace-only user text part is joined to the nearest text part
+//!   before it in the message, else prepended to the nearest one after it,
+//!   else dropped (its extras with it), so `"A"`, `"\n\n"`, `"B"` reads
+//!   `"A\n\n"`, `"B"`, not `"AB"`; the text parts of an assistant message
+//!   are joined whole, whitespace included, and a whitespace-only run
+//!   between two provider parts is joined the same way. No blank part
+//!   remains, so parse → export → parse stays the identity.
 //! - Reasoning, provider parts and extras of another [`WireFormat`] are
 //!   left out; only the format they came from can read them.
 //! - Invalid call ids and names are replaced (see above); blank arguments
@@ -136,7 +144,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::anthropic::RAW_ARGUMENTS_KEY;
+use super::anthropic::{RAW_ARGUMENTS_KEY, join_blank_text};
 use super::declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 use super::decode::decode;
 use super::error::{WireError, WireErrorKind, WireFormat};
@@ -1025,9 +1033,12 @@ fn export_assistant(
 ///
 /// Unknown fields of a message, a call, a user text part or an `image_url`
 /// are kept as [`Extras`], except `null`-valued ones, `annotations` and a
-/// call's `index`. Empty and whitespace-only text is dropped, and so is a
-/// message left with nothing (see [`export_messages`]), so that parsing
-/// what [`export_messages`] wrote gives the same conversation. Finally
+/// call's `index`. A whitespace-only text part of a user or assistant
+/// message is joined to the nearest text part before it, else after it,
+/// else dropped (see the module docs); a blank system or tool text is
+/// dropped, and so is a message left with nothing (see
+/// [`export_messages`]), so that parsing what [`export_messages`] wrote
+/// gives the same conversation. Finally
 /// every call whose id is empty or repeats an earlier call's gets a fresh
 /// id, which its result (the next one carrying the old id) shares.
 ///
@@ -1082,13 +1093,10 @@ fn parse_message(path: &str, value: &Value) -> Result<Option<Message>, WireError
         }
         "user" => {
             let message: UserChatMessage = decode(FORMAT, path, value)?;
-            let content: Vec<ContentPart> = match message.content {
+            let content = join_blank_text(match message.content {
                 MessageContent::Text(text) => vec![ContentPart::text(text)],
                 MessageContent::Parts(parts) => parts.into_iter().map(user_part).collect(),
-            }
-            .into_iter()
-            .filter(|part| !matches!(part, ContentPart::Text(text) if is_blank(&text.text)))
-            .collect();
+            });
             (!content.is_empty()).then(|| {
                 Message::User(UserMessage {
                     content,
@@ -1198,10 +1206,9 @@ fn assistant_message(message: AssistantChatMessage, restore_raw: bool) -> Assist
                         refusal.get_or_insert_default().push_str(&part.refusal);
                     }
                     AssistantContentPart::Other(value) => {
-                        if !is_blank(&text) {
+                        if !text.is_empty() {
                             content.push(ContentPart::text(std::mem::take(&mut text)));
                         }
-                        text.clear();
                         content.push(ContentPart::Provider(ProviderPart {
                             format: FORMAT,
                             value,
@@ -1211,7 +1218,7 @@ fn assistant_message(message: AssistantChatMessage, restore_raw: bool) -> Assist
             }
         }
     }
-    if !is_blank(&text) {
+    if !text.is_empty() {
         content.push(ContentPart::text(text));
     }
     for call in message.tool_calls {
@@ -1242,7 +1249,7 @@ fn assistant_message(message: AssistantChatMessage, restore_raw: bool) -> Assist
         extras.insert("refusal".to_owned(), Value::String(refusal));
     }
     AssistantMessage {
-        content,
+        content: join_blank_text(content),
         extras: message_extras(extras),
     }
 }
@@ -2246,7 +2253,8 @@ mod tests {
         let Message::User(user) = &conversation[0] else {
             panic!()
         };
-        assert_eq!(user.content.len(), 4, "the blank text part is dropped");
+        assert_eq!(user.content.len(), 4, "the blank text part is joined");
+        assert_eq!(user.content[0], ContentPart::text("What is this?  "));
         let ContentPart::Image(image) = &user.content[1] else {
             panic!()
         };
@@ -2268,7 +2276,59 @@ mod tests {
         let out = exported(&conversation);
         let mut expected = messages.clone();
         expected[0]["content"].as_array_mut().unwrap().remove(1);
+        expected[0]["content"][0]["text"] = json!("What is this?  ");
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn whitespace_text_parts_are_joined_to_their_neighbours() {
+        let text = |text: &str| json!({ "type": "text", "text": text });
+        let image =
+            json!({ "type": "image_url", "image_url": { "url": "https://example.com/a.png" } });
+        let messages = json!([
+            { "role": "user", "content": [text("A"), text("\n\n"), text("B")] },
+            { "role": "user", "content": [text(" "), image, text("\n"), text("B")] },
+            { "role": "user", "content": [image, text("\n"), image] },
+            { "role": "assistant", "content": [text("A"), text("\n\n"), text("B")] },
+            { "role": "assistant", "content": [
+                text("A"), { "type": "thinking", "thinking": [] }, text("\n\n"),
+                { "type": "thinking", "thinking": [] }, text("B")
+            ]}
+        ]);
+        let conversation = parse_messages(&messages).unwrap();
+        let Message::User(first) = &conversation[0] else {
+            panic!()
+        };
+        assert_eq!(
+            first.content,
+            [ContentPart::text("A\n\n"), ContentPart::text("B")]
+        );
+        assert_eq!(conversation[0].text(), "A\n\nB");
+        let Message::User(second) = &conversation[1] else {
+            panic!()
+        };
+        // No text part before: prepended to the next one.
+        assert_eq!(second.content[1], ContentPart::text(" \nB"));
+        assert_eq!(second.content.len(), 2);
+        let Message::User(third) = &conversation[2] else {
+            panic!()
+        };
+        assert_eq!(third.content.len(), 2, "no text to join: dropped");
+        // The assistant's text parts are joined whole, whitespace included.
+        assert_eq!(conversation[3], Message::assistant("A\n\nB"));
+        let fifth = conversation[4].as_assistant().unwrap();
+        assert_eq!(fifth.content[0], ContentPart::text("A\n\n"));
+        assert_eq!(fifth.text(), "A\n\nB");
+        // A response reads the same.
+        let body = response_with(
+            json!({ "role": "assistant", "content": [text("A"), text("\n\n"), text("B")] }),
+        );
+        assert_eq!(parse_response(&body).unwrap().message.text(), "A\n\nB");
+        // No blank part is exported, and parse → export → parse is the identity.
+        let out = exported(&conversation);
+        assert_eq!(out[0]["content"], json!([text("A\n\n"), text("B")]));
+        assert_eq!(parse_messages(&out).unwrap(), conversation);
+        assert_eq!(exported(&parse_messages(&out).unwrap()), out);
     }
 
     #[test]
