@@ -1226,31 +1226,29 @@ fn push_user(conversation: &mut Vec<Message>, blocks: Vec<ContentBlock>) {
 fn assistant_message(blocks: Vec<ContentBlock>, restore_raw: bool) -> AssistantMessage {
     let content = blocks
         .into_iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text_part(text)),
-            ContentBlock::Thinking(thinking) => Some(ContentPart::Reasoning(ReasoningPart {
+        .map(|block| match block {
+            ContentBlock::Text(text) => text_part(text),
+            ContentBlock::Thinking(thinking) => ContentPart::Reasoning(ReasoningPart {
                 text: thinking.thinking,
                 signature: thinking.signature,
                 redacted: None,
                 format: FORMAT,
                 extras: Extras::new(FORMAT, thinking.extras),
-            })),
-            ContentBlock::RedactedThinking(redacted) => {
-                Some(ContentPart::Reasoning(ReasoningPart {
-                    text: String::new(),
-                    signature: None,
-                    redacted: Some(redacted.data),
-                    format: FORMAT,
-                    extras: Extras::new(FORMAT, redacted.extras),
-                }))
-            }
-            ContentBlock::ToolUse(call) => Some(ContentPart::ToolCall(ToolCall {
+            }),
+            ContentBlock::RedactedThinking(redacted) => ContentPart::Reasoning(ReasoningPart {
+                text: String::new(),
+                signature: None,
+                redacted: Some(redacted.data),
+                format: FORMAT,
+                extras: Extras::new(FORMAT, redacted.extras),
+            }),
+            ContentBlock::ToolUse(call) => ContentPart::ToolCall(ToolCall {
                 arguments: input_to_arguments(&call.input, restore_raw),
                 id: call.id,
                 name: call.name,
                 extras: Extras::new(FORMAT, call.extras),
-            })),
-            block => Some(provider_part(block)),
+            }),
+            block => provider_part(block),
         })
         .collect();
     AssistantMessage::new(join_blank_text(content))
