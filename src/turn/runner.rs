@@ -72,7 +72,7 @@ impl<S: State> Definition<S> {
     /// the conversation or in the response) gets a fresh unique id, shared
     /// by its result.
     ///
-    /// Each response's [`Usage`](crate::conversation::Usage) is added up in
+    /// Each response's [`Usage`] is added up in
     /// [`TurnStats::usage`], and per batch in [`IterationStats::usage`].
     ///
     /// Must run inside a Tokio runtime. With unlimited iterations or calls,

@@ -148,6 +148,8 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visi
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::arguments::{arguments_object, raw_arguments};
+use super::blank_text::{is_blank, join_blank_text};
 use super::declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 use super::decode::decode;
 use super::error::{WireError, WireErrorKind, WireFormat};
@@ -166,7 +168,7 @@ const FORMAT: WireFormat = WireFormat::AnthropicMessages;
 /// [`openai::export_messages`](super::openai::export_messages), as JSON
 /// text) puts tool call arguments that are not a JSON object:
 /// `{"_raw_arguments": "<the raw text>"}`. See the module docs.
-pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
+pub use super::arguments::RAW_ARGUMENTS_KEY;
 
 // ---------------------------------------------------------------------------
 // Serde types
@@ -752,10 +754,6 @@ fn own_extras(extras: &Extras, modelled: &[&str]) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
-fn is_blank(text: &str) -> bool {
-    text.trim().is_empty()
-}
-
 fn export_text(text: &TextPart) -> Option<ContentBlock> {
     (!is_blank(&text.text)).then(|| {
         ContentBlock::Text(TextBlock {
@@ -882,34 +880,18 @@ fn export_reasoning(reasoning: &ReasoningPart) -> Option<ContentBlock> {
 
 /// The `input` object for raw arguments text; see the module docs.
 fn arguments_to_input(arguments: &str) -> Map<String, Value> {
-    if is_blank(arguments) {
-        return Map::new();
-    }
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(object)) => object,
-        _ => {
-            let mut wrapper = Map::new();
-            wrapper.insert(
-                RAW_ARGUMENTS_KEY.to_owned(),
-                Value::String(arguments.to_owned()),
-            );
-            wrapper
-        }
-    }
+    arguments_object(arguments)
 }
 
 /// The arguments text for an `input` object; `restore_raw` undoes
 /// [`arguments_to_input`]'s wrapper (only for history, not for what the
 /// model returns).
 fn input_to_arguments(input: &Map<String, Value>, restore_raw: bool) -> String {
-    if restore_raw
-        && input.len() == 1
-        && let Some(Value::String(raw)) = input.get(RAW_ARGUMENTS_KEY)
-    {
-        return raw.clone();
+    match restore_raw.then(|| raw_arguments(input)).flatten() {
+        Some(raw) => raw.to_owned(),
+        // `Display` of a JSON value is its compact serialisation and cannot fail.
+        None => Value::Object(input.clone()).to_string(),
     }
-    // `Display` of a JSON value is its compact serialisation and cannot fail.
-    Value::Object(input.clone()).to_string()
 }
 
 // ---------------------------------------------------------------------------
@@ -1105,43 +1087,6 @@ fn text_part(block: TextBlock) -> ContentPart {
         text: block.text,
         extras: Extras::new(FORMAT, block.extras),
     })
-}
-
-/// The parts of one parsed message with each whitespace-only text part
-/// joined to a neighbour instead of dropped, so the text reads as sent
-/// (Anthropic splits a cited answer into blocks such as `"A"`, `"\n\n"`,
-/// `"B"`): it is appended to the nearest text part before it in the
-/// message, else prepended to the nearest one after it, else (the message
-/// has no other text) dropped, as is an empty one. The blank part's own
-/// extras are dropped. No blank text part remains, so export, which never
-/// sends one, sends the same text, and parse → export → parse stays the
-/// identity. Used by the OpenAI parser too.
-pub(super) fn join_blank_text(parts: Vec<ContentPart>) -> Vec<ContentPart> {
-    let mut joined: Vec<ContentPart> = Vec::with_capacity(parts.len());
-    // Blank text seen before any text part: for the next text part.
-    let mut leading = String::new();
-    for part in parts {
-        match part {
-            ContentPart::Text(blank) if is_blank(&blank.text) => {
-                let previous = joined.iter_mut().rev().find_map(|part| match part {
-                    ContentPart::Text(text) => Some(text),
-                    _ => None,
-                });
-                match previous {
-                    Some(previous) => previous.text.push_str(&blank.text),
-                    None => leading.push_str(&blank.text),
-                }
-            }
-            ContentPart::Text(mut text) => {
-                if !leading.is_empty() {
-                    text.text.insert_str(0, &std::mem::take(&mut leading));
-                }
-                joined.push(ContentPart::Text(text));
-            }
-            part => joined.push(part),
-        }
-    }
-    joined
 }
 
 fn image_part(block: ImageBlock) -> ContentPart {

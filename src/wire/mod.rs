@@ -32,6 +32,8 @@
 //! came from.
 
 pub mod anthropic;
+mod arguments;
+mod blank_text;
 mod declaration;
 mod decode;
 mod error;
@@ -39,6 +41,7 @@ mod ids;
 pub mod mcp;
 pub mod openai;
 
+pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 pub use error::{WireError, WireErrorKind, WireFormat};
 pub use ids::{OPENAI_MAX_ID_LEN, id_is_valid, name_is_valid};

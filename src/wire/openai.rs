@@ -25,7 +25,7 @@
 //! Arguments that are not a JSON object (cut off by the output limit like
 //! `{"city": "Par`, or `null`, `[1]`, `42`) are **exported** as the JSON
 //! text of `{"_raw_arguments": "<the text>"}`
-//! ([`RAW_ARGUMENTS_KEY`](super::anthropic::RAW_ARGUMENTS_KEY), the wrapper
+//! ([`RAW_ARGUMENTS_KEY`], the wrapper
 //! the Anthropic export uses too): vLLM and llama.cpp parse every earlier
 //! call's arguments and answer every later request with HTTP 400 when one
 //! is not an object (vllm#43995, vllm#48922). [`parse_messages`] turns
@@ -144,7 +144,8 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::anthropic::{RAW_ARGUMENTS_KEY, join_blank_text};
+use super::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
+use super::blank_text::{is_blank, join_blank_text};
 use super::declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 use super::decode::decode;
 use super::error::{WireError, WireErrorKind, WireFormat};
@@ -1511,27 +1512,16 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
 // Helpers
 // ---------------------------------------------------------------------------
 
-fn is_blank(text: &str) -> bool {
-    text.trim().is_empty()
-}
-
 /// The `arguments` text to send for a call's raw arguments: `{}` when
 /// blank, the text itself when it is a JSON object, otherwise the JSON text
 /// of `{"_raw_arguments": "<the text>"}` (see the module docs).
 fn export_arguments(arguments: &str) -> String {
-    if is_blank(arguments) {
-        return "{}".to_owned();
+    match serde_json::from_str::<Value>(arguments) {
+        // An object goes out as the model wrote it.
+        Ok(Value::Object(_)) => arguments.to_owned(),
+        // `Display` of a JSON value is its compact serialisation.
+        _ => Value::Object(arguments_object(arguments)).to_string(),
     }
-    if let Ok(Value::Object(_)) = serde_json::from_str::<Value>(arguments) {
-        return arguments.to_owned();
-    }
-    let mut wrapper = Map::new();
-    wrapper.insert(
-        RAW_ARGUMENTS_KEY.to_owned(),
-        Value::String(arguments.to_owned()),
-    );
-    // `Display` of a JSON value is its compact serialisation.
-    Value::Object(wrapper).to_string()
 }
 
 /// Undoes [`export_arguments`]' wrapper: exactly a one-key
@@ -1542,11 +1532,8 @@ fn restore_arguments(arguments: String) -> String {
         return arguments;
     }
     match serde_json::from_str::<Value>(&arguments) {
-        Ok(Value::Object(mut object)) if object.len() == 1 => {
-            match object.remove(RAW_ARGUMENTS_KEY) {
-                Some(Value::String(raw)) => raw,
-                _ => arguments,
-            }
+        Ok(Value::Object(object)) => {
+            raw_arguments(&object).map_or(arguments.clone(), str::to_owned)
         }
         _ => arguments,
     }
