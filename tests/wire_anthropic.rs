@@ -484,3 +484,49 @@ fn payloads_of_the_wrong_shape_never_panic() {
         assert!(anthropic::parse_request(&payload).is_err(), "{payload}");
     }
 }
+
+/// System blocks with cache_control, an image and a document, interleaved
+/// and redacted thinking, server tool blocks, citations, `caller`, a result
+/// with an image: all of it goes back as it came.
+#[test]
+fn a_rich_request_exports_back_to_the_same_json_and_parses_to_the_same_conversation() {
+    let body = json!({
+        "system": [
+            { "type": "text", "text": "You are terse." },
+            { "type": "text", "text": "Cache me.", "cache_control": { "type": "ephemeral" } }
+        ],
+        "messages": [
+            { "role": "user", "content": [
+                { "type": "text", "text": "Look" },
+                { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo=" } },
+                { "type": "document", "source": { "type": "text", "media_type": "text/plain", "data": "doc" } }
+            ] },
+            { "role": "assistant", "content": [
+                { "type": "thinking", "thinking": "a", "signature": "s1" },
+                { "type": "redacted_thinking", "data": "ZW5j" },
+                { "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": { "query": "q" } },
+                { "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [] },
+                { "type": "text", "text": "cited", "citations": [{ "type": "char_location", "cited_text": "c", "document_index": 0, "start_char_index": 0, "end_char_index": 1 }] },
+                { "type": "tool_use", "id": "toolu_1", "name": "shot", "input": { "b": 1, "a": 2 }, "caller": { "type": "direct" } },
+                { "type": "thinking", "thinking": "b", "signature": "s2" },
+                { "type": "tool_use", "id": "toolu_2", "name": "shot", "input": {} }
+            ] },
+            { "role": "user", "content": [
+                { "type": "tool_result", "tool_use_id": "toolu_1", "content": [
+                    { "type": "text", "text": "here" },
+                    { "type": "image", "source": { "type": "url", "url": "https://x/y.png" } }
+                ], "cache_control": { "type": "ephemeral" } },
+                { "type": "tool_result", "tool_use_id": "toolu_2", "content": "done", "is_error": true },
+                { "type": "text", "text": "continue" }
+            ] }
+        ]
+    });
+    let parsed = anthropic::parse_request(&body).unwrap();
+    let exported = serde_json::to_value(anthropic::export_messages(&parsed.conversation)).unwrap();
+    let mut expected = body.clone();
+    // serde_json without preserve_order sorts `input` keys; same object.
+    expected["messages"][1]["content"][5]["input"] = json!({ "a": 2, "b": 1 });
+    assert_eq!(exported, expected);
+    let reparsed = anthropic::parse_request(&exported).unwrap();
+    assert_eq!(reparsed.conversation, parsed.conversation);
+}

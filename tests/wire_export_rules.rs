@@ -1,7 +1,8 @@
 //! Property: whatever a model sends (empty, repeated, foreign or overlong
 //! tool call ids, hallucinated names, blank or broken arguments,
 //! whitespace-only text, reasoning and provider blocks of either format,
-//! and a history with an unanswered call), the conversation the turn runner
+//! and a stored history with blank or image error results and an
+//! unanswered call), the conversation the turn runner
 //! returns exports to OpenAI and to Anthropic within their documented
 //! rules (see `wire_rules`).
 
@@ -9,8 +10,8 @@ mod wire_rules;
 
 use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::conversation::{
-    AssistantMessage, ContentPart, FinishReason, Message, ModelResponse, ProviderPart,
-    ReasoningPart, ToolCall, WireFormat,
+    AssistantMessage, ContentPart, FinishReason, ImagePart, Message, ModelResponse, ProviderPart,
+    ReasoningPart, ToolCall, ToolResult, WireFormat,
 };
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::ScriptedModel;
@@ -101,19 +102,48 @@ fn response() -> impl Strategy<Value = ModelResponse> {
         })
 }
 
-/// A history from a crashed process: a call whose result was never stored.
+/// The content of a stored result: text, blank, an image, nothing.
+fn result_content() -> impl Strategy<Value = Vec<ContentPart>> {
+    prop_oneof![
+        text().prop_map(|text| vec![ContentPart::text(text)]),
+        Just(vec![]),
+        Just(vec![ContentPart::Image(ImagePart::url(
+            "https://example.com/shot.png"
+        ))]),
+        Just(vec![
+            ContentPart::text("see"),
+            ContentPart::Image(ImagePart::base64("image/png", "iVBORw0KGgo=")),
+        ]),
+    ]
+}
+
+/// A stored history: an earlier call answered by a result that may be an
+/// error, blank or an image, and maybe a call from a crashed process whose
+/// result was never stored. Ids may repeat across the two.
 fn history() -> impl Strategy<Value = Vec<Message>> {
-    (id(), name(), proptest::bool::ANY).prop_map(|(id, name, orphan)| {
-        let mut history = vec![Message::user("Start.")];
-        if orphan {
-            history.push(Message::tool_calls(
-                None,
-                vec![ToolCall::new(id, name, "{}")],
-            ));
-            history.push(Message::user("Are you still there?"));
-        }
-        history
-    })
+    (
+        id(),
+        name(),
+        arguments(),
+        result_content(),
+        proptest::bool::ANY,
+        proptest::option::of((id(), name())),
+    )
+        .prop_map(|(id, name, arguments, content, is_error, orphan)| {
+            let mut history = vec![
+                Message::user("Start."),
+                Message::tool_calls(None, vec![ToolCall::new(id.clone(), name, arguments)]),
+                Message::Tool(ToolResult::with_content(id, content, is_error)),
+            ];
+            if let Some((id, name)) = orphan {
+                history.push(Message::tool_calls(
+                    None,
+                    vec![ToolCall::new(id, name, "{}")],
+                ));
+                history.push(Message::user("Are you still there?"));
+            }
+            history
+        })
 }
 
 fn echo() -> tool::Definition {

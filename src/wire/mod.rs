@@ -30,6 +30,22 @@
 //! with nothing to say; blank arguments go out as `{}`, as they ran;
 //! reasoning, provider parts and extras go back only to the format they
 //! came from.
+//!
+//! Two things an export takes as given, because fixing them silently would
+//! change what the conversation means:
+//!
+//! - **Each call's results follow its assistant message**, one per call,
+//!   as every provider requires. [`run_turn`](crate::Definition::run_turn)
+//!   keeps that; for a conversation you stored or built by hand, call
+//!   [`conversation::repair`](crate::conversation::repair) first: it answers
+//!   unanswered calls and refuses (with a typed error) a result out of
+//!   place.
+//! - **Tool names in `tools` are sent as declared**: the model calls them by
+//!   that name, so a mapped name would reach no tool. Bind with
+//!   [`NameRules::OpenAi`](crate::tool::NameRules::OpenAi) (the default) or
+//!   [`NameRules::Portable`](crate::tool::NameRules::Portable) for these
+//!   formats; [`NameRules::Mcp`](crate::tool::NameRules::Mcp) allows dots,
+//!   which both refuse.
 
 pub mod anthropic;
 mod arguments;
