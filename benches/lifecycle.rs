@@ -6,10 +6,10 @@
 
 use std::hint::black_box;
 
-use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::ScriptedModel;
+use agent_loop::{Bindings, LoopId, SessionId};
 use agent_loop::{Definition, Mode, ToolLimits, Validated};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};

@@ -9,11 +9,11 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::conversation::{AssistantMessage, Message, ModelResponse, ToolCall};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, schema_of};
 use agent_loop::turn::{ScriptedModel, TurnStatus};
+use agent_loop::{Bindings, LoopId, Session, SessionId};
 use agent_loop::{Definition, Mode, ToolLimits};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -146,31 +146,31 @@ impl ToolMiddleware for Logging {
     }
 }
 
-fn workspace_root(bindings: &Bindings) -> Result<PathBuf, BoxError> {
-    Ok(bindings.get::<Workspace>()?.root.canonicalize()?)
+fn workspace_root(session: &Session) -> Result<PathBuf, BoxError> {
+    Ok(session.get::<Workspace>()?.root.canonicalize()?)
 }
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     // Declared once per process: factories, not instances.
-    let list_files = tool::Definition::new("list_files", |bindings: Bindings| async move {
+    let list_files = tool::Definition::new("list_files", |session: Session| async move {
         Ok::<_, BoxError>(ListFiles {
             info: ToolInfo::new(
                 "list_files",
                 "List the files and directories in a directory of the workspace.",
                 schema_of::<ListFilesArgs>(),
             ),
-            root: workspace_root(&bindings)?,
+            root: workspace_root(&session)?,
         })
     });
-    let read_file = tool::Definition::new("read_file", |bindings: Bindings| async move {
+    let read_file = tool::Definition::new("read_file", |session: Session| async move {
         Ok::<_, BoxError>(ReadFile {
             info: ToolInfo::new(
                 "read_file",
                 "Read the start of a text file of the workspace.",
                 schema_of::<ReadFileArgs>(),
             ),
-            root: workspace_root(&bindings)?,
+            root: workspace_root(&session)?,
         })
     });
 

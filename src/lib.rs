@@ -20,7 +20,7 @@
 //! # Example
 //!
 //! ```
-//! use agent_loop::bind::{Bindings, LoopId, SessionId};
+//! use agent_loop::{Bindings, LoopId, SessionId};
 //! use agent_loop::tool::{self, BoxError, ToolInfo};
 //! use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 //! use agent_loop::turn::ScriptedModel;
@@ -148,15 +148,19 @@ mod json;
 pub mod limits;
 pub mod middleware;
 pub mod mode;
+mod panic;
+pub mod session;
+mod text;
 pub mod tool;
 pub mod turn;
 pub mod wire;
 
-pub use bind::{BindError, BindErrorKind, Bindings, LoopId, SessionId};
-pub use definition::{Bound, Defined, Definition, DefinitionError, DefinitionErrorKind, Validated};
+pub use bind::{BindError, BindErrorKind, Bindings, Bound};
+pub use definition::{Defined, Definition, DefinitionError, DefinitionErrorKind, Validated};
 pub use limits::{LimitValue, ToolLimits, ToolLimitsConfig};
 pub use middleware::{Next, ToolInvocation, ToolMiddleware};
 pub use mode::Mode;
+pub use session::{LoopId, Session, SessionId};
 pub use tool::{STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
 
 // The README's example is compiled and run as a doc test.

@@ -30,7 +30,6 @@
 //! }
 //! ```
 
-use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -38,6 +37,7 @@ use async_trait::async_trait;
 use futures::FutureExt;
 use serde_json::Value;
 
+use crate::panic::panic_message;
 use crate::tool::{BoxError, CallContext, Tool};
 
 /// A wrapper around every tool execution of a bound definition.
@@ -144,16 +144,5 @@ pub(crate) async fn run_chain(
         Ok(Ok(output)) => ChainOutcome::Output(output),
         Ok(Err(error)) => ChainOutcome::Failed(error),
         Err(panic) => ChainOutcome::MiddlewarePanicked(panic_message(panic.as_ref())),
-    }
-}
-
-/// The message of a caught panic payload, when it is a string.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(message) = payload.downcast_ref::<&str>() {
-        (*message).to_owned()
-    } else if let Some(message) = payload.downcast_ref::<String>() {
-        message.clone()
-    } else {
-        "non-string panic payload".to_owned()
     }
 }

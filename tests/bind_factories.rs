@@ -72,7 +72,7 @@ async fn missing_binding_data_fails_the_factory() {
     assert!(
         error
             .source()
-            .and_then(|s| s.downcast_ref::<agent_loop::bind::MissingBinding>())
+            .and_then(|s| s.downcast_ref::<agent_loop::session::MissingBinding>())
             .is_some()
     );
 }
@@ -100,7 +100,7 @@ async fn panicking_factory_future_is_factory_panicked() {
 
 #[tokio::test]
 async fn factory_panicking_before_its_future_is_factory_panicked() {
-    fn build(_bindings: agent_loop::Bindings) -> std::future::Ready<Result<EchoTool, BoxError>> {
+    fn build(_session: agent_loop::Session) -> std::future::Ready<Result<EchoTool, BoxError>> {
         panic!("no future at all")
     }
     let error = bind_err(one_tool(tool::Definition::new("search", build))).await;
@@ -266,7 +266,7 @@ struct PanicsBeforeItsFuture;
 impl tool::ToolFactory for PanicsBeforeItsFuture {
     fn build<'a, 'b, 'f>(
         &'a self,
-        _bindings: &'b agent_loop::Bindings,
+        _session: &'b agent_loop::Session,
     ) -> std::pin::Pin<
         Box<dyn std::future::Future<Output = Result<Vec<Arc<dyn Tool>>, BoxError>> + Send + 'f>,
     >

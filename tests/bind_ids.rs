@@ -2,8 +2,8 @@
 
 mod common;
 
-use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::{BindErrorKind, Definition, Mode, Validated};
+use agent_loop::{Bindings, LoopId, SessionId};
 use common::{Counter, counted};
 
 fn definition(counter: &Counter) -> Definition<Validated> {

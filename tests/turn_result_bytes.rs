@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::turn::ScriptedModel;
-use agent_loop::turn::omitted_bytes;
 use agent_loop::{Definition, ToolLimits, tool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -90,7 +89,12 @@ async fn a_long_result_is_cut_for_the_model_but_whole_for_middlewares_and_stats(
     let long_text = long.text();
     assert!(long_text.len() <= 256, "{}", long_text.len());
     let original = big_text(10_000);
-    let omitted = omitted_bytes(&long_text).expect("a marker");
+    // The documented marker: `\n[… N bytes omitted …]\n`.
+    let omitted: usize = long_text
+        .split_once("\n[… ")
+        .and_then(|(_, rest)| rest.split_once(" bytes omitted …]\n"))
+        .and_then(|(count, _)| count.parse().ok())
+        .expect("a marker");
     let marker = format!("\n[… {omitted} bytes omitted …]\n");
     let (head, tail) = long_text.split_once(&marker).expect("head + marker + tail");
     assert!(head.starts_with("HEAD") && original.starts_with(head));

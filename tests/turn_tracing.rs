@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use agent_loop::Definition;
-use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::ScriptedModel;
+use agent_loop::{Bindings, LoopId, SessionId};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::field::{Field, Visit};

@@ -8,13 +8,13 @@
 
 mod wire_rules;
 
-use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::conversation::{
     AssistantMessage, ContentPart, FinishReason, ImagePart, Message, ModelResponse, ProviderPart,
     ReasoningPart, ToolCall, ToolResult, WireFormat,
 };
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::ScriptedModel;
+use agent_loop::{Bindings, LoopId, SessionId};
 use agent_loop::{Definition, ToolLimits};
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -5,7 +5,6 @@
 
 mod wire_rules;
 
-use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::conversation::{
     AssistantMessage, ContentPart, FinishReason, ImagePart, Message, ModelResponse, ToolCall,
     ToolResult, UserMessage, WireFormat,
@@ -13,6 +12,7 @@ use agent_loop::conversation::{
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::ScriptedModel;
 use agent_loop::wire::{ToolDeclaration, WireErrorKind, anthropic, openai};
+use agent_loop::{Bindings, LoopId, SessionId};
 use agent_loop::{Bound, Definition};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

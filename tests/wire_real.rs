@@ -25,11 +25,11 @@ mod wire_rules;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::tool::{self, BoxError, NameRules, ToolInfo};
 use agent_loop::turn::ScriptedModel;
 use agent_loop::wire::{ParsedRequest, ToolDeclaration, WireError, anthropic, mcp, openai};
+use agent_loop::{Bindings, LoopId, SessionId};
 use agent_loop::{Bound, Definition};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -18,8 +18,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use agent_loop::bind::{Bindings, LoopId, SessionId, ToolCallErrorKind};
+use agent_loop::bind::{Bindings, ToolCallErrorKind};
 use agent_loop::conversation::Message;
+use agent_loop::session::{LoopId, SessionId};
 use agent_loop::tool::{self, BoxError, CallContext, NameRules};
 use agent_loop::turn::{TurnStats, TurnStatus};
 use agent_loop::{Definition, ToolLimits};

@@ -1,33 +1,30 @@
 //! [`Bindings`]: what one `bind` call receives.
 
-use std::any::{Any, TypeId, type_name};
-use std::collections::HashMap;
+use std::any::Any;
 use std::fmt;
-use std::sync::Arc;
 
-use crate::bind::{LoopId, SessionId};
+use crate::session::{LoopId, Session, SessionId};
 use crate::tool;
 
-/// What one binding is made of: a session id, a loop id, optional extra tool
-/// definitions, and any data the caller supplies for the factories (a
-/// workspace root, a database pool, a user's credentials), looked up by type.
-///
-/// Cloning is cheap (the data is shared); factories receive a clone.
+/// What one binding is made of: the [`Session`] (a session id, a loop id
+/// and any data the caller supplies for the factories: a workspace root, a
+/// database pool, a user's credentials, looked up by type), and optional
+/// extra tool definitions for this binding only.
 ///
 /// ```
-/// use agent_loop::bind::{Bindings, LoopId, SessionId};
+/// use agent_loop::bind::Bindings;
+/// use agent_loop::session::{LoopId, SessionId};
 ///
 /// struct Workspace(std::path::PathBuf);
 ///
 /// let bindings = Bindings::new(SessionId::new(), LoopId::new()).with(Workspace("./repo".into()));
-/// assert_eq!(bindings.get::<Workspace>().unwrap().0, std::path::Path::new("./repo"));
-/// assert!(bindings.get::<String>().is_err());
+/// assert_eq!(bindings.session().get::<Workspace>()?.0, std::path::Path::new("./repo"));
+/// assert!(bindings.extra_tools().is_empty());
+/// # Ok::<_, agent_loop::session::MissingBinding>(())
 /// ```
 #[derive(Clone)]
 pub struct Bindings {
-    session_id: SessionId,
-    loop_id: LoopId,
-    data: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    session: Session,
     tools: Vec<tool::Definition>,
 }
 
@@ -35,31 +32,28 @@ impl Bindings {
     /// Bindings for one session and loop, with no data and no extra tools.
     pub fn new(session_id: SessionId, loop_id: LoopId) -> Self {
         Self {
-            session_id,
-            loop_id,
-            data: Arc::default(),
+            session: Session::new(session_id, loop_id),
             tools: Vec::new(),
         }
     }
 
-    /// Adds data for the factories, keyed by its type; a second value of the
-    /// same type replaces the first.
+    /// Adds data for the factories, found by its type with
+    /// [`Session::get`]; a second value of one type replaces the first.
     #[must_use]
     pub fn with<T: Any + Send + Sync>(mut self, value: T) -> Self {
-        Arc::make_mut(&mut self.data).insert(TypeId::of::<T>(), Arc::new(value));
+        self.session.insert(value);
         self
     }
 
-    /// Appends an extra tool definition, available in the base mode and in
-    /// every mode of this binding. It gets the same checks as the
-    /// definition's own tools, before any factory runs.
+    /// Adds an extra tool definition for this binding only, checked like the
+    /// definition's own and offered in every mode.
     #[must_use]
     pub fn tool(mut self, definition: impl Into<tool::Definition>) -> Self {
         self.tools.push(definition.into());
         self
     }
 
-    /// Appends extra tool definitions, in order (copied).
+    /// Adds extra tool definitions, in order.
     #[must_use]
     pub fn tools<D: Into<tool::Definition>>(
         mut self,
@@ -69,27 +63,19 @@ impl Bindings {
         self
     }
 
-    /// The data of type `T`.
-    ///
-    /// Errors: [`MissingBinding`] when no value of that type was supplied;
-    /// inside a factory, `?` turns it into a factory failure.
-    pub fn get<T: Any + Send + Sync>(&self) -> Result<&T, MissingBinding> {
-        self.data
-            .get(&TypeId::of::<T>())
-            .and_then(|value| value.downcast_ref::<T>())
-            .ok_or(MissingBinding {
-                type_name: type_name::<T>(),
-            })
+    /// The session the factories receive.
+    pub fn session(&self) -> &Session {
+        &self.session
     }
 
-    /// The session id.
+    /// The session's id.
     pub fn session_id(&self) -> SessionId {
-        self.session_id
+        self.session.session_id()
     }
 
-    /// The loop id.
+    /// The loop's id.
     pub fn loop_id(&self) -> LoopId {
-        self.loop_id
+        self.session.loop_id()
     }
 
     /// The extra tool definitions, in order.
@@ -101,18 +87,8 @@ impl Bindings {
 impl fmt::Debug for Bindings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Bindings")
-            .field("session_id", &self.session_id)
-            .field("loop_id", &self.loop_id)
-            .field("data", &self.data.len())
+            .field("session", &self.session)
             .field("tools", &self.tools)
             .finish()
     }
-}
-
-/// [`Bindings::get`] found no value of the type asked for.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("no binding data of type `{type_name}`: supply it with `Bindings::with`")]
-pub struct MissingBinding {
-    /// The type asked for.
-    pub type_name: &'static str,
 }

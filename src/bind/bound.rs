@@ -13,16 +13,35 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::bind::call::{self, ToolCallError};
-use crate::bind::{LoopId, SessionId};
-use crate::definition::{Definition, IsBound, State};
+use crate::definition::{Definition, State, sealed};
 use crate::limits::ToolLimits;
 use crate::middleware::ToolMiddleware;
+use crate::session::{LoopId, SessionId};
 use crate::tool::{CallContext, Tool, ToolInfo};
 
-/// The live state of one binding. Reached only through
-/// [`Definition<Bound>`](crate::Definition); its fields are private.
-#[doc(hidden)]
-pub struct Binding {
+/// The lifecycle state of a definition bound to one session by
+/// [`bind`](crate::Definition::bind): it holds that session's live tools.
+/// Not `Clone`: a binding is one session's.
+pub struct Bound {
+    pub(crate) binding: Binding,
+}
+
+impl sealed::Sealed for Bound {}
+impl State for Bound {}
+
+impl fmt::Debug for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.binding.fmt(f)
+    }
+}
+
+// A bound definition is one session's: shared across tasks, never
+// duplicated.
+static_assertions::assert_impl_all!(Definition<Bound>: Send, Sync);
+static_assertions::assert_not_impl_any!(Definition<Bound>: Clone);
+
+/// The live state of one binding.
+pub(crate) struct Binding {
     pub(crate) session_id: SessionId,
     pub(crate) loop_id: LoopId,
     /// Every built tool, each once, in build order.
@@ -226,45 +245,29 @@ pub struct UnknownMode {
     pub available: String,
 }
 
-/// The bound loop. These methods exist on `Definition<Bound>` only; on an
-/// unbound definition the compiler says to bind first.
-impl<S: State> Definition<S> {
-    fn binding(&self) -> &Binding
-    where
-        S: IsBound,
-    {
-        &self.state
+/// The bound loop: these methods exist on `Definition<Bound>` only.
+impl Definition<Bound> {
+    pub(crate) fn binding(&self) -> &Binding {
+        &self.state.binding
     }
 
     /// The session this binding belongs to.
-    pub fn session_id(&self) -> SessionId
-    where
-        S: IsBound,
-    {
+    pub fn session_id(&self) -> SessionId {
         self.binding().session_id
     }
 
     /// The loop this binding belongs to.
-    pub fn loop_id(&self) -> LoopId
-    where
-        S: IsBound,
-    {
+    pub fn loop_id(&self) -> LoopId {
         self.binding().loop_id
     }
 
     /// The tools of the current mode, in order (a fresh collection).
-    pub fn tools(&self) -> Vec<ToolHandle<'_>>
-    where
-        S: IsBound,
-    {
+    pub fn tools(&self) -> Vec<ToolHandle<'_>> {
         self.current_mode().tools
     }
 
     /// The tool named `name` in the current mode, if there is one.
-    pub fn tool(&self, name: &str) -> Option<ToolHandle<'_>>
-    where
-        S: IsBound,
-    {
+    pub fn tool(&self, name: &str) -> Option<ToolHandle<'_>> {
         let binding = self.binding();
         binding.modes[binding.current]
             .by_name
@@ -274,10 +277,7 @@ impl<S: State> Definition<S> {
 
     /// Every mode: the base mode first (named `None`), then the named modes
     /// in declared order (a fresh collection).
-    pub fn modes(&self) -> Vec<BoundMode<'_>>
-    where
-        S: IsBound,
-    {
+    pub fn modes(&self) -> Vec<BoundMode<'_>> {
         let binding = self.binding();
         (0..binding.modes.len())
             .map(|i| binding.mode_view(i))
@@ -285,28 +285,19 @@ impl<S: State> Definition<S> {
     }
 
     /// The named mode `name`, if declared.
-    pub fn mode(&self, name: &str) -> Option<BoundMode<'_>>
-    where
-        S: IsBound,
-    {
+    pub fn mode(&self, name: &str) -> Option<BoundMode<'_>> {
         let binding = self.binding();
         binding.mode_index(name).map(|i| binding.mode_view(i))
     }
 
     /// The base mode: the definition's own tools and limits.
-    pub fn base_mode(&self) -> BoundMode<'_>
-    where
-        S: IsBound,
-    {
+    pub fn base_mode(&self) -> BoundMode<'_> {
         self.binding().mode_view(0)
     }
 
     /// The current mode: the initial mode after `bind`, then whatever
     /// [`set_current_mode`](Self::set_current_mode) chose.
-    pub fn current_mode(&self) -> BoundMode<'_>
-    where
-        S: IsBound,
-    {
+    pub fn current_mode(&self) -> BoundMode<'_> {
         let binding = self.binding();
         binding.mode_view(binding.current)
     }
@@ -318,11 +309,8 @@ impl<S: State> Definition<S> {
     ///
     /// Errors: [`UnknownMode`] when no mode has that name; the current mode
     /// is then unchanged.
-    pub fn set_current_mode(&mut self, name: Option<&str>) -> Result<(), UnknownMode>
-    where
-        S: IsBound,
-    {
-        let binding: &mut Binding = &mut self.state;
+    pub fn set_current_mode(&mut self, name: Option<&str>) -> Result<(), UnknownMode> {
+        let binding: &mut Binding = &mut self.state.binding;
         binding.current = match name {
             None => 0,
             Some(name) => binding.mode_index(name).ok_or_else(|| UnknownMode {
@@ -340,10 +328,7 @@ impl<S: State> Definition<S> {
 
     /// The middlewares, first = outermost (a fresh collection of shared
     /// instances).
-    pub fn middlewares(&self) -> Vec<Arc<dyn ToolMiddleware>>
-    where
-        S: IsBound,
-    {
+    pub fn middlewares(&self) -> Vec<Arc<dyn ToolMiddleware>> {
         self.binding().middlewares.to_vec()
     }
 
@@ -354,10 +339,7 @@ impl<S: State> Definition<S> {
     /// Errors: [`ToolCallError`] of kind `UnknownTool` when the current mode
     /// has no such tool (a tool of another mode is unknown too), and the
     /// errors of [`ToolHandle::invoke`].
-    pub async fn invoke(&self, name: &str, arguments: Value) -> Result<Value, ToolCallError>
-    where
-        S: IsBound,
-    {
+    pub async fn invoke(&self, name: &str, arguments: Value) -> Result<Value, ToolCallError> {
         let binding = self.binding();
         let tool = call::lookup(binding, binding.current, name)?;
         ToolHandle { tool, binding }.invoke(arguments).await

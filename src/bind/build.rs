@@ -12,15 +12,32 @@ use futures::future::join_all;
 use serde_json::Value;
 
 use crate::bind::{
-    BindError, BindErrorKind, Binding, Bindings, BoundModeData, BoundTool, FactoryPanic,
+    BindError, BindErrorKind, Binding, Bindings, Bound, BoundModeData, BoundTool, FactoryPanic,
 };
 use crate::definition::builder::Recipe;
 use crate::definition::validate::check_tool_definition;
-use crate::middleware::panic_message;
+use crate::definition::{Definition, Validated};
+use crate::panic::panic_message;
 use crate::tool::{self, NameRules, STRUCTURED_OUTPUT_TOOL_NAME, Tool};
 
+impl Definition<Validated> {
+    /// Binds the definition to one session: builds every tool for it and
+    /// checks what was built (see the [`bind`](crate::bind) module for the
+    /// order of the checks). The definition itself is untouched and can be
+    /// bound again, concurrently, for other sessions.
+    ///
+    /// Errors: [`BindError`]; nothing of the binding exists then.
+    pub async fn bind(&self, bindings: Bindings) -> Result<Definition<Bound>, BindError> {
+        let binding = bind(&self.recipe, bindings).await?;
+        Ok(Definition {
+            recipe: Arc::clone(&self.recipe),
+            state: Bound { binding },
+        })
+    }
+}
+
 /// Binds `recipe` to one session.
-pub(crate) async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError> {
+async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError> {
     if bindings.session_id().is_nil() {
         return Err(BindError::new(
             BindErrorKind::InvalidSessionId,
@@ -60,7 +77,8 @@ pub(crate) async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding,
     // like one that panics while running.
     let bindings = &bindings;
     let built = join_all(distinct.iter().map(|definition| {
-        AssertUnwindSafe(async move { definition.factory().build(bindings).await }).catch_unwind()
+        AssertUnwindSafe(async move { definition.factory().build(bindings.session()).await })
+            .catch_unwind()
     }))
     .await;
 

@@ -1,8 +1,8 @@
 //! Binding: turning a validated definition into one session's live tools.
 //!
 //! [`Definition<Validated>::bind`](crate::Definition::bind) takes
-//! [`Bindings`] (a [`SessionId`], a [`LoopId`], optional extra tools, and
-//! data for the factories) and, in the order of DESIGN.md section 6:
+//! [`Bindings`] (a [`Session`](crate::session::Session): its ids and data
+//! for the factories; and optional extra tools) and, in this order:
 //!
 //! 1. refuses a nil session id or loop id, before anything runs;
 //! 2. checks the extra tool definitions like the definition's own;
@@ -11,25 +11,23 @@
 //!    same declared tool name, anywhere in the binding;
 //! 4. runs each distinct factory once (a definition shared by the base and
 //!    modes is built once and its tools shared; a new binding builds anew);
-//! 5. checks what was built: the declared names, the name rules, the
-//!    description and the JSON Schema of each [`ToolInfo`](crate::tool::ToolInfo),
-//!    compiling each schema once for the binding's lifetime.
+//! 5. checks what was built: the declared names, the name rules and the
+//!    JSON Schema of each [`ToolInfo`](crate::tool::ToolInfo), compiling
+//!    each schema once for the binding's lifetime.
 //!
-//! Any failure is a typed [`BindError`] and no binding exists.
+//! Any failure is a typed [`BindError`] and no binding exists. A bound
+//! definition is a `Definition<`[`Bound`]`>`: its methods (tools, modes,
+//! invocation) are here, and the turn runner's in [`turn`](crate::turn).
 
 mod bindings;
 mod bound;
 mod build;
 pub(crate) mod call;
 mod error;
-mod ids;
 
-pub use bindings::{Bindings, MissingBinding};
-#[doc(hidden)]
-pub use bound::Binding;
-pub use bound::{BoundMode, ToolHandle, UnknownMode};
+pub use bindings::Bindings;
+pub(crate) use bound::Binding;
+pub use bound::{Bound, BoundMode, ToolHandle, UnknownMode};
 pub(crate) use bound::{BoundModeData, BoundTool};
-pub(crate) use build::bind;
 pub use call::{ToolCallError, ToolCallErrorKind};
 pub use error::{BindError, BindErrorKind, FactoryPanic};
-pub use ids::{LoopId, SessionId};

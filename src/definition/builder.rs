@@ -29,7 +29,7 @@ use crate::tool::{self, NameRules};
     ),
     build_method(vis = "pub", into = Definition<Defined>)
 )]
-pub struct Recipe {
+pub(crate) struct Recipe {
     /// The loop definition's name, e.g. `support-agent`. Required; must not
     /// be blank (checked by `validate`).
     #[builder(setter(into))]

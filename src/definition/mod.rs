@@ -20,19 +20,17 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use builder::DefinitionBuilder;
-#[doc(hidden)]
-pub use builder::Recipe;
+pub(crate) use builder::Recipe;
 pub use error::{DefinitionError, DefinitionErrorKind};
-pub use state::{Bindable, Bound, Defined, IsBound, State, Validated};
-
-use crate::bind::{BindError, Bindings};
+pub(crate) use state::sealed;
+pub use state::{Defined, State, Validated};
 
 /// A loop definition in lifecycle state `S` ([`Defined`], [`Validated`] or
-/// [`Bound`]).
+/// [`Bound`](crate::bind::Bound)).
 ///
 /// ```
 /// use agent_loop::{Definition, Mode, ToolLimits};
-/// use agent_loop::bind::{Bindings, LoopId, SessionId};
+/// use agent_loop::{Bindings, LoopId, SessionId};
 /// use agent_loop::tool;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -61,7 +59,7 @@ use crate::bind::{BindError, Bindings};
 /// ```
 pub struct Definition<S: State = Defined> {
     pub(crate) recipe: Arc<Recipe>,
-    pub(crate) state: S::Data,
+    pub(crate) state: S,
 }
 
 impl Definition<Defined> {
@@ -74,7 +72,7 @@ impl Definition<Defined> {
     pub(crate) fn from_recipe(recipe: Recipe) -> Self {
         Self {
             recipe: Arc::new(recipe),
-            state: (),
+            state: Defined::STATE,
         }
     }
 
@@ -91,7 +89,7 @@ impl Definition<Defined> {
         self.recipe.validate()?;
         Ok(Definition {
             recipe: self.recipe,
-            state: (),
+            state: Validated::STATE,
         })
     }
 }
@@ -101,40 +99,15 @@ impl<S: State> Definition<S> {
     pub fn name(&self) -> &str {
         &self.recipe.name
     }
-
-    /// Binds the definition to one session: builds every tool for it and
-    /// checks what was built (DESIGN.md section 6, and the [`bind`](crate::bind)
-    /// module). Needs a [`Validated`] definition; the definition itself is
-    /// untouched and can be bound again, concurrently, for other sessions.
-    ///
-    /// Errors: [`BindError`]; nothing of the binding exists then.
-    pub async fn bind(&self, bindings: Bindings) -> Result<Definition<Bound>, BindError>
-    where
-        S: Bindable,
-    {
-        let binding = crate::bind::bind(&self.recipe, bindings).await?;
-        Ok(Definition {
-            recipe: Arc::clone(&self.recipe),
-            state: binding,
-        })
-    }
 }
 
-impl Clone for Definition<Defined> {
+/// Cheap: the recipe is shared. A bound definition is one session's and
+/// is not `Clone`.
+impl<S: State + Copy> Clone for Definition<S> {
     fn clone(&self) -> Self {
         Self {
             recipe: Arc::clone(&self.recipe),
-            state: (),
-        }
-    }
-}
-
-impl Clone for Definition<Validated> {
-    /// Cheap: the recipe is shared.
-    fn clone(&self) -> Self {
-        Self {
-            recipe: Arc::clone(&self.recipe),
-            state: (),
+            state: self.state,
         }
     }
 }
@@ -162,6 +135,4 @@ impl<S: State> fmt::Debug for Definition<S> {
 // compiles: a validated definition is shared across sessions and tasks; a
 // bound one is one session's and cannot be duplicated.
 static_assertions::assert_impl_all!(Definition<Validated>: Send, Sync, Clone);
-static_assertions::assert_impl_all!(Definition<Bound>: Send, Sync);
-static_assertions::assert_not_impl_any!(Definition<Bound>: Clone);
 static_assertions::assert_impl_all!(crate::tool::Definition: Send, Sync, Clone);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::bind::Bindings;
+use crate::session::Session;
 use crate::tool::{BoxError, Tool};
 
 /// Builds the live tools of one [`Definition`] for one binding.
@@ -20,9 +20,9 @@ use crate::tool::{BoxError, Tool};
 /// its panic [`FactoryPanicked`](crate::bind::BindErrorKind::FactoryPanicked).
 #[async_trait]
 pub trait ToolFactory: Send + Sync + 'static {
-    /// Builds the tools for the binding described by `bindings`. The tools
-    /// must report exactly the names the definition declared.
-    async fn build(&self, bindings: &Bindings) -> Result<Vec<Arc<dyn Tool>>, BoxError>;
+    /// Builds the tools for the binding of `session`. The tools must report
+    /// exactly the names the definition declared.
+    async fn build(&self, session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError>;
 }
 
 /// A tool definition: a named **factory** that builds live tools for one
@@ -64,8 +64,8 @@ struct Inner {
 impl Definition {
     /// A definition whose factory builds one tool named `name`.
     ///
-    /// The factory receives a clone of the [`Bindings`] (cheap: shared data)
-    /// and returns the tool, or an error.
+    /// The factory receives the binding's [`Session`] (its ids and the
+    /// caller's data; cheap to clone) and returns the tool, or an error.
     ///
     /// ```
     /// # use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
@@ -76,16 +76,16 @@ impl Definition {
     /// #     fn info(&self) -> &ToolInfo { &self.info }
     /// #     async fn invoke(&self, _: Value, _: &CallContext) -> Result<Value, BoxError> { Ok(json!(self.session)) }
     /// # }
-    /// let clock = tool::Definition::new("clock", |bindings| async move {
+    /// let clock = tool::Definition::new("clock", |session| async move {
     ///     Ok::<_, BoxError>(Clock {
     ///         info: ToolInfo::without_parameters("clock", "The session's clock."),
-    ///         session: bindings.session_id().to_string(),
+    ///         session: session.session_id().to_string(),
     ///     })
     /// });
     /// ```
     pub fn new<F, Fut, T, E>(name: impl Into<String>, factory: F) -> Self
     where
-        F: Fn(Bindings) -> Fut + Send + Sync + 'static,
+        F: Fn(Session) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
         T: Tool,
         E: Into<BoxError>,
@@ -94,8 +94,8 @@ impl Definition {
         Self::from_factory(
             name.clone(),
             [name],
-            ClosureFactory(move |bindings| {
-                let built = factory(bindings);
+            ClosureFactory(move |session| {
+                let built = factory(session);
                 async move {
                     let tool = built.await.map_err(Into::into)?;
                     Ok(vec![Arc::new(tool) as Arc<dyn Tool>])
@@ -112,15 +112,15 @@ impl Definition {
         factory: F,
     ) -> Self
     where
-        F: Fn(Bindings) -> Fut + Send + Sync + 'static,
+        F: Fn(Session) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<Arc<dyn Tool>>, E>> + Send + 'static,
         E: Into<BoxError>,
     {
         Self::from_factory(
             name,
             tool_names,
-            ClosureFactory(move |bindings| {
-                let built = factory(bindings);
+            ClosureFactory(move |session| {
+                let built = factory(session);
                 async move { built.await.map_err(Into::into) }
             }),
         )
@@ -185,10 +185,10 @@ struct ClosureFactory<F>(F);
 #[async_trait]
 impl<F, Fut> ToolFactory for ClosureFactory<F>
 where
-    F: Fn(Bindings) -> Fut + Send + Sync + 'static,
+    F: Fn(Session) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Vec<Arc<dyn Tool>>, BoxError>> + Send + 'static,
 {
-    async fn build(&self, bindings: &Bindings) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
-        (self.0)(bindings.clone()).await
+    async fn build(&self, session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+        (self.0)(session.clone()).await
     }
 }

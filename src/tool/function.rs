@@ -47,7 +47,7 @@ impl Definition {
     {
         let handler = Arc::new(handler);
         let name = info.name.clone();
-        Definition::new(name, move |_bindings| {
+        Definition::new(name, move |_session| {
             let tool = FnTool {
                 info: info.clone(),
                 handler: Arc::clone(&handler),

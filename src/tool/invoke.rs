@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::bind::{LoopId, SessionId};
+use crate::session::{LoopId, SessionId};
 use crate::tool::ToolInfo;
 
 /// The error type of tools, factories and middlewares: any error, boxed.

@@ -6,11 +6,8 @@ mod error;
 mod model;
 mod outcome;
 mod runner;
-mod truncate;
 
+pub use crate::text::ERROR_TEXT_BYTES;
 pub use error::{ExceededLimit, ToolLimitError, TurnError};
 pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use outcome::{CallStats, IterationStats, TurnOutcome, TurnStats, TurnStatus};
-pub use truncate::{
-    ERROR_TEXT_BYTES, MIN_RESULT_BYTES, clean_error_text, omitted_bytes, truncate_middle,
-};

@@ -16,22 +16,22 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
 use crate::bind::call::{self, ToolCallError};
-use crate::bind::{Binding, BoundModeData};
+use crate::bind::{Binding, Bound, BoundModeData};
 use crate::conversation::ids::fresh_tool_call_id;
 use crate::conversation::{
     Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage, repair,
 };
-use crate::definition::{Definition, IsBound, State};
+use crate::definition::Definition;
 use crate::limits::ToolLimits;
-use crate::middleware::panic_message;
+use crate::panic::panic_message;
+use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
 use crate::tool::{BoxError, Tool};
-use crate::turn::truncate::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
 use crate::turn::{
     CallStats, ExceededLimit, IterationStats, Model, ModelRequest, ToolLimitError, TurnError,
     TurnOutcome, TurnStats, TurnStatus,
 };
 
-impl<S: State> Definition<S> {
+impl Definition<Bound> {
     /// Runs one turn: asks `model` and runs the tool calls it asks for, in
     /// the current mode, until it gives a final answer.
     ///
@@ -89,11 +89,8 @@ impl<S: State> Definition<S> {
         model: &M,
         conversation: &mut Conversation,
         cancellation: &CancellationToken,
-    ) -> Result<TurnOutcome, TurnError>
-    where
-        S: IsBound,
-    {
-        let binding: &Binding = &self.state;
+    ) -> Result<TurnOutcome, TurnError> {
+        let binding: &Binding = self.binding();
         let mode = binding.current;
         let span = info_span!(
             "invoke_agent",

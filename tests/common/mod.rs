@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_loop::bind::{Bindings, LoopId, SessionId};
 use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+use agent_loop::{Bindings, LoopId, SessionId};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 

@@ -10,14 +10,10 @@
 
 use std::borrow::Cow;
 
-/// The smallest `result_bytes` limit a definition may set, in bytes:
-/// [`ToolLimits::MIN_RESULT_BYTES`](crate::ToolLimits::MIN_RESULT_BYTES)
-/// as a `usize` (DESIGN.md section 4: "off, or ≥ 256").
-pub const MIN_RESULT_BYTES: usize = crate::ToolLimits::MIN_RESULT_BYTES as usize;
-
-/// The bound, in bytes, of a model-facing error text
-/// ([`clean_error_text`]): enough for a sentence naming a tool, a field and
-/// the reason, short enough that a verbose error cannot flood the context.
+/// The bound, in bytes of UTF-8, of the error text a model reads in an error
+/// result (cleaned of control characters, cut in the middle with a marker
+/// when longer): enough for a sentence naming a tool, a field and the
+/// reason, short enough that a verbose error cannot flood the context.
 pub const ERROR_TEXT_BYTES: usize = 1024;
 
 /// Opening and closing of the marker's core, around the omitted byte count:
@@ -51,30 +47,11 @@ const ERROR_SEPARATOR: &str = " ";
 ///   marker, the tail the rest;
 /// - the result is deterministic and this function never panics.
 ///
-/// A `limit` below [`MIN_RESULT_BYTES`] is never set by a definition, but is
+/// A `limit` below the smallest `result_bytes` a definition may set (256) is never set by a definition, but is
 /// handled: if even the marker does not fit (a `limit` under about 30
 /// bytes), the result is the longest prefix of `text` that fits, cut at a
 /// character boundary, with no marker.
-///
-/// ```
-/// use agent_loop::turn::{omitted_bytes, truncate_middle};
-///
-/// let log = format!("start\n{}\nend", "x".repeat(10_000));
-/// let cut = truncate_middle(&log, 256);
-/// assert!(cut.len() <= 256);
-/// assert!(cut.starts_with("start\n"));
-/// assert!(cut.ends_with("\nend"));
-///
-/// // The marker states exactly how many bytes are missing.
-/// let omitted = omitted_bytes(&cut).unwrap();
-/// let marker = format!("\n[… {omitted} bytes omitted …]\n");
-/// assert!(cut.contains(&marker));
-/// assert_eq!(omitted, log.len() - (cut.len() - marker.len()));
-///
-/// // Text that fits is returned as it is, without a copy.
-/// assert!(matches!(truncate_middle("short", 256), std::borrow::Cow::Borrowed("short")));
-/// ```
-pub fn truncate_middle(text: &str, limit: usize) -> Cow<'_, str> {
+pub(crate) fn truncate_middle(text: &str, limit: usize) -> Cow<'_, str> {
     match plan_cut(text, limit, RESULT_SEPARATOR) {
         Cut::Fits => Cow::Borrowed(text),
         Cut::Prefix(end) => Cow::Borrowed(&text[..end]),
@@ -92,7 +69,8 @@ pub fn truncate_middle(text: &str, limit: usize) -> Cow<'_, str> {
 /// The count is the number of bytes of the original text the marker stands
 /// for. A text whose own head already contained marker-like text reports
 /// that one, since it comes first; tool output rarely does.
-pub fn omitted_bytes(truncated: &str) -> Option<usize> {
+#[cfg(test)]
+pub(crate) fn omitted_bytes(truncated: &str) -> Option<usize> {
     truncated
         .match_indices(MARKER_OPEN)
         .find_map(|(start, _)| parse_marker_count(&truncated[start + MARKER_OPEN.len()..]))
@@ -100,6 +78,7 @@ pub fn omitted_bytes(truncated: &str) -> Option<usize> {
 
 /// Parses `12345 bytes omitted …]…` into 12345; `None` if `rest` does not
 /// start with a count followed by the marker's closing.
+#[cfg(test)]
 fn parse_marker_count(rest: &str) -> Option<usize> {
     let digits_end = rest
         .find(|c: char| !c.is_ascii_digit())
@@ -124,17 +103,7 @@ fn parse_marker_count(rest: &str) -> Option<usize> {
 ///
 /// The output never contains a control character and is at most `limit`
 /// bytes.
-///
-/// ```
-/// use agent_loop::turn::{clean_error_text, ERROR_TEXT_BYTES};
-///
-/// let raw = "error: file not found\n\t  at main.rs:3\r\n";
-/// assert_eq!(
-///     clean_error_text(raw, ERROR_TEXT_BYTES),
-///     "error: file not found at main.rs:3",
-/// );
-/// ```
-pub fn clean_error_text(text: &str, limit: usize) -> String {
+pub(crate) fn clean_error_text(text: &str, limit: usize) -> String {
     let mut cleaned = String::with_capacity(text.len());
     let mut space_pending = false;
     for character in text.chars() {
@@ -424,5 +393,136 @@ mod tests {
         assert_eq!(ceil_char_boundary(text, 2), 5);
         assert_eq!(ceil_char_boundary(text, 6), 6);
         assert_eq!(ceil_char_boundary(text, 99), 6);
+    }
+}
+
+/// Properties: bounded, valid UTF-8, exact omitted counts, deterministic.
+#[cfg(test)]
+mod properties {
+    use std::borrow::Cow;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The smallest `result_bytes` a definition may set
+    /// (`ToolLimits::MIN_RESULT_BYTES`).
+    const MIN_RESULT_BYTES: usize = 256;
+
+    /// Random text: arbitrary strings, plus long strings of multi-byte
+    /// characters so cuts land inside 2-, 3- and 4-byte sequences.
+    fn any_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            prop::collection::vec(any::<char>(), 0..3_000).prop_map(String::from_iter),
+            prop::collection::vec(
+                prop::sample::select(vec!['a', 'é', '€', '🦀', '\n', ' ']),
+                0..10_000
+            )
+            .prop_map(String::from_iter),
+            prop::collection::vec(prop::sample::select(vec!['a', 'b', '\n']), 0..10_000)
+                .prop_map(String::from_iter),
+        ]
+    }
+
+    fn any_limit() -> impl Strategy<Value = usize> {
+        prop_oneof![
+            MIN_RESULT_BYTES..MIN_RESULT_BYTES + 64,
+            MIN_RESULT_BYTES..2_000,
+            MIN_RESULT_BYTES..12_000,
+        ]
+    }
+
+    /// Head, omitted count and tail of a cut text, found through the documented
+    /// marker.
+    fn split(cut: &str) -> Option<(&str, usize, &str)> {
+        let omitted = omitted_bytes(cut)?;
+        let marker = format!("\n[… {omitted} bytes omitted …]\n");
+        let start = cut.find(&marker)?;
+        Some((&cut[..start], omitted, &cut[start + marker.len()..]))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn output_never_exceeds_the_limit(text in any_text(), limit in any_limit()) {
+            prop_assert!(truncate_middle(&text, limit).len() <= limit);
+        }
+
+        #[test]
+        fn text_that_fits_is_unchanged(text in any_text(), limit in any_limit()) {
+            if text.len() <= limit {
+                prop_assert!(matches!(truncate_middle(&text, limit), Cow::Borrowed(t) if t == text));
+            }
+        }
+
+        #[test]
+        fn cut_text_is_head_marker_tail_with_exact_count(text in any_text(), limit in any_limit()) {
+            let cut = truncate_middle(&text, limit);
+            if text.len() > limit {
+                let (head, omitted, tail) = split(&cut).expect("a cut text has a marker");
+                // Slicing `text` at these lengths panics unless they are character
+                // boundaries: the cuts kept UTF-8 intact.
+                prop_assert_eq!(&text[..head.len()], head);
+                prop_assert_eq!(&text[text.len() - tail.len()..], tail);
+                prop_assert_eq!(omitted, text.len() - head.len() - tail.len());
+                prop_assert!(omitted > 0);
+                // About half each: the head gets the rounded-up half of the
+                // budget, less up to 3 bytes at a character boundary, which the
+                // tail may take; the tail loses up to 3 bytes at its own.
+                prop_assert!(head.len().abs_diff(tail.len()) <= 6, "head {} tail {}", head.len(), tail.len());
+            }
+        }
+
+        #[test]
+        fn cut_is_deterministic(text in any_text(), limit in any_limit()) {
+            prop_assert_eq!(truncate_middle(&text, limit), truncate_middle(&text, limit));
+        }
+
+        #[test]
+        fn cut_wastes_at_most_a_few_bytes(text in any_text(), limit in any_limit()) {
+            // Up to 3 bytes each at two character boundaries, plus reserved
+            // count digits the real count did not need.
+            let cut = truncate_middle(&text, limit);
+            if text.len() > limit {
+                let unused_digits = text.len().to_string().len()
+                    - omitted_bytes(&cut).unwrap().to_string().len();
+                prop_assert!(cut.len() + 6 + unused_digits >= limit, "{} of {}", cut.len(), limit);
+            }
+        }
+
+        #[test]
+        fn any_limit_at_all_is_respected(text in any_text(), limit in 0usize..400) {
+            // Below MIN_RESULT_BYTES too: never longer, always a prefix or a cut.
+            let cut = truncate_middle(&text, limit);
+            prop_assert!(cut.len() <= limit);
+            if split(&cut).is_none() && text.len() > limit {
+                prop_assert!(text.starts_with(cut.as_ref()));
+            }
+        }
+
+        #[test]
+        fn error_text_has_no_control_characters_and_fits(text in any_text(), limit in any_limit()) {
+            let cleaned = clean_error_text(&text, limit);
+            prop_assert!(cleaned.len() <= limit);
+            prop_assert!(!cleaned.chars().any(char::is_control), "{:?}", cleaned);
+            prop_assert!(!cleaned.contains("  "));
+            prop_assert_eq!(cleaned.trim(), cleaned.as_str());
+        }
+
+        #[test]
+        fn error_text_at_default_bound_fits(text in any_text()) {
+            let cleaned = clean_error_text(&text, ERROR_TEXT_BYTES);
+            prop_assert!(cleaned.len() <= ERROR_TEXT_BYTES);
+            prop_assert!(!cleaned.chars().any(char::is_control));
+        }
+
+        #[test]
+        fn error_text_with_tiny_limits_fits(text in any_text(), limit in 0usize..64) {
+            let cleaned = clean_error_text(&text, limit);
+            prop_assert!(cleaned.len() <= limit);
+            prop_assert!(!cleaned.chars().any(char::is_control));
+        }
     }
 }
