@@ -3,19 +3,23 @@
 //!
 //! # The map
 //!
-//! Data flows one way: builder → validate → bind → turn.
+//! Data flows one way: builder → validate → bind → turn. The modules stand
+//! in layers, and a module uses only modules of lower layers (a test reads
+//! every `crate::` path in `src/` and keeps this table true):
 //!
-//! | module | concept |
-//! | --- | --- |
-//! | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
-//! | [`tool`] | tool definitions (factories), the [`Tool`] trait, [`ToolInfo`], name rules |
-//! | [`limits`] | per-turn [`ToolLimits`] and their resolution |
-//! | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
-//! | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
-//! | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
-//! | [`conversation`] | the provider-neutral [`Message`](conversation::Message)s, tool calls and results, and [`ModelResponse`](conversation::ModelResponse) |
-//! | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
-//! | [`wire`] | OpenAI, Anthropic and MCP formats |
+//! | layer | module | concept |
+//! | ---: | --- | --- |
+//! | 0 | [`conversation`] | the provider-neutral [`Message`](conversation::Message)s, tool calls and results, and [`ModelResponse`](conversation::ModelResponse) |
+//! | 0 | [`session`] | a session's [`SessionId`], [`LoopId`] and the caller's data ([`Session`]) |
+//! | 0 | `text`, `panic`, `json` | crate-private helpers: bounding model-facing text, panic messages, JSON type names |
+//! | 1 | [`tool`] | tool definitions (factories), the [`Tool`] trait, [`ToolInfo`], name rules |
+//! | 2 | [`limits`] | per-turn [`ToolLimits`] and their resolution |
+//! | 2 | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
+//! | 2 | [`wire`] | OpenAI, Anthropic and MCP formats |
+//! | 3 | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
+//! | 4 | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
+//! | 5 | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
+//! | 6 | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
 //!
 //! # Example
 //!
