@@ -1,4 +1,4 @@
-//! The `bind` algorithm of DESIGN.md section 6: check the ids, check the
+//! The `bind` algorithm: check the ids, check the
 //! extra tools, find the distinct definitions and their collisions, run each
 //! distinct factory once, check what they built, assemble the modes. All or
 //! nothing.
@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::join_all;
-use serde_json::Value;
 
 use crate::bind::{
     BindError, BindErrorKind, Binding, Bindings, Bound, BoundModeData, BoundTool, FactoryPanic,
@@ -18,7 +17,10 @@ use crate::definition::builder::Recipe;
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
 use crate::panic::panic_message;
-use crate::tool::{self, NameRules, STRUCTURED_OUTPUT_TOOL_NAME, Tool};
+use crate::text::truncate_end;
+use crate::tool::name::{ToolNameProblem, check_tool_name};
+use crate::tool::schema::{MAX_SCHEMA_DEPTH, SchemaProblem};
+use crate::tool::{self, NameRules, Tool};
 
 impl Definition<Validated> {
     /// Binds the definition to one session: builds every tool for it and
@@ -294,8 +296,9 @@ fn check_produced_names(
     Err(BindError::new(BindErrorKind::InvalidToolInfo, detail).name(definition.name()))
 }
 
-/// Checks one built tool's `ToolInfo` and compiles its argument schema, once
-/// per binding.
+/// Checks one built tool's `ToolInfo` and gets its compiled argument
+/// schema: compiled once per binding, or once for every binding when the
+/// definition's schema is fixed at declaration.
 fn bound_tool(
     definition: &tool::Definition,
     index: usize,
@@ -308,16 +311,22 @@ fn bound_tool(
             .name(info.name.clone())
             .index(index)
     };
-    if info.name == STRUCTURED_OUTPUT_TOOL_NAME {
-        return Err(invalid(format!(
-            "tool `{}` of definition `{}` uses the reserved structured-output name",
-            info.name,
-            definition.name()
-        )));
+    match check_tool_name(rules, &info.name) {
+        Ok(()) => {}
+        Err(ToolNameProblem::Reserved) => {
+            return Err(invalid(format!(
+                "tool `{}` of definition `{}` uses the reserved structured-output name",
+                info.name,
+                definition.name()
+            )));
+        }
+        Err(ToolNameProblem::Invalid(error)) => {
+            return Err(invalid(format!(
+                "tool name {:?} is invalid: {error}",
+                info.name
+            )));
+        }
     }
-    rules
-        .check(&info.name)
-        .map_err(|error| invalid(format!("tool name {:?} is invalid: {error}", info.name)))?;
     if info.description.trim().is_empty() {
         // Both providers accept it, and real tool lists have it (pydantic-ai
         // sends "" for a tool without a docstring); a model just calls an
@@ -328,93 +337,128 @@ fn bound_tool(
             "tool has a blank description"
         );
     }
-    if info.parameters.get("type") != Some(&Value::String("object".into())) {
-        return Err(invalid(format!(
-            "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
-            info.name,
-            shorten(&info.parameters)
-        )));
-    }
-    if nesting_exceeds(&info.parameters, MAX_SCHEMA_DEPTH) {
-        return Err(invalid(format!(
-            "the parameters of tool `{}` nest deeper than {MAX_SCHEMA_DEPTH} levels",
-            info.name
-        )));
-    }
-    jsonschema::meta::validate(&info.parameters).map_err(|error| {
-        invalid(format!(
-            "the parameters of tool `{}` are not a valid JSON Schema: {error}",
-            info.name
-        ))
-        .source(error.to_owned())
-    })?;
-    let validator = jsonschema::validator_for(&info.parameters).map_err(|error| {
-        invalid(format!(
-            "the parameters of tool `{}` do not compile: {error}",
-            info.name
-        ))
-        .source(error.to_owned())
-    })?;
+    let validator =
+        definition
+            .argument_validator(&info.parameters)
+            .map_err(|problem| match problem {
+                SchemaProblem::NotObject => invalid(format!(
+                    "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
+                    info.name,
+                    truncate_end(&info.parameters.to_string(), 80)
+                )),
+                SchemaProblem::TooDeep => invalid(format!(
+                    "the parameters of tool `{}` nest deeper than {MAX_SCHEMA_DEPTH} levels",
+                    info.name
+                )),
+                SchemaProblem::NotASchema(error) => invalid(format!(
+                    "the parameters of tool `{}` are not a valid JSON Schema: {error}",
+                    info.name
+                ))
+                .source(error),
+                SchemaProblem::DoesNotCompile(error) => invalid(format!(
+                    "the parameters of tool `{}` do not compile: {error}",
+                    info.name
+                ))
+                .source(error),
+            })?;
     Ok(BoundTool {
         info: info.clone(),
         tool,
-        validator: Arc::new(validator),
+        validator,
         definition_name: definition.name().into(),
     })
 }
 
-/// How deeply a tool's `parameters` may nest (objects and arrays). The
-/// schema checker recurses per level, so a schema built in code thousands
-/// of levels deep would overflow the stack; 128 is serde_json's own parsing
-/// limit, so no schema read from JSON text is refused by it.
-const MAX_SCHEMA_DEPTH: usize = 128;
-
-/// `true` when `value` nests objects or arrays more than `limit` levels
-/// deep. Stops descending at the limit, so it never recurses deeper itself.
-fn nesting_exceeds(value: &Value, limit: usize) -> bool {
-    let children: Box<dyn Iterator<Item = &Value>> = match value {
-        Value::Object(map) => Box::new(map.values()),
-        Value::Array(items) => Box::new(items.iter()),
-        _ => return false,
-    };
-    limit == 0
-        || children
-            .into_iter()
-            .any(|child| nesting_exceeds(child, limit - 1))
-}
-
-/// A value for an error message: compact JSON, at most 80 bytes.
-fn shorten(value: &Value) -> String {
-    let mut text = value.to_string();
-    if text.len() > 80 {
-        let mut end = 77;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push_str("...");
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
+    use crate::session::{LoopId, SessionId};
+    use crate::tool::{BoxError, ToolInfo};
 
-    /// `levels` objects nested in one another.
-    fn nested(levels: usize) -> Value {
-        (1..levels).fold(json!({}), |inner, _| json!({ "a": inner }))
+    async fn bind_n(tool: &tool::Definition, n: usize) -> Vec<Definition<Bound>> {
+        let definition = Definition::builder()
+            .name("agent")
+            .tool(tool)
+            .build()
+            .validate()
+            .unwrap();
+        let mut bound = Vec::new();
+        for _ in 0..n {
+            bound.push(
+                definition
+                    .bind(Bindings::new(SessionId::new(), LoopId::new()))
+                    .await
+                    .unwrap(),
+            );
+        }
+        bound
     }
 
-    #[test]
-    fn nesting_is_counted_in_container_levels() {
-        assert!(!nesting_exceeds(&json!("leaf"), 0));
-        assert!(nesting_exceeds(&json!({}), 0));
-        assert!(!nesting_exceeds(&nested(128), 128));
-        assert!(nesting_exceeds(&nested(129), 128));
-        assert!(nesting_exceeds(&json!([[[1]]]), 2));
-        assert!(!nesting_exceeds(&json!([[[1]]]), 3));
+    fn validators(bound: &[Definition<Bound>]) -> Vec<Arc<jsonschema::Validator>> {
+        bound
+            .iter()
+            .map(|b| Arc::clone(&b.binding().tools[0].validator))
+            .collect()
+    }
+
+    fn parameters() -> Value {
+        json!({"type": "object", "properties": {"a": {"type": "integer"}}})
+    }
+
+    #[tokio::test]
+    async fn from_fn_schema_is_compiled_once_across_bindings() {
+        let add = tool::Definition::from_fn(
+            ToolInfo::new("add", "Adds.", parameters()),
+            |arguments: Value, _context| async move { Ok::<_, BoxError>(arguments) },
+        );
+        let bound = bind_n(&add, 4).await;
+        let validators = validators(&bound);
+        assert!(
+            validators.iter().all(|v| Arc::ptr_eq(v, &validators[0])),
+            "one compiled validator shared by all 4 bindings"
+        );
+        // The tools themselves are still built per binding.
+        assert!(!bound[0].tools()[0].same_instance(&bound[1].tools()[0]));
+    }
+
+    #[tokio::test]
+    async fn typed_fn_schema_is_compiled_once_across_bindings() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        struct Arguments {
+            #[allow(dead_code)]
+            a: i64,
+        }
+        let typed = tool::Definition::typed_fn("typed", "Typed.", |_: Arguments, _context| async {
+            Ok::<_, BoxError>("ok")
+        });
+        let validators = validators(&bind_n(&typed, 3).await);
+        assert!(validators.iter().all(|v| Arc::ptr_eq(v, &validators[0])));
+    }
+
+    #[tokio::test]
+    async fn factory_tool_schema_is_compiled_per_binding() {
+        // A factory's tool reports its info only once built, so each
+        // binding compiles the schema it reports.
+        struct Echo(ToolInfo);
+        #[async_trait::async_trait]
+        impl Tool for Echo {
+            fn info(&self) -> &ToolInfo {
+                &self.0
+            }
+            async fn invoke(
+                &self,
+                arguments: Value,
+                _context: &tool::CallContext,
+            ) -> Result<Value, BoxError> {
+                Ok(arguments)
+            }
+        }
+        let echo = tool::Definition::new("echo", |_session| async {
+            Ok::<_, BoxError>(Echo(ToolInfo::new("echo", "Echoes.", parameters())))
+        });
+        let validators = validators(&bind_n(&echo, 2).await);
+        assert!(!Arc::ptr_eq(&validators[0], &validators[1]));
     }
 }
