@@ -11,7 +11,8 @@ use futures::FutureExt;
 use futures::future::join_all;
 
 use crate::bind::{
-    BindError, BindErrorKind, Binding, Bindings, Bound, BoundModeData, BoundTool, FactoryPanic,
+    BindError, BindErrorKind, Binding, Bindings, Bound, BoundModeData, BoundTool, Duplicate,
+    FactoryPanic,
 };
 use crate::definition::builder::Recipe;
 use crate::definition::validate::check_tool_definition;
@@ -207,67 +208,83 @@ impl ToolLists {
 
     /// Every distinct definition (by identity) in the binding, in order of
     /// first appearance, after checking that no two of them share a
-    /// definition name or a declared tool name.
+    /// definition name, then that no two share a declared tool name.
+    /// Every collision of the first kind found is reported at once.
     fn distinct_definitions(&self) -> Result<Vec<tool::Definition>, BindError> {
         let mut distinct: Vec<tool::Definition> = Vec::new();
-        let mut tool_owner: HashMap<&str, usize> = HashMap::new();
         for definition in self.base.iter().chain(self.modes.iter().flatten()) {
-            if distinct.iter().any(|d| d.same_as(definition)) {
-                continue;
+            if !distinct.iter().any(|d| d.same_as(definition)) {
+                distinct.push(definition.clone());
             }
-            if let Some(other) = distinct.iter().find(|d| d.name() == definition.name()) {
-                // Same definition name *and* a shared tool name (two
-                // `from_fn("search", ..)`): the model-facing clash is what
-                // the user must fix, so it is the one reported.
-                if let Some(name) = definition
-                    .tool_names()
-                    .iter()
-                    .find(|name| other.tool_names().contains(name))
-                {
-                    return Err(duplicate_tool_name(name, other, definition));
-                }
-                return Err(BindError::new(
-                    BindErrorKind::DuplicateDefinitionName,
-                    format!(
-                        "two different tool definitions are named `{}` (declaring {:?} and {:?})",
-                        definition.name(),
-                        other.tool_names(),
-                        definition.tool_names()
-                    ),
-                )
-                .name(definition.name()));
-            }
-            distinct.push(definition.clone());
         }
+        // Definition names first: a name that is both a definition and a
+        // tool name (two `from_fn("search", ..)`) is a duplicate definition.
+        let mut duplicates = Vec::new();
+        for (position, definition) in distinct.iter().enumerate() {
+            if let Some(first) = distinct[..position]
+                .iter()
+                .find(|d| d.name() == definition.name())
+            {
+                duplicates.push(duplicate(definition.name(), first, definition));
+            }
+        }
+        if !duplicates.is_empty() {
+            return Err(duplicates_error(
+                BindErrorKind::DuplicateDefinitionName,
+                duplicates,
+            ));
+        }
+        let mut tool_owner: HashMap<&str, usize> = HashMap::new();
         for (position, definition) in distinct.iter().enumerate() {
             for name in definition.tool_names() {
                 // Validation refused a name declared twice by one
                 // definition, so an owner here is always another one.
-                if let Some(&owner) = tool_owner.get(name.as_str()) {
-                    return Err(duplicate_tool_name(name, &distinct[owner], definition));
+                match tool_owner.get(name.as_str()) {
+                    Some(&owner) => duplicates.push(duplicate(name, &distinct[owner], definition)),
+                    None => {
+                        tool_owner.insert(name, position);
+                    }
                 }
-                tool_owner.insert(name, position);
             }
+        }
+        if !duplicates.is_empty() {
+            return Err(duplicates_error(
+                BindErrorKind::DuplicateToolName,
+                duplicates,
+            ));
         }
         Ok(distinct)
     }
 }
 
-fn duplicate_tool_name(
-    name: &str,
-    first: &tool::Definition,
-    second: &tool::Definition,
-) -> BindError {
-    let owners = if first.name() == second.name() {
-        format!("two different definitions named `{}`", first.name())
-    } else {
-        format!("definitions `{}` and `{}`", first.name(), second.name())
+fn duplicate(name: &str, first: &tool::Definition, second: &tool::Definition) -> Duplicate {
+    Duplicate {
+        name: name.to_owned(),
+        definitions: [first.name().to_owned(), second.name().to_owned()],
+        tool_names: [first.tool_names().to_vec(), second.tool_names().to_vec()],
+    }
+}
+
+/// One error listing every duplicate; `name` is the first's.
+fn duplicates_error(kind: BindErrorKind, duplicates: Vec<Duplicate>) -> BindError {
+    let describe = |duplicate: &Duplicate| match kind {
+        BindErrorKind::DuplicateDefinitionName => format!(
+            "two different tool definitions are named `{}` (declaring {:?} and {:?})",
+            duplicate.name, duplicate.tool_names[0], duplicate.tool_names[1]
+        ),
+        _ => format!(
+            "duplicate tool name `{}` (definitions `{}` and `{}`)",
+            duplicate.name, duplicate.definitions[0], duplicate.definitions[1]
+        ),
     };
-    BindError::new(
-        BindErrorKind::DuplicateToolName,
-        format!("duplicate tool name `{name}` ({owners})"),
-    )
-    .name(name)
+    let detail = duplicates
+        .iter()
+        .map(describe)
+        .collect::<Vec<_>>()
+        .join("; ");
+    BindError::new(kind, detail)
+        .name(duplicates[0].name.clone())
+        .duplicates(duplicates)
 }
 
 /// The built tools must report exactly the declared names, each once.
