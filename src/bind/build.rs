@@ -284,7 +284,7 @@ fn duplicates_error(kind: BindErrorKind, duplicates: Vec<Duplicate>) -> BindErro
         .join("; ");
     BindError::new(kind, detail)
         .name(duplicates[0].name.clone())
-        .duplicates(duplicates)
+        .with_duplicates(duplicates)
 }
 
 /// The built tools must report exactly the declared names, each once.

@@ -97,7 +97,7 @@ impl BindError {
         self
     }
 
-    pub(crate) fn duplicates(mut self, duplicates: Vec<Duplicate>) -> Self {
+    pub(crate) fn with_duplicates(mut self, duplicates: Vec<Duplicate>) -> Self {
         self.duplicates = duplicates;
         self
     }

@@ -265,7 +265,10 @@ pub(crate) enum ToolNameProblem {
 
 /// The one check of a model-facing tool name, wherever one is checked
 /// (declared names at validation, extra tools and built tools at bind):
-/// first the reserved name, compared exactly, then `rules`.
+/// first the reserved name, compared exactly, then `rules` (the provider's
+/// documented pattern: OpenAI and Anthropic `^[a-zA-Z0-9_-]{1,64}$`,
+/// Gemini's letter-or-`_` first character, or the MCP specification's tool
+/// name format).
 ///
 /// The reserved name comes first because it passes every rule: the turn
 /// runner offers a tool of that name for structured output, so a user tool
