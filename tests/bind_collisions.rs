@@ -206,9 +206,12 @@ async fn extra_tool_named_like_a_base_tool_is_duplicate_definition_name() {
     assert_eq!(counter.get(), 0);
 }
 
-/// `error.duplicates` as plain values: name, both definition names, both
+/// One `Duplicate` as plain values: name, both definition names, both
 /// declared tool name lists.
-fn duplicates(error: &BindError) -> Vec<(&str, [&str; 2], [Vec<&str>; 2])> {
+type DuplicateValues<'a> = (&'a str, [&'a str; 2], [Vec<&'a str>; 2]);
+
+/// `error.duplicates` as plain values.
+fn duplicates(error: &BindError) -> Vec<DuplicateValues<'_>> {
     error
         .duplicates
         .iter()
