@@ -82,7 +82,7 @@
 //!
 //! # Decisions
 //!
-//! Where `DESIGN.md` is silent, this crate decided:
+//! Choices this crate made where the providers leave it open, and why:
 //!
 //! - **Limits in Rust and in config files.** [`ToolLimits`] fields are
 //!   `u32`, so negatives cannot be written in Rust; `0` is "unset" and

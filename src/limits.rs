@@ -6,7 +6,7 @@
 //! left at `0` takes the default in the base limits and inherits the base in
 //! a [`Mode`](crate::mode::Mode), so a mode written as
 //! `ToolLimits { iterations: 5, ..Default::default() }` overrides
-//! iterations only (DESIGN.md section 4).
+//! iterations only.
 //!
 //! ```
 //! use agent_loop::ToolLimits;
@@ -64,9 +64,9 @@ impl ToolLimits {
     /// `result_bytes` where it means "off"; refused for `parallel`.
     pub const UNLIMITED: u32 = u32::MAX;
     /// The smallest `result_bytes` limit: below it the truncation marker
-    /// would leave almost nothing of the result (DESIGN.md section 4).
+    /// would leave almost nothing of the result.
     pub const MIN_RESULT_BYTES: u32 = 256;
-    /// Resolved defaults from DESIGN.md section 4: 25 iterations, 100 calls,
+    /// The resolved defaults: 25 iterations, 100 calls,
     /// 8 in parallel, no result limit.
     pub const DEFAULTS: ToolLimits = ToolLimits {
         iterations: 25,
@@ -219,7 +219,7 @@ impl ToolLimitsConfig {
     ///
     /// Errors: as for the base (`ToolLimits::try_from`), but of kind
     /// [`DefinitionErrorKind::InvalidMode`] with the field
-    /// `modes["<mode>"].tool_limits.<name>` (DESIGN.md section 4).
+    /// `modes["<mode>"].tool_limits.<name>`.
     ///
     /// ```
     /// use agent_loop::{DefinitionErrorKind, ToolLimitsConfig};

@@ -16,6 +16,22 @@ use std::borrow::Cow;
 /// reason, short enough that a verbose error cannot flood the context.
 pub const ERROR_TEXT_BYTES: usize = 1024;
 
+/// Cuts `text` to at most `limit` bytes for quoting in an operator-facing
+/// message: the head, then `...` when anything was cut (the head of a
+/// value, a JSON schema say, is what identifies it).
+///
+/// Returns `text` unchanged when it fits. Otherwise the head is cut at a
+/// character boundary, at most `limit - 3` bytes, so the output is valid
+/// UTF-8 and at most `limit` bytes (for a `limit` of at least 3).
+pub(crate) fn truncate_end(text: &str, limit: usize) -> Cow<'_, str> {
+    const ELLIPSIS: &str = "...";
+    if text.len() <= limit {
+        return Cow::Borrowed(text);
+    }
+    let head_end = floor_char_boundary(text, limit.saturating_sub(ELLIPSIS.len()));
+    Cow::Owned(format!("{}{ELLIPSIS}", &text[..head_end]))
+}
+
 /// Opening and closing of the marker's core, around the omitted byte count:
 /// `[… 12345 bytes omitted …]`.
 const MARKER_OPEN: &str = "[… ";
@@ -247,6 +263,19 @@ mod tests {
         assert_eq!(decimal_digits(9), 1);
         assert_eq!(decimal_digits(10), 2);
         assert_eq!(decimal_digits(usize::MAX), usize::MAX.to_string().len());
+    }
+
+    #[test]
+    fn truncate_end_keeps_the_head_and_marks_the_cut() {
+        assert_eq!(truncate_end("short", 80), "short");
+        assert!(matches!(truncate_end("short", 5), Cow::Borrowed("short")));
+        assert_eq!(truncate_end("abcdefgh", 7), "abcd...");
+        // `é` is two bytes: the cut moves back to the character boundary.
+        assert_eq!(truncate_end("aaaéxyz", 7), "aaa...");
+        let long = format!("{{\"type\":\"array\",\"items\":\"{}\"}}", "x".repeat(100));
+        let cut = truncate_end(&long, 80);
+        assert_eq!(cut.len(), 80);
+        assert_eq!(cut, format!("{}...", &long[..77]));
     }
 
     #[test]

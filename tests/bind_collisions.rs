@@ -174,9 +174,10 @@ async fn extra_tool_producing_a_base_tool_name_is_duplicate_tool_name() {
 }
 
 #[tokio::test]
-async fn extra_tool_named_like_a_base_tool_is_duplicate_tool_name() {
+async fn extra_tool_named_like_a_base_tool_is_duplicate_definition_name() {
     // The everyday case: both are `from_fn("search", ..)`, so the definition
-    // names clash too; the model-facing clash is the one reported.
+    // names clash too; definition names are checked first, so that is the
+    // one reported.
     let counter = Counter::new();
     let definition = Definition::builder()
         .name("agent")
@@ -188,9 +189,124 @@ async fn extra_tool_named_like_a_base_tool_is_duplicate_tool_name() {
         .bind(bindings().tool(counted("search", &counter)))
         .await
         .unwrap_err();
-    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(error.kind, BindErrorKind::DuplicateDefinitionName);
     assert_eq!(error.name.as_deref(), Some("search"));
-    assert!(!error.to_string().contains('\n'));
+    assert_eq!(
+        duplicates(&error),
+        [(
+            "search",
+            ["search", "search"],
+            [vec!["search"], vec!["search"]]
+        )]
+    );
+    assert_eq!(
+        error.to_string(),
+        r#"bind: two different tool definitions are named `search` (declaring ["search"] and ["search"])"#
+    );
+    assert_eq!(counter.get(), 0);
+}
+
+/// One `Duplicate` as plain values: name, both definition names, both
+/// declared tool name lists.
+type DuplicateValues<'a> = (&'a str, [&'a str; 2], [Vec<&'a str>; 2]);
+
+/// `error.duplicates` as plain values.
+fn duplicates(error: &BindError) -> Vec<DuplicateValues<'_>> {
+    error
+        .duplicates
+        .iter()
+        .map(|duplicate| {
+            (
+                duplicate.name.as_str(),
+                [
+                    duplicate.definitions[0].as_str(),
+                    duplicate.definitions[1].as_str(),
+                ],
+                [
+                    duplicate.tool_names[0].iter().map(String::as_str).collect(),
+                    duplicate.tool_names[1].iter().map(String::as_str).collect(),
+                ],
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_duplicate_tool_name_is_listed_in_one_error() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted_bundle("web", &["search", "fetch"], &counter))
+            .tool(counted_bundle("docs", &["search", "read"], &counter))
+            .mode(Mode::new("files").tool(counted_bundle("files", &["read", "fetch"], &counter)))
+            .initial_mode("files")
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(error.name.as_deref(), Some("search"), "the first duplicate");
+    assert_eq!(
+        duplicates(&error),
+        [
+            (
+                "search",
+                ["web", "docs"],
+                [vec!["search", "fetch"], vec!["search", "read"]]
+            ),
+            (
+                "read",
+                ["docs", "files"],
+                [vec!["search", "read"], vec!["read", "fetch"]]
+            ),
+            (
+                "fetch",
+                ["web", "files"],
+                [vec!["search", "fetch"], vec!["read", "fetch"]]
+            ),
+        ]
+    );
+    assert_eq!(
+        error.to_string(),
+        "bind: duplicate tool name `search` (definitions `web` and `docs`); \
+         duplicate tool name `read` (definitions `docs` and `files`); \
+         duplicate tool name `fetch` (definitions `web` and `files`)"
+    );
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn every_duplicate_definition_name_is_listed_before_any_tool_name() {
+    // `a` is declared by `web` and by the second `fs` too, but duplicate
+    // definition names are the kind reported: they are checked first.
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted_bundle("web", &["a"], &counter))
+            .tool(counted_bundle("web", &["b"], &counter))
+            .tool(counted_bundle("fs", &["c"], &counter))
+            .tool(counted_bundle("fs", &["a"], &counter))
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::DuplicateDefinitionName);
+    assert_eq!(error.name.as_deref(), Some("web"));
+    assert_eq!(
+        duplicates(&error),
+        [
+            ("web", ["web", "web"], [vec!["a"], vec!["b"]]),
+            ("fs", ["fs", "fs"], [vec!["c"], vec!["a"]]),
+        ]
+    );
+    assert_eq!(
+        error.to_string(),
+        r#"bind: two different tool definitions are named `web` (declaring ["a"] and ["b"]); two different tool definitions are named `fs` (declaring ["c"] and ["a"])"#
+    );
     assert_eq!(counter.get(), 0);
 }
 

@@ -144,6 +144,49 @@ async fn invoking_a_tool_of_another_mode_is_unknown_tool() {
     assert_eq!(error.kind, ToolCallErrorKind::UnknownTool);
 }
 
+#[tokio::test]
+async fn a_handle_runs_in_the_mode_it_was_taken_from() {
+    // One tool in every mode, answering the mode its call context names.
+    let mode_of_call = tool::Definition::from_fn(
+        ToolInfo::without_parameters("mode_of_call", "The call's mode."),
+        |_arguments: Value, context| async move { Ok::<_, BoxError>(json!(context.mode.as_deref())) },
+    );
+    let bound = Definition::builder()
+        .name("agent")
+        .tool(&mode_of_call)
+        .mode(Mode::new("review"))
+        .mode(Mode::new("write"))
+        .initial_mode("write")
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap();
+    let review = bound.mode("review").unwrap().tools;
+    assert_eq!(review[0].invoke(json!({})).await.unwrap(), json!("review"));
+    let base = bound.base_mode().tools;
+    assert_eq!(base[0].invoke(json!({})).await.unwrap(), json!(null));
+    // The current mode's handles and `invoke` by name run in the current mode.
+    assert_eq!(
+        bound.tools()[0].invoke(json!({})).await.unwrap(),
+        json!("write")
+    );
+    assert_eq!(
+        bound
+            .tool("mode_of_call")
+            .unwrap()
+            .invoke(json!({}))
+            .await
+            .unwrap(),
+        json!("write")
+    );
+    assert_eq!(
+        bound.invoke("mode_of_call", json!({})).await.unwrap(),
+        json!("write")
+    );
+}
+
 fn weather() -> tool::Definition {
     tool::Definition::from_fn(
         ToolInfo::new(

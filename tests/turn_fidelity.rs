@@ -75,7 +75,12 @@ async fn a_response_cut_off_by_the_output_limit_runs_none_of_its_calls() {
             .iter()
             .all(|call| call.error == Some(ToolCallErrorKind::CutOff))
     );
-    assert_eq!(outcome.stats.call_count(), 2);
+    assert_eq!(outcome.stats.call_count(), 2, "cut-off calls count too");
+    assert_eq!(
+        outcome.stats.iteration_count(),
+        1,
+        "a cut-off batch counts one iteration"
+    );
     assert_eq!(outcome.finish_reason, Some(FinishReason::Stop));
 }
 

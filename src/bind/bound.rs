@@ -1,5 +1,5 @@
-//! The bound loop (DESIGN.md section 7): a binding's live tools, its modes
-//! and the current mode, reached through [`Definition<Bound>`](crate::Definition).
+//! The bound loop: a binding's live tools, its modes and the current mode,
+//! reached through [`Definition<Bound>`](crate::Definition).
 //!
 //! Everything handed out borrows from the binding: a [`ToolHandle`] cannot
 //! outlive the `Definition<Bound>` it came from (the compiler refuses it),
@@ -127,13 +127,15 @@ pub struct BoundMode<'a> {
     pub instructions: Option<String>,
 }
 
-/// A live tool of a binding. It borrows the binding, so it cannot outlive it
-/// or travel to another session; invoking it goes through the middleware
-/// chain like a model's call.
+/// A live tool of a binding, in the mode it was taken from. It borrows the
+/// binding, so it cannot outlive it or travel to another session; invoking
+/// it goes through the middleware chain like a model's call.
 #[derive(Clone, Copy)]
 pub struct ToolHandle<'a> {
     tool: &'a BoundTool,
     binding: &'a Binding,
+    /// Index into `Binding::modes` of the mode the handle was taken from.
+    mode: usize,
 }
 
 impl<'a> ToolHandle<'a> {
@@ -159,8 +161,10 @@ impl<'a> ToolHandle<'a> {
     }
 
     /// Invokes the tool with JSON `arguments`, through the middleware chain,
-    /// in the binding's current mode, with an empty tool call id and a
-    /// cancellation token that never fires.
+    /// in the mode the handle was taken from (its
+    /// [`CallContext::mode`](crate::tool::CallContext::mode): a handle from
+    /// `bound.mode("review")` runs in `review` whatever the current mode),
+    /// with an empty tool call id and a cancellation token that never fires.
     ///
     /// Errors: [`ToolCallError`] when the arguments are not an object or
     /// fail the tool's schema, when the tool fails, or when the tool or a
@@ -168,7 +172,7 @@ impl<'a> ToolHandle<'a> {
     pub async fn invoke(&self, arguments: Value) -> Result<Value, ToolCallError> {
         call::check_arguments(self.tool, &arguments)?;
         let context = self.binding.context(
-            self.binding.current,
+            self.mode,
             &self.tool.info.name,
             "",
             CancellationToken::new(),
@@ -197,16 +201,18 @@ impl Binding {
         let mode = &self.modes[index];
         BoundMode {
             name: mode.name.as_deref().map(str::to_owned),
-            tools: mode.tools.iter().map(|&i| self.handle(i)).collect(),
+            tools: mode.tools.iter().map(|&i| self.handle(i, index)).collect(),
             tool_limits: mode.tool_limits,
             instructions: mode.instructions.clone(),
         }
     }
 
-    fn handle(&self, index: usize) -> ToolHandle<'_> {
+    /// A handle on tool `index` in mode `mode`.
+    fn handle(&self, index: usize, mode: usize) -> ToolHandle<'_> {
         ToolHandle {
             tool: &self.tools[index],
             binding: self,
+            mode,
         }
     }
 
@@ -272,7 +278,7 @@ impl Definition<Bound> {
         binding.modes[binding.current]
             .by_name
             .get(name)
-            .map(|&index| binding.handle(index))
+            .map(|&index| binding.handle(index, binding.current))
     }
 
     /// Every mode: the base mode first (named `None`), then the named modes
@@ -342,6 +348,12 @@ impl Definition<Bound> {
     pub async fn invoke(&self, name: &str, arguments: Value) -> Result<Value, ToolCallError> {
         let binding = self.binding();
         let tool = call::lookup(binding, binding.current, name)?;
-        ToolHandle { tool, binding }.invoke(arguments).await
+        ToolHandle {
+            tool,
+            binding,
+            mode: binding.current,
+        }
+        .invoke(arguments)
+        .await
     }
 }

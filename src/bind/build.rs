@@ -1,4 +1,4 @@
-//! The `bind` algorithm of DESIGN.md section 6: check the ids, check the
+//! The `bind` algorithm: check the ids, check the
 //! extra tools, find the distinct definitions and their collisions, run each
 //! distinct factory once, check what they built, assemble the modes. All or
 //! nothing.
@@ -9,16 +9,19 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::join_all;
-use serde_json::Value;
 
 use crate::bind::{
-    BindError, BindErrorKind, Binding, Bindings, Bound, BoundModeData, BoundTool, FactoryPanic,
+    BindError, BindErrorKind, Binding, Bindings, Bound, BoundModeData, BoundTool, Duplicate,
+    FactoryPanic,
 };
 use crate::definition::builder::Recipe;
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
 use crate::panic::panic_message;
-use crate::tool::{self, NameRules, STRUCTURED_OUTPUT_TOOL_NAME, Tool};
+use crate::text::truncate_end;
+use crate::tool::name::{ToolNameProblem, check_tool_name};
+use crate::tool::schema::{MAX_SCHEMA_DEPTH, SchemaProblem};
+use crate::tool::{self, NameRules, Tool};
 
 impl Definition<Validated> {
     /// Binds the definition to one session: builds every tool for it and
@@ -205,67 +208,83 @@ impl ToolLists {
 
     /// Every distinct definition (by identity) in the binding, in order of
     /// first appearance, after checking that no two of them share a
-    /// definition name or a declared tool name.
+    /// definition name, then that no two share a declared tool name.
+    /// Every collision of the first kind found is reported at once.
     fn distinct_definitions(&self) -> Result<Vec<tool::Definition>, BindError> {
         let mut distinct: Vec<tool::Definition> = Vec::new();
-        let mut tool_owner: HashMap<&str, usize> = HashMap::new();
         for definition in self.base.iter().chain(self.modes.iter().flatten()) {
-            if distinct.iter().any(|d| d.same_as(definition)) {
-                continue;
+            if !distinct.iter().any(|d| d.same_as(definition)) {
+                distinct.push(definition.clone());
             }
-            if let Some(other) = distinct.iter().find(|d| d.name() == definition.name()) {
-                // Same definition name *and* a shared tool name (two
-                // `from_fn("search", ..)`): the model-facing clash is what
-                // the user must fix, so it is the one reported.
-                if let Some(name) = definition
-                    .tool_names()
-                    .iter()
-                    .find(|name| other.tool_names().contains(name))
-                {
-                    return Err(duplicate_tool_name(name, other, definition));
-                }
-                return Err(BindError::new(
-                    BindErrorKind::DuplicateDefinitionName,
-                    format!(
-                        "two different tool definitions are named `{}` (declaring {:?} and {:?})",
-                        definition.name(),
-                        other.tool_names(),
-                        definition.tool_names()
-                    ),
-                )
-                .name(definition.name()));
-            }
-            distinct.push(definition.clone());
         }
+        // Definition names first: a name that is both a definition and a
+        // tool name (two `from_fn("search", ..)`) is a duplicate definition.
+        let mut duplicates = Vec::new();
+        for (position, definition) in distinct.iter().enumerate() {
+            if let Some(first) = distinct[..position]
+                .iter()
+                .find(|d| d.name() == definition.name())
+            {
+                duplicates.push(duplicate(definition.name(), first, definition));
+            }
+        }
+        if !duplicates.is_empty() {
+            return Err(duplicates_error(
+                BindErrorKind::DuplicateDefinitionName,
+                duplicates,
+            ));
+        }
+        let mut tool_owner: HashMap<&str, usize> = HashMap::new();
         for (position, definition) in distinct.iter().enumerate() {
             for name in definition.tool_names() {
                 // Validation refused a name declared twice by one
                 // definition, so an owner here is always another one.
-                if let Some(&owner) = tool_owner.get(name.as_str()) {
-                    return Err(duplicate_tool_name(name, &distinct[owner], definition));
+                match tool_owner.get(name.as_str()) {
+                    Some(&owner) => duplicates.push(duplicate(name, &distinct[owner], definition)),
+                    None => {
+                        tool_owner.insert(name, position);
+                    }
                 }
-                tool_owner.insert(name, position);
             }
+        }
+        if !duplicates.is_empty() {
+            return Err(duplicates_error(
+                BindErrorKind::DuplicateToolName,
+                duplicates,
+            ));
         }
         Ok(distinct)
     }
 }
 
-fn duplicate_tool_name(
-    name: &str,
-    first: &tool::Definition,
-    second: &tool::Definition,
-) -> BindError {
-    let owners = if first.name() == second.name() {
-        format!("two different definitions named `{}`", first.name())
-    } else {
-        format!("definitions `{}` and `{}`", first.name(), second.name())
+fn duplicate(name: &str, first: &tool::Definition, second: &tool::Definition) -> Duplicate {
+    Duplicate {
+        name: name.to_owned(),
+        definitions: [first.name().to_owned(), second.name().to_owned()],
+        tool_names: [first.tool_names().to_vec(), second.tool_names().to_vec()],
+    }
+}
+
+/// One error listing every duplicate; `name` is the first's.
+fn duplicates_error(kind: BindErrorKind, duplicates: Vec<Duplicate>) -> BindError {
+    let describe = |duplicate: &Duplicate| match kind {
+        BindErrorKind::DuplicateDefinitionName => format!(
+            "two different tool definitions are named `{}` (declaring {:?} and {:?})",
+            duplicate.name, duplicate.tool_names[0], duplicate.tool_names[1]
+        ),
+        _ => format!(
+            "duplicate tool name `{}` (definitions `{}` and `{}`)",
+            duplicate.name, duplicate.definitions[0], duplicate.definitions[1]
+        ),
     };
-    BindError::new(
-        BindErrorKind::DuplicateToolName,
-        format!("duplicate tool name `{name}` ({owners})"),
-    )
-    .name(name)
+    let detail = duplicates
+        .iter()
+        .map(describe)
+        .collect::<Vec<_>>()
+        .join("; ");
+    BindError::new(kind, detail)
+        .name(duplicates[0].name.clone())
+        .with_duplicates(duplicates)
 }
 
 /// The built tools must report exactly the declared names, each once.
@@ -294,8 +313,9 @@ fn check_produced_names(
     Err(BindError::new(BindErrorKind::InvalidToolInfo, detail).name(definition.name()))
 }
 
-/// Checks one built tool's `ToolInfo` and compiles its argument schema, once
-/// per binding.
+/// Checks one built tool's `ToolInfo` and gets its compiled argument
+/// schema: compiled once per binding, or once for every binding when the
+/// definition's schema is fixed at declaration.
 fn bound_tool(
     definition: &tool::Definition,
     index: usize,
@@ -308,16 +328,22 @@ fn bound_tool(
             .name(info.name.clone())
             .index(index)
     };
-    if info.name == STRUCTURED_OUTPUT_TOOL_NAME {
-        return Err(invalid(format!(
-            "tool `{}` of definition `{}` uses the reserved structured-output name",
-            info.name,
-            definition.name()
-        )));
+    match check_tool_name(rules, &info.name) {
+        Ok(()) => {}
+        Err(ToolNameProblem::Reserved) => {
+            return Err(invalid(format!(
+                "tool `{}` of definition `{}` uses the reserved structured-output name",
+                info.name,
+                definition.name()
+            )));
+        }
+        Err(ToolNameProblem::Invalid(error)) => {
+            return Err(invalid(format!(
+                "tool name {:?} is invalid: {error}",
+                info.name
+            )));
+        }
     }
-    rules
-        .check(&info.name)
-        .map_err(|error| invalid(format!("tool name {:?} is invalid: {error}", info.name)))?;
     if info.description.trim().is_empty() {
         // Both providers accept it, and real tool lists have it (pydantic-ai
         // sends "" for a tool without a docstring); a model just calls an
@@ -328,93 +354,128 @@ fn bound_tool(
             "tool has a blank description"
         );
     }
-    if info.parameters.get("type") != Some(&Value::String("object".into())) {
-        return Err(invalid(format!(
-            "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
-            info.name,
-            shorten(&info.parameters)
-        )));
-    }
-    if nesting_exceeds(&info.parameters, MAX_SCHEMA_DEPTH) {
-        return Err(invalid(format!(
-            "the parameters of tool `{}` nest deeper than {MAX_SCHEMA_DEPTH} levels",
-            info.name
-        )));
-    }
-    jsonschema::meta::validate(&info.parameters).map_err(|error| {
-        invalid(format!(
-            "the parameters of tool `{}` are not a valid JSON Schema: {error}",
-            info.name
-        ))
-        .source(error.to_owned())
-    })?;
-    let validator = jsonschema::validator_for(&info.parameters).map_err(|error| {
-        invalid(format!(
-            "the parameters of tool `{}` do not compile: {error}",
-            info.name
-        ))
-        .source(error.to_owned())
-    })?;
+    let validator =
+        definition
+            .argument_validator(&info.parameters)
+            .map_err(|problem| match problem {
+                SchemaProblem::NotObject => invalid(format!(
+                    "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
+                    info.name,
+                    truncate_end(&info.parameters.to_string(), 80)
+                )),
+                SchemaProblem::TooDeep => invalid(format!(
+                    "the parameters of tool `{}` nest deeper than {MAX_SCHEMA_DEPTH} levels",
+                    info.name
+                )),
+                SchemaProblem::NotASchema(error) => invalid(format!(
+                    "the parameters of tool `{}` are not a valid JSON Schema: {error}",
+                    info.name
+                ))
+                .source(error),
+                SchemaProblem::DoesNotCompile(error) => invalid(format!(
+                    "the parameters of tool `{}` do not compile: {error}",
+                    info.name
+                ))
+                .source(error),
+            })?;
     Ok(BoundTool {
         info: info.clone(),
         tool,
-        validator: Arc::new(validator),
+        validator,
         definition_name: definition.name().into(),
     })
 }
 
-/// How deeply a tool's `parameters` may nest (objects and arrays). The
-/// schema checker recurses per level, so a schema built in code thousands
-/// of levels deep would overflow the stack; 128 is serde_json's own parsing
-/// limit, so no schema read from JSON text is refused by it.
-const MAX_SCHEMA_DEPTH: usize = 128;
-
-/// `true` when `value` nests objects or arrays more than `limit` levels
-/// deep. Stops descending at the limit, so it never recurses deeper itself.
-fn nesting_exceeds(value: &Value, limit: usize) -> bool {
-    let children: Box<dyn Iterator<Item = &Value>> = match value {
-        Value::Object(map) => Box::new(map.values()),
-        Value::Array(items) => Box::new(items.iter()),
-        _ => return false,
-    };
-    limit == 0
-        || children
-            .into_iter()
-            .any(|child| nesting_exceeds(child, limit - 1))
-}
-
-/// A value for an error message: compact JSON, at most 80 bytes.
-fn shorten(value: &Value) -> String {
-    let mut text = value.to_string();
-    if text.len() > 80 {
-        let mut end = 77;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push_str("...");
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
+    use crate::session::{LoopId, SessionId};
+    use crate::tool::{BoxError, ToolInfo};
 
-    /// `levels` objects nested in one another.
-    fn nested(levels: usize) -> Value {
-        (1..levels).fold(json!({}), |inner, _| json!({ "a": inner }))
+    async fn bind_n(tool: &tool::Definition, n: usize) -> Vec<Definition<Bound>> {
+        let definition = Definition::builder()
+            .name("agent")
+            .tool(tool)
+            .build()
+            .validate()
+            .unwrap();
+        let mut bound = Vec::new();
+        for _ in 0..n {
+            bound.push(
+                definition
+                    .bind(Bindings::new(SessionId::new(), LoopId::new()))
+                    .await
+                    .unwrap(),
+            );
+        }
+        bound
     }
 
-    #[test]
-    fn nesting_is_counted_in_container_levels() {
-        assert!(!nesting_exceeds(&json!("leaf"), 0));
-        assert!(nesting_exceeds(&json!({}), 0));
-        assert!(!nesting_exceeds(&nested(128), 128));
-        assert!(nesting_exceeds(&nested(129), 128));
-        assert!(nesting_exceeds(&json!([[[1]]]), 2));
-        assert!(!nesting_exceeds(&json!([[[1]]]), 3));
+    fn validators(bound: &[Definition<Bound>]) -> Vec<Arc<jsonschema::Validator>> {
+        bound
+            .iter()
+            .map(|b| Arc::clone(&b.binding().tools[0].validator))
+            .collect()
+    }
+
+    fn parameters() -> Value {
+        json!({"type": "object", "properties": {"a": {"type": "integer"}}})
+    }
+
+    #[tokio::test]
+    async fn from_fn_schema_is_compiled_once_across_bindings() {
+        let add = tool::Definition::from_fn(
+            ToolInfo::new("add", "Adds.", parameters()),
+            |arguments: Value, _context| async move { Ok::<_, BoxError>(arguments) },
+        );
+        let bound = bind_n(&add, 4).await;
+        let validators = validators(&bound);
+        assert!(
+            validators.iter().all(|v| Arc::ptr_eq(v, &validators[0])),
+            "one compiled validator shared by all 4 bindings"
+        );
+        // The tools themselves are still built per binding.
+        assert!(!bound[0].tools()[0].same_instance(&bound[1].tools()[0]));
+    }
+
+    #[tokio::test]
+    async fn typed_fn_schema_is_compiled_once_across_bindings() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        struct Arguments {
+            #[allow(dead_code)]
+            a: i64,
+        }
+        let typed = tool::Definition::typed_fn("typed", "Typed.", |_: Arguments, _context| async {
+            Ok::<_, BoxError>("ok")
+        });
+        let validators = validators(&bind_n(&typed, 3).await);
+        assert!(validators.iter().all(|v| Arc::ptr_eq(v, &validators[0])));
+    }
+
+    #[tokio::test]
+    async fn factory_tool_schema_is_compiled_per_binding() {
+        // A factory's tool reports its info only once built, so each
+        // binding compiles the schema it reports.
+        struct Echo(ToolInfo);
+        #[async_trait::async_trait]
+        impl Tool for Echo {
+            fn info(&self) -> &ToolInfo {
+                &self.0
+            }
+            async fn invoke(
+                &self,
+                arguments: Value,
+                _context: &tool::CallContext,
+            ) -> Result<Value, BoxError> {
+                Ok(arguments)
+            }
+        }
+        let echo = tool::Definition::new("echo", |_session| async {
+            Ok::<_, BoxError>(Echo(ToolInfo::new("echo", "Echoes.", parameters())))
+        });
+        let validators = validators(&bind_n(&echo, 2).await);
+        assert!(!Arc::ptr_eq(&validators[0], &validators[1]));
     }
 }

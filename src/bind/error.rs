@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::tool::BoxError;
 
-/// What went wrong while binding (DESIGN.md section 6).
+/// What went wrong while binding, in the order bind checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BindErrorKind {
@@ -17,10 +17,14 @@ pub enum BindErrorKind {
     /// [`DefinitionError`](crate::DefinitionError). No factory ran.
     InvalidDefinition,
     /// Two different tool definitions (not clones of one another) share a
-    /// definition name. No factory ran.
+    /// definition name, anywhere in the binding; checked before tool names,
+    /// so two `from_fn("search", ..)` are this kind. Every such name is in
+    /// [`BindError::duplicates`]. No factory ran.
     DuplicateDefinitionName,
-    /// Two different tool definitions produce the same model-facing tool
-    /// name, anywhere in the binding (base, any mode, extra tools).
+    /// Two different tool definitions declare the same model-facing tool
+    /// name, anywhere in the binding (base, any mode, extra tools): the
+    /// model could not tell them apart. Every such name is in
+    /// [`BindError::duplicates`]. No factory ran.
     DuplicateToolName,
     /// A built tool's [`ToolInfo`](crate::tool::ToolInfo) is unusable: no
     /// tool built, names other than the declared ones, a name that breaks
@@ -37,7 +41,9 @@ pub enum BindErrorKind {
 /// or nothing.
 ///
 /// - `name`: the tool or definition concerned (for a duplicate tool name,
-///   the tool name).
+///   the tool name; when several names collide, the first).
+/// - `duplicates`: for the two duplicate kinds, every colliding name with
+///   both of its owners.
 /// - `index`: a position where that helps: the extra tool's index in
 ///   [`Bindings::extra_tools`](crate::bind::Bindings::extra_tools) for
 ///   `InvalidDefinition`, the tool's index in what its factory returned for
@@ -59,6 +65,11 @@ pub struct BindError {
     pub name: Option<String>,
     /// Its position, where that helps.
     pub index: Option<usize>,
+    /// Every duplicate name, for
+    /// [`DuplicateDefinitionName`](BindErrorKind::DuplicateDefinitionName) and
+    /// [`DuplicateToolName`](BindErrorKind::DuplicateToolName) (`name` is the
+    /// first's); empty for the other kinds.
+    pub duplicates: Vec<Duplicate>,
     /// The rest of the one-line message.
     pub detail: String,
     source: Option<BoxError>,
@@ -70,6 +81,7 @@ impl BindError {
             kind,
             name: None,
             index: None,
+            duplicates: Vec::new(),
             detail: detail.into(),
             source: None,
         }
@@ -82,6 +94,11 @@ impl BindError {
 
     pub(crate) fn index(mut self, index: usize) -> Self {
         self.index = Some(index);
+        self
+    }
+
+    pub(crate) fn with_duplicates(mut self, duplicates: Vec<Duplicate>) -> Self {
+        self.duplicates = duplicates;
         self
     }
 
@@ -123,4 +140,21 @@ impl std::error::Error for BindError {
 pub struct FactoryPanic {
     /// The panic's message, when it was a string.
     pub message: String,
+}
+
+/// One name that two different tool definitions of a binding both claim,
+/// listed in [`BindError::duplicates`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Duplicate {
+    /// The shared name: a definition name for
+    /// [`DuplicateDefinitionName`](BindErrorKind::DuplicateDefinitionName), a
+    /// model-facing tool name for
+    /// [`DuplicateToolName`](BindErrorKind::DuplicateToolName).
+    pub name: String,
+    /// The names of the two definitions, in the order bind meets them (the
+    /// base's tools, the extra tools, then each mode's tools).
+    pub definitions: [String; 2],
+    /// The tool names each of the two declares, in the same order.
+    pub tool_names: [Vec<String>; 2],
 }

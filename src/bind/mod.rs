@@ -7,8 +7,9 @@
 //! 1. refuses a nil session id or loop id, before anything runs;
 //! 2. checks the extra tool definitions like the definition's own;
 //! 3. finds every distinct tool definition (clones are the same definition)
-//!    and refuses two different ones with the same definition name or the
-//!    same declared tool name, anywhere in the binding;
+//!    and refuses two different ones with the same definition name, then two
+//!    with the same declared tool name, anywhere in the binding, listing
+//!    every collision in one error;
 //! 4. runs each distinct factory once (a definition shared by the base and
 //!    modes is built once and its tools shared; a new binding builds anew);
 //! 5. checks what was built: the declared names, the name rules and the
@@ -30,4 +31,4 @@ pub(crate) use bound::Binding;
 pub use bound::{Bound, BoundMode, ToolHandle, UnknownMode};
 pub(crate) use bound::{BoundModeData, BoundTool};
 pub use call::{ToolCallError, ToolCallErrorKind};
-pub use error::{BindError, BindErrorKind, FactoryPanic};
+pub use error::{BindError, BindErrorKind, Duplicate, FactoryPanic};

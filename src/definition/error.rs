@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-/// What kind of rule a definition broke (DESIGN.md section 5).
+/// What kind of rule a definition broke at [`validate`](crate::Definition::validate).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DefinitionErrorKind {

@@ -76,12 +76,15 @@ impl Definition<Defined> {
         }
     }
 
-    /// Checks the definition against DESIGN.md section 5, first failure
-    /// wins: the name is not blank; the base limits are valid; every tool
-    /// definition (base and modes) has a non-blank name and declares valid,
-    /// unreserved tool names; modes have non-blank, unique names and valid
-    /// limits; an initial mode is set when modes exist and names one of them.
-    /// No factory runs.
+    /// Checks the definition, first failure wins: the name is not blank; the
+    /// base limits are valid; every tool definition (base and modes) has a
+    /// non-blank name and declares tool names that are not
+    /// [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::tool::STRUCTURED_OUTPUT_TOOL_NAME)
+    /// and pass the definition's [`NameRules`](crate::tool::NameRules) (by
+    /// default the OpenAI and Anthropic function name pattern
+    /// `^[a-zA-Z0-9_-]{1,64}$`, which both providers enforce with HTTP 400);
+    /// modes have non-blank, unique names and valid limits; an initial mode
+    /// is set when modes exist and names one of them. No factory runs.
     ///
     /// Errors: [`DefinitionError`] with the kind, the field path and the
     /// offending value.
@@ -131,7 +134,7 @@ impl<S: State> fmt::Debug for Definition<S> {
     }
 }
 
-// The promises of DESIGN.md section 1, checked when the library itself
+// The lifecycle's promises, checked when the library itself
 // compiles: a validated definition is shared across sessions and tasks; a
 // bound one is one session's and cannot be duplicated.
 static_assertions::assert_impl_all!(Definition<Validated>: Send, Sync, Clone);

@@ -1,12 +1,13 @@
-//! `validate`: the checks of DESIGN.md section 5, first failure wins. No
-//! factory runs here.
+//! `validate`: the checks a definition must pass before it can be bound,
+//! first failure wins. No factory runs here.
 
 use std::collections::HashSet;
 
 use crate::definition::builder::Recipe;
 use crate::definition::{DefinitionError, DefinitionErrorKind};
 use crate::limits::ToolLimits;
-use crate::tool::{self, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};
+use crate::tool::name::{ToolNameProblem, check_tool_name};
+use crate::tool::{self, NameRules};
 
 impl Recipe {
     /// Checks, in this order: name not blank, without control characters;
@@ -39,29 +40,13 @@ impl Recipe {
         let mut mode_names = HashSet::new();
         for (index, mode) in self.modes.iter().enumerate() {
             let field = format!("modes[{index}]");
-            if mode.name.trim().is_empty() {
+            if let Some(reason) = mode_name_problem(&mode.name) {
                 return Err(DefinitionError::new(
                     DefinitionErrorKind::InvalidMode,
                     format!("{field}.name"),
                     format!("{:?}", mode.name),
                 )
-                .because("a mode name must not be blank"));
-            }
-            if mode.name.trim() != mode.name {
-                return Err(DefinitionError::new(
-                    DefinitionErrorKind::InvalidMode,
-                    format!("{field}.name"),
-                    format!("{:?}", mode.name),
-                )
-                .because("a mode name must not have surrounding white space (`review ` and `review` would be two modes)"));
-            }
-            if has_control_characters(&mode.name) {
-                return Err(DefinitionError::new(
-                    DefinitionErrorKind::InvalidMode,
-                    format!("{field}.name"),
-                    format!("{:?}", mode.name),
-                )
-                .because("a mode name must not hold control characters"));
+                .because(reason));
             }
             if !mode_names.insert(mode.name.as_str()) {
                 return Err(DefinitionError::new(
@@ -169,24 +154,44 @@ pub(crate) fn check_tool_definition(
             )
             .because("a tool definition declares this tool name twice"));
         }
-        if name == STRUCTURED_OUTPUT_TOOL_NAME {
-            return Err(DefinitionError::new(
-                DefinitionErrorKind::ReservedToolName,
-                field,
-                format!("{name:?}"),
-            )
-            .because("the structured-output tool name is reserved"));
-        }
-        if let Err(error) = rules.check(name) {
-            return Err(DefinitionError::new(
-                DefinitionErrorKind::InvalidTool,
-                field,
-                format!("{name:?}"),
-            )
-            .because(error));
+        match check_tool_name(rules, name) {
+            Ok(()) => {}
+            Err(ToolNameProblem::Reserved) => {
+                return Err(DefinitionError::new(
+                    DefinitionErrorKind::ReservedToolName,
+                    field,
+                    format!("{name:?}"),
+                )
+                .because("the structured-output tool name is reserved"));
+            }
+            Err(ToolNameProblem::Invalid(error)) => {
+                return Err(DefinitionError::new(
+                    DefinitionErrorKind::InvalidTool,
+                    field,
+                    format!("{name:?}"),
+                )
+                .because(error));
+            }
         }
     }
     Ok(())
+}
+
+/// Why a mode name is refused, or `None`: blank; surrounding white space
+/// (`review ` and `review` would be two modes that look alike); control
+/// characters.
+fn mode_name_problem(name: &str) -> Option<&'static str> {
+    if name.trim().is_empty() {
+        Some("a mode name must not be blank")
+    } else if name.trim() != name {
+        Some(
+            "a mode name must not have surrounding white space (`review ` and `review` would be two modes)",
+        )
+    } else if has_control_characters(name) {
+        Some("a mode name must not hold control characters")
+    } else {
+        None
+    }
 }
 
 /// Names appear in one-line errors and log lines: a control character

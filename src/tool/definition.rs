@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use serde_json::Value;
+
 use crate::session::Session;
+use crate::tool::schema::{self, SchemaCache, SchemaProblem};
 use crate::tool::{BoxError, Tool};
 
 /// Builds the live tools of one [`Definition`] for one binding.
@@ -35,8 +38,9 @@ pub trait ToolFactory: Send + Sync + 'static {
 /// [`bind`](crate::Definition::bind) checks the names the built tools report.
 ///
 /// Cloning is cheap and keeps identity: a clone is the *same* definition, so
-/// using it in the base and in several modes builds it once per binding
-/// (DESIGN.md section 6).
+/// using it in the base and in several modes builds it once per binding, and
+/// its tools are shared by them. A new binding builds it again: tools are
+/// never shared between bindings.
 ///
 /// ```
 /// use agent_loop::tool::{self, ToolInfo};
@@ -59,6 +63,9 @@ struct Inner {
     name: String,
     tool_names: Vec<String>,
     factory: Box<dyn ToolFactory>,
+    /// The compiled argument schema, for a definition whose one tool's
+    /// schema is fixed at declaration (`from_fn`, `typed_fn`).
+    schema: Option<SchemaCache>,
 }
 
 impl Definition {
@@ -90,17 +97,34 @@ impl Definition {
         T: Tool,
         E: Into<BoxError>,
     {
+        Self::single(name, factory, None)
+    }
+
+    /// [`new`](Self::new), with the declared schema of the tool when it is
+    /// known at declaration, so it is compiled once for every binding.
+    pub(crate) fn single<F, Fut, T, E>(
+        name: impl Into<String>,
+        factory: F,
+        parameters: Option<Value>,
+    ) -> Self
+    where
+        F: Fn(Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Tool,
+        E: Into<BoxError>,
+    {
         let name = name.into();
-        Self::from_factory(
+        Self::from_parts(
             name.clone(),
-            [name],
-            ClosureFactory(move |session| {
+            vec![name],
+            Box::new(ClosureFactory(move |session| {
                 let built = factory(session);
                 async move {
                     let tool = built.await.map_err(Into::into)?;
                     Ok(vec![Arc::new(tool) as Arc<dyn Tool>])
                 }
-            }),
+            })),
+            parameters.map(SchemaCache::new),
         )
     }
 
@@ -133,11 +157,26 @@ impl Definition {
         tool_names: impl IntoIterator<Item = impl Into<String>>,
         factory: impl ToolFactory,
     ) -> Self {
+        Self::from_parts(
+            name.into(),
+            tool_names.into_iter().map(Into::into).collect(),
+            Box::new(factory),
+            None,
+        )
+    }
+
+    fn from_parts(
+        name: String,
+        tool_names: Vec<String>,
+        factory: Box<dyn ToolFactory>,
+        schema: Option<SchemaCache>,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                name: name.into(),
-                tool_names: tool_names.into_iter().map(Into::into).collect(),
-                factory: Box::new(factory),
+                name,
+                tool_names,
+                factory,
+                schema,
             }),
         }
     }
@@ -161,6 +200,21 @@ impl Definition {
 
     pub(crate) fn factory(&self) -> &dyn ToolFactory {
         self.inner.factory.as_ref()
+    }
+
+    /// The compiled validator of `parameters`, the schema a tool built by
+    /// this definition reports: shared by every binding when it is the
+    /// schema fixed at declaration, compiled afresh otherwise.
+    ///
+    /// Errors: the first [`SchemaProblem`] of `parameters`.
+    pub(crate) fn argument_validator(
+        &self,
+        parameters: &Value,
+    ) -> Result<Arc<jsonschema::Validator>, SchemaProblem> {
+        match &self.inner.schema {
+            Some(cache) => cache.validator(parameters),
+            None => schema::compile(parameters),
+        }
     }
 }
 

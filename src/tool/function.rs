@@ -18,7 +18,9 @@ impl Definition {
     /// the call's [`CallContext`].
     ///
     /// The definition and the tool are both named `info.name`. Every binding
-    /// builds a fresh tool that shares the handler.
+    /// builds a fresh tool that shares the handler. The schema is checked and
+    /// compiled on the first bind and the compiled validator is shared by
+    /// every later binding (a bad schema fails every bind alike).
     ///
     /// ```
     /// use agent_loop::tool::{self, ToolInfo};
@@ -47,13 +49,20 @@ impl Definition {
     {
         let handler = Arc::new(handler);
         let name = info.name.clone();
-        Definition::new(name, move |_session| {
-            let tool = FnTool {
-                info: info.clone(),
-                handler: Arc::clone(&handler),
-            };
-            async move { Ok::<_, BoxError>(tool) }
-        })
+        // The tool's info is fixed here, so its schema is compiled once, on
+        // the first bind, and shared by every binding.
+        let parameters = info.parameters.clone();
+        Definition::single(
+            name,
+            move |_session| {
+                let tool = FnTool {
+                    info: info.clone(),
+                    handler: Arc::clone(&handler),
+                };
+                async move { Ok::<_, BoxError>(tool) }
+            },
+            Some(parameters),
+        )
     }
 
     /// A definition of one stateless tool whose arguments are a Rust type:

@@ -41,7 +41,8 @@ use crate::conversation::Extras;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolInfo {
     /// Model-facing tool name, e.g. `get_weather`. By default it must match
-    /// `^[a-zA-Z0-9_-]{1,64}$` (see [`NameRules`](crate::tool::NameRules)).
+    /// `^[a-zA-Z0-9_-]{1,64}$`, the OpenAI and Anthropic function name
+    /// pattern (see [`NameRules`](crate::tool::NameRules) for the others).
     pub name: String,
     /// What the tool does, for the model. May be empty.
     #[serde(default)]

@@ -13,6 +13,7 @@ mod function;
 mod info;
 mod invoke;
 pub(crate) mod name;
+pub(crate) mod schema;
 
 pub use definition::{Definition, ToolFactory};
 pub use function::schema_of;

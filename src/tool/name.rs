@@ -253,6 +253,33 @@ impl NameRules {
     }
 }
 
+/// Why a model-facing tool name is refused: it is reserved, or it breaks
+/// the definition's [`NameRules`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ToolNameProblem {
+    /// The name is [`STRUCTURED_OUTPUT_TOOL_NAME`].
+    Reserved,
+    /// The name breaks the rule.
+    Invalid(NameError),
+}
+
+/// The one check of a model-facing tool name, wherever one is checked
+/// (declared names at validation, extra tools and built tools at bind):
+/// first the reserved name, compared exactly, then `rules` (the provider's
+/// documented pattern: OpenAI and Anthropic `^[a-zA-Z0-9_-]{1,64}$`,
+/// Gemini's letter-or-`_` first character, or the MCP specification's tool
+/// name format).
+///
+/// The reserved name comes first because it passes every rule: the turn
+/// runner offers a tool of that name for structured output, so a user tool
+/// of that name would be ambiguous to the model, whatever the provider.
+pub(crate) fn check_tool_name(rules: NameRules, name: &str) -> Result<(), ToolNameProblem> {
+    if name == STRUCTURED_OUTPUT_TOOL_NAME {
+        return Err(ToolNameProblem::Reserved);
+    }
+    rules.check(name).map_err(ToolNameProblem::Invalid)
+}
+
 /// 64-bit FNV-1a (Fowler–Noll–Vo): a fixed, dependency-free hash whose output
 /// never changes between builds, which the stable suffix of
 /// [`NameRules::sanitize`] needs.
@@ -380,6 +407,24 @@ mod tests {
         for rules in ALL_RULES {
             assert_eq!(rules.check(STRUCTURED_OUTPUT_TOOL_NAME), Ok(()));
         }
+    }
+
+    #[test]
+    fn tool_name_check_refuses_the_reserved_name_before_the_rules() {
+        for rules in ALL_RULES {
+            assert_eq!(
+                check_tool_name(rules, STRUCTURED_OUTPUT_TOOL_NAME),
+                Err(ToolNameProblem::Reserved)
+            );
+            assert_eq!(check_tool_name(rules, "Structured_Output"), Ok(()));
+        }
+        assert_eq!(
+            check_tool_name(NameRules::OpenAi, "spotify.play"),
+            Err(ToolNameProblem::Invalid(NameError::InvalidCharacter {
+                character: '.',
+                position: 7
+            }))
+        );
     }
 
     #[test]

@@ -52,8 +52,10 @@ impl TurnOutcome {
 /// Per-turn statistics.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TurnStats {
-    /// One entry per executed batch, in order. An interrupted batch is not
-    /// counted.
+    /// One entry per batch the turn answered, in order: a batch that ran,
+    /// or a batch of a cut-off response, whose calls were answered with
+    /// errors without running. A batch interrupted by cancellation, or
+    /// refused by a limit, has no entry.
     pub iterations: Vec<IterationStats>,
     /// Wall time of the whole turn, model requests included.
     pub duration: Duration,
@@ -63,27 +65,35 @@ pub struct TurnStats {
 }
 
 impl TurnStats {
-    /// Iterations executed (batches run).
+    /// The number of entries in [`iterations`](Self::iterations): batches
+    /// the turn answered, cut-off ones included. This is what the turn
+    /// counted against the `iterations` limit.
     pub fn iteration_count(&self) -> u32 {
         self.iterations.len() as u32
     }
 
-    /// Tool calls executed, all batches together (refused ones included:
-    /// an unknown tool still counts against `calls`).
+    /// The tool calls the model asked for in the batches of
+    /// [`iterations`](Self::iterations), all batches together: calls that
+    /// ran (and succeeded or failed), calls refused before running (unknown
+    /// tool, bad arguments) and calls of a cut-off response. This is what
+    /// the turn counted against the `calls` limit, not the number of tool
+    /// executions: count the entries of [`CallStats`] whose `error` is
+    /// `None` for successful calls.
     pub fn call_count(&self) -> u32 {
         self.iterations.iter().map(|i| i.calls.len() as u32).sum()
     }
 }
 
-/// One executed batch.
+/// One batch the turn answered (see [`TurnStats::iterations`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IterationStats {
     /// Wall time of the model request that asked for this batch.
     pub model_duration: Duration,
     /// Wall time of running the batch, from the first call to the last
-    /// result.
+    /// result (about zero for a cut-off batch, which runs nothing).
     pub batch_duration: Duration,
-    /// One entry per tool call, in call order.
+    /// One entry per tool call the model asked for, in call order, refused
+    /// and cut-off ones included.
     pub calls: Vec<CallStats>,
     /// Why the model stopped in the response that asked for this batch
     /// ([`FinishReason::Length`]: its calls were cut off and none ran).
@@ -92,7 +102,7 @@ pub struct IterationStats {
     pub usage: Usage,
 }
 
-/// One tool call of a batch.
+/// One tool call of a batch, whether it ran or not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallStats {
     /// The provider's tool call id.
@@ -101,11 +111,13 @@ pub struct CallStats {
     pub tool_name: String,
     /// Wall time of the call through the middleware chain, from the start
     /// (after waiting for a `parallel` slot) to the end; zero for calls
-    /// refused before running (unknown tool, bad arguments).
+    /// that did not run (unknown tool, bad arguments, cut off).
     pub duration: Duration,
     /// `None` for a successful call, the kind of failure otherwise.
     pub error: Option<ToolCallErrorKind>,
-    /// Bytes of the full result text, before `result_bytes` cut it.
+    /// Bytes of the result text (the tool's output, or for an error the
+    /// cleaned error sentence the model reads), before `result_bytes` cut
+    /// it.
     pub result_bytes: usize,
     /// `true` when `result_bytes` cut the result the model sees.
     pub truncated: bool,

@@ -1,4 +1,4 @@
-//! The turn runner (DESIGN.md section 8): ask the model, enforce the limits,
+//! The turn runner: ask the model, enforce the limits,
 //! run each batch with at most `parallel` calls at once, turn every per-call
 //! problem into a model-facing error result, and keep the conversation valid
 //! whatever happens.
