@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::bind::call::{self, ToolCallError};
+use crate::bind::{ToolCallError, call};
 use crate::definition::{Definition, State, sealed};
 use crate::limits::ToolLimits;
 use crate::middleware::ToolMiddleware;
@@ -163,8 +163,9 @@ impl<'a> ToolHandle<'a> {
     /// cancellation token that never fires.
     ///
     /// Errors: [`ToolCallError`] when the arguments are not an object or
-    /// fail the tool's schema, when the tool fails, or when the tool or a
-    /// middleware panics.
+    /// fail the tool's schema, when the tool fails or panics, or when a
+    /// middleware refuses the call, fails or panics; its
+    /// [`kind`](ToolCallError::kind) says which, as in a turn.
     pub async fn invoke(&self, arguments: Value) -> Result<Value, ToolCallError> {
         call::check_arguments(self.tool, &arguments)?;
         let context = self.binding.context(

@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
-use crate::bind::call::{self, ToolCallError};
+use crate::bind::{ToolCallError, call};
 use crate::bind::{Binding, Bound, BoundModeData};
 use crate::conversation::ids::fresh_tool_call_id;
 use crate::conversation::{
