@@ -236,9 +236,11 @@ impl Binding {
     }
 }
 
-/// The mode asked for does not exist in this binding.
+/// The mode asked for does not exist in this binding: returned by
+/// [`set_current_mode`](crate::Definition::set_current_mode).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("no mode named `{name}`; modes: {available}")]
+#[non_exhaustive]
 pub struct UnknownMode {
     /// The name asked for.
     pub name: String,

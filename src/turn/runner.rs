@@ -360,7 +360,7 @@ fn check_limits(
         return Ok(());
     };
     Err(ToolLimitError {
-        exceeded,
+        kind: exceeded,
         iterations,
         max_iterations: limits.iterations,
         calls,
