@@ -121,8 +121,8 @@
 //!   keeps parse → export → parse the identity.
 //! - **Usage counts are `0` when not reported**, and `input_tokens` counts
 //!   cached input too, for both providers, so sums compare.
-//! - **Refused calls count**: an unknown tool or bad arguments still count
-//!   against `calls`, since the model spent them.
+//! - **Calls that never ran count**: an unknown tool or bad arguments still
+//!   count against `calls`, since the model spent them.
 //! - **Middlewares run only for calls that reach a tool**: a call refused
 //!   for an unknown name or bad arguments never enters the chain, and
 //!   arguments a middleware rewrites are not validated again.
@@ -140,6 +140,26 @@
 //! - **`parameters` may nest at most 128 levels** (serde_json's own parsing
 //!   limit): deeper schemas, which only code can build, are refused at bind
 //!   rather than overflowing the stack of the schema checker.
+//! - **One error pattern.** Every error type derives `thiserror::Error`.
+//!   Its `Display` is one line a user can act on and does not repeat its
+//!   cause: the cause is `source()`, and an error reporter (anyhow, eyre)
+//!   prints the chain. An error is a `#[non_exhaustive]` struct with public
+//!   fields: `kind`, a `#[non_exhaustive]` enum to match on, when it has
+//!   several causes ([`BindError`], [`DefinitionError`],
+//!   [`bind::ToolCallError`], [`wire::WireError`],
+//!   [`conversation::ConversationError`], [`turn::ToolLimitError`]); then
+//!   the fields that name the culprit (tool, definition, mode, field path,
+//!   index); the underlying error is a private field reached only through
+//!   `source()`. An error whose causes carry different typed data
+//!   ([`turn::TurnError`], [`tool::NameError`]) is a `#[non_exhaustive]`
+//!   enum instead, its variants being its kind.
+//! - **Middleware errors say who failed.** The chain's end wraps a tool's
+//!   error in [`middleware::ToolFailed`] (a panic in
+//!   [`middleware::ToolPanicked`]), so a tool's failure stays
+//!   `ToolFailed` through pass-through middlewares; a middleware's
+//!   [`middleware::Refusal`] makes the call `Refused` (the model reads that
+//!   the call was refused and why, not that the tool broke), and any other
+//!   error of a middleware makes it `MiddlewareFailed`.
 //! - **The structured-output name** ([`STRUCTURED_OUTPUT_TOOL_NAME`]) is
 //!   `structured_output`.
 

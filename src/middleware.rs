@@ -7,12 +7,28 @@
 //! outermost: with `[outer, inner]` a call runs outer-before, inner-before,
 //! the tool, inner-after, outer-after.
 //!
-//! Panics are contained: a tool that panics reaches the middlewares as an
-//! `Err` holding a [`ToolPanicked`], and a middleware that panics becomes an
-//! error result for that call; neither ends the turn.
+//! What comes back from `next.run(call)` says who failed: a tool that
+//! returns an error reaches the middlewares as an `Err` holding a
+//! [`ToolFailed`] (whose `source()` is the tool's own error), and a tool
+//! that panics as one holding a [`ToolPanicked`]. Passed up unchanged, they
+//! make the call's [`ToolCallErrorKind`] `ToolFailed` or `ToolPanicked`.
+//!
+//! A middleware that returns an error of its own is not reported as the
+//! tool's failure:
+//!
+//! - a [`Refusal`] (`Err(Refusal::new("reason").into())`) refuses the call:
+//!   the model reads ``the call to `x` was refused: reason``, and the kind
+//!   is [`Refused`](ToolCallErrorKind::Refused). Refuse for policy, so the
+//!   model does not take it for a broken tool and retry;
+//! - any other error (one wrapping a [`ToolFailed`] included) is
+//!   [`MiddlewareFailed`](ToolCallErrorKind::MiddlewareFailed): ``the call
+//!   to `x` failed in a middleware: …``;
+//! - a panic is [`MiddlewarePanicked`](ToolCallErrorKind::MiddlewarePanicked).
+//!
+//! None of them ends the turn: each becomes that call's error result.
 //!
 //! ```
-//! use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
+//! use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
 //! use agent_loop::tool::BoxError;
 //! use serde_json::Value;
 //!
@@ -28,6 +44,19 @@
 //!         output
 //!     }
 //! }
+//!
+//! /// Refuses every tool whose name starts with `delete_`.
+//! struct NoDeletes;
+//!
+//! #[async_trait::async_trait]
+//! impl ToolMiddleware for NoDeletes {
+//!     async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+//!         if call.context.tool_name.starts_with("delete_") {
+//!             return Err(Refusal::new("deleting is not allowed in this session").into());
+//!         }
+//!         next.run(call).await
+//!     }
+//! }
 //! ```
 
 use std::panic::AssertUnwindSafe;
@@ -37,6 +66,8 @@ use async_trait::async_trait;
 use futures::FutureExt;
 use serde_json::Value;
 
+#[cfg(doc)]
+use crate::bind::ToolCallErrorKind;
 use crate::panic::panic_message;
 use crate::tool::{BoxError, CallContext, Tool};
 
@@ -76,8 +107,10 @@ impl<'a> Next<'a> {
         Self { tool, middlewares }
     }
 
-    /// Runs the rest of the chain and the tool. A panic in the tool comes
-    /// back as an `Err` holding a [`ToolPanicked`].
+    /// Runs the rest of the chain and the tool. An error the tool returns
+    /// comes back as an `Err` holding a [`ToolFailed`] (its `source()` is
+    /// the tool's error), a panic in the tool as one holding a
+    /// [`ToolPanicked`].
     pub async fn run(self, call: ToolInvocation) -> Result<Value, BoxError> {
         match self.middlewares.split_first() {
             Some((first, rest)) => {
@@ -96,6 +129,7 @@ impl<'a> Next<'a> {
                 // panics while creating its future is a tool panic, not a
                 // middleware one.
                 let tool = self.tool;
+                let call_tool_name = call.context.tool_name.clone();
                 let invoked =
                     AssertUnwindSafe(
                         async move { tool.invoke(call.arguments, &call.context).await },
@@ -103,7 +137,11 @@ impl<'a> Next<'a> {
                     .catch_unwind()
                     .await;
                 match invoked {
-                    Ok(output) => output,
+                    Ok(Ok(output)) => Ok(output),
+                    Ok(Err(error)) => Err(Box::new(ToolFailed {
+                        tool_name: call_tool_name.to_string(),
+                        source: error,
+                    })),
                     Err(panic) => Err(Box::new(ToolPanicked {
                         message: panic_message(panic.as_ref()),
                     })),
@@ -113,19 +151,68 @@ impl<'a> Next<'a> {
     }
 }
 
-/// The error a middleware sees when the tool below it panicked.
+/// The error a middleware gets from [`Next::run`] when the tool returned
+/// an error. Its `source()` is the tool's own error; a middleware that
+/// returns it unchanged leaves the call a
+/// [`ToolFailed`](ToolCallErrorKind::ToolFailed) one, whose source is the
+/// tool's error again.
+#[derive(Debug, thiserror::Error)]
+#[error("the tool `{tool_name}` failed")]
+#[non_exhaustive]
+pub struct ToolFailed {
+    /// The tool's name.
+    pub tool_name: String,
+    source: BoxError,
+}
+
+impl ToolFailed {
+    /// The tool's own error, to map or inspect by value.
+    pub fn into_source(self) -> BoxError {
+        self.source
+    }
+}
+
+/// The error a middleware gets from [`Next::run`] when the tool below it
+/// panicked. Returned unchanged, it makes the call a
+/// [`ToolPanicked`](ToolCallErrorKind::ToolPanicked) one.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("the tool panicked: {message}")]
+#[non_exhaustive]
 pub struct ToolPanicked {
     /// The panic's message, when it was a string.
     pub message: String,
+}
+
+/// A middleware's refusal to run a call, for a policy reason: return it as
+/// `Err(Refusal::new("reason").into())` instead of calling `next`.
+///
+/// The model reads ``the call to `x` was refused: reason`` (not that the
+/// tool failed), and the call's kind is
+/// [`Refused`](ToolCallErrorKind::Refused). Write the reason for the
+/// model: say why, and what it may do instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("refused: {reason}")]
+#[non_exhaustive]
+pub struct Refusal {
+    /// Why the call was refused.
+    pub reason: String,
+}
+
+impl Refusal {
+    /// A refusal for `reason`.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
 }
 
 /// How one run of the chain ended, before it becomes a tool result.
 pub(crate) enum ChainOutcome {
     /// The chain returned a value.
     Output(Value),
-    /// The chain returned an error (from the tool or a middleware).
+    /// The chain returned an error: a [`ToolFailed`] or [`ToolPanicked`]
+    /// from its end, or a middleware's own.
     Failed(BoxError),
     /// A middleware panicked (a tool panic comes back as `Failed`).
     MiddlewarePanicked(String),

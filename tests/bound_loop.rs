@@ -6,7 +6,7 @@ mod common;
 use std::error::Error as _;
 
 use agent_loop::bind::ToolCallErrorKind;
-use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
+use agent_loop::middleware::{Next, Refusal, ToolFailed, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::{Bound, Definition, Mode};
 use async_trait::async_trait;
@@ -373,4 +373,136 @@ async fn tools_see_the_session_loop_mode_and_tool_name() {
             "tool": "whoami",
         })
     );
+}
+
+/// Refuses every call without running the tool.
+struct RefuseWrites;
+
+#[async_trait]
+impl ToolMiddleware for RefuseWrites {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+        Err(Refusal::new("writes are disabled in this session").into())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the audit log is unreachable")]
+struct AuditLogDown;
+
+/// Fails every call with an error of its own.
+struct Audit;
+
+#[async_trait]
+impl ToolMiddleware for Audit {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+        Err(AuditLogDown.into())
+    }
+}
+
+/// Passes every call and every error through unchanged.
+struct PassThrough;
+
+#[async_trait]
+impl ToolMiddleware for PassThrough {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+        next.run(call).await
+    }
+}
+
+/// `save`, which fails with [`DiskFull`], behind `middleware`.
+async fn save_behind(middleware: impl ToolMiddleware) -> Definition<Bound> {
+    Definition::builder()
+        .name("agent")
+        .tool(tool::Definition::from_fn(
+            ToolInfo::without_parameters("save", "Saves."),
+            |_arguments: Value, _context| async { Err::<Value, _>(DiskFull) },
+        ))
+        .middleware(middleware)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap()
+}
+
+/// The error of `save` through `Definition::invoke` and through its
+/// `ToolHandle`, which must agree on the kind and the message.
+async fn both_invokes(bound: &Definition<Bound>) -> agent_loop::bind::ToolCallError {
+    let by_name = bound.invoke("save", json!({})).await.unwrap_err();
+    let by_handle = bound
+        .tool("save")
+        .unwrap()
+        .invoke(json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(by_name.kind, by_handle.kind);
+    assert_eq!(by_name.message, by_handle.message);
+    assert_eq!(by_name.tool_name, "save");
+    by_name
+}
+
+#[tokio::test]
+async fn invoke_reports_a_middleware_refusal_as_refused_with_the_refusal_as_source() {
+    let error = both_invokes(&save_behind(RefuseWrites).await).await;
+    assert_eq!(error.kind, ToolCallErrorKind::Refused);
+    assert_eq!(
+        error.to_string(),
+        "the call to `save` was refused: writes are disabled in this session"
+    );
+    assert_eq!(
+        error.source().and_then(|s| s.downcast_ref::<Refusal>()),
+        Some(&Refusal::new("writes are disabled in this session"))
+    );
+}
+
+#[tokio::test]
+async fn invoke_reports_a_middleware_error_as_middleware_failed_with_it_as_source() {
+    let error = both_invokes(&save_behind(Audit).await).await;
+    assert_eq!(error.kind, ToolCallErrorKind::MiddlewareFailed);
+    assert_eq!(
+        error.to_string(),
+        "the call to `save` failed in a middleware: the audit log is unreachable"
+    );
+    assert!(
+        error
+            .source()
+            .is_some_and(|s| s.downcast_ref::<AuditLogDown>().is_some())
+    );
+}
+
+#[tokio::test]
+async fn invoke_keeps_a_tool_error_through_a_pass_through_middleware_as_tool_failed() {
+    let error = both_invokes(&save_behind(PassThrough).await).await;
+    assert_eq!(error.kind, ToolCallErrorKind::ToolFailed);
+    assert_eq!(error.to_string(), "the tool `save` failed: disk full");
+    assert!(
+        error
+            .source()
+            .is_some_and(|s| s.downcast_ref::<DiskFull>().is_some()),
+        "the source is the tool's own error"
+    );
+}
+
+/// Checks that the error it gets from below is the tool's, wrapped in
+/// `ToolFailed`, and passes it up.
+struct ExpectsToolFailed;
+
+#[async_trait]
+impl ToolMiddleware for ExpectsToolFailed {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+        let error = next.run(call).await.unwrap_err();
+        let failed = error
+            .downcast_ref::<ToolFailed>()
+            .expect("a tool error reaches a middleware as ToolFailed");
+        assert_eq!(failed.tool_name, "save");
+        assert!(failed.source().is_some_and(|s| s.is::<DiskFull>()));
+        Err(error)
+    }
+}
+
+#[tokio::test]
+async fn a_middleware_sees_a_tool_error_as_tool_failed_with_the_tool_error_as_source() {
+    let error = both_invokes(&save_behind(ExpectsToolFailed).await).await;
+    assert_eq!(error.kind, ToolCallErrorKind::ToolFailed);
 }

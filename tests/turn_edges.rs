@@ -67,7 +67,7 @@ async fn iterations_one_refuses_a_second_batch() {
     let TurnError::ToolLimit(limit) = error else {
         panic!("expected a tool limit error, got {error:?}");
     };
-    assert_eq!(limit.exceeded, ExceededLimit::Iterations);
+    assert_eq!(limit.kind, ExceededLimit::Iterations);
     assert_eq!((limit.iterations, limit.max_iterations), (2, 1));
     assert_eq!(invocations.load(Ordering::SeqCst), 1);
     assert_every_call_answered(&conversation);

@@ -1,7 +1,8 @@
 //! Per-call problems become model-facing error results and the turn goes on
 //! (DESIGN.md section 8.4): unknown tool, arguments that are not JSON or not
-//! an object, arguments that fail the schema, a tool error. Siblings in the
-//! batch still run and the model gets the next iteration.
+//! an object, arguments that fail the schema, a tool error, a middleware's
+//! refusal or error. Siblings in the batch still run and the model gets the
+//! next iteration.
 
 mod turn_common;
 
@@ -10,9 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::ToolResult;
+use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
+use agent_loop::tool::BoxError;
 use agent_loop::turn::ERROR_TEXT_BYTES;
 use agent_loop::turn::{ScriptedModel, TurnOutcome};
-use agent_loop::{ToolLimits, tool};
+use agent_loop::{Definition, ToolLimits, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use turn_common::*;
@@ -275,4 +278,127 @@ async fn every_bad_call_in_one_batch_gets_its_own_error_result() {
     assert_eq!(outcome.stats.call_count(), 9, "refused calls count too");
     assert_eq!(model.requests().len(), 3);
     assert_every_call_answered(&conversation);
+}
+
+/// Refuses every call without running the tool.
+struct RefuseWrites;
+
+#[async_trait::async_trait]
+impl ToolMiddleware for RefuseWrites {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+        Err(Refusal::new("writes are disabled in this session").into())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the audit log is unreachable")]
+struct AuditLogDown;
+
+/// Fails every call with an error of its own, without running the tool.
+struct Audit;
+
+#[async_trait::async_trait]
+impl ToolMiddleware for Audit {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+        Err(AuditLogDown.into())
+    }
+}
+
+/// Passes every call and every error through unchanged.
+struct PassThrough;
+
+#[async_trait::async_trait]
+impl ToolMiddleware for PassThrough {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+        next.run(call).await
+    }
+}
+
+/// Runs one call `call_1` of the tool `name` through `middleware`; returns
+/// its result and the kind in its statistics.
+async fn run_one_through(
+    middleware: impl ToolMiddleware,
+    tool: tool::Definition,
+    name: &str,
+) -> (ToolResult, Option<ToolCallErrorKind>) {
+    let session = bind(
+        &Definition::builder()
+            .name("turn-test")
+            .tool(&tool)
+            .middleware(middleware)
+            .build()
+            .validate()
+            .expect("the test definition is valid"),
+    )
+    .await;
+    let model = ScriptedModel::new([batch([call("call_1", name, "{}")]), answer("done")]);
+    let mut conversation = user_says("go");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("a middleware's error does not fail the turn");
+    assert_every_call_answered(&conversation);
+    assert_eq!(outcome.answer(), Some("done"));
+    (
+        result_for(&conversation, "call_1").clone(),
+        outcome.stats.iterations[0].calls[0].error,
+    )
+}
+
+#[tokio::test]
+async fn a_refusing_middleware_reads_as_refused_with_its_reason_and_the_tool_never_runs() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let (result, kind) = run_one_through(
+        RefuseWrites,
+        counting_tool("write_file", Arc::clone(&invocations)),
+        "write_file",
+    )
+    .await;
+    assert_eq!(
+        result,
+        ToolResult::error(
+            "call_1",
+            "the call to `write_file` was refused: writes are disabled in this session"
+        )
+    );
+    assert_eq!(kind, Some(ToolCallErrorKind::Refused));
+    assert_eq!(invocations.load(Ordering::SeqCst), 0, "the tool never ran");
+}
+
+#[tokio::test]
+async fn a_failing_middleware_is_middleware_failed_not_a_tool_failure() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let (result, kind) = run_one_through(
+        Audit,
+        counting_tool("write_file", Arc::clone(&invocations)),
+        "write_file",
+    )
+    .await;
+    assert_eq!(
+        result,
+        ToolResult::error(
+            "call_1",
+            "the call to `write_file` failed in a middleware: the audit log is unreachable"
+        )
+    );
+    assert_eq!(kind, Some(ToolCallErrorKind::MiddlewareFailed));
+    assert_eq!(invocations.load(Ordering::SeqCst), 0);
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("disk full")]
+struct DiskFull;
+
+#[tokio::test]
+async fn a_tool_error_through_a_pass_through_middleware_stays_tool_failed() {
+    let failing = tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("save", "Saves."),
+        |_arguments: Value, _context| async { Err::<Value, _>(DiskFull) },
+    );
+    let (result, kind) = run_one_through(PassThrough, failing, "save").await;
+    assert_eq!(
+        result,
+        ToolResult::error("call_1", "the tool `save` failed: disk full")
+    );
+    assert_eq!(kind, Some(ToolCallErrorKind::ToolFailed));
 }

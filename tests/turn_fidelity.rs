@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use agent_loop::ToolLimits;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::{
-    AssistantMessage, ContentPart, ConversationError, FinishReason, Message, ModelResponse,
-    ReasoningPart, ToolCall, ToolResult, Usage, WireFormat,
+    AssistantMessage, ContentPart, ConversationError, ConversationErrorKind, FinishReason, Message,
+    ModelResponse, ReasoningPart, ToolCall, ToolResult, Usage, WireFormat,
 };
 use agent_loop::turn::{ExceededLimit, ScriptedModel, TurnError};
 use tokio_util::sync::CancellationToken;
@@ -114,7 +114,7 @@ async fn cut_off_calls_count_against_the_call_limit() {
     let TurnError::ToolLimit(limit) = error else {
         panic!("expected a tool limit error, got {error:?}");
     };
-    assert_eq!(limit.exceeded, ExceededLimit::Calls);
+    assert_eq!(limit.kind, ExceededLimit::Calls);
     assert_eq!((limit.calls, limit.max_calls), (3, 2));
     assert_eq!(invocations.load(Ordering::SeqCst), 0);
 }
@@ -351,7 +351,7 @@ async fn a_result_without_a_call_is_refused_before_any_request() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, TurnError::Conversation(ConversationError::ResultWithoutCall { tool_call_id, index: 1 }) if tool_call_id == "call_ghost"),
+        matches!(&error, TurnError::Conversation(ConversationError { kind: ConversationErrorKind::ResultWithoutCall, tool_call_id, index: 1, .. }) if tool_call_id == "call_ghost"),
         "{error:?}"
     );
     assert!(model.requests().is_empty());
@@ -381,7 +381,7 @@ async fn a_second_result_for_one_call_is_refused_and_nothing_changes() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, TurnError::Conversation(ConversationError::DuplicateResult { tool_call_id, index: 3 }) if tool_call_id == "call_1"),
+        matches!(&error, TurnError::Conversation(ConversationError { kind: ConversationErrorKind::DuplicateResult, tool_call_id, index: 3, .. }) if tool_call_id == "call_1"),
         "{error:?}"
     );
     assert!(model.requests().is_empty());

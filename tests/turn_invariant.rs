@@ -255,7 +255,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
             }
             (
                 Err(TurnError::ToolLimit(ToolLimitError {
-                    exceeded,
+                    kind: exceeded,
                     iterations,
                     calls,
                     ..

@@ -47,7 +47,7 @@ async fn iterations_three_runs_exactly_three_batches_and_refuses_the_fourth() {
         matches!(
             error,
             TurnError::ToolLimit(ToolLimitError {
-                exceeded: ExceededLimit::Iterations,
+                kind: ExceededLimit::Iterations,
                 iterations: 4,
                 max_iterations: 3,
                 calls: 4,
@@ -97,7 +97,7 @@ async fn calls_five_with_batches_of_two_refuses_the_third_batch_without_running_
     let TurnError::ToolLimit(limit) = error else {
         panic!("expected a tool limit error, got {error:?}");
     };
-    assert_eq!(limit.exceeded, ExceededLimit::Calls);
+    assert_eq!(limit.kind, ExceededLimit::Calls);
     assert_eq!((limit.calls, limit.max_calls), (6, 5));
     assert_eq!((limit.iterations, limit.batch_calls), (3, 2));
     assert_eq!(limit.max_iterations, ToolLimits::DEFAULTS.iterations);
@@ -193,7 +193,7 @@ async fn a_batch_larger_than_the_whole_call_limit_fails_on_calls_not_iterations(
         matches!(
             error,
             TurnError::ToolLimit(ToolLimitError {
-                exceeded: ExceededLimit::Calls,
+                kind: ExceededLimit::Calls,
                 iterations: 1,
                 calls: 4,
                 max_calls: 3,

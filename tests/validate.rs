@@ -3,7 +3,7 @@
 
 mod common;
 
-use agent_loop::tool::STRUCTURED_OUTPUT_TOOL_NAME;
+use agent_loop::tool::{NameError, STRUCTURED_OUTPUT_TOOL_NAME};
 use agent_loop::{
     Defined, Definition, DefinitionError, DefinitionErrorKind, Mode, ToolLimits, ToolLimitsConfig,
 };
@@ -277,6 +277,11 @@ fn declared_name_breaking_the_name_rule_is_invalid_tool() {
         assert!(
             error.reason.is_some(),
             "the broken rule is given for {bad:?}"
+        );
+        assert!(
+            std::error::Error::source(&error)
+                .is_some_and(|source| source.downcast_ref::<NameError>().is_some()),
+            "the name error is the source for {bad:?}"
         );
         assert_one_line(&error);
     }

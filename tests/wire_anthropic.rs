@@ -275,11 +275,11 @@ fn tool_use_without_id_is_a_missing_field() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::MissingField { field: "id".into() }
     );
-    assert_eq!(error.path(), "response.content[1]");
-    assert_eq!(error.format(), WireFormat::AnthropicMessages);
+    assert_eq!(error.path, "response.content[1]");
+    assert_eq!(error.format, WireFormat::AnthropicMessages);
     assert_eq!(
         error.to_string(),
         "Anthropic Messages: at response.content[1]: missing field `id`"
@@ -295,14 +295,14 @@ fn non_object_input_is_a_wrong_type() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::WrongType {
             field: "input".into(),
             expected: "an object".into(),
             found: "a string".into()
         }
     );
-    assert_eq!(error.path(), "response.content[0].input");
+    assert_eq!(error.path, "response.content[0].input");
 }
 
 #[test]
@@ -370,12 +370,12 @@ fn error_body_is_an_unknown_type() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::UnknownType {
             found: "error".into()
         }
     );
-    assert_eq!(error.path(), "response");
+    assert_eq!(error.path, "response");
 }
 
 #[test]
@@ -387,12 +387,12 @@ fn unknown_role_in_messages_names_the_message_index() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::UnknownRole {
             role: "system".into()
         }
     );
-    assert_eq!(error.path(), "messages[1]");
+    assert_eq!(error.path, "messages[1]");
 }
 
 #[test]
@@ -424,12 +424,12 @@ fn tool_use_in_a_user_message_still_needs_its_documented_shape() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::MissingField {
             field: "name".into()
         }
     );
-    assert_eq!(error.path(), "messages[0].content[1]");
+    assert_eq!(error.path, "messages[0].content[1]");
 }
 
 #[test]
@@ -442,14 +442,14 @@ fn is_error_that_is_not_a_boolean_is_a_wrong_type() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::WrongType {
             field: "is_error".into(),
             expected: "a boolean".into(),
             found: "a string".into()
         }
     );
-    assert_eq!(error.path(), "messages[0].content[0].is_error");
+    assert_eq!(error.path, "messages[0].content[0].is_error");
 }
 
 #[test]
@@ -458,12 +458,12 @@ fn tool_without_input_schema_is_a_missing_field() {
         .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::MissingField {
             field: "input_schema".into()
         }
     );
-    assert_eq!(error.path(), "tools[0]");
+    assert_eq!(error.path, "tools[0]");
 }
 
 #[test]

@@ -156,13 +156,13 @@ fn tool_without_input_schema_is_a_missing_field() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::MissingField {
             field: "inputSchema".into()
         }
     );
-    assert_eq!(error.path(), "result.tools[1]");
-    assert_eq!(error.format(), WireFormat::McpToolsList);
+    assert_eq!(error.path, "result.tools[1]");
+    assert_eq!(error.format, WireFormat::McpToolsList);
     assert_eq!(
         error.to_string(),
         "MCP tools/list: at result.tools[1]: missing field `inputSchema`"
@@ -177,12 +177,12 @@ fn tool_without_name_is_a_missing_field() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::MissingField {
             field: "name".into()
         }
     );
-    assert_eq!(error.path(), "result.tools[0]");
+    assert_eq!(error.path, "result.tools[0]");
 }
 
 #[test]
@@ -190,12 +190,12 @@ fn missing_tools_is_a_missing_field() {
     let error = mcp::parse_list_tools_result(&json!({ "nextCursor": "x" })).unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::MissingField {
             field: "tools".into()
         }
     );
-    assert_eq!(error.path(), "result");
+    assert_eq!(error.path, "result");
 }
 
 #[test]
@@ -203,14 +203,14 @@ fn cursor_that_is_not_a_string_is_a_wrong_type() {
     let error = mcp::parse_list_tools_result(&json!({ "tools": [], "nextCursor": 2 })).unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::WrongType {
             field: "nextCursor".into(),
             expected: "a string".into(),
             found: "a number".into()
         }
     );
-    assert_eq!(error.path(), "result.nextCursor");
+    assert_eq!(error.path, "result.nextCursor");
 }
 
 #[test]

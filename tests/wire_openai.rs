@@ -281,13 +281,13 @@ fn tool_call_without_function_is_a_missing_field() {
     }));
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::MissingField {
             field: "function".into()
         }
     );
-    assert_eq!(error.path(), "response.choices[0].message.tool_calls[1]");
-    assert_eq!(error.format(), WireFormat::OpenAiChat);
+    assert_eq!(error.path, "response.choices[0].message.tool_calls[1]");
+    assert_eq!(error.format, WireFormat::OpenAiChat);
     assert_eq!(
         error.to_string(),
         "OpenAI Chat Completions: at response.choices[0].message.tool_calls[1]: missing field `function`"
@@ -373,7 +373,7 @@ fn name_of_the_wrong_type_is_a_wrong_type() {
     }));
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::WrongType {
             field: "name".into(),
             expected: "a string".into(),
@@ -381,7 +381,7 @@ fn name_of_the_wrong_type_is_a_wrong_type() {
         }
     );
     assert_eq!(
-        error.path(),
+        error.path,
         "response.choices[0].message.tool_calls[0].function.name"
     );
 }
@@ -409,12 +409,12 @@ fn response_from_a_non_assistant_role_is_an_unknown_role() {
     let error = response_error(json!({ "role": "user", "content": "hi" }));
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::UnknownRole {
             role: "user".into()
         }
     );
-    assert_eq!(error.path(), "response.choices[0].message");
+    assert_eq!(error.path, "response.choices[0].message");
 }
 
 #[test]
@@ -451,8 +451,8 @@ fn custom_tool_call_is_kept_verbatim_and_sent_back_to_openai_only() {
 fn empty_choices_is_reported() {
     let error = openai::parse_response(&json!({ "id": "chatcmpl-1", "choices": [] })).unwrap_err();
 
-    assert_eq!(error.kind(), &WireErrorKind::NoChoices);
-    assert_eq!(error.path(), "response.choices");
+    assert_eq!(&error.kind, &WireErrorKind::NoChoices);
+    assert_eq!(error.path, "response.choices");
 }
 
 #[test]
@@ -464,12 +464,12 @@ fn unknown_role_in_messages_names_the_message_index() {
     .unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::UnknownRole {
             role: "function".into()
         }
     );
-    assert_eq!(error.path(), "messages[1]");
+    assert_eq!(error.path, "messages[1]");
 }
 
 #[test]
@@ -509,12 +509,12 @@ fn tool_message_without_tool_call_id_is_a_missing_field() {
         openai::parse_messages(&json!([{ "role": "tool", "content": "18°C" }])).unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::MissingField {
             field: "tool_call_id".into()
         }
     );
-    assert_eq!(error.path(), "messages[0]");
+    assert_eq!(error.path, "messages[0]");
 }
 
 #[test]
@@ -522,14 +522,14 @@ fn tools_that_are_not_an_array_are_a_wrong_type() {
     let error = openai::parse_tools(&json!({ "type": "function" })).unwrap_err();
 
     assert_eq!(
-        error.kind(),
+        &error.kind,
         &WireErrorKind::WrongType {
             field: "tools".into(),
             expected: "an array".into(),
             found: "an object".into()
         }
     );
-    assert_eq!(error.path(), "tools");
+    assert_eq!(error.path, "tools");
 }
 
 #[test]

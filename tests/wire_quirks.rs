@@ -349,7 +349,7 @@ fn provider_defined_tools_are_kept_and_refused_for_another_format() {
     );
     let error = openai::export_declarations(&tools).unwrap_err();
     assert!(matches!(
-        error.kind(),
+        &error.kind,
         WireErrorKind::ProviderTool { name, tool_type, format: WireFormat::AnthropicMessages }
             if name == "memory" && tool_type == "memory_20250818"
     ));

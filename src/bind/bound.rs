@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::bind::call::{self, ToolCallError};
+use crate::bind::{ToolCallError, call};
 use crate::definition::{Definition, State, sealed};
 use crate::limits::ToolLimits;
 use crate::middleware::ToolMiddleware;
@@ -167,8 +167,9 @@ impl<'a> ToolHandle<'a> {
     /// with an empty tool call id and a cancellation token that never fires.
     ///
     /// Errors: [`ToolCallError`] when the arguments are not an object or
-    /// fail the tool's schema, when the tool fails, or when the tool or a
-    /// middleware panics.
+    /// fail the tool's schema, when the tool fails or panics, or when a
+    /// middleware refuses the call, fails or panics; its
+    /// [`kind`](ToolCallError::kind) says which, as in a turn.
     pub async fn invoke(&self, arguments: Value) -> Result<Value, ToolCallError> {
         call::check_arguments(self.tool, &arguments)?;
         let context = self.binding.context(
@@ -241,9 +242,11 @@ impl Binding {
     }
 }
 
-/// The mode asked for does not exist in this binding.
+/// The mode asked for does not exist in this binding: returned by
+/// [`set_current_mode`](crate::Definition::set_current_mode).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("no mode named `{name}`; modes: {available}")]
+#[non_exhaustive]
 pub struct UnknownMode {
     /// The name asked for.
     pub name: String,

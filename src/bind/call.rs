@@ -2,81 +2,15 @@
 //! arguments, run the middleware chain. Shared by direct invocation and the
 //! turn runner, so both refuse the same things the same way.
 
-use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::bind::{Binding, BoundTool};
-use crate::middleware::{ChainOutcome, ToolInvocation, ToolMiddleware, run_chain};
+use crate::bind::{Binding, BoundTool, ToolCallError, ToolCallErrorKind};
+use crate::middleware::{
+    ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
+};
 use crate::tool::{BoxError, CallContext, Tool};
-
-/// Why a tool call produced no output. In a turn
-/// each becomes a model-facing error result and the turn goes on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ToolCallErrorKind {
-    /// No tool of that name in the current mode (a tool of another mode is
-    /// unknown too).
-    UnknownTool,
-    /// The arguments text is not JSON (e.g. truncated).
-    ArgumentsNotJson,
-    /// The arguments are JSON but not an object (`null`, `[1]`, `"x"`).
-    ArgumentsNotObject,
-    /// The arguments fail the tool's JSON Schema.
-    InvalidArguments,
-    /// The tool (or a middleware) returned an error; the source is it.
-    ToolFailed,
-    /// The tool panicked.
-    ToolPanicked,
-    /// A middleware panicked.
-    MiddlewarePanicked,
-    /// The response that asked for the call was cut off by the output token
-    /// limit (finish reason `length` / `max_tokens`), so the call did not
-    /// run: its arguments may be incomplete.
-    CutOff,
-}
-
-/// A tool call that produced no output.
-///
-/// `message` is the short sentence the model is shown (the turn runner
-/// cleans it of control characters and bounds it); `source()` gives the
-/// tool's own error for `ToolFailed`.
-#[derive(Debug)]
-pub struct ToolCallError {
-    /// What went wrong.
-    pub kind: ToolCallErrorKind,
-    /// The tool name the call asked for.
-    pub tool_name: String,
-    /// The model-facing sentence.
-    pub message: String,
-    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
-}
-
-impl ToolCallError {
-    pub(crate) fn new(kind: ToolCallErrorKind, tool_name: &str, message: String) -> Self {
-        Self {
-            kind,
-            tool_name: tool_name.to_owned(),
-            message,
-            source: None,
-        }
-    }
-}
-
-impl fmt::Display for ToolCallError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ToolCallError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|source| source as &(dyn std::error::Error + 'static))
-    }
-}
 
 /// The tool named `name` in mode `mode`.
 pub(crate) fn lookup<'b>(
@@ -195,19 +129,41 @@ pub(crate) async fn execute(
     }
 }
 
+/// Labels the chain's error by who returned it: the tool (wrapped by the
+/// chain's end in [`ToolFailed`] or [`ToolPanicked`]), a middleware
+/// refusing the call ([`Refusal`]), or a middleware failing.
 fn failed(name: &str, error: BoxError) -> ToolCallError {
-    if let Some(panic) = error.downcast_ref::<crate::middleware::ToolPanicked>() {
+    let error = match error.downcast::<ToolFailed>() {
+        Ok(failed) => {
+            let source = failed.into_source();
+            return ToolCallError::new(
+                ToolCallErrorKind::ToolFailed,
+                name,
+                format!("the tool `{name}` failed: {source}"),
+            )
+            .caused_by(source);
+        }
+        Err(error) => error,
+    };
+    if let Some(panic) = error.downcast_ref::<ToolPanicked>() {
         return ToolCallError::new(
             ToolCallErrorKind::ToolPanicked,
             name,
             format!("the tool `{name}` panicked: {}", panic.message),
         );
     }
-    let mut error_out = ToolCallError::new(
-        ToolCallErrorKind::ToolFailed,
+    if let Some(refusal) = error.downcast_ref::<Refusal>() {
+        return ToolCallError::new(
+            ToolCallErrorKind::Refused,
+            name,
+            format!("the call to `{name}` was refused: {}", refusal.reason),
+        )
+        .caused_by(error);
+    }
+    ToolCallError::new(
+        ToolCallErrorKind::MiddlewareFailed,
         name,
-        format!("the tool `{name}` failed: {error}"),
-    );
-    error_out.source = Some(Arc::from(error));
-    error_out
+        format!("the call to `{name}` failed in a middleware: {error}"),
+    )
+    .caused_by(error)
 }

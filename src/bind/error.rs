@@ -1,10 +1,9 @@
 //! [`BindError`]: why [`bind`](crate::Definition::bind) refused to bind.
 
-use std::fmt;
-
 use crate::tool::BoxError;
 
-/// What went wrong while binding, in the order bind checks.
+/// What went wrong while binding, in the order bind checks; see
+/// [`BindError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BindErrorKind {
@@ -37,7 +36,8 @@ pub enum BindErrorKind {
     FactoryPanicked,
 }
 
-/// A binding that could not be made. Nothing of it exists: binding is all
+/// A binding that could not be made: returned by
+/// [`bind`](crate::Definition::bind). Nothing of it exists: binding is all
 /// or nothing.
 ///
 /// - `name`: the tool or definition concerned (for a duplicate tool name,
@@ -48,16 +48,18 @@ pub enum BindErrorKind {
 ///   [`Bindings::extra_tools`](crate::bind::Bindings::extra_tools) for
 ///   `InvalidDefinition`, the tool's index in what its factory returned for
 ///   `InvalidToolInfo`.
-/// - `source()`: the factory's error, the panic, the
+/// - `source()`: the factory's error, the [`FactoryPanic`], the
 ///   [`DefinitionError`](crate::DefinitionError) or the schema error.
 ///
 /// Display is one line a user can act on, e.g.
-/// ``bind: duplicate tool name `search` (definitions `web` and `docs`)``.
-/// `{}` leaves the cause to `source()` (so error reporters such as anyhow
-/// do not print it twice); `{:#}` appends the chain of causes:
-/// ``bind: the factory of tool definition `read` failed: no binding data of
-/// type `Workspace`: supply it with `Bindings::with` ``.
-#[derive(Debug)]
+/// ``bind: duplicate tool name `search` (definitions `web` and `docs`)``,
+/// and leaves the cause to `source()`: an error reporter (anyhow, eyre)
+/// prints the chain, e.g. ``bind: the factory of tool definition `read`
+/// failed`` caused by ``no binding data of type `Workspace`: supply it with
+/// `Bindings::with` ``.
+#[derive(Debug, thiserror::Error)]
+#[error("bind: {detail}")]
+#[non_exhaustive]
 pub struct BindError {
     /// What went wrong.
     pub kind: BindErrorKind,
@@ -108,35 +110,11 @@ impl BindError {
     }
 }
 
-impl fmt::Display for BindError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // `{}` leaves the cause to `source()`, so error reporters (anyhow,
-        // eyre) do not print it twice; `{:#}` appends the whole chain for a
-        // caller printing this error alone.
-        write!(f, "bind: {}", self.detail)?;
-        if f.alternate() {
-            let mut cause = std::error::Error::source(self);
-            while let Some(error) = cause {
-                write!(f, ": {error}")?;
-                cause = error.source();
-            }
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for BindError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|source| source as &(dyn std::error::Error + 'static))
-    }
-}
-
-/// The panic of a factory, as the source of a
-/// [`FactoryPanicked`](BindErrorKind::FactoryPanicked) error.
+/// The panic of a factory: the source of a [`BindError`] of kind
+/// [`FactoryPanicked`](BindErrorKind::FactoryPanicked).
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("panicked: {message}")]
+#[non_exhaustive]
 pub struct FactoryPanic {
     /// The panic's message, when it was a string.
     pub message: String,

@@ -24,11 +24,12 @@ mod bindings;
 mod bound;
 mod build;
 pub(crate) mod call;
+mod call_error;
 mod error;
 
 pub use bindings::Bindings;
 pub(crate) use bound::Binding;
 pub use bound::{Bound, BoundMode, ToolHandle, UnknownMode};
 pub(crate) use bound::{BoundModeData, BoundTool};
-pub use call::{ToolCallError, ToolCallErrorKind};
+pub use call_error::{ToolCallError, ToolCallErrorKind};
 pub use error::{BindError, BindErrorKind, Duplicate, FactoryPanic};

@@ -45,7 +45,7 @@ pub use message::{AssistantMessage, Message, SystemMessage, SystemRole, ToolResu
 pub use part::{
     ContentPart, ImagePart, ImageSource, ProviderPart, ReasoningPart, TextPart, ToolCall,
 };
-pub use repair::{ConversationError, repair};
+pub use repair::{ConversationError, ConversationErrorKind, repair};
 pub use response::{FinishReason, ModelResponse, Usage};
 
 /// A conversation: messages in order, oldest first.

@@ -5,32 +5,47 @@ use std::collections::HashSet;
 use crate::conversation::ids::mint_missing_ids;
 use crate::conversation::{Conversation, Message, ToolResult};
 
-/// A conversation whose tool results cannot be paired with their calls:
-/// what [`repair`] refuses to guess about.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why a tool result cannot be paired with its call: the
+/// [`kind`](ConversationError::kind) of a [`ConversationError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum ConversationError {
+pub enum ConversationErrorKind {
     /// A tool result answers no call of the assistant message right before
     /// it (every provider requires a call's results right after it).
-    #[error(
-        "the tool result at messages[{index}] answers no call of the assistant message before it (tool call id {tool_call_id:?})"
-    )]
-    ResultWithoutCall {
-        /// The result's tool call id.
-        tool_call_id: String,
-        /// The result's position in the conversation.
-        index: usize,
-    },
+    ResultWithoutCall,
     /// A second result for one tool call.
-    #[error(
-        "the tool result at messages[{index}] is a second result for tool call id {tool_call_id:?}"
-    )]
-    DuplicateResult {
-        /// The call's id.
-        tool_call_id: String,
-        /// The second result's position in the conversation.
-        index: usize,
-    },
+    DuplicateResult,
+}
+
+impl ConversationErrorKind {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::ResultWithoutCall => "answers no call of the assistant message before it",
+            Self::DuplicateResult => "is a second result for its call",
+        }
+    }
+}
+
+/// A conversation whose tool results cannot be paired with their calls:
+/// what [`repair`] refuses to guess about, returned by [`repair`] and (as
+/// the source of [`TurnError::Conversation`](crate::turn::TurnError::Conversation))
+/// by [`Definition::run_turn`](crate::Definition::run_turn).
+///
+/// Display is one line, e.g. `the tool result at messages[3] is a second
+/// result for its call (tool call id "call_1")`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the tool result at messages[{index}] {} (tool call id {tool_call_id:?})",
+    .kind.describe()
+)]
+#[non_exhaustive]
+pub struct ConversationError {
+    /// What is wrong.
+    pub kind: ConversationErrorKind,
+    /// The result's tool call id.
+    pub tool_call_id: String,
+    /// The result's position in the conversation.
+    pub index: usize,
 }
 
 /// Makes a stored conversation one every provider accepts back: every tool
@@ -50,9 +65,11 @@ pub enum ConversationError {
 ///
 /// # Errors
 ///
-/// [`ConversationError::ResultWithoutCall`] for a result that answers no
-/// call of the assistant message right before it (a result must follow
-/// its call), [`ConversationError::DuplicateResult`] for a second result
+/// [`ConversationError`] of kind
+/// [`ResultWithoutCall`](ConversationErrorKind::ResultWithoutCall) for a
+/// result that answers no call of the assistant message right before it (a
+/// result must follow its call), of kind
+/// [`DuplicateResult`](ConversationErrorKind::DuplicateResult) for a second result
 /// for one call. Nothing changes when it fails.
 ///
 /// ```
@@ -114,13 +131,15 @@ pub fn repair(conversation: &mut Conversation) -> Result<Vec<String>, Conversati
             match call {
                 Some((_, answered @ false)) => *answered = true,
                 Some((_, true)) => {
-                    return Err(ConversationError::DuplicateResult {
+                    return Err(ConversationError {
+                        kind: ConversationErrorKind::DuplicateResult,
                         tool_call_id: id.to_owned(),
                         index,
                     });
                 }
                 None => {
-                    return Err(ConversationError::ResultWithoutCall {
+                    return Err(ConversationError {
+                        kind: ConversationErrorKind::ResultWithoutCall,
                         tool_call_id: id.to_owned(),
                         index,
                     });

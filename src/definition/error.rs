@@ -3,7 +3,10 @@
 
 use std::fmt;
 
-/// What kind of rule a definition broke at [`validate`](crate::Definition::validate).
+use crate::tool::NameError;
+
+/// What kind of rule a definition broke at
+/// [`validate`](crate::Definition::validate); see [`DefinitionError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DefinitionErrorKind {
@@ -50,13 +53,28 @@ impl DefinitionErrorKind {
 
 /// A definition that breaks a rule: the first failure found by
 /// [`validate`](crate::Definition::validate) (or by converting a
-/// [`ToolLimitsConfig`](crate::ToolLimitsConfig)).
+/// [`ToolLimitsConfig`](crate::ToolLimitsConfig)), and the source of a
+/// [`BindError`](crate::BindError) of kind
+/// [`InvalidDefinition`](crate::BindErrorKind::InvalidDefinition) for an
+/// extra tool definition that breaks one.
 ///
 /// `field` is a path into the definition (`tools[2].tool_names[0]`,
 /// `modes[1].tool_limits.parallel`, `initial_mode`); `value` is the
 /// offending value as text (Rust debug form for strings, so blank and
-/// space-padded names are visible).
+/// space-padded names are visible); `reason` says why when the kind alone
+/// does not. For a tool name that breaks the definition's
+/// [`NameRules`](crate::tool::NameRules), `source()` is the
+/// [`NameError`] that says which rule.
+///
+/// Display is one line, e.g. ``validate: invalid mode at `modes[0].name`
+/// (value ""): a mode name must not be blank``.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "validate: {} at `{field}` (value {value}){}",
+    .kind.describe(),
+    Reason(.reason)
+)]
+#[non_exhaustive]
 pub struct DefinitionError {
     /// The rule broken.
     pub kind: DefinitionErrorKind,
@@ -64,8 +82,9 @@ pub struct DefinitionError {
     pub field: String,
     /// What: the offending value.
     pub value: String,
-    /// Why, when the kind alone does not say (e.g. the name rule broken).
+    /// Why, when the kind alone does not say.
     pub reason: Option<String>,
+    source: Option<NameError>,
 }
 
 impl DefinitionError {
@@ -79,6 +98,7 @@ impl DefinitionError {
             field: field.into(),
             value: value.into(),
             reason: None,
+            source: None,
         }
     }
 
@@ -86,20 +106,22 @@ impl DefinitionError {
         self.reason = Some(reason.to_string());
         self
     }
+
+    /// The name rule broken, kept as `source()`.
+    pub(crate) fn caused_by(mut self, source: NameError) -> Self {
+        self.source = Some(source);
+        self
+    }
 }
 
-impl fmt::Display for DefinitionError {
+/// `": reason"` when there is one.
+struct Reason<'a>(&'a Option<String>);
+
+impl fmt::Display for Reason<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "validate: {} at `{}` (value {})",
-            self.kind.describe(),
-            self.field,
-            self.value
-        )?;
-        if let Some(reason) = &self.reason {
-            write!(f, ": {reason}")?;
+        match self.0 {
+            Some(reason) => write!(f, ": {reason}"),
+            None => Ok(()),
         }
-        Ok(())
     }
 }

@@ -170,7 +170,8 @@ pub(crate) fn check_tool_definition(
                     field,
                     format!("{name:?}"),
                 )
-                .because(error));
+                .because(format!("the tool name breaks `NameRules::{rules:?}`"))
+                .caused_by(error));
             }
         }
     }

@@ -82,9 +82,13 @@ impl fmt::Debug for Session {
     }
 }
 
-/// The data a factory asked for was not supplied.
+/// The data a factory asked for was not supplied: returned by
+/// [`Session::get`]; returned from a factory with `?`, it becomes the
+/// source of a [`BindError`](crate::BindError) of kind
+/// [`FactoryFailed`](crate::BindErrorKind::FactoryFailed).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("no binding data of type `{type_name}`: supply it with `Bindings::with`")]
+#[non_exhaustive]
 pub struct MissingBinding {
     /// The Rust type asked for.
     pub type_name: &'static str,

@@ -64,8 +64,13 @@ pub enum NameRules {
     Mcp,
 }
 
-/// Why a name fails its [`NameRules`]. Positions and lengths count
-/// characters (`char`s), not bytes.
+/// Why a name fails its [`NameRules`]: returned by [`NameRules::check`],
+/// and the source of a [`DefinitionError`](crate::DefinitionError) for a
+/// declared tool name that breaks the definition's rules. Positions and
+/// lengths count characters (`char`s), not bytes.
+///
+/// Its causes carry different data, so the error is an enum whose variants
+/// are its kind.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NameError {

@@ -3,8 +3,14 @@
 use crate::conversation::{ConversationError, Usage};
 use crate::tool::BoxError;
 
-/// A turn that could not finish. The conversation keeps every batch that was
-/// committed before the failure, each tool call with its result.
+/// A turn that could not finish: returned by
+/// [`run_turn`](crate::Definition::run_turn). The conversation keeps every
+/// batch that was committed before the failure, each tool call with its
+/// result.
+///
+/// Its causes carry different data, so the error is an enum whose variants
+/// are its kind; each keeps its cause as `source()` (for `ToolLimit`, the
+/// [`ToolLimitError`] itself, whose Display it shows).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TurnError {
@@ -40,7 +46,8 @@ impl TurnError {
     }
 }
 
-/// Which limit a refused batch would have exceeded.
+/// Which limit a refused batch would have exceeded: the
+/// [`kind`](ToolLimitError::kind) of a [`ToolLimitError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ExceededLimit {
@@ -50,17 +57,18 @@ pub enum ExceededLimit {
     Calls,
 }
 
-/// A batch refused because it would exceed the turn's limits. The counts are those the turn *would* have reached with the
+/// A batch refused because it would exceed the turn's limits: inside
+/// [`TurnError::ToolLimit`]. The counts are those the turn *would* have reached with the
 /// refused batch; the maxima are the mode's resolved limits
 /// ([`ToolLimits::UNLIMITED`](crate::ToolLimits::UNLIMITED) when unlimited).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "turn: tool limit exceeded ({exceeded:?}): the batch of {batch_calls} calls would make {iterations} iterations (max {max_iterations}) and {calls} calls (max {max_calls}); it was not run"
+    "turn: tool limit exceeded ({kind:?}): the batch of {batch_calls} calls would make {iterations} iterations (max {max_iterations}) and {calls} calls (max {max_calls}); it was not run"
 )]
 #[non_exhaustive]
 pub struct ToolLimitError {
     /// Which limit the batch would exceed (iterations first when both).
-    pub exceeded: ExceededLimit,
+    pub kind: ExceededLimit,
     /// Iterations including the refused batch.
     pub iterations: u32,
     /// The mode's iteration limit.

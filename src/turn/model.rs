@@ -113,7 +113,10 @@ impl Model for ScriptedModel {
     }
 }
 
-/// A [`ScriptedModel`] was asked more often than its script allows.
+/// A [`ScriptedModel`] was asked more often than its script allows: the
+/// error its [`respond`](Model::respond) returns then, and so the source of
+/// [`TurnError::Model`](crate::turn::TurnError::Model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the scripted model has no response left")]
+#[non_exhaustive]
 pub struct ScriptExhausted;

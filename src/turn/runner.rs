@@ -15,8 +15,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
-use crate::bind::call::{self, ToolCallError};
 use crate::bind::{Binding, Bound, BoundModeData};
+use crate::bind::{ToolCallError, call};
 use crate::conversation::ids::fresh_tool_call_id;
 use crate::conversation::{
     Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage, repair,
@@ -360,7 +360,7 @@ fn check_limits(
         return Ok(());
     };
     Err(ToolLimitError {
-        exceeded,
+        kind: exceeded,
         iterations,
         max_iterations: limits.iterations,
         calls,

@@ -256,7 +256,7 @@ pub enum ContentBlock {
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
-        parse_block("content", &value).map_err(|error| de::Error::custom(error.kind()))
+        parse_block("content", &value).map_err(|error| de::Error::custom(&error.kind))
     }
 }
 
@@ -1702,9 +1702,9 @@ mod tests {
         let error =
             export_declarations(&[declarations[1].clone(), ToolDeclaration::Provider(foreign)])
                 .unwrap_err();
-        assert_eq!(error.path(), "tools[1]");
+        assert_eq!(error.path, "tools[1]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::ProviderTool {
                 name: "memory".into(),
                 tool_type: "memory_20250818".into(),
@@ -1727,9 +1727,9 @@ mod tests {
     #[test]
     fn a_tool_without_input_schema_is_missing_a_field() {
         let error = parse_tools(&json!([{ "name": "f" }])).unwrap_err();
-        assert_eq!(error.path(), "tools[0]");
+        assert_eq!(error.path, "tools[0]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::MissingField {
                 field: "input_schema".into()
             }
@@ -2018,14 +2018,14 @@ mod tests {
     fn bad_responses_are_typed_errors() {
         let error = parse_response(&json!({ "type": "error", "error": {} })).unwrap_err();
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::UnknownType {
                 found: "error".into()
             }
         );
         let error = parse_response(&json!({ "role": "user", "content": [] })).unwrap_err();
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::UnknownRole {
                 role: "user".into()
             }
@@ -2035,9 +2035,9 @@ mod tests {
             "content": [{ "type": "text", "text": "x" }, { "type": "tool_use", "id": "t", "name": "f", "input": "{}" }]
         }))
         .unwrap_err();
-        assert_eq!(error.path(), "response.content[1].input");
+        assert_eq!(error.path, "response.content[1].input");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::WrongType {
                 field: "input".into(),
                 expected: "an object".into(),
@@ -2045,18 +2045,18 @@ mod tests {
             }
         );
         let error = parse_messages(&json!([{ "role": "system", "content": "x" }])).unwrap_err();
-        assert_eq!(error.path(), "messages[0]");
+        assert_eq!(error.path, "messages[0]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::UnknownRole {
                 role: "system".into()
             }
         );
         let error =
             parse_messages(&json!([{ "role": "user", "content": [{ "text": "x" }] }])).unwrap_err();
-        assert_eq!(error.path(), "messages[0].content[0]");
+        assert_eq!(error.path, "messages[0].content[0]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::MissingField {
                 field: "type".into()
             }
@@ -2069,37 +2069,37 @@ mod tests {
             "messages": [{ "role": "user", "content": [{ "text": "x" }] }]
         }))
         .unwrap_err();
-        assert_eq!(error.path(), "request.messages[0].content[0]");
+        assert_eq!(error.path, "request.messages[0].content[0]");
         let error = parse_request(&json!({ "messages": [{ "role": "system", "content": "x" }] }))
             .unwrap_err();
-        assert_eq!(error.path(), "request.messages[0]");
+        assert_eq!(error.path, "request.messages[0]");
         let error = parse_request(&json!({ "messages": {} })).unwrap_err();
-        assert_eq!(error.path(), "request.messages");
+        assert_eq!(error.path, "request.messages");
         let error = parse_request(&json!({
             "system": [{ "type": "text", "text": "a" }, { "type": "image", "source": { "type": "url", "url": "u" } }],
             "messages": []
         }))
         .unwrap_err();
-        assert_eq!(error.path(), "request.system[1]");
+        assert_eq!(error.path, "request.system[1]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::UnknownType {
                 found: "image".into()
             }
         );
         let error = parse_request(&json!({ "system": 7, "messages": [] })).unwrap_err();
-        assert_eq!(error.path(), "request.system");
+        assert_eq!(error.path, "request.system");
         let error =
             parse_request(&json!({ "messages": [], "tools": [{ "name": "f" }] })).unwrap_err();
-        assert_eq!(error.path(), "request.tools[0]");
+        assert_eq!(error.path, "request.tools[0]");
         let error = parse_request(&json!({ "messages": [], "tools": {} })).unwrap_err();
-        assert_eq!(error.path(), "request.tools");
+        assert_eq!(error.path, "request.tools");
         // The standalone parsers keep their own roots.
         let error =
             parse_messages(&json!([{ "role": "user", "content": [{ "text": "x" }] }])).unwrap_err();
-        assert_eq!(error.path(), "messages[0].content[0]");
+        assert_eq!(error.path, "messages[0].content[0]");
         assert_eq!(
-            parse_tools(&json!([{ "name": "f" }])).unwrap_err().path(),
+            parse_tools(&json!([{ "name": "f" }])).unwrap_err().path,
             "tools[0]"
         );
     }

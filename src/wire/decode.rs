@@ -122,9 +122,9 @@ mod tests {
     fn wrong_type_names_the_field_and_its_path() {
         let value = json!([{ "tool_calls": [] }, { "tool_calls": [{ "id": 7 }] }]);
         let error = decode::<Vec<Message>>(WireFormat::OpenAiChat, "messages", &value).unwrap_err();
-        assert_eq!(error.path(), "messages[1].tool_calls[0].id");
+        assert_eq!(error.path, "messages[1].tool_calls[0].id");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::WrongType {
                 field: "id".into(),
                 expected: "a string".into(),
@@ -137,9 +137,9 @@ mod tests {
     fn missing_field_is_reported_at_the_parent() {
         let value = json!({ "tool_calls": [{}] });
         let error = decode::<Message>(WireFormat::OpenAiChat, "message", &value).unwrap_err();
-        assert_eq!(error.path(), "message.tool_calls[0]");
+        assert_eq!(error.path, "message.tool_calls[0]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::MissingField { field: "id".into() }
         );
     }

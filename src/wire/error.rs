@@ -2,7 +2,8 @@
 
 pub use crate::conversation::WireFormat;
 
-/// What is wrong with a payload; see [`WireError::kind`].
+/// What is wrong with a payload: the [`kind`](WireError::kind) of a
+/// [`WireError`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum WireErrorKind {
@@ -68,6 +69,8 @@ pub enum WireErrorKind {
 /// A provider payload that does not have the shape its public API reference
 /// documents.
 ///
+/// Returned by the `parse_*` functions of [`wire`](crate::wire) and by
+/// exports that meet what their format cannot carry.
 /// [`kind`](Self::kind) says what is wrong, [`path`](Self::path) says where:
 /// a JSON path rooted at the name of what was parsed, e.g.
 /// `response.choices[0].message.tool_calls[1]` or `messages[3]`. Display is
@@ -75,10 +78,14 @@ pub enum WireErrorKind {
 /// Nothing in this crate panics on a payload.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{format}: at {path}: {kind}")]
+#[non_exhaustive]
 pub struct WireError {
-    format: WireFormat,
-    path: String,
-    kind: WireErrorKind,
+    /// The format being parsed.
+    pub format: WireFormat,
+    /// Where in the payload: a JSON path such as `messages[3].content[0]`.
+    pub path: String,
+    /// What is wrong.
+    pub kind: WireErrorKind,
 }
 
 impl WireError {
@@ -88,20 +95,5 @@ impl WireError {
             path: path.into(),
             kind,
         }
-    }
-
-    /// What is wrong.
-    pub fn kind(&self) -> &WireErrorKind {
-        &self.kind
-    }
-
-    /// The format being parsed.
-    pub fn format(&self) -> WireFormat {
-        self.format
-    }
-
-    /// Where in the payload: a JSON path such as `messages[3].content[0]`.
-    pub fn path(&self) -> &str {
-        &self.path
     }
 }

@@ -249,9 +249,9 @@ mod tests {
     fn a_tool_without_input_schema_is_an_error_with_its_path() {
         let result = json!({ "tools": [{ "name": "ok", "inputSchema": {} }, { "name": "bad" }] });
         let error = parse_list_tools_result(&result).unwrap_err();
-        assert_eq!(error.path(), "result.tools[1]");
+        assert_eq!(error.path, "result.tools[1]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::MissingField {
                 field: "inputSchema".into()
             }
@@ -261,12 +261,12 @@ mod tests {
     #[test]
     fn wrong_types_are_reported() {
         let error = parse_list_tools_result(&json!({ "tools": {} })).unwrap_err();
-        assert!(matches!(error.kind(), WireErrorKind::WrongType { .. }));
+        assert!(matches!(&error.kind, WireErrorKind::WrongType { .. }));
         let error = parse_list_tools_result(&json!({ "tools": [], "nextCursor": 3 })).unwrap_err();
-        assert_eq!(error.path(), "result.nextCursor");
+        assert_eq!(error.path, "result.nextCursor");
         let error = parse_list_tools_result(&json!({})).unwrap_err();
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::MissingField {
                 field: "tools".into()
             }

@@ -1858,9 +1858,9 @@ mod tests {
             value: json!({ "type": "memory_20250818", "name": "memory" }),
         });
         let error = export_declarations(&[parsed[0].clone(), memory]).unwrap_err();
-        assert_eq!(error.path(), "tools[1]");
+        assert_eq!(error.path, "tools[1]");
         assert!(
-            matches!(error.kind(), WireErrorKind::ProviderTool { name, .. } if name == "memory")
+            matches!(&error.kind, WireErrorKind::ProviderTool { name, .. } if name == "memory")
         );
     }
 
@@ -2027,27 +2027,27 @@ mod tests {
     fn response_errors_have_kinds_and_paths() {
         let empty = json!({ "choices": [] });
         assert_eq!(
-            parse_response(&empty).unwrap_err().kind(),
-            &WireErrorKind::NoChoices
+            parse_response(&empty).unwrap_err().kind,
+            WireErrorKind::NoChoices
         );
         let user = response_with(json!({ "role": "user", "content": "x" }));
         let error = parse_response(&user).unwrap_err();
-        assert_eq!(error.path(), "response.choices[0].message");
-        assert!(matches!(error.kind(), WireErrorKind::UnknownRole { role } if role == "user"));
+        assert_eq!(error.path, "response.choices[0].message");
+        assert!(matches!(&error.kind, WireErrorKind::UnknownRole { role } if role == "user"));
         let bad = response_with(json!({ "role": "assistant", "tool_calls": [
             { "id": "a", "type": "function", "function": { "name": "f", "arguments": "{}" } },
             { "id": "b", "type": "function" }
         ]}));
         let error = parse_response(&bad).unwrap_err();
-        assert_eq!(error.path(), "response.choices[0].message.tool_calls[1]");
+        assert_eq!(error.path, "response.choices[0].message.tool_calls[1]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::MissingField {
                 field: "function".into()
             }
         );
         let error_body = json!({ "error": { "message": "bad key" } });
-        assert!(matches!(parse_response(&error_body).unwrap_err().kind(),
+        assert!(matches!(parse_response(&error_body).unwrap_err().kind,
             WireErrorKind::MissingField { field } if field == "choices"));
     }
 
@@ -2056,16 +2056,16 @@ mod tests {
         let error =
             parse_messages(&json!([{ "role": "user", "content": "x" }, { "role": "function" }]))
                 .unwrap_err();
-        assert_eq!(error.path(), "messages[1]");
-        assert!(matches!(error.kind(), WireErrorKind::UnknownRole { role } if role == "function"));
+        assert_eq!(error.path, "messages[1]");
+        assert!(matches!(&error.kind, WireErrorKind::UnknownRole { role } if role == "function"));
         let error = parse_messages(&json!([{ "role": "user", "content": 3 }])).unwrap_err();
-        assert_eq!(error.path(), "messages[0].content");
-        assert!(matches!(error.kind(), WireErrorKind::WrongType { .. }));
+        assert_eq!(error.path, "messages[0].content");
+        assert!(matches!(&error.kind, WireErrorKind::WrongType { .. }));
         let error = parse_request(&json!({ "messages": [{ "role": "tool", "content": "x" }] }))
             .unwrap_err();
-        assert_eq!(error.path(), "request.messages[0]");
+        assert_eq!(error.path, "request.messages[0]");
         assert_eq!(
-            error.kind(),
+            &error.kind,
             &WireErrorKind::MissingField {
                 field: "tool_call_id".into()
             }

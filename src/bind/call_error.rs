@@ -1,0 +1,80 @@
+//! [`ToolCallError`]: why one tool call produced no output.
+
+use crate::tool::BoxError;
+
+/// Why a tool call produced no output. In a turn each becomes a
+/// model-facing error result and the turn goes on; the call's
+/// [`CallStats::error`](crate::turn::CallStats::error) holds the kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolCallErrorKind {
+    /// No tool of that name in the current mode (a tool of another mode is
+    /// unknown too).
+    UnknownTool,
+    /// The arguments text is not JSON (e.g. truncated).
+    ArgumentsNotJson,
+    /// The arguments are JSON but not an object (`null`, `[1]`, `"x"`).
+    ArgumentsNotObject,
+    /// The arguments fail the tool's JSON Schema.
+    InvalidArguments,
+    /// The tool returned an error; the source is the tool's own error.
+    ToolFailed,
+    /// The tool panicked.
+    ToolPanicked,
+    /// A middleware refused the call with a
+    /// [`Refusal`](crate::middleware::Refusal) (the source); the tool did
+    /// not run.
+    Refused,
+    /// A middleware returned an error of its own (anything but a
+    /// [`Refusal`](crate::middleware::Refusal) or the
+    /// [`ToolFailed`](crate::middleware::ToolFailed) /
+    /// [`ToolPanicked`](crate::middleware::ToolPanicked) it got from
+    /// below); the source is that error.
+    MiddlewareFailed,
+    /// A middleware panicked.
+    MiddlewarePanicked,
+    /// The response that asked for the call was cut off by the output token
+    /// limit (finish reason `length` / `max_tokens`), so the call did not
+    /// run: its arguments may be incomplete.
+    CutOff,
+}
+
+/// A tool call that produced no output: returned by
+/// [`Definition::invoke`](crate::Definition::invoke) and
+/// [`ToolHandle::invoke`](crate::bind::ToolHandle::invoke); in a turn, the
+/// runner shows it to the model as an error result.
+///
+/// Display is `message`, the short sentence the model is shown (the turn
+/// runner cleans it of control characters and bounds it), e.g.
+/// ``the call to `delete_file` was refused: deleting is not allowed in
+/// review mode``. `source()` is the tool's own error for `ToolFailed`, the
+/// [`Refusal`](crate::middleware::Refusal) for `Refused`, and the
+/// middleware's error for `MiddlewareFailed`.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+#[non_exhaustive]
+pub struct ToolCallError {
+    /// What went wrong.
+    pub kind: ToolCallErrorKind,
+    /// The tool name the call asked for.
+    pub tool_name: String,
+    /// The model-facing sentence.
+    pub message: String,
+    source: Option<BoxError>,
+}
+
+impl ToolCallError {
+    pub(crate) fn new(kind: ToolCallErrorKind, tool_name: &str, message: String) -> Self {
+        Self {
+            kind,
+            tool_name: tool_name.to_owned(),
+            message,
+            source: None,
+        }
+    }
+
+    pub(crate) fn caused_by(mut self, source: BoxError) -> Self {
+        self.source = Some(source);
+        self
+    }
+}
