@@ -11,19 +11,19 @@
 //! returns an error reaches the middlewares as an `Err` holding a
 //! [`ToolFailed`] (whose `source()` is the tool's own error), and a tool
 //! that panics as one holding a [`ToolPanicked`]. Passed up unchanged, they
-//! make the call's [`ToolCallErrorKind`] `ToolFailed` or `ToolPanicked`.
+//! make the call's [`ToolCallErrorKind`](crate::bind::ToolCallErrorKind) `ToolFailed` or `ToolPanicked`.
 //!
 //! A middleware that returns an error of its own is not reported as the
 //! tool's failure:
 //!
 //! - a [`Refusal`] (`Err(Refusal::new("reason").into())`) refuses the call:
 //!   the model reads ``the call to `x` was refused: reason``, and the kind
-//!   is [`Refused`](ToolCallErrorKind::Refused). Refuse for policy, so the
+//!   is [`Refused`](crate::bind::ToolCallErrorKind::Refused). Refuse for policy, so the
 //!   model does not take it for a broken tool and retry;
 //! - any other error (one wrapping a [`ToolFailed`] included) is
-//!   [`MiddlewareFailed`](ToolCallErrorKind::MiddlewareFailed): ``the call
+//!   [`MiddlewareFailed`](crate::bind::ToolCallErrorKind::MiddlewareFailed): ``the call
 //!   to `x` failed in a middleware: …``;
-//! - a panic is [`MiddlewarePanicked`](ToolCallErrorKind::MiddlewarePanicked).
+//! - a panic is [`MiddlewarePanicked`](crate::bind::ToolCallErrorKind::MiddlewarePanicked).
 //!
 //! None of them ends the turn: each becomes that call's error result.
 //!
@@ -66,8 +66,6 @@ use async_trait::async_trait;
 use futures::FutureExt;
 use serde_json::Value;
 
-#[cfg(doc)]
-use crate::bind::ToolCallErrorKind;
 use crate::panic::panic_message;
 use crate::tool::{BoxError, CallContext, Tool};
 
@@ -154,7 +152,7 @@ impl<'a> Next<'a> {
 /// The error a middleware gets from [`Next::run`] when the tool returned
 /// an error. Its `source()` is the tool's own error; a middleware that
 /// returns it unchanged leaves the call a
-/// [`ToolFailed`](ToolCallErrorKind::ToolFailed) one, whose source is the
+/// [`ToolFailed`](crate::bind::ToolCallErrorKind::ToolFailed) one, whose source is the
 /// tool's error again.
 #[derive(Debug, thiserror::Error)]
 #[error("the tool `{tool_name}` failed")]
@@ -174,7 +172,7 @@ impl ToolFailed {
 
 /// The error a middleware gets from [`Next::run`] when the tool below it
 /// panicked. Returned unchanged, it makes the call a
-/// [`ToolPanicked`](ToolCallErrorKind::ToolPanicked) one.
+/// [`ToolPanicked`](crate::bind::ToolCallErrorKind::ToolPanicked) one.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("the tool panicked: {message}")]
 #[non_exhaustive]
@@ -188,7 +186,7 @@ pub struct ToolPanicked {
 ///
 /// The model reads ``the call to `x` was refused: reason`` (not that the
 /// tool failed), and the call's kind is
-/// [`Refused`](ToolCallErrorKind::Refused). Write the reason for the
+/// [`Refused`](crate::bind::ToolCallErrorKind::Refused). Write the reason for the
 /// model: say why, and what it may do instead.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("refused: {reason}")]
