@@ -157,7 +157,7 @@ pub mod wire;
 
 pub use bind::{BindError, BindErrorKind, Bindings, Bound};
 pub use definition::{Defined, Definition, DefinitionError, DefinitionErrorKind, Validated};
-pub use limits::{LimitValue, ToolLimits, ToolLimitsConfig};
+pub use limits::{Limit, ResolvedToolLimits, ToolLimits};
 pub use middleware::{Next, ToolInvocation, ToolMiddleware};
 pub use mode::Mode;
 pub use session::{LoopId, Session, SessionId};

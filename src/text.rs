@@ -405,9 +405,8 @@ mod properties {
 
     use super::*;
 
-    /// The smallest `result_bytes` a definition may set
-    /// (`ToolLimits::MIN_RESULT_BYTES`).
-    const MIN_RESULT_BYTES: usize = 256;
+    /// The smallest `result_bytes` a definition may set.
+    const MIN_RESULT_BYTES: usize = crate::limits::ResultBytes::MIN.get() as usize;
 
     /// Random text: arbitrary strings, plus long strings of multi-byte
     /// characters so cuts land inside 2-, 3- and 4-byte sequences.

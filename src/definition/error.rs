@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::limits::InvalidLimit;
+
 /// What kind of rule a definition broke (DESIGN.md section 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -18,11 +20,12 @@ pub enum DefinitionErrorKind {
     InvalidTool,
     /// A tool definition declares [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::tool::STRUCTURED_OUTPUT_TOOL_NAME).
     ReservedToolName,
-    /// A base limit cannot be valid (negative in a config file, `parallel`
-    /// unlimited, `result_bytes` from 1 to 255).
+    /// A base limit cannot be valid (a count of `0`, `result_bytes` from 1
+    /// to 255); the [`InvalidLimit`] is the error's source.
     InvalidToolLimits,
     /// A mode has a blank name, a name with surrounding white space or
-    /// control characters, or a limit that cannot be valid.
+    /// control characters, or a limit that cannot be valid (then the
+    /// [`InvalidLimit`] is the error's source).
     InvalidMode,
     /// Two modes share a name.
     DuplicateMode,
@@ -49,8 +52,7 @@ impl DefinitionErrorKind {
 }
 
 /// A definition that breaks a rule: the first failure found by
-/// [`validate`](crate::Definition::validate) (or by converting a
-/// [`ToolLimitsConfig`](crate::ToolLimitsConfig)).
+/// [`validate`](crate::Definition::validate).
 ///
 /// `field` is a path into the definition (`tools[2].tool_names[0]`,
 /// `modes[1].tool_limits.parallel`, `initial_mode`); `value` is the
@@ -66,6 +68,10 @@ pub struct DefinitionError {
     pub value: String,
     /// Why, when the kind alone does not say (e.g. the name rule broken).
     pub reason: Option<String>,
+    /// The invalid limit, for [`InvalidToolLimits`](DefinitionErrorKind::InvalidToolLimits)
+    /// and a mode's limits.
+    #[source]
+    source: Option<InvalidLimit>,
 }
 
 impl DefinitionError {
@@ -79,7 +85,20 @@ impl DefinitionError {
             field: field.into(),
             value: value.into(),
             reason: None,
+            source: None,
         }
+    }
+
+    /// A limit error under `field` (`tool_limits`, `modes[1].tool_limits`):
+    /// the field path gets the limit's name, and `limit` becomes the source.
+    pub(crate) fn limit(kind: DefinitionErrorKind, field: &str, limit: InvalidLimit) -> Self {
+        let mut error = Self::new(
+            kind,
+            format!("{field}.{}", limit.field),
+            limit.value.clone(),
+        );
+        error.source = Some(limit);
+        error
     }
 
     pub(crate) fn because(mut self, reason: impl fmt::Display) -> Self {
