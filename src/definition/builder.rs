@@ -133,8 +133,13 @@ pub struct DefinitionBuilder<
     Rules = Unset,
 > {
     recipe: Recipe,
-    state: PhantomData<fn() -> (Name, Limits, InitialMode, Instructions, Rules)>,
+    state: PhantomData<States<Name, Limits, InitialMode, Instructions, Rules>>,
 }
+
+/// The option states as a function's output: zero-sized, and `Send`,
+/// `Sync` and covariant whatever the markers are.
+type States<Name, Limits, InitialMode, Instructions, Rules> =
+    fn() -> (Name, Limits, InitialMode, Instructions, Rules);
 
 impl DefinitionBuilder {
     pub(crate) fn new() -> Self {

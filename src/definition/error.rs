@@ -71,7 +71,7 @@ pub struct DefinitionError {
     /// The invalid limit, for [`InvalidToolLimits`](DefinitionErrorKind::InvalidToolLimits)
     /// and a mode's limits.
     #[source]
-    source: Option<InvalidLimit>,
+    source: Option<Box<InvalidLimit>>,
 }
 
 impl DefinitionError {
@@ -97,7 +97,7 @@ impl DefinitionError {
             format!("{field}.{}", limit.field),
             limit.value.clone(),
         );
-        error.source = Some(limit);
+        error.source = Some(Box::new(limit));
         error
     }
 
