@@ -572,27 +572,19 @@ impl<'de> Visitor<'de> for LimitsVisitor {
         let mut limits = ToolLimits::new();
         while let Some(key) = map.next_key::<FieldKey>()? {
             let field = key.0;
-            let already = match field {
+            let duplicate = match field {
                 Field::Iterations => limits.iterations.is_some(),
                 Field::Calls => limits.calls.is_some(),
                 Field::Parallel => limits.parallel.is_some(),
                 Field::ResultBytes => limits.result_bytes.is_some(),
             };
-            if already {
-                return Err(de::Error::duplicate_field(field.name()));
-            }
-            let written = map.next_value_seed(FieldValue(field))?;
+            let written = map.next_value_seed(FieldSeed { field, duplicate })?;
             match (field, written) {
                 (Field::Iterations, written) => limits.iterations = Some(written),
                 (Field::Calls, written) => limits.calls = Some(written),
                 (Field::Parallel, Written::Count(count)) => limits.parallel = Some(count),
-                (Field::Parallel, Written::Unlimited) => {
-                    return Err(de::Error::custom(InvalidLimit::new(
-                        InvalidLimitKind::UnlimitedParallel,
-                        field,
-                        format!("{UNLIMITED:?}"),
-                    )));
-                }
+                // `FieldValue` refuses "unlimited" for parallel.
+                (Field::Parallel, Written::Unlimited) => {}
                 (Field::ResultBytes, written) => limits.result_bytes = Some(written),
             }
         }
@@ -625,16 +617,25 @@ impl<'de> Deserialize<'de> for FieldKey {
 }
 
 /// One field's value, checked where it is read so the error carries its
-/// path.
-struct FieldValue(Field);
+/// path (a second value of a field too).
+struct FieldSeed {
+    field: Field,
+    duplicate: bool,
+}
 
-impl<'de> DeserializeSeed<'de> for FieldValue {
+impl<'de> DeserializeSeed<'de> for FieldSeed {
     type Value = Written;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Written, D::Error> {
-        deserializer.deserialize_any(self)
+        let written = deserializer.deserialize_any(FieldValue(self.field))?;
+        if self.duplicate {
+            return Err(de::Error::duplicate_field(self.field.name()));
+        }
+        Ok(written)
     }
 }
+
+struct FieldValue(Field);
 
 impl FieldValue {
     fn refuse<E: de::Error>(&self, kind: InvalidLimitKind, value: impl fmt::Display) -> E {
@@ -679,6 +680,9 @@ impl Visitor<'_> for FieldValue {
 
     fn visit_str<E: de::Error>(self, word: &str) -> Result<Written, E> {
         match word {
+            UNLIMITED if self.0 == Field::Parallel => {
+                Err(self.refuse(InvalidLimitKind::UnlimitedParallel, format!("{word:?}")))
+            }
             UNLIMITED => Ok(Written::Unlimited),
             _ => Err(self.refuse(InvalidLimitKind::NotALimit, format!("{word:?}"))),
         }

@@ -58,7 +58,7 @@ impl DefinitionErrorKind {
 /// `modes[1].tool_limits.parallel`, `initial_mode`); `value` is the
 /// offending value as text (Rust debug form for strings, so blank and
 /// space-padded names are visible).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DefinitionError {
     /// The rule broken.
     pub kind: DefinitionErrorKind,
@@ -69,8 +69,7 @@ pub struct DefinitionError {
     /// Why, when the kind alone does not say (e.g. the name rule broken).
     pub reason: Option<String>,
     /// The invalid limit, for [`InvalidToolLimits`](DefinitionErrorKind::InvalidToolLimits)
-    /// and a mode's limits.
-    #[source]
+    /// and a mode's limits. Boxed to keep the error small.
     source: Option<Box<InvalidLimit>>,
 }
 
@@ -120,5 +119,15 @@ impl fmt::Display for DefinitionError {
             write!(f, ": {reason}")?;
         }
         Ok(())
+    }
+}
+
+/// The source is the [`InvalidLimit`] itself (not its box), so
+/// `source().downcast_ref::<InvalidLimit>()` finds it.
+impl std::error::Error for DefinitionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|limit| limit as &(dyn std::error::Error + 'static))
     }
 }
