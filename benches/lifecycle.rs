@@ -10,7 +10,7 @@ use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::ScriptedModel;
 use agent_loop::{Bindings, LoopId, SessionId};
-use agent_loop::{Definition, Mode, ToolLimits, Validated};
+use agent_loop::{Definition, Limit, Mode, ToolLimits, Validated};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -43,10 +43,7 @@ fn definition(tools: usize) -> Definition<Validated> {
         .mode(Mode::new("a").tools(&definitions[..tools / 2]))
         .mode(Mode::new("b"))
         .initial_mode("b")
-        .tool_limits(ToolLimits {
-            calls: ToolLimits::UNLIMITED,
-            ..Default::default()
-        })
+        .tool_limits(ToolLimits::new().calls(Limit::Unlimited))
         .build()
         .validate()
         .expect("the bench definition is valid")

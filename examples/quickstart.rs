@@ -178,28 +178,17 @@ async fn main() -> Result<(), BoxError> {
         .name("repo-explorer")
         .tools([&list_files, &read_file])
         .middleware(Logging)
-        .tool_limits(ToolLimits {
-            parallel: 4,
-            result_bytes: 1024,
-            ..Default::default()
-        })
+        .tool_limits(ToolLimits::new().parallel(4).result_bytes(1024))
         .mode(
             Mode::new("explore")
                 .instructions("Look around the repository and summarise it.")
-                .tool_limits(ToolLimits {
-                    iterations: 6,
-                    ..Default::default()
-                }),
+                .tool_limits(ToolLimits::new().iterations(6)),
         )
         .mode(
             Mode::new("skim")
                 .tool(&list_files)
                 .instructions("List, never read.")
-                .tool_limits(ToolLimits {
-                    iterations: 1,
-                    calls: 3,
-                    ..Default::default()
-                }),
+                .tool_limits(ToolLimits::new().iterations(1).calls(3)),
         )
         .initial_mode("explore")
         .build()
@@ -231,7 +220,7 @@ async fn main() -> Result<(), BoxError> {
             limits.calls,
             limits.parallel,
             limits
-                .max_result_bytes()
+                .result_bytes
                 .map_or("off".to_owned(), |b| b.to_string()),
         );
     }

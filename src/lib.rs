@@ -51,7 +51,7 @@
 //! let definition = Definition::builder()
 //!     .name("calculator")
 //!     .tool(&add)
-//!     .tool_limits(ToolLimits { iterations: 3, ..Default::default() })
+//!     .tool_limits(ToolLimits::new().iterations(3))
 //!     .build()
 //!     .validate()?;
 //! let session = definition.bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
@@ -84,13 +84,29 @@
 //!
 //! Choices this crate made where the providers leave it open, and why:
 //!
-//! - **Limits in Rust and in config files.** [`ToolLimits`] fields are
-//!   `u32`, so negatives cannot be written in Rust; `0` is "unset" and
-//!   [`ToolLimits::UNLIMITED`] (`u32::MAX`) is "unlimited" (for
-//!   `result_bytes`: off, which also lets a mode turn off a base limit).
-//!   Config input goes through [`ToolLimitsConfig`] (signed numbers or
-//!   `"unlimited"`), whose conversion reports
-//!   [`DefinitionErrorKind::InvalidToolLimits`].
+//! - **Limits: an override and a resolved value are two types.**
+//!   [`ToolLimits`] (what a user writes, every field optional, `default()`
+//!   all unset) resolves to [`ResolvedToolLimits`] (what a bound mode and a
+//!   turn use, `default()` 25/100/8, results not cut). A count is a
+//!   [`Limit`]: at most a positive number, or unlimited; `parallel` is a
+//!   count only; `result_bytes` is unlimited (off, which lets a mode turn
+//!   off a base limit) or a [`limits::ResultBytes`] of at least 256.
+//! - **Limit setters take a plain `u32`** (`ToolLimits::new().iterations(5)`):
+//!   a `NonZeroU32` argument would make every literal a `NonZeroU32::new(5).unwrap()`,
+//!   and a panic on `0` would crash a server on a bad flag. `0` (and
+//!   `result_bytes` 1–255) is refused by [`Definition::validate`] with the
+//!   field path (`modes[1].tool_limits.parallel`) and a
+//!   [`limits::InvalidLimit`] as source, the same check a config file gets.
+//!   Config files use one serde form (`{"calls": "unlimited", "parallel":
+//!   4}`) that refuses bad values, unknown keys and arrays where they are
+//!   read, so `serde_path_to_error` names the field.
+//! - **Set once on the definition builder, last wins on a [`Mode`].** The
+//!   builder is a one-shot chain whose type already tracks the required
+//!   name, so a second `.tool_limits(..)` there is a compile error. A
+//!   `Mode` is a value kept in `Vec`s and passed to `.modes(..)`, which
+//!   needs one type whatever was set on it, so its setters replace an
+//!   earlier value, like `std::process::Command`'s; the docs of each
+//!   setter say so.
 //! - **Factories receive a clone of the [`Bindings`]** (cheap, shared data),
 //!   so a closure's future can own what it reads.
 //! - **Distinct factories of one binding run concurrently**; the first
@@ -181,7 +197,7 @@ pub mod wire;
 
 pub use bind::{BindError, BindErrorKind, Bindings, Bound};
 pub use definition::{Defined, Definition, DefinitionError, DefinitionErrorKind, Validated};
-pub use limits::{LimitValue, ToolLimits, ToolLimitsConfig};
+pub use limits::{Limit, ResolvedToolLimits, ToolLimits};
 pub use middleware::{Next, ToolInvocation, ToolMiddleware};
 pub use mode::Mode;
 pub use session::{LoopId, Session, SessionId};

@@ -1,268 +1,690 @@
 //! Per-turn tool limits: how many iterations, how many tool calls, how many
 //! calls at once, and how many bytes of each tool result the model sees.
 //!
-//! The same [`ToolLimits`] type describes what a user writes (where `0`
-//! means "not set") and what a bound mode resolves to (no `0` left). A field
-//! left at `0` takes the default in the base limits and inherits the base in
-//! a [`Mode`](crate::mode::Mode), so a mode written as
-//! `ToolLimits { iterations: 5, ..Default::default() }` overrides
-//! iterations only.
+//! Two types, two jobs:
+//!
+//! - [`ToolLimits`] is what a user writes, in Rust or in a config file: an
+//!   *override* where every field is optional. An unset field takes the
+//!   default in the base limits and inherits the base in a
+//!   [`Mode`](crate::mode::Mode), so a mode that sets only `iterations`
+//!   changes iterations only. `ToolLimits::default()` is "all unset".
+//! - [`ResolvedToolLimits`] is what a bound mode and the turn runner use:
+//!   every field has a value, typed so that no invalid value can be held.
+//!   `ResolvedToolLimits::default()` is the default limits:
+//!
+//! | field | unit | default | allowed |
+//! | --- | --- | ---: | --- |
+//! | `iterations` | model responses that ask for tools, per turn | 25 | ≥ 1, or unlimited |
+//! | `calls` | tool calls per turn, all batches together | 100 | ≥ 1, or unlimited |
+//! | `parallel` | tool calls running at once, per batch | 8 | ≥ 1 (never unlimited) |
+//! | `result_bytes` | model-visible bytes of one tool result | off (unlimited) | ≥ 256, or unlimited |
+//!
+//! ```
+//! use agent_loop::limits::{Limit, ResolvedToolLimits, ToolLimits};
+//!
+//! let base = ToolLimits::new().iterations(3).parallel(2).resolve()?;
+//! let mode = ToolLimits::new().calls(Limit::Unlimited).inherit(base)?;
+//! assert_eq!(mode.iterations.get(), Some(3));
+//! assert_eq!(mode.calls, Limit::Unlimited);
+//! assert_eq!(mode.parallel.get(), 2);
+//! assert_eq!(ToolLimits::default().resolve()?, ResolvedToolLimits::default());
+//! # Ok::<_, agent_loop::limits::InvalidLimit>(())
+//! ```
+//!
+//! # Config files
+//!
+//! [`ToolLimits`] reads one serde form, a map whose fields are all optional:
+//!
+//! ```json
+//! {"iterations": 25, "calls": "unlimited", "parallel": 4, "result_bytes": 4096}
+//! ```
+//!
+//! A count is a whole number of at least 1 (at least 256 for
+//! `result_bytes`), or the word `"unlimited"` (not for `parallel`). Zero,
+//! negative numbers, numbers above `u32::MAX`, other words, unknown keys,
+//! and arrays are refused with an [`InvalidLimit`] message; wrap the
+//! deserializer in [`serde_path_to_error`](https://docs.rs/serde_path_to_error)
+//! to learn the path of the refused field:
 //!
 //! ```
 //! use agent_loop::ToolLimits;
 //!
-//! let base = ToolLimits { iterations: 3, parallel: 2, ..Default::default() }.resolve();
-//! let mode = ToolLimits { calls: 7, ..Default::default() }.inherit(base);
-//! assert_eq!((mode.iterations, mode.calls, mode.parallel), (3, 7, 2));
-//! assert_eq!(ToolLimits::default().resolve(), ToolLimits::DEFAULTS);
+//! let json = r#"{"iterations": 5, "parallel": 0}"#;
+//! let error = serde_path_to_error::deserialize::<_, ToolLimits>(
+//!     &mut serde_json::Deserializer::from_str(json),
+//! )
+//! .unwrap_err();
+//! assert_eq!(error.path().to_string(), "parallel");
 //! ```
+//!
+//! # Unlimited turns
+//!
+//! With unlimited iterations or calls a turn still ends when the model
+//! gives a final answer, on cancellation, or on an error; a caller that lets
+//! a model loop without limit must bound the turn another way (a timeout on
+//! the turn, or cancelling its token).
 
+use std::fmt;
+use std::num::NonZeroU32;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::definition::{DefinitionError, DefinitionErrorKind};
+/// A limit on a count per turn: at most a positive number, or unlimited.
+///
+/// Zero is not a limit (a turn allowed zero iterations could never call a
+/// tool), so the count is a [`NonZeroU32`]. In [`ToolLimits`] setters a
+/// plain `u32` is accepted too, and `0` is refused by
+/// [`Definition::validate`](crate::Definition::validate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// At most this many.
+    AtMost(NonZeroU32),
+    /// No limit.
+    Unlimited,
+}
 
-/// Tool limits for one turn. See the [module docs](self) for how unset
-/// fields resolve.
+impl Limit {
+    /// `Some(Limit::AtMost(count))`, or `None` when `count` is `0`. A
+    /// `const fn`, so a constant can be checked when it compiles:
+    /// `const { Limit::at_most(5).unwrap() }`.
+    #[must_use]
+    pub const fn at_most(count: u32) -> Option<Limit> {
+        match NonZeroU32::new(count) {
+            Some(count) => Some(Limit::AtMost(count)),
+            None => None,
+        }
+    }
+
+    /// The maximum, `None` when unlimited.
+    #[must_use]
+    pub const fn get(self) -> Option<u32> {
+        match self {
+            Limit::AtMost(count) => Some(count.get()),
+            Limit::Unlimited => None,
+        }
+    }
+
+    /// `true` when `count` is within the limit (always for
+    /// [`Unlimited`](Limit::Unlimited)).
+    #[must_use]
+    pub const fn allows(self, count: u32) -> bool {
+        match self {
+            Limit::AtMost(max) => count <= max.get(),
+            Limit::Unlimited => true,
+        }
+    }
+}
+
+impl From<NonZeroU32> for Limit {
+    fn from(count: NonZeroU32) -> Self {
+        Limit::AtMost(count)
+    }
+}
+
+/// `25`, or `unlimited`.
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Limit::AtMost(count) => write!(f, "{count}"),
+            Limit::Unlimited => f.write_str(UNLIMITED),
+        }
+    }
+}
+
+/// A `result_bytes` limit: at least [`ResultBytes::MIN`] (256) bytes, so
+/// the truncation marker (about 30 bytes) leaves most of the room to the
+/// result itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResultBytes(NonZeroU32);
+
+impl ResultBytes {
+    /// The smallest limit, 256 bytes.
+    pub const MIN: ResultBytes = ResultBytes(NonZeroU32::new(256).unwrap());
+
+    /// `Some` when `bytes` is at least [`MIN`](Self::MIN), else `None`.
+    #[must_use]
+    pub const fn new(bytes: u32) -> Option<ResultBytes> {
+        match NonZeroU32::new(bytes) {
+            Some(bytes) if bytes.get() >= Self::MIN.0.get() => Some(ResultBytes(bytes)),
+            _ => None,
+        }
+    }
+
+    /// The limit in bytes.
+    #[must_use]
+    pub const fn get(self) -> u32 {
+        self.0.get()
+    }
+}
+
+impl fmt::Display for ResultBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The value a count setter of [`ToolLimits`] accepts: a `u32` (`0` is
+/// refused later by [`Definition::validate`](crate::Definition::validate),
+/// so literals stay short), a [`NonZeroU32`], or a [`Limit`]
+/// (`Limit::Unlimited`). Sealed: implemented for these three types only.
+pub trait IntoLimit: sealed::Sealed {}
+
+impl IntoLimit for u32 {}
+impl IntoLimit for NonZeroU32 {}
+impl IntoLimit for Limit {}
+
+mod sealed {
+    use std::num::NonZeroU32;
+
+    /// One field as written, before it is checked.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Written {
+        Count(u32),
+        Unlimited,
+    }
+
+    pub trait Sealed {
+        fn into_written(self) -> Written;
+    }
+
+    impl Sealed for u32 {
+        fn into_written(self) -> Written {
+            Written::Count(self)
+        }
+    }
+
+    impl Sealed for NonZeroU32 {
+        fn into_written(self) -> Written {
+            Written::Count(self.get())
+        }
+    }
+
+    impl Sealed for super::Limit {
+        fn into_written(self) -> Written {
+            match self {
+                super::Limit::AtMost(count) => Written::Count(count.get()),
+                super::Limit::Unlimited => Written::Unlimited,
+            }
+        }
+    }
+}
+
+use sealed::Written;
+
+/// Tool limit overrides for one turn, as a user writes them: every field is
+/// optional. See the [module docs](self) for the fields, their units and
+/// defaults.
 ///
-/// | field | unit | default | allowed |
-/// | --- | --- | ---: | --- |
-/// | `iterations` | model responses that ask for tools, per turn | 25 | ≥ 1, or [`UNLIMITED`](Self::UNLIMITED) |
-/// | `calls` | tool calls per turn, all batches together | 100 | ≥ 1, or [`UNLIMITED`](Self::UNLIMITED) |
-/// | `parallel` | tool calls running at once, per batch | 8 | ≥ 1, not unlimited |
-/// | `result_bytes` | model-visible bytes of one tool result | off | ≥ 256, or [`UNLIMITED`](Self::UNLIMITED) (off) |
+/// An unset field takes the default in the base limits
+/// ([`DefinitionBuilder::tool_limits`](crate::definition::DefinitionBuilder::tool_limits))
+/// and inherits the base in a [`Mode`](crate::mode::Mode).
+/// `ToolLimits::default()` and [`ToolLimits::new()`] are all unset.
 ///
-/// `0` in any field means "not set". Negative values cannot be written in
-/// Rust; config files go through [`ToolLimitsConfig`], which refuses them.
-/// Out-of-range values (`parallel` unlimited, `result_bytes` 1 to 255) are
+/// Setters take a plain `u32` so the common spelling stays short; a value
+/// that cannot be a limit (`0`, or `result_bytes` from 1 to 255) is
 /// refused by [`Definition::validate`](crate::Definition::validate) as
-/// [`DefinitionErrorKind::InvalidToolLimits`] for the base and
-/// [`DefinitionErrorKind::InvalidMode`] for a mode.
+/// [`DefinitionErrorKind::InvalidToolLimits`](crate::DefinitionErrorKind::InvalidToolLimits)
+/// for the base and [`InvalidMode`](crate::DefinitionErrorKind::InvalidMode)
+/// for a mode, with the field path (`modes[1].tool_limits.parallel`) and an
+/// [`InvalidLimit`] as its source. [`check`](Self::check) runs the same
+/// check earlier. `parallel` takes a count only, so it cannot be written
+/// unlimited.
 ///
-/// With unlimited iterations or calls a turn still ends when the model gives
-/// a final answer, on cancellation, or on an error; a caller that allows a
-/// model to loop without limit must bound the turn another way (a timeout
-/// on the turn, or cancelling its token).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// ```
+/// use agent_loop::limits::{Limit, ToolLimits};
+///
+/// let limits = ToolLimits::new().iterations(5).calls(Limit::Unlimited).parallel(4);
+/// let resolved = limits.resolve()?;
+/// assert_eq!((resolved.iterations.get(), resolved.calls.get()), (Some(5), None));
+/// assert!(ToolLimits::new().parallel(0).check().is_err());
+/// # Ok::<_, agent_loop::limits::InvalidLimit>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ToolLimits {
-    /// Model responses that ask for tools, per turn. Each batch of tool
-    /// calls counts one iteration; a final answer counts none.
-    pub iterations: u32,
-    /// Tool calls per turn, all batches together.
-    pub calls: u32,
-    /// Tool calls running at once within one batch.
-    pub parallel: u32,
-    /// Bytes of one tool result the model sees; longer results are cut to
-    /// head + marker + tail. [`UNLIMITED`](Self::UNLIMITED) turns it off.
-    pub result_bytes: u32,
+    iterations: Option<Written>,
+    calls: Option<Written>,
+    parallel: Option<u32>,
+    result_bytes: Option<Written>,
 }
 
 impl ToolLimits {
-    /// "Not set": the default in the base limits, the base's value in a mode.
-    pub const UNSET: u32 = 0;
-    /// No limit. Allowed for `iterations` and `calls`, and for
-    /// `result_bytes` where it means "off"; refused for `parallel`.
-    pub const UNLIMITED: u32 = u32::MAX;
-    /// The smallest `result_bytes` limit: below it the truncation marker
-    /// would leave almost nothing of the result.
-    pub const MIN_RESULT_BYTES: u32 = 256;
-    /// The resolved defaults: 25 iterations, 100 calls,
-    /// 8 in parallel, no result limit.
-    pub const DEFAULTS: ToolLimits = ToolLimits {
-        iterations: 25,
-        calls: 100,
-        parallel: 8,
-        result_bytes: Self::UNLIMITED,
-    };
-
-    /// Resolves base limits: every unset field takes its value from
-    /// [`DEFAULTS`](Self::DEFAULTS). The result has no `0` left.
+    /// All fields unset, like `ToolLimits::default()`.
     #[must_use]
-    pub fn resolve(self) -> ToolLimits {
-        self.inherit(Self::DEFAULTS)
+    pub const fn new() -> Self {
+        Self {
+            iterations: None,
+            calls: None,
+            parallel: None,
+            result_bytes: None,
+        }
     }
 
-    /// Resolves mode limits: every unset field takes its value from `base`
-    /// (itself resolved first, so the result has no `0` left).
+    /// Sets the iteration limit: model responses that ask for tools, per
+    /// turn. Each batch of tool calls counts one iteration; a final answer
+    /// counts none. A count (at least 1) or [`Limit::Unlimited`].
     #[must_use]
-    pub fn inherit(self, base: ToolLimits) -> ToolLimits {
-        let base = if base.is_resolved() {
-            base
-        } else {
-            base.resolve()
-        };
-        let pick = |own: u32, inherited: u32| if own == Self::UNSET { inherited } else { own };
-        ToolLimits {
-            iterations: pick(self.iterations, base.iterations),
-            calls: pick(self.calls, base.calls),
-            parallel: pick(self.parallel, base.parallel),
-            result_bytes: pick(self.result_bytes, base.result_bytes),
+    pub fn iterations(mut self, limit: impl IntoLimit) -> Self {
+        self.iterations = Some(limit.into_written());
+        self
+    }
+
+    /// Sets the call limit: tool calls per turn, all batches together. A
+    /// count (at least 1) or [`Limit::Unlimited`].
+    #[must_use]
+    pub fn calls(mut self, limit: impl IntoLimit) -> Self {
+        self.calls = Some(limit.into_written());
+        self
+    }
+
+    /// Sets how many tool calls of one batch run at once: a count of at
+    /// least 1, never unlimited (tools share the process's resources).
+    #[must_use]
+    pub fn parallel(mut self, count: u32) -> Self {
+        self.parallel = Some(count);
+        self
+    }
+
+    /// Sets the bytes of one tool result the model sees: at least 256
+    /// ([`ResultBytes::MIN`]); longer results are cut to head + marker +
+    /// tail. [`Limit::Unlimited`] turns cutting off (so a mode can turn off
+    /// a base limit).
+    #[must_use]
+    pub fn result_bytes(mut self, limit: impl IntoLimit) -> Self {
+        self.result_bytes = Some(limit.into_written());
+        self
+    }
+
+    /// `true` when no field is set.
+    #[must_use]
+    pub fn is_unset(&self) -> bool {
+        *self == Self::new()
+    }
+
+    /// Checks every set field, in the order iterations, calls, parallel,
+    /// result_bytes.
+    ///
+    /// Errors: the first [`InvalidLimit`]: a count of `0`
+    /// ([`InvalidLimitKind::Zero`]), `result_bytes` from 1 to 255
+    /// ([`InvalidLimitKind::TooFewResultBytes`]).
+    pub fn check(&self) -> Result<(), InvalidLimit> {
+        self.merge(ResolvedToolLimits::DEFAULT)
+            .1
+            .map_or(Ok(()), Err)
+    }
+
+    /// Resolves base limits: every unset field takes its default (25
+    /// iterations, 100 calls, 8 in parallel, results not cut).
+    ///
+    /// Errors: as [`check`](Self::check).
+    pub fn resolve(&self) -> Result<ResolvedToolLimits, InvalidLimit> {
+        self.inherit(ResolvedToolLimits::DEFAULT)
+    }
+
+    /// Resolves a mode's limits: every unset field takes its value from
+    /// `base`.
+    ///
+    /// Errors: as [`check`](Self::check).
+    pub fn inherit(&self, base: ResolvedToolLimits) -> Result<ResolvedToolLimits, InvalidLimit> {
+        match self.merge(base) {
+            (resolved, None) => Ok(resolved),
+            (_, Some(error)) => Err(error),
         }
     }
 
-    /// `true` when no field is [`UNSET`](Self::UNSET).
-    pub fn is_resolved(&self) -> bool {
-        [
-            self.iterations,
-            self.calls,
-            self.parallel,
-            self.result_bytes,
-        ]
-        .iter()
-        .all(|&v| v != Self::UNSET)
-    }
-
-    /// The iteration limit, `None` when unlimited or unset.
-    pub fn max_iterations(&self) -> Option<u32> {
-        Self::bounded(self.iterations)
-    }
-
-    /// The call limit, `None` when unlimited or unset.
-    pub fn max_calls(&self) -> Option<u32> {
-        Self::bounded(self.calls)
-    }
-
-    /// The result limit in bytes, `None` when off or unset.
-    pub fn max_result_bytes(&self) -> Option<usize> {
-        Self::bounded(self.result_bytes).map(|v| v as usize)
-    }
-
-    fn bounded(value: u32) -> Option<u32> {
-        (value != Self::UNSET && value != Self::UNLIMITED).then_some(value)
-    }
-
-    /// The first field that cannot be valid, as `(field, value)`.
-    pub(crate) fn first_invalid(&self) -> Option<(&'static str, String)> {
-        if self.parallel == Self::UNLIMITED {
-            return Some(("parallel", "unlimited".to_owned()));
-        }
-        if self.result_bytes != Self::UNSET
-            && self.result_bytes != Self::UNLIMITED
-            && self.result_bytes < Self::MIN_RESULT_BYTES
-        {
-            return Some(("result_bytes", self.result_bytes.to_string()));
-        }
-        None
-    }
-}
-
-/// One limit as written in a configuration file: a whole number, or the word
-/// `"unlimited"`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum LimitValue {
-    /// A count; `0` means "not set", negative values are refused.
-    Number(i64),
-    /// `"unlimited"`; any other word is refused.
-    Word(String),
-}
-
-impl Default for LimitValue {
-    fn default() -> Self {
-        LimitValue::Number(0)
-    }
-}
-
-/// [`ToolLimits`] as they come from a configuration file, where anything can
-/// be written: negative numbers, numbers too large, words.
-///
-/// Convert base limits with `ToolLimits::try_from(config)`: a value that
-/// cannot be a limit is a [`DefinitionError`] of kind
-/// [`InvalidToolLimits`](DefinitionErrorKind::InvalidToolLimits) naming the
-/// field (`tool_limits.iterations`) and the value written. Convert a mode's
-/// overrides with [`for_mode`](Self::for_mode), whose errors are of kind
-/// [`InvalidMode`](DefinitionErrorKind::InvalidMode).
-///
-/// ```
-/// use agent_loop::{DefinitionErrorKind, ToolLimits, ToolLimitsConfig};
-///
-/// let config: ToolLimitsConfig = serde_json::from_str(r#"{"iterations": -1}"#).unwrap();
-/// let error = ToolLimits::try_from(config).unwrap_err();
-/// assert_eq!(error.kind, DefinitionErrorKind::InvalidToolLimits);
-/// assert_eq!(error.field, "tool_limits.iterations");
-///
-/// let config: ToolLimitsConfig =
-///     serde_json::from_str(r#"{"calls": "unlimited", "parallel": 4}"#).unwrap();
-/// let limits = ToolLimits::try_from(config).unwrap();
-/// assert_eq!((limits.calls, limits.parallel), (ToolLimits::UNLIMITED, 4));
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ToolLimitsConfig {
-    /// See [`ToolLimits::iterations`].
-    pub iterations: LimitValue,
-    /// See [`ToolLimits::calls`].
-    pub calls: LimitValue,
-    /// See [`ToolLimits::parallel`].
-    pub parallel: LimitValue,
-    /// See [`ToolLimits::result_bytes`].
-    pub result_bytes: LimitValue,
-}
-
-impl TryFrom<ToolLimitsConfig> for ToolLimits {
-    type Error = DefinitionError;
-
-    /// Converts base limits. Errors: a negative number, a number of
-    /// `u32::MAX` or more, or a word other than `"unlimited"`, as
-    /// [`DefinitionErrorKind::InvalidToolLimits`] with the field
-    /// `tool_limits.<name>`. Range rules (`parallel` unlimited,
-    /// `result_bytes` below 256) are checked here too, so a converted value
-    /// is valid for the base.
-    fn try_from(config: ToolLimitsConfig) -> Result<Self, Self::Error> {
-        config.convert(DefinitionErrorKind::InvalidToolLimits, "tool_limits")
-    }
-}
-
-impl ToolLimitsConfig {
-    /// Converts the limit overrides of the mode named `mode`, for
-    /// [`Mode::tool_limits`](crate::mode::Mode::tool_limits).
-    ///
-    /// Errors: as for the base (`ToolLimits::try_from`), but of kind
-    /// [`DefinitionErrorKind::InvalidMode`] with the field
-    /// `modes["<mode>"].tool_limits.<name>`.
-    ///
-    /// ```
-    /// use agent_loop::{DefinitionErrorKind, ToolLimitsConfig};
-    ///
-    /// let config: ToolLimitsConfig = serde_json::from_str(r#"{"calls": -2}"#).unwrap();
-    /// let error = config.for_mode("review").unwrap_err();
-    /// assert_eq!(error.kind, DefinitionErrorKind::InvalidMode);
-    /// assert_eq!(error.field, r#"modes["review"].tool_limits.calls"#);
-    /// ```
-    pub fn for_mode(self, mode: &str) -> Result<ToolLimits, DefinitionError> {
-        self.convert(
-            DefinitionErrorKind::InvalidMode,
-            &format!("modes[{mode:?}].tool_limits"),
-        )
-    }
-
-    fn convert(
+    /// The resolved limits, and the first invalid field if any (an invalid
+    /// field keeps the inherited value). Bind uses the limits directly:
+    /// validate has already refused invalid fields.
+    pub(crate) fn merge(
         &self,
-        kind: DefinitionErrorKind,
-        prefix: &str,
-    ) -> Result<ToolLimits, DefinitionError> {
-        let invalid = |name: &str, shown: String| {
-            DefinitionError::new(kind, format!("{prefix}.{name}"), shown)
+        base: ResolvedToolLimits,
+    ) -> (ResolvedToolLimits, Option<InvalidLimit>) {
+        fn keep<T>(
+            first: &mut Option<InvalidLimit>,
+            checked: Result<T, InvalidLimit>,
+            inherited: T,
+        ) -> T {
+            checked.unwrap_or_else(|error| {
+                first.get_or_insert(error);
+                inherited
+            })
+        }
+        let mut first = None;
+        let first = &mut first;
+        let resolved = ResolvedToolLimits {
+            iterations: match self.iterations {
+                Some(written) => keep(
+                    first,
+                    count_limit(Field::Iterations, written),
+                    base.iterations,
+                ),
+                None => base.iterations,
+            },
+            calls: match self.calls {
+                Some(written) => keep(first, count_limit(Field::Calls, written), base.calls),
+                None => base.calls,
+            },
+            parallel: match self.parallel {
+                Some(count) => keep(
+                    first,
+                    NonZeroU32::new(count).ok_or_else(|| {
+                        InvalidLimit::new(InvalidLimitKind::Zero, Field::Parallel, 0)
+                    }),
+                    base.parallel,
+                ),
+                None => base.parallel,
+            },
+            result_bytes: match self.result_bytes {
+                Some(written) => keep(first, result_bytes_limit(written), base.result_bytes),
+                None => base.result_bytes,
+            },
         };
-        let field = |name: &'static str, value: &LimitValue| -> Result<u32, DefinitionError> {
-            match value {
-                LimitValue::Number(n) => u32::try_from(*n)
-                    .ok()
-                    .filter(|&v| v != ToolLimits::UNLIMITED)
-                    .ok_or_else(|| invalid(name, n.to_string())),
-                LimitValue::Word(word) if word == "unlimited" => Ok(ToolLimits::UNLIMITED),
-                LimitValue::Word(word) => Err(invalid(name, format!("{word:?}"))),
+        (resolved, first.take())
+    }
+}
+
+fn count_limit(field: Field, written: Written) -> Result<Limit, InvalidLimit> {
+    match written {
+        Written::Count(count) => {
+            Limit::at_most(count).ok_or_else(|| InvalidLimit::new(InvalidLimitKind::Zero, field, 0))
+        }
+        Written::Unlimited => Ok(Limit::Unlimited),
+    }
+}
+
+fn result_bytes_limit(written: Written) -> Result<Option<ResultBytes>, InvalidLimit> {
+    match written {
+        Written::Count(bytes) => ResultBytes::new(bytes).map(Some).ok_or_else(|| {
+            InvalidLimit::new(
+                InvalidLimitKind::TooFewResultBytes,
+                Field::ResultBytes,
+                bytes,
+            )
+        }),
+        Written::Unlimited => Ok(None),
+    }
+}
+
+/// Tool limits with every field resolved: what a bound mode holds
+/// ([`BoundMode::tool_limits`](crate::bind::BoundMode::tool_limits)) and
+/// what a turn enforces. `default()` gives the default limits: 25
+/// iterations, 100 calls, 8 in parallel, results not cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ResolvedToolLimits {
+    /// Model responses that ask for tools, per turn. Each batch of tool
+    /// calls counts one iteration; a final answer counts none.
+    pub iterations: Limit,
+    /// Tool calls per turn, all batches together.
+    pub calls: Limit,
+    /// Tool calls running at once within one batch.
+    pub parallel: NonZeroU32,
+    /// Bytes of one tool result the model sees; longer results are cut to
+    /// head + marker + tail. `None`: results are not cut.
+    pub result_bytes: Option<ResultBytes>,
+}
+
+impl ResolvedToolLimits {
+    const DEFAULT: ResolvedToolLimits = ResolvedToolLimits {
+        iterations: Limit::AtMost(NonZeroU32::new(25).unwrap()),
+        calls: Limit::AtMost(NonZeroU32::new(100).unwrap()),
+        parallel: NonZeroU32::new(8).unwrap(),
+        result_bytes: None,
+    };
+}
+
+/// 25 iterations, 100 calls, 8 in parallel, results not cut: enough for a
+/// long agentic task, small enough to stop a model that loops.
+impl Default for ResolvedToolLimits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// What rule a limit value broke. See [`InvalidLimit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InvalidLimitKind {
+    /// `0`: a limit is at least 1 (write `"unlimited"` for no limit).
+    Zero,
+    /// A negative number (config files only).
+    Negative,
+    /// A number above `u32::MAX` (config files only).
+    TooLarge,
+    /// A word other than `"unlimited"`, or a value of the wrong type (config
+    /// files only).
+    NotALimit,
+    /// `parallel` written `"unlimited"`: it needs a count (config files
+    /// only; the Rust setter takes a count).
+    UnlimitedParallel,
+    /// `result_bytes` below 256 (but not `"unlimited"`).
+    TooFewResultBytes,
+}
+
+/// A limit value that cannot be valid: which field, what was written, and
+/// the rule it broke. [`Definition::validate`](crate::Definition::validate)
+/// reports it as the source of a
+/// [`DefinitionError`](crate::DefinitionError); reading a config file
+/// reports its text as the deserializer's error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid `{field}` limit {value}: {}", self.kind.rule(self.field))]
+#[non_exhaustive]
+pub struct InvalidLimit {
+    /// The rule broken.
+    pub kind: InvalidLimitKind,
+    /// The field: `iterations`, `calls`, `parallel` or `result_bytes`.
+    pub field: &'static str,
+    /// What was written, as text (`0`, `-3`, `"lots"`).
+    pub value: String,
+}
+
+impl InvalidLimit {
+    fn new(kind: InvalidLimitKind, field: Field, value: impl fmt::Display) -> Self {
+        Self {
+            kind,
+            field: field.name(),
+            value: value.to_string(),
+        }
+    }
+}
+
+impl InvalidLimitKind {
+    fn rule(self, field: &str) -> &'static str {
+        match self {
+            Self::Zero | Self::Negative if field == "parallel" => "at least 1 call runs at a time",
+            Self::Zero | Self::Negative if field == "result_bytes" => {
+                "write at least 256 bytes, or \"unlimited\" to never cut results"
             }
+            Self::Zero | Self::Negative => {
+                "a limit is at least 1; write \"unlimited\" for no limit"
+            }
+            Self::TooLarge => "a limit is at most 4294967295; write \"unlimited\" for no limit",
+            Self::NotALimit if field == "parallel" => "write a whole number of at least 1",
+            Self::NotALimit => "write a whole number of at least 1, or \"unlimited\"",
+            Self::UnlimitedParallel => {
+                "parallel cannot be unlimited: write how many calls may run at once"
+            }
+            Self::TooFewResultBytes => {
+                "result_bytes is at least 256 (room for the truncation marker and the result), or \"unlimited\" to never cut results"
+            }
+        }
+    }
+}
+
+const UNLIMITED: &str = "unlimited";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Iterations,
+    Calls,
+    Parallel,
+    ResultBytes,
+}
+
+impl Field {
+    const NAMES: &'static [&'static str] = &["iterations", "calls", "parallel", "result_bytes"];
+
+    fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// The config form: a map with the set fields only.
+impl Serialize for ToolLimits {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = [
+            (Field::Iterations, self.iterations),
+            (Field::Calls, self.calls),
+            (Field::Parallel, self.parallel.map(Written::Count)),
+            (Field::ResultBytes, self.result_bytes),
+        ];
+        let mut map = serializer.serialize_map(None)?;
+        for (field, written) in fields {
+            match written {
+                Some(Written::Count(count)) => map.serialize_entry(field.name(), &count)?,
+                Some(Written::Unlimited) => map.serialize_entry(field.name(), UNLIMITED)?,
+                None => {}
+            }
+        }
+        map.end()
+    }
+}
+
+/// Reads the config form: a map (never an array) of optional fields, each a
+/// valid count or `"unlimited"`. Every refused value is an error inside its
+/// field, so `serde_path_to_error` reports the field's path.
+impl<'de> Deserialize<'de> for ToolLimits {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(LimitsVisitor)
+    }
+}
+
+struct LimitsVisitor;
+
+impl<'de> Visitor<'de> for LimitsVisitor {
+    type Value = ToolLimits;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of tool limits such as {\"iterations\": 25, \"calls\": \"unlimited\"}")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolLimits, A::Error> {
+        let mut limits = ToolLimits::new();
+        while let Some(key) = map.next_key::<FieldKey>()? {
+            let field = key.0;
+            let duplicate = match field {
+                Field::Iterations => limits.iterations.is_some(),
+                Field::Calls => limits.calls.is_some(),
+                Field::Parallel => limits.parallel.is_some(),
+                Field::ResultBytes => limits.result_bytes.is_some(),
+            };
+            let written = map.next_value_seed(FieldSeed { field, duplicate })?;
+            match (field, written) {
+                (Field::Iterations, written) => limits.iterations = Some(written),
+                (Field::Calls, written) => limits.calls = Some(written),
+                (Field::Parallel, Written::Count(count)) => limits.parallel = Some(count),
+                // `FieldValue` refuses "unlimited" for parallel.
+                (Field::Parallel, Written::Unlimited) => {}
+                (Field::ResultBytes, written) => limits.result_bytes = Some(written),
+            }
+        }
+        Ok(limits)
+    }
+}
+
+struct FieldKey(Field);
+
+impl<'de> Deserialize<'de> for FieldKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = FieldKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tool limit name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<FieldKey, E> {
+                match Field::NAMES.iter().position(|name| *name == key) {
+                    Some(0) => Ok(FieldKey(Field::Iterations)),
+                    Some(1) => Ok(FieldKey(Field::Calls)),
+                    Some(2) => Ok(FieldKey(Field::Parallel)),
+                    Some(_) => Ok(FieldKey(Field::ResultBytes)),
+                    None => Err(E::unknown_field(key, Field::NAMES)),
+                }
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// One field's value, checked where it is read so the error carries its
+/// path (a second value of a field too).
+struct FieldSeed {
+    field: Field,
+    duplicate: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for FieldSeed {
+    type Value = Written;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Written, D::Error> {
+        let written = deserializer.deserialize_any(FieldValue(self.field))?;
+        if self.duplicate {
+            return Err(de::Error::duplicate_field(self.field.name()));
+        }
+        Ok(written)
+    }
+}
+
+struct FieldValue(Field);
+
+impl FieldValue {
+    fn refuse<E: de::Error>(&self, kind: InvalidLimitKind, value: impl fmt::Display) -> E {
+        E::custom(InvalidLimit::new(kind, self.0, value))
+    }
+}
+
+impl Visitor<'_> for FieldValue {
+    type Value = Written;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Field::Parallel => f.write_str("a whole number of at least 1"),
+            _ => f.write_str("a whole number of at least 1, or \"unlimited\""),
+        }
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Written, E> {
+        let count =
+            u32::try_from(value).map_err(|_| self.refuse(InvalidLimitKind::TooLarge, value))?;
+        let written = Written::Count(count);
+        // Refused here rather than at validate, so the path points at it.
+        let checked = match self.0 {
+            Field::Parallel => count_limit(self.0, written).map(|_| ()),
+            Field::ResultBytes => result_bytes_limit(written).map(|_| ()),
+            _ => count_limit(self.0, written).map(|_| ()),
         };
-        let limits = ToolLimits {
-            iterations: field("iterations", &self.iterations)?,
-            calls: field("calls", &self.calls)?,
-            parallel: field("parallel", &self.parallel)?,
-            result_bytes: field("result_bytes", &self.result_bytes)?,
-        };
-        match limits.first_invalid() {
-            Some((name, value)) => Err(invalid(name, value)),
-            None => Ok(limits),
+        checked.map_err(E::custom)?;
+        Ok(written)
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Written, E> {
+        match u64::try_from(value) {
+            Ok(value) => self.visit_u64(value),
+            Err(_) => Err(self.refuse(InvalidLimitKind::Negative, value)),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Written, E> {
+        Err(self.refuse(InvalidLimitKind::NotALimit, value))
+    }
+
+    fn visit_str<E: de::Error>(self, word: &str) -> Result<Written, E> {
+        match word {
+            UNLIMITED if self.0 == Field::Parallel => {
+                Err(self.refuse(InvalidLimitKind::UnlimitedParallel, format!("{word:?}")))
+            }
+            UNLIMITED => Ok(Written::Unlimited),
+            _ => Err(self.refuse(InvalidLimitKind::NotALimit, format!("{word:?}"))),
         }
     }
 }
@@ -272,68 +694,298 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn read(json: &str) -> Result<ToolLimits, (String, String)> {
+        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(json))
+            .map_err(|error| (error.path().to_string(), error.inner().to_string()))
+    }
+
+    fn count(n: u32) -> Limit {
+        Limit::at_most(n).unwrap()
+    }
+
     #[test]
-    fn default_resolves_to_design_defaults() {
-        let resolved = ToolLimits::default().resolve();
+    fn default_is_all_unset_and_resolves_to_25_100_8_uncut() {
+        assert!(ToolLimits::default().is_unset());
+        assert_eq!(ToolLimits::default(), ToolLimits::new());
+        let resolved = ToolLimits::default().resolve().unwrap();
+        assert_eq!(resolved, ResolvedToolLimits::default());
         assert_eq!(
-            (resolved.iterations, resolved.calls, resolved.parallel),
-            (25, 100, 8)
+            (resolved.iterations, resolved.calls, resolved.parallel.get()),
+            (count(25), count(100), 8)
         );
-        assert_eq!(resolved.max_result_bytes(), None);
-        assert!(resolved.is_resolved());
+        assert_eq!(resolved.result_bytes, None);
     }
 
     #[test]
     fn mode_overrides_only_the_fields_it_sets() {
-        let base = ToolLimits {
-            iterations: 3,
-            parallel: 2,
-            ..Default::default()
-        }
-        .resolve();
-        let mode = ToolLimits {
-            calls: 7,
-            ..Default::default()
-        }
-        .inherit(base);
-        assert_eq!((mode.iterations, mode.calls, mode.parallel), (3, 7, 2));
+        let base = ToolLimits::new()
+            .iterations(3)
+            .parallel(2)
+            .resolve()
+            .unwrap();
+        let mode = ToolLimits::new().calls(7).inherit(base).unwrap();
+        assert_eq!(
+            (mode.iterations, mode.calls, mode.parallel.get()),
+            (count(3), count(7), 2)
+        );
     }
 
     #[test]
-    fn config_refuses_negative_huge_and_unknown_words() {
-        for (json, field) in [
-            (r#"{"calls": -5}"#, "tool_limits.calls"),
-            (r#"{"parallel": 4294967296}"#, "tool_limits.parallel"),
-            (r#"{"iterations": "lots"}"#, "tool_limits.iterations"),
-            (r#"{"parallel": "unlimited"}"#, "tool_limits.parallel"),
-            (r#"{"result_bytes": 255}"#, "tool_limits.result_bytes"),
+    fn a_mode_can_turn_off_the_base_result_limit() {
+        let base = ToolLimits::new().result_bytes(1024).resolve().unwrap();
+        assert_eq!(base.result_bytes.map(ResultBytes::get), Some(1024));
+        let mode = ToolLimits::new()
+            .result_bytes(Limit::Unlimited)
+            .inherit(base)
+            .unwrap();
+        assert_eq!(mode.result_bytes, None);
+    }
+
+    #[test]
+    fn zero_and_small_result_bytes_are_refused_with_their_field() {
+        for (limits, kind, field, value) in [
+            (
+                ToolLimits::new().iterations(0),
+                InvalidLimitKind::Zero,
+                "iterations",
+                "0",
+            ),
+            (
+                ToolLimits::new().calls(0),
+                InvalidLimitKind::Zero,
+                "calls",
+                "0",
+            ),
+            (
+                ToolLimits::new().parallel(0),
+                InvalidLimitKind::Zero,
+                "parallel",
+                "0",
+            ),
+            (
+                ToolLimits::new().result_bytes(255),
+                InvalidLimitKind::TooFewResultBytes,
+                "result_bytes",
+                "255",
+            ),
+            (
+                ToolLimits::new().result_bytes(0),
+                InvalidLimitKind::TooFewResultBytes,
+                "result_bytes",
+                "0",
+            ),
         ] {
-            let config: ToolLimitsConfig = serde_json::from_str(json).unwrap();
-            let error = ToolLimits::try_from(config).unwrap_err();
-            assert_eq!(error.kind, DefinitionErrorKind::InvalidToolLimits, "{json}");
-            assert_eq!(error.field, field, "{json}");
+            let error = limits.check().unwrap_err();
+            assert_eq!(
+                (error.kind, error.field, error.value.as_str()),
+                (kind, field, value)
+            );
+            assert_eq!(limits.resolve().unwrap_err(), error);
+        }
+        assert!(ToolLimits::new().result_bytes(256).check().is_ok());
+    }
+
+    #[test]
+    fn the_first_invalid_field_is_reported() {
+        let error = ToolLimits::new()
+            .parallel(0)
+            .iterations(0)
+            .check()
+            .unwrap_err();
+        assert_eq!(error.field, "iterations");
+    }
+
+    #[test]
+    fn config_form_reads_counts_and_unlimited() {
+        let limits = read(
+            r#"{"iterations": 25, "calls": "unlimited", "parallel": 4, "result_bytes": 4096}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            limits,
+            ToolLimits::new()
+                .iterations(25)
+                .calls(Limit::Unlimited)
+                .parallel(4)
+                .result_bytes(4096)
+        );
+        assert_eq!(read("{}").unwrap(), ToolLimits::new());
+        assert_eq!(
+            read(r#"{"result_bytes": "unlimited"}"#).unwrap(),
+            ToolLimits::new().result_bytes(Limit::Unlimited)
+        );
+    }
+
+    #[test]
+    fn config_form_refuses_bad_values_with_the_field_path() {
+        for (json, path, message) in [
+            (r#"{"calls": -5}"#, "calls", "invalid `calls` limit -5"),
+            (
+                r#"{"iterations": 0}"#,
+                "iterations",
+                "invalid `iterations` limit 0",
+            ),
+            (
+                r#"{"parallel": 0}"#,
+                "parallel",
+                "invalid `parallel` limit 0",
+            ),
+            (
+                r#"{"parallel": 4294967296}"#,
+                "parallel",
+                "invalid `parallel` limit 4294967296",
+            ),
+            (
+                r#"{"iterations": "lots"}"#,
+                "iterations",
+                r#"invalid `iterations` limit "lots""#,
+            ),
+            (
+                r#"{"parallel": "unlimited"}"#,
+                "parallel",
+                r#"invalid `parallel` limit "unlimited": parallel cannot be unlimited"#,
+            ),
+            (
+                r#"{"result_bytes": 255}"#,
+                "result_bytes",
+                "invalid `result_bytes` limit 255",
+            ),
+            (
+                r#"{"result_bytes": 1}"#,
+                "result_bytes",
+                "invalid `result_bytes` limit 1",
+            ),
+            (r#"{"calls": 2.5}"#, "calls", "invalid `calls` limit 2.5"),
+            (r#"{"calls": null}"#, "calls", "invalid type: null"),
+            (r#"{"calls": [3]}"#, "calls", "invalid type: sequence"),
+            (r#"{"turns": 3}"#, "turns", "unknown field `turns`"),
+            (
+                r#"{"calls": 3, "calls": 4}"#,
+                "calls",
+                "duplicate field `calls`",
+            ),
+            (
+                "[3]",
+                ".",
+                "invalid type: sequence, expected a map of tool limits",
+            ),
+            (
+                "3",
+                ".",
+                "invalid type: integer `3`, expected a map of tool limits",
+            ),
+        ] {
+            let (got_path, got_message) = read(json).unwrap_err();
+            assert_eq!(got_path, path, "{json}");
+            assert!(got_message.starts_with(message), "{json}: {got_message}");
         }
     }
 
+    #[test]
+    fn nested_config_reports_the_full_path() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Config {
+            tool_limits: ToolLimits,
+        }
+        let json = r#"{"tool_limits": {"iterations": 5, "parallel": "unlimited"}}"#;
+        let error = serde_path_to_error::deserialize::<_, Config>(
+            &mut serde_json::Deserializer::from_str(json),
+        )
+        .unwrap_err();
+        assert_eq!(error.path().to_string(), "tool_limits.parallel");
+    }
+
+    #[test]
+    fn limit_counts_and_displays() {
+        assert_eq!(Limit::at_most(0), None);
+        assert!(count(3).allows(3) && !count(3).allows(4));
+        assert!(Limit::Unlimited.allows(u32::MAX));
+        assert_eq!(
+            (count(3).to_string(), Limit::Unlimited.to_string()),
+            ("3".into(), "unlimited".into())
+        );
+        assert_eq!(ResultBytes::new(255), None);
+        assert_eq!(ResultBytes::new(256), Some(ResultBytes::MIN));
+    }
+
+    fn written() -> impl Strategy<Value = Option<Written>> {
+        prop_oneof![
+            Just(None),
+            Just(Some(Written::Unlimited)),
+            (0..600_u32).prop_map(|n| Some(Written::Count(n))),
+            any::<u32>().prop_map(|n| Some(Written::Count(n))),
+        ]
+    }
+
+    fn limits() -> impl Strategy<Value = ToolLimits> {
+        (
+            written(),
+            written(),
+            prop::option::of(any::<u32>()),
+            written(),
+        )
+            .prop_map(|(iterations, calls, parallel, result_bytes)| ToolLimits {
+                iterations,
+                calls,
+                parallel,
+                result_bytes,
+            })
+    }
+
+    fn valid(written: Option<Written>, min: u32) -> bool {
+        !matches!(written, Some(Written::Count(n)) if n < min)
+    }
+
     proptest! {
-        // Resolution never leaves a zero, and a set field always wins.
+        // A set valid field always wins, an unset one inherits, and an
+        // invalid one is refused with its own name.
         #[test]
-        fn resolution_keeps_set_fields_and_fills_the_rest(
-            base in any::<[u32; 4]>(), mode in any::<[u32; 4]>()
-        ) {
-            let base = ToolLimits { iterations: base[0], calls: base[1], parallel: base[2], result_bytes: base[3] };
-            let mode = ToolLimits { iterations: mode[0], calls: mode[1], parallel: mode[2], result_bytes: mode[3] };
-            let resolved_base = base.resolve();
-            let resolved = mode.inherit(resolved_base);
-            prop_assert!(resolved.is_resolved());
-            let pairs = [
-                (mode.iterations, resolved.iterations, resolved_base.iterations),
-                (mode.calls, resolved.calls, resolved_base.calls),
-                (mode.parallel, resolved.parallel, resolved_base.parallel),
-                (mode.result_bytes, resolved.result_bytes, resolved_base.result_bytes),
-            ];
-            for (own, got, inherited) in pairs {
-                prop_assert_eq!(got, if own == 0 { inherited } else { own });
+        fn resolution_keeps_set_fields_and_fills_the_rest(base in limits(), mode in limits()) {
+            let Ok(resolved_base) = base.resolve() else { return Ok(()) };
+            let all_valid = valid(mode.iterations, 1)
+                && valid(mode.calls, 1)
+                && valid(mode.parallel.map(Written::Count), 1)
+                && valid(mode.result_bytes, 256);
+            match mode.inherit(resolved_base) {
+                Ok(resolved) => {
+                    prop_assert!(all_valid);
+                    let expect_count = |own: Option<Written>, inherited: Limit| match own {
+                        None => inherited,
+                        Some(Written::Unlimited) => Limit::Unlimited,
+                        Some(Written::Count(n)) => count(n),
+                    };
+                    prop_assert_eq!(resolved.iterations, expect_count(mode.iterations, resolved_base.iterations));
+                    prop_assert_eq!(resolved.calls, expect_count(mode.calls, resolved_base.calls));
+                    prop_assert_eq!(resolved.parallel.get(), mode.parallel.unwrap_or(resolved_base.parallel.get()));
+                    let bytes = match mode.result_bytes {
+                        None => resolved_base.result_bytes,
+                        Some(Written::Unlimited) => None,
+                        Some(Written::Count(n)) => ResultBytes::new(n),
+                    };
+                    prop_assert_eq!(resolved.result_bytes, bytes);
+                }
+                Err(error) => {
+                    prop_assert!(!all_valid);
+                    prop_assert!(Field::NAMES.contains(&error.field));
+                }
+            }
+        }
+
+        // Whatever the config form writes reads back the same, and a
+        // serialized valid override stays valid.
+        #[test]
+        fn config_form_round_trips(limits in limits()) {
+            let json = serde_json::to_string(&limits).unwrap();
+            match read(&json) {
+                Ok(read_back) => {
+                    prop_assert_eq!(read_back, limits);
+                    prop_assert!(limits.check().is_ok());
+                }
+                Err((path, _)) => {
+                    let error = limits.check().unwrap_err();
+                    prop_assert_eq!(path, error.field);
+                }
             }
         }
     }

@@ -4,7 +4,12 @@
 //! The unnamed base mode always exists. A mode that never sets its tools
 //! inherits the base tools; [`Mode::no_tools`] gives it an explicitly empty
 //! set (only the binding's extra tools remain). Its [`ToolLimits`] override
-//! the base field by field: a field left at `0` inherits.
+//! the base field by field: a field it does not set inherits the base.
+//!
+//! A `Mode` is a plain value (kept in a `Vec`, handed to
+//! [`DefinitionBuilder::modes`](crate::definition::DefinitionBuilder::modes)),
+//! so it has one type whatever was set on it, and its setters replace an
+//! earlier value: the last call wins.
 
 use crate::limits::ToolLimits;
 use crate::tool;
@@ -15,7 +20,7 @@ use crate::tool;
 /// use agent_loop::{Mode, ToolLimits};
 ///
 /// let review = Mode::new("review")
-///     .tool_limits(ToolLimits { iterations: 5, ..Default::default() })
+///     .tool_limits(ToolLimits::new().iterations(5))
 ///     .instructions("Read, never write.");
 /// assert_eq!(review.name(), "review");
 /// ```
@@ -68,16 +73,20 @@ impl Mode {
         self
     }
 
-    /// Sets the limit overrides (replaces earlier ones). Fields left at `0`
-    /// inherit the base limits.
+    /// Sets the limit overrides; a field they leave unset inherits the base
+    /// limits. Replaces overrides set earlier (the last call wins; the
+    /// overrides are not merged). Invalid values are refused by
+    /// [`Definition::validate`](crate::Definition::validate) as
+    /// [`DefinitionErrorKind::InvalidMode`](crate::DefinitionErrorKind::InvalidMode)
+    /// with the field path `modes[<index>].tool_limits.<field>`.
     #[must_use]
     pub fn tool_limits(mut self, tool_limits: ToolLimits) -> Self {
         self.tool_limits = tool_limits;
         self
     }
 
-    /// Sets the instructions the model receives in this mode (replaces
-    /// earlier ones).
+    /// Sets the instructions the model receives in this mode. Replaces
+    /// instructions set earlier (the last call wins).
     #[must_use]
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());

@@ -435,7 +435,8 @@ mod properties {
     use super::*;
 
     /// The smallest `result_bytes` a definition may set
-    /// (`ToolLimits::MIN_RESULT_BYTES`).
+    /// (`limits::ResultBytes::MIN`; text sits below limits, so it is not
+    /// imported).
     const MIN_RESULT_BYTES: usize = 256;
 
     /// Random text: arbitrary strings, plus long strings of multi-byte

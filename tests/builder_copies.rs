@@ -4,7 +4,7 @@
 
 mod common;
 
-use agent_loop::{Definition, Mode, ToolLimits};
+use agent_loop::{Definition, Limit, Mode, ToolLimits};
 use common::{Counter, bindings, counted, names};
 
 #[tokio::test]
@@ -119,10 +119,7 @@ async fn mutating_what_modes_returns_changes_nothing() {
         .mode(
             Mode::new("review")
                 .tool(counted("read", &counter))
-                .tool_limits(ToolLimits {
-                    iterations: 5,
-                    ..Default::default()
-                })
+                .tool_limits(ToolLimits::new().iterations(5))
                 .instructions("Read only."),
         )
         .initial_mode("review")
@@ -135,7 +132,7 @@ async fn mutating_what_modes_returns_changes_nothing() {
     let mut modes = bound.modes();
     modes[1].name = Some("hacked".to_owned());
     modes[1].tools.clear();
-    modes[1].tool_limits.iterations = 1;
+    modes[1].tool_limits.iterations = Limit::at_most(1).unwrap();
     modes[1].instructions = None;
     modes.remove(0);
 
@@ -143,13 +140,13 @@ async fn mutating_what_modes_returns_changes_nothing() {
     assert_eq!(again.len(), 2);
     let review = bound.mode("review").expect("still named review");
     assert_eq!(names(&review.tools), ["read"]);
-    assert_eq!(review.tool_limits.iterations, 5);
+    assert_eq!(review.tool_limits.iterations.get(), Some(5));
     assert_eq!(review.instructions.as_deref(), Some("Read only."));
     assert!(bound.mode("hacked").is_none());
 
     let mut current = bound.current_mode();
-    current.tool_limits.calls = 1;
-    assert_eq!(bound.current_mode().tool_limits.calls, 100);
+    current.tool_limits.calls = Limit::at_most(1).unwrap();
+    assert_eq!(bound.current_mode().tool_limits.calls.get(), Some(100));
 }
 
 #[tokio::test]

@@ -1,35 +1,42 @@
-//! Limits resolution (DESIGN.md section 4) as a bound mode exposes it.
+//! Limits resolution as a bound mode exposes it.
 
 mod common;
 
-use agent_loop::{Definition, Mode, ToolLimits};
+use agent_loop::{Definition, Limit, Mode, ResolvedToolLimits, ToolLimits};
 use common::bindings;
+
+/// `(iterations, calls, parallel)`, `None` for unlimited.
+fn counts(limits: ResolvedToolLimits) -> (Option<u32>, Option<u32>, u32) {
+    (
+        limits.iterations.get(),
+        limits.calls.get(),
+        limits.parallel.get(),
+    )
+}
 
 #[test]
 fn default_limits_resolve_to_25_100_8() {
-    let resolved = ToolLimits::default().resolve();
+    let resolved = ToolLimits::default().resolve().unwrap();
+    assert_eq!(counts(resolved), (Some(25), Some(100), 8));
+    assert_eq!(resolved, ResolvedToolLimits::default());
     assert_eq!(
-        (resolved.iterations, resolved.calls, resolved.parallel),
-        (25, 100, 8)
-    );
-    assert_eq!(
-        resolved.max_result_bytes(),
-        None,
+        resolved.result_bytes, None,
         "results are not cut by default"
     );
 }
 
 #[test]
 fn default_is_all_unset_so_a_mode_overrides_nothing_by_default() {
-    assert_eq!(
-        ToolLimits::default(),
-        ToolLimits {
-            iterations: 0,
-            calls: 0,
-            parallel: 0,
-            result_bytes: 0
-        }
-    );
+    assert_eq!(ToolLimits::default(), ToolLimits::new());
+    assert!(ToolLimits::default().is_unset());
+    let base = ToolLimits::new()
+        .iterations(3)
+        .calls(Limit::Unlimited)
+        .parallel(2)
+        .result_bytes(512)
+        .resolve()
+        .unwrap();
+    assert_eq!(ToolLimits::default().inherit(base).unwrap(), base);
 }
 
 #[tokio::test]
@@ -43,26 +50,16 @@ async fn unset_base_binds_to_the_defaults() {
         .await
         .unwrap();
     let limits = bound.base_mode().tool_limits;
-    assert_eq!(
-        (limits.iterations, limits.calls, limits.parallel),
-        (25, 100, 8)
-    );
-    assert!(limits.is_resolved());
+    assert_eq!(counts(limits), (Some(25), Some(100), 8));
+    assert_eq!(limits, ResolvedToolLimits::default());
 }
 
 #[tokio::test]
 async fn mode_setting_calls_inherits_base_iterations_and_parallel() {
     let bound = Definition::builder()
         .name("agent")
-        .tool_limits(ToolLimits {
-            iterations: 3,
-            parallel: 2,
-            ..Default::default()
-        })
-        .mode(Mode::new("x").tool_limits(ToolLimits {
-            calls: 7,
-            ..Default::default()
-        }))
+        .tool_limits(ToolLimits::new().iterations(3).parallel(2))
+        .mode(Mode::new("x").tool_limits(ToolLimits::new().calls(7)))
         .initial_mode("x")
         .build()
         .validate()
@@ -71,10 +68,9 @@ async fn mode_setting_calls_inherits_base_iterations_and_parallel() {
         .await
         .unwrap();
     let mode = bound.mode("x").expect("mode x is bound").tool_limits;
-    assert_eq!((mode.iterations, mode.calls, mode.parallel), (3, 7, 2));
-    assert!(mode.is_resolved(), "no zero left in a bound mode's limits");
+    assert_eq!(counts(mode), (Some(3), Some(7), 2));
     let base = bound.base_mode().tool_limits;
-    assert_eq!((base.iterations, base.calls, base.parallel), (3, 100, 2));
+    assert_eq!(counts(base), (Some(3), Some(100), 2));
     assert_eq!(bound.current_mode().tool_limits, mode);
 }
 
@@ -82,10 +78,7 @@ async fn mode_setting_calls_inherits_base_iterations_and_parallel() {
 async fn mode_without_limits_inherits_the_resolved_base() {
     let bound = Definition::builder()
         .name("agent")
-        .tool_limits(ToolLimits {
-            result_bytes: 1024,
-            ..Default::default()
-        })
+        .tool_limits(ToolLimits::new().result_bytes(1024))
         .mode(Mode::new("plain"))
         .initial_mode("plain")
         .build()
@@ -96,5 +89,5 @@ async fn mode_without_limits_inherits_the_resolved_base() {
         .unwrap();
     let mode = bound.mode("plain").unwrap().tool_limits;
     assert_eq!(mode, bound.base_mode().tool_limits);
-    assert_eq!(mode.max_result_bytes(), Some(1024));
+    assert_eq!(mode.result_bytes.map(|bytes| bytes.get()), Some(1024));
 }

@@ -71,10 +71,7 @@ async fn cancelling_during_a_batch_interrupts_promptly_and_drops_the_running_cal
             sleepy_tool(Arc::clone(&counters)),
             counting_tool("ping", Arc::clone(&pings)),
         ],
-        ToolLimits {
-            parallel: 2,
-            ..Default::default()
-        },
+        ToolLimits::new().parallel(2),
     )
     .await;
     let model = ScriptedModel::new([
@@ -255,10 +252,7 @@ async fn dropping_the_turn_mid_batch_stops_the_running_calls_and_starts_no_queue
         let counters = Arc::new(Counters::default());
         let session = bind_tools(
             [sleepy_tool(Arc::clone(&counters))],
-            ToolLimits {
-                parallel: 1,
-                ..Default::default()
-            },
+            ToolLimits::new().parallel(1),
         )
         .await;
         let model = ScriptedModel::new([

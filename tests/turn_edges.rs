@@ -6,9 +6,9 @@ mod turn_common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_loop::ToolLimits;
 use agent_loop::conversation::{AssistantMessage, Message, ModelResponse};
 use agent_loop::turn::{ExceededLimit, ScriptExhausted, ScriptedModel, TurnError, TurnStatus};
+use agent_loop::{Limit, ToolLimits};
 use tokio_util::sync::CancellationToken;
 use turn_common::*;
 
@@ -23,10 +23,7 @@ async fn iterations_one_runs_one_batch_then_accepts_the_answer() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [counting_tool("ping", Arc::clone(&invocations))],
-        ToolLimits {
-            iterations: 1,
-            ..Default::default()
-        },
+        ToolLimits::new().iterations(1),
     )
     .await;
     let mut script = pings(1);
@@ -50,10 +47,7 @@ async fn iterations_one_refuses_a_second_batch() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [counting_tool("ping", Arc::clone(&invocations))],
-        ToolLimits {
-            iterations: 1,
-            ..Default::default()
-        },
+        ToolLimits::new().iterations(1),
     )
     .await;
     let model = ScriptedModel::new(pings(2));
@@ -68,7 +62,7 @@ async fn iterations_one_refuses_a_second_batch() {
         panic!("expected a tool limit error, got {error:?}");
     };
     assert_eq!(limit.kind, ExceededLimit::Iterations);
-    assert_eq!((limit.iterations, limit.max_iterations), (2, 1));
+    assert_eq!((limit.iterations, limit.max_iterations.get()), (2, Some(1)));
     assert_eq!(invocations.load(Ordering::SeqCst), 1);
     assert_every_call_answered(&conversation);
 }
@@ -78,11 +72,9 @@ async fn unlimited_iterations_and_calls_run_until_the_model_answers() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [counting_tool("ping", Arc::clone(&invocations))],
-        ToolLimits {
-            iterations: ToolLimits::UNLIMITED,
-            calls: ToolLimits::UNLIMITED,
-            ..Default::default()
-        },
+        ToolLimits::new()
+            .iterations(Limit::Unlimited)
+            .calls(Limit::Unlimited),
     )
     .await;
     let mut script = pings(300);
@@ -123,7 +115,10 @@ async fn the_default_limits_stop_what_unlimited_allows() {
     let TurnError::ToolLimit(limit) = error else {
         panic!("expected a tool limit error, got {error:?}");
     };
-    assert_eq!((limit.iterations, limit.max_iterations), (26, 25));
+    assert_eq!(
+        (limit.iterations, limit.max_iterations.get()),
+        (26, Some(25))
+    );
     assert_eq!(invocations.load(Ordering::SeqCst), 25);
     assert_every_call_answered(&conversation);
 }

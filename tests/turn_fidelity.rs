@@ -89,10 +89,7 @@ async fn cut_off_calls_count_against_the_call_limit() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [weather_tool(Arc::clone(&invocations))],
-        ToolLimits {
-            calls: 2,
-            ..Default::default()
-        },
+        ToolLimits::new().calls(2),
     )
     .await;
     let cut = ModelResponse::tool_calls([
@@ -115,7 +112,7 @@ async fn cut_off_calls_count_against_the_call_limit() {
         panic!("expected a tool limit error, got {error:?}");
     };
     assert_eq!(limit.kind, ExceededLimit::Calls);
-    assert_eq!((limit.calls, limit.max_calls), (3, 2));
+    assert_eq!((limit.calls, limit.max_calls.get()), (3, Some(2)));
     assert_eq!(invocations.load(Ordering::SeqCst), 0);
 }
 
@@ -391,14 +388,7 @@ async fn a_second_result_for_one_call_is_refused_and_nothing_changes() {
 #[tokio::test]
 async fn a_failed_turn_still_reports_the_tokens_it_used() {
     let invocations = Arc::new(AtomicUsize::new(0));
-    let session = bind_tools(
-        [weather_tool(invocations)],
-        ToolLimits {
-            iterations: 1,
-            ..Default::default()
-        },
-    )
-    .await;
+    let session = bind_tools([weather_tool(invocations)], ToolLimits::new().iterations(1)).await;
     let spent = Usage {
         input_tokens: 120,
         output_tokens: 30,

@@ -11,7 +11,7 @@ use std::sync::{Arc, Once};
 
 use agent_loop::conversation::{Message, ModelResponse, ToolResult};
 use agent_loop::turn::{ExceededLimit, ScriptedModel, ToolLimitError, TurnError, TurnStatus};
-use agent_loop::{ToolLimits, tool};
+use agent_loop::{Limit, ToolLimits, tool};
 use proptest::prelude::*;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -81,33 +81,35 @@ struct Case {
     limits: ToolLimits,
 }
 
+fn count(n: u32) -> Limit {
+    Limit::at_most(n).expect("a positive count")
+}
+
 fn case() -> impl Strategy<Value = Case> {
     let batches = prop::collection::vec(prop::collection::vec(call_kind(), 0..6), 0..8);
     let iterations = prop_oneof![
-        Just(1),
-        Just(2),
-        Just(3),
-        Just(5),
-        Just(ToolLimits::UNLIMITED)
+        Just(count(1)),
+        Just(count(2)),
+        Just(count(3)),
+        Just(count(5)),
+        Just(Limit::Unlimited)
     ];
     let calls = prop_oneof![
-        Just(1),
-        Just(2),
-        Just(4),
-        Just(8),
-        Just(16),
-        Just(ToolLimits::UNLIMITED)
+        Just(count(1)),
+        Just(count(2)),
+        Just(count(4)),
+        Just(count(8)),
+        Just(count(16)),
+        Just(Limit::Unlimited)
     ];
     (batches, any::<bool>(), iterations, calls, 1..=4_u32).prop_map(
         |(batches, ends_with_answer, iterations, calls, parallel)| Case {
             batches,
             ends_with_answer,
-            limits: ToolLimits {
-                iterations,
-                calls,
-                parallel,
-                ..Default::default()
-            },
+            limits: ToolLimits::new()
+                .iterations(iterations)
+                .calls(calls)
+                .parallel(parallel),
         },
     )
 }
@@ -128,6 +130,11 @@ enum Expected {
 /// Replays the limits of DESIGN.md section 8.2 over the script: the
 /// batches that run, and how the turn ends.
 fn predict(case: &Case) -> (Vec<Vec<CallKind>>, Expected) {
+    let limits = case
+        .limits
+        .resolve()
+        .expect("the strategy writes valid limits");
+    let (max_iterations, max_calls) = (limits.iterations.get(), limits.calls.get());
     let mut executed: Vec<Vec<CallKind>> = Vec::new();
     let mut calls = 0_u32;
     for batch in &case.batches {
@@ -137,9 +144,9 @@ fn predict(case: &Case) -> (Vec<Vec<CallKind>>, Expected) {
         }
         let iterations = executed.len() as u32 + 1;
         let would_be = calls + batch.len() as u32;
-        let exceeded = if iterations > case.limits.iterations {
+        let exceeded = if max_iterations.is_some_and(|max| iterations > max) {
             Some(ExceededLimit::Iterations)
-        } else if would_be > case.limits.calls {
+        } else if max_calls.is_some_and(|max| would_be > max) {
             Some(ExceededLimit::Calls)
         } else {
             None

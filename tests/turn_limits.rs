@@ -8,9 +8,9 @@ mod turn_common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_loop::ToolLimits;
 use agent_loop::conversation::Message;
 use agent_loop::turn::{ExceededLimit, ScriptedModel, ToolLimitError, TurnError, TurnStatus};
+use agent_loop::{ResolvedToolLimits, ToolLimits};
 use tokio_util::sync::CancellationToken;
 use turn_common::*;
 
@@ -29,10 +29,7 @@ async fn iterations_three_runs_exactly_three_batches_and_refuses_the_fourth() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [counting_tool("ping", Arc::clone(&invocations))],
-        ToolLimits {
-            iterations: 3,
-            ..Default::default()
-        },
+        ToolLimits::new().iterations(3),
     )
     .await;
     let model = ping_script(10, 1);
@@ -49,11 +46,11 @@ async fn iterations_three_runs_exactly_three_batches_and_refuses_the_fourth() {
             TurnError::ToolLimit(ToolLimitError {
                 kind: ExceededLimit::Iterations,
                 iterations: 4,
-                max_iterations: 3,
+                max_iterations,
                 calls: 4,
                 batch_calls: 1,
                 ..
-            })
+            }) if max_iterations.get() == Some(3)
         ),
         "{error:?}"
     );
@@ -80,10 +77,7 @@ async fn calls_five_with_batches_of_two_refuses_the_third_batch_without_running_
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [counting_tool("ping", Arc::clone(&invocations))],
-        ToolLimits {
-            calls: 5,
-            ..Default::default()
-        },
+        ToolLimits::new().calls(5),
     )
     .await;
     let model = ping_script(3, 2);
@@ -98,9 +92,12 @@ async fn calls_five_with_batches_of_two_refuses_the_third_batch_without_running_
         panic!("expected a tool limit error, got {error:?}");
     };
     assert_eq!(limit.kind, ExceededLimit::Calls);
-    assert_eq!((limit.calls, limit.max_calls), (6, 5));
+    assert_eq!((limit.calls, limit.max_calls.get()), (6, Some(5)));
     assert_eq!((limit.iterations, limit.batch_calls), (3, 2));
-    assert_eq!(limit.max_iterations, ToolLimits::DEFAULTS.iterations);
+    assert_eq!(
+        limit.max_iterations,
+        ResolvedToolLimits::default().iterations
+    );
     assert_eq!(
         invocations.load(Ordering::SeqCst),
         4,
@@ -117,11 +114,7 @@ async fn batches_that_reach_the_limits_exactly_run() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [counting_tool("ping", Arc::clone(&invocations))],
-        ToolLimits {
-            iterations: 2,
-            calls: 4,
-            ..Default::default()
-        },
+        ToolLimits::new().iterations(2).calls(4),
     )
     .await;
     let model = ping_script(2, 2);
@@ -144,11 +137,7 @@ async fn a_final_answer_is_never_blocked_when_the_limits_are_used_up() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [counting_tool("ping", Arc::clone(&invocations))],
-        ToolLimits {
-            iterations: 1,
-            calls: 1,
-            ..Default::default()
-        },
+        ToolLimits::new().iterations(1).calls(1),
     )
     .await;
     let model = ping_script(1, 1);
@@ -175,10 +164,7 @@ async fn a_batch_larger_than_the_whole_call_limit_fails_on_calls_not_iterations(
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [counting_tool("ping", Arc::clone(&invocations))],
-        ToolLimits {
-            calls: 3,
-            ..Default::default()
-        },
+        ToolLimits::new().calls(3),
     )
     .await;
     let model = ping_script(1, 4);
@@ -196,10 +182,10 @@ async fn a_batch_larger_than_the_whole_call_limit_fails_on_calls_not_iterations(
                 kind: ExceededLimit::Calls,
                 iterations: 1,
                 calls: 4,
-                max_calls: 3,
+                max_calls,
                 batch_calls: 4,
                 ..
-            })
+            }) if max_calls.get() == Some(3)
         ),
         "{error:?}"
     );

@@ -26,10 +26,7 @@ async fn session(reads: &Arc<AtomicUsize>, writes: &Arc<AtomicUsize>) -> Definit
         .mode(
             Mode::new("strict")
                 .tool(write)
-                .tool_limits(ToolLimits {
-                    iterations: 1,
-                    ..Default::default()
-                })
+                .tool_limits(ToolLimits::new().iterations(1))
                 .instructions("one step"),
         )
         .initial_mode("review")
@@ -126,7 +123,7 @@ async fn the_next_turn_uses_the_new_modes_limits() {
     let TurnError::ToolLimit(limit) = error else {
         panic!("expected a tool limit error, got {error:?}");
     };
-    assert_eq!((limit.iterations, limit.max_iterations), (2, 1));
+    assert_eq!((limit.iterations, limit.max_iterations.get()), (2, Some(1)));
     assert_eq!(writes.load(Ordering::SeqCst), 1);
     assert_every_call_answered(&conversation);
 

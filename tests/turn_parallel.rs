@@ -116,10 +116,7 @@ async fn sixty_four_calls_with_parallel_eight_keep_eight_in_flight_and_call_orde
         .name("parallel")
         .tool(slow_index_tool(Arc::clone(&observed), 20, 2))
         .middleware(CountCalls(Arc::clone(&through_middleware)))
-        .tool_limits(ToolLimits {
-            parallel: 8,
-            ..Default::default()
-        })
+        .tool_limits(ToolLimits::new().parallel(8))
         .build()
         .validate()
         .unwrap();
@@ -178,10 +175,7 @@ async fn parallel_one_runs_the_calls_of_a_batch_one_at_a_time() {
     let observed = Observed::gated_at(1);
     let session = bind_tools(
         [slow_index_tool(Arc::clone(&observed), 1, 1)],
-        ToolLimits {
-            parallel: 1,
-            ..Default::default()
-        },
+        ToolLimits::new().parallel(1),
     )
     .await;
     let mut conversation = user_says("one by one");
@@ -210,10 +204,7 @@ async fn a_batch_smaller_than_parallel_runs_all_its_calls_at_once() {
     let observed = Observed::gated_at(3);
     let session = bind_tools(
         [slow_index_tool(Arc::clone(&observed), 1, 0)],
-        ToolLimits {
-            parallel: 8,
-            ..Default::default()
-        },
+        ToolLimits::new().parallel(8),
     )
     .await;
     let mut conversation = user_says("three at once");
@@ -269,10 +260,7 @@ async fn calls_of_a_batch_run_truly_in_parallel_on_a_multi_thread_runtime() {
     let inside = Arc::new(AtomicUsize::new(0));
     let session = bind_tools(
         [blocking_tool(Arc::clone(&inside), 2)],
-        ToolLimits {
-            parallel: 2,
-            ..Default::default()
-        },
+        ToolLimits::new().parallel(2),
     )
     .await;
     let model = ScriptedModel::new([

@@ -61,10 +61,7 @@ async fn a_long_result_is_cut_for_the_model_but_whole_for_middlewares_and_stats(
         .name("result-bytes")
         .tool(big_tool())
         .middleware(RecordLengths(Arc::clone(&seen)))
-        .tool_limits(ToolLimits {
-            result_bytes: 256,
-            ..Default::default()
-        })
+        .tool_limits(ToolLimits::new().result_bytes(256))
         .build()
         .validate()
         .unwrap();

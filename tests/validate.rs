@@ -4,8 +4,11 @@
 mod common;
 
 use agent_loop::tool::{NameError, STRUCTURED_OUTPUT_TOOL_NAME};
+use std::error::Error as _;
+
+use agent_loop::limits::{InvalidLimit, InvalidLimitKind};
 use agent_loop::{
-    Defined, Definition, DefinitionError, DefinitionErrorKind, Mode, ToolLimits, ToolLimitsConfig,
+    Defined, Definition, DefinitionError, DefinitionErrorKind, Limit, Mode, ToolLimits,
 };
 use common::{Counter, counted};
 
@@ -39,32 +42,78 @@ fn empty_name_is_missing_name() {
     assert_eq!(error.kind, DefinitionErrorKind::MissingName);
 }
 
-#[test]
-fn negative_limit_from_config_is_invalid_tool_limits() {
-    let config: ToolLimitsConfig =
-        serde_json::from_str(r#"{"iterations": 3, "calls": -1}"#).unwrap();
-    let error = ToolLimits::try_from(config).unwrap_err();
-    assert_eq!(error.kind, DefinitionErrorKind::InvalidToolLimits);
-    assert_eq!(error.field, "tool_limits.calls");
-    assert_eq!(error.value, "-1");
-    assert_one_line(&error);
+/// A config file as an application would write it: base limits and modes.
+#[derive(Debug, serde::Deserialize)]
+#[allow(dead_code)]
+struct Config {
+    #[serde(default)]
+    tool_limits: ToolLimits,
+    #[serde(default)]
+    modes: Vec<ModeConfig>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[allow(dead_code)]
+struct ModeConfig {
+    name: String,
+    #[serde(default)]
+    tool_limits: ToolLimits,
+}
+
+/// The config's refusal: the path of the refused field and the message.
+fn config_refused(json: &str) -> (String, String) {
+    let error = serde_path_to_error::deserialize::<_, Config>(
+        &mut serde_json::Deserializer::from_str(json),
+    )
+    .expect_err("the config should be refused");
+    (error.path().to_string(), error.inner().to_string())
+}
+
+fn invalid_limit(error: &DefinitionError) -> &InvalidLimit {
+    error
+        .source()
+        .and_then(|source| source.downcast_ref::<InvalidLimit>())
+        .expect("a limit error has the InvalidLimit as its source")
 }
 
 #[test]
-fn valid_config_converts_and_validates() {
-    let config: ToolLimitsConfig =
-        serde_json::from_str(r#"{"iterations": "unlimited", "parallel": 2, "result_bytes": 256}"#)
-            .unwrap();
-    let limits = ToolLimits::try_from(config).unwrap();
-    assert_eq!(limits.iterations, ToolLimits::UNLIMITED);
-    assert_eq!(limits.parallel, 2);
-    assert_eq!(limits.result_bytes, 256);
+fn negative_limit_from_config_is_refused_with_its_path() {
+    let (path, message) = config_refused(r#"{"tool_limits": {"iterations": 3, "calls": -1}}"#);
+    assert_eq!(path, "tool_limits.calls");
+    assert!(message.starts_with("invalid `calls` limit -1"), "{message}");
+    assert!(!message.contains('\n'), "{message}");
+}
+
+#[test]
+fn zero_limit_from_config_is_refused_with_its_path() {
+    let (path, message) = config_refused(r#"{"tool_limits": {"parallel": 0}}"#);
+    assert_eq!(path, "tool_limits.parallel");
+    assert!(
+        message.starts_with("invalid `parallel` limit 0"),
+        "{message}"
+    );
+}
+
+#[test]
+fn valid_config_reads_and_validates() {
+    let config: Config = serde_json::from_str(
+        r#"{"tool_limits": {"iterations": "unlimited", "parallel": 2, "result_bytes": 256}}"#,
+    )
+    .unwrap();
+    let limits = config.tool_limits;
+    assert_eq!(
+        limits,
+        ToolLimits::new()
+            .iterations(Limit::Unlimited)
+            .parallel(2)
+            .result_bytes(256)
+    );
     Definition::builder()
         .name("agent")
         .tool_limits(limits)
         .build()
         .validate()
-        .expect("converted limits are valid for the base");
+        .expect("limits read from a config are valid for the base");
 }
 
 #[test]
@@ -72,15 +121,16 @@ fn result_bytes_255_in_base_is_invalid_tool_limits() {
     let error = refused(
         Definition::builder()
             .name("agent")
-            .tool_limits(ToolLimits {
-                result_bytes: 255,
-                ..Default::default()
-            })
+            .tool_limits(ToolLimits::new().result_bytes(255))
             .build(),
     );
     assert_eq!(error.kind, DefinitionErrorKind::InvalidToolLimits);
     assert_eq!(error.field, "tool_limits.result_bytes");
     assert_eq!(error.value, "255");
+    assert_eq!(
+        invalid_limit(&error).kind,
+        InvalidLimitKind::TooFewResultBytes
+    );
     assert_one_line(&error);
 }
 
@@ -88,10 +138,7 @@ fn result_bytes_255_in_base_is_invalid_tool_limits() {
 fn result_bytes_256_is_accepted() {
     Definition::builder()
         .name("agent")
-        .tool_limits(ToolLimits {
-            result_bytes: ToolLimits::MIN_RESULT_BYTES,
-            ..Default::default()
-        })
+        .tool_limits(ToolLimits::new().result_bytes(256))
         .build()
         .validate()
         .expect("256 is the smallest valid result_bytes");
@@ -102,10 +149,7 @@ fn result_bytes_255_in_mode_is_invalid_mode() {
     let error = refused(
         Definition::builder()
             .name("agent")
-            .mode(Mode::new("short").tool_limits(ToolLimits {
-                result_bytes: 255,
-                ..Default::default()
-            }))
+            .mode(Mode::new("short").tool_limits(ToolLimits::new().result_bytes(255)))
             .initial_mode("short")
             .build(),
     );
@@ -116,18 +160,69 @@ fn result_bytes_255_in_mode_is_invalid_mode() {
 }
 
 #[test]
-fn unlimited_parallel_in_base_is_invalid_tool_limits() {
+fn zero_parallel_in_base_is_invalid_tool_limits() {
     let error = refused(
         Definition::builder()
             .name("agent")
-            .tool_limits(ToolLimits {
-                parallel: ToolLimits::UNLIMITED,
-                ..Default::default()
-            })
+            .tool_limits(ToolLimits::new().parallel(0))
             .build(),
     );
     assert_eq!(error.kind, DefinitionErrorKind::InvalidToolLimits);
     assert_eq!(error.field, "tool_limits.parallel");
+    assert_eq!(error.value, "0");
+    let limit = invalid_limit(&error);
+    assert_eq!(
+        (limit.kind, limit.field),
+        (InvalidLimitKind::Zero, "parallel")
+    );
+    assert_one_line(&error);
+}
+
+#[test]
+fn zero_parallel_in_the_second_mode_is_invalid_mode() {
+    let error = refused(
+        Definition::builder()
+            .name("agent")
+            .modes([
+                Mode::new("plan"),
+                Mode::new("act").tool_limits(ToolLimits::new().parallel(0)),
+            ])
+            .initial_mode("plan")
+            .build(),
+    );
+    assert_eq!(error.kind, DefinitionErrorKind::InvalidMode);
+    assert_eq!(error.field, "modes[1].tool_limits.parallel");
+    assert_eq!(invalid_limit(&error).kind, InvalidLimitKind::Zero);
+    assert_one_line(&error);
+}
+
+#[test]
+fn zero_iterations_and_calls_are_invalid_tool_limits() {
+    for (limits, field) in [
+        (ToolLimits::new().iterations(0), "tool_limits.iterations"),
+        (ToolLimits::new().calls(0), "tool_limits.calls"),
+    ] {
+        let error = refused(
+            Definition::builder()
+                .name("agent")
+                .tool_limits(limits)
+                .build(),
+        );
+        assert_eq!(error.kind, DefinitionErrorKind::InvalidToolLimits);
+        assert_eq!(error.field, field);
+        assert_eq!(error.value, "0");
+    }
+}
+
+#[test]
+fn unlimited_parallel_from_config_is_refused_with_its_path() {
+    // In Rust, `parallel` takes a count only (see ui-tests/parallel_unlimited.rs).
+    let (path, message) = config_refused(r#"{"tool_limits": {"parallel": "unlimited"}}"#);
+    assert_eq!(path, "tool_limits.parallel");
+    assert!(
+        message.contains("parallel cannot be unlimited"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -307,10 +402,7 @@ fn first_failure_wins() {
         Definition::builder()
             .name("")
             .tool(counted(STRUCTURED_OUTPUT_TOOL_NAME, &counter))
-            .tool_limits(ToolLimits {
-                result_bytes: 1,
-                ..Default::default()
-            })
+            .tool_limits(ToolLimits::new().result_bytes(1))
             .build(),
     );
     assert_eq!(error.kind, DefinitionErrorKind::MissingName);
@@ -361,17 +453,21 @@ fn control_characters_in_names_are_refused_so_errors_stay_one_line() {
 }
 
 #[test]
-fn negative_limit_from_config_in_a_mode_is_invalid_mode() {
-    let config: ToolLimitsConfig = serde_json::from_str(r#"{"iterations": -4}"#).unwrap();
-    let error = config.for_mode("review").unwrap_err();
-    assert_eq!(error.kind, DefinitionErrorKind::InvalidMode);
-    assert_eq!(error.field, r#"modes["review"].tool_limits.iterations"#);
-    assert_eq!(error.value, "-4");
-    assert_one_line(&error);
+fn negative_limit_from_config_in_a_mode_is_refused_with_its_path() {
+    let (path, message) = config_refused(
+        r#"{"modes": [{"name": "plan"}, {"name": "review", "tool_limits": {"iterations": -4}}]}"#,
+    );
+    assert_eq!(path, "modes[1].tool_limits.iterations");
+    assert!(
+        message.starts_with("invalid `iterations` limit -4"),
+        "{message}"
+    );
 
-    let config: ToolLimitsConfig =
-        serde_json::from_str(r#"{"iterations": 5, "result_bytes": "unlimited"}"#).unwrap();
-    let limits = config.for_mode("review").unwrap();
+    let config: Config = serde_json::from_str(
+        r#"{"modes": [{"name": "review", "tool_limits": {"iterations": 5, "result_bytes": "unlimited"}}]}"#,
+    )
+    .unwrap();
+    let limits = config.modes[0].tool_limits;
     let definition = Definition::builder()
         .name("agent")
         .mode(Mode::new("review").tool_limits(limits))

@@ -174,7 +174,7 @@ proptest! {
             let definition = Definition::builder()
                 .name("property")
                 .tool(echo())
-                .tool_limits(ToolLimits { iterations: 10, calls: 100, ..Default::default() })
+                .tool_limits(ToolLimits::new().iterations(10).calls(100))
                 .build()
                 .validate()
                 .expect("valid");

@@ -205,12 +205,7 @@ impl TaskRun<'_> {
         let definition = Definition::builder()
             .name(format!("bfcl-{}", self.id))
             .tools(tools)
-            .tool_limits(ToolLimits {
-                iterations: 1,
-                calls: batch,
-                parallel: batch,
-                ..Default::default()
-            })
+            .tool_limits(ToolLimits::new().iterations(1).calls(batch).parallel(batch))
             .build()
             .validate()
             .map_err(|error| (Reason::DefinitionInvalid, error.to_string()))?;

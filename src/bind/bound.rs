@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bind::{ToolCallError, call};
 use crate::definition::{Definition, State, sealed};
-use crate::limits::ToolLimits;
+use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::session::{LoopId, SessionId};
 use crate::tool::{CallContext, Tool, ToolInfo};
@@ -85,7 +85,7 @@ pub(crate) struct BoundModeData {
     pub(crate) by_name: HashMap<String, usize>,
     /// The infos the model sees in this mode, in order.
     pub(crate) infos: Vec<ToolInfo>,
-    pub(crate) tool_limits: ToolLimits,
+    pub(crate) tool_limits: ResolvedToolLimits,
     pub(crate) instructions: Option<String>,
 }
 
@@ -93,7 +93,7 @@ impl BoundModeData {
     pub(crate) fn new(
         name: Option<Arc<str>>,
         tools: Vec<usize>,
-        tool_limits: ToolLimits,
+        tool_limits: ResolvedToolLimits,
         instructions: Option<String>,
         all: &[BoundTool],
     ) -> Self {
@@ -121,8 +121,9 @@ pub struct BoundMode<'a> {
     /// order: the mode's own (or the base's, when it sets none), then the
     /// binding's extra tools.
     pub tools: Vec<ToolHandle<'a>>,
-    /// The resolved limits: no field is `0`.
-    pub tool_limits: ToolLimits,
+    /// The mode's limits, resolved: its own overrides, then the base's,
+    /// then the defaults.
+    pub tool_limits: ResolvedToolLimits,
     /// The instructions the model receives in this mode.
     pub instructions: Option<String>,
 }

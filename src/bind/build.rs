@@ -17,6 +17,7 @@ use crate::bind::{
 use crate::definition::builder::Recipe;
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
+use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::truncate_end;
 use crate::tool::name::{ToolNameProblem, check_tool_name};
@@ -144,7 +145,8 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
             .flat_map(|position| produced[position].iter().copied())
             .collect()
     };
-    let base_limits = recipe.tool_limits.resolve();
+    // `validate` refused invalid limits, so `merge` reports no error here.
+    let (base_limits, _) = recipe.tool_limits.merge(ResolvedToolLimits::default());
     let mut modes = vec![BoundModeData::new(
         None,
         tool_indices(&lists.base),
@@ -156,7 +158,7 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         modes.push(BoundModeData::new(
             Some(mode.name.as_str().into()),
             tool_indices(list),
-            mode.tool_limits.inherit(base_limits),
+            mode.tool_limits.merge(base_limits).0,
             mode.instructions.clone(),
             &tools,
         ));

@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+use crate::limits::InvalidLimit;
+use std::sync::Arc;
+
 use crate::tool::NameError;
 
 /// What kind of rule a definition broke at
@@ -21,11 +24,12 @@ pub enum DefinitionErrorKind {
     InvalidTool,
     /// A tool definition declares [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::tool::STRUCTURED_OUTPUT_TOOL_NAME).
     ReservedToolName,
-    /// A base limit cannot be valid (negative in a config file, `parallel`
-    /// unlimited, `result_bytes` from 1 to 255).
+    /// A base limit cannot be valid (a count of `0`, `result_bytes` from 1
+    /// to 255); the [`InvalidLimit`] is the error's source.
     InvalidToolLimits,
     /// A mode has a blank name, a name with surrounding white space or
-    /// control characters, or a limit that cannot be valid.
+    /// control characters, or a limit that cannot be valid (then the
+    /// [`InvalidLimit`] is the error's source).
     InvalidMode,
     /// Two modes share a name.
     DuplicateMode,
@@ -52,8 +56,7 @@ impl DefinitionErrorKind {
 }
 
 /// A definition that breaks a rule: the first failure found by
-/// [`validate`](crate::Definition::validate) (or by converting a
-/// [`ToolLimitsConfig`](crate::ToolLimitsConfig)), and the source of a
+/// [`validate`](crate::Definition::validate), and the source of a
 /// [`BindError`](crate::BindError) of kind
 /// [`InvalidDefinition`](crate::BindErrorKind::InvalidDefinition) for an
 /// extra tool definition that breaks one.
@@ -62,18 +65,13 @@ impl DefinitionErrorKind {
 /// `modes[1].tool_limits.parallel`, `initial_mode`); `value` is the
 /// offending value as text (Rust debug form for strings, so blank and
 /// space-padded names are visible); `reason` says why when the kind alone
-/// does not. For a tool name that breaks the definition's
-/// [`NameRules`](crate::tool::NameRules), `source()` is the
-/// [`NameError`] that says which rule.
+/// does not. `source()` is the rule's own error where there is one: the
+/// [`NameError`] for a tool name that breaks the definition's
+/// [`NameRules`](crate::tool::NameRules), the [`InvalidLimit`] for a limit.
 ///
 /// Display is one line, e.g. ``validate: invalid mode at `modes[0].name`
 /// (value ""): a mode name must not be blank``.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "validate: {} at `{field}` (value {value}){}",
-    .kind.describe(),
-    Reason(.reason)
-)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct DefinitionError {
     /// The rule broken.
@@ -84,7 +82,7 @@ pub struct DefinitionError {
     pub value: String,
     /// Why, when the kind alone does not say.
     pub reason: Option<String>,
-    source: Option<NameError>,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl DefinitionError {
@@ -102,6 +100,18 @@ impl DefinitionError {
         }
     }
 
+    /// A limit error under `field` (`tool_limits`, `modes[1].tool_limits`):
+    /// the field path gets the limit's name, and `limit` becomes the source.
+    pub(crate) fn limit(kind: DefinitionErrorKind, field: &str, limit: InvalidLimit) -> Self {
+        let mut error = Self::new(
+            kind,
+            format!("{field}.{}", limit.field),
+            limit.value.clone(),
+        );
+        error.source = Some(Arc::new(limit));
+        error
+    }
+
     pub(crate) fn because(mut self, reason: impl fmt::Display) -> Self {
         self.reason = Some(reason.to_string());
         self
@@ -109,7 +119,7 @@ impl DefinitionError {
 
     /// The name rule broken, kept as `source()`.
     pub(crate) fn caused_by(mut self, source: NameError) -> Self {
-        self.source = Some(source);
+        self.source = Some(Arc::new(source));
         self
     }
 }
@@ -123,5 +133,30 @@ impl fmt::Display for Reason<'_> {
             Some(reason) => write!(f, ": {reason}"),
             None => Ok(()),
         }
+    }
+}
+
+// The one error type written by hand, not derived: a definition error is
+// `Clone` (it can be kept and shown again, like the definition), so its
+// source is shared in an `Arc`; a derived `source()` would return the `Arc`
+// itself, which does not downcast to the rule's own error.
+impl fmt::Display for DefinitionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "validate: {} at `{}` (value {}){}",
+            self.kind.describe(),
+            self.field,
+            self.value,
+            Reason(&self.reason)
+        )
+    }
+}
+
+impl std::error::Error for DefinitionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
     }
 }

@@ -11,7 +11,7 @@
 //! Only `Definition<Bound>` has tools, modes, middlewares and turns; asking
 //! an unbound definition for them does not compile.
 
-pub(crate) mod builder;
+pub mod builder;
 mod error;
 mod state;
 pub(crate) mod validate;
@@ -44,15 +44,17 @@ pub use state::{Defined, State, Validated};
 /// let definition = Definition::builder()
 ///     .name("assistant")
 ///     .tool(&clock)
-///     .tool_limits(ToolLimits { parallel: 4, ..Default::default() })
-///     .mode(Mode::new("quick").tool_limits(ToolLimits { iterations: 2, ..Default::default() }))
+///     .tool_limits(ToolLimits::new().parallel(4))
+///     .mode(Mode::new("quick").tool_limits(ToolLimits::new().iterations(2)))
 ///     .initial_mode("quick")
 ///     .build()
 ///     .validate()?;
 ///
 /// let bound = definition.bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
 /// let limits = bound.current_mode().tool_limits;
-/// assert_eq!((limits.iterations, limits.calls, limits.parallel), (2, 100, 4));
+/// assert_eq!(limits.iterations.get(), Some(2)); // the mode's own
+/// assert_eq!(limits.calls.get(), Some(100)); // the default
+/// assert_eq!(limits.parallel.get(), 4); // the base's
 /// assert_eq!(bound.invoke("now", serde_json::json!({})).await?, 1_700_000_000);
 /// # Ok::<_, Box<dyn std::error::Error>>(())
 /// # }).unwrap();
@@ -66,7 +68,7 @@ impl Definition<Defined> {
     /// Starts a definition. `.name(..)` is required (leaving it out does not
     /// compile); everything else is optional. See [`DefinitionBuilder`].
     pub fn builder() -> DefinitionBuilder {
-        Recipe::builder()
+        DefinitionBuilder::new()
     }
 
     pub(crate) fn from_recipe(recipe: Recipe) -> Self {

@@ -5,7 +5,6 @@ use std::collections::HashSet;
 
 use crate::definition::builder::Recipe;
 use crate::definition::{DefinitionError, DefinitionErrorKind};
-use crate::limits::ToolLimits;
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::{self, NameRules};
 
@@ -29,11 +28,9 @@ impl Recipe {
                 format!("{:?}", self.name),
             ));
         }
-        check_limits(
-            &self.tool_limits,
-            "tool_limits",
-            DefinitionErrorKind::InvalidToolLimits,
-        )?;
+        self.tool_limits.check().map_err(|limit| {
+            DefinitionError::limit(DefinitionErrorKind::InvalidToolLimits, "tool_limits", limit)
+        })?;
         for (index, definition) in self.tools.iter().enumerate() {
             check_tool_definition(definition, &format!("tools[{index}]"), self.name_rules)?;
         }
@@ -55,11 +52,13 @@ impl Recipe {
                     format!("{:?}", mode.name),
                 ));
             }
-            check_limits(
-                &mode.tool_limits,
-                &format!("{field}.tool_limits"),
-                DefinitionErrorKind::InvalidMode,
-            )?;
+            mode.tool_limits.check().map_err(|limit| {
+                DefinitionError::limit(
+                    DefinitionErrorKind::InvalidMode,
+                    &format!("{field}.tool_limits"),
+                    limit,
+                )
+            })?;
             for (tool_index, definition) in mode.tools.iter().flatten().enumerate() {
                 check_tool_definition(
                     definition,
@@ -93,21 +92,6 @@ impl Recipe {
             })),
             _ => Ok(()),
         }
-    }
-}
-
-fn check_limits(
-    limits: &ToolLimits,
-    field: &str,
-    kind: DefinitionErrorKind,
-) -> Result<(), DefinitionError> {
-    match limits.first_invalid() {
-        Some((name, value)) => Err(DefinitionError::new(kind, format!("{field}.{name}"), value)
-            .because(match name {
-                "parallel" => "parallel must be at least 1 and cannot be unlimited",
-                _ => "result_bytes must be 0 (unset), at least 256, or unlimited (off)",
-            })),
-        None => Ok(()),
     }
 }
 

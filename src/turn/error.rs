@@ -1,6 +1,7 @@
 //! Why a turn failed: [`TurnError`] and [`ToolLimitError`].
 
 use crate::conversation::{ConversationError, Usage};
+use crate::limits::Limit;
 use crate::tool::BoxError;
 
 /// A turn that could not finish: returned by
@@ -58,9 +59,10 @@ pub enum ExceededLimit {
 }
 
 /// A batch refused because it would exceed the turn's limits: inside
-/// [`TurnError::ToolLimit`]. The counts are those the turn *would* have reached with the
-/// refused batch; the maxima are the mode's resolved limits
-/// ([`ToolLimits::UNLIMITED`](crate::ToolLimits::UNLIMITED) when unlimited).
+/// [`TurnError::ToolLimit`]. The counts are those the turn *would* have
+/// reached with the refused batch; the maxima are the mode's resolved
+/// limits. A limit that triggers is never [`Limit::Unlimited`], but the
+/// other maximum may be.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "turn: tool limit exceeded ({kind:?}): the batch of {batch_calls} calls would make {iterations} iterations (max {max_iterations}) and {calls} calls (max {max_calls}); it was not run"
@@ -69,14 +71,14 @@ pub enum ExceededLimit {
 pub struct ToolLimitError {
     /// Which limit the batch would exceed (iterations first when both).
     pub kind: ExceededLimit,
-    /// Iterations including the refused batch.
+    /// Iterations of the turn, the refused batch included.
     pub iterations: u32,
-    /// The mode's iteration limit.
-    pub max_iterations: u32,
-    /// Calls including the refused batch.
+    /// The mode's iteration limit (iterations per turn).
+    pub max_iterations: Limit,
+    /// Tool calls of the turn, the refused batch included.
     pub calls: u32,
-    /// The mode's call limit.
-    pub max_calls: u32,
+    /// The mode's call limit (tool calls per turn).
+    pub max_calls: Limit,
     /// Tool calls in the refused batch.
     pub batch_calls: u32,
     /// Tokens used by the turn's requests, the one that asked for the

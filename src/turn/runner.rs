@@ -22,7 +22,7 @@ use crate::conversation::{
     Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage, repair,
 };
 use crate::definition::Definition;
-use crate::limits::ToolLimits;
+use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
 use crate::tool::{BoxError, Tool};
@@ -37,7 +37,7 @@ impl Definition<Bound> {
     ///
     /// Appends to `conversation` the assistant messages, every tool result
     /// and the final answer. Each batch counts one iteration and
-    /// `batch.len()` calls against the mode's resolved [`ToolLimits`]; a
+    /// `batch.len()` calls against the mode's [`ResolvedToolLimits`]; a
     /// batch that would exceed `iterations` or `calls` is not run and not
     /// appended, and the turn fails with [`TurnError::ToolLimit`]. A final
     /// answer is never blocked. Within a batch at most `parallel` calls run
@@ -251,10 +251,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     async fn run_batch(
         &self,
         batch: &[ToolCall],
-        limits: &ToolLimits,
+        limits: &ResolvedToolLimits,
     ) -> Option<Vec<(ToolResult, CallStats)>> {
         let permits =
-            (limits.parallel as usize).clamp(1, batch.len().clamp(1, Semaphore::MAX_PERMITS));
+            (limits.parallel.get() as usize).clamp(1, batch.len().clamp(1, Semaphore::MAX_PERMITS));
         let semaphore = Arc::new(Semaphore::new(permits));
         let mut slots: Vec<Option<(ToolResult, CallStats)>> = vec![None; batch.len()];
         let mut tasks = JoinSet::new();
@@ -346,15 +346,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 }
 
 fn check_limits(
-    limits: &ToolLimits,
+    limits: &ResolvedToolLimits,
     iterations: u32,
     calls: u32,
     batch_calls: u32,
     usage: Usage,
 ) -> Result<(), ToolLimitError> {
-    let exceeded = if iterations > limits.iterations {
+    let exceeded = if !limits.iterations.allows(iterations) {
         ExceededLimit::Iterations
-    } else if calls > limits.calls {
+    } else if !limits.calls.allows(calls) {
         ExceededLimit::Calls
     } else {
         return Ok(());
@@ -371,7 +371,7 @@ fn check_limits(
 }
 
 /// The error result of a call whose response the output limit cut off.
-fn cut_off(call: &ToolCall, limits: &ToolLimits) -> (ToolResult, CallStats) {
+fn cut_off(call: &ToolCall, limits: &ResolvedToolLimits) -> (ToolResult, CallStats) {
     let error = ToolCallError::new(
         crate::bind::ToolCallErrorKind::CutOff,
         &call.name,
@@ -388,7 +388,7 @@ fn finish(
     call: &ToolCall,
     output: Result<Value, ToolCallError>,
     duration: Duration,
-    limits: &ToolLimits,
+    limits: &ResolvedToolLimits,
 ) -> (ToolResult, CallStats) {
     let (text, error) = match output {
         Ok(Value::String(text)) => (text, None),
@@ -399,8 +399,8 @@ fn finish(
         ),
     };
     let result_bytes = text.len();
-    let shown = match limits.max_result_bytes() {
-        Some(limit) => truncate_middle(&text, limit).into_owned(),
+    let shown = match limits.result_bytes {
+        Some(limit) => truncate_middle(&text, limit.get() as usize).into_owned(),
         None => text,
     };
     let truncated = shown.len() < result_bytes;
