@@ -1,11 +1,10 @@
 //! A panicking tool or middleware becomes an error result for its call; the
 //! process and the turn survive (DESIGN.md section 8.4).
 
-mod turn_common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::turn_common::*;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::ToolResult;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
@@ -13,7 +12,6 @@ use agent_loop::turn::ScriptedModel;
 use agent_loop::{Definition, ToolLimits, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_tool_is_an_error_result_and_the_turn_completes() {

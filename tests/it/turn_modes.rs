@@ -2,16 +2,14 @@
 //! turn uses the new mode's tools, limits and instructions; a tool of
 //! another mode is unknown.
 
-mod turn_common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::turn_common::*;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::turn::{ScriptedModel, TurnError};
 use agent_loop::{Bound, Definition, Mode, ToolLimits};
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// Base tools `read`; mode `review` inherits them; mode `strict` has only
 /// `write` and one iteration. Starts in `review`.

@@ -1,16 +1,14 @@
 //! Edges of the turn loop: one iteration, unlimited limits, a final answer
 //! first, an empty batch, a failing model.
 
-mod turn_common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::turn_common::*;
 use agent_loop::conversation::{AssistantMessage, Message, ModelResponse};
 use agent_loop::turn::{ExceededLimit, ScriptExhausted, ScriptedModel, TurnError, TurnStatus};
 use agent_loop::{Limit, ToolLimits};
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 fn pings(batches: usize) -> Vec<ModelResponse> {
     (0..batches)

@@ -1,11 +1,10 @@
 //! Typed tools (DESIGN.md section 3, issue 3 item 9): the arguments type
 //! gives the schema and the parsing.
 
-mod turn_common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::turn_common::*;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::ToolResult;
 use agent_loop::turn::ScriptedModel;
@@ -14,7 +13,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// Arguments of `forecast`.
 #[derive(Deserialize, JsonSchema)]

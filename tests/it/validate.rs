@@ -1,16 +1,14 @@
 //! `validate` (DESIGN.md section 5): each rule refused with the right kind,
 //! field and value, first failure wins, and no factory runs.
 
-mod common;
-
 use agent_loop::tool::{NameError, STRUCTURED_OUTPUT_TOOL_NAME};
 use std::error::Error as _;
 
+use crate::common::{Counter, counted};
 use agent_loop::limits::{InvalidLimit, InvalidLimitKind};
 use agent_loop::{
     Defined, Definition, DefinitionError, DefinitionErrorKind, Limit, Mode, ToolLimits,
 };
-use common::{Counter, counted};
 
 fn refused(definition: Definition<Defined>) -> DefinitionError {
     definition

@@ -4,11 +4,10 @@
 //! refusal or error. Siblings in the batch still run and the model gets the
 //! next iteration.
 
-mod turn_common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::turn_common::*;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::ToolResult;
 use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
@@ -18,7 +17,6 @@ use agent_loop::turn::{ScriptedModel, TurnOutcome};
 use agent_loop::{Definition, ToolLimits, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// What one batch of `[bad, sibling]` produced.
 struct Ran {

@@ -3,16 +3,14 @@
 //! statistics see the full result. (Property tests of the cutting itself
 //! live with `truncate`.)
 
-mod turn_common;
-
 use std::sync::{Arc, Mutex};
 
+use crate::turn_common::*;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::turn::ScriptedModel;
 use agent_loop::{Definition, ToolLimits, tool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// `big`: returns `HEAD`, filler, `TAIL`, `len` bytes in all.
 fn big_tool() -> tool::Definition {

@@ -1,10 +1,8 @@
 //! `bind` refuses nil session and loop ids before anything runs.
 
-mod common;
-
+use crate::common::{Counter, counted};
 use agent_loop::{BindErrorKind, Definition, Mode, Validated};
 use agent_loop::{Bindings, LoopId, SessionId};
-use common::{Counter, counted};
 
 fn definition(counter: &Counter) -> Definition<Validated> {
     Definition::builder()

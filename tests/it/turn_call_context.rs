@@ -1,17 +1,15 @@
 //! The per-call context (DESIGN.md section 8): middlewares and tools see
 //! the session id, loop id, mode name, tool name and tool call id.
 
-mod turn_common;
-
 use std::sync::{Arc, Mutex};
 
+use crate::turn_common::*;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::CallContext;
 use agent_loop::turn::ScriptedModel;
 use agent_loop::{Definition, Mode, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// What one observer saw of a call: (session, loop, mode, tool, call id).
 type Seen = (String, String, Option<String>, String, String);

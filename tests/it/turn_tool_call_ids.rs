@@ -5,17 +5,15 @@
 //! the runner gives such a call a fresh unique id, shared with its result,
 //! and the batch runs.
 
-mod turn_common;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::turn_common::*;
 use agent_loop::ToolLimits;
 use agent_loop::conversation::Message;
 use agent_loop::turn::ScriptedModel;
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// `true` for an id the runner mints: `call_` and 32 lowercase hex digits.
 fn is_fresh_id(id: &str) -> bool {

@@ -2,19 +2,17 @@
 //! promptly, in-flight tool futures are dropped (their drop code runs),
 //! queued calls never start, and the interrupted batch is not committed.
 
-mod turn_common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::turn_common::*;
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::tool::BoxError;
 use agent_loop::turn::{Model, ModelRequest, ScriptedModel, TurnStatus};
 use agent_loop::{ToolLimits, tool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// Counts how many `sleepy` calls started and how many of their futures
 /// were dropped.

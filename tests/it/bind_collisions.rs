@@ -2,10 +2,8 @@
 //! definition is built once per binding and shared; different definitions
 //! may not share a definition name or a tool name anywhere in the binding.
 
-mod common;
-
+use crate::common::{Counter, bindings, counted, counted_bundle, names};
 use agent_loop::{BindError, BindErrorKind, Definition, DefinitionErrorKind, Mode, Validated};
-use common::{Counter, bindings, counted, counted_bundle, names};
 
 async fn bind_err(definition: Definition<Validated>) -> BindError {
     definition

@@ -3,16 +3,14 @@
 //! running and without entering the conversation, and a final answer is
 //! never blocked.
 
-mod turn_common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::turn_common::*;
 use agent_loop::conversation::Message;
 use agent_loop::turn::{ExceededLimit, ScriptedModel, ToolLimitError, TurnError, TurnStatus};
 use agent_loop::{ResolvedToolLimits, ToolLimits};
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// A script of `batches` batches of `size` calls to `ping`, ids
 /// `call_{batch}_{index}` (1-based batches), then an answer.

@@ -2,18 +2,16 @@
 //! in flight, results in call order whatever order they finish in, every
 //! call through the middleware chain.
 
-mod turn_common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::turn_common::*;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::turn::ScriptedModel;
 use agent_loop::{ToolLimits, tool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// What the `slow_index` tool observed, and its gate.
 struct Observed {

@@ -1,15 +1,13 @@
 //! The middleware chain: the first registered is the outermost, for direct
 //! invocation by name and through a tool handle alike.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
+use crate::common::bindings;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::{Bound, Definition};
 use async_trait::async_trait;
-use common::bindings;
 use serde_json::{Value, json};
 
 type Log = Arc<Mutex<Vec<String>>>;

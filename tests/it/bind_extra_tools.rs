@@ -1,10 +1,8 @@
 //! Extra tools from the bindings join the base and every mode; modes that
 //! never set tools inherit the base's, `Mode::no_tools` keeps only extras.
 
-mod common;
-
+use crate::common::{Counter, bindings, counted, names};
 use agent_loop::{Bound, Definition, Mode};
-use common::{Counter, bindings, counted, names};
 
 async fn bound(counter: &Counter, extra: &Counter) -> Definition<Bound> {
     Definition::builder()

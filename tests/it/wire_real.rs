@@ -20,8 +20,6 @@
 //!
 //! Sources and licenses: `tests/fixtures/wire-real/SOURCES.md`.
 
-mod wire_rules;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -139,7 +137,7 @@ fn functions(tools: &[ToolDeclaration]) -> Vec<ToolInfo> {
 }
 
 fn check_rules(what: &str, conversation: &[Message]) {
-    let violations = wire_rules::export_violations(conversation);
+    let violations = crate::wire_rules::export_violations(conversation);
     assert!(violations.is_empty(), "{what}: {violations:#?}");
 }
 

@@ -6,8 +6,6 @@
 //! returns exports to OpenAI and to Anthropic within their documented
 //! rules (see `wire_rules`).
 
-mod wire_rules;
-
 use agent_loop::conversation::{
     AssistantMessage, ContentPart, FinishReason, ImagePart, Message, ModelResponse, ProviderPart,
     ReasoningPart, ToolCall, ToolResult, WireFormat,
@@ -192,7 +190,7 @@ proptest! {
                 .run_turn(&model, &mut conversation, &CancellationToken::new())
                 .await
                 .expect("the turn completes");
-            let violations = wire_rules::export_violations(&conversation);
+            let violations = crate::wire_rules::export_violations(&conversation);
             prop_assert!(violations.is_empty(), "{violations:#?}\n{conversation:#?}");
             Ok(())
         })?;

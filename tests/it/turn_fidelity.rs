@@ -2,12 +2,11 @@
 //! reasoning kept, provider ids that are empty or reused, and conversations
 //! handed in with an unanswered call.
 
-mod turn_common;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::turn_common::{answer, bind_tools, user_says, weather_tool};
 use agent_loop::ToolLimits;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::{
@@ -16,7 +15,6 @@ use agent_loop::conversation::{
 };
 use agent_loop::turn::{ExceededLimit, ScriptedModel, TurnError};
 use tokio_util::sync::CancellationToken;
-use turn_common::{answer, bind_tools, user_says, weather_tool};
 
 fn results(conversation: &[Message]) -> Vec<&ToolResult> {
     conversation

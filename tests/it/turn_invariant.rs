@@ -5,17 +5,15 @@
 //! interrupted and failed turns alike. The outcome itself is predicted from the script and
 //! checked too.
 
-mod turn_common;
-
 use std::sync::{Arc, Once};
 
+use crate::turn_common::*;
 use agent_loop::conversation::{Message, ModelResponse, ToolResult};
 use agent_loop::turn::{ExceededLimit, ScriptedModel, ToolLimitError, TurnError, TurnStatus};
 use agent_loop::{Limit, ToolLimits, tool};
 use proptest::prelude::*;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use turn_common::*;
 
 /// The panic message of the `boom` tool, kept out of the test output.
 const BOOM: &str = "turn_invariant: expected tool panic";

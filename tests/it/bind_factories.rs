@@ -1,16 +1,14 @@
 //! Running the factories at bind: failures and panics become typed errors,
 //! and what they built must match what they declared.
 
-mod common;
-
 use std::error::Error as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::common::{Counter, EchoTool, bindings, counted, counted_with_info};
 use agent_loop::bind::FactoryPanic;
 use agent_loop::tool::{self, BoxError, Tool, ToolInfo};
 use agent_loop::{BindError, BindErrorKind, Definition, Mode, Validated};
-use common::{Counter, EchoTool, bindings, counted, counted_with_info};
 
 fn one_tool(definition: tool::Definition) -> Definition<Validated> {
     Definition::builder()
@@ -137,7 +135,7 @@ async fn failed_bind_leaves_the_definition_bindable_again() {
         .bind(bindings())
         .await
         .expect("second bind works");
-    assert_eq!(common::names(&bound.tools()), ["search", "flaky"]);
+    assert_eq!(crate::common::names(&bound.tools()), ["search", "flaky"]);
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
 }
 
@@ -202,7 +200,7 @@ async fn built_name_other_than_the_single_declared_name_is_invalid_tool_info() {
 #[tokio::test]
 async fn bundle_builds_all_its_tools_once() {
     let counter = Counter::new();
-    let bound = one_tool(common::counted_bundle(
+    let bound = one_tool(crate::common::counted_bundle(
         "files",
         &["read", "write"],
         &counter,
@@ -212,7 +210,7 @@ async fn bundle_builds_all_its_tools_once() {
     .unwrap();
     assert_eq!(counter.get(), 1);
     let tools = bound.tools();
-    assert_eq!(common::names(&tools), ["read", "write"]);
+    assert_eq!(crate::common::names(&tools), ["read", "write"]);
     assert!(tools.iter().all(|t| t.definition_name() == "files"));
 }
 
@@ -306,5 +304,8 @@ async fn bundle_tools_are_listed_in_declared_order_whatever_order_they_are_built
         ])
     });
     let bound = one_tool(bundle).bind(bindings()).await.unwrap();
-    assert_eq!(common::names(&bound.tools()), ["list", "read", "write"]);
+    assert_eq!(
+        crate::common::names(&bound.tools()),
+        ["list", "read", "write"]
+    );
 }

@@ -1,9 +1,7 @@
 //! Limits resolution as a bound mode exposes it.
 
-mod common;
-
+use crate::common::bindings;
 use agent_loop::{Definition, Limit, Mode, ResolvedToolLimits, ToolLimits};
-use common::bindings;
 
 /// `(iterations, calls, parallel)`, `None` for unlimited.
 fn counts(limits: ResolvedToolLimits) -> (Option<u32>, Option<u32>, u32) {

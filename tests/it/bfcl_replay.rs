@@ -6,7 +6,7 @@
 //! checking, the OpenAI wire parser or the turn runner moves one of them.
 //! If a number changes, find out why before updating it.
 
-#[path = "../examples/bfcl/replay.rs"]
+#[path = "../../examples/bfcl/replay.rs"]
 mod replay;
 
 use std::collections::BTreeMap;

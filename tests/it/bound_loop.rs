@@ -1,16 +1,14 @@
 //! The bound loop (DESIGN.md section 7): modes, the current mode, and
 //! invoking one tool by name.
 
-mod common;
-
 use std::error::Error as _;
 
+use crate::common::{Counter, bindings, counted, names};
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::middleware::{Next, Refusal, ToolFailed, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::{Bound, Definition, Mode};
 use async_trait::async_trait;
-use common::{Counter, bindings, counted, names};
 use serde_json::{Value, json};
 
 async fn bound_with_modes() -> Definition<Bound> {

@@ -2,14 +2,12 @@
 //! name rule, reserved name, parameters schema (a blank description is
 //! allowed). Extra tools get the definition checks before any factory runs.
 
-mod common;
-
 use std::error::Error as _;
 use std::sync::Arc;
 
+use crate::common::{Counter, EchoTool, bindings, counted, counted_with_info};
 use agent_loop::tool::{self, BoxError, NameRules, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
 use agent_loop::{BindError, BindErrorKind, Definition, DefinitionError, DefinitionErrorKind};
-use common::{Counter, EchoTool, bindings, counted, counted_with_info};
 use serde_json::{Value, json};
 
 /// Binds a definition declaring `declared` whose factory builds a tool

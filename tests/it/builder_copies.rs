@@ -2,10 +2,8 @@
 //! mutating a vector given to the builder, or one returned by the bound
 //! loop, changes nothing.
 
-mod common;
-
+use crate::common::{Counter, bindings, counted, names};
 use agent_loop::{Definition, Limit, Mode, ToolLimits};
-use common::{Counter, bindings, counted, names};
 
 #[tokio::test]
 async fn mutating_the_vector_given_to_tools_changes_nothing() {

@@ -3,8 +3,6 @@
 //! of public bug reports otherwise. Each export is checked against the
 //! providers' documented rules (`wire_rules`).
 
-mod wire_rules;
-
 use agent_loop::conversation::{
     AssistantMessage, ContentPart, FinishReason, ImagePart, Message, ModelResponse, ToolCall,
     ToolResult, UserMessage, WireFormat,
@@ -65,7 +63,7 @@ fn anthropic_messages(conversation: &[Message]) -> Value {
 }
 
 fn assert_rules(conversation: &[Message]) {
-    let violations = wire_rules::export_violations(conversation);
+    let violations = crate::wire_rules::export_violations(conversation);
     assert!(violations.is_empty(), "{violations:#?}");
 }
 

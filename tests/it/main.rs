@@ -1,0 +1,42 @@
+//! The integration tests, as modules of one test binary so the suite links
+//! once (`cargo test --test it`); the trybuild cases stay in `tests/ui.rs`.
+//! Each module is named after the behaviour it checks; `common`,
+//! `turn_common` and `wire_rules` are helpers shared by several.
+
+mod bfcl_replay;
+mod bind_collisions;
+mod bind_extra_tools;
+mod bind_factories;
+mod bind_ids;
+mod bind_tool_info;
+mod bound_loop;
+mod builder_copies;
+mod common;
+mod layers;
+mod middleware_order;
+mod send_sync;
+mod tool_limits;
+mod tool_name_sanitize;
+mod turn_call_context;
+mod turn_cancellation;
+mod turn_common;
+mod turn_edges;
+mod turn_error_results;
+mod turn_fidelity;
+mod turn_invariant;
+mod turn_limits;
+mod turn_modes;
+mod turn_panics;
+mod turn_parallel;
+mod turn_result_bytes;
+mod turn_tool_call_ids;
+mod turn_tracing;
+mod turn_typed_tools;
+mod validate;
+mod wire_anthropic;
+mod wire_export_rules;
+mod wire_mcp;
+mod wire_openai;
+mod wire_quirks;
+mod wire_real;
+mod wire_rules;
