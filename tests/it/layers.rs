@@ -42,55 +42,171 @@ fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without comments (line comments, doc comments and
-/// string-free block comments are enough for this crate's sources).
+/// The code of a file without comments and without the contents of string
+/// and char literals: `//` comments (line and doc) are cut where they start
+/// outside a literal, and `/* */` comments are dropped.
 fn code(text: &str) -> String {
-    let mut code = String::new();
-    for line in text.lines() {
-        let line = match line.find("//") {
-            // `//` inside a string literal (a URL) is rare in `crate::` lines;
-            // cutting there only drops text after it.
-            Some(at) => &line[..at],
-            None => line,
-        };
-        code.push_str(line);
-        code.push('\n');
+    let mut code = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        // String contents are dropped (a `{` or `crate::` in a message is
+        // not code); the quotes stay.
+        if in_string {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => {
+                    in_string = false;
+                    code.push(c);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                code.push(c);
+            }
+            // A char literal (`'"'`, `'\''`); a lifetime (`'a`) has no
+            // closing quote right after its first character.
+            ('\'', Some(&next)) => {
+                code.push(c);
+                let mut lookahead = chars.clone();
+                lookahead.next();
+                let literal = next == '\\' || lookahead.peek() == Some(&'\'');
+                if literal {
+                    let mut escaped = false;
+                    for inner in chars.by_ref() {
+                        if inner == '\'' && !escaped {
+                            code.push(inner);
+                            break;
+                        }
+                        escaped = inner == '\\' && !escaped;
+                    }
+                }
+            }
+            ('/', Some('/')) => {
+                for skipped in chars.by_ref() {
+                    if skipped == '\n' {
+                        code.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut previous = ' ';
+                for skipped in chars.by_ref() {
+                    if previous == '*' && skipped == '/' {
+                        break;
+                    }
+                    previous = skipped;
+                }
+            }
+            _ => code.push(c),
+        }
     }
     code
 }
 
-/// The first module of every `crate::` path in `code`, including each
-/// entry of a `crate::{a::X, b}` group.
-fn crate_paths(code: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut rest = code;
-    while let Some(at) = rest.find("crate::") {
-        let after = &rest[at + "crate::".len()..];
-        // `pub(crate)` and `$crate::` are not paths into this crate's modules.
-        let before = &rest[..at];
-        let is_path = !before.ends_with('(') && !before.ends_with('$');
-        if is_path {
-            if let Some(group) = after.strip_prefix('{') {
-                let end = group.find('}').unwrap_or(group.len());
-                for entry in group[..end].split(',') {
-                    let name: String = entry
-                        .trim()
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    if !name.is_empty() {
-                        found.push(name);
-                    }
+/// The identifier at the start of `text`.
+fn ident(text: &str) -> String {
+    text.trim_start()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The first segment of each path in a `{…}` group (nested groups
+/// included): `{tool::{self, Tool}, bind::Bindings}` gives `tool`, `bind`.
+fn group_heads(group: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0usize;
+    let mut entry_start = true;
+    for (at, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => entry_start = true,
+            c if entry_start && !c.is_whitespace() => {
+                entry_start = false;
+                let head = ident(&group[at..]);
+                if !head.is_empty() {
+                    heads.push(head);
                 }
-            } else {
-                let name: String = after
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                found.push(name);
+            }
+            _ => {}
+        }
+    }
+    heads
+}
+
+/// The top module each path names, from a path's start after `crate::`
+/// (or after enough `super::` to reach the crate root).
+fn heads_after_root(after: &str) -> Vec<String> {
+    match after.strip_prefix('{') {
+        Some(group) => group_heads(group),
+        None => vec![ident(after)],
+    }
+}
+
+/// The top modules that `code` reaches through `crate::` paths, and through
+/// `super::` chains that climb to the crate root. `depth` is the file's
+/// module depth (1 for `src/bind/mod.rs` and `src/limits.rs`, 2 for
+/// `src/bind/call.rs`); each inline `mod name { .. }` adds one inside it.
+fn crate_paths(code: &str, depth: usize) -> Vec<String> {
+    let mut found = Vec::new();
+    let bytes = code.as_bytes();
+    let mut braces = 0usize;
+    // The brace depth at which each open inline module started.
+    let mut inline_modules: Vec<usize> = Vec::new();
+    let mut at = 0;
+    while at < code.len() {
+        let rest = &code[at..];
+        let boundary = at == 0 || {
+            let before = bytes[at - 1];
+            !(before.is_ascii_alphanumeric() || before == b'_' || before == b'$' || before == b'(')
+        };
+        if boundary && let Some(after) = rest.strip_prefix("crate::") {
+            found.extend(heads_after_root(after));
+            at += "crate::".len();
+            continue;
+        }
+        if boundary && rest.starts_with("super::") {
+            let mut climbed = 0;
+            let mut after = rest;
+            while let Some(next) = after.strip_prefix("super::") {
+                climbed += 1;
+                after = next;
+            }
+            if climbed >= depth + inline_modules.len() {
+                found.extend(heads_after_root(after));
+            }
+            at += rest.len() - after.len();
+            continue;
+        }
+        if boundary && let Some(after) = rest.strip_prefix("mod ") {
+            let name = ident(after);
+            let tail = after.trim_start()[name.len()..].trim_start();
+            if !name.is_empty() && tail.starts_with('{') {
+                inline_modules.push(braces);
             }
         }
-        rest = after;
+        match bytes[at] {
+            b'{' => braces += 1,
+            b'}' => {
+                braces = braces.saturating_sub(1);
+                if inline_modules.last() == Some(&braces) {
+                    inline_modules.pop();
+                }
+            }
+            _ => {}
+        }
+        at += rest.chars().next().map_or(1, char::len_utf8);
     }
     found
 }
@@ -120,7 +236,13 @@ fn every_crate_path_goes_to_the_own_module_or_a_lower_layer() {
             continue;
         };
         let text = std::fs::read_to_string(&file).expect("readable source");
-        for target in crate_paths(&code(&text)) {
+        // `src/limits.rs` and `src/bind/mod.rs` are one level below the
+        // root, `src/bind/call.rs` two.
+        let mut depth = relative.components().count();
+        if relative.ends_with("mod.rs") {
+            depth -= 1;
+        }
+        for target in crate_paths(&code(&text), depth) {
             if target == module {
                 continue;
             }
@@ -141,9 +263,29 @@ fn every_crate_path_goes_to_the_own_module_or_a_lower_layer() {
 }
 
 #[test]
-fn crate_paths_are_read_from_plain_and_grouped_uses() {
-    let code = code(
-        "use crate::tool::{self, Tool};\nuse crate::{bind::Bindings, session};\npub(crate) fn f() {} // crate::turn\n",
+fn crate_paths_are_read_from_plain_grouped_nested_and_super_paths() {
+    let code = code(concat!(
+        "use crate::tool::{self, Tool};\n",
+        "use crate::{tool::{self}, bind::Bindings, session};\n",
+        "pub(crate) fn f() {} // crate::turn\n",
+        "const URL: &str = \"https://x\"; use crate::wire::X;\n",
+        "/* crate::mode */ use super::super::definition::Y;\n",
+        "use super::sibling::Z;\n",
+        "let q = '\"'; let e = '\\''; fn f<'a>(x: &'a str) {} // crate::limits\n",
+        "let s = \"{ crate::turn }\"; mod tests { use super::*; use super::super::super::mode::M; }\n",
+    ));
+    // From a file two levels down (`src/bind/call.rs`), `super::super::`
+    // is the crate root; a single `super::` stays in the module.
+    assert_eq!(
+        crate_paths(&code, 2),
+        [
+            "tool",
+            "tool",
+            "bind",
+            "session",
+            "wire",
+            "definition",
+            "mode"
+        ]
     );
-    assert_eq!(crate_paths(&code), ["tool", "bind", "session"]);
 }
