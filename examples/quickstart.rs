@@ -240,7 +240,9 @@ async fn main() -> Result<(), BoxError> {
         .await
     {
         Ok(_) => return Err("a path leaving the workspace was read".into()),
-        Err(refused) => println!("  read_file ../../etc/passwd -> refused: {refused}"),
+        // The tool itself refuses the path: a tool error (kind ToolFailed),
+        // not a middleware's refusal.
+        Err(error) => println!("  read_file ../../etc/passwd -> {:?}: {error}", error.kind),
     }
 
     // One whole turn, with a scripted model standing in for a provider.

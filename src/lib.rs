@@ -107,8 +107,10 @@
 //!   needs one type whatever was set on it, so its setters replace an
 //!   earlier value, like `std::process::Command`'s; the docs of each
 //!   setter say so.
-//! - **Factories receive a clone of the [`Bindings`]** (cheap, shared data),
-//!   so a closure's future can own what it reads.
+//! - **Factories receive the [`Session`]**, not the whole [`Bindings`]:
+//!   its ids and the caller's data, cheap to clone so a closure's future can
+//!   own what it reads. The binding's extra tool definitions are no
+//!   factory's business, and leaving them out keeps `tool` below `bind`.
 //! - **Distinct factories of one binding run concurrently**; the first
 //!   failure in declaration order is reported. Declared names are checked
 //!   for collisions before any factory runs, built names after.
@@ -156,10 +158,14 @@
 //! - **`parameters` may nest at most 128 levels** (serde_json's own parsing
 //!   limit): deeper schemas, which only code can build, are refused at bind
 //!   rather than overflowing the stack of the schema checker.
-//! - **One error pattern.** Every error type derives `thiserror::Error`.
-//!   Its `Display` is one line a user can act on and does not repeat its
-//!   cause: the cause is `source()`, and an error reporter (anyhow, eyre)
-//!   prints the chain. An error is a `#[non_exhaustive]` struct with public
+//! - **One error pattern.** Every error type derives `thiserror::Error`,
+//!   but one: [`DefinitionError`] is `Clone`, so it shares its source in an
+//!   `Arc`, and writes `source()` by hand so that the source downcasts to
+//!   the rule's own error. An operator-facing `Display` is one line a user
+//!   can act on and does not repeat its cause: the cause is `source()`, and
+//!   an error reporter (anyhow, eyre) prints the chain. A
+//!   [`bind::ToolCallError`]'s `Display` is the sentence the model reads,
+//!   so it does say why. An error is a `#[non_exhaustive]` struct with public
 //!   fields: `kind`, a `#[non_exhaustive]` enum to match on, when it has
 //!   several causes ([`BindError`], [`DefinitionError`],
 //!   [`bind::ToolCallError`], [`wire::WireError`],

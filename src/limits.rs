@@ -411,6 +411,7 @@ fn result_bytes_limit(written: Written) -> Result<Option<ResultBytes>, InvalidLi
 /// what a turn enforces. `default()` gives the default limits: 25
 /// iterations, 100 calls, 8 in parallel, results not cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ResolvedToolLimits {
     /// Model responses that ask for tools, per turn. Each batch of tool
     /// calls counts one iteration; a final answer counts none.
@@ -675,7 +676,9 @@ impl Visitor<'_> for FieldValue {
     }
 
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Written, E> {
-        Err(self.refuse(InvalidLimitKind::NotALimit, value))
+        // `{:?}` keeps the fraction (`25.0`), so the message does not read
+        // as if 25 itself were refused.
+        Err(self.refuse(InvalidLimitKind::NotALimit, format!("{value:?}")))
     }
 
     fn visit_str<E: de::Error>(self, word: &str) -> Result<Written, E> {

@@ -2,7 +2,7 @@
 //! (declarations → `ToolInfo` → validate → bind → one turn driven by an
 //! OpenAI-format model → checked tool calls), into a [`Report`].
 //!
-//! Shared by `examples/bfcl/main.rs` and `tests/bfcl_replay.rs`, which
+//! Shared by `examples/bfcl/main.rs` and `tests/it/bfcl_replay.rs`, which
 //! includes this file with `#[path]`. Nothing here panics on input: a line
 //! that is not a task, a declaration that cannot be a tool, an answer that
 //! does not fit its task are task failures with their reason.

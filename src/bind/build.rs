@@ -341,9 +341,10 @@ fn bound_tool(
         }
         Err(ToolNameProblem::Invalid(error)) => {
             return Err(invalid(format!(
-                "tool name {:?} is invalid: {error}",
+                "tool name {:?} breaks `NameRules::{rules:?}`",
                 info.name
-            )));
+            ))
+            .source(error));
         }
     }
     if info.description.trim().is_empty() {
@@ -370,12 +371,12 @@ fn bound_tool(
                     info.name
                 )),
                 SchemaProblem::NotASchema(error) => invalid(format!(
-                    "the parameters of tool `{}` are not a valid JSON Schema: {error}",
+                    "the parameters of tool `{}` are not a valid JSON Schema",
                     info.name
                 ))
                 .source(error),
                 SchemaProblem::DoesNotCompile(error) => invalid(format!(
-                    "the parameters of tool `{}` do not compile: {error}",
+                    "the parameters of tool `{}` do not compile",
                     info.name
                 ))
                 .source(error),

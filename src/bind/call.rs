@@ -152,11 +152,13 @@ fn failed(name: &str, error: BoxError) -> ToolCallError {
             format!("the tool `{name}` panicked: {}", panic.message),
         );
     }
-    if let Some(refusal) = error.downcast_ref::<Refusal>() {
+    // A refusal counts wherever it is in the chain: an outer middleware
+    // may wrap an inner one's refusal in an error of its own.
+    if let Some(reason) = refusal_reason(error.as_ref()) {
         return ToolCallError::new(
             ToolCallErrorKind::Refused,
             name,
-            format!("the call to `{name}` was refused: {}", refusal.reason),
+            format!("the call to `{name}` was refused: {reason}"),
         )
         .caused_by(error);
     }
@@ -166,4 +168,16 @@ fn failed(name: &str, error: BoxError) -> ToolCallError {
         format!("the call to `{name}` failed in a middleware: {error}"),
     )
     .caused_by(error)
+}
+
+/// The reason of the first [`Refusal`] in `error`'s source chain.
+fn refusal_reason(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cause = Some(error);
+    while let Some(current) = cause {
+        if let Some(refusal) = current.downcast_ref::<Refusal>() {
+            return Some(refusal.reason.clone());
+        }
+        cause = current.source();
+    }
+    None
 }

@@ -22,8 +22,11 @@ pub enum ToolCallErrorKind {
     /// The tool panicked.
     ToolPanicked,
     /// A middleware refused the call with a
-    /// [`Refusal`](crate::middleware::Refusal) (the source); the tool did
-    /// not run.
+    /// [`Refusal`](crate::middleware::Refusal), found anywhere in the
+    /// error's source chain (an outer middleware may wrap it). A middleware
+    /// that refuses before calling `next` keeps the tool from running; one
+    /// that refuses after it (an output policy) discards what the tool
+    /// returned, but the tool ran, side effects included.
     Refused,
     /// A middleware returned an error of its own (anything but a
     /// [`Refusal`](crate::middleware::Refusal) or the

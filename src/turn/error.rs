@@ -58,6 +58,16 @@ pub enum ExceededLimit {
     Calls,
 }
 
+impl std::fmt::Display for ExceededLimit {
+    /// The limit's field name: `iterations` or `calls`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Iterations => "iterations",
+            Self::Calls => "calls",
+        })
+    }
+}
+
 /// A batch refused because it would exceed the turn's limits: inside
 /// [`TurnError::ToolLimit`]. The counts are those the turn *would* have
 /// reached with the refused batch; the maxima are the mode's resolved
@@ -65,7 +75,7 @@ pub enum ExceededLimit {
 /// other maximum may be.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "turn: tool limit exceeded ({kind:?}): the batch of {batch_calls} calls would make {iterations} iterations (max {max_iterations}) and {calls} calls (max {max_calls}); it was not run"
+    "turn: tool limit exceeded ({kind}): the batch of {batch_calls} calls would make {iterations} iterations (max {max_iterations}) and {calls} calls (max {max_calls}); it was not run"
 )]
 #[non_exhaustive]
 pub struct ToolLimitError {

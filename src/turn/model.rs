@@ -13,8 +13,41 @@ use crate::tool::{BoxError, ToolInfo};
 /// current mode's instructions and tools, it answers or asks for tools, and
 /// says why it stopped and how many tokens it used ([`ModelResponse`]).
 ///
-/// Implement it over your provider's client (the [`wire`](crate::wire)
-/// module converts requests and responses); use [`ScriptedModel`] in tests.
+/// Implement it over your provider's client: the [`wire`](crate::wire)
+/// module builds the request body's `messages` and `tools` and parses the
+/// response body; the mode's instructions are yours to send as the system
+/// prompt, ahead of the conversation. Use [`ScriptedModel`] in tests.
+///
+/// ```
+/// use agent_loop::conversation::{Message, ModelResponse};
+/// use agent_loop::tool::BoxError;
+/// use agent_loop::turn::{Model, ModelRequest};
+/// use agent_loop::wire::openai;
+/// use async_trait::async_trait;
+/// use serde_json::{Value, json};
+///
+/// /// An OpenAI-compatible model; `post` stands in for your HTTP client.
+/// struct ChatCompletions {
+///     model: String,
+///     post: fn(Value) -> Result<Value, BoxError>,
+/// }
+///
+/// #[async_trait]
+/// impl Model for ChatCompletions {
+///     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+///         // The mode's instructions go first, as a system message.
+///         let mut conversation: Vec<Message> =
+///             request.instructions.map(Message::system).into_iter().collect();
+///         conversation.extend_from_slice(request.conversation);
+///         let body = json!({
+///             "model": self.model,
+///             "messages": openai::export_messages(&conversation),
+///             "tools": openai::export_tools(request.tools),
+///         });
+///         Ok(openai::parse_response(&(self.post)(body)?)?)
+///     }
+/// }
+/// ```
 #[async_trait]
 pub trait Model: Send + Sync {
     /// One model request. An `Err` fails the turn with

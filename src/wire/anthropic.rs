@@ -81,7 +81,7 @@
 //!   from another provider or the output was cut off) cannot be an `input`,
 //!   yet the runner has already answered such a call with an error result
 //!   and the conversation must go on, so export does not fail: they become
-//!   `{"_raw_arguments": "<the text>"}` ([`RAW_ARGUMENTS_KEY`]), which shows
+//!   `{"_raw_arguments": "<the text>"}` ([`RAW_ARGUMENTS_KEY`](super::RAW_ARGUMENTS_KEY)), which shows
 //!   the model what it sent next to the error it got, and
 //!   [`parse_messages`] turns exactly that one-key object back into the raw
 //!   text ([`parse_response`] does not: what the model sends is kept as
@@ -152,8 +152,9 @@ use super::arguments::{arguments_object, raw_arguments};
 use super::blank_text::{is_blank, join_blank_text};
 use super::declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 use super::decode::decode;
-use super::error::{WireError, WireErrorKind, WireFormat};
+use super::error::{WireError, WireErrorKind};
 use super::ids::ExportIds;
+use crate::conversation::WireFormat;
 use crate::conversation::ids::mint_missing_ids;
 use crate::conversation::{
     AssistantMessage, ContentPart, Extras, FinishReason, ImagePart, ImageSource, Message,
@@ -163,12 +164,6 @@ use crate::conversation::{
 use crate::tool::ToolInfo;
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
-
-/// The key under which [`export_messages`] (and the OpenAI export,
-/// [`openai::export_messages`](super::openai::export_messages), as JSON
-/// text) puts tool call arguments that are not a JSON object:
-/// `{"_raw_arguments": "<the raw text>"}`. See the module docs.
-pub use super::arguments::RAW_ARGUMENTS_KEY;
 
 // ---------------------------------------------------------------------------
 // Serde types
@@ -1457,6 +1452,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::wire::RAW_ARGUMENTS_KEY;
 
     fn object(value: Value) -> Map<String, Value> {
         value.as_object().cloned().unwrap_or_default()

@@ -6,7 +6,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::{WireError, WireErrorKind, WireFormat};
+use super::error::{WireError, WireErrorKind};
+use crate::conversation::WireFormat;
 
 /// Deserialises `value` into `T`; an error's path starts with `root`
 /// (`response`, `messages`, `tools`, `result`, or a longer path for a

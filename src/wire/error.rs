@@ -1,6 +1,6 @@
 //! [`WireError`]: a provider payload that does not have the documented shape.
 
-pub use crate::conversation::WireFormat;
+use crate::conversation::WireFormat;
 
 /// What is wrong with a payload: the [`kind`](WireError::kind) of a
 /// [`WireError`].

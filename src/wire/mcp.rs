@@ -51,8 +51,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::decode::decode;
-use super::error::{WireError, WireFormat};
+use super::error::WireError;
 use crate::conversation::Extras;
+use crate::conversation::WireFormat;
 use crate::tool::ToolInfo;
 
 const FORMAT: WireFormat = WireFormat::McpToolsList;

@@ -59,5 +59,5 @@ pub mod openai;
 
 pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
-pub use error::{WireError, WireErrorKind, WireFormat};
+pub use error::{WireError, WireErrorKind};
 pub use ids::{OPENAI_MAX_ID_LEN, id_is_valid, name_is_valid};

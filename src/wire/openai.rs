@@ -148,8 +148,9 @@ use super::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
 use super::blank_text::{is_blank, join_blank_text};
 use super::declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 use super::decode::decode;
-use super::error::{WireError, WireErrorKind, WireFormat};
+use super::error::{WireError, WireErrorKind};
 use super::ids::ExportIds;
+use crate::conversation::WireFormat;
 use crate::conversation::{
     AssistantMessage, ContentPart, Extras, FinishReason, ImagePart, ImageSource, Message,
     ModelResponse, ProviderPart, ReasoningPart, SystemMessage, SystemRole, TextPart, ToolCall,

@@ -42,6 +42,16 @@ async fn built_dotted_name_is_invalid_tool_info() {
     assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
     assert_eq!(error.name.as_deref(), Some("spotify.play"));
     assert_eq!(error.index, Some(0));
+    // One line that does not repeat its cause; the rule broken is the source.
+    assert_eq!(
+        error.to_string(),
+        r#"bind: tool name "spotify.play" breaks `NameRules::OpenAi`"#
+    );
+    assert!(error.source().is_some_and(|source| {
+        source
+            .downcast_ref::<agent_loop::tool::NameError>()
+            .is_some()
+    }));
 }
 
 #[tokio::test]

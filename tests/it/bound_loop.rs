@@ -397,6 +397,22 @@ impl ToolMiddleware for Audit {
     }
 }
 
+#[derive(Debug, thiserror::Error)]
+#[error("the policy layer stopped the call")]
+struct PolicyLayer(#[source] BoxError);
+
+/// Wraps whatever the inner chain returns in an error of its own.
+struct Wrapping;
+
+#[async_trait]
+impl ToolMiddleware for Wrapping {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+        next.run(call)
+            .await
+            .map_err(|inner| PolicyLayer(inner).into())
+    }
+}
+
 /// Passes every call and every error through unchanged.
 struct PassThrough;
 
@@ -451,6 +467,35 @@ async fn invoke_reports_a_middleware_refusal_as_refused_with_the_refusal_as_sour
     assert_eq!(
         error.source().and_then(|s| s.downcast_ref::<Refusal>()),
         Some(&Refusal::new("writes are disabled in this session"))
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_wrapped_by_an_outer_middleware_is_still_refused() {
+    let bound = Definition::builder()
+        .name("tools")
+        .tool(tool::Definition::from_fn(
+            ToolInfo::without_parameters("save", "Saves."),
+            |_arguments: Value, _context| async { Ok::<_, BoxError>(json!("saved")) },
+        ))
+        .middleware(Wrapping)
+        .middleware(RefuseWrites)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap();
+    let error = both_invokes(&bound).await;
+    assert_eq!(error.kind, ToolCallErrorKind::Refused);
+    assert_eq!(
+        error.to_string(),
+        "the call to `save` was refused: writes are disabled in this session"
+    );
+    assert!(
+        error
+            .source()
+            .is_some_and(|s| s.downcast_ref::<PolicyLayer>().is_some())
     );
 }
 

@@ -1,12 +1,13 @@
 //! Anthropic Messages wire format: tools, responses and conversations, on
 //! payloads shaped like the API reference's examples.
 
+use agent_loop::conversation::WireFormat;
 use agent_loop::conversation::{
     AssistantMessage, ContentPart, FinishReason, Message, ModelResponse, ProviderPart, ToolCall,
     ToolResult, Usage, UserMessage,
 };
 use agent_loop::tool::ToolInfo;
-use agent_loop::wire::{ToolDeclaration, WireErrorKind, WireFormat, anthropic, openai};
+use agent_loop::wire::{ToolDeclaration, WireErrorKind, anthropic, openai};
 use serde_json::{Value, json};
 
 fn weather_tool() -> ToolInfo {
@@ -228,7 +229,7 @@ fn invalid_json_arguments_export_as_a_wrapped_object_and_come_back_raw() {
 
     assert_eq!(
         exported[1]["content"][0]["input"],
-        json!({ anthropic::RAW_ARGUMENTS_KEY: r#"{"location": "Par"# })
+        json!({ agent_loop::wire::RAW_ARGUMENTS_KEY: r#"{"location": "Par"# })
     );
     assert_eq!(anthropic::parse_messages(&exported).unwrap(), conversation);
 }

@@ -1,8 +1,9 @@
 //! MCP `tools/list` result: export, parse, round trip, on payloads shaped
 //! like the specification's examples.
 
+use agent_loop::conversation::WireFormat;
 use agent_loop::tool::ToolInfo;
-use agent_loop::wire::{WireErrorKind, WireFormat, anthropic, mcp, openai};
+use agent_loop::wire::{WireErrorKind, anthropic, mcp, openai};
 use serde_json::json;
 
 fn tools() -> Vec<ToolInfo> {

@@ -1,12 +1,13 @@
 //! OpenAI Chat Completions wire format: tools, responses and conversations,
 //! on payloads shaped like the API reference's examples.
 
+use agent_loop::conversation::WireFormat;
 use agent_loop::conversation::{
     AssistantMessage, ContentPart, FinishReason, Message, ModelResponse, ProviderPart,
     SystemMessage, SystemRole, ToolCall, ToolResult, Usage, UserMessage,
 };
 use agent_loop::tool::ToolInfo;
-use agent_loop::wire::{ToolDeclaration, WireErrorKind, WireFormat, anthropic, openai};
+use agent_loop::wire::{ToolDeclaration, WireErrorKind, anthropic, openai};
 use serde_json::{Value, json};
 
 fn weather_tool() -> ToolInfo {
