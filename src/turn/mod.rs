@@ -3,11 +3,13 @@
 //! batch). See [`Definition::run_turn`](crate::Definition::run_turn).
 
 mod error;
+mod event;
 mod model;
 mod outcome;
 mod runner;
 
 pub use crate::text::ERROR_TEXT_BYTES;
 pub use error::{ExceededLimit, ToolLimitError, TurnError};
+pub use event::{TurnEvent, TurnEvents};
 pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use outcome::{CallStats, IterationStats, TurnOutcome, TurnStats, TurnStatus};

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 
 use crate::conversation::{Message, ModelResponse};
 use crate::tool::{BoxError, ToolInfo};
+use crate::turn::TurnEvents;
 
 /// A language model, as the turn runner sees it: given the conversation, the
 /// current mode's instructions and tools, it answers or asks for tools, and
@@ -68,6 +69,11 @@ pub struct ModelRequest<'a> {
     pub tools: &'a [ToolInfo],
     /// The current mode's name; `None` for the base mode.
     pub mode: Option<&'a str>,
+    /// Where the turn's events go: a streaming model sends
+    /// [`TurnEvent::TextDelta`](crate::turn::TurnEvent::TextDelta) and
+    /// [`ReasoningDelta`](crate::turn::TurnEvent::ReasoningDelta) here as
+    /// they arrive. Sends nowhere unless the turn is watched.
+    pub events: &'a TurnEvents,
 }
 
 /// A model that replays a fixed list of responses, one per request, and

@@ -28,7 +28,7 @@ use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
 use crate::tool::{BoxError, Tool};
 use crate::turn::{
     CallStats, ExceededLimit, IterationStats, Model, ModelRequest, ToolLimitError, TurnError,
-    TurnOutcome, TurnStats, TurnStatus,
+    TurnEvent, TurnEvents, TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -90,6 +90,55 @@ impl Definition<Bound> {
         conversation: &mut Conversation,
         cancellation: &CancellationToken,
     ) -> Result<TurnOutcome, TurnError> {
+        self.run_turn_with_events(model, conversation, cancellation, &TurnEvents::default())
+            .await
+    }
+
+    /// [`run_turn`](Self::run_turn), sending [`TurnEvent`]s to `events` as
+    /// the turn runs: each model request started and answered, streamed
+    /// text and reasoning (from models that stream), each tool call started
+    /// and finished, each batch finished. Sending never blocks the turn.
+    ///
+    /// ```
+    /// use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+    /// use agent_loop::tool::{self, BoxError, ToolInfo};
+    /// use agent_loop::turn::{ScriptedModel, TurnEvent, TurnEvents};
+    /// use agent_loop::{Bindings, Definition, LoopId, SessionId};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let clock = tool::Definition::from_fn(
+    ///     ToolInfo::without_parameters("now", "The time."),
+    ///     |_arguments: serde_json::Value, _context| async { Ok::<_, BoxError>("12:00".into()) },
+    /// );
+    /// let session = Definition::builder().name("clock").tool(clock).build().validate()?
+    ///     .bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
+    /// let model = ScriptedModel::new([
+    ///     ModelResponse::tool_calls([ToolCall::new("call_1", "now", "{}")]),
+    ///     ModelResponse::answer("It is noon."),
+    /// ]);
+    /// let (events, mut received) = TurnEvents::channel();
+    /// let mut conversation = vec![Message::user("Time?")];
+    /// session.run_turn_with_events(&model, &mut conversation, &CancellationToken::new(), &events).await?;
+    ///
+    /// let mut seen = Vec::new();
+    /// while let Ok(event) = received.try_recv() {
+    ///     seen.push(event);
+    /// }
+    /// assert!(matches!(&seen[2], TurnEvent::ToolCallStarted { tool_name, .. } if tool_name == "now"));
+    /// assert!(matches!(seen.last(), Some(TurnEvent::ModelResponded { .. })));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// Errors: as [`run_turn`](Self::run_turn).
+    pub async fn run_turn_with_events<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        conversation: &mut Conversation,
+        cancellation: &CancellationToken,
+        events: &TurnEvents,
+    ) -> Result<TurnOutcome, TurnError> {
         let binding: &Binding = self.binding();
         let mode = binding.current;
         let span = info_span!(
@@ -104,6 +153,7 @@ impl Definition<Bound> {
             mode,
             model,
             cancellation,
+            events,
         }
         .run(conversation)
         .instrument(span)
@@ -118,6 +168,7 @@ struct Turn<'a, M: ?Sized> {
     mode: usize,
     model: &'a M,
     cancellation: &'a CancellationToken,
+    events: &'a TurnEvents,
 }
 
 impl<M: Model + ?Sized> Turn<'_, M> {
@@ -152,6 +203,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         };
         loop {
             let model_started = Instant::now();
+            let iteration = stats.iteration_count() + 1;
+            self.events
+                .emit(|| TurnEvent::ModelRequestStarted { iteration });
             let asked = self
                 .ask(conversation)
                 .await
@@ -169,6 +223,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 usage,
             } = response;
             stats.usage += usage;
+            self.events.emit(|| TurnEvent::ModelResponded {
+                finish_reason: finish_reason.clone(),
+                usage,
+                duration: model_duration,
+            });
             if !message.has_tool_calls() {
                 // A final answer: nothing to run, never blocked by limits.
                 let answer = message.text();
@@ -181,7 +240,6 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 ));
             }
             let batch_calls = u32::try_from(message.tool_calls().count()).unwrap_or(u32::MAX);
-            let iteration = stats.iteration_count() + 1;
             let would_be = calls.saturating_add(batch_calls);
             check_limits(&limits, iteration, would_be, batch_calls, stats.usage)?;
             // Empty or reused provider ids get fresh ones, so every call
@@ -196,7 +254,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
             let batch_started = Instant::now();
             let results = if finish_reason == FinishReason::Length {
-                batch.iter().map(|call| cut_off(call, &limits)).collect()
+                batch
+                    .iter()
+                    .map(|call| {
+                        let cut = cut_off(call, &limits);
+                        self.finished(&cut.1);
+                        cut
+                    })
+                    .collect()
             } else {
                 let span = info_span!("iteration", iteration, calls = batch_calls);
                 let Some(results) = self.run_batch(&batch, &limits).instrument(span).await else {
@@ -209,6 +274,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 results.into_iter().unzip();
             conversation.push(Message::Assistant(message));
             conversation.extend(results.into_iter().map(Message::Tool));
+            self.events.emit(|| TurnEvent::BatchFinished {
+                iteration,
+                calls: batch_calls,
+            });
             stats.iterations.push(IterationStats {
                 model_duration,
                 batch_duration: batch_started.elapsed(),
@@ -228,6 +297,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             instructions: mode.instructions.as_deref(),
             tools: &mode.infos,
             mode: mode.name.as_deref(),
+            events: self.events,
         };
         // `respond` is called inside the polled block, so a model that
         // panics while creating its future is caught too.
@@ -268,7 +338,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let (tool, arguments) = match self.prepare(call) {
                 Ok(prepared) => prepared,
                 Err(error) => {
-                    slots[index] = Some(finish(call, Err(error), Duration::ZERO, limits));
+                    let refused = finish(call, Err(error), Duration::ZERO, limits);
+                    self.finished(&refused.1);
+                    slots[index] = Some(refused);
                     continue;
                 }
             };
@@ -278,6 +350,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let middlewares = Arc::clone(&self.binding.middlewares);
             let semaphore = Arc::clone(&semaphore);
             let gate = gate.clone();
+            let events = self.events.clone();
+            let (tool_call_id, tool_name) = (call.id.clone(), call.name.clone());
             let span = info_span!(
                 "execute_tool",
                 "gen_ai.operation.name" = "execute_tool",
@@ -293,6 +367,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         () = gate.cancelled() => return None,
                         permit = semaphore.acquire_owned() => permit.ok()?,
                     };
+                    events.emit(|| TurnEvent::ToolCallStarted {
+                        tool_call_id,
+                        tool_name,
+                    });
                     let started = Instant::now();
                     let output =
                         call::execute(tool.as_ref(), &middlewares, arguments, context).await;
@@ -307,7 +385,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             () = async {
                 while let Some(joined) = tasks.join_next().await {
                     if let Ok(Some((index, output, duration))) = joined {
-                        slots[index] = Some(finish(&batch[index], output, duration, limits));
+                        let done = finish(&batch[index], output, duration, limits);
+                        self.finished(&done.1);
+                        slots[index] = Some(done);
                     }
                 }
             } => true,
@@ -334,6 +414,16 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 })
                 .collect(),
         )
+    }
+
+    /// Tells the watchers a call finished.
+    fn finished(&self, stats: &CallStats) {
+        self.events.emit(|| TurnEvent::ToolCallFinished {
+            tool_call_id: stats.tool_call_id.clone(),
+            tool_name: stats.tool_name.clone(),
+            duration: stats.duration,
+            error: stats.error,
+        });
     }
 
     /// Finds the tool in the turn's mode and reads and checks the arguments.

@@ -1,0 +1,129 @@
+//! [`TurnEvent`]s: what a running turn does, as it does it, for progress
+//! bars and live UIs.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use crate::bind::ToolCallErrorKind;
+use crate::conversation::{FinishReason, Usage};
+
+/// One thing that happened in a running turn, in the order it happened
+/// (events of calls running at once interleave).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TurnEvent {
+    /// A model request is being sent; `iteration` is the number of the
+    /// batch it may ask for (1 for the turn's first request).
+    ModelRequestStarted {
+        /// Batches run so far in this turn, plus one.
+        iteration: u32,
+    },
+    /// Text of the response being streamed, as it arrives (sent by models
+    /// that stream).
+    TextDelta {
+        /// The new piece of text.
+        text: String,
+    },
+    /// Reasoning of the response being streamed, as it arrives.
+    ReasoningDelta {
+        /// The new piece of reasoning text.
+        text: String,
+    },
+    /// The model answered.
+    ModelResponded {
+        /// Why it stopped.
+        finish_reason: FinishReason,
+        /// Tokens this request used.
+        usage: Usage,
+        /// Wall time of the request.
+        duration: Duration,
+    },
+    /// A tool call started running (after waiting for a `parallel` slot).
+    ToolCallStarted {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool name the model asked for.
+        tool_name: String,
+    },
+    /// A tool call finished; its result is the next to reach the
+    /// conversation when its batch is done. Calls refused before running
+    /// (unknown tool, bad arguments, cut off) finish without starting.
+    ToolCallFinished {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool name the model asked for.
+        tool_name: String,
+        /// Wall time of the call; zero for a call refused before running.
+        duration: Duration,
+        /// `None` for success, the kind of failure otherwise.
+        error: Option<ToolCallErrorKind>,
+    },
+    /// A batch finished: its assistant message and every result are in the
+    /// conversation.
+    BatchFinished {
+        /// The batch's number in the turn (1 for the first).
+        iteration: u32,
+        /// Tool calls in the batch.
+        calls: u32,
+    },
+}
+
+/// Where a turn sends its [`TurnEvent`]s: an unbounded channel, so sending
+/// never blocks the turn (a slow reader only lets events queue). The
+/// default sends nowhere, and then no event is even built.
+///
+/// ```
+/// use agent_loop::turn::{TurnEvent, TurnEvents};
+///
+/// let (events, mut receiver) = TurnEvents::channel();
+/// events.emit(|| TurnEvent::ModelRequestStarted { iteration: 1 });
+/// assert_eq!(receiver.try_recv().ok(), Some(TurnEvent::ModelRequestStarted { iteration: 1 }));
+///
+/// // Nobody watching: the closure never runs.
+/// TurnEvents::default().emit(|| unreachable!());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct TurnEvents {
+    sender: Option<UnboundedSender<TurnEvent>>,
+}
+
+impl TurnEvents {
+    /// Events sent to a new channel, and its receiving end. Events sent
+    /// after the receiver is dropped are discarded.
+    pub fn channel() -> (Self, UnboundedReceiver<TurnEvent>) {
+        let (sender, receiver) = unbounded_channel();
+        (
+            Self {
+                sender: Some(sender),
+            },
+            receiver,
+        )
+    }
+
+    /// Events sent to `sender`.
+    pub fn to(sender: UnboundedSender<TurnEvent>) -> Self {
+        Self {
+            sender: Some(sender),
+        }
+    }
+
+    /// `true` when someone may be reading (a model can skip building
+    /// deltas otherwise).
+    pub fn is_watched(&self) -> bool {
+        self.sender
+            .as_ref()
+            .is_some_and(|sender| !sender.is_closed())
+    }
+
+    /// Sends the event `event` builds; `event` runs only when someone may
+    /// be reading. Never blocks and never fails.
+    pub fn emit(&self, event: impl FnOnce() -> TurnEvent) {
+        if let Some(sender) = &self.sender
+            && !sender.is_closed()
+        {
+            // A receiver dropped in between only means nobody reads.
+            let _ = sender.send(event());
+        }
+    }
+}
