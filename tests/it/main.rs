@@ -22,6 +22,7 @@ mod turn_cancellation;
 mod turn_common;
 mod turn_edges;
 mod turn_error_results;
+mod turn_events;
 mod turn_fidelity;
 mod turn_invariant;
 mod turn_limits;
