@@ -56,6 +56,7 @@ mod error;
 mod ids;
 pub mod mcp;
 pub mod openai;
+pub mod stream;
 
 pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
