@@ -203,3 +203,31 @@ mod tests {
         );
     }
 }
+
+/// Test helpers shared by the format modules.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use serde_json::Value;
+
+    /// A recorded payload of `tests/fixtures/wire-real/`.
+    pub(crate) fn fixture(path: &str) -> Value {
+        let full = format!("{}/tests/fixtures/wire-real/{path}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&full).unwrap_or_else(|error| panic!("{full}: {error}"));
+        serde_json::from_str(&text).unwrap_or_else(|error| panic!("{full}: {error}"))
+    }
+
+    /// `text` cut into pieces of at most `size` characters (none for `""`).
+    pub(crate) fn pieces(text: &str, size: usize) -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(size).map(|piece| piece.iter().collect()).collect()
+    }
+
+    /// Every split of `text` into two pieces at a char boundary, the empty
+    /// ends included.
+    pub(crate) fn splits(text: &str) -> Vec<(String, String)> {
+        (0..=text.len())
+            .filter(|&at| text.is_char_boundary(at))
+            .map(|at| (text[..at].to_owned(), text[at..].to_owned()))
+            .collect()
+    }
+}

@@ -589,3 +589,375 @@ fn push_text_part(parts: &mut Vec<Value>, piece: &str) {
     }
     parts.push(json!({ "type": "text", "text": piece }));
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::test_support::{fixture, pieces, splits};
+    use super::*;
+    use crate::conversation::{ContentPart, FinishReason};
+
+    /// The chunks a server streams for an unstreamed body: the message's
+    /// other fields and role first, then reasoning, text and refusal in
+    /// pieces, each call's head then its arguments as `arguments(i, text)`
+    /// cuts them, the finish reason, usage in a last chunk without
+    /// choices, `[DONE]`.
+    fn chunks_of(body: &Value, arguments: impl Fn(usize, &str) -> Vec<String>) -> Vec<String> {
+        let choice = &body["choices"][0];
+        let message = choice["message"].as_object().cloned().unwrap_or_default();
+        let chunk = |delta: Value| {
+            json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta }] })
+                .to_string()
+        };
+        let mut out = Vec::new();
+        let mut head = message.clone();
+        for key in ["content", "reasoning_content", "refusal", "tool_calls"] {
+            head.remove(key);
+        }
+        out.push(chunk(Value::Object(head)));
+        for key in ["reasoning_content", "content", "refusal"] {
+            if let Some(text) = message.get(key).and_then(Value::as_str) {
+                for piece in pieces(text, 7) {
+                    out.push(chunk(json!({ key: piece })));
+                }
+            }
+        }
+        let calls = message.get("tool_calls").and_then(Value::as_array).cloned().unwrap_or_default();
+        for (index, call) in calls.iter().enumerate() {
+            let mut head = call.as_object().cloned().unwrap_or_default();
+            head.insert("index".into(), json!(index));
+            head.insert(
+                "function".into(),
+                json!({ "name": call["function"]["name"], "arguments": "" }),
+            );
+            out.push(chunk(json!({ "tool_calls": [head] })));
+            let text = call["function"]["arguments"].as_str().unwrap_or("");
+            for piece in arguments(index, text) {
+                out.push(chunk(
+                    json!({ "tool_calls": [{ "index": index, "function": { "arguments": piece } }] }),
+                ));
+            }
+        }
+        out.push(
+            json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": choice["finish_reason"] }] })
+                .to_string(),
+        );
+        if let Some(usage) = body.get("usage") {
+            out.push(json!({ "choices": [], "usage": usage }).to_string());
+        }
+        out.push("[DONE]".to_owned());
+        out
+    }
+
+    fn assemble<S: AsRef<str>>(chunks: &[S]) -> (Vec<StreamDelta>, Result<ModelResponse, WireError>) {
+        let mut stream = ChunkAssembler::new();
+        let mut deltas = Vec::new();
+        for data in chunks {
+            match stream.push(data.as_ref()) {
+                Ok(more) => deltas.extend(more),
+                Err(error) => return (deltas, Err(error)),
+            }
+        }
+        (deltas, stream.finish())
+    }
+
+    fn assert_streams_like(body: &Value) {
+        let expected = openai::parse_response(body).expect("the body parses");
+        let (_, assembled) = assemble(&chunks_of(body, |_, text| pieces(text, 3)));
+        assert_eq!(assembled.expect("the stream assembles"), expected);
+    }
+
+    #[test]
+    fn deepseek_reasoning_text_and_two_calls_equal_the_unstreamed_response() {
+        let body = fixture("openai/oai_deepseek_thinking.response.json");
+        assert_streams_like(&body);
+        let (deltas, response) = assemble(&chunks_of(&body, |_, text| pieces(text, 3)));
+        let response = response.expect("assembles");
+        assert!(matches!(response.message.content[0], ContentPart::Reasoning(_)));
+        assert_eq!(response.message.tool_calls().count(), 2);
+        assert_eq!(response.usage.output_tokens, 79);
+        assert_eq!(response.usage.reasoning_tokens, 26);
+        let text: String = deltas
+            .iter()
+            .filter_map(|delta| match delta {
+                StreamDelta::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "Let me get your name and roll the die!");
+        let started: Vec<_> = deltas
+            .iter()
+            .filter(|delta| matches!(delta, StreamDelta::ToolCallStarted { .. }))
+            .collect();
+        assert_eq!(
+            started,
+            [
+                &StreamDelta::ToolCallStarted {
+                    index: 0,
+                    id: "call_00_6edlnw3Z1MgeMfey687g8451".into(),
+                    name: "get_player_name".into()
+                },
+                &StreamDelta::ToolCallStarted {
+                    index: 1,
+                    id: "call_01_km02sac7sHxNDPATKLZy7705".into(),
+                    name: "roll_dice".into()
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn recorded_gpt4o_responses_equal_the_unstreamed_ones() {
+        for path in [
+            "openai/oai_hitl_parallel.response.json",
+            "openai/oai_py_parallel.response.json",
+            "openai/oai_tool_output.response.json",
+        ] {
+            assert_streams_like(&fixture(path));
+        }
+    }
+
+    /// Text, reasoning, two parallel calls with non-ASCII arguments, one
+    /// with Gemini's `extra_content`, a message extra.
+    fn rich_body() -> Value {
+        json!({
+            "object": "chat.completion",
+            "choices": [{
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "reasoning_content": "Two cities; two lookups.",
+                    "content": "Checking both…",
+                    "reasoning": "OpenRouter's copy",
+                    "tool_calls": [
+                        {
+                            "id": "call_a", "type": "function",
+                            "function": { "name": "get_weather", "arguments": "{\"city\": \"Zürich ☃\"}" },
+                            "extra_content": { "google": { "thought_signature": "c2ln" } }
+                        },
+                        {
+                            "id": "call_b", "type": "function",
+                            "function": { "name": "get_weather", "arguments": "{\"city\":\"Oslo\",\"days\":[1,2]}" }
+                        }
+                    ]
+                }
+            }],
+            "usage": {
+                "prompt_tokens": 100, "completion_tokens": 40, "total_tokens": 140,
+                "prompt_tokens_details": { "cached_tokens": 64 },
+                "completion_tokens_details": { "reasoning_tokens": 12 }
+            }
+        })
+    }
+
+    #[test]
+    fn extras_of_the_message_and_calls_equal_the_unstreamed_response() {
+        let body = rich_body();
+        assert_streams_like(&body);
+        let (_, response) = assemble(&chunks_of(&body, |_, text| pieces(text, 1)));
+        let response = response.expect("assembles");
+        let first = response.message.tool_calls().next().cloned().expect("a call");
+        assert!(first.extras.fields().contains_key("extra_content"));
+        assert_eq!(response.usage.cache_read_tokens, 64);
+    }
+
+    #[test]
+    fn arguments_split_at_every_char_boundary_assemble_to_the_same_calls() {
+        let body = rich_body();
+        let expected = openai::parse_response(&body).expect("parses");
+        let calls = body["choices"][0]["message"]["tool_calls"].as_array().cloned().unwrap_or_default();
+        for (target, call) in calls.iter().enumerate() {
+            let text = call["function"]["arguments"].as_str().unwrap_or("");
+            for (before, after) in splits(text) {
+                let chunks = chunks_of(&body, |index, whole| {
+                    if index == target {
+                        vec![before.clone(), after.clone()]
+                    } else {
+                        vec![whole.to_owned()]
+                    }
+                });
+                let (_, assembled) = assemble(&chunks);
+                assert_eq!(
+                    assembled.as_ref(),
+                    Ok(&expected),
+                    "call {target} split after {before:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn refusal_pieces_make_a_refusal() {
+        let body = json!({ "choices": [{ "index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": null, "refusal": "I can't help with that."
+        } }] });
+        assert_streams_like(&body);
+        let (deltas, response) = assemble(&chunks_of(&body, |_, text| vec![text.to_owned()]));
+        assert_eq!(response.map(|response| response.finish_reason), Ok(FinishReason::Refusal));
+        assert!(deltas.contains(&StreamDelta::Refusal("I can't".into())));
+    }
+
+    #[test]
+    fn usage_comes_from_the_last_chunk_without_choices() {
+        let chunks = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}"#,
+            "[DONE]",
+        ];
+        let (deltas, response) = assemble(&chunks);
+        let response = response.expect("assembles");
+        assert_eq!(deltas, [StreamDelta::Text("Hi".into())]);
+        assert_eq!((response.usage.input_tokens, response.usage.output_tokens), (9, 1));
+        assert_eq!(response.finish_reason, FinishReason::Stop);
+        assert_eq!(response.message.text(), "Hi");
+    }
+
+    #[test]
+    fn done_ends_the_stream() {
+        let (_, after) = assemble(&["[DONE]", r#"{"choices":[]}"#]);
+        let error = after.expect_err("data after [DONE]");
+        assert_eq!(error.path, "chunks[1]");
+        assert_eq!(error.kind, WireErrorKind::UnexpectedEvent { event: "chunk".into() });
+
+        // `[DONE]` alone: no choice, as an unstreamed body with none.
+        let (_, empty) = assemble(&["[DONE]"]);
+        assert_eq!(empty.map_err(|error| error.kind), Err(WireErrorKind::NoChoices));
+
+        // A finish reason without `[DONE]` is an end too; neither is not.
+        let (_, ended) = assemble(&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#]);
+        assert!(ended.is_ok());
+        let (_, cut) = assemble(&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#]);
+        assert_eq!(cut.map_err(|error| error.kind), Err(WireErrorKind::Incomplete));
+
+        // Blank payloads are keep-alives.
+        let (_, blank) = assemble(&["", r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#, " ", "[DONE]"]);
+        assert_eq!(blank.map(|response| response.message.text()), Ok("Hi".into()));
+    }
+
+    #[test]
+    fn malformed_payloads_and_indexes_are_typed_errors() {
+        let (_, not_json) = assemble(&[r#"{"choices":[]}"#, "{\"choices\": [", "[DONE]"]);
+        let error = not_json.expect_err("not JSON");
+        assert_eq!(error.path, "chunks[1]");
+        assert!(matches!(error.kind, WireErrorKind::NotJson { .. }), "{error}");
+
+        let skip = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"b","type":"function","function":{"name":"g","arguments":""}}]}}]}"#,
+        ];
+        let error = assemble(&skip).1.expect_err("index 2 after 0");
+        assert_eq!(error.path, "chunks[1].choices[0].delta.tool_calls[0].index");
+        assert_eq!(error.kind, WireErrorKind::UnexpectedIndex { index: 2, next: 1 });
+
+        let first = [r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}}]}"#];
+        let error = assemble(&first).1.expect_err("index 1 first");
+        assert_eq!(error.kind, WireErrorKind::UnexpectedIndex { index: 1, next: 0 });
+
+        let wrong = [r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":7}}]}}]}"#];
+        let error = assemble(&wrong).1.expect_err("a number as name");
+        assert!(error.path.starts_with("chunks[0].choices[0].delta.tool_calls"), "{}", error.path);
+        assert!(matches!(error.kind, WireErrorKind::WrongType { .. }), "{error}");
+
+        let content = [r#"{"choices":[{"index":0,"delta":{"content":{"a":1}}}]}"#];
+        let error = assemble(&content).1.expect_err("content an object");
+        assert_eq!(error.path, "chunks[0].choices[0].delta.content");
+
+        let array = ["[1, 2]"];
+        assert!(assemble(&array).1.is_err());
+    }
+
+    #[test]
+    fn an_error_chunk_is_a_provider_error_and_sticks() {
+        let mut stream = ChunkAssembler::new();
+        assert!(stream.push(r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#).is_ok());
+        let error = stream
+            .push(r#"{"error":{"object":"error","message":"CUDA out of memory","type":"InternalServerError","param":null,"code":500}}"#)
+            .expect_err("an error chunk");
+        assert_eq!(error.path, "chunks[1].error");
+        assert_eq!(
+            error.kind,
+            WireErrorKind::Provider {
+                error_type: "InternalServerError".into(),
+                message: "CUDA out of memory".into()
+            }
+        );
+        assert_eq!(stream.push("[DONE]"), Err(error.clone()));
+        assert_eq!(stream.finish(), Err(error));
+    }
+
+    #[test]
+    fn late_ids_repeated_names_missing_indexes_and_object_arguments_are_tolerated() {
+        let chunks = [
+            // The name first, the id late; the name repeated; object arguments.
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":{"name":"get_weather"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_late","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_other","function":{"name":"get_weather","arguments":"\"Oslo\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","function":{"name":"add","arguments":{"a":1}}}]}}]}"#,
+            // Interleaved: back to call 0 (nothing to add).
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ];
+        let (deltas, response) = assemble(&chunks);
+        let calls: Vec<_> = response.expect("assembles").message.tool_calls().cloned().collect();
+        assert_eq!(calls.len(), 2);
+        assert_eq!((calls[0].id.as_str(), calls[0].name.as_str()), ("call_late", "get_weather"));
+        assert_eq!(calls[0].arguments, r#"{"city":"Oslo"}"#);
+        assert_eq!(calls[1].arguments, r#"{"a":1}"#);
+        // Started once each, when the name came, with the id known then.
+        assert_eq!(
+            deltas,
+            [
+                StreamDelta::ToolCallStarted { index: 0, id: String::new(), name: "get_weather".into() },
+                StreamDelta::ToolCallStarted { index: 1, id: "call_2".into(), name: "add".into() },
+            ]
+        );
+
+        // Gemini-style: whole calls without `index`, `""` ids.
+        let gemini = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"id":"","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"},"extra_content":{"google":{"thought_signature":"c2ln"}}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Bergen\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ];
+        let calls: Vec<_> = assemble(&gemini).1.expect("assembles").message.tool_calls().cloned().collect();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].arguments, r#"{"city":"Bergen"}"#);
+        assert!(calls[0].extras.fields().contains_key("extra_content"));
+
+        // A name in pieces.
+        let split_name = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"get_","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"weather","arguments":"{}"}}]}}]}"#,
+            "[DONE]",
+        ];
+        let calls: Vec<_> = assemble(&split_name).1.expect("assembles").message.tool_calls().cloned().collect();
+        assert_eq!(calls[0].name, "get_weather");
+    }
+
+    #[test]
+    fn other_choices_are_skipped_and_content_parts_are_joined() {
+        let chunks = [
+            r#"{"choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":"A"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"B"},{"type":"thinking","thinking":[{"type":"text","text":"hm"}]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"C"}}]}"#,
+            "[DONE]",
+        ];
+        let (deltas, response) = assemble(&chunks);
+        let expected = openai::parse_response(&json!({ "choices": [{ "index": 0, "message": {
+            "role": "assistant",
+            "content": [
+                { "type": "text", "text": "AB" },
+                { "type": "thinking", "thinking": [{ "type": "text", "text": "hm" }] },
+                { "type": "text", "text": "C" }
+            ]
+        } }] }));
+        assert_eq!(response, expected);
+        assert_eq!(
+            deltas,
+            [StreamDelta::Text("A".into()), StreamDelta::Text("B".into()), StreamDelta::Text("C".into())]
+        );
+    }
+}
