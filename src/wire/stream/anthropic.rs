@@ -170,11 +170,21 @@ struct BlockDeltaEvent {
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", expecting = "a delta object")]
 enum BlockDelta {
-    TextDelta { text: String },
-    ThinkingDelta { thinking: String },
-    SignatureDelta { signature: String },
-    InputJsonDelta { partial_json: String },
-    CitationsDelta { citation: Value },
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
+    },
+    InputJsonDelta {
+        partial_json: String,
+    },
+    CitationsDelta {
+        citation: Value,
+    },
     #[serde(other)]
     Other,
 }
@@ -479,10 +489,7 @@ impl EventAssembler {
                 Vec::new()
             }
             BlockDelta::InputJsonDelta { partial_json } => {
-                block
-                    .json
-                    .get_or_insert_default()
-                    .push_str(&partial_json);
+                block.json.get_or_insert_default().push_str(&partial_json);
                 Vec::new()
             }
             BlockDelta::CitationsDelta { citation } => {
@@ -619,5 +626,491 @@ fn nonempty(text: String, delta: fn(String) -> StreamDelta) -> Vec<StreamDelta> 
         Vec::new()
     } else {
         vec![delta(text)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::test_support::{fixture, pieces, splits};
+    use super::*;
+    use crate::conversation::{ContentPart, FinishReason};
+
+    type Event = (String, String);
+
+    fn event(name: &str, data: Value) -> Event {
+        (name.to_owned(), data.to_string())
+    }
+
+    /// The events Anthropic streams for an unstreamed message: its head,
+    /// each block started empty and filled by deltas (`input` as
+    /// `input(i, json)` cuts the `i`th block's compact JSON), pings between,
+    /// the stop reason and whole usage, the end.
+    fn events_of(body: &Value, input: impl Fn(usize, &str) -> Vec<String>) -> Vec<Event> {
+        let mut head = body.as_object().cloned().unwrap_or_default();
+        let blocks = head
+            .remove("content")
+            .and_then(|content| content.as_array().cloned())
+            .unwrap_or_default();
+        let usage = head.remove("usage").unwrap_or(json!({}));
+        head.insert("content".into(), json!([]));
+        head.insert("stop_reason".into(), Value::Null);
+        head.insert("stop_sequence".into(), Value::Null);
+        head.insert(
+            "usage".into(),
+            json!({ "input_tokens": usage["input_tokens"], "output_tokens": 1 }),
+        );
+        let mut out = vec![event(
+            "message_start",
+            json!({ "type": "message_start", "message": head }),
+        )];
+        out.push(event("ping", json!({ "type": "ping" })));
+        for (index, block) in blocks.iter().enumerate() {
+            let delta = |delta: Value| {
+                event(
+                    "content_block_delta",
+                    json!({ "type": "content_block_delta", "index": index, "delta": delta }),
+                )
+            };
+            let mut start = block.as_object().cloned().unwrap_or_default();
+            let mut deltas = Vec::new();
+            match block["type"].as_str() {
+                Some("text") => {
+                    start.insert("text".into(), json!(""));
+                    if let Some(citations) = block.get("citations").and_then(Value::as_array) {
+                        start.insert("citations".into(), json!([]));
+                        for citation in citations {
+                            deltas.push(delta(
+                                json!({ "type": "citations_delta", "citation": citation }),
+                            ));
+                        }
+                    }
+                    for piece in pieces(block["text"].as_str().unwrap_or(""), 5) {
+                        deltas.push(delta(json!({ "type": "text_delta", "text": piece })));
+                    }
+                }
+                Some("thinking") => {
+                    start.insert("thinking".into(), json!(""));
+                    start.remove("signature");
+                    for piece in pieces(block["thinking"].as_str().unwrap_or(""), 9) {
+                        deltas.push(delta(
+                            json!({ "type": "thinking_delta", "thinking": piece }),
+                        ));
+                    }
+                    if let Some(signature) = block.get("signature") {
+                        deltas.push(delta(
+                            json!({ "type": "signature_delta", "signature": signature }),
+                        ));
+                    }
+                }
+                Some("tool_use" | "server_tool_use") => {
+                    start.insert("input".into(), json!({}));
+                    for piece in input(index, &block["input"].to_string()) {
+                        deltas.push(delta(
+                            json!({ "type": "input_json_delta", "partial_json": piece }),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+            out.push(event(
+                "content_block_start",
+                json!({ "type": "content_block_start", "index": index, "content_block": start }),
+            ));
+            out.extend(deltas);
+            out.push(event(
+                "content_block_stop",
+                json!({ "type": "content_block_stop", "index": index }),
+            ));
+            out.push(event("ping", json!({ "type": "ping" })));
+        }
+        out.push(event(
+            "message_delta",
+            json!({ "type": "message_delta",
+                    "delta": { "stop_reason": body["stop_reason"], "stop_sequence": body["stop_sequence"] },
+                    "usage": usage }),
+        ));
+        out.push(event("message_stop", json!({ "type": "message_stop" })));
+        out
+    }
+
+    fn assemble(events: &[Event]) -> (Vec<StreamDelta>, Result<ModelResponse, WireError>) {
+        let mut stream = EventAssembler::new();
+        let mut deltas = Vec::new();
+        for (name, data) in events {
+            match stream.push(name, data) {
+                Ok(more) => deltas.extend(more),
+                Err(error) => return (deltas, Err(error)),
+            }
+        }
+        (deltas, stream.finish())
+    }
+
+    fn by_pieces(_: usize, json: &str) -> Vec<String> {
+        pieces(json, 4)
+    }
+
+    fn assert_streams_like(body: &Value) {
+        let expected = anthropic::parse_response(body).expect("the body parses");
+        let (_, assembled) = assemble(&events_of(body, by_pieces));
+        assert_eq!(assembled.expect("the stream assembles"), expected);
+    }
+
+    #[test]
+    fn recorded_messages_equal_the_unstreamed_responses() {
+        for path in [
+            "anthropic/ant_thinking.response.json",
+            "anthropic/ant_parallel.response.json",
+            "anthropic/ant_mixed_strict.response.json",
+            "anthropic/ant_web_search.response.json",
+        ] {
+            assert_streams_like(&fixture(path));
+        }
+    }
+
+    #[test]
+    fn thinking_text_and_tool_use_give_deltas_and_a_signed_reasoning_part() {
+        let body = fixture("anthropic/ant_thinking.response.json");
+        let (deltas, response) = assemble(&events_of(&body, by_pieces));
+        let response = response.expect("assembles");
+        let ContentPart::Reasoning(reasoning) = &response.message.content[0] else {
+            panic!("reasoning first: {:?}", response.message.content);
+        };
+        assert!(
+            reasoning
+                .signature
+                .as_deref()
+                .is_some_and(|signature| signature.starts_with("EqEE"))
+        );
+        let reasoning: String = deltas
+            .iter()
+            .filter_map(|delta| match delta {
+                StreamDelta::Reasoning(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            reasoning,
+            body["content"][0]["thinking"].as_str().unwrap_or_default()
+        );
+        assert_eq!(
+            deltas.last(),
+            Some(&StreamDelta::ToolCallStarted {
+                index: 0,
+                id: "toolu_01YGzqpRE16Vricda3Aqcejo".into(),
+                name: "get_user_country".into()
+            })
+        );
+        assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+        assert_eq!(
+            (response.usage.input_tokens, response.usage.output_tokens),
+            (398, 155)
+        );
+    }
+
+    #[test]
+    fn web_search_keeps_server_blocks_and_citations() {
+        let body = fixture("anthropic/ant_web_search.response.json");
+        let (deltas, response) = assemble(&events_of(&body, by_pieces));
+        let response = response.expect("assembles");
+        let providers = response
+            .message
+            .content
+            .iter()
+            .filter(|part| matches!(part, ContentPart::Provider(_)))
+            .count();
+        assert_eq!(providers, 2);
+        // Server tools are not calls this crate runs.
+        assert!(
+            !deltas
+                .iter()
+                .any(|delta| matches!(delta, StreamDelta::ToolCallStarted { .. }))
+        );
+    }
+
+    #[test]
+    fn inputs_split_at_every_char_boundary_assemble_to_the_same_calls() {
+        let mut body = fixture("anthropic/ant_parallel.response.json");
+        // A non-ASCII input too.
+        if let Some(Value::Object(call)) = body["content"]
+            .as_array_mut()
+            .and_then(|blocks| blocks.last_mut())
+        {
+            call.insert(
+                "input".into(),
+                json!({ "city": "Zürich ☃", "days": [1, 2] }),
+            );
+        }
+        let expected = anthropic::parse_response(&body).expect("parses");
+        let blocks = body["content"].as_array().cloned().unwrap_or_default();
+        let mut checked = 0;
+        for (target, block) in blocks.iter().enumerate() {
+            if block["type"] != "tool_use" {
+                continue;
+            }
+            for (before, after) in splits(&block["input"].to_string()) {
+                let events = events_of(&body, |index, json| {
+                    if index == target {
+                        vec![before.clone(), after.clone()]
+                    } else {
+                        vec![json.to_owned()]
+                    }
+                });
+                assert_eq!(
+                    assemble(&events).1.as_ref(),
+                    Ok(&expected),
+                    "block {target} split after {before:?}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 40);
+    }
+
+    fn start() -> Event {
+        event(
+            "message_start",
+            json!({ "type": "message_start", "message": {
+                "id": "msg_1", "type": "message", "role": "assistant", "content": [],
+                "model": "claude", "stop_reason": null, "usage": { "input_tokens": 5, "output_tokens": 1 }
+            } }),
+        )
+    }
+
+    fn tool_start(index: usize) -> Event {
+        event(
+            "content_block_start",
+            json!({ "type": "content_block_start", "index": index,
+                    "content_block": { "type": "tool_use", "id": format!("toolu_{index}"), "name": "f", "input": {} } }),
+        )
+    }
+
+    fn json_delta(index: usize, partial: &str) -> Event {
+        event(
+            "content_block_delta",
+            json!({ "type": "content_block_delta", "index": index,
+                    "delta": { "type": "input_json_delta", "partial_json": partial } }),
+        )
+    }
+
+    fn stop(index: usize) -> Event {
+        event(
+            "content_block_stop",
+            json!({ "type": "content_block_stop", "index": index }),
+        )
+    }
+
+    fn end(reason: &str) -> [Event; 2] {
+        [
+            event(
+                "message_delta",
+                json!({ "type": "message_delta", "delta": { "stop_reason": reason }, "usage": { "output_tokens": 9 } }),
+            ),
+            event("message_stop", json!({ "type": "message_stop" })),
+        ]
+    }
+
+    #[test]
+    fn blank_input_is_an_empty_object_and_a_cut_one_is_kept_as_text() {
+        let mut events = vec![
+            start(),
+            tool_start(0),
+            json_delta(0, ""),
+            stop(0),
+            tool_start(1),
+        ];
+        events.extend([json_delta(1, "{\"city\": \"Pa"), stop(1)]);
+        events.extend(end("max_tokens"));
+        let response = assemble(&events).1.expect("assembles");
+        let calls: Vec<_> = response
+            .message
+            .tool_calls()
+            .map(|call| call.arguments.clone())
+            .collect();
+        assert_eq!(calls, ["{}", "{\"city\": \"Pa"]);
+        assert_eq!(response.finish_reason, FinishReason::Length);
+        assert_eq!(response.usage.output_tokens, 9);
+    }
+
+    #[test]
+    fn a_mid_stream_error_event_is_a_provider_error_and_sticks() {
+        let mut stream = EventAssembler::new();
+        let (name, data) = start();
+        assert!(stream.push(&name, &data).is_ok());
+        let error = stream
+            .push(
+                "error",
+                r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#,
+            )
+            .expect_err("an error event");
+        assert_eq!(error.path, "events[1].error");
+        assert_eq!(
+            error.kind,
+            WireErrorKind::Provider {
+                error_type: "overloaded_error".into(),
+                message: "Overloaded".into()
+            }
+        );
+        assert_eq!(
+            error.to_string(),
+            "Anthropic Messages: at events[1].error: the provider reported `overloaded_error`: Overloaded"
+        );
+        assert_eq!(stream.push("message_stop", "{}"), Err(error.clone()));
+        assert_eq!(stream.finish(), Err(error));
+    }
+
+    #[test]
+    fn out_of_place_events_and_indexes_are_typed_errors() {
+        let kind = |events: &[Event]| assemble(events).1.map_err(|error| (error.path, error.kind));
+
+        assert_eq!(
+            kind(&[start(), tool_start(1)]),
+            Err((
+                "events[1].index".into(),
+                WireErrorKind::UnexpectedIndex { index: 1, next: 0 }
+            ))
+        );
+        assert_eq!(
+            kind(&[start(), tool_start(0), json_delta(3, "{}")]),
+            Err((
+                "events[2].index".into(),
+                WireErrorKind::UnexpectedIndex { index: 3, next: 1 }
+            ))
+        );
+        assert_eq!(
+            kind(&[start(), tool_start(0), stop(0), json_delta(0, "{}")]),
+            Err((
+                "events[3].index".into(),
+                WireErrorKind::UnexpectedIndex { index: 0, next: 1 }
+            ))
+        );
+        assert_eq!(
+            kind(&[tool_start(0)]),
+            Err((
+                "events[0]".into(),
+                WireErrorKind::UnexpectedEvent {
+                    event: "content_block_start".into()
+                }
+            ))
+        );
+        assert_eq!(
+            kind(&[start(), start()]),
+            Err((
+                "events[1]".into(),
+                WireErrorKind::UnexpectedEvent {
+                    event: "message_start".into()
+                }
+            ))
+        );
+        let text_on_tool = event(
+            "content_block_delta",
+            json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "x" } }),
+        );
+        assert_eq!(
+            kind(&[start(), tool_start(0), text_on_tool]),
+            Err((
+                "events[2].delta".into(),
+                WireErrorKind::UnexpectedEvent {
+                    event: "text_delta".into()
+                }
+            ))
+        );
+        let mut after_stop = vec![start()];
+        after_stop.extend(end("end_turn"));
+        after_stop.push(tool_start(0));
+        assert!(matches!(
+            kind(&after_stop),
+            Err((_, WireErrorKind::UnexpectedEvent { .. }))
+        ));
+
+        let not_json = (
+            "content_block_delta".to_owned(),
+            "{\"index\": 0,".to_owned(),
+        );
+        let error = kind(&[start(), not_json]).expect_err("not JSON");
+        assert_eq!(error.0, "events[1]");
+        assert!(matches!(error.1, WireErrorKind::NotJson { .. }));
+
+        let no_text = event(
+            "content_block_delta",
+            json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta" } }),
+        );
+        let text_start = event(
+            "content_block_start",
+            json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
+        );
+        assert_eq!(
+            kind(&[start(), text_start, no_text]),
+            Err((
+                "events[2].delta".into(),
+                WireErrorKind::MissingField {
+                    field: "text".into()
+                }
+            ))
+        );
+
+        // Cut off: no end.
+        assert_eq!(
+            kind(&[start(), tool_start(0)]),
+            Err(("events".into(), WireErrorKind::Incomplete))
+        );
+        assert_eq!(kind(&[]), Err(("events".into(), WireErrorKind::Incomplete)));
+    }
+
+    #[test]
+    fn pings_unknown_events_and_deltas_are_skipped_and_nameless_events_read_their_type() {
+        let mut events = vec![
+            ("".to_owned(), start().1),
+            event("ping", json!({ "type": "ping" })),
+            ("ping".to_owned(), "not even JSON".to_owned()),
+            event("future_event", json!({ "type": "future_event" })),
+            event(
+                "content_block_start",
+                json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "Hi" } }),
+            ),
+            event(
+                "content_block_delta",
+                json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "future_delta", "x": 1 } }),
+            ),
+            ("message".to_owned(), json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": " there" } }).to_string()),
+            stop(0),
+            event(
+                "content_block_start",
+                json!({ "type": "content_block_start", "index": 1, "content_block": { "type": "redacted_thinking", "data": "ZW5j" } }),
+            ),
+            stop(1),
+        ];
+        events.extend(end("end_turn"));
+        let (deltas, response) = assemble(&events);
+        let response = response.expect("assembles");
+        assert_eq!(
+            deltas,
+            [
+                StreamDelta::Text("Hi".into()),
+                StreamDelta::Text(" there".into())
+            ]
+        );
+        assert_eq!(response.message.text(), "Hi there");
+        assert!(matches!(
+            &response.message.content[1],
+            ContentPart::Reasoning(reasoning) if reasoning.redacted.as_deref() == Some("ZW5j")
+        ));
+        assert_eq!(response.finish_reason, FinishReason::Stop);
+    }
+
+    #[test]
+    fn cumulative_usage_of_message_delta_replaces_the_start_counts() {
+        let mut events = vec![start()];
+        events.push(event(
+            "message_delta",
+            json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" },
+                    "usage": { "input_tokens": 7, "cache_read_input_tokens": 100, "output_tokens": 3, "server_tool_use": null } }),
+        ));
+        // No `message_stop`: the stop reason is enough.
+        let response = assemble(&events).1.expect("assembles");
+        assert_eq!(response.usage.input_tokens, 107);
+        assert_eq!(response.usage.cache_read_tokens, 100);
+        assert_eq!(response.usage.output_tokens, 3);
     }
 }

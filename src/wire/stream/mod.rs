@@ -211,7 +211,10 @@ pub(crate) mod test_support {
 
     /// A recorded payload of `tests/fixtures/wire-real/`.
     pub(crate) fn fixture(path: &str) -> Value {
-        let full = format!("{}/tests/fixtures/wire-real/{path}", env!("CARGO_MANIFEST_DIR"));
+        let full = format!(
+            "{}/tests/fixtures/wire-real/{path}",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let text = std::fs::read_to_string(&full).unwrap_or_else(|error| panic!("{full}: {error}"));
         serde_json::from_str(&text).unwrap_or_else(|error| panic!("{full}: {error}"))
     }
@@ -219,7 +222,10 @@ pub(crate) mod test_support {
     /// `text` cut into pieces of at most `size` characters (none for `""`).
     pub(crate) fn pieces(text: &str, size: usize) -> Vec<String> {
         let chars: Vec<char> = text.chars().collect();
-        chars.chunks(size).map(|piece| piece.iter().collect()).collect()
+        chars
+            .chunks(size)
+            .map(|piece| piece.iter().collect())
+            .collect()
     }
 
     /// Every split of `text` into two pieces at a char boundary, the empty

@@ -311,13 +311,12 @@ impl ChunkAssembler {
             deltas.push(StreamDelta::Reasoning(reasoning));
         }
         match delta.content {
-            None => {}
-            Some(Value::String(text)) => {
-                if !text.is_empty() {
-                    self.push_text(&text);
-                    deltas.push(StreamDelta::Text(text));
-                }
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) if !text.is_empty() => {
+                self.push_text(&text);
+                deltas.push(StreamDelta::Text(text));
             }
+            Some(Value::String(_)) => {}
             Some(Value::Array(parts)) => {
                 for part in parts {
                     if let Some(text) = self.push_part(part) {
@@ -563,8 +562,8 @@ impl CallState {
 /// has another name or some arguments.
 fn starts_new_call(last: &CallState, id: &str, name: &str) -> bool {
     let other_id = !id.is_empty() && last.id.as_deref().is_some_and(|known| known != id);
-    let other_name =
-        !name.is_empty() && (!last.name.is_empty() && last.name != name || !last.arguments.is_empty());
+    let other_name = !name.is_empty()
+        && (!last.name.is_empty() && last.name != name || !last.arguments.is_empty());
     other_id || other_name
 }
 
@@ -623,7 +622,11 @@ mod tests {
                 }
             }
         }
-        let calls = message.get("tool_calls").and_then(Value::as_array).cloned().unwrap_or_default();
+        let calls = message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for (index, call) in calls.iter().enumerate() {
             let mut head = call.as_object().cloned().unwrap_or_default();
             head.insert("index".into(), json!(index));
@@ -650,7 +653,9 @@ mod tests {
         out
     }
 
-    fn assemble<S: AsRef<str>>(chunks: &[S]) -> (Vec<StreamDelta>, Result<ModelResponse, WireError>) {
+    fn assemble<S: AsRef<str>>(
+        chunks: &[S],
+    ) -> (Vec<StreamDelta>, Result<ModelResponse, WireError>) {
         let mut stream = ChunkAssembler::new();
         let mut deltas = Vec::new();
         for data in chunks {
@@ -674,7 +679,10 @@ mod tests {
         assert_streams_like(&body);
         let (deltas, response) = assemble(&chunks_of(&body, |_, text| pieces(text, 3)));
         let response = response.expect("assembles");
-        assert!(matches!(response.message.content[0], ContentPart::Reasoning(_)));
+        assert!(matches!(
+            response.message.content[0],
+            ContentPart::Reasoning(_)
+        ));
         assert_eq!(response.message.tool_calls().count(), 2);
         assert_eq!(response.usage.output_tokens, 79);
         assert_eq!(response.usage.reasoning_tokens, 26);
@@ -758,7 +766,12 @@ mod tests {
         assert_streams_like(&body);
         let (_, response) = assemble(&chunks_of(&body, |_, text| pieces(text, 1)));
         let response = response.expect("assembles");
-        let first = response.message.tool_calls().next().cloned().expect("a call");
+        let first = response
+            .message
+            .tool_calls()
+            .next()
+            .cloned()
+            .expect("a call");
         assert!(first.extras.fields().contains_key("extra_content"));
         assert_eq!(response.usage.cache_read_tokens, 64);
     }
@@ -767,7 +780,10 @@ mod tests {
     fn arguments_split_at_every_char_boundary_assemble_to_the_same_calls() {
         let body = rich_body();
         let expected = openai::parse_response(&body).expect("parses");
-        let calls = body["choices"][0]["message"]["tool_calls"].as_array().cloned().unwrap_or_default();
+        let calls = body["choices"][0]["message"]["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for (target, call) in calls.iter().enumerate() {
             let text = call["function"]["arguments"].as_str().unwrap_or("");
             for (before, after) in splits(text) {
@@ -795,7 +811,10 @@ mod tests {
         } }] });
         assert_streams_like(&body);
         let (deltas, response) = assemble(&chunks_of(&body, |_, text| vec![text.to_owned()]));
-        assert_eq!(response.map(|response| response.finish_reason), Ok(FinishReason::Refusal));
+        assert_eq!(
+            response.map(|response| response.finish_reason),
+            Ok(FinishReason::Refusal)
+        );
         assert!(deltas.contains(&StreamDelta::Refusal("I can't".into())));
     }
 
@@ -810,7 +829,10 @@ mod tests {
         let (deltas, response) = assemble(&chunks);
         let response = response.expect("assembles");
         assert_eq!(deltas, [StreamDelta::Text("Hi".into())]);
-        assert_eq!((response.usage.input_tokens, response.usage.output_tokens), (9, 1));
+        assert_eq!(
+            (response.usage.input_tokens, response.usage.output_tokens),
+            (9, 1)
+        );
         assert_eq!(response.finish_reason, FinishReason::Stop);
         assert_eq!(response.message.text(), "Hi");
     }
@@ -820,21 +842,42 @@ mod tests {
         let (_, after) = assemble(&["[DONE]", r#"{"choices":[]}"#]);
         let error = after.expect_err("data after [DONE]");
         assert_eq!(error.path, "chunks[1]");
-        assert_eq!(error.kind, WireErrorKind::UnexpectedEvent { event: "chunk".into() });
+        assert_eq!(
+            error.kind,
+            WireErrorKind::UnexpectedEvent {
+                event: "chunk".into()
+            }
+        );
 
         // `[DONE]` alone: no choice, as an unstreamed body with none.
         let (_, empty) = assemble(&["[DONE]"]);
-        assert_eq!(empty.map_err(|error| error.kind), Err(WireErrorKind::NoChoices));
+        assert_eq!(
+            empty.map_err(|error| error.kind),
+            Err(WireErrorKind::NoChoices)
+        );
 
         // A finish reason without `[DONE]` is an end too; neither is not.
-        let (_, ended) = assemble(&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#]);
+        let (_, ended) = assemble(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+        ]);
         assert!(ended.is_ok());
         let (_, cut) = assemble(&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#]);
-        assert_eq!(cut.map_err(|error| error.kind), Err(WireErrorKind::Incomplete));
+        assert_eq!(
+            cut.map_err(|error| error.kind),
+            Err(WireErrorKind::Incomplete)
+        );
 
         // Blank payloads are keep-alives.
-        let (_, blank) = assemble(&["", r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#, " ", "[DONE]"]);
-        assert_eq!(blank.map(|response| response.message.text()), Ok("Hi".into()));
+        let (_, blank) = assemble(&[
+            "",
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
+            " ",
+            "[DONE]",
+        ]);
+        assert_eq!(
+            blank.map(|response| response.message.text()),
+            Ok("Hi".into())
+        );
     }
 
     #[test]
@@ -842,7 +885,10 @@ mod tests {
         let (_, not_json) = assemble(&[r#"{"choices":[]}"#, "{\"choices\": [", "[DONE]"]);
         let error = not_json.expect_err("not JSON");
         assert_eq!(error.path, "chunks[1]");
-        assert!(matches!(error.kind, WireErrorKind::NotJson { .. }), "{error}");
+        assert!(
+            matches!(error.kind, WireErrorKind::NotJson { .. }),
+            "{error}"
+        );
 
         let skip = [
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,
@@ -850,16 +896,35 @@ mod tests {
         ];
         let error = assemble(&skip).1.expect_err("index 2 after 0");
         assert_eq!(error.path, "chunks[1].choices[0].delta.tool_calls[0].index");
-        assert_eq!(error.kind, WireErrorKind::UnexpectedIndex { index: 2, next: 1 });
+        assert_eq!(
+            error.kind,
+            WireErrorKind::UnexpectedIndex { index: 2, next: 1 }
+        );
 
-        let first = [r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}}]}"#];
+        let first = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}}]}"#,
+        ];
         let error = assemble(&first).1.expect_err("index 1 first");
-        assert_eq!(error.kind, WireErrorKind::UnexpectedIndex { index: 1, next: 0 });
+        assert_eq!(
+            error.kind,
+            WireErrorKind::UnexpectedIndex { index: 1, next: 0 }
+        );
 
-        let wrong = [r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":7}}]}}]}"#];
+        let wrong = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":7}}]}}]}"#,
+        ];
         let error = assemble(&wrong).1.expect_err("a number as name");
-        assert!(error.path.starts_with("chunks[0].choices[0].delta.tool_calls"), "{}", error.path);
-        assert!(matches!(error.kind, WireErrorKind::WrongType { .. }), "{error}");
+        assert!(
+            error
+                .path
+                .starts_with("chunks[0].choices[0].delta.tool_calls"),
+            "{}",
+            error.path
+        );
+        assert!(
+            matches!(error.kind, WireErrorKind::WrongType { .. }),
+            "{error}"
+        );
 
         let content = [r#"{"choices":[{"index":0,"delta":{"content":{"a":1}}}]}"#];
         let error = assemble(&content).1.expect_err("content an object");
@@ -872,7 +937,11 @@ mod tests {
     #[test]
     fn an_error_chunk_is_a_provider_error_and_sticks() {
         let mut stream = ChunkAssembler::new();
-        assert!(stream.push(r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#).is_ok());
+        assert!(
+            stream
+                .push(r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#)
+                .is_ok()
+        );
         let error = stream
             .push(r#"{"error":{"object":"error","message":"CUDA out of memory","type":"InternalServerError","param":null,"code":500}}"#)
             .expect_err("an error chunk");
@@ -901,17 +970,33 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
         ];
         let (deltas, response) = assemble(&chunks);
-        let calls: Vec<_> = response.expect("assembles").message.tool_calls().cloned().collect();
+        let calls: Vec<_> = response
+            .expect("assembles")
+            .message
+            .tool_calls()
+            .cloned()
+            .collect();
         assert_eq!(calls.len(), 2);
-        assert_eq!((calls[0].id.as_str(), calls[0].name.as_str()), ("call_late", "get_weather"));
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("call_late", "get_weather")
+        );
         assert_eq!(calls[0].arguments, r#"{"city":"Oslo"}"#);
         assert_eq!(calls[1].arguments, r#"{"a":1}"#);
         // Started once each, when the name came, with the id known then.
         assert_eq!(
             deltas,
             [
-                StreamDelta::ToolCallStarted { index: 0, id: String::new(), name: "get_weather".into() },
-                StreamDelta::ToolCallStarted { index: 1, id: "call_2".into(), name: "add".into() },
+                StreamDelta::ToolCallStarted {
+                    index: 0,
+                    id: String::new(),
+                    name: "get_weather".into()
+                },
+                StreamDelta::ToolCallStarted {
+                    index: 1,
+                    id: "call_2".into(),
+                    name: "add".into()
+                },
             ]
         );
 
@@ -922,7 +1007,13 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
             "[DONE]",
         ];
-        let calls: Vec<_> = assemble(&gemini).1.expect("assembles").message.tool_calls().cloned().collect();
+        let calls: Vec<_> = assemble(&gemini)
+            .1
+            .expect("assembles")
+            .message
+            .tool_calls()
+            .cloned()
+            .collect();
         assert_eq!(calls.len(), 2);
         assert_eq!(calls[1].arguments, r#"{"city":"Bergen"}"#);
         assert!(calls[0].extras.fields().contains_key("extra_content"));
@@ -933,7 +1024,13 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"weather","arguments":"{}"}}]}}]}"#,
             "[DONE]",
         ];
-        let calls: Vec<_> = assemble(&split_name).1.expect("assembles").message.tool_calls().cloned().collect();
+        let calls: Vec<_> = assemble(&split_name)
+            .1
+            .expect("assembles")
+            .message
+            .tool_calls()
+            .cloned()
+            .collect();
         assert_eq!(calls[0].name, "get_weather");
     }
 
@@ -957,7 +1054,11 @@ mod tests {
         assert_eq!(response, expected);
         assert_eq!(
             deltas,
-            [StreamDelta::Text("A".into()), StreamDelta::Text("B".into()), StreamDelta::Text("C".into())]
+            [
+                StreamDelta::Text("A".into()),
+                StreamDelta::Text("B".into()),
+                StreamDelta::Text("C".into())
+            ]
         );
     }
 }
