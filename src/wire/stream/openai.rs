@@ -87,7 +87,7 @@ const FORMAT: WireFormat = WireFormat::OpenAiChat;
 ///   object is merged key by key by the same rule, `null` is skipped, any
 ///   other value replaces the one before; they become extras as
 ///   `parse_response` makes them.
-/// - `role`: the last one given; `assistant` when none.
+/// - `role`: the last non-empty one; `assistant` when none.
 /// - `finish_reason`: the last non-`null` one.
 /// - `usage`: the last non-`null` one, usually in the last chunk, whose
 ///   `choices` may be empty. Servers that send cumulative usage in every
@@ -301,7 +301,9 @@ impl ChunkAssembler {
         delta: Delta,
         deltas: &mut Vec<StreamDelta>,
     ) -> Result<(), WireError> {
-        if let Some(role) = delta.role {
+        if let Some(role) = delta.role
+            && !role.is_empty()
+        {
             self.role = Some(role);
         }
         if let Some(reasoning) = delta.reasoning_content
