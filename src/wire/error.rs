@@ -58,6 +58,52 @@ pub enum WireErrorKind {
         /// The format that defines it.
         format: WireFormat,
     },
+    /// A streamed payload (an SSE `data:` field) that is not JSON text.
+    #[error("not JSON: {message}")]
+    NotJson {
+        /// serde_json's description, e.g. `expected value at line 1 column 1`.
+        message: String,
+    },
+    /// The provider reported an error inside a stream: an OpenAI-compatible
+    /// chunk `{"error": {...}}` or an Anthropic `error` event. The stream
+    /// carries no HTTP status: this is what the provider said.
+    #[error("the provider reported `{error_type}`: {message}")]
+    Provider {
+        /// The error's type as the provider spelled it (Anthropic
+        /// `overloaded_error`; OpenAI-compatible `type`, else `code`), or
+        /// `error` when it gave none.
+        error_type: String,
+        /// The provider's message (the error's JSON text when it has no
+        /// `message`).
+        message: String,
+    },
+    /// A streamed index that names nothing the stream started and is not
+    /// the next new one: an OpenAI tool call `index` that skips ahead, an
+    /// Anthropic `content_block_start` out of order, or a
+    /// `content_block_delta`/`content_block_stop` for a block that is not
+    /// open.
+    #[error("index {index} is out of order (the next new index is {next})")]
+    UnexpectedIndex {
+        /// The index as found.
+        index: u64,
+        /// The index a new call or block would have had.
+        next: u64,
+    },
+    /// A stream event or delta where the stream's grammar does not allow
+    /// it: content before Anthropic's `message_start` or after its
+    /// `message_stop`, a second `message_start`, a `text_delta` for a block
+    /// that is not `text`, data after OpenAI's `[DONE]`.
+    #[error("unexpected `{event}` here")]
+    UnexpectedEvent {
+        /// The event name or delta `type` as found (`[DONE]` data counts
+        /// as the chunk it is).
+        event: String,
+    },
+    /// A stream asked for its response before it ended: no `[DONE]` and no
+    /// `finish_reason` (OpenAI), no `message_stop` and no `stop_reason`
+    /// (Anthropic). The connection was most likely cut.
+    #[error("the stream ended early")]
+    Incomplete,
     /// Any other departure from the format, as serde describes it.
     #[error("{message}")]
     Invalid {

@@ -7,6 +7,9 @@
 //! reference; its `parse_*` functions read a `serde_json::Value` with them
 //! (one parser per format), and its `export_*` functions build them
 //! (serialise the result with `serde_json` into the request body).
+//! [`stream`] assembles a streamed response (Chat Completions chunks,
+//! Messages events) into the [`ModelResponse`](crate::conversation::ModelResponse)
+//! the format's `parse_response` gives for the same response unstreamed.
 //!
 //! **Parsing is tolerant** of what real servers send: arguments given as a
 //! JSON object (llama.cpp, mlx-lm) or missing, empty or repeated tool call
@@ -56,6 +59,7 @@ mod error;
 mod ids;
 pub mod mcp;
 pub mod openai;
+pub mod stream;
 
 pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};

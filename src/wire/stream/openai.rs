@@ -1,0 +1,1066 @@
+//! OpenAI Chat Completions streams: `chat.completion.chunk` payloads
+//! assembled into the response [`openai::parse_response`] reads.
+//!
+//! A stream (`"stream": true`, with `"stream_options": {"include_usage":
+//! true}` for usage) is a run of SSE `data:` payloads, each a chunk
+//! `{"object": "chat.completion.chunk", "choices": [{"index", "delta",
+//! "finish_reason"}], "usage"?}`, then the literal `[DONE]`. Each delta
+//! carries pieces of the message: `role`, `content`, `reasoning_content`
+//! (DeepSeek, vLLM), `refusal`, `tool_calls` (by `index`: the first piece of
+//! a call has its `id`, `type` and `function.name`, later ones append
+//! `function.arguments` text), and fields this crate does not model.
+//!
+//! ```
+//! use agent_loop::conversation::FinishReason;
+//! use agent_loop::wire::stream::{StreamDelta, openai::ChunkAssembler};
+//!
+//! let mut stream = ChunkAssembler::new();
+//! let mut deltas = Vec::new();
+//! for data in [
+//!     r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Let me "}}]}"#,
+//!     r#"{"choices":[{"index":0,"delta":{"content":"check."}}]}"#,
+//!     r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}"#,
+//!     r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}"#,
+//!     r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}}]}"#,
+//!     r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+//!     r#"{"choices":[],"usage":{"prompt_tokens":50,"completion_tokens":12,"total_tokens":62}}"#,
+//!     "[DONE]",
+//! ] {
+//!     deltas.extend(stream.push(data)?);
+//! }
+//! assert_eq!(deltas[0], StreamDelta::Text("Let me ".into()));
+//! assert_eq!(
+//!     deltas[2],
+//!     StreamDelta::ToolCallStarted { index: 0, id: "call_1".into(), name: "get_weather".into() }
+//! );
+//! let response = stream.finish()?;
+//! assert_eq!(response.message.text(), "Let me check.");
+//! assert_eq!(response.message.tool_calls().next().map(|call| call.arguments.as_str()), Some(r#"{"city":"Oslo"}"#));
+//! assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+//! assert_eq!(response.usage.input_tokens, 50);
+//! # Ok::<_, agent_loop::wire::WireError>(())
+//! ```
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::super::decode::decode;
+use super::super::error::{WireError, WireErrorKind};
+use super::super::openai::{self, CompletionUsage};
+use super::{StreamDelta, append_text, merge_field, parse_data, provider_error};
+use crate::conversation::{ModelResponse, WireFormat};
+
+const FORMAT: WireFormat = WireFormat::OpenAiChat;
+
+/// Assembles the `data:` payloads of one Chat Completions stream into a
+/// [`ModelResponse`].
+///
+/// Feed every payload to [`push`](Self::push), in order, then call
+/// [`finish`](Self::finish). The response is exactly what
+/// [`openai::parse_response`] returns for the unstreamed body with the same
+/// content: the assembler builds that body from the pieces and parses it.
+///
+/// # What is assembled
+///
+/// Only the choice of `index` 0 is read (the tool loop asks for one);
+/// other choices are skipped.
+///
+/// - `content`: string pieces concatenated. A piece that is an array of
+///   parts (`text`, or another `type` kept verbatim) turns the content into
+///   an array, consecutive text joined into one `text` part.
+/// - `reasoning_content` and `refusal`: pieces concatenated; present only
+///   when some piece is not empty (servers send `""` in every chunk).
+/// - `tool_calls`: by `index`. A new `index` must be the next one (`0`,
+///   then `1`, …); a lower one continues that call, in any order. Without
+///   `index` (Gemini once omitted it), a piece with an id other than the
+///   last call's, or with a name when the last call already has a
+///   different name or some arguments, starts a new call; any other
+///   continues the last call. The first non-empty `id` is kept (servers
+///   send it late, or `""`). A `name` piece equal to the name so far is a
+///   repeat and ignored, one that starts with it replaces it, any other is
+///   appended. `function.arguments` pieces are concatenated (a piece that
+///   is a JSON object, not text, adds its compact JSON text). The last
+///   `type` wins. Other fields of a call (Gemini's `extra_content`) are
+///   kept.
+/// - Other fields of the delta (OpenRouter's `reasoning`, say) and of a
+///   call: a string piece is appended, an array's elements are appended, an
+///   object is merged key by key by the same rule, `null` is skipped, any
+///   other value replaces the one before; they become extras as
+///   `parse_response` makes them.
+/// - `role`: the last non-empty one; `assistant` when none.
+/// - `finish_reason`: the last non-`null` one.
+/// - `usage`: the last non-`null` one, usually in the last chunk, whose
+///   `choices` may be empty. Servers that send cumulative usage in every
+///   chunk work too.
+///
+/// A blank payload (a keep-alive) is skipped. Fields of the chunk itself
+/// (`id`, `model`, `created`, `system_fingerprint`, …) are not read.
+#[derive(Debug, Default)]
+pub struct ChunkAssembler {
+    /// Payloads pushed so far, the next one's position.
+    chunks: usize,
+    /// `[DONE]` seen.
+    done: bool,
+    /// The error returned, returned again.
+    failed: Option<WireError>,
+    /// A choice of index 0 seen.
+    choice_seen: bool,
+    role: Option<String>,
+    content: Content,
+    reasoning: String,
+    refusal: String,
+    calls: Vec<CallState>,
+    extras: Map<String, Value>,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+}
+
+/// The message `content` so far.
+#[derive(Debug, Default)]
+enum Content {
+    /// No piece yet.
+    #[default]
+    None,
+    /// String pieces.
+    Text(String),
+    /// Parts, once a piece was an array.
+    Parts(Vec<Value>),
+}
+
+/// One tool call so far.
+#[derive(Debug, Default)]
+struct CallState {
+    id: Option<String>,
+    kind: Option<String>,
+    /// A `function` object seen.
+    function: bool,
+    name: String,
+    arguments: String,
+    extras: Map<String, Value>,
+    /// [`StreamDelta::ToolCallStarted`] returned.
+    started: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a chat.completion.chunk object")]
+struct Chunk {
+    #[serde(default)]
+    choices: Option<Vec<ChunkChoice>>,
+    /// Decoded to check its shape; kept as JSON.
+    #[serde(default)]
+    usage: Option<CompletionUsage>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a choice object")]
+struct ChunkChoice {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(expecting = "a delta object")]
+struct Delta {
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    refusal: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a tool call object")]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a function object")]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+impl ChunkAssembler {
+    /// An assembler for a new stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads one SSE `data:` payload: a `chat.completion.chunk` JSON object,
+    /// or `[DONE]`, which ends the stream. Returns the pieces a live UI
+    /// shows, in order: [`StreamDelta::Reasoning`], [`StreamDelta::Text`]
+    /// and [`StreamDelta::Refusal`] for each non-empty piece,
+    /// [`StreamDelta::ToolCallStarted`] once per call, when it first has a
+    /// name (with the id known by then). A blank payload returns nothing.
+    ///
+    /// # Errors
+    ///
+    /// A [`WireError`] at `chunks[i]` (`i` counts payloads from 0) or below:
+    ///
+    /// - [`WireErrorKind::NotJson`]: the payload is neither JSON nor
+    ///   `[DONE]`;
+    /// - [`WireErrorKind::Provider`]: the chunk has a non-`null` `error`
+    ///   (`{"error": {"type", "message", "code"}}`, as vLLM, llama.cpp and
+    ///   OpenRouter send mid-stream), with its type (else its code) and
+    ///   message;
+    /// - [`WireErrorKind::UnexpectedIndex`]: a tool call `index` past the
+    ///   next new one, e.g. `2` when only call `0` was seen;
+    /// - [`WireErrorKind::UnexpectedEvent`]: a payload after `[DONE]`;
+    /// - [`WireErrorKind::WrongType`] (and the other kinds of a shape
+    ///   error): a field of the wrong JSON type, e.g. at
+    ///   `chunks[3].choices[0].delta.tool_calls[0].function.name`, or a
+    ///   `content` that is neither text nor an array.
+    ///
+    /// After an error, every later call returns the same error.
+    pub fn push(&mut self, data: &str) -> Result<Vec<StreamDelta>, WireError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        let path = format!("chunks[{}]", self.chunks);
+        self.chunks += 1;
+        let result = self.read(&path, data);
+        if let Err(error) = &result {
+            self.failed = Some(error.clone());
+        }
+        result
+    }
+
+    fn read(&mut self, path: &str, data: &str) -> Result<Vec<StreamDelta>, WireError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.done {
+            let event = if data == "[DONE]" { "[DONE]" } else { "chunk" };
+            return Err(WireError::new(
+                FORMAT,
+                path,
+                WireErrorKind::UnexpectedEvent {
+                    event: event.to_owned(),
+                },
+            ));
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        let value = parse_data(FORMAT, path, data)?;
+        if let Some(error) = value.get("error").filter(|error| !error.is_null()) {
+            return Err(WireError::new(
+                FORMAT,
+                format!("{path}.error"),
+                provider_error(error),
+            ));
+        }
+        let chunk: Chunk = decode(FORMAT, path, &value)?;
+        if chunk.usage.is_some() {
+            self.usage = value.get("usage").cloned();
+        }
+        let mut deltas = Vec::new();
+        for (position, choice) in chunk.choices.unwrap_or_default().into_iter().enumerate() {
+            if choice.index.unwrap_or(0) != 0 {
+                continue;
+            }
+            self.choice_seen = true;
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+            }
+            let delta = choice.delta.unwrap_or_default();
+            let delta_path = format!("{path}.choices[{position}].delta");
+            self.read_delta(&delta_path, delta, &mut deltas)?;
+        }
+        Ok(deltas)
+    }
+
+    fn read_delta(
+        &mut self,
+        path: &str,
+        delta: Delta,
+        deltas: &mut Vec<StreamDelta>,
+    ) -> Result<(), WireError> {
+        if let Some(role) = delta.role
+            && !role.is_empty()
+        {
+            self.role = Some(role);
+        }
+        if let Some(reasoning) = delta.reasoning_content
+            && !reasoning.is_empty()
+        {
+            self.reasoning.push_str(&reasoning);
+            deltas.push(StreamDelta::Reasoning(reasoning));
+        }
+        match delta.content {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) if !text.is_empty() => {
+                self.push_text(&text);
+                deltas.push(StreamDelta::Text(text));
+            }
+            Some(Value::String(_)) => {}
+            Some(Value::Array(parts)) => {
+                for part in parts {
+                    if let Some(text) = self.push_part(part) {
+                        deltas.push(StreamDelta::Text(text));
+                    }
+                }
+            }
+            Some(other) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    format!("{path}.content"),
+                    WireErrorKind::WrongType {
+                        field: "content".to_owned(),
+                        expected: "a string or an array".to_owned(),
+                        found: crate::json::type_name(&other).to_owned(),
+                    },
+                ));
+            }
+        }
+        if let Some(refusal) = delta.refusal
+            && !refusal.is_empty()
+        {
+            self.refusal.push_str(&refusal);
+            deltas.push(StreamDelta::Refusal(refusal));
+        }
+        for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+            let call_path = format!("{path}.tool_calls[{position}]");
+            if let Some(started) = self.read_call(&call_path, call)? {
+                deltas.push(started);
+            }
+        }
+        for (key, value) in delta.rest {
+            merge_field(&mut self.extras, key, value);
+        }
+        Ok(())
+    }
+
+    /// Appends text to the content.
+    fn push_text(&mut self, piece: &str) {
+        match &mut self.content {
+            Content::None => self.content = Content::Text(piece.to_owned()),
+            Content::Text(text) => text.push_str(piece),
+            Content::Parts(parts) => push_text_part(parts, piece),
+        }
+    }
+
+    /// Appends one content part; returns its text when it is a `text` part.
+    fn push_part(&mut self, part: Value) -> Option<String> {
+        if !matches!(self.content, Content::Parts(_)) {
+            let mut parts = Vec::new();
+            if let Content::Text(text) = std::mem::take(&mut self.content)
+                && !text.is_empty()
+            {
+                parts.push(json!({ "type": "text", "text": text }));
+            }
+            self.content = Content::Parts(parts);
+        }
+        let Content::Parts(parts) = &mut self.content else {
+            return None;
+        };
+        let text = (part.get("type").and_then(Value::as_str) == Some("text"))
+            .then(|| part.get("text").and_then(Value::as_str).map(str::to_owned))
+            .flatten();
+        match &text {
+            Some(text) if is_plain_text(&part) => push_text_part(parts, text),
+            _ => parts.push(part),
+        }
+        text.filter(|text| !text.is_empty())
+    }
+
+    /// Reads one tool call piece; returns the call's start when it has just
+    /// got its name.
+    fn read_call(
+        &mut self,
+        path: &str,
+        call: ToolCallDelta,
+    ) -> Result<Option<StreamDelta>, WireError> {
+        let name = call
+            .function
+            .as_ref()
+            .and_then(|function| function.name.as_deref())
+            .unwrap_or("");
+        let id = call.id.as_deref().unwrap_or("");
+        let next = self.calls.len();
+        let at = match call.index {
+            Some(index) if index < next as u64 => index as usize,
+            Some(index) if index == next as u64 => {
+                self.calls.push(CallState::default());
+                next
+            }
+            Some(index) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    format!("{path}.index"),
+                    WireErrorKind::UnexpectedIndex {
+                        index,
+                        next: next as u64,
+                    },
+                ));
+            }
+            None => match self.calls.last() {
+                Some(last) if !starts_new_call(last, id, name) => next - 1,
+                _ => {
+                    self.calls.push(CallState::default());
+                    next
+                }
+            },
+        };
+        let Some(state) = self.calls.get_mut(at) else {
+            return Ok(None);
+        };
+        if let Some(id) = call.id
+            && state.id.as_deref().is_none_or(str::is_empty)
+        {
+            state.id = Some(id);
+        }
+        if let Some(kind) = call.kind {
+            state.kind = Some(kind);
+        }
+        if let Some(function) = call.function {
+            state.function = true;
+            if let Some(name) = function.name {
+                if state.name.is_empty() || name.starts_with(state.name.as_str()) {
+                    state.name = name;
+                } else if name != state.name {
+                    state.name.push_str(&name);
+                }
+            }
+            match function.arguments {
+                None | Some(Value::Null) => {}
+                Some(Value::String(piece)) => state.arguments.push_str(&piece),
+                // `Display` of a JSON value is its compact text, as the
+                // unstreamed parser reads such arguments.
+                Some(other) => state.arguments.push_str(&other.to_string()),
+            }
+        }
+        for (key, value) in call.rest {
+            merge_field(&mut state.extras, key, value);
+        }
+        if state.started || state.name.is_empty() {
+            return Ok(None);
+        }
+        state.started = true;
+        Ok(Some(StreamDelta::ToolCallStarted {
+            index: at,
+            id: state.id.clone().unwrap_or_default(),
+            name: state.name.clone(),
+        }))
+    }
+
+    /// The assembled response: what [`openai::parse_response`] returns for
+    /// the unstreamed body with the same content (see the type's docs for
+    /// how pieces assemble).
+    ///
+    /// # Errors
+    ///
+    /// - The error a [`push`](Self::push) returned, again.
+    /// - [`WireErrorKind::Incomplete`] at `chunks` when the stream had
+    ///   neither `[DONE]` nor a `finish_reason`: it was cut off, and a
+    ///   response built from it would look whole.
+    /// - The errors of [`openai::parse_response`] for the assembled body,
+    ///   at `response…`: [`WireErrorKind::NoChoices`] when no chunk had a
+    ///   choice of index 0, [`WireErrorKind::UnknownRole`] for a `role`
+    ///   other than `assistant`, [`WireErrorKind::MissingField`] for a tool
+    ///   call that never got a `function`.
+    pub fn finish(self) -> Result<ModelResponse, WireError> {
+        if let Some(error) = self.failed {
+            return Err(error);
+        }
+        if !self.done && self.finish_reason.is_none() {
+            return Err(WireError::new(FORMAT, "chunks", WireErrorKind::Incomplete));
+        }
+        openai::parse_response(&self.body())
+    }
+
+    /// The unstreamed response body with the assembled content.
+    fn body(self) -> Value {
+        let mut body = Map::new();
+        let mut choices = Vec::new();
+        if self.choice_seen {
+            let mut message = self.extras;
+            message.insert(
+                "role".to_owned(),
+                Value::String(self.role.unwrap_or_else(|| "assistant".to_owned())),
+            );
+            message.insert(
+                "content".to_owned(),
+                match self.content {
+                    Content::None => Value::Null,
+                    Content::Text(text) => Value::String(text),
+                    Content::Parts(parts) => Value::Array(parts),
+                },
+            );
+            if !self.reasoning.is_empty() {
+                message.insert(
+                    "reasoning_content".to_owned(),
+                    Value::String(self.reasoning),
+                );
+            }
+            if !self.refusal.is_empty() {
+                message.insert("refusal".to_owned(), Value::String(self.refusal));
+            }
+            if !self.calls.is_empty() {
+                let calls = self.calls.into_iter().map(CallState::body).collect();
+                message.insert("tool_calls".to_owned(), Value::Array(calls));
+            }
+            choices.push(json!({
+                "index": 0,
+                "message": message,
+                "finish_reason": self.finish_reason,
+            }));
+        }
+        body.insert("choices".to_owned(), Value::Array(choices));
+        if let Some(usage) = self.usage {
+            body.insert("usage".to_owned(), usage);
+        }
+        Value::Object(body)
+    }
+}
+
+impl CallState {
+    /// The call as an unstreamed message has it.
+    fn body(self) -> Value {
+        let mut call = self.extras;
+        if let Some(id) = self.id {
+            call.insert("id".to_owned(), Value::String(id));
+        }
+        if let Some(kind) = self.kind {
+            call.insert("type".to_owned(), Value::String(kind));
+        }
+        if self.function {
+            call.insert(
+                "function".to_owned(),
+                json!({ "name": self.name, "arguments": self.arguments }),
+            );
+        }
+        Value::Object(call)
+    }
+}
+
+/// `true` for a call piece without `index` that starts a new call after
+/// `last`: it has an id other than `last`'s, or a name when `last` already
+/// has another name or some arguments.
+fn starts_new_call(last: &CallState, id: &str, name: &str) -> bool {
+    let other_id = !id.is_empty() && last.id.as_deref().is_some_and(|known| known != id);
+    let other_name = !name.is_empty()
+        && (!last.name.is_empty() && last.name != name || !last.arguments.is_empty());
+    other_id || other_name
+}
+
+/// `true` for `{"type": "text", "text": "…"}` with no other field.
+fn is_plain_text(part: &Value) -> bool {
+    part.as_object().is_some_and(|fields| {
+        fields.len() == 2
+            && fields.get("type").and_then(Value::as_str) == Some("text")
+            && fields.get("text").is_some_and(Value::is_string)
+    })
+}
+
+/// Appends text to the last part when it is a plain `text` part, else adds
+/// one.
+fn push_text_part(parts: &mut Vec<Value>, piece: &str) {
+    if let Some(last) = parts.last_mut()
+        && is_plain_text(last)
+        && let Value::Object(fields) = last
+    {
+        append_text(fields, "text", piece);
+        return;
+    }
+    parts.push(json!({ "type": "text", "text": piece }));
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::test_support::{fixture, pieces, splits};
+    use super::*;
+    use crate::conversation::{ContentPart, FinishReason};
+
+    /// The chunks a server streams for an unstreamed body: the message's
+    /// other fields and role first, then reasoning, text and refusal in
+    /// pieces, each call's head then its arguments as `arguments(i, text)`
+    /// cuts them, the finish reason, usage in a last chunk without
+    /// choices, `[DONE]`.
+    fn chunks_of(body: &Value, arguments: impl Fn(usize, &str) -> Vec<String>) -> Vec<String> {
+        let choice = &body["choices"][0];
+        let message = choice["message"].as_object().cloned().unwrap_or_default();
+        let chunk = |delta: Value| {
+            json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta }] })
+                .to_string()
+        };
+        let mut out = Vec::new();
+        let mut head = message.clone();
+        for key in ["content", "reasoning_content", "refusal", "tool_calls"] {
+            head.remove(key);
+        }
+        out.push(chunk(Value::Object(head)));
+        for key in ["reasoning_content", "content", "refusal"] {
+            if let Some(text) = message.get(key).and_then(Value::as_str) {
+                for piece in pieces(text, 7) {
+                    out.push(chunk(json!({ key: piece })));
+                }
+            }
+        }
+        let calls = message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (index, call) in calls.iter().enumerate() {
+            let mut head = call.as_object().cloned().unwrap_or_default();
+            head.insert("index".into(), json!(index));
+            head.insert(
+                "function".into(),
+                json!({ "name": call["function"]["name"], "arguments": "" }),
+            );
+            out.push(chunk(json!({ "tool_calls": [head] })));
+            let text = call["function"]["arguments"].as_str().unwrap_or("");
+            for piece in arguments(index, text) {
+                out.push(chunk(
+                    json!({ "tool_calls": [{ "index": index, "function": { "arguments": piece } }] }),
+                ));
+            }
+        }
+        out.push(
+            json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": choice["finish_reason"] }] })
+                .to_string(),
+        );
+        if let Some(usage) = body.get("usage") {
+            out.push(json!({ "choices": [], "usage": usage }).to_string());
+        }
+        out.push("[DONE]".to_owned());
+        out
+    }
+
+    fn assemble<S: AsRef<str>>(
+        chunks: &[S],
+    ) -> (Vec<StreamDelta>, Result<ModelResponse, WireError>) {
+        let mut stream = ChunkAssembler::new();
+        let mut deltas = Vec::new();
+        for data in chunks {
+            match stream.push(data.as_ref()) {
+                Ok(more) => deltas.extend(more),
+                Err(error) => return (deltas, Err(error)),
+            }
+        }
+        (deltas, stream.finish())
+    }
+
+    fn assert_streams_like(body: &Value) {
+        let expected = openai::parse_response(body).expect("the body parses");
+        let (_, assembled) = assemble(&chunks_of(body, |_, text| pieces(text, 3)));
+        assert_eq!(assembled.expect("the stream assembles"), expected);
+    }
+
+    #[test]
+    fn deepseek_reasoning_text_and_two_calls_equal_the_unstreamed_response() {
+        let body = fixture("openai/oai_deepseek_thinking.response.json");
+        assert_streams_like(&body);
+        let (deltas, response) = assemble(&chunks_of(&body, |_, text| pieces(text, 3)));
+        let response = response.expect("assembles");
+        assert!(matches!(
+            response.message.content[0],
+            ContentPart::Reasoning(_)
+        ));
+        assert_eq!(response.message.tool_calls().count(), 2);
+        assert_eq!(response.usage.output_tokens, 79);
+        assert_eq!(response.usage.reasoning_tokens, 26);
+        let text: String = deltas
+            .iter()
+            .filter_map(|delta| match delta {
+                StreamDelta::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "Let me get your name and roll the die!");
+        let started: Vec<_> = deltas
+            .iter()
+            .filter(|delta| matches!(delta, StreamDelta::ToolCallStarted { .. }))
+            .collect();
+        assert_eq!(
+            started,
+            [
+                &StreamDelta::ToolCallStarted {
+                    index: 0,
+                    id: "call_00_6edlnw3Z1MgeMfey687g8451".into(),
+                    name: "get_player_name".into()
+                },
+                &StreamDelta::ToolCallStarted {
+                    index: 1,
+                    id: "call_01_km02sac7sHxNDPATKLZy7705".into(),
+                    name: "roll_dice".into()
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn recorded_gpt4o_responses_equal_the_unstreamed_ones() {
+        for path in [
+            "openai/oai_hitl_parallel.response.json",
+            "openai/oai_py_parallel.response.json",
+            "openai/oai_tool_output.response.json",
+        ] {
+            assert_streams_like(&fixture(path));
+        }
+    }
+
+    /// Text, reasoning, two parallel calls with non-ASCII arguments, one
+    /// with Gemini's `extra_content`, a message extra.
+    fn rich_body() -> Value {
+        json!({
+            "object": "chat.completion",
+            "choices": [{
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "reasoning_content": "Two cities; two lookups.",
+                    "content": "Checking both…",
+                    "reasoning": "OpenRouter's copy",
+                    "tool_calls": [
+                        {
+                            "id": "call_a", "type": "function",
+                            "function": { "name": "get_weather", "arguments": "{\"city\": \"Zürich ☃\"}" },
+                            "extra_content": { "google": { "thought_signature": "c2ln" } }
+                        },
+                        {
+                            "id": "call_b", "type": "function",
+                            "function": { "name": "get_weather", "arguments": "{\"city\":\"Oslo\",\"days\":[1,2]}" }
+                        }
+                    ]
+                }
+            }],
+            "usage": {
+                "prompt_tokens": 100, "completion_tokens": 40, "total_tokens": 140,
+                "prompt_tokens_details": { "cached_tokens": 64 },
+                "completion_tokens_details": { "reasoning_tokens": 12 }
+            }
+        })
+    }
+
+    #[test]
+    fn extras_of_the_message_and_calls_equal_the_unstreamed_response() {
+        let body = rich_body();
+        assert_streams_like(&body);
+        let (_, response) = assemble(&chunks_of(&body, |_, text| pieces(text, 1)));
+        let response = response.expect("assembles");
+        let first = response
+            .message
+            .tool_calls()
+            .next()
+            .cloned()
+            .expect("a call");
+        assert!(first.extras.fields().contains_key("extra_content"));
+        assert_eq!(response.usage.cache_read_tokens, 64);
+    }
+
+    #[test]
+    fn arguments_split_at_every_char_boundary_assemble_to_the_same_calls() {
+        let body = rich_body();
+        let expected = openai::parse_response(&body).expect("parses");
+        let calls = body["choices"][0]["message"]["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for (target, call) in calls.iter().enumerate() {
+            let text = call["function"]["arguments"].as_str().unwrap_or("");
+            for (before, after) in splits(text) {
+                let chunks = chunks_of(&body, |index, whole| {
+                    if index == target {
+                        vec![before.clone(), after.clone()]
+                    } else {
+                        vec![whole.to_owned()]
+                    }
+                });
+                let (_, assembled) = assemble(&chunks);
+                assert_eq!(
+                    assembled.as_ref(),
+                    Ok(&expected),
+                    "call {target} split after {before:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn refusal_pieces_make_a_refusal() {
+        let body = json!({ "choices": [{ "index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": null, "refusal": "I can't help with that."
+        } }] });
+        assert_streams_like(&body);
+        let (deltas, response) = assemble(&chunks_of(&body, |_, text| vec![text.to_owned()]));
+        assert_eq!(
+            response.map(|response| response.finish_reason),
+            Ok(FinishReason::Refusal)
+        );
+        assert!(deltas.contains(&StreamDelta::Refusal("I can't".into())));
+    }
+
+    #[test]
+    fn usage_comes_from_the_last_chunk_without_choices() {
+        let chunks = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}],"usage":null}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}"#,
+            "[DONE]",
+        ];
+        let (deltas, response) = assemble(&chunks);
+        let response = response.expect("assembles");
+        assert_eq!(deltas, [StreamDelta::Text("Hi".into())]);
+        assert_eq!(
+            (response.usage.input_tokens, response.usage.output_tokens),
+            (9, 1)
+        );
+        assert_eq!(response.finish_reason, FinishReason::Stop);
+        assert_eq!(response.message.text(), "Hi");
+    }
+
+    #[test]
+    fn done_ends_the_stream() {
+        let (_, after) = assemble(&["[DONE]", r#"{"choices":[]}"#]);
+        let error = after.expect_err("data after [DONE]");
+        assert_eq!(error.path, "chunks[1]");
+        assert_eq!(
+            error.kind,
+            WireErrorKind::UnexpectedEvent {
+                event: "chunk".into()
+            }
+        );
+
+        // `[DONE]` alone: no choice, as an unstreamed body with none.
+        let (_, empty) = assemble(&["[DONE]"]);
+        assert_eq!(
+            empty.map_err(|error| error.kind),
+            Err(WireErrorKind::NoChoices)
+        );
+
+        // A finish reason without `[DONE]` is an end too; neither is not.
+        let (_, ended) = assemble(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+        ]);
+        assert!(ended.is_ok());
+        let (_, cut) = assemble(&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#]);
+        assert_eq!(
+            cut.map_err(|error| error.kind),
+            Err(WireErrorKind::Incomplete)
+        );
+
+        // Blank payloads are keep-alives.
+        let (_, blank) = assemble(&[
+            "",
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
+            " ",
+            "[DONE]",
+        ]);
+        assert_eq!(
+            blank.map(|response| response.message.text()),
+            Ok("Hi".into())
+        );
+    }
+
+    #[test]
+    fn malformed_payloads_and_indexes_are_typed_errors() {
+        let (_, not_json) = assemble(&[r#"{"choices":[]}"#, "{\"choices\": [", "[DONE]"]);
+        let error = not_json.expect_err("not JSON");
+        assert_eq!(error.path, "chunks[1]");
+        assert!(
+            matches!(error.kind, WireErrorKind::NotJson { .. }),
+            "{error}"
+        );
+
+        let skip = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"b","type":"function","function":{"name":"g","arguments":""}}]}}]}"#,
+        ];
+        let error = assemble(&skip).1.expect_err("index 2 after 0");
+        assert_eq!(error.path, "chunks[1].choices[0].delta.tool_calls[0].index");
+        assert_eq!(
+            error.kind,
+            WireErrorKind::UnexpectedIndex { index: 2, next: 1 }
+        );
+
+        let first = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}}]}"#,
+        ];
+        let error = assemble(&first).1.expect_err("index 1 first");
+        assert_eq!(
+            error.kind,
+            WireErrorKind::UnexpectedIndex { index: 1, next: 0 }
+        );
+
+        let wrong = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":7}}]}}]}"#,
+        ];
+        let error = assemble(&wrong).1.expect_err("a number as name");
+        assert!(
+            error
+                .path
+                .starts_with("chunks[0].choices[0].delta.tool_calls"),
+            "{}",
+            error.path
+        );
+        assert!(
+            matches!(error.kind, WireErrorKind::WrongType { .. }),
+            "{error}"
+        );
+
+        let content = [r#"{"choices":[{"index":0,"delta":{"content":{"a":1}}}]}"#];
+        let error = assemble(&content).1.expect_err("content an object");
+        assert_eq!(error.path, "chunks[0].choices[0].delta.content");
+
+        let array = ["[1, 2]"];
+        assert!(assemble(&array).1.is_err());
+    }
+
+    #[test]
+    fn an_error_chunk_is_a_provider_error_and_sticks() {
+        let mut stream = ChunkAssembler::new();
+        assert!(
+            stream
+                .push(r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#)
+                .is_ok()
+        );
+        let error = stream
+            .push(r#"{"error":{"object":"error","message":"CUDA out of memory","type":"InternalServerError","param":null,"code":500}}"#)
+            .expect_err("an error chunk");
+        assert_eq!(error.path, "chunks[1].error");
+        assert_eq!(
+            error.kind,
+            WireErrorKind::Provider {
+                error_type: "InternalServerError".into(),
+                message: "CUDA out of memory".into()
+            }
+        );
+        assert_eq!(stream.push("[DONE]"), Err(error.clone()));
+        assert_eq!(stream.finish(), Err(error));
+    }
+
+    #[test]
+    fn late_ids_repeated_names_missing_indexes_and_object_arguments_are_tolerated() {
+        let chunks = [
+            // The name first, the id late; the name repeated; object arguments.
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":{"name":"get_weather"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_late","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_other","function":{"name":"get_weather","arguments":"\"Oslo\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","function":{"name":"add","arguments":{"a":1}}}]}}]}"#,
+            // Interleaved: back to call 0 (nothing to add).
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ];
+        let (deltas, response) = assemble(&chunks);
+        let calls: Vec<_> = response
+            .expect("assembles")
+            .message
+            .tool_calls()
+            .cloned()
+            .collect();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("call_late", "get_weather")
+        );
+        assert_eq!(calls[0].arguments, r#"{"city":"Oslo"}"#);
+        assert_eq!(calls[1].arguments, r#"{"a":1}"#);
+        // Started once each, when the name came, with the id known then.
+        assert_eq!(
+            deltas,
+            [
+                StreamDelta::ToolCallStarted {
+                    index: 0,
+                    id: String::new(),
+                    name: "get_weather".into()
+                },
+                StreamDelta::ToolCallStarted {
+                    index: 1,
+                    id: "call_2".into(),
+                    name: "add".into()
+                },
+            ]
+        );
+
+        // Gemini-style: whole calls without `index`, `""` ids.
+        let gemini = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"id":"","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"},"extra_content":{"google":{"thought_signature":"c2ln"}}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Bergen\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ];
+        let calls: Vec<_> = assemble(&gemini)
+            .1
+            .expect("assembles")
+            .message
+            .tool_calls()
+            .cloned()
+            .collect();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].arguments, r#"{"city":"Bergen"}"#);
+        assert!(calls[0].extras.fields().contains_key("extra_content"));
+
+        // A name in pieces.
+        let split_name = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"get_","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"weather","arguments":"{}"}}]}}]}"#,
+            "[DONE]",
+        ];
+        let calls: Vec<_> = assemble(&split_name)
+            .1
+            .expect("assembles")
+            .message
+            .tool_calls()
+            .cloned()
+            .collect();
+        assert_eq!(calls[0].name, "get_weather");
+    }
+
+    #[test]
+    fn other_choices_are_skipped_and_content_parts_are_joined() {
+        let chunks = [
+            r#"{"choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":"A"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"B"},{"type":"thinking","thinking":[{"type":"text","text":"hm"}]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"C"}}]}"#,
+            "[DONE]",
+        ];
+        let (deltas, response) = assemble(&chunks);
+        let expected = openai::parse_response(&json!({ "choices": [{ "index": 0, "message": {
+            "role": "assistant",
+            "content": [
+                { "type": "text", "text": "AB" },
+                { "type": "thinking", "thinking": [{ "type": "text", "text": "hm" }] },
+                { "type": "text", "text": "C" }
+            ]
+        } }] }));
+        assert_eq!(response, expected);
+        assert_eq!(
+            deltas,
+            [
+                StreamDelta::Text("A".into()),
+                StreamDelta::Text("B".into()),
+                StreamDelta::Text("C".into())
+            ]
+        );
+    }
+}
