@@ -20,6 +20,7 @@
 //! | 4 | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
 //! | 5 | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
 //! | 6 | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
+//! | 7 | `model` | real models over HTTP: `OpenAiModel` (feature `openai`), `AnthropicModel` (feature `anthropic`) |
 //!
 //! # Example
 //!
@@ -186,6 +187,7 @@
 //!   `structured_output`.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod bind;
 pub mod conversation;
@@ -194,6 +196,9 @@ mod json;
 pub mod limits;
 pub mod middleware;
 pub mod mode;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
+pub mod model;
 mod panic;
 pub mod session;
 mod text;

@@ -14,6 +14,14 @@ mod builder_copies;
 mod common;
 mod layers;
 mod middleware_order;
+#[cfg(feature = "anthropic")]
+mod model_anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+mod model_common;
+#[cfg(feature = "openai")]
+mod model_openai;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
+mod model_transport;
 mod send_sync;
 mod tool_limits;
 mod tool_name_sanitize;

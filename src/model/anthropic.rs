@@ -1,0 +1,255 @@
+//! [`AnthropicModel`]: Anthropic Messages.
+
+use async_trait::async_trait;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::error::{EnvError, ModelError, ModelErrorKind};
+use super::http::{ApiKey, Transport, secret_header};
+use super::{Settings, ToolChoice, env_var, shared_setters};
+use crate::conversation::{Message, ModelResponse, WireFormat};
+use crate::tool::BoxError;
+use crate::turn::{Model, ModelRequest};
+use crate::wire::anthropic;
+
+const FORMAT: WireFormat = WireFormat::AnthropicMessages;
+
+/// The official endpoint.
+const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// The API version sent as `anthropic-version`.
+const API_VERSION: &str = "2023-06-01";
+
+/// `max_tokens` unless set: the Messages API requires the field.
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// A model behind Anthropic's Messages API (`POST {base_url}/v1/messages`).
+///
+/// ```
+/// use agent_loop::model::AnthropicModel;
+///
+/// let model = AnthropicModel::new("claude-sonnet-4-5")
+///     .api_key("sk-ant-...")
+///     .max_tokens(8192)
+///     .thinking_budget(2048);
+/// assert!(!format!("{model:?}").contains("sk-ant"));
+/// ```
+///
+/// The body is `model`, `max_tokens` (4096 unless set), `system` (the
+/// mode's instructions, then the conversation's own system messages),
+/// `messages` (exported by
+/// [`wire::anthropic::export_messages`](crate::wire::anthropic::export_messages)),
+/// `tools` and `tool_choice` when the mode has tools, and the settings
+/// that are set; then the [`extra`](Self::extra) fields. The key goes as
+/// `x-api-key`, with `anthropic-version: 2023-06-01`.
+#[derive(Clone, Debug)]
+pub struct AnthropicModel {
+    model: String,
+    base_url: String,
+    api_key: Option<ApiKey>,
+    max_tokens: u32,
+    thinking_budget: Option<u32>,
+    settings: Settings,
+    transport: Transport,
+}
+
+shared_setters!(AnthropicModel);
+
+impl AnthropicModel {
+    /// The model `model` (e.g. `claude-sonnet-4-5`) at the official
+    /// endpoint, with no key yet: set one with [`api_key`](Self::api_key).
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: None,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            thinking_budget: None,
+            settings: Settings::default(),
+            transport: Transport::new(FORMAT),
+        }
+    }
+
+    /// A model configured from the environment: `ANTHROPIC_MODEL`
+    /// (required), `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (at least
+    /// one of them: a proxy may need no key, the official endpoint does).
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`] naming what to set.
+    pub fn from_env() -> Result<Self, EnvError> {
+        Self::from_lookup(env_var)
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
+        let model = lookup("ANTHROPIC_MODEL");
+        let key = lookup("ANTHROPIC_API_KEY");
+        let base_url = lookup("ANTHROPIC_BASE_URL");
+        let mut variables = Vec::new();
+        if model.is_none() {
+            variables.push("ANTHROPIC_MODEL".to_owned());
+        }
+        if key.is_none() && base_url.is_none() {
+            variables.push("ANTHROPIC_API_KEY".to_owned());
+        }
+        let (Some(model), true) = (model, variables.is_empty()) else {
+            return Err(EnvError { variables });
+        };
+        let mut this = Self::new(model);
+        this.api_key = key.map(ApiKey::new);
+        if let Some(base_url) = base_url {
+            this = this.base_url(base_url);
+        }
+        Ok(this)
+    }
+
+    /// The server's base URL, without `/v1` (default
+    /// `https://api.anthropic.com`); requests go to `{base_url}/v1/messages`.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The API key, sent as `x-api-key`.
+    pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// The model name sent as `model`.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The most tokens the answer may use (`max_tokens`, which the API
+    /// requires; 4096 unless set). With a thinking budget, it includes the
+    /// thinking.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Extended thinking with this many tokens at most (`thinking:
+    /// {"type": "enabled", "budget_tokens"}`; the API wants at least 1024
+    /// and less than `max_tokens`).
+    pub fn thinking_budget(mut self, budget_tokens: u32) -> Self {
+        self.thinking_budget = Some(budget_tokens);
+        self
+    }
+
+    /// The request body this model sends for `request`.
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        // The instructions become the first system message, so the export
+        // joins them with the conversation's own into `system`.
+        let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
+        conversation.extend(request.instructions.map(Message::system));
+        conversation.extend_from_slice(request.conversation);
+        let exported = anthropic::export_messages(&conversation);
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        body.insert("max_tokens".into(), json!(self.max_tokens));
+        if let Some(system) = exported.system {
+            body.insert("system".into(), json!(system));
+        }
+        body.insert("messages".into(), json!(exported.messages));
+        if !request.tools.is_empty() {
+            body.insert(
+                "tools".into(),
+                json!(anthropic::export_tools(request.tools)),
+            );
+            let parallel = self.settings.parallel_tool_calls;
+            if self.settings.tool_choice.is_some() || parallel.is_some() {
+                let choice = self
+                    .settings
+                    .tool_choice
+                    .as_ref()
+                    .unwrap_or(&ToolChoice::Auto);
+                let mut choice = tool_choice(choice);
+                // `none` takes no such field: no calls, none in parallel.
+                if let Some(parallel) = parallel
+                    && choice["type"] != "none"
+                {
+                    choice["disable_parallel_tool_use"] = json!(!parallel);
+                }
+                body.insert("tool_choice".into(), choice);
+            }
+        }
+        if let Some(temperature) = self.settings.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(budget) = self.thinking_budget {
+            body.insert(
+                "thinking".into(),
+                json!({ "type": "enabled", "budget_tokens": budget }),
+            );
+        }
+        self.settings.merge_extra(&mut body);
+        Value::Object(body)
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        if let Some(key) = &self.api_key {
+            headers.insert("x-api-key", secret_header(FORMAT, key, "")?);
+        }
+        Ok(headers)
+    }
+
+    async fn send(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        let body = self.request_body(&request);
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;
+        let url = format!("{}/v1/messages", self.base_url);
+        let headers = self.headers()?;
+        let answer = self.transport.post(&url, &headers, body).await?;
+        let invalid = |source: BoxError| {
+            let mut error =
+                ModelError::new(FORMAT, ModelErrorKind::InvalidResponse).with_source(source);
+            error.attempts = answer.attempts;
+            error.request_id.clone_from(&answer.request_id);
+            error
+        };
+        let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
+        anthropic::parse_response(&value).map_err(|e| invalid(e.into()))
+    }
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!({ "type": "auto" }),
+        ToolChoice::None => json!({ "type": "none" }),
+        ToolChoice::Required => json!({ "type": "any" }),
+        ToolChoice::Tool(name) => json!({ "type": "tool", "name": name }),
+    }
+}
+
+#[async_trait]
+impl Model for AnthropicModel {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+        Ok(self.send(request).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_env_names_what_is_missing() {
+        let error = AnthropicModel::from_lookup(|_| None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "set ANTHROPIC_MODEL and ANTHROPIC_API_KEY"
+        );
+        let model = AnthropicModel::from_lookup(|name| match name {
+            "ANTHROPIC_MODEL" => Some("claude".into()),
+            "ANTHROPIC_API_KEY" => Some("sk-ant-test".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(model.base_url, DEFAULT_BASE_URL);
+        assert_eq!(model.max_tokens, DEFAULT_MAX_TOKENS);
+    }
+}

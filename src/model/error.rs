@@ -1,0 +1,206 @@
+//! [`ModelError`]: a request to a provider that failed, and [`EnvError`]:
+//! a model that cannot be configured from the environment.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::conversation::WireFormat;
+use crate::tool::BoxError;
+
+/// What went wrong with a model request: the [`kind`](ModelError::kind) of
+/// a [`ModelError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModelErrorKind {
+    /// The server answered with an HTTP error status (after the retries
+    /// allowed for a retryable one).
+    Http {
+        /// The status code, e.g. `401`.
+        status: u16,
+    },
+    /// No answer within the configured timeout (see the models'
+    /// `timeout` setter). Not retried.
+    Timeout,
+    /// The connection could not be made or broke before an answer (after
+    /// the retries allowed).
+    Connect,
+    /// The server answered 2xx with a body that is not the provider's
+    /// response: not JSON (a [`serde_json::Error`] source) or not of the
+    /// documented shape (a [`WireError`](crate::wire::WireError) source).
+    InvalidResponse,
+    /// A streamed response broke: a malformed server-sent event, an
+    /// `error` event sent mid-stream (its type and message are in
+    /// [`ModelError::error_type`] and [`ModelError::message`]), a stream
+    /// cut before its end, or chunks that do not assemble.
+    Stream,
+    /// The request could not be sent for another reason (an invalid base
+    /// URL, a body that does not serialise).
+    Request,
+}
+
+impl fmt::Display for ModelErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Http { status } => write!(f, "HTTP {status}"),
+            Self::Timeout => f.write_str("timed out"),
+            Self::Connect => f.write_str("could not connect"),
+            Self::InvalidResponse => f.write_str("invalid response"),
+            Self::Stream => f.write_str("the stream broke"),
+            Self::Request => f.write_str("the request could not be sent"),
+        }
+    }
+}
+
+/// A model request that failed, as [`OpenAiModel`](super::OpenAiModel) and
+/// [`AnthropicModel`](super::AnthropicModel) return it (boxed, so it is the
+/// source of [`TurnError::Model`](crate::turn::TurnError::Model); downcast
+/// to read it).
+///
+/// [`kind`](Self::kind) says what failed; the provider's own `type`,
+/// `message` and `code` are parsed from its error body when it sent one
+/// (OpenAI `{"error": {"message", "type", "code"}}`, Anthropic
+/// `{"type": "error", "error": {"type", "message"}}`), with the request id
+/// header (`x-request-id`, `request-id`) to quote to support. Display is
+/// one line: `OpenAI Chat Completions: HTTP 401 after 1 attempt:
+/// invalid_request_error: Incorrect API key provided (request id req_1)`.
+/// The API key is never part of it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ModelError {
+    /// The provider's format.
+    pub format: WireFormat,
+    /// What failed.
+    pub kind: ModelErrorKind,
+    /// The provider's error `type`, e.g. `invalid_request_error`,
+    /// `overloaded_error`.
+    pub error_type: Option<String>,
+    /// The provider's error message.
+    pub message: Option<String>,
+    /// The provider's error `code` (OpenAI), e.g. `invalid_api_key`.
+    pub code: Option<String>,
+    /// The request id the server sent (`x-request-id` for OpenAI,
+    /// `request-id` for Anthropic).
+    pub request_id: Option<String>,
+    /// HTTP requests made, retries included (`1`: not retried; `0`: none
+    /// could be sent).
+    pub attempts: u32,
+    /// How long the server asked to wait (`retry-after-ms`, `Retry-After`)
+    /// on the last answer, when it said.
+    pub retry_after: Option<Duration>,
+    source: Option<BoxError>,
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.format, self.kind)?;
+        let plural = if self.attempts == 1 { "" } else { "s" };
+        write!(f, " after {} attempt{plural}", self.attempts)?;
+        match (&self.error_type, &self.message) {
+            (Some(error_type), Some(message)) => write!(f, ": {error_type}: {message}")?,
+            (None, Some(message)) => write!(f, ": {message}")?,
+            (Some(error_type), None) => write!(f, ": {error_type}")?,
+            (None, None) => {}
+        }
+        if let Some(request_id) = &self.request_id {
+            write!(f, " (request id {request_id})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ModelError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl ModelError {
+    pub(crate) fn new(format: WireFormat, kind: ModelErrorKind) -> Self {
+        Self {
+            format,
+            kind,
+            error_type: None,
+            message: None,
+            code: None,
+            request_id: None,
+            attempts: 0,
+            retry_after: None,
+            source: None,
+        }
+    }
+
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+
+    pub(crate) fn with_request_id(mut self, request_id: Option<String>) -> Self {
+        self.request_id = request_id;
+        self
+    }
+
+    /// The HTTP status, for [`ModelErrorKind::Http`].
+    pub fn status(&self) -> Option<u16> {
+        match self.kind {
+            ModelErrorKind::Http { status } => Some(status),
+            _ => None,
+        }
+    }
+
+    /// `true` when the request was retried (more than one attempt).
+    pub fn was_retried(&self) -> bool {
+        self.attempts > 1
+    }
+
+    /// Fills `error_type`, `message` and `code` from a provider error body
+    /// (`{"error": {...}}` or `{"type": "error", "error": {...}}`); a body
+    /// that is not one leaves them as they are, except that a short plain
+    /// text body becomes the message.
+    pub(crate) fn read_error_body(&mut self, body: &[u8]) {
+        match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(value) => self.read_error_value(&value),
+            Err(_) => {
+                let text = String::from_utf8_lossy(body);
+                let text = text.trim();
+                if !text.is_empty() {
+                    self.message = Some(crate::text::clean_error_text(text, 1024));
+                }
+            }
+        }
+    }
+
+    /// Like [`read_error_body`](Self::read_error_body), on a parsed body.
+    pub(crate) fn read_error_value(&mut self, value: &serde_json::Value) {
+        let error = &value["error"];
+        let string = |field: &str| match &error[field] {
+            serde_json::Value::String(text) => Some(text.clone()),
+            serde_json::Value::Number(number) => Some(number.to_string()),
+            _ => None,
+        };
+        if error.is_object() {
+            self.error_type = string("type");
+            self.message = string("message");
+            self.code = string("code");
+        } else if let Some(message) = error.as_str() {
+            // Some compatible servers send `{"error": "..."}`.
+            self.message = Some(message.to_owned());
+        }
+    }
+}
+
+/// A model could not be configured from the environment: the variables
+/// that must be set. Display names them, e.g. `set OPENAI_MODEL`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("set {}", .variables.join(" and "))]
+#[non_exhaustive]
+pub struct EnvError {
+    /// What to set, e.g. `OPENAI_MODEL`, `OPENAI_API_KEY or OPENAI_BASE_URL`.
+    pub variables: Vec<String>,
+}

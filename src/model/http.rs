@@ -1,0 +1,418 @@
+//! The transport both models share: one `reqwest` client, a per-attempt
+//! timeout, retries with exponential backoff and jitter (`backon`) that
+//! honour the server's `retry-after-ms` and `Retry-After`, error bodies
+//! read into a [`ModelError`], and server-sent events read with
+//! `eventsource-stream`.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use backon::{ExponentialBuilder, Retryable};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+
+use super::error::{ModelError, ModelErrorKind};
+use crate::conversation::WireFormat;
+
+/// The longest wait a server's `Retry-After` can impose: a longer ask is
+/// cut to this, so a turn never sleeps for minutes on one header.
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// Statuses worth another attempt: timeouts, conflicts, rate limits,
+/// server errors and Anthropic's `529 overloaded`.
+const RETRYABLE_STATUSES: [u16; 8] = [408, 409, 429, 500, 502, 503, 504, 529];
+
+/// An API key: sent in a header marked sensitive, and printed as
+/// `<redacted>` by `Debug` and `Display`, so it never reaches a log, an
+/// error or a tracing field.
+///
+/// ```
+/// use agent_loop::model::ApiKey;
+///
+/// let key = ApiKey::new("sk-secret");
+/// assert_eq!(format!("{key} {key:?}"), "<redacted> <redacted>");
+/// assert_eq!(key.expose_secret(), "sk-secret");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for code that must send it elsewhere.
+    pub fn expose_secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl From<String> for ApiKey {
+    fn from(key: String) -> Self {
+        Self(key)
+    }
+}
+
+impl From<&str> for ApiKey {
+    fn from(key: &str) -> Self {
+        Self(key.to_owned())
+    }
+}
+
+/// A header value holding a secret: marked sensitive, so `reqwest` and
+/// `http` print it redacted.
+pub(crate) fn secret_header(
+    format: WireFormat,
+    key: &ApiKey,
+    prefix: &str,
+) -> Result<HeaderValue, ModelError> {
+    let mut value = HeaderValue::from_str(&format!("{prefix}{}", key.0)).map_err(|_| {
+        // `InvalidHeaderValue` quotes nothing, but say nothing of the key either.
+        ModelError::new(format, ModelErrorKind::Request)
+            .with_message("the API key is not a valid HTTP header value")
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// The shared HTTP settings and client of one model.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    format: WireFormat,
+    /// Built on first use: building can fail (no TLS roots), and a model's
+    /// constructor does not.
+    client: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    /// Per attempt: until the whole body is read (unstreamed), or until
+    /// the headers and then between two events (streamed).
+    pub(crate) timeout: Duration,
+    pub(crate) max_retries: u32,
+    pub(crate) min_backoff: Duration,
+    pub(crate) max_backoff: Duration,
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport")
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("min_backoff", &self.min_backoff)
+            .field("max_backoff", &self.max_backoff)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a successful request gave: the whole body, or the response whose
+/// body is an event stream.
+pub(crate) struct Answer<T> {
+    pub(crate) body: T,
+    pub(crate) attempts: u32,
+    pub(crate) request_id: Option<String>,
+}
+
+impl Transport {
+    pub(crate) fn new(format: WireFormat) -> Self {
+        Self {
+            format,
+            client: Arc::default(),
+            timeout: Duration::from_secs(120),
+            max_retries: 3,
+            min_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+        }
+    }
+
+    fn error(&self, kind: ModelErrorKind) -> ModelError {
+        ModelError::new(self.format, kind)
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, ModelError> {
+        self.client
+            .get_or_init(|| {
+                reqwest::Client::builder()
+                    .connect_timeout(Duration::from_secs(30))
+                    .build()
+                    .map_err(|error| error.without_url().to_string())
+            })
+            .as_ref()
+            .map_err(|message| {
+                self.error(ModelErrorKind::Request)
+                    .with_message(format!("the HTTP client could not be built: {message}"))
+            })
+    }
+
+    /// POSTs `body` and reads the whole answer, retrying as configured.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<Answer<Vec<u8>>, ModelError> {
+        self.retrying(url, headers, body, |response| async move {
+            response.bytes().await.map(|body| body.to_vec())
+        })
+        .await
+    }
+
+    /// POSTs `body` and returns the response once its headers say success
+    /// (retrying as configured); its body is read with [`read_events`](Self::read_events).
+    #[allow(dead_code, reason = "streaming arrives with the stream assemblers")]
+    pub(crate) async fn post_streaming(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<Answer<reqwest::Response>, ModelError> {
+        self.retrying(url, headers, body, |response| async move { Ok(response) })
+            .await
+    }
+
+    async fn retrying<T, F, Fut>(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: Vec<u8>,
+        read: F,
+    ) -> Result<Answer<T>, ModelError>
+    where
+        F: Fn(reqwest::Response) -> Fut,
+        Fut: Future<Output = Result<T, reqwest::Error>>,
+    {
+        let client = self.client()?;
+        let attempts = AtomicU32::new(0);
+        let attempt = || async {
+            let number = attempts.fetch_add(1, Ordering::Relaxed) + 1;
+            tracing::debug!(format = %self.format, url, attempt = number, "model request");
+            let request = client
+                .post(url)
+                .headers(headers.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.clone());
+            match tokio::time::timeout(self.timeout, self.once(request, &read)).await {
+                Ok(result) => result,
+                Err(_) => Err(self.error(ModelErrorKind::Timeout)),
+            }
+        };
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.min_backoff)
+            .with_max_delay(self.max_backoff)
+            .with_factor(2.0)
+            .with_jitter()
+            .with_max_times(self.max_retries as usize);
+        let result = attempt
+            .retry(backoff)
+            .sleep(tokio::time::sleep)
+            .when(retryable)
+            .adjust(|error: &ModelError, planned| {
+                // The server's wait, when it said, instead of ours (and no
+                // retry at all once ours are used up).
+                planned.map(|planned| error.retry_after.unwrap_or(planned))
+            })
+            .notify(|error: &ModelError, wait| {
+                tracing::warn!(
+                    format = %self.format,
+                    url,
+                    kind = %error.kind,
+                    wait_ms = wait.as_millis() as u64,
+                    "model request failed; retrying"
+                );
+            })
+            .await;
+        let attempts = attempts.load(Ordering::Relaxed);
+        match result {
+            Ok((body, request_id)) => Ok(Answer {
+                body,
+                attempts,
+                request_id,
+            }),
+            Err(mut error) => {
+                error.attempts = attempts;
+                Err(error)
+            }
+        }
+    }
+
+    /// One attempt: send, then read a success with `read` or an error body
+    /// into a [`ModelError`].
+    async fn once<T, F, Fut>(
+        &self,
+        request: reqwest::RequestBuilder,
+        read: &F,
+    ) -> Result<(T, Option<String>), ModelError>
+    where
+        F: Fn(reqwest::Response) -> Fut,
+        Fut: Future<Output = Result<T, reqwest::Error>>,
+    {
+        let response = request.send().await.map_err(|e| self.reqwest_error(e))?;
+        let request_id = request_id(response.headers());
+        let status = response.status();
+        if status.is_success() {
+            let body = read(response)
+                .await
+                .map_err(|e| self.reqwest_error(e).with_request_id(request_id.clone()))?;
+            return Ok((body, request_id));
+        }
+        let retry_after = retry_after(response.headers(), SystemTime::now());
+        let mut error = self
+            .error(ModelErrorKind::Http {
+                status: status.as_u16(),
+            })
+            .with_request_id(request_id);
+        error.retry_after = retry_after;
+        // The error body is best effort: a broken one leaves the status.
+        if let Ok(body) = response.bytes().await {
+            error.read_error_body(&body);
+        }
+        Err(error)
+    }
+
+    fn reqwest_error(&self, error: reqwest::Error) -> ModelError {
+        let kind = if error.is_timeout() {
+            ModelErrorKind::Timeout
+        } else if error.is_builder() {
+            ModelErrorKind::Request
+        } else {
+            // Refused, reset, closed before the answer: the connection.
+            ModelErrorKind::Connect
+        };
+        // The URL is the base URL the caller gave; leave it out anyway, in
+        // case a key was put in its query.
+        self.error(kind).with_source(error.without_url())
+    }
+
+    /// Reads the server-sent events of `answer` until `on_event` says the
+    /// stream is done or the body ends, handing it each event's name and
+    /// data. An event must arrive within the timeout of the previous one.
+    #[allow(dead_code, reason = "streaming arrives with the stream assemblers")]
+    pub(crate) async fn read_events(
+        &self,
+        answer: Answer<reqwest::Response>,
+        mut on_event: impl FnMut(&str, &str) -> Result<bool, ModelError>,
+    ) -> Result<(), ModelError> {
+        let Answer {
+            body: response,
+            attempts,
+            request_id,
+        } = answer;
+        let fail = |mut error: ModelError| {
+            error.attempts = attempts;
+            error.request_id.clone_from(&request_id);
+            error
+        };
+        let mut events = response.bytes_stream().eventsource();
+        loop {
+            let next = tokio::time::timeout(self.timeout, events.next())
+                .await
+                .map_err(|_| fail(self.error(ModelErrorKind::Timeout)))?;
+            let Some(event) = next else {
+                return Ok(());
+            };
+            let event = event.map_err(|error| {
+                let kind = match &error {
+                    eventsource_stream::EventStreamError::Transport(_) => ModelErrorKind::Connect,
+                    _ => ModelErrorKind::Stream,
+                };
+                let source: crate::tool::BoxError = match error {
+                    eventsource_stream::EventStreamError::Transport(error) => {
+                        error.without_url().into()
+                    }
+                    other => other.to_string().into(),
+                };
+                fail(self.error(kind).with_source(source))
+            })?;
+            if on_event(&event.event, &event.data).map_err(fail)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn retryable(error: &ModelError) -> bool {
+    match error.kind {
+        ModelErrorKind::Http { status } => RETRYABLE_STATUSES.contains(&status),
+        ModelErrorKind::Connect => true,
+        _ => false,
+    }
+}
+
+fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["x-request-id", "request-id"]
+        .iter()
+        .find_map(|name| headers.get(*name)?.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The wait a server asks for: `retry-after-ms` (milliseconds, OpenAI and
+/// Anthropic), else `Retry-After` in seconds or as an HTTP date; capped at
+/// [`MAX_RETRY_AFTER`]. `None` when absent or unreadable.
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
+    // A number of `unit`s, capped before it becomes a `Duration`.
+    let number = |text: &str, unit: f64| {
+        text.parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite() && *value >= 0.0)
+            .map(|value| Duration::from_secs_f64((value * unit).min(MAX_RETRY_AFTER.as_secs_f64())))
+    };
+    let seconds = |text: &str| number(text, 1.0);
+    let wait = header("retry-after-ms")
+        .and_then(|ms| number(ms, 0.001))
+        .or_else(|| {
+            let value = header("retry-after")?;
+            seconds(value).or_else(|| {
+                let date = httpdate::parse_http_date(value).ok()?;
+                Some(date.duration_since(now).unwrap_or_default())
+            })
+        })?;
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn retry_after_reads_milliseconds_seconds_and_dates_and_caps_them() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        let date = httpdate::fmt_http_date(now + Duration::from_secs(7));
+        type Case<'a> = (&'a [(&'static str, &'a str)], Option<Duration>);
+        let cases: [Case<'_>; 7] = [
+            (&[], None),
+            (&[("retry-after", "1")], Some(Duration::from_secs(1))),
+            (&[("retry-after", "1.5")], Some(Duration::from_millis(1500))),
+            (&[("retry-after", &date)], Some(Duration::from_secs(7))),
+            (
+                &[("retry-after-ms", "250"), ("retry-after", "9")],
+                Some(Duration::from_millis(250)),
+            ),
+            (&[("retry-after", "86400")], Some(MAX_RETRY_AFTER)),
+            (&[("retry-after", "soon")], None),
+        ];
+        for (pairs, expected) in cases {
+            assert_eq!(retry_after(&headers(pairs), now), expected, "{pairs:?}");
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Real models over HTTP: [`OpenAiModel`] (OpenAI Chat Completions and
+//! every OpenAI-compatible server) behind the `openai` feature, and
+//! [`AnthropicModel`] (Anthropic Messages) behind the `anthropic` feature.
+//! The default build has neither, and no HTTP stack.
+//!
+//! Each implements [`Model`](crate::turn::Model): the mode's instructions
+//! go out as the system prompt, ahead of the conversation's own system
+//! messages; the mode's tools as the request's `tools` (left out when there
+//! are none); the body is built with the [`wire`](crate::wire) module's
+//! exports and the answer parsed with its `parse_response`.
+//!
+//! **Transport.** One `reqwest` client (rustls) per model value, shared by
+//! its clones. An attempt that answers 408, 409, 429, 500, 502, 503, 504 or
+//! 529, or cannot connect, is retried (3 times by default) after an
+//! exponential backoff with jitter, or after the wait the server asks for
+//! in `retry-after-ms` or `Retry-After` (seconds or an HTTP date, at most a
+//! minute). Each attempt has a timeout (120 s by default); a timeout is not
+//! retried. Dropping the `respond` future (what the turn runner does when
+//! the turn's `CancellationToken` fires) drops the connection: nothing runs
+//! on in the background.
+//!
+//! **Errors** are [`ModelError`]s: the kind (HTTP status, timeout,
+//! connection, invalid response, broken stream), the provider's error type,
+//! message and code, the request id and the number of attempts. The API
+//! key ([`ApiKey`]) prints as `<redacted>` everywhere.
+
+// A `ModelError` is large (the provider's type, message, code and request
+// id), but it is returned once per failed network request: boxing it
+// inside the module would buy nothing.
+#![allow(clippy::result_large_err)]
+
+mod error;
+mod http;
+
+#[cfg(feature = "anthropic")]
+mod anthropic;
+#[cfg(feature = "openai")]
+mod openai;
+
+pub use error::{EnvError, ModelError, ModelErrorKind};
+
+#[cfg(feature = "anthropic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
+pub use anthropic::AnthropicModel;
+pub use http::ApiKey;
+#[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+pub use openai::{OpenAiModel, ReasoningEffort};
+
+/// Which tool the model must call, if any: a request's `tool_choice`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (the providers' default when tools are given).
+    Auto,
+    /// No tool call: OpenAI `"none"`, Anthropic `{"type": "none"}`.
+    None,
+    /// At least one tool call: OpenAI `"required"`, Anthropic
+    /// `{"type": "any"}`.
+    Required,
+    /// A call of this tool.
+    Tool(String),
+}
+
+/// What both models send: the settings a user sets every day, and vendor
+/// fields merged into the body last.
+#[derive(Clone, Debug, Default)]
+struct Settings {
+    temperature: Option<f64>,
+    tool_choice: Option<ToolChoice>,
+    parallel_tool_calls: Option<bool>,
+    extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Settings {
+    /// Merges the vendor fields into `body`, replacing what is there.
+    fn merge_extra(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
+        for (key, value) in &self.extra {
+            body.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+/// Reads `variable` from the environment; unset and empty are the same.
+fn env_var(variable: &str) -> Option<String> {
+    std::env::var(variable)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}
+
+/// Generates the setters both models share, on `$model` (which has
+/// `settings: Settings` and `transport: http::Transport` fields).
+macro_rules! shared_setters {
+    ($model:ty) => {
+        impl $model {
+            /// The sampling temperature (`temperature`).
+            pub fn temperature(mut self, temperature: f64) -> Self {
+                self.settings.temperature = Some(temperature);
+                self
+            }
+
+            /// Which tool the model must call (`tool_choice`); sent only
+            /// when the mode has tools.
+            pub fn tool_choice(mut self, choice: $crate::model::ToolChoice) -> Self {
+                self.settings.tool_choice = Some(choice);
+                self
+            }
+
+            /// Whether the model may ask for several calls at once (OpenAI
+            /// `parallel_tool_calls`, Anthropic
+            /// `tool_choice.disable_parallel_tool_use`); sent only when the
+            /// mode has tools. Unset: the provider's default (allowed).
+            pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
+                self.settings.parallel_tool_calls = Some(parallel);
+                self
+            }
+
+            /// A top-level body field for anything vendor-specific
+            /// (`top_p`, `seed`, `metadata`, `service_tier`, …), written
+            /// last: it replaces a field this model sets itself. Repeat for
+            /// several fields.
+            pub fn extra(mut self, field: impl Into<String>, value: serde_json::Value) -> Self {
+                self.settings.extra.insert(field.into(), value);
+                self
+            }
+
+            /// The timeout of each attempt (120 s by default): unstreamed,
+            /// until the whole answer is read; streamed, until the headers
+            /// and then between two events. A timeout is not retried.
+            pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+                self.transport.timeout = timeout;
+                self
+            }
+
+            /// Retries after a retryable failure (3 by default; 0 sends once).
+            pub fn max_retries(mut self, retries: u32) -> Self {
+                self.transport.max_retries = retries;
+                self
+            }
+
+            /// The backoff between retries: from `min` (500 ms by default),
+            /// doubling, at most `max` (8 s by default), with jitter. A
+            /// server's `Retry-After` replaces it.
+            pub fn backoff(mut self, min: std::time::Duration, max: std::time::Duration) -> Self {
+                self.transport.min_backoff = min;
+                self.transport.max_backoff = max.max(min);
+                self
+            }
+        }
+    };
+}
+
+use shared_setters;

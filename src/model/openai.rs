@@ -1,0 +1,266 @@
+//! [`OpenAiModel`]: OpenAI Chat Completions, and every server that speaks
+//! it.
+
+use async_trait::async_trait;
+use reqwest::header::{AUTHORIZATION, HeaderMap};
+use serde_json::{Map, Value, json};
+
+use super::error::{EnvError, ModelError, ModelErrorKind};
+use super::http::{ApiKey, Transport, secret_header};
+use super::{Settings, ToolChoice, env_var, shared_setters};
+use crate::conversation::{Message, ModelResponse, WireFormat};
+use crate::tool::BoxError;
+use crate::turn::{Model, ModelRequest};
+use crate::wire::openai;
+
+const FORMAT: WireFormat = WireFormat::OpenAiChat;
+
+/// The official endpoint.
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// How hard a reasoning model thinks: `reasoning_effort`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReasoningEffort {
+    /// `"minimal"`.
+    Minimal,
+    /// `"low"`.
+    Low,
+    /// `"medium"`.
+    Medium,
+    /// `"high"`.
+    High,
+}
+
+impl ReasoningEffort {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// A model behind OpenAI's Chat Completions API (`POST
+/// {base_url}/chat/completions`): OpenAI itself, or any OpenAI-compatible
+/// server (vLLM, llama.cpp server, Ollama's `/v1`, OpenRouter, DeepSeek,
+/// Gemini's OpenAI-compatible endpoint).
+///
+/// ```
+/// use agent_loop::model::{OpenAiModel, ToolChoice};
+///
+/// // A local server that needs no key.
+/// let local = OpenAiModel::new("qwen3:8b").base_url("http://localhost:11434/v1");
+/// // OpenAI, with the settings of every day.
+/// let openai = OpenAiModel::new("gpt-4.1")
+///     .api_key("sk-...")
+///     .temperature(0.2)
+///     .max_tokens(1024)
+///     .tool_choice(ToolChoice::Auto)
+///     .extra("seed", 7.into());
+/// assert!(!format!("{openai:?}").contains("sk-"));
+/// ```
+///
+/// The body is `model`, `messages` (the mode's instructions as a first
+/// `system` message, then the conversation, exported by
+/// [`wire::openai::export_messages`](crate::wire::openai::export_messages)),
+/// `tools`, `tool_choice` and `parallel_tool_calls` when the mode has
+/// tools, and the settings that are set; then the [`extra`](Self::extra)
+/// fields. The key goes as `Authorization: Bearer`.
+#[derive(Clone, Debug)]
+pub struct OpenAiModel {
+    model: String,
+    base_url: String,
+    api_key: Option<ApiKey>,
+    max_tokens: Option<u32>,
+    reasoning_effort: Option<ReasoningEffort>,
+    settings: Settings,
+    transport: Transport,
+}
+
+shared_setters!(OpenAiModel);
+
+impl OpenAiModel {
+    /// The model `model` (e.g. `gpt-4.1`, `deepseek-chat`) at the official
+    /// endpoint, with no key: set one with [`api_key`](Self::api_key), or
+    /// another server with [`base_url`](Self::base_url).
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: None,
+            max_tokens: None,
+            reasoning_effort: None,
+            settings: Settings::default(),
+            transport: Transport::new(FORMAT),
+        }
+    }
+
+    /// A model configured from the environment: `OPENAI_MODEL` (required),
+    /// `OPENAI_API_KEY` and `OPENAI_BASE_URL` (at least one of them: a
+    /// local server needs no key, the official endpoint does).
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`] naming what to set.
+    pub fn from_env() -> Result<Self, EnvError> {
+        Self::from_lookup(env_var)
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
+        let model = lookup("OPENAI_MODEL");
+        let key = lookup("OPENAI_API_KEY");
+        let base_url = lookup("OPENAI_BASE_URL");
+        let mut variables = Vec::new();
+        if model.is_none() {
+            variables.push("OPENAI_MODEL".to_owned());
+        }
+        if key.is_none() && base_url.is_none() {
+            variables.push("OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)".into());
+        }
+        let (Some(model), true) = (model, variables.is_empty()) else {
+            return Err(EnvError { variables });
+        };
+        let mut this = Self::new(model);
+        this.api_key = key.map(ApiKey::new);
+        if let Some(base_url) = base_url {
+            this = this.base_url(base_url);
+        }
+        Ok(this)
+    }
+
+    /// The server's base URL, up to and including `/v1` (default
+    /// `https://api.openai.com/v1`); requests go to
+    /// `{base_url}/chat/completions`.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The API key, sent as `Authorization: Bearer`. Without one, no
+    /// `Authorization` header is sent.
+    pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// The model name sent as `model`.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The most tokens the answer may use (`max_completion_tokens`, which
+    /// OpenAI's reasoning models require instead of the older `max_tokens`;
+    /// for a server that reads only `max_tokens`, set it with
+    /// [`extra`](Self::extra)).
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// How hard a reasoning model thinks (`reasoning_effort`).
+    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
+        self.reasoning_effort = Some(effort);
+        self
+    }
+
+    /// The request body this model sends for `request`.
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
+        conversation.extend(request.instructions.map(Message::system));
+        conversation.extend_from_slice(request.conversation);
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        body.insert(
+            "messages".into(),
+            json!(openai::export_messages(&conversation)),
+        );
+        if !request.tools.is_empty() {
+            body.insert("tools".into(), json!(openai::export_tools(request.tools)));
+            if let Some(choice) = &self.settings.tool_choice {
+                body.insert("tool_choice".into(), tool_choice(choice));
+            }
+            if let Some(parallel) = self.settings.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), json!(parallel));
+            }
+        }
+        if let Some(temperature) = self.settings.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            body.insert("max_completion_tokens".into(), json!(max_tokens));
+        }
+        if let Some(effort) = self.reasoning_effort {
+            body.insert("reasoning_effort".into(), json!(effort.as_str()));
+        }
+        self.settings.merge_extra(&mut body);
+        Value::Object(body)
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.api_key {
+            headers.insert(AUTHORIZATION, secret_header(FORMAT, key, "Bearer ")?);
+        }
+        Ok(headers)
+    }
+
+    async fn send(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        let body = self.request_body(&request);
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;
+        let url = format!("{}/chat/completions", self.base_url);
+        let headers = self.headers()?;
+        let answer = self.transport.post(&url, &headers, body).await?;
+        let invalid = |source: BoxError| {
+            let mut error =
+                ModelError::new(FORMAT, ModelErrorKind::InvalidResponse).with_source(source);
+            error.attempts = answer.attempts;
+            error.request_id.clone_from(&answer.request_id);
+            error
+        };
+        let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
+        openai::parse_response(&value).map_err(|e| invalid(e.into()))
+    }
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({ "type": "function", "function": { "name": name } }),
+    }
+}
+
+#[async_trait]
+impl Model for OpenAiModel {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+        Ok(self.send(request).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_env_names_what_is_missing() {
+        let error = OpenAiModel::from_lookup(|_| None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "set OPENAI_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)"
+        );
+        let local = OpenAiModel::from_lookup(|name| match name {
+            "OPENAI_MODEL" => Some("m".into()),
+            "OPENAI_BASE_URL" => Some("http://127.0.0.1:8080/v1/".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(local.base_url, "http://127.0.0.1:8080/v1");
+        assert!(local.api_key.is_none());
+    }
+}

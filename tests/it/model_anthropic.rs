@@ -1,0 +1,155 @@
+//! `AnthropicModel` against a loopback server replaying recorded real
+//! responses: whole turns run with echo tools, and every request body it
+//! sends passes Anthropic's rules and carries the mode's instructions (as
+//! `system`), the tools and `max_tokens`.
+
+use agent_loop::conversation::Message;
+use agent_loop::model::{AnthropicModel, ToolChoice};
+use agent_loop::turn::{ModelRequest, TurnEvents};
+use agent_loop::wire::anthropic;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::model_common::*;
+
+fn final_answer() -> Value {
+    json!({
+        "id": "msg_final",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{ "type": "text", "text": "Done." }],
+        "stop_reason": "end_turn",
+        "stop_sequence": null,
+        "usage": { "input_tokens": 10, "output_tokens": 2 }
+    })
+}
+
+fn model(server: &MockServer) -> AnthropicModel {
+    AnthropicModel::new("claude-sonnet-4-5")
+        .base_url(server.uri())
+        .api_key(FAKE_KEY)
+}
+
+#[tokio::test]
+async fn recorded_responses_drive_whole_turns_and_every_request_passes_the_rules() {
+    for (name, recorded) in responses("anthropic") {
+        let response = anthropic::parse_response(&recorded).expect("the fixture parses");
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .and(header("x-api-key", FAKE_KEY))
+            .and(header("anthropic-version", "2023-06-01"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(&recorded))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(final_answer()))
+            .mount(&server)
+            .await;
+
+        let session = session_for(&response).await;
+        let mut conversation = vec![Message::system("Answer in English."), start().remove(0)];
+        let outcome = session
+            .run_turn(
+                &model(&server),
+                &mut conversation,
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_or_else(|error| panic!("{name}: {error:#}"));
+
+        let calls = response.message.tool_calls().count();
+        let bodies = bodies(&server).await;
+        if calls == 0 {
+            assert_eq!(bodies.len(), 1, "{name}: a final answer needs one request");
+        } else {
+            assert_eq!(outcome.answer(), Some("Done."), "{name}");
+            assert_eq!(bodies.len(), 2, "{name}");
+        }
+        for body in &bodies {
+            let violations = crate::wire_rules::anthropic_violations(&body["messages"]);
+            assert!(violations.is_empty(), "{name}: {violations:#?}");
+            assert_eq!(body["model"], "claude-sonnet-4-5");
+            assert_eq!(body["max_tokens"], 4096);
+            assert_eq!(
+                body["system"],
+                json!([
+                    { "type": "text", "text": INSTRUCTIONS },
+                    { "type": "text", "text": "Answer in English." }
+                ]),
+                "{name}: the instructions go first, joined with the conversation's"
+            );
+            let tools: Vec<&str> = body["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .map(|tool| tool["name"].as_str().unwrap())
+                .collect();
+            assert!(tools.contains(&"echo"), "{name}: {tools:?}");
+            assert!(body.get("stream").is_none());
+        }
+        if calls > 0 {
+            let last = bodies[1]["messages"].as_array().unwrap().last().unwrap();
+            let results = last["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|block| block["type"] == "tool_result")
+                .count();
+            assert_eq!(results, calls, "{name}");
+        }
+    }
+}
+
+#[test]
+fn settings_reach_the_body() {
+    let model = AnthropicModel::new("claude")
+        .max_tokens(8000)
+        .thinking_budget(2048)
+        .temperature(1.0)
+        .parallel_tool_calls(false)
+        .extra("metadata", json!({ "user_id": "u1" }));
+    let conversation = start();
+    let tools = [agent_loop::ToolInfo::without_parameters("echo", "Echoes.")];
+    let events = TurnEvents::default();
+    let request = ModelRequest {
+        conversation: &conversation,
+        instructions: Some("Be brief."),
+        tools: &tools,
+        mode: None,
+        events: &events,
+    };
+    let body = model.request_body(&request);
+    assert_eq!(body["max_tokens"], 8000);
+    assert_eq!(body["system"], "Be brief.");
+    assert_eq!(
+        body["thinking"],
+        json!({ "type": "enabled", "budget_tokens": 2048 })
+    );
+    assert_eq!(
+        body["tool_choice"],
+        json!({ "type": "auto", "disable_parallel_tool_use": true })
+    );
+    assert_eq!(body["metadata"]["user_id"], "u1");
+
+    let forced = model
+        .clone()
+        .tool_choice(ToolChoice::Required)
+        .request_body(&request);
+    assert_eq!(
+        forced["tool_choice"],
+        json!({ "type": "any", "disable_parallel_tool_use": true })
+    );
+    let bare = model.request_body(&ModelRequest {
+        tools: &[],
+        instructions: None,
+        ..request
+    });
+    assert!(bare.get("tools").is_none() && bare.get("tool_choice").is_none());
+    assert!(bare.get("system").is_none());
+}

@@ -1,0 +1,168 @@
+//! `OpenAiModel` against a loopback server replaying recorded real
+//! responses: whole turns run with echo tools, and every request body it
+//! sends passes OpenAI's rules and carries the mode's instructions and
+//! tools.
+
+use agent_loop::model::{OpenAiModel, ReasoningEffort, ToolChoice};
+use agent_loop::turn::{ModelRequest, TurnEvents};
+use agent_loop::wire::openai;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::model_common::*;
+
+/// A final answer in Chat Completions form.
+fn final_answer() -> Value {
+    json!({
+        "id": "chatcmpl-final",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4o",
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": "Done." },
+            "finish_reason": "stop"
+        }],
+        "usage": { "prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12 }
+    })
+}
+
+fn model(server: &MockServer) -> OpenAiModel {
+    OpenAiModel::new("gpt-4o")
+        .base_url(format!("{}/v1", server.uri()))
+        .api_key(FAKE_KEY)
+}
+
+#[tokio::test]
+async fn recorded_responses_drive_whole_turns_and_every_request_passes_the_rules() {
+    for (name, recorded) in responses("openai") {
+        let response = openai::parse_response(&recorded).expect("the fixture parses");
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .and(header(
+                "authorization",
+                format!("Bearer {FAKE_KEY}").as_str(),
+            ))
+            .respond_with(ResponseTemplate::new(200).set_body_json(&recorded))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(final_answer()))
+            .mount(&server)
+            .await;
+
+        let session = session_for(&response).await;
+        let mut conversation = start();
+        let outcome = session
+            .run_turn(
+                &model(&server),
+                &mut conversation,
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_or_else(|error| panic!("{name}: {error:#}"));
+
+        let calls = response.message.tool_calls().count();
+        let bodies = bodies(&server).await;
+        if calls == 0 {
+            assert_eq!(bodies.len(), 1, "{name}: a final answer needs one request");
+        } else {
+            assert_eq!(outcome.answer(), Some("Done."), "{name}");
+            assert_eq!(bodies.len(), 2, "{name}");
+            assert_eq!(outcome.stats.call_count() as usize, calls, "{name}");
+        }
+        for body in &bodies {
+            let violations = crate::wire_rules::openai_violations(&body["messages"]);
+            assert!(violations.is_empty(), "{name}: {violations:#?}");
+            assert_eq!(body["model"], "gpt-4o");
+            assert_eq!(
+                body["messages"][0],
+                json!({ "role": "system", "content": INSTRUCTIONS }),
+                "{name}: the instructions go first"
+            );
+            assert_eq!(body["messages"][1]["role"], "user");
+            let tools: Vec<&str> = body["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .map(|tool| tool["function"]["name"].as_str().unwrap())
+                .collect();
+            assert!(tools.contains(&"echo"), "{name}: {tools:?}");
+            assert!(body.get("stream").is_none(), "{name}: not streamed");
+        }
+        if calls > 0 {
+            // The follow-up carries the calls and one result per call.
+            let messages = bodies[1]["messages"].as_array().unwrap();
+            let results = messages.iter().filter(|m| m["role"] == "tool").count();
+            assert_eq!(results, calls, "{name}");
+        }
+    }
+}
+
+#[test]
+fn settings_and_extra_fields_reach_the_body_and_no_tools_means_no_tool_fields() {
+    let model = OpenAiModel::new("o4-mini")
+        .temperature(0.5)
+        .max_tokens(300)
+        .reasoning_effort(ReasoningEffort::Low)
+        .tool_choice(ToolChoice::Tool("echo".into()))
+        .parallel_tool_calls(false)
+        .extra("seed", json!(7))
+        .extra("temperature", json!(0.25));
+    let conversation = start();
+    let tools = [agent_loop::ToolInfo::without_parameters("echo", "Echoes.")];
+    let events = TurnEvents::default();
+    let request = ModelRequest {
+        conversation: &conversation,
+        instructions: None,
+        tools: &tools,
+        mode: None,
+        events: &events,
+    };
+    let body = model.request_body(&request);
+    assert_eq!(body["max_completion_tokens"], 300);
+    assert_eq!(body["reasoning_effort"], "low");
+    assert_eq!(
+        body["tool_choice"],
+        json!({ "type": "function", "function": { "name": "echo" } })
+    );
+    assert_eq!(body["parallel_tool_calls"], false);
+    assert_eq!(body["seed"], 7);
+    assert_eq!(body["temperature"], 0.25, "extra fields are written last");
+    assert_eq!(
+        body["messages"][0]["role"], "user",
+        "no instructions, no system"
+    );
+
+    let bare = model.request_body(&ModelRequest {
+        tools: &[],
+        ..request
+    });
+    for field in ["tools", "tool_choice", "parallel_tool_calls"] {
+        assert!(bare.get(field).is_none(), "{field} without tools");
+    }
+}
+
+#[tokio::test]
+async fn a_local_server_gets_no_authorization_header() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(final_answer()))
+        .mount(&server)
+        .await;
+    let model = OpenAiModel::new("local").base_url(format!("{}/v1/", server.uri()));
+    let session = session_for(&openai::parse_response(&final_answer()).unwrap()).await;
+    let outcome = session
+        .run_turn(&model, &mut start(), &CancellationToken::new())
+        .await
+        .expect("answers");
+    assert_eq!(outcome.answer(), Some("Done."));
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests[0].url.path(), "/v1/chat/completions");
+    assert!(!requests[0].headers.contains_key("authorization"));
+}

@@ -1,0 +1,292 @@
+//! The HTTP transport of both models, on a loopback server: retries on
+//! 429 (honouring `Retry-After`) and 503, the attempt cap, typed errors
+//! with the provider's message and never the key, the timeout, a refused
+//! connection, and cancellation of a request in flight.
+
+use std::time::{Duration, Instant};
+
+use agent_loop::model::{AnthropicModel, ModelError, ModelErrorKind, OpenAiModel};
+use agent_loop::turn::{TurnError, TurnStatus};
+use agent_loop::wire::WireError;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::model_common::*;
+
+fn answer() -> Value {
+    json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": "Done." },
+            "finish_reason": "stop"
+        }]
+    })
+}
+
+/// An OpenAI model at `server` with a short backoff, so only a server's
+/// `Retry-After` can make it wait long.
+fn model(server: &MockServer) -> OpenAiModel {
+    OpenAiModel::new("m")
+        .base_url(format!("{}/v1", server.uri()))
+        .api_key(FAKE_KEY)
+        .backoff(Duration::from_millis(10), Duration::from_millis(40))
+}
+
+async fn respond_once(server: &MockServer, response: ResponseTemplate, times: u64) {
+    Mock::given(method("POST"))
+        .respond_with(response)
+        .up_to_n_times(times)
+        .mount(server)
+        .await;
+}
+
+async fn succeed(server: &MockServer) {
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer()))
+        .mount(server)
+        .await;
+}
+
+/// Runs a turn with `model` and returns its `ModelError`.
+async fn failing_turn(model: &(impl agent_loop::turn::Model + 'static)) -> (TurnError, String) {
+    let session = session_for(&agent_loop::wire::openai::parse_response(&answer()).unwrap()).await;
+    let error = session
+        .run_turn(model, &mut start(), &CancellationToken::new())
+        .await
+        .expect_err("the turn fails");
+    let text = all_output(&error);
+    (error, text)
+}
+
+fn model_error(error: &TurnError) -> &ModelError {
+    let TurnError::Model { source, .. } = error else {
+        panic!("not a model error: {error:?}");
+    };
+    source.downcast_ref::<ModelError>().expect("a ModelError")
+}
+
+async fn run(model: &OpenAiModel) -> agent_loop::turn::TurnOutcome {
+    let session = session_for(&agent_loop::wire::openai::parse_response(&answer()).unwrap()).await;
+    session
+        .run_turn(model, &mut start(), &CancellationToken::new())
+        .await
+        .expect("the turn completes")
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_waits_that_long_then_succeeds() {
+    let server = MockServer::start().await;
+    respond_once(
+        &server,
+        ResponseTemplate::new(429)
+            .insert_header("retry-after", "1")
+            .set_body_json(json!({ "error": { "message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded" } })),
+        1,
+    )
+    .await;
+    succeed(&server).await;
+    let model = model(&server);
+    let turn = tokio::spawn(async move { run(&model).await });
+    // Our own backoff is 10–40 ms: still one request after 500 ms means
+    // the server's second is honoured.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    let outcome = turn.await.expect("no panic");
+    assert_eq!(outcome.answer(), Some("Done."));
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_503_twice_then_success_is_retried() {
+    let server = MockServer::start().await;
+    respond_once(&server, ResponseTemplate::new(503), 2).await;
+    succeed(&server).await;
+    let outcome = run(&model(&server)).await;
+    assert_eq!(outcome.answer(), Some("Done."));
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn retries_stop_at_the_cap_with_the_last_status_and_the_attempts() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(529)
+                .insert_header("request-id", "req_overloaded")
+                .set_body_json(json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } })),
+        )
+        .mount(&server)
+        .await;
+    let model = AnthropicModel::new("claude")
+        .base_url(server.uri())
+        .api_key(FAKE_KEY)
+        .max_retries(2)
+        .backoff(Duration::from_millis(5), Duration::from_millis(10));
+    let (error, _) = failing_turn(&model).await;
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::Http { status: 529 });
+    assert_eq!(error.attempts, 3);
+    assert!(error.was_retried());
+    assert_eq!(error.error_type.as_deref(), Some("overloaded_error"));
+    assert_eq!(error.request_id.as_deref(), Some("req_overloaded"));
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_401_is_a_typed_error_with_the_providers_message_and_no_key_anywhere() {
+    // OpenAI.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(401)
+                .insert_header("x-request-id", "req_abc123")
+                .set_body_json(json!({ "error": {
+                    "message": "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
+                    "type": "invalid_request_error",
+                    "param": null,
+                    "code": "invalid_api_key"
+                } })),
+        )
+        .mount(&server)
+        .await;
+    let openai = model(&server);
+    let (turn_error, text) = failing_turn(&openai).await;
+    let error = model_error(&turn_error);
+    assert_eq!(error.kind, ModelErrorKind::Http { status: 401 });
+    assert_eq!(error.status(), Some(401));
+    assert_eq!(error.attempts, 1, "401 is not retried");
+    assert_eq!(error.error_type.as_deref(), Some("invalid_request_error"));
+    assert_eq!(error.code.as_deref(), Some("invalid_api_key"));
+    assert!(
+        error
+            .message
+            .as_deref()
+            .unwrap()
+            .starts_with("Incorrect API key provided")
+    );
+    assert_eq!(error.request_id.as_deref(), Some("req_abc123"));
+    assert_eq!(
+        error.to_string(),
+        "OpenAI Chat Completions: HTTP 401 after 1 attempt: invalid_request_error: Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys. (request id req_abc123)"
+    );
+    for output in [text, format!("{openai:?}"), format!("{openai:#?}")] {
+        assert!(!output.contains(FAKE_KEY), "the key leaked: {output}");
+        assert!(
+            !output.contains("FAKE-KEY"),
+            "part of the key leaked: {output}"
+        );
+    }
+
+    // Anthropic.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(401)
+                .insert_header("request-id", "req_ant")
+                .set_body_json(json!({ "type": "error", "error": { "type": "authentication_error", "message": "invalid x-api-key" } })),
+        )
+        .mount(&server)
+        .await;
+    let anthropic = AnthropicModel::new("claude")
+        .base_url(server.uri())
+        .api_key(FAKE_KEY);
+    let (turn_error, text) = failing_turn(&anthropic).await;
+    let error = model_error(&turn_error);
+    assert_eq!(error.kind, ModelErrorKind::Http { status: 401 });
+    assert_eq!(error.error_type.as_deref(), Some("authentication_error"));
+    assert_eq!(error.message.as_deref(), Some("invalid x-api-key"));
+    assert_eq!(error.request_id.as_deref(), Some("req_ant"));
+    for output in [text, format!("{anthropic:?}"), format!("{anthropic:#?}")] {
+        assert!(!output.contains("FAKE-KEY"), "the key leaked: {output}");
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_cut_by_the_timeout_and_not_retried() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(answer())
+                .set_delay(Duration::from_secs(30)),
+        )
+        .mount(&server)
+        .await;
+    let model = model(&server).timeout(Duration::from_millis(200));
+    let (error, text) = failing_turn(&model).await;
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::Timeout, "{text}");
+    assert_eq!(error.attempts, 1);
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_a_connect_error() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let model = OpenAiModel::new("m")
+        .base_url(format!("http://127.0.0.1:{port}/v1"))
+        .max_retries(1)
+        .backoff(Duration::from_millis(5), Duration::from_millis(10));
+    let (error, text) = failing_turn(&model).await;
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::Connect, "{text}");
+    assert_eq!(error.attempts, 2);
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_the_providers_response_is_an_invalid_response() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({ "choices": [] })))
+        .mount(&server)
+        .await;
+    let (error, _) = failing_turn(&model(&server)).await;
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::InvalidResponse);
+    let source = std::error::Error::source(error).expect("a source");
+    assert!(source.downcast_ref::<WireError>().is_some(), "{source:?}");
+}
+
+#[tokio::test]
+async fn cancelling_the_turn_aborts_the_request_in_flight() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(answer())
+                .set_delay(Duration::from_secs(10)),
+        )
+        .mount(&server)
+        .await;
+    let model = model(&server);
+    let session = session_for(&agent_loop::wire::openai::parse_response(&answer()).unwrap()).await;
+    let cancellation = CancellationToken::new();
+    let canceller = cancellation.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        canceller.cancel();
+    });
+    let started = Instant::now();
+    let outcome = session
+        .run_turn(&model, &mut start(), &cancellation)
+        .await
+        .expect("an interrupted turn is not an error");
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    // A behaviour check with a generous bound: well before the server's
+    // 10 s delay, so the request did not run to its end.
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
