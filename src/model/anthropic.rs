@@ -1,16 +1,17 @@
 //! [`AnthropicModel`]: Anthropic Messages.
 
 use async_trait::async_trait;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::error::{EnvError, ModelError, ModelErrorKind};
 use super::http::{ApiKey, Transport, secret_header};
-use super::{Settings, ToolChoice, env_var, shared_setters};
+use super::{Settings, ToolChoice, emit, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::anthropic;
+use crate::wire::stream::anthropic::EventAssembler;
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
 
@@ -184,6 +185,9 @@ impl AnthropicModel {
                 json!({ "type": "enabled", "budget_tokens": budget }),
             );
         }
+        if self.settings.stream {
+            body.insert("stream".into(), json!(true));
+        }
         self.settings.merge_extra(&mut body);
         Value::Object(body)
     }
@@ -203,16 +207,46 @@ impl AnthropicModel {
             .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;
         let url = format!("{}/v1/messages", self.base_url);
         let headers = self.headers()?;
+        if self.settings.stream {
+            return self.send_streamed(&request, &url, headers, body).await;
+        }
         let answer = self.transport.post(&url, &headers, body).await?;
         let invalid = |source: BoxError| {
-            let mut error =
-                ModelError::new(FORMAT, ModelErrorKind::InvalidResponse).with_source(source);
-            error.attempts = answer.attempts;
-            error.request_id.clone_from(&answer.request_id);
-            error
+            ModelError::new(FORMAT, ModelErrorKind::InvalidResponse)
+                .with_source(source)
+                .of(&answer)
         };
         let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
         anthropic::parse_response(&value).map_err(|e| invalid(e.into()))
+    }
+}
+
+impl AnthropicModel {
+    /// Reads the events as they arrive, sends their text and thinking as
+    /// turn events, and returns the assembled response.
+    async fn send_streamed(
+        &self,
+        request: &ModelRequest<'_>,
+        url: &str,
+        mut headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<ModelResponse, ModelError> {
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let answer = self.transport.post_streaming(url, &headers, body).await?;
+        let mut assembler = EventAssembler::new();
+        let answer = self
+            .transport
+            .read_events(answer, |event, data| {
+                let deltas = assembler
+                    .push(event, data)
+                    .map_err(|error| ModelError::stream(FORMAT, error))?;
+                emit(request.events, deltas);
+                Ok(event == "message_stop")
+            })
+            .await?;
+        assembler
+            .finish()
+            .map_err(|error| ModelError::stream(FORMAT, error).of(&answer))
     }
 }
 

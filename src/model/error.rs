@@ -146,6 +146,28 @@ impl ModelError {
         self
     }
 
+    /// Sets the attempts and request id of the request that failed.
+    pub(crate) fn of<T>(mut self, answer: &super::http::Answer<T>) -> Self {
+        self.attempts = answer.attempts;
+        self.request_id.clone_from(&answer.request_id);
+        self
+    }
+
+    /// A stream that broke: the provider's error type and message when it
+    /// reported one mid-stream.
+    pub(crate) fn stream(format: WireFormat, error: crate::wire::WireError) -> Self {
+        let mut this = Self::new(format, ModelErrorKind::Stream);
+        if let crate::wire::WireErrorKind::Provider {
+            error_type,
+            message,
+        } = &error.kind
+        {
+            this.error_type = Some(error_type.clone());
+            this.message = Some(message.clone());
+        }
+        this.with_source(error)
+    }
+
     /// The HTTP status, for [`ModelErrorKind::Http`].
     pub fn status(&self) -> Option<u16> {
         match self.kind {

@@ -171,7 +171,6 @@ impl Transport {
 
     /// POSTs `body` and returns the response once its headers say success
     /// (retrying as configured); its body is read with [`read_events`](Self::read_events).
-    #[allow(dead_code, reason = "streaming arrives with the stream assemblers")]
     pub(crate) async fn post_streaming(
         &self,
         url: &str,
@@ -298,12 +297,12 @@ impl Transport {
     /// Reads the server-sent events of `answer` until `on_event` says the
     /// stream is done or the body ends, handing it each event's name and
     /// data. An event must arrive within the timeout of the previous one.
-    #[allow(dead_code, reason = "streaming arrives with the stream assemblers")]
+    /// Returns the attempts and request id, for errors found afterwards.
     pub(crate) async fn read_events(
         &self,
         answer: Answer<reqwest::Response>,
         mut on_event: impl FnMut(&str, &str) -> Result<bool, ModelError>,
-    ) -> Result<(), ModelError> {
+    ) -> Result<Answer<()>, ModelError> {
         let Answer {
             body: response,
             attempts,
@@ -320,7 +319,7 @@ impl Transport {
                 .await
                 .map_err(|_| fail(self.error(ModelErrorKind::Timeout)))?;
             let Some(event) = next else {
-                return Ok(());
+                break;
             };
             let event = event.map_err(|error| {
                 let kind = match &error {
@@ -336,9 +335,14 @@ impl Transport {
                 fail(self.error(kind).with_source(source))
             })?;
             if on_event(&event.event, &event.data).map_err(fail)? {
-                return Ok(());
+                break;
             }
         }
+        Ok(Answer {
+            body: (),
+            attempts,
+            request_id,
+        })
     }
 }
 

@@ -70,6 +70,7 @@ struct Settings {
     tool_choice: Option<ToolChoice>,
     parallel_tool_calls: Option<bool>,
     extra: serde_json::Map<String, serde_json::Value>,
+    stream: bool,
 }
 
 impl Settings {
@@ -77,6 +78,22 @@ impl Settings {
     fn merge_extra(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
         for (key, value) in &self.extra {
             body.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+/// Sends streamed pieces as turn events: text (and a refusal, which is
+/// the model's words too) as `TextDelta`, reasoning as `ReasoningDelta`.
+fn emit(events: &crate::turn::TurnEvents, deltas: Vec<crate::wire::stream::StreamDelta>) {
+    use crate::turn::TurnEvent;
+    use crate::wire::stream::StreamDelta;
+    for delta in deltas {
+        match delta {
+            StreamDelta::Text(text) | StreamDelta::Refusal(text) => {
+                events.emit(|| TurnEvent::TextDelta { text });
+            }
+            StreamDelta::Reasoning(text) => events.emit(|| TurnEvent::ReasoningDelta { text }),
+            _ => {}
         }
     }
 }
@@ -121,6 +138,17 @@ macro_rules! shared_setters {
             /// several fields.
             pub fn extra(mut self, field: impl Into<String>, value: serde_json::Value) -> Self {
                 self.settings.extra.insert(field.into(), value);
+                self
+            }
+
+            /// Stream the response (server-sent events): its text and
+            /// reasoning go out as
+            /// [`TurnEvent::TextDelta`](crate::turn::TurnEvent::TextDelta)
+            /// and [`ReasoningDelta`](crate::turn::TurnEvent::ReasoningDelta)
+            /// as they arrive, and the assembled response is what the
+            /// unstreamed request returns. Off by default.
+            pub fn stream(mut self, stream: bool) -> Self {
+                self.settings.stream = stream;
                 self
             }
 

@@ -2,16 +2,17 @@
 //! it.
 
 use async_trait::async_trait;
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::error::{EnvError, ModelError, ModelErrorKind};
 use super::http::{ApiKey, Transport, secret_header};
-use super::{Settings, ToolChoice, env_var, shared_setters};
+use super::{Settings, ToolChoice, emit, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::openai;
+use crate::wire::stream::openai::ChunkAssembler;
 
 const FORMAT: WireFormat = WireFormat::OpenAiChat;
 
@@ -196,6 +197,10 @@ impl OpenAiModel {
         if let Some(effort) = self.reasoning_effort {
             body.insert("reasoning_effort".into(), json!(effort.as_str()));
         }
+        if self.settings.stream {
+            body.insert("stream".into(), json!(true));
+            body.insert("stream_options".into(), json!({ "include_usage": true }));
+        }
         self.settings.merge_extra(&mut body);
         Value::Object(body)
     }
@@ -214,16 +219,46 @@ impl OpenAiModel {
             .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;
         let url = format!("{}/chat/completions", self.base_url);
         let headers = self.headers()?;
+        if self.settings.stream {
+            return self.send_streamed(&request, &url, headers, body).await;
+        }
         let answer = self.transport.post(&url, &headers, body).await?;
         let invalid = |source: BoxError| {
-            let mut error =
-                ModelError::new(FORMAT, ModelErrorKind::InvalidResponse).with_source(source);
-            error.attempts = answer.attempts;
-            error.request_id.clone_from(&answer.request_id);
-            error
+            ModelError::new(FORMAT, ModelErrorKind::InvalidResponse)
+                .with_source(source)
+                .of(&answer)
         };
         let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
         openai::parse_response(&value).map_err(|e| invalid(e.into()))
+    }
+}
+
+impl OpenAiModel {
+    /// Reads the chunks as they arrive, sends their text and reasoning as
+    /// turn events, and returns the assembled response.
+    async fn send_streamed(
+        &self,
+        request: &ModelRequest<'_>,
+        url: &str,
+        mut headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<ModelResponse, ModelError> {
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let answer = self.transport.post_streaming(url, &headers, body).await?;
+        let mut assembler = ChunkAssembler::new();
+        let answer = self
+            .transport
+            .read_events(answer, |_event, data| {
+                let deltas = assembler
+                    .push(data)
+                    .map_err(|error| ModelError::stream(FORMAT, error))?;
+                emit(request.events, deltas);
+                Ok(data.trim() == "[DONE]")
+            })
+            .await?;
+        assembler
+            .finish()
+            .map_err(|error| ModelError::stream(FORMAT, error).of(&answer))
     }
 }
 

@@ -21,6 +21,8 @@ mod model_common;
 #[cfg(feature = "openai")]
 mod model_openai;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
+mod model_stream;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_transport;
 mod send_sync;
 mod tool_limits;
