@@ -183,6 +183,24 @@
 //!   [`middleware::Refusal`] makes the call `Refused` (the model reads that
 //!   the call was refused and why, not that the tool broke), and any other
 //!   error of a middleware makes it `MiddlewareFailed`.
+//! - **HTTP models** (features `openai`, `anthropic`; the default build
+//!   has no HTTP stack). Retried: 408, 409, 429, 500, 502, 503, 504, 529
+//!   and refused or broken connections, 3 times by default, after an
+//!   exponential backoff with jitter (500 ms doubling to 8 s) or the
+//!   server's `retry-after-ms`/`Retry-After`, capped at 60 s. A timeout
+//!   (120 s per attempt by default; streamed, until the headers and then
+//!   between two events) is not retried: a server that does not answer
+//!   in two minutes rarely does in the next two. A stream that breaks is
+//!   not retried either, since its text already reached the turn's
+//!   events. Unset settings are not sent, so each server keeps its own
+//!   default; vendor fields set with `extra` are written last and replace
+//!   a field the model sets. OpenAI's output cap goes as
+//!   `max_completion_tokens` (reasoning models refuse `max_tokens`);
+//!   Anthropic's `max_tokens` is 4096 unless set. `from_env` also needs
+//!   the model name (`OPENAI_MODEL`, `ANTHROPIC_MODEL`), and a key unless
+//!   a base URL is given (local servers need none). A streamed refusal is
+//!   sent as text deltas: it is the model's words, and the assembled
+//!   response makes it the text.
 //! - **The structured-output name** ([`STRUCTURED_OUTPUT_TOOL_NAME`]) is
 //!   `structured_output`.
 

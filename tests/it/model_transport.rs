@@ -290,3 +290,63 @@ async fn cancelling_the_turn_aborts_the_request_in_flight() {
         started.elapsed()
     );
 }
+
+/// Every field of every tracing event and span, as text.
+#[derive(Clone, Default)]
+struct FieldText(std::sync::Arc<std::sync::Mutex<String>>);
+
+struct Visitor<'a>(&'a mut String);
+
+impl tracing::field::Visit for Visitor<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={value:?}\n", field.name()));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for FieldText {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _context: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        event.record(&mut Visitor(&mut self.0.lock().unwrap()));
+    }
+
+    fn on_new_span(
+        &self,
+        attributes: &tracing::span::Attributes<'_>,
+        _id: &tracing::span::Id,
+        _context: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        attributes.record(&mut Visitor(&mut self.0.lock().unwrap()));
+    }
+}
+
+#[tokio::test]
+async fn the_key_is_in_no_tracing_field() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let recorded = FieldText::default();
+    let subscriber = tracing_subscriber::registry().with(recorded.clone());
+    // The test runs on one thread, so the subscriber sees every await.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let server = MockServer::start().await;
+    respond_once(&server, ResponseTemplate::new(503), 1).await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(
+            json!({ "error": { "message": "bad key", "type": "invalid_request_error" } }),
+        ))
+        .mount(&server)
+        .await;
+    let (_, text) = failing_turn(&model(&server)).await;
+    let fields = recorded.0.lock().unwrap().clone();
+    assert!(
+        fields.contains("attempt=2"),
+        "the requests were traced: {fields}"
+    );
+    assert!(
+        fields.contains("retrying"),
+        "the retry was traced: {fields}"
+    );
+    assert!(!fields.contains("FAKE-KEY"), "the key leaked: {fields}");
+    assert!(!text.contains("FAKE-KEY"));
+}
