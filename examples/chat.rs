@@ -152,7 +152,9 @@ mod agent {
                         ..
                     } => match error {
                         None => eprintln!("[tool] {tool_name} done in {duration:?}"),
-                        Some(kind) => eprintln!("[tool] {tool_name} failed ({kind:?}) in {duration:?}"),
+                        Some(kind) => {
+                            eprintln!("[tool] {tool_name} failed ({kind:?}) in {duration:?}")
+                        }
                     },
                     _ => {}
                 }
