@@ -98,7 +98,45 @@ fn emit(events: &crate::turn::TurnEvents, deltas: Vec<crate::wire::stream::Strea
     }
 }
 
-/// Reads `variable` from the environment; unset and empty are the same.
+/// What a model's `from_env` reads: the model name, and a key or a base
+/// URL (a local server needs no key; the official endpoint needs no URL).
+struct EnvEndpoint {
+    model: String,
+    api_key: Option<ApiKey>,
+    base_url: Option<String>,
+}
+
+impl EnvEndpoint {
+    /// Reads `{PREFIX}_MODEL`, `{PREFIX}_API_KEY` and `{PREFIX}_BASE_URL`
+    /// through `lookup` (blank counts as unset); `key_hint` is how the
+    /// error names the missing key.
+    fn read(
+        lookup: impl Fn(&str) -> Option<String>,
+        prefix: &str,
+        key_hint: &str,
+    ) -> Result<Self, EnvError> {
+        let model = lookup(&format!("{prefix}_MODEL"));
+        let api_key = lookup(&format!("{prefix}_API_KEY"));
+        let base_url = lookup(&format!("{prefix}_BASE_URL"));
+        let mut variables = Vec::new();
+        if model.is_none() {
+            variables.push(format!("{prefix}_MODEL"));
+        }
+        if api_key.is_none() && base_url.is_none() {
+            variables.push(key_hint.to_owned());
+        }
+        match model {
+            Some(model) if variables.is_empty() => Ok(Self {
+                model,
+                api_key: api_key.map(ApiKey::new),
+                base_url,
+            }),
+            _ => Err(EnvError { variables }),
+        }
+    }
+}
+
+/// An environment variable, `None` when unset or blank.
 fn env_var(variable: &str) -> Option<String> {
     std::env::var(variable)
         .ok()

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::{EnvError, ModelError, ModelErrorKind};
 use super::http::{ApiKey, Transport, secret_header};
-use super::{Settings, ToolChoice, emit, env_var, shared_setters};
+use super::{EnvEndpoint, Settings, ToolChoice, emit, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
@@ -111,22 +111,14 @@ impl OpenAiModel {
     }
 
     fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
-        let model = lookup("OPENAI_MODEL");
-        let key = lookup("OPENAI_API_KEY");
-        let base_url = lookup("OPENAI_BASE_URL");
-        let mut variables = Vec::new();
-        if model.is_none() {
-            variables.push("OPENAI_MODEL".to_owned());
-        }
-        if key.is_none() && base_url.is_none() {
-            variables.push("OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)".into());
-        }
-        let (Some(model), true) = (model, variables.is_empty()) else {
-            return Err(EnvError { variables });
-        };
-        let mut this = Self::new(model);
-        this.api_key = key.map(ApiKey::new);
-        if let Some(base_url) = base_url {
+        let env = EnvEndpoint::read(
+            lookup,
+            "OPENAI",
+            "OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)",
+        )?;
+        let mut this = Self::new(env.model);
+        this.api_key = env.api_key;
+        if let Some(base_url) = env.base_url {
             this = this.base_url(base_url);
         }
         Ok(this)
