@@ -240,9 +240,11 @@ impl OpenAiModel {
         let mut assembler = ChunkAssembler::new();
         let answer = self
             .transport
-            .read_events(answer, |_event, data| {
+            .read_events(answer, |event, data| {
+                // The event name goes along: an `error` event is the
+                // provider's error whatever its data looks like.
                 let deltas = assembler
-                    .push(data)
+                    .push_event(event, data)
                     .map_err(|error| ModelError::stream(FORMAT, error))?;
                 emit(request.events, deltas);
                 Ok(data.trim() == "[DONE]")

@@ -382,6 +382,35 @@ async fn an_error_chunk_mid_stream_is_a_stream_error_with_the_providers_message(
 }
 
 #[tokio::test]
+async fn an_error_event_is_a_stream_error_with_the_providers_message_whatever_its_data_shape() {
+    // The data is the error object itself, not `{"error": ...}`: the SSE
+    // event name says it is an error. The `[DONE]` after it does not make
+    // the cut text a whole answer.
+    let sse = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"The answer is 4\"}}]}\n\n",
+        "event: error\n",
+        "data: {\"message\":\"upstream connection reset\",\"type\":\"server_error\"}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let (kind, error_type, message) = openai_stream_error(sse).await;
+    assert_eq!(kind, ModelErrorKind::Stream);
+    assert_eq!(error_type.as_deref(), Some("server_error"));
+    assert_eq!(message.as_deref(), Some("upstream connection reset"));
+}
+
+#[tokio::test]
+async fn done_without_a_finish_reason_still_ends_a_stream_without_an_error_event() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Done.\"}}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let server = server(streamed(sse.to_owned()), streamed(sse.to_owned())).await;
+    let response = openai::parse_response(&openai_answer()).unwrap();
+    let (outcome, _) = watched_turn(&openai_model(&server, true), &response, &mut start()).await;
+    assert_eq!(outcome.expect("the turn completes").answer(), Some("Done."));
+}
+
+#[tokio::test]
 async fn a_stream_cut_before_its_end_is_a_stream_error() {
     let sse = "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"Hi\"}}]}\n\n";
     let (kind, _, _) = openai_stream_error(sse).await;

@@ -6,7 +6,7 @@
 //!
 //! | format | assembler | fed with |
 //! | --- | --- | --- |
-//! | OpenAI Chat Completions | [`openai::ChunkAssembler`] | each `data:` payload (`chat.completion.chunk` JSON, then `[DONE]`) |
+//! | OpenAI Chat Completions | [`openai::ChunkAssembler`] | each `data:` payload (`chat.completion.chunk` JSON, then `[DONE]`), with its event name when it has one (an `error` event is the provider's error) |
 //! | Anthropic Messages | [`anthropic::EventAssembler`] | each event's name and `data:` payload |
 //!
 //! `push` returns the [`StreamDelta`]s a live UI shows as they arrive (text,

@@ -236,12 +236,54 @@ impl ChunkAssembler {
     ///
     /// After an error, every later call returns the same error.
     pub fn push(&mut self, data: &str) -> Result<Vec<StreamDelta>, WireError> {
+        self.push_event("message", data)
+    }
+
+    /// Like [`push`](Self::push), for a payload that came with the SSE
+    /// event name `event` (`"message"` when the server named none).
+    ///
+    /// An `error` event is the provider's error whatever its data holds:
+    /// `{"error": {"type", "message", "code"}}`, the error object itself
+    /// (`{"message", "type"}`), or plain text. It is a
+    /// [`WireErrorKind::Provider`] at `chunks[i]`, and it sticks: a
+    /// `[DONE]` after it does not make the stream whole. Other event names
+    /// are read as plain `data:` payloads.
+    ///
+    /// ```
+    /// use agent_loop::wire::WireErrorKind;
+    /// use agent_loop::wire::stream::openai::ChunkAssembler;
+    ///
+    /// let mut stream = ChunkAssembler::new();
+    /// stream.push(r#"{"choices":[{"index":0,"delta":{"content":"The answer is"}}]}"#)?;
+    /// let error = stream
+    ///     .push_event("error", r#"{"message":"upstream connection reset","type":"server_error"}"#)
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     error.kind,
+    ///     WireErrorKind::Provider {
+    ///         error_type: "server_error".into(),
+    ///         message: "upstream connection reset".into(),
+    ///     }
+    /// );
+    /// assert!(stream.push("[DONE]").is_err());
+    /// assert_eq!(stream.finish(), Err(error));
+    /// # Ok::<_, agent_loop::wire::WireError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`push`](Self::push), and the `error` event's.
+    pub fn push_event(&mut self, event: &str, data: &str) -> Result<Vec<StreamDelta>, WireError> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
         let path = format!("chunks[{}]", self.chunks);
         self.chunks += 1;
-        let result = self.read(&path, data);
+        let result = if event == "error" {
+            Err(error_event(&path, data))
+        } else {
+            self.read(&path, data)
+        };
         if let Err(error) = &result {
             self.failed = Some(error.clone());
         }
@@ -537,6 +579,28 @@ impl ChunkAssembler {
         }
         Value::Object(body)
     }
+}
+
+/// The provider's error an SSE `error` event carries, whatever the shape
+/// of its data: wrapped in `{"error": ...}`, the error object itself, or
+/// text.
+fn error_event(path: &str, data: &str) -> WireError {
+    let data = data.trim();
+    let kind = match serde_json::from_str::<Value>(data) {
+        Ok(value) => match value.get("error").filter(|error| !error.is_null()) {
+            Some(error) => provider_error(error),
+            None => provider_error(&value),
+        },
+        Err(_) => WireErrorKind::Provider {
+            error_type: "error".to_owned(),
+            message: if data.is_empty() {
+                "the server sent an error event without data".to_owned()
+            } else {
+                data.to_owned()
+            },
+        },
+    };
+    WireError::new(FORMAT, path, kind)
 }
 
 impl CallState {
@@ -957,6 +1021,48 @@ mod tests {
         );
         assert_eq!(stream.push("[DONE]"), Err(error.clone()));
         assert_eq!(stream.finish(), Err(error));
+    }
+
+    #[test]
+    fn an_error_event_is_a_provider_error_whatever_its_data_and_done_does_not_end_it() {
+        let text = r#"{"choices":[{"index":0,"delta":{"content":"The answer is 4"}}]}"#;
+        for (data, error_type, message) in [
+            (
+                r#"{"message":"upstream connection reset","type":"server_error"}"#,
+                "server_error",
+                "upstream connection reset",
+            ),
+            (
+                r#"{"error":{"message":"CUDA out of memory","code":500}}"#,
+                "500",
+                "CUDA out of memory",
+            ),
+            ("upstream timed out", "error", "upstream timed out"),
+            ("", "error", "the server sent an error event without data"),
+        ] {
+            let mut stream = ChunkAssembler::new();
+            assert!(stream.push(text).is_ok());
+            let error = stream.push_event("error", data).expect_err(data);
+            assert_eq!(error.path, "chunks[1]");
+            assert_eq!(
+                error.kind,
+                WireErrorKind::Provider {
+                    error_type: error_type.into(),
+                    message: message.into()
+                },
+                "{data}"
+            );
+            assert_eq!(stream.push("[DONE]"), Err(error.clone()));
+            assert_eq!(stream.finish(), Err(error));
+        }
+        // Other event names are plain payloads; `[DONE]` alone still ends.
+        let mut stream = ChunkAssembler::new();
+        assert!(stream.push_event("message", text).is_ok());
+        assert!(stream.push_event("message", "[DONE]").is_ok());
+        assert_eq!(
+            stream.finish().map(|response| response.message.text()),
+            Ok("The answer is 4".into())
+        );
     }
 
     #[test]
