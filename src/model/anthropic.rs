@@ -24,6 +24,9 @@ const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` unless set: the Messages API requires the field.
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
+/// The smallest `budget_tokens` the API accepts.
+const MIN_THINKING_BUDGET: u32 = 1024;
+
 /// A model behind Anthropic's Messages API (`POST {base_url}/v1/messages`).
 ///
 /// ```
@@ -120,8 +123,22 @@ impl AnthropicModel {
     }
 
     /// Extended thinking with this many tokens at most (`thinking:
-    /// {"type": "enabled", "budget_tokens"}`; the API wants at least 1024
-    /// and less than `max_tokens`).
+    /// {"type": "enabled", "budget_tokens"}`).
+    ///
+    /// The API's rules for extended thinking are checked before anything
+    /// is sent; a request that breaks one fails with a [`ModelError`] of
+    /// kind [`Request`](ModelErrorKind::Request) naming the rule (nothing
+    /// is rewritten behind your back):
+    ///
+    /// - the budget is at least 1024 tokens,
+    /// - and less than [`max_tokens`](Self::max_tokens) (4096 unless set),
+    /// - [`temperature`](Self::temperature) is unset or `1.0`,
+    /// - [`tool_choice`](Self::tool_choice) does not force tool use
+    ///   ([`ToolChoice::Required`] or [`ToolChoice::Tool`]) when the mode
+    ///   has tools; `Auto` and `None` are fine.
+    ///
+    /// [`request_body`](Self::request_body) does not check them: it shows
+    /// what would be sent.
     pub fn thinking_budget(mut self, budget_tokens: u32) -> Self {
         self.thinking_budget = Some(budget_tokens);
         self
@@ -189,7 +206,51 @@ impl AnthropicModel {
         Ok(headers)
     }
 
+    /// Refuses a request that breaks the API's rules for extended
+    /// thinking (see [`thinking_budget`](Self::thinking_budget)): Anthropic
+    /// answers it 400, and rewriting it would send what the caller did not
+    /// ask for.
+    fn check_thinking(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        let Some(budget) = self.thinking_budget else {
+            return Ok(());
+        };
+        let refuse = |message: String| {
+            Err(ModelError::new(FORMAT, ModelErrorKind::Request).with_message(message))
+        };
+        if budget < MIN_THINKING_BUDGET {
+            return refuse(format!(
+                "thinking_budget {budget} is below the API's minimum of {MIN_THINKING_BUDGET} tokens"
+            ));
+        }
+        if budget >= self.max_tokens {
+            return refuse(format!(
+                "thinking_budget {budget} must be less than max_tokens {}",
+                self.max_tokens
+            ));
+        }
+        if let Some(temperature) = self.settings.temperature
+            && temperature != 1.0
+        {
+            return refuse(format!(
+                "temperature {temperature} is not allowed with extended thinking: leave it unset or set 1.0"
+            ));
+        }
+        if !request.tools.is_empty()
+            && matches!(
+                self.settings.tool_choice,
+                Some(ToolChoice::Required | ToolChoice::Tool(_))
+            )
+        {
+            return refuse(
+                "forced tool use (tool_choice Required or Tool) is not allowed with extended thinking: use Auto or None"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+
     async fn send(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        self.check_thinking(&request)?;
         let body = self.request_body(&request);
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;

@@ -34,7 +34,10 @@ pub enum ModelErrorKind {
     /// cut before its end, or chunks that do not assemble.
     Stream,
     /// The request could not be sent for another reason (an invalid base
-    /// URL, a body that does not serialise).
+    /// URL, a body that does not serialise), or was not sent because the
+    /// provider refuses its settings (Anthropic's rules for extended
+    /// thinking, see `AnthropicModel::thinking_budget`): the message names
+    /// the rule.
     Request,
 }
 

@@ -4,8 +4,8 @@
 //! `system`), the tools and `max_tokens`.
 
 use agent_loop::conversation::Message;
-use agent_loop::model::{AnthropicModel, ToolChoice};
-use agent_loop::turn::{ModelRequest, TurnEvents};
+use agent_loop::model::{AnthropicModel, ModelError, ModelErrorKind, ToolChoice};
+use agent_loop::turn::{Model, ModelRequest, TurnEvents};
 use agent_loop::wire::anthropic;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -137,8 +137,10 @@ fn settings_reach_the_body() {
     );
     assert_eq!(body["metadata"]["user_id"], "u1");
 
-    let forced = model
-        .clone()
+    // Forced tool use, on a model without thinking (with thinking on, the
+    // API refuses it, and so does the model: see below).
+    let forced = AnthropicModel::new("claude")
+        .parallel_tool_calls(false)
         .tool_choice(ToolChoice::Required)
         .request_body(&request);
     assert_eq!(
@@ -152,4 +154,111 @@ fn settings_reach_the_body() {
     });
     assert!(bare.get("tools").is_none() && bare.get("tool_choice").is_none());
     assert!(bare.get("system").is_none());
+}
+
+/// Sends `model` one request with a tool and returns its error; asserts
+/// the server received nothing.
+async fn refused(model: AnthropicModel) -> ModelError {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(final_answer()))
+        .mount(&server)
+        .await;
+    let model = model.base_url(server.uri()).api_key(FAKE_KEY);
+    let conversation = start();
+    let tools = [agent_loop::ToolInfo::without_parameters("echo", "Echoes.")];
+    let events = TurnEvents::default();
+    let error = model
+        .respond(ModelRequest {
+            conversation: &conversation,
+            instructions: Some("Be brief."),
+            tools: &tools,
+            mode: None,
+            events: &events,
+        })
+        .await
+        .expect_err("refused before sending");
+    assert!(
+        server.received_requests().await.unwrap().is_empty(),
+        "nothing is sent"
+    );
+    *error.downcast::<ModelError>().expect("a ModelError")
+}
+
+#[tokio::test]
+async fn thinking_requests_that_break_the_apis_rules_are_refused_before_sending() {
+    let cases = [
+        (
+            AnthropicModel::new("claude").thinking_budget(100),
+            "below the API's minimum of 1024",
+        ),
+        (
+            // max_tokens is 4096 unless set.
+            AnthropicModel::new("claude").thinking_budget(8192),
+            "must be less than max_tokens 4096",
+        ),
+        (
+            AnthropicModel::new("claude")
+                .max_tokens(2048)
+                .thinking_budget(2048),
+            "must be less than max_tokens 2048",
+        ),
+        (
+            AnthropicModel::new("claude")
+                .thinking_budget(2048)
+                .temperature(0.2),
+            "temperature 0.2 is not allowed with extended thinking",
+        ),
+        (
+            AnthropicModel::new("claude")
+                .thinking_budget(2048)
+                .tool_choice(ToolChoice::Required),
+            "forced tool use",
+        ),
+        (
+            AnthropicModel::new("claude")
+                .thinking_budget(2048)
+                .tool_choice(ToolChoice::Tool("echo".into())),
+            "forced tool use",
+        ),
+    ];
+    for (model, rule) in cases {
+        let error = refused(model).await;
+        assert_eq!(error.kind, ModelErrorKind::Request, "{error}");
+        assert_eq!(error.attempts, 0);
+        let message = error.message.as_deref().unwrap_or("");
+        assert!(message.contains(rule), "{rule}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn thinking_requests_within_the_rules_are_sent_unchanged() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(final_answer()))
+        .mount(&server)
+        .await;
+    let session = session_for(&anthropic::parse_response(&final_answer()).unwrap()).await;
+    for model in [
+        model(&server).thinking_budget(1024),
+        model(&server)
+            .max_tokens(8000)
+            .thinking_budget(7999)
+            .temperature(1.0)
+            .tool_choice(ToolChoice::Auto),
+        model(&server)
+            .thinking_budget(2048)
+            .tool_choice(ToolChoice::None),
+    ] {
+        let outcome = session
+            .run_turn(&model, &mut start(), &CancellationToken::new())
+            .await
+            .expect("sent");
+        assert_eq!(outcome.answer(), Some("Done."));
+    }
+    let bodies = bodies(&server).await;
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[1]["thinking"]["budget_tokens"], 7999);
+    assert_eq!(bodies[1]["temperature"], 1.0);
+    assert_eq!(bodies[2]["tool_choice"], json!({ "type": "none" }));
 }
