@@ -266,6 +266,9 @@ impl AnthropicModel {
                 .of(&answer)
         };
         let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
+        if let Some(error) = ModelError::from_error_body(FORMAT, &value) {
+            return Err(error.of(&answer));
+        }
         anthropic::parse_response(&value).map_err(|e| invalid(e.into()))
     }
 }

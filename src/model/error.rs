@@ -25,8 +25,14 @@ pub enum ModelErrorKind {
     /// the retries allowed).
     Connect,
     /// The server answered 2xx with a body that is not the provider's
-    /// response: not JSON (a [`serde_json::Error`] source) or not of the
-    /// documented shape (a [`WireError`](crate::wire::WireError) source).
+    /// response: not JSON (a [`serde_json::Error`] source), not of the
+    /// documented shape (a [`WireError`](crate::wire::WireError) source),
+    /// or the provider's error body (`{"error": {...}}`, which OpenRouter
+    /// and some OpenAI-compatible proxies answer with 200, or Anthropic's
+    /// `{"type": "error", "error": {...}}`), whose type, message and code
+    /// are then in [`ModelError::error_type`], [`ModelError::message`] and
+    /// [`ModelError::code`]. A streamed request answered with a body that
+    /// is not `text/event-stream` but JSON is one too. Not retried.
     InvalidResponse,
     /// A streamed response broke: a malformed server-sent event, an
     /// `error` event sent mid-stream (its type and message are in
@@ -199,6 +205,25 @@ impl ModelError {
                 }
             }
         }
+    }
+
+    /// The error a 2xx body holds instead of a response: `{"error": {...}}`
+    /// (OpenAI-compatible servers such as OpenRouter) or `{"type": "error",
+    /// "error": {...}}` (Anthropic), as an
+    /// [`InvalidResponse`](ModelErrorKind::InvalidResponse) with the
+    /// provider's type, message and code. `None` for any other body.
+    pub(crate) fn from_error_body(format: WireFormat, value: &serde_json::Value) -> Option<Self> {
+        let has_error = value.get("error").is_some_and(|error| !error.is_null());
+        let typed_error = value.get("type").and_then(serde_json::Value::as_str) == Some("error");
+        if !has_error && !typed_error {
+            return None;
+        }
+        let mut this = Self::new(format, ModelErrorKind::InvalidResponse);
+        this.read_error_value(value);
+        if this.message.is_none() {
+            this.message = Some("the server answered 2xx with an error body".to_owned());
+        }
+        Some(this)
     }
 
     /// Like [`read_error_body`](Self::read_error_body), on a parsed body.

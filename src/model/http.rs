@@ -313,7 +313,38 @@ impl Transport {
             error.request_id.clone_from(&request_id);
             error
         };
-        let mut events = response.bytes_stream().eventsource();
+        // A body that is not an event stream is read whole: JSON is an
+        // answer that is not a stream (the provider's error, which some
+        // servers send with 200); anything else is read as events, for a
+        // server that labels its stream wrongly.
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let body = if content_type
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("text/event-stream")
+        {
+            futures::future::Either::Left(response.bytes_stream())
+        } else {
+            let bytes = tokio::time::timeout(self.timeout, response.bytes())
+                .await
+                .map_err(|_| fail(self.error(ModelErrorKind::Timeout)))?
+                .map_err(|error| fail(self.reqwest_error(error)))?;
+            if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                let error = ModelError::from_error_body(self.format, &value).unwrap_or_else(|| {
+                    self.error(ModelErrorKind::InvalidResponse).with_message(format!(
+                        "a streamed request was answered with JSON (Content-Type {content_type:?}), not an event stream"
+                    ))
+                });
+                return Err(fail(error));
+            }
+            futures::future::Either::Right(futures::stream::once(std::future::ready(Ok(bytes))))
+        };
+        let mut events = body.eventsource();
         loop {
             let next = tokio::time::timeout(self.timeout, events.next())
                 .await

@@ -262,3 +262,23 @@ async fn thinking_requests_within_the_rules_are_sent_unchanged() {
     assert_eq!(bodies[1]["temperature"], 1.0);
     assert_eq!(bodies[2]["tool_choice"], json!({ "type": "none" }));
 }
+
+#[tokio::test]
+async fn a_200_with_an_error_body_is_an_error_with_the_providers_type_and_message() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" } }),
+        ))
+        .mount(&server)
+        .await;
+    let session = session_for(&anthropic::parse_response(&final_answer()).unwrap()).await;
+    let error = session
+        .run_turn(&model(&server), &mut start(), &CancellationToken::new())
+        .await
+        .expect_err("an error body is no answer");
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::InvalidResponse, "{error}");
+    assert_eq!(error.error_type.as_deref(), Some("overloaded_error"));
+    assert_eq!(error.message.as_deref(), Some("Overloaded"));
+}

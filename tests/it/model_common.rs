@@ -95,3 +95,11 @@ pub fn all_output(error: &(dyn std::error::Error + 'static)) -> String {
     }
     text
 }
+
+/// The `ModelError` a failed turn carries.
+pub fn model_error(error: &agent_loop::turn::TurnError) -> &agent_loop::model::ModelError {
+    let agent_loop::turn::TurnError::Model { source, .. } = error else {
+        panic!("not a model error: {error:?}");
+    };
+    source.downcast_ref().expect("a ModelError")
+}

@@ -3,7 +3,7 @@
 //! sends passes OpenAI's rules and carries the mode's instructions and
 //! tools.
 
-use agent_loop::model::{OpenAiModel, ReasoningEffort, ToolChoice};
+use agent_loop::model::{ModelErrorKind, OpenAiModel, ReasoningEffort, ToolChoice};
 use agent_loop::turn::{ModelRequest, TurnEvents};
 use agent_loop::wire::openai;
 use serde_json::{Value, json};
@@ -165,4 +165,28 @@ async fn a_local_server_gets_no_authorization_header() {
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests[0].url.path(), "/v1/chat/completions");
     assert!(!requests[0].headers.contains_key("authorization"));
+}
+
+#[tokio::test]
+async fn a_200_with_a_json_error_body_is_an_error_with_the_providers_type_message_and_code() {
+    // OpenRouter documents 200 answers whose body is `{"error": {...}}`.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({ "error": { "message": "upstream overloaded", "type": "server_error", "code": 502 } }),
+        ))
+        .mount(&server)
+        .await;
+    let session = session_for(&openai::parse_response(&final_answer()).unwrap()).await;
+    let error = session
+        .run_turn(&model(&server), &mut start(), &CancellationToken::new())
+        .await
+        .expect_err("an error body is no answer");
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::InvalidResponse, "{error}");
+    assert_eq!(error.error_type.as_deref(), Some("server_error"));
+    assert_eq!(error.message.as_deref(), Some("upstream overloaded"));
+    assert_eq!(error.code.as_deref(), Some("502"));
+    assert_eq!(error.attempts, 1);
+    assert!(error.to_string().contains("upstream overloaded"), "{error}");
 }

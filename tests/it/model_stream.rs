@@ -411,6 +411,48 @@ async fn done_without_a_finish_reason_still_ends_a_stream_without_an_error_event
 }
 
 #[tokio::test]
+async fn a_streamed_request_answered_200_with_a_json_error_body_keeps_the_providers_error() {
+    let openai_error = ResponseTemplate::new(200).set_body_json(json!({ "error": {
+        "message": "model 'm' not found", "type": "invalid_request_error", "code": 404
+    } }));
+    let live = server(openai_error.clone(), openai_error).await;
+    let response = openai::parse_response(&openai_answer()).unwrap();
+    let (outcome, _) = watched_turn(&openai_model(&live, true), &response, &mut start()).await;
+    let error = outcome.expect_err("an error body is no stream");
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::InvalidResponse, "{error}");
+    assert_eq!(error.error_type.as_deref(), Some("invalid_request_error"));
+    assert_eq!(error.message.as_deref(), Some("model 'm' not found"));
+    assert_eq!(error.code.as_deref(), Some("404"));
+    assert_eq!(error.attempts, 1);
+
+    let anthropic_error = ResponseTemplate::new(200).set_body_json(json!({
+        "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded" }
+    }));
+    let live = server(anthropic_error.clone(), anthropic_error).await;
+    let response = anthropic::parse_response(&anthropic_answer()).unwrap();
+    let (outcome, _) = watched_turn(&anthropic_model(&live, true), &response, &mut start()).await;
+    let error = outcome.expect_err("an error body is no stream");
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::InvalidResponse, "{error}");
+    assert_eq!(error.error_type.as_deref(), Some("overloaded_error"));
+    assert_eq!(error.message.as_deref(), Some("Overloaded"));
+}
+
+#[tokio::test]
+async fn a_stream_with_another_content_type_is_still_read_as_events() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Done.\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let mislabelled = ResponseTemplate::new(200).set_body_raw(sse, "text/plain");
+    let server = server(mislabelled.clone(), mislabelled).await;
+    let response = openai::parse_response(&openai_answer()).unwrap();
+    let (outcome, _) = watched_turn(&openai_model(&server, true), &response, &mut start()).await;
+    assert_eq!(outcome.expect("the turn completes").answer(), Some("Done."));
+}
+
+#[tokio::test]
 async fn a_stream_cut_before_its_end_is_a_stream_error() {
     let sse = "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"Hi\"}}]}\n\n";
     let (kind, _, _) = openai_stream_error(sse).await;
