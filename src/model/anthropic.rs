@@ -5,7 +5,7 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::error::{EnvError, ModelError, ModelErrorKind};
-use super::http::{ApiKey, Transport, secret_header};
+use super::http::{ApiKey, Transport, redact_url, secret_header};
 use super::{EnvEndpoint, Settings, ToolChoice, emit, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::tool::BoxError;
@@ -46,7 +46,7 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// `tools` and `tool_choice` when the mode has tools, and the settings
 /// that are set; then the [`extra`](Self::extra) fields. The key goes as
 /// `x-api-key`, with `anthropic-version: 2023-06-01`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AnthropicModel {
     model: String,
     base_url: String,
@@ -55,6 +55,22 @@ pub struct AnthropicModel {
     thinking_budget: Option<u32>,
     settings: Settings,
     transport: Transport,
+}
+
+/// The base URL without userinfo or query (which may hold credentials),
+/// the key as `<redacted>`.
+impl std::fmt::Debug for AnthropicModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicModel")
+            .field("model", &self.model)
+            .field("base_url", &redact_url(&self.base_url))
+            .field("api_key", &self.api_key)
+            .field("max_tokens", &self.max_tokens)
+            .field("thinking_budget", &self.thinking_budget)
+            .field("settings", &self.settings)
+            .field("transport", &self.transport)
+            .finish()
+    }
 }
 
 shared_setters!(AnthropicModel);
@@ -97,6 +113,9 @@ impl AnthropicModel {
 
     /// The server's base URL, without `/v1` (default
     /// `https://api.anthropic.com`); requests go to `{base_url}/v1/messages`.
+    /// Credentials in it (`https://user:pass@proxy/…`, `?key=…`) are
+    /// sent but never shown: tracing fields and `Debug` print it without
+    /// userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
         self

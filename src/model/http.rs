@@ -75,6 +75,23 @@ impl From<&str> for ApiKey {
     }
 }
 
+/// `url` as logs and `Debug` show it: without userinfo (`user:pass@`),
+/// query (`?key=…`) or fragment, which may hold credentials.
+pub(crate) fn redact_url(url: &str) -> String {
+    let end = url.find(['?', '#']).unwrap_or(url.len());
+    let url = &url[..end];
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let (scheme, rest) = url.split_at(scheme_end + 3);
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    format!("{scheme}{host}{path}")
+}
+
 /// A header value holding a secret: marked sensitive, so `reqwest` and
 /// `http` print it redacted.
 pub(crate) fn secret_header(
@@ -193,10 +210,14 @@ impl Transport {
         Fut: Future<Output = Result<T, reqwest::Error>>,
     {
         let client = self.client()?;
+        // Logged without userinfo or query: a proxy's password or a key in
+        // `?key=` must not reach a tracing field.
+        let url_shown = redact_url(url);
+        let url_shown = url_shown.as_str();
         let attempts = AtomicU32::new(0);
         let attempt = || async {
             let number = attempts.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::debug!(format = %self.format, url, attempt = number, "model request");
+            tracing::debug!(format = %self.format, url = url_shown, attempt = number, "model request");
             let request = client
                 .post(url)
                 .headers(headers.clone())
@@ -225,7 +246,7 @@ impl Transport {
             .notify(|error: &ModelError, wait| {
                 tracing::warn!(
                     format = %self.format,
-                    url,
+                    url = url_shown,
                     kind = %error.kind,
                     wait_ms = wait.as_millis() as u64,
                     "model request failed; retrying"
@@ -427,6 +448,25 @@ mod tests {
             map.insert(*name, HeaderValue::from_str(value).unwrap());
         }
         map
+    }
+
+    #[test]
+    fn redacted_urls_keep_scheme_host_and_path_only() {
+        for (url, shown) in [
+            ("https://api.openai.com/v1", "https://api.openai.com/v1"),
+            (
+                "http://user:PASS@proxy.local:8080/v1",
+                "http://proxy.local:8080/v1",
+            ),
+            (
+                "https://host/v1beta/openai?key=SECRET#x",
+                "https://host/v1beta/openai",
+            ),
+            ("http://p@ss:w@host?x=1", "http://host"),
+            ("localhost:8080/v1?key=SECRET", "localhost:8080/v1"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::error::{EnvError, ModelError, ModelErrorKind};
-use super::http::{ApiKey, Transport, secret_header};
+use super::http::{ApiKey, Transport, redact_url, secret_header};
 use super::{EnvEndpoint, Settings, ToolChoice, emit, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::tool::BoxError;
@@ -70,7 +70,7 @@ impl ReasoningEffort {
 /// `tools`, `tool_choice` and `parallel_tool_calls` when the mode has
 /// tools, and the settings that are set; then the [`extra`](Self::extra)
 /// fields. The key goes as `Authorization: Bearer`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct OpenAiModel {
     model: String,
     base_url: String,
@@ -79,6 +79,22 @@ pub struct OpenAiModel {
     reasoning_effort: Option<ReasoningEffort>,
     settings: Settings,
     transport: Transport,
+}
+
+/// The base URL without userinfo or query (which may hold credentials),
+/// the key as `<redacted>`.
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiModel")
+            .field("model", &self.model)
+            .field("base_url", &redact_url(&self.base_url))
+            .field("api_key", &self.api_key)
+            .field("max_tokens", &self.max_tokens)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("settings", &self.settings)
+            .field("transport", &self.transport)
+            .finish()
+    }
 }
 
 shared_setters!(OpenAiModel);
@@ -127,6 +143,9 @@ impl OpenAiModel {
     /// The server's base URL, up to and including `/v1` (default
     /// `https://api.openai.com/v1`); requests go to
     /// `{base_url}/chat/completions`.
+    /// Credentials in it (`https://user:pass@proxy/…`, `?key=…`) are
+    /// sent but never shown: tracing fields and `Debug` print it without
+    /// userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
         self

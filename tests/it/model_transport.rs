@@ -350,3 +350,43 @@ async fn the_key_is_in_no_tracing_field() {
     assert!(!fields.contains("FAKE-KEY"), "the key leaked: {fields}");
     assert!(!text.contains("FAKE-KEY"));
 }
+
+#[tokio::test]
+async fn credentials_in_the_base_url_reach_no_tracing_field_nor_debug_nor_error() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let recorded = FieldText::default();
+    let subscriber = tracing_subscriber::registry().with(recorded.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(503))
+        .mount(&server)
+        .await;
+    // A basic-auth proxy, and a key in the query.
+    let base = server
+        .uri()
+        .replace("http://", "http://proxyuser:PROXY-SECRET@");
+    let model = OpenAiModel::new("m")
+        .base_url(format!("{base}/v1?key=QUERY-SECRET"))
+        .max_retries(1)
+        .backoff(Duration::from_millis(5), Duration::from_millis(10));
+    let (_, text) = failing_turn(&model).await;
+    let fields = recorded.0.lock().unwrap().clone();
+    assert!(
+        fields.contains(&format!("url=\"{}/v1", server.uri())),
+        "the URL is traced without credentials: {fields}"
+    );
+    let anthropic = AnthropicModel::new("claude").base_url(format!("{base}?key=QUERY-SECRET"));
+    for (what, output) in [
+        ("tracing", fields),
+        ("the error", text),
+        ("Debug", format!("{model:?} {model:#?}")),
+        ("Anthropic Debug", format!("{anthropic:?} {anthropic:#?}")),
+    ] {
+        assert!(
+            !output.contains("PROXY-SECRET") && !output.contains("QUERY-SECRET"),
+            "{what} leaked a credential: {output}"
+        );
+    }
+    assert!(format!("{anthropic:?}").contains(&server.uri().replace("http://", "")));
+}
