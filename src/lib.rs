@@ -189,10 +189,13 @@
 //!   exponential backoff with jitter (500 ms doubling to 8 s) or the
 //!   server's `retry-after-ms`/`Retry-After`, capped at 60 s. A timeout
 //!   (120 s per attempt by default; streamed, until the headers and then
-//!   between two events) is not retried: a server that does not answer
-//!   in two minutes rarely does in the next two. A stream that breaks is
-//!   not retried either, since its text already reached the turn's
-//!   events. Unset settings are not sent, so each server keeps its own
+//!   between two events) that happened before any response arrived (while
+//!   connecting or waiting for the headers, or anywhere in an unstreamed
+//!   attempt) is retried like a connection error, as the official SDKs
+//!   do: nothing reached the turn yet, and one slow attempt (a cold
+//!   replica, a lost packet) should not fail it. A stream that stalls or
+//!   breaks once its events began is not retried, since its text already
+//!   reached the turn's events. Unset settings are not sent, so each server keeps its own
 //!   default; vendor fields set with `extra` are written last and replace
 //!   a field the model sets. OpenAI's output cap goes as
 //!   `max_completion_tokens` (reasoning models refuse `max_tokens`);

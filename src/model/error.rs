@@ -19,7 +19,9 @@ pub enum ModelErrorKind {
         status: u16,
     },
     /// No answer within the configured timeout (see the models'
-    /// `timeout` setter). Not retried.
+    /// `timeout` setter). Retried when no response had arrived yet
+    /// (connecting, waiting for the headers, reading an unstreamed answer);
+    /// not retried when a stream stalls after its events began.
     Timeout,
     /// The connection could not be made or broke before an answer (after
     /// the retries allowed).

@@ -401,7 +401,12 @@ impl Transport {
 fn retryable(error: &ModelError) -> bool {
     match error.kind {
         ModelErrorKind::Http { status } => RETRYABLE_STATUSES.contains(&status),
-        ModelErrorKind::Connect => true,
+        // A timeout here came before any response: connecting, waiting for
+        // the headers, or reading a whole unstreamed answer. Nothing reached
+        // the turn yet, so another attempt is as safe as after a refused
+        // connection (the official SDKs retry timeouts too). A streamed
+        // body that stalls times out in `read_events`, which is not retried.
+        ModelErrorKind::Connect | ModelErrorKind::Timeout => true,
         _ => false,
     }
 }

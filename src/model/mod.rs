@@ -11,11 +11,14 @@
 //!
 //! **Transport.** One `reqwest` client (rustls) per model value, shared by
 //! its clones. An attempt that answers 408, 409, 429, 500, 502, 503, 504 or
-//! 529, or cannot connect, is retried (3 times by default) after an
-//! exponential backoff with jitter, or after the wait the server asks for
-//! in `retry-after-ms` or `Retry-After` (seconds or an HTTP date, at most a
-//! minute). Each attempt has a timeout (120 s by default); a timeout is not
-//! retried. Dropping the `respond` future (what the turn runner does when
+//! 529, cannot connect, or times out before any response arrived (while
+//! connecting or waiting for the headers, or anywhere in an unstreamed
+//! attempt) is retried (3 times by default) after an exponential backoff
+//! with jitter, or after the wait the server asks for in `retry-after-ms`
+//! or `Retry-After` (seconds or an HTTP date, at most a minute). Each
+//! attempt has a timeout (120 s by default). A streamed body that stalls
+//! or breaks after its events began is not retried: its text already
+//! reached the turn's events. Dropping the `respond` future (what the turn runner does when
 //! the turn's `CancellationToken` fires) drops the connection: nothing runs
 //! on in the background.
 //!
@@ -192,7 +195,10 @@ macro_rules! shared_setters {
 
             /// The timeout of each attempt (120 s by default): unstreamed,
             /// until the whole answer is read; streamed, until the headers
-            /// and then between two events. A timeout is not retried.
+            /// and then between two events. A timeout before any response
+            /// arrived (connecting, the headers, a whole unstreamed
+            /// answer) is retried like a connection error; a stream that
+            /// stalls once its events began is not.
             pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
                 self.transport.timeout = timeout;
                 self

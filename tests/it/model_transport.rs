@@ -208,7 +208,7 @@ async fn a_401_is_a_typed_error_with_the_providers_message_and_no_key_anywhere()
 }
 
 #[tokio::test]
-async fn a_server_that_never_answers_is_cut_by_the_timeout_and_not_retried() {
+async fn a_server_that_never_answers_is_retried_after_each_timeout_then_a_timeout_error() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(
@@ -218,11 +218,82 @@ async fn a_server_that_never_answers_is_cut_by_the_timeout_and_not_retried() {
         )
         .mount(&server)
         .await;
-    let model = model(&server).timeout(Duration::from_millis(200));
+    let model = model(&server)
+        .timeout(Duration::from_millis(200))
+        .max_retries(1);
     let (error, text) = failing_turn(&model).await;
     let error = model_error(&error);
     assert_eq!(error.kind, ModelErrorKind::Timeout, "{text}");
+    assert_eq!(error.attempts, 2);
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_timed_out_attempt_is_retried_like_a_connection_error() {
+    // The official SDKs retry a timeout too: one slow attempt (a cold
+    // replica) must not fail the turn.
+    let server = MockServer::start().await;
+    respond_once(
+        &server,
+        ResponseTemplate::new(200)
+            .set_body_json(answer())
+            .set_delay(Duration::from_secs(5)),
+        1,
+    )
+    .await;
+    succeed(&server).await;
+    let outcome = run(&model(&server).timeout(Duration::from_millis(200))).await;
+    assert_eq!(outcome.answer(), Some("Done."));
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_stream_that_stalls_after_its_first_events_is_a_timeout_and_not_retried() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = std::sync::Arc::clone(&connections);
+    let server = tokio::spawn(async move {
+        let mut open = Vec::new();
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buffer = vec![0u8; 65536];
+            let _ = socket.read(&mut buffer).await;
+            let event =
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"The answer\"}}]}\n\n";
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+            let chunk = format!("{head}{:x}\r\n{event}\r\n", event.len());
+            socket.write_all(chunk.as_bytes()).await.unwrap();
+            // Then nothing: the stream stalls with the socket open.
+            open.push(socket);
+        }
+    });
+    let model = OpenAiModel::new("m")
+        .base_url(format!("http://127.0.0.1:{port}/v1"))
+        .stream(true)
+        .timeout(Duration::from_millis(300))
+        .backoff(Duration::from_millis(5), Duration::from_millis(10));
+    let session = session_for(&agent_loop::wire::openai::parse_response(&answer()).unwrap()).await;
+    let (events, mut receiver) = agent_loop::turn::TurnEvents::channel();
+    let error = session
+        .run_turn_with_events(&model, &mut start(), &CancellationToken::new(), &events)
+        .await
+        .expect_err("the stalled stream fails");
+    server.abort();
+    let error = model_error(&error);
+    assert_eq!(error.kind, ModelErrorKind::Timeout, "{error}");
     assert_eq!(error.attempts, 1);
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1);
+    drop(events);
+    let mut text = String::new();
+    while let Ok(event) = receiver.try_recv() {
+        if let agent_loop::turn::TurnEvent::TextDelta { text: piece } = event {
+            text.push_str(&piece);
+        }
+    }
+    assert_eq!(text, "The answer", "the first events reached the turn");
 }
 
 #[tokio::test]
