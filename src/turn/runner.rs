@@ -409,7 +409,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                             &call.name,
                             format!("the call to `{}` was aborted", call.name),
                         );
-                        finish(call, Err(error), Duration::ZERO, limits)
+                        let aborted = finish(call, Err(error), Duration::ZERO, limits);
+                        // Its task may have sent `ToolCallStarted`: every
+                        // started call gets its finished event.
+                        self.finished(&aborted.1);
+                        aborted
                     })
                 })
                 .collect(),

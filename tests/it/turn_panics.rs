@@ -313,3 +313,83 @@ async fn a_tool_panicking_before_its_future_is_tool_panicked_not_middleware_pani
         .collect();
     assert_eq!(kinds, [Some(ToolCallErrorKind::ToolPanicked)]);
 }
+
+/// A panic payload whose drop panics again, `.0` times: with 2 it escapes
+/// both `catch_unwind`s of the chain (each one drops the payload it
+/// caught), so the call's task itself dies.
+struct PanicsOnDrop(u8);
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        if self.0 > 0 {
+            std::panic::panic_any(PanicsOnDrop(self.0 - 1));
+        }
+    }
+}
+
+fn panic_through_every_catch() -> Result<Value, tool::BoxError> {
+    std::panic::panic_any(PanicsOnDrop(2))
+}
+
+#[tokio::test]
+async fn a_call_whose_task_died_gets_an_error_result_and_a_finished_event() {
+    let dies = tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("dies", "Its task dies."),
+        |_arguments: Value, _context| async move { panic_through_every_catch() },
+    );
+    let session = bind_tools([dies, echo_tool("echo")], ToolLimits::default()).await;
+    let model = ScriptedModel::new([
+        batch([
+            call("c1", "dies", "{}"),
+            call("c2", "echo", r#"{"text":"hi"}"#),
+        ]),
+        answer("ok"),
+    ]);
+    let mut conversation = user_says("go");
+    let (events, mut receiver) = agent_loop::turn::TurnEvents::channel();
+
+    let outcome = session
+        .run_turn_with_events(
+            &model,
+            &mut conversation,
+            &CancellationToken::new(),
+            &events,
+        )
+        .await
+        .expect("the turn completes");
+
+    assert_eq!(outcome.answer(), Some("ok"));
+    let died = result_for(&conversation, "c1");
+    assert!(
+        died.is_error && died.text().contains("was aborted"),
+        "{died:?}"
+    );
+    assert_every_call_answered(&conversation);
+    drop(events);
+    let mut started = Vec::new();
+    let mut finished = Vec::new();
+    while let Ok(event) = receiver.try_recv() {
+        match event {
+            agent_loop::turn::TurnEvent::ToolCallStarted { tool_call_id, .. } => {
+                started.push(tool_call_id);
+            }
+            agent_loop::turn::TurnEvent::ToolCallFinished {
+                tool_call_id,
+                error,
+                ..
+            } => finished.push((tool_call_id, error)),
+            _ => {}
+        }
+    }
+    started.sort();
+    assert_eq!(started, ["c1", "c2"]);
+    finished.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        finished,
+        [
+            ("c1".to_owned(), Some(ToolCallErrorKind::ToolPanicked)),
+            ("c2".to_owned(), None)
+        ],
+        "every started call finished once"
+    );
+}
