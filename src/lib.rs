@@ -198,7 +198,9 @@
 //!   reached the turn's events. Unset settings are not sent, so each server keeps its own
 //!   default; vendor fields set with `extra` are written last and replace
 //!   a field the model sets. OpenAI's output cap goes as
-//!   `max_completion_tokens` (reasoning models refuse `max_tokens`);
+//!   `max_completion_tokens` (reasoning models refuse `max_tokens`), or as
+//!   `max_tokens` with `.max_tokens_field(MaxTokensField::MaxTokens)` for
+//!   servers that read only that (DeepSeek);
 //!   Anthropic's `max_tokens` is 4096 unless set. `from_env` also needs
 //!   the model name (`OPENAI_MODEL`, `ANTHROPIC_MODEL`), and a key unless
 //!   a base URL is given (local servers need none). A streamed refusal is

@@ -48,7 +48,7 @@ pub use anthropic::AnthropicModel;
 pub use http::ApiKey;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
-pub use openai::{OpenAiModel, ReasoningEffort};
+pub use openai::{MaxTokensField, OpenAiModel, ReasoningEffort};
 
 /// Which tool the model must call, if any: a request's `tool_choice`.
 #[derive(Clone, Debug, PartialEq, Eq)]

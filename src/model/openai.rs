@@ -44,6 +44,30 @@ impl ReasoningEffort {
     }
 }
 
+/// Which body field carries the output cap set with
+/// [`OpenAiModel::max_tokens`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MaxTokensField {
+    /// `max_completion_tokens` (the default): what OpenAI documents, and
+    /// what its reasoning models require (they refuse `max_tokens`).
+    #[default]
+    MaxCompletionTokens,
+    /// `max_tokens`: for servers that read only the older field (DeepSeek
+    /// documents `max_tokens`; some other OpenAI-compatible servers ignore
+    /// `max_completion_tokens`).
+    MaxTokens,
+}
+
+impl MaxTokensField {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::MaxCompletionTokens => "max_completion_tokens",
+            Self::MaxTokens => "max_tokens",
+        }
+    }
+}
+
 /// A model behind OpenAI's Chat Completions API (`POST
 /// {base_url}/chat/completions`): OpenAI itself, or any OpenAI-compatible
 /// server (vLLM, llama.cpp server, Ollama's `/v1`, OpenRouter, DeepSeek,
@@ -76,6 +100,7 @@ pub struct OpenAiModel {
     base_url: String,
     api_key: Option<ApiKey>,
     max_tokens: Option<u32>,
+    max_tokens_field: MaxTokensField,
     reasoning_effort: Option<ReasoningEffort>,
     settings: Settings,
     transport: Transport,
@@ -90,6 +115,7 @@ impl std::fmt::Debug for OpenAiModel {
             .field("base_url", &redact_url(&self.base_url))
             .field("api_key", &self.api_key)
             .field("max_tokens", &self.max_tokens)
+            .field("max_tokens_field", &self.max_tokens_field)
             .field("reasoning_effort", &self.reasoning_effort)
             .field("settings", &self.settings)
             .field("transport", &self.transport)
@@ -109,6 +135,7 @@ impl OpenAiModel {
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_tokens: None,
+            max_tokens_field: MaxTokensField::default(),
             reasoning_effort: None,
             settings: Settings::default(),
             transport: Transport::new(FORMAT),
@@ -164,12 +191,32 @@ impl OpenAiModel {
         self
     }
 
-    /// The most tokens the answer may use (`max_completion_tokens`, which
-    /// OpenAI's reasoning models require instead of the older `max_tokens`;
-    /// for a server that reads only `max_tokens`, set it with
-    /// [`extra`](Self::extra)).
+    /// The most tokens the answer may use, sent as
+    /// `max_completion_tokens` (which OpenAI's reasoning models require
+    /// instead of the older `max_tokens`); for a server that reads only
+    /// `max_tokens`, see [`max_tokens_field`](Self::max_tokens_field).
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// The body field that carries [`max_tokens`](Self::max_tokens):
+    /// [`MaxTokensField::MaxCompletionTokens`] by default, or
+    /// [`MaxTokensField::MaxTokens`] for a server that reads only
+    /// `max_tokens` (DeepSeek documents `max_tokens`). Only one of the two
+    /// is sent.
+    ///
+    /// ```
+    /// use agent_loop::model::{MaxTokensField, OpenAiModel};
+    ///
+    /// let deepseek = OpenAiModel::new("deepseek-chat")
+    ///     .base_url("https://api.deepseek.com/v1")
+    ///     .max_tokens(1024)
+    ///     .max_tokens_field(MaxTokensField::MaxTokens);
+    /// # let _ = deepseek;
+    /// ```
+    pub fn max_tokens_field(mut self, field: MaxTokensField) -> Self {
+        self.max_tokens_field = field;
         self
     }
 
@@ -203,7 +250,7 @@ impl OpenAiModel {
             body.insert("temperature".into(), json!(temperature));
         }
         if let Some(max_tokens) = self.max_tokens {
-            body.insert("max_completion_tokens".into(), json!(max_tokens));
+            body.insert(self.max_tokens_field.as_str().into(), json!(max_tokens));
         }
         if let Some(effort) = self.reasoning_effort {
             body.insert("reasoning_effort".into(), json!(effort.as_str()));

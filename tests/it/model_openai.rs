@@ -3,7 +3,7 @@
 //! sends passes OpenAI's rules and carries the mode's instructions and
 //! tools.
 
-use agent_loop::model::{ModelErrorKind, OpenAiModel, ReasoningEffort, ToolChoice};
+use agent_loop::model::{MaxTokensField, ModelErrorKind, OpenAiModel, ReasoningEffort, ToolChoice};
 use agent_loop::turn::{ModelRequest, TurnEvents};
 use agent_loop::wire::openai;
 use serde_json::{Value, json};
@@ -189,4 +189,34 @@ async fn a_200_with_a_json_error_body_is_an_error_with_the_providers_type_messag
     assert_eq!(error.code.as_deref(), Some("502"));
     assert_eq!(error.attempts, 1);
     assert!(error.to_string().contains("upstream overloaded"), "{error}");
+}
+
+#[test]
+fn the_output_cap_goes_as_max_completion_tokens_unless_the_server_reads_max_tokens() {
+    let conversation = start();
+    let events = TurnEvents::default();
+    let request = ModelRequest {
+        conversation: &conversation,
+        instructions: None,
+        tools: &[],
+        mode: None,
+        events: &events,
+    };
+    let default = OpenAiModel::new("gpt-4.1")
+        .max_tokens(300)
+        .request_body(&request);
+    assert_eq!(default["max_completion_tokens"], 300);
+    assert!(default.get("max_tokens").is_none());
+
+    let deepseek = OpenAiModel::new("deepseek-chat")
+        .max_tokens(300)
+        .max_tokens_field(MaxTokensField::MaxTokens)
+        .request_body(&request);
+    assert_eq!(deepseek["max_tokens"], 300);
+    assert!(deepseek.get("max_completion_tokens").is_none());
+
+    let unset = OpenAiModel::new("deepseek-chat")
+        .max_tokens_field(MaxTokensField::MaxTokens)
+        .request_body(&request);
+    assert!(unset.get("max_tokens").is_none() && unset.get("max_completion_tokens").is_none());
 }
