@@ -319,6 +319,7 @@ async fn main() -> Result<(), BoxError> {
     }
     match &outcome.status {
         TurnStatus::Completed { answer } => println!("  final answer: {answer}"),
+        TurnStatus::Output { value } => println!("  output: {value}"),
         TurnStatus::Interrupted => println!("  interrupted"),
     }
     println!(

@@ -74,12 +74,20 @@ const MAX_LISTED_VIOLATIONS: usize = 3;
 /// Checks `arguments` against the tool's compiled schema; the message names
 /// each failing field (as a JSON pointer) and why.
 pub(crate) fn check_arguments(tool: &BoundTool, arguments: &Value) -> Result<(), ToolCallError> {
-    let name = tool.info.name.as_str();
+    check_against(&tool.info.name, &tool.validator, arguments)
+}
+
+/// Checks `arguments` of the tool `name` against `validator`; the message
+/// names each failing field (as a JSON pointer) and why.
+pub(crate) fn check_against(
+    name: &str,
+    validator: &jsonschema::Validator,
+    arguments: &Value,
+) -> Result<(), ToolCallError> {
     if !arguments.is_object() {
         return Err(not_object(name, arguments));
     }
-    let violations: Vec<String> = tool
-        .validator
+    let violations: Vec<String> = validator
         .iter_errors(arguments)
         .take(MAX_LISTED_VIOLATIONS + 1)
         .map(|error| {

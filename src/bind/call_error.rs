@@ -40,6 +40,10 @@ pub enum ToolCallErrorKind {
     /// limit (finish reason `length` / `max_tokens`), so the call did not
     /// run: its arguments may be incomplete.
     CutOff,
+    /// The call did not run because the turn already had its structured
+    /// output: another call of an early-ending batch, or a second
+    /// `structured_output` call.
+    NotRun,
 }
 
 /// A tool call that produced no output: returned by

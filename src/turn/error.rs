@@ -28,6 +28,16 @@ pub enum TurnError {
         /// Tokens used by the turn's earlier requests, added up.
         usage: Usage,
     },
+    /// The turn asks for structured output, and the model answered in text
+    /// once more than [`TurnOptions::output_retries`](crate::turn::TurnOptions::output_retries)
+    /// allows. The last text answer is the last message of the conversation.
+    #[error("turn: the model answered in text instead of calling `structured_output`")]
+    NoOutput {
+        /// The model's last text answer.
+        text: String,
+        /// Tokens used by the turn's requests, added up.
+        usage: Usage,
+    },
     /// The conversation handed to the turn pairs its tool results wrongly
     /// (see [`conversation::repair`](crate::conversation::repair)). Nothing
     /// was sent and the conversation is unchanged.
@@ -41,7 +51,7 @@ impl TurnError {
     pub fn usage(&self) -> Usage {
         match self {
             Self::ToolLimit(error) => error.usage,
-            Self::Model { usage, .. } => *usage,
+            Self::Model { usage, .. } | Self::NoOutput { usage, .. } => *usage,
             Self::Conversation(_) => Usage::default(),
         }
     }

@@ -6,6 +6,7 @@ mod error;
 mod event;
 mod model;
 mod outcome;
+mod output;
 mod runner;
 
 pub use crate::text::ERROR_TEXT_BYTES;
@@ -13,3 +14,7 @@ pub use error::{ExceededLimit, ToolLimitError, TurnError};
 pub use event::{TurnEvent, TurnEvents};
 pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use outcome::{CallStats, IterationStats, TurnOutcome, TurnStats, TurnStatus};
+pub use output::{
+    DEFAULT_OUTPUT_RETRIES, MixedBatch, OUTPUT_INSTRUCTION, Output, OutputError, OutputErrorKind,
+    TurnOptions,
+};

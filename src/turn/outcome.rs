@@ -13,13 +13,23 @@ pub enum TurnStatus {
         /// The model's final answer (also appended to the conversation).
         answer: String,
     },
+    /// The model called [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::STRUCTURED_OUTPUT_TOOL_NAME)
+    /// with arguments that pass the turn's [`Output`](crate::turn::Output)
+    /// schema (a turn run with
+    /// [`TurnOptions::output`](crate::turn::TurnOptions::output)). The call
+    /// and its ok result are the last messages of the turn.
+    Output {
+        /// The output, unwrapped when the schema was wrapped.
+        value: serde_json::Value,
+    },
     /// The turn's cancellation token fired. In-flight tool calls were
     /// dropped, queued ones never started, and the interrupted batch was
     /// not added to the conversation.
     Interrupted,
 }
 
-/// A turn that ended: with a final answer or interrupted.
+/// A turn that ended: with a final answer, its structured output, or
+/// interrupted.
 #[derive(Clone, Debug)]
 pub struct TurnOutcome {
     /// How it ended.
@@ -30,7 +40,7 @@ pub struct TurnOutcome {
     /// Counts, timings and token usage.
     pub stats: TurnStats,
     /// Why the model stopped in its last response: `Some` when the turn
-    /// completed ([`FinishReason::Length`] for an answer the output limit
+    /// completed or ended in its output ([`FinishReason::Length`] for an answer the output limit
     /// cut off), `None` when it was interrupted.
     pub finish_reason: Option<FinishReason>,
     /// The ids of calls the conversation handed in left without a result
@@ -44,8 +54,26 @@ impl TurnOutcome {
     pub fn answer(&self) -> Option<&str> {
         match &self.status {
             TurnStatus::Completed { answer } => Some(answer),
-            TurnStatus::Interrupted => None,
+            TurnStatus::Output { .. } | TurnStatus::Interrupted => None,
         }
+    }
+
+    /// The structured output, when the turn ended in one.
+    pub fn output(&self) -> Option<&serde_json::Value> {
+        match &self.status {
+            TurnStatus::Output { value } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The structured output read as `T` (the type given to
+    /// [`Output::typed`](crate::turn::Output::typed)); `None` when the turn
+    /// did not end in an output. `Err` only when `T` cannot read a value
+    /// its own schema accepted, or a middleware changed the value.
+    pub fn output_as<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Option<Result<T, serde_json::Error>> {
+        self.output().map(|value| T::deserialize(value))
     }
 }
 

@@ -3,6 +3,7 @@
 //! problem into a model-facing error result, and keep the conversation valid
 //! whatever happens.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -25,10 +26,11 @@ use crate::definition::Definition;
 use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
-use crate::tool::{BoxError, Tool};
+use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
 use crate::turn::{
-    CallStats, ExceededLimit, IterationStats, Model, ModelRequest, ToolLimitError, TurnError,
-    TurnEvent, TurnEvents, TurnOutcome, TurnStats, TurnStatus,
+    CallStats, ExceededLimit, IterationStats, MixedBatch, Model, ModelRequest, OUTPUT_INSTRUCTION,
+    Output, ToolLimitError, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats,
+    TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -139,6 +141,73 @@ impl Definition<Bound> {
         cancellation: &CancellationToken,
         events: &TurnEvents,
     ) -> Result<TurnOutcome, TurnError> {
+        self.run_turn_with(
+            model,
+            conversation,
+            cancellation,
+            TurnOptions::new().events(events),
+        )
+        .await
+    }
+
+    /// [`run_turn`](Self::run_turn) with [`TurnOptions`]: where events go
+    /// (as [`run_turn_with_events`](Self::run_turn_with_events)) and the
+    /// structured output the turn must end in.
+    ///
+    /// With an [`Output`], the model is offered one more tool, named
+    /// [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::STRUCTURED_OUTPUT_TOOL_NAME),
+    /// after the mode's tools. A call to it whose arguments pass the
+    /// output's schema ends the turn with [`TurnStatus::Output`]; it gets an
+    /// ok result, so the conversation stays valid. Arguments that fail the
+    /// schema get an error result naming the failing path, and the turn
+    /// goes on. The other calls of that batch are answered "not run" and
+    /// never run ([`MixedBatch::EndEarly`], the default) or run first
+    /// ([`MixedBatch::RunAll`]); of two valid output calls, the first wins
+    /// and the other is answered "not run". A text answer is answered with
+    /// [`OUTPUT_INSTRUCTION`] (a user message, counted as an iteration) up
+    /// to [`TurnOptions::output_retries`] times; one more fails the turn
+    /// with [`TurnError::NoOutput`].
+    ///
+    /// The output call is a call like any other: it counts against `calls`,
+    /// runs through the middleware chain (which may refuse it, or change
+    /// the value: what the chain returns is the output, not checked again),
+    /// sends its events and has its `execute_tool` span.
+    ///
+    /// ```
+    /// use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+    /// use agent_loop::turn::{Output, ScriptedModel, TurnOptions};
+    /// use agent_loop::{Bindings, Definition, LoopId, SessionId};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// #[derive(schemars::JsonSchema, serde::Deserialize, Debug, PartialEq)]
+    /// struct Verdict { spam: bool }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let session = Definition::builder().name("triage").build().validate()?
+    ///     .bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
+    /// let model = ScriptedModel::new([ModelResponse::tool_calls([
+    ///     ToolCall::new("call_1", "structured_output", r#"{"spam": true}"#),
+    /// ])]);
+    /// let mut conversation = vec![Message::user("WIN A FREE CRUISE")];
+    /// let options = TurnOptions::new().output(Output::typed::<Verdict>()?);
+    /// let outcome = session
+    ///     .run_turn_with(&model, &mut conversation, &CancellationToken::new(), options)
+    ///     .await?;
+    /// assert_eq!(outcome.output_as::<Verdict>().transpose()?, Some(Verdict { spam: true }));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// Errors: as [`run_turn`](Self::run_turn), and
+    /// [`TurnError::NoOutput`] as above.
+    pub async fn run_turn_with<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        conversation: &mut Conversation,
+        cancellation: &CancellationToken,
+        options: TurnOptions<'_>,
+    ) -> Result<TurnOutcome, TurnError> {
+        let unwatched = TurnEvents::default();
         let binding: &Binding = self.binding();
         let mode = binding.current;
         let span = info_span!(
@@ -148,18 +217,56 @@ impl Definition<Bound> {
             "gen_ai.conversation.id" = %binding.session_id,
             mode = binding.modes[mode].name.as_deref().unwrap_or(""),
         );
+        let output_tool = options.output.as_ref().map(|output| {
+            Arc::new(OutputTool {
+                info: output.info().clone(),
+            }) as Arc<dyn Tool>
+        });
         Turn {
             binding,
             mode,
             model,
             cancellation,
-            events,
+            events: options.events.unwrap_or(&unwatched),
+            output: options.output.as_ref(),
+            output_tool,
+            output_retries: options.output_retries,
+            mixed_batch: options.mixed_batch,
         }
         .run(conversation)
         .instrument(span)
         .await
     }
 }
+
+/// The control tool's handler: its output is its (checked) arguments.
+struct OutputTool {
+    info: ToolInfo,
+}
+
+#[async_trait::async_trait]
+impl Tool for OutputTool {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+        Ok(arguments)
+    }
+}
+
+/// What the runner does with one call of a batch.
+enum Step {
+    /// Look the tool up, check the arguments and run it.
+    Run,
+    /// Run the output call, with its checked arguments.
+    Output(Value),
+    /// Do not run it: answer with this.
+    Answer(ToolCallError),
+}
+
+/// The result text of the output call that ends the turn.
+const OUTPUT_RECEIVED: &str = "output received; the turn is over";
 
 /// One running turn.
 struct Turn<'a, M: ?Sized> {
@@ -169,6 +276,12 @@ struct Turn<'a, M: ?Sized> {
     model: &'a M,
     cancellation: &'a CancellationToken,
     events: &'a TurnEvents,
+    /// The output the turn must end in, if any.
+    output: Option<&'a Output>,
+    /// The control tool, when `output` is set.
+    output_tool: Option<Arc<dyn Tool>>,
+    output_retries: u32,
+    mixed_batch: MixedBatch,
 }
 
 impl<M: Model + ?Sized> Turn<'_, M> {
@@ -183,6 +296,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let limits = self.mode().tool_limits;
         let mut stats = TurnStats::default();
         let mut calls: u32 = 0;
+        let mut text_answers: u32 = 0;
+        let tools: Cow<'_, [ToolInfo]> = match self.output {
+            Some(output) => {
+                let mut tools = self.mode().infos.clone();
+                tools.push(output.info().clone());
+                Cow::Owned(tools)
+            }
+            None => Cow::Borrowed(&self.mode().infos),
+        };
         // Every tool call id the conversation holds, so a reused one gets a
         // fresh id before its batch runs.
         let mut call_ids: HashSet<String> = conversation
@@ -206,13 +328,13 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let iteration = stats.iteration_count() + 1;
             self.events
                 .emit(|| TurnEvent::ModelRequestStarted { iteration });
-            let asked = self
-                .ask(conversation)
-                .await
-                .map_err(|source| TurnError::Model {
-                    source,
-                    usage: stats.usage,
-                })?;
+            let asked =
+                self.ask(conversation, &tools)
+                    .await
+                    .map_err(|source| TurnError::Model {
+                        source,
+                        usage: stats.usage,
+                    })?;
             let Some(response) = asked else {
                 return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
             };
@@ -232,6 +354,30 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 // A final answer: nothing to run, never blocked by limits.
                 let answer = message.text();
                 conversation.push(Message::Assistant(message));
+                if self.output.is_some() {
+                    // Output is required: tell the model how to give it.
+                    if text_answers >= self.output_retries {
+                        return Err(TurnError::NoOutput {
+                            text: answer,
+                            usage: stats.usage,
+                        });
+                    }
+                    check_limits(&limits, iteration, calls, 0, stats.usage)?;
+                    text_answers += 1;
+                    conversation.push(Message::user(OUTPUT_INSTRUCTION));
+                    self.events.emit(|| TurnEvent::BatchFinished {
+                        iteration,
+                        calls: 0,
+                    });
+                    stats.iterations.push(IterationStats {
+                        model_duration,
+                        batch_duration: Duration::ZERO,
+                        calls: Vec::new(),
+                        finish_reason,
+                        usage,
+                    });
+                    continue;
+                }
                 return Ok(end(
                     TurnStatus::Completed { answer },
                     Some(finish_reason),
@@ -253,21 +399,27 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let batch: Vec<ToolCall> = message.tool_calls().cloned().collect();
 
             let batch_started = Instant::now();
-            let results = if finish_reason == FinishReason::Length {
-                batch
+            let (results, output) = if finish_reason == FinishReason::Length {
+                let cut = batch
                     .iter()
                     .map(|call| {
                         let cut = cut_off(call, &limits);
                         self.finished(&cut.1);
                         cut
                     })
-                    .collect()
+                    .collect();
+                (cut, None)
             } else {
                 let span = info_span!("iteration", iteration, calls = batch_calls);
-                let Some(results) = self.run_batch(&batch, &limits).instrument(span).await else {
+                let steps = self.plan(&batch);
+                let Some(ran) = self
+                    .run_batch(&batch, steps, &limits)
+                    .instrument(span)
+                    .await
+                else {
                     return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
                 };
-                results
+                ran
             };
             calls = would_be;
             let (results, call_stats): (Vec<ToolResult>, Vec<CallStats>) =
@@ -282,20 +434,77 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 model_duration,
                 batch_duration: batch_started.elapsed(),
                 calls: call_stats,
-                finish_reason,
+                finish_reason: finish_reason.clone(),
                 usage,
             });
+            if let (Some(value), Some(declared)) = (output, self.output) {
+                return Ok(end(
+                    TurnStatus::Output {
+                        value: declared.unwrap_value(value),
+                    },
+                    Some(finish_reason),
+                    conversation,
+                    stats,
+                ));
+            }
         }
+    }
+
+    /// What to do with each call of a batch: without an output, run them
+    /// all; with one, check every output call, keep the first valid one,
+    /// and answer the rest as the turn's [`MixedBatch`] says.
+    fn plan(&self, batch: &[ToolCall]) -> Vec<Step> {
+        let Some(output) = self.output else {
+            return batch.iter().map(|_| Step::Run).collect();
+        };
+        let mut has_output = false;
+        let mut steps: Vec<Step> = batch
+            .iter()
+            .map(|call| {
+                if call.name != STRUCTURED_OUTPUT_TOOL_NAME {
+                    return Step::Run;
+                }
+                let checked = call::parse_arguments(&call.name, &call.arguments).and_then(
+                    |arguments| {
+                        call::check_against(&call.name, output.validator(), &arguments)
+                            .map(|()| arguments)
+                    },
+                );
+                match checked {
+                    Err(error) => Step::Answer(error),
+                    Ok(_) if has_output => Step::Answer(not_run(
+                        call,
+                        "not run: the turn already has its output from an earlier `structured_output` call",
+                    )),
+                    Ok(arguments) => {
+                        has_output = true;
+                        Step::Output(arguments)
+                    }
+                }
+            })
+            .collect();
+        if has_output && self.mixed_batch == MixedBatch::EndEarly {
+            for (step, call) in steps.iter_mut().zip(batch) {
+                if matches!(step, Step::Run) {
+                    *step = Step::Answer(not_run(call, "not run: the turn has its output"));
+                }
+            }
+        }
+        steps
     }
 
     /// One model request; `None` when cancelled first. A panicking model
     /// fails the turn like a failing one.
-    async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, BoxError> {
+    async fn ask(
+        &self,
+        conversation: &Conversation,
+        tools: &[ToolInfo],
+    ) -> Result<Option<ModelResponse>, BoxError> {
         let mode = self.mode();
         let request = ModelRequest {
             conversation,
             instructions: mode.instructions.as_deref(),
-            tools: &mode.infos,
+            tools,
             mode: mode.name.as_deref(),
             events: self.events,
         };
@@ -316,13 +525,22 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         }
     }
 
-    /// Runs one batch; `None` when cancelled (every task is then aborted and
-    /// awaited, so no tool of this batch runs after this returns).
+    /// Runs one batch as `steps` say; `None` when cancelled (every task is
+    /// then aborted and awaited, so no tool of this batch runs after this
+    /// returns). With the results, the output the output call returned, if
+    /// it succeeded.
+    #[allow(clippy::type_complexity)]
     async fn run_batch(
         &self,
         batch: &[ToolCall],
+        steps: Vec<Step>,
         limits: &ResolvedToolLimits,
-    ) -> Option<Vec<(ToolResult, CallStats)>> {
+    ) -> Option<(Vec<(ToolResult, CallStats)>, Option<Value>)> {
+        let is_output: Vec<bool> = steps
+            .iter()
+            .map(|step| matches!(step, Step::Output(_)))
+            .collect();
+        let mut output = None;
         let permits =
             (limits.parallel.get() as usize).clamp(1, batch.len().clamp(1, Semaphore::MAX_PERMITS));
         let semaphore = Arc::new(Semaphore::new(permits));
@@ -334,8 +552,16 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // releases sees the gate closed and never starts.
         let gate = self.cancellation.child_token();
         let _close_gate_on_drop = gate.clone().drop_guard();
-        for (index, call) in batch.iter().enumerate() {
-            let (tool, arguments) = match self.prepare(call) {
+        for ((index, call), step) in batch.iter().enumerate().zip(steps) {
+            let prepared = match step {
+                Step::Run => self.prepare(call),
+                Step::Output(arguments) => match &self.output_tool {
+                    Some(tool) => Ok((Arc::clone(tool), arguments)),
+                    None => self.prepare(call),
+                },
+                Step::Answer(error) => Err(error),
+            };
+            let (tool, arguments) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     let refused = finish(call, Err(error), Duration::ZERO, limits);
@@ -384,8 +610,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             () = self.cancellation.cancelled() => false,
             () = async {
                 while let Some(joined) = tasks.join_next().await {
-                    if let Ok(Some((index, output, duration))) = joined {
-                        let done = finish(&batch[index], output, duration, limits);
+                    if let Ok(Some((index, result, duration))) = joined {
+                        let result = match result {
+                            Ok(value) if is_output[index] => {
+                                output = Some(value);
+                                Ok(Value::String(OUTPUT_RECEIVED.to_owned()))
+                            }
+                            other => other,
+                        };
+                        let done = finish(&batch[index], result, duration, limits);
                         self.finished(&done.1);
                         slots[index] = Some(done);
                     }
@@ -398,26 +631,25 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         }
         // A slot can only be empty if its task died outside the contained
         // tool/middleware code; the call still gets its one result.
-        Some(
-            slots
-                .into_iter()
-                .zip(batch)
-                .map(|(slot, call)| {
-                    slot.unwrap_or_else(|| {
-                        let error = ToolCallError::new(
-                            crate::bind::ToolCallErrorKind::ToolPanicked,
-                            &call.name,
-                            format!("the call to `{}` was aborted", call.name),
-                        );
-                        let aborted = finish(call, Err(error), Duration::ZERO, limits);
-                        // Its task may have sent `ToolCallStarted`: every
-                        // started call gets its finished event.
-                        self.finished(&aborted.1);
-                        aborted
-                    })
+        let results = slots
+            .into_iter()
+            .zip(batch)
+            .map(|(slot, call)| {
+                slot.unwrap_or_else(|| {
+                    let error = ToolCallError::new(
+                        crate::bind::ToolCallErrorKind::ToolPanicked,
+                        &call.name,
+                        format!("the call to `{}` was aborted", call.name),
+                    );
+                    let aborted = finish(call, Err(error), Duration::ZERO, limits);
+                    // Its task may have sent `ToolCallStarted`: every
+                    // started call gets its finished event.
+                    self.finished(&aborted.1);
+                    aborted
                 })
-                .collect(),
-        )
+            })
+            .collect();
+        Some((results, output))
     }
 
     /// Tells the watchers a call finished.
@@ -462,6 +694,15 @@ fn check_limits(
         batch_calls,
         usage,
     })
+}
+
+/// The error result of a call not run because the turn has its output.
+fn not_run(call: &ToolCall, message: &str) -> ToolCallError {
+    ToolCallError::new(
+        crate::bind::ToolCallErrorKind::NotRun,
+        &call.name,
+        message.to_owned(),
+    )
 }
 
 /// The error result of a call whose response the output limit cut off.
