@@ -40,6 +40,7 @@ mod turn_modes;
 mod turn_panics;
 mod turn_parallel;
 mod turn_result_bytes;
+mod turn_structured_output;
 mod turn_tool_call_ids;
 mod turn_tracing;
 mod turn_typed_tools;
