@@ -208,6 +208,37 @@
 //!   response makes it the text.
 //! - **The structured-output name** ([`STRUCTURED_OUTPUT_TOOL_NAME`]) is
 //!   `structured_output`.
+//! - **Structured output is a tool call** ([`turn::Output`],
+//!   [`Definition::run_turn_with`]): it works with every model that calls
+//!   tools. The control tool is offered after the mode's tools. An object
+//!   schema goes as it is; any other is wrapped in a required `value`
+//!   property (its `$defs` moved up so references resolve) and unwrapped
+//!   in the outcome. The schema is checked when declared with the tool
+//!   schema checks, and an [`turn::OutputError`] names the output, never
+//!   the schema. A valid call ends the turn with [`turn::TurnStatus::Output`]
+//!   and gets the ok result `output received; the turn is over`; invalid
+//!   arguments get the same error a user tool's would (the failing path).
+//!   A text answer is kept and followed by the user message
+//!   [`turn::OUTPUT_INSTRUCTION`], counted as an iteration with no calls
+//!   (so `iterations` bounds it), at most
+//!   [`turn::DEFAULT_OUTPUT_RETRIES`] times unless set; the next text fails
+//!   the turn with [`turn::TurnError::NoOutput`] (the text stays in the
+//!   conversation). In a batch, output calls are checked first, in order:
+//!   the first valid one is the output, later valid ones are answered
+//!   "not run" ([`bind::ToolCallErrorKind::NotRun`]); the other calls are
+//!   answered "not run" without running ([`turn::MixedBatch::EndEarly`],
+//!   default: the model asked to end, and running side effects it will
+//!   never see the results of is worse) or run with it
+//!   ([`turn::MixedBatch::RunAll`]). The output call counts against
+//!   `calls` and runs through the middleware chain, with its events and
+//!   `execute_tool` span, so a policy or audit middleware sees every call;
+//!   what the chain returns is the output (a middleware may rewrite it; it
+//!   is not checked again, like rewritten arguments), and a refusal is an
+//!   error result after which the turn goes on (the batch's other calls
+//!   stay answered "not run"). A response cut off by the output limit ends
+//!   nothing: its output call is answered like any cut-off call.
+//!   Native provider modes (OpenAI `response_format`, Anthropic structured
+//!   outputs) are not implemented yet.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
