@@ -155,7 +155,7 @@ impl Definition<Bound> {
     /// structured output the turn must end in.
     ///
     /// With an [`Output`], the model is offered one more tool, named
-    /// [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::STRUCTURED_OUTPUT_TOOL_NAME),
+    /// [`STRUCTURED_OUTPUT_TOOL_NAME`],
     /// after the mode's tools. A call to it whose arguments pass the
     /// output's schema ends the turn with [`TurnStatus::Output`]; it gets an
     /// ok result, so the conversation stays valid. Arguments that fail the
