@@ -45,7 +45,10 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// [`wire::anthropic::export_messages`](crate::wire::anthropic::export_messages)),
 /// `tools` and `tool_choice` when the mode has tools, and the settings
 /// that are set; then the [`extra`](Self::extra) fields. The key goes as
-/// `x-api-key`, with `anthropic-version: 2023-06-01`.
+/// `x-api-key`, with `anthropic-version: 2023-06-01`. A request with a
+/// native [`output`](ModelRequest::output) adds Anthropic's documented
+/// structured-outputs field, `output_config: {"format": {"type":
+/// "json_schema", "schema": ...}}`.
 #[derive(Clone)]
 pub struct AnthropicModel {
     model: String,
@@ -199,6 +202,14 @@ impl AnthropicModel {
                 }
                 body.insert("tool_choice".into(), choice);
             }
+        }
+        if let Some(output) = request.output {
+            // Anthropic's structured outputs (GA): the answer's text is
+            // JSON that passes the schema.
+            body.insert(
+                "output_config".into(),
+                json!({ "format": { "type": "json_schema", "schema": output.schema() } }),
+            );
         }
         if let Some(temperature) = self.settings.temperature {
             body.insert("temperature".into(), json!(temperature));

@@ -93,7 +93,11 @@ impl MaxTokensField {
 /// [`wire::openai::export_messages`](crate::wire::openai::export_messages)),
 /// `tools`, `tool_choice` and `parallel_tool_calls` when the mode has
 /// tools, and the settings that are set; then the [`extra`](Self::extra)
-/// fields. The key goes as `Authorization: Bearer`.
+/// fields. The key goes as `Authorization: Bearer`. A request with a native
+/// [`output`](ModelRequest::output) adds `response_format: {"type":
+/// "json_schema", "json_schema": {"name", "schema", "strict"}}`: the name is
+/// the output's, its characters outside `[a-zA-Z0-9_-]` replaced by `_`
+/// and cut to 64; `strict` is [`strict_output`](Self::strict_output).
 #[derive(Clone)]
 pub struct OpenAiModel {
     model: String,
@@ -102,6 +106,7 @@ pub struct OpenAiModel {
     max_tokens: Option<u32>,
     max_tokens_field: MaxTokensField,
     reasoning_effort: Option<ReasoningEffort>,
+    strict_output: bool,
     settings: Settings,
     transport: Transport,
 }
@@ -117,6 +122,7 @@ impl std::fmt::Debug for OpenAiModel {
             .field("max_tokens", &self.max_tokens)
             .field("max_tokens_field", &self.max_tokens_field)
             .field("reasoning_effort", &self.reasoning_effort)
+            .field("strict_output", &self.strict_output)
             .field("settings", &self.settings)
             .field("transport", &self.transport)
             .finish()
@@ -137,6 +143,7 @@ impl OpenAiModel {
             max_tokens: None,
             max_tokens_field: MaxTokensField::default(),
             reasoning_effort: None,
+            strict_output: false,
             settings: Settings::default(),
             transport: Transport::new(FORMAT),
         }
@@ -226,6 +233,17 @@ impl OpenAiModel {
         self
     }
 
+    /// The `strict` flag of a native output's `response_format` (`false`
+    /// unless set). OpenAI's strict mode constrains the answer to the
+    /// schema, but takes only schemas whose every property is required and
+    /// whose objects all have `"additionalProperties": false` (which
+    /// `schemars` does not produce for optional fields); the runner checks
+    /// the answer against the schema either way.
+    pub fn strict_output(mut self, strict: bool) -> Self {
+        self.strict_output = strict;
+        self
+    }
+
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
         let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
@@ -245,6 +263,19 @@ impl OpenAiModel {
             if let Some(parallel) = self.settings.parallel_tool_calls {
                 body.insert("parallel_tool_calls".into(), json!(parallel));
             }
+        }
+        if let Some(output) = request.output {
+            body.insert(
+                "response_format".into(),
+                json!({
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": response_format_name(output.name()),
+                        "schema": output.schema(),
+                        "strict": self.strict_output,
+                    },
+                }),
+            );
         }
         if let Some(temperature) = self.settings.temperature {
             body.insert("temperature".into(), json!(temperature));
@@ -322,6 +353,27 @@ impl OpenAiModel {
         assembler
             .finish()
             .map_err(|error| ModelError::stream(FORMAT, error).of(&answer))
+    }
+}
+
+/// A `response_format` name OpenAI takes (`^[a-zA-Z0-9_-]{1,64}$`): other
+/// characters become `_`, cut to 64; `output` when empty.
+fn response_format_name(name: &str) -> String {
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        "output".into()
+    } else {
+        name
     }
 }
 

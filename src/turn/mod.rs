@@ -15,6 +15,6 @@ pub use event::{TurnEvent, TurnEvents};
 pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use outcome::{CallStats, IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use output::{
-    DEFAULT_OUTPUT_RETRIES, MixedBatch, OUTPUT_INSTRUCTION, Output, OutputError, OutputErrorKind,
-    TurnOptions,
+    DEFAULT_OUTPUT_RETRIES, MixedBatch, NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, Output,
+    OutputError, OutputErrorKind, OutputMode, TurnOptions,
 };

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 
 use crate::conversation::{Message, ModelResponse};
 use crate::tool::{BoxError, ToolInfo};
-use crate::turn::TurnEvents;
+use crate::turn::{Output, TurnEvents};
 
 /// A language model, as the turn runner sees it: given the conversation, the
 /// current mode's instructions and tools, it answers or asks for tools, and
@@ -69,6 +69,14 @@ pub struct ModelRequest<'a> {
     pub tools: &'a [ToolInfo],
     /// The current mode's name; `None` for the base mode.
     pub mode: Option<&'a str>,
+    /// The output the final answer's text must be, in
+    /// [`OutputMode::Native`](crate::turn::OutputMode::Native) only
+    /// (`None` otherwise, and in tool mode, where the output is the tool
+    /// [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::tool::STRUCTURED_OUTPUT_TOOL_NAME)
+    /// in `tools`). Send [`Output::schema`] as the provider's structured
+    /// output setting; a model that cannot do native output may ignore
+    /// it, and the runner still checks the answer.
+    pub output: Option<&'a Output>,
     /// Where the turn's events go: a streaming model sends
     /// [`TurnEvent::TextDelta`](crate::turn::TurnEvent::TextDelta) and
     /// [`ReasoningDelta`](crate::turn::TurnEvent::ReasoningDelta) here as
@@ -108,6 +116,9 @@ pub struct RecordedRequest {
     pub mode: Option<String>,
     /// The mode's instructions.
     pub instructions: Option<String>,
+    /// The name of the native output asked for
+    /// ([`ModelRequest::output`]), if any.
+    pub native_output: Option<String>,
 }
 
 impl ScriptedModel {
@@ -146,6 +157,7 @@ impl Model for ScriptedModel {
             tool_names: request.tools.iter().map(|t| t.name.clone()).collect(),
             mode: request.mode.map(str::to_owned),
             instructions: request.instructions.map(str::to_owned),
+            native_output: request.output.map(|output| output.name().to_owned()),
         });
         let next = lock(&self.script).pop_front();
         next.ok_or_else(|| Box::new(ScriptExhausted) as BoxError)

@@ -11,13 +11,19 @@ use crate::tool::schema::{self, SchemaProblem};
 use crate::tool::{STRUCTURED_OUTPUT_TOOL_NAME, ToolInfo, schema_of};
 use crate::turn::TurnEvents;
 
-/// How many plain-text answers a turn that asks for output answers with an
-/// instruction to call [`STRUCTURED_OUTPUT_TOOL_NAME`] before it fails with
+/// How many plain-text answers (in [`OutputMode::Native`], answers that are
+/// not valid output) a turn that asks for output answers with an
+/// instruction before it fails with
 /// [`TurnError::NoOutput`](crate::turn::TurnError::NoOutput).
 pub const DEFAULT_OUTPUT_RETRIES: u32 = 2;
 
 /// The instruction a plain-text answer gets while the turn asks for output.
 pub const OUTPUT_INSTRUCTION: &str = "Do not answer in text: call the `structured_output` tool with your final answer as its arguments.";
+
+/// The instruction a final answer gets in [`OutputMode::Native`] when its
+/// text is not JSON that passes the output's schema.
+pub const NATIVE_OUTPUT_INSTRUCTION: &str =
+    "Answer with only the JSON value the output schema asks for: no other text, no code fence.";
 
 /// The output a turn must end in: a JSON Schema the model's final answer
 /// must pass, offered to the model as the tool
@@ -141,6 +147,13 @@ impl Output {
         self.wrapped
     }
 
+    /// The JSON Schema the model's answer must pass: the (wrapped) schema,
+    /// as offered in the tool's parameters and, in [`OutputMode::Native`],
+    /// sent to the provider.
+    pub fn schema(&self) -> &Value {
+        &self.info.parameters
+    }
+
     pub(crate) fn validator(&self) -> &jsonschema::Validator {
         &self.validator
     }
@@ -222,6 +235,24 @@ pub enum MixedBatch {
     RunAll,
 }
 
+/// How a turn asks the model for its [`Output`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OutputMode {
+    /// Through the control tool [`STRUCTURED_OUTPUT_TOOL_NAME`]: works with
+    /// every model that calls tools. The default.
+    #[default]
+    Tool,
+    /// Through the provider's own structured-output setting: the control
+    /// tool is not offered, the output is passed to the model in
+    /// [`ModelRequest::output`](crate::turn::ModelRequest::output), and the
+    /// final answer's text is the output (JSON that passes the schema; a
+    /// wrapped schema's answer is `{"value": ...}`). A model that cannot do
+    /// native output may ignore it: its answers are then checked the same
+    /// way.
+    Native,
+}
+
 /// Options of one turn, for
 /// [`run_turn_with`](crate::Definition::run_turn_with): the output it must
 /// end in, and where its events go.
@@ -245,6 +276,7 @@ pub struct TurnOptions<'a> {
     pub(crate) output: Option<Output>,
     pub(crate) output_retries: u32,
     pub(crate) mixed_batch: MixedBatch,
+    pub(crate) output_mode: OutputMode,
     pub(crate) events: Option<&'a TurnEvents>,
 }
 
@@ -262,6 +294,7 @@ impl<'a> TurnOptions<'a> {
             output: None,
             output_retries: DEFAULT_OUTPUT_RETRIES,
             mixed_batch: MixedBatch::default(),
+            output_mode: OutputMode::default(),
             events: None,
         }
     }
@@ -273,7 +306,9 @@ impl<'a> TurnOptions<'a> {
     }
 
     /// How many plain-text answers get an instruction to call
-    /// [`STRUCTURED_OUTPUT_TOOL_NAME`] before the turn fails
+    /// [`STRUCTURED_OUTPUT_TOOL_NAME`] (in [`OutputMode::Native`]: answers
+    /// that are not valid output get [`NATIVE_OUTPUT_INSTRUCTION`]) before
+    /// the turn fails
     /// ([`DEFAULT_OUTPUT_RETRIES`] unless set; `0` fails at the first).
     pub fn output_retries(mut self, retries: u32) -> Self {
         self.output_retries = retries;
@@ -285,6 +320,22 @@ impl<'a> TurnOptions<'a> {
     pub fn mixed_batch(mut self, mixed_batch: MixedBatch) -> Self {
         self.mixed_batch = mixed_batch;
         self
+    }
+
+    /// How the model is asked for the output ([`OutputMode::Tool`] unless
+    /// set).
+    pub fn output_mode(mut self, mode: OutputMode) -> Self {
+        self.output_mode = mode;
+        self
+    }
+
+    /// [`OutputMode::Native`] when `native`, else [`OutputMode::Tool`].
+    pub fn native_output(self, native: bool) -> Self {
+        self.output_mode(if native {
+            OutputMode::Native
+        } else {
+            OutputMode::Tool
+        })
     }
 
     /// Sends the turn's events to `events`.

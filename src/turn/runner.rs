@@ -28,9 +28,9 @@ use crate::panic::panic_message;
 use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
 use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
 use crate::turn::{
-    CallStats, ExceededLimit, IterationStats, MixedBatch, Model, ModelRequest, OUTPUT_INSTRUCTION,
-    Output, ToolLimitError, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats,
-    TurnStatus,
+    CallStats, ExceededLimit, IterationStats, MixedBatch, Model, ModelRequest,
+    NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, Output, OutputMode, ToolLimitError, TurnError,
+    TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -173,6 +173,15 @@ impl Definition<Bound> {
     /// the value: what the chain returns is the output, not checked again),
     /// sends its events and has its `execute_tool` span.
     ///
+    /// With [`OutputMode::Native`] ([`TurnOptions::output_mode`]), no
+    /// control tool is offered: the output goes to the model in
+    /// [`ModelRequest::output`] (the HTTP models send it as the provider's
+    /// structured-output setting), and a final answer whose text is JSON
+    /// that passes the output's schema (a wrapped schema's `{"value":
+    /// ...}`, unwrapped) ends the turn with [`TurnStatus::Output`]. Any
+    /// other answer is answered with [`NATIVE_OUTPUT_INSTRUCTION`], counted
+    /// and capped as above. Tool calls run as in any turn.
+    ///
     /// ```
     /// use agent_loop::conversation::{Message, ModelResponse, ToolCall};
     /// use agent_loop::turn::{Output, ScriptedModel, TurnOptions};
@@ -217,7 +226,8 @@ impl Definition<Bound> {
             "gen_ai.conversation.id" = %binding.session_id,
             mode = binding.modes[mode].name.as_deref().unwrap_or(""),
         );
-        let output_tool = options.output.as_ref().map(|output| {
+        let native = options.output_mode == OutputMode::Native;
+        let output_tool = options.output.as_ref().filter(|_| !native).map(|output| {
             Arc::new(OutputTool {
                 info: output.info().clone(),
             }) as Arc<dyn Tool>
@@ -232,6 +242,7 @@ impl Definition<Bound> {
             output_tool,
             output_retries: options.output_retries,
             mixed_batch: options.mixed_batch,
+            native,
         }
         .run(conversation)
         .instrument(span)
@@ -282,11 +293,24 @@ struct Turn<'a, M: ?Sized> {
     output_tool: Option<Arc<dyn Tool>>,
     output_retries: u32,
     mixed_batch: MixedBatch,
+    /// [`OutputMode::Native`]: no control tool; the answer's text is the
+    /// output.
+    native: bool,
 }
 
 impl<M: Model + ?Sized> Turn<'_, M> {
     fn mode(&self) -> &BoundModeData {
         &self.binding.modes[self.mode]
+    }
+
+    /// The output asked for through the control tool, if any.
+    fn tool_output(&self) -> Option<&Output> {
+        self.output.filter(|_| !self.native)
+    }
+
+    /// The output asked for natively, if any.
+    fn native_output(&self) -> Option<&Output> {
+        self.output.filter(|_| self.native)
     }
 
     async fn run(&self, conversation: &mut Conversation) -> Result<TurnOutcome, TurnError> {
@@ -297,7 +321,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let mut stats = TurnStats::default();
         let mut calls: u32 = 0;
         let mut text_answers: u32 = 0;
-        let tools: Cow<'_, [ToolInfo]> = match self.output {
+        let tools: Cow<'_, [ToolInfo]> = match self.tool_output() {
             Some(output) => {
                 let mut tools = self.mode().infos.clone();
                 tools.push(output.info().clone());
@@ -354,6 +378,23 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 // A final answer: nothing to run, never blocked by limits.
                 let answer = message.text();
                 conversation.push(Message::Assistant(message));
+                if let Some(output) = self.native_output()
+                    && let Some(value) = native_value(output, &answer)
+                {
+                    stats.iterations.push(IterationStats {
+                        model_duration,
+                        batch_duration: Duration::ZERO,
+                        calls: Vec::new(),
+                        finish_reason: finish_reason.clone(),
+                        usage,
+                    });
+                    return Ok(end(
+                        TurnStatus::Output { value },
+                        Some(finish_reason),
+                        conversation,
+                        stats,
+                    ));
+                }
                 if self.output.is_some() {
                     // Output is required: tell the model how to give it.
                     if text_answers >= self.output_retries {
@@ -364,7 +405,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     }
                     check_limits(&limits, iteration, calls, 0, stats.usage)?;
                     text_answers += 1;
-                    conversation.push(Message::user(OUTPUT_INSTRUCTION));
+                    conversation.push(Message::user(if self.native {
+                        NATIVE_OUTPUT_INSTRUCTION
+                    } else {
+                        OUTPUT_INSTRUCTION
+                    }));
                     self.events.emit(|| TurnEvent::BatchFinished {
                         iteration,
                         calls: 0,
@@ -454,7 +499,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// all; with one, check every output call, keep the first valid one,
     /// and answer the rest as the turn's [`MixedBatch`] says.
     fn plan(&self, batch: &[ToolCall]) -> Vec<Step> {
-        let Some(output) = self.output else {
+        let Some(output) = self.tool_output() else {
             return batch.iter().map(|_| Step::Run).collect();
         };
         let mut has_output = false;
@@ -506,6 +551,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             instructions: mode.instructions.as_deref(),
             tools,
             mode: mode.name.as_deref(),
+            output: self.native_output(),
             events: self.events,
         };
         // `respond` is called inside the polled block, so a model that
@@ -694,6 +740,25 @@ fn check_limits(
         batch_calls,
         usage,
     })
+}
+
+/// The output a native-mode answer holds: its text (trimmed, a surrounding
+/// code fence removed) parsed as JSON and passing the output's schema,
+/// unwrapped; `None` when it is not valid output.
+fn native_value(output: &Output, text: &str) -> Option<Value> {
+    let mut text = text.trim();
+    if let Some(fenced) = text.strip_prefix("```").and_then(|t| t.strip_suffix("```")) {
+        // The fence's first line is its language tag (`json`), if any.
+        text = fenced
+            .split_once('\n')
+            .map_or(fenced, |(_, body)| body)
+            .trim();
+    }
+    let value: Value = serde_json::from_str(text).ok()?;
+    output
+        .validator()
+        .is_valid(&value)
+        .then(|| output.unwrap_value(value))
 }
 
 /// The error result of a call not run because the turn has its output.

@@ -122,6 +122,7 @@ fn settings_reach_the_body() {
         instructions: Some("Be brief."),
         tools: &tools,
         mode: None,
+        output: None,
         events: &events,
     };
     let body = model.request_body(&request);
@@ -174,6 +175,7 @@ async fn refused(model: AnthropicModel) -> ModelError {
             instructions: Some("Be brief."),
             tools: &tools,
             mode: None,
+            output: None,
             events: &events,
         })
         .await

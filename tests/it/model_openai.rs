@@ -122,6 +122,7 @@ fn settings_and_extra_fields_reach_the_body_and_no_tools_means_no_tool_fields() 
         instructions: None,
         tools: &tools,
         mode: None,
+        output: None,
         events: &events,
     };
     let body = model.request_body(&request);
@@ -200,6 +201,7 @@ fn the_output_cap_goes_as_max_completion_tokens_unless_the_server_reads_max_toke
         instructions: None,
         tools: &[],
         mode: None,
+        output: None,
         events: &events,
     };
     let default = OpenAiModel::new("gpt-4.1")
