@@ -37,6 +37,7 @@ mod turn_fidelity;
 mod turn_invariant;
 mod turn_limits;
 mod turn_modes;
+mod turn_native_output;
 mod turn_panics;
 mod turn_parallel;
 mod turn_result_bytes;

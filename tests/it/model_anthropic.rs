@@ -284,3 +284,40 @@ async fn a_200_with_an_error_body_is_an_error_with_the_providers_type_and_messag
     assert_eq!(error.error_type.as_deref(), Some("overloaded_error"));
     assert_eq!(error.message.as_deref(), Some("Overloaded"));
 }
+
+#[tokio::test]
+async fn native_output_sends_output_config_and_the_json_text_is_the_value() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "msg_native",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{ "type": "text", "text": INVOICE_JSON }],
+            "stop_reason": "end_turn",
+            "stop_sequence": null,
+            "usage": { "input_tokens": 10, "output_tokens": 12 }
+        })))
+        .mount(&server)
+        .await;
+    let invoice = native_invoice_turn(&model(&server)).await;
+    assert_eq!(
+        invoice,
+        Invoice {
+            number: "A-17".into(),
+            total_cents: 4200
+        }
+    );
+    let bodies = bodies(&server).await;
+    assert_eq!(bodies.len(), 1);
+    let format = &bodies[0]["output_config"]["format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["schema"]["type"], "object");
+    assert_eq!(
+        format["schema"]["required"],
+        json!(["number", "total_cents"])
+    );
+    assert_no_control_tool(&bodies[0]);
+}

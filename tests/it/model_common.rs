@@ -103,3 +103,45 @@ pub fn model_error(error: &agent_loop::turn::TurnError) -> &agent_loop::model::M
     };
     source.downcast_ref().expect("a ModelError")
 }
+
+/// The typed output of the native structured-output tests.
+#[derive(Debug, PartialEq, schemars::JsonSchema, serde::Deserialize)]
+pub struct Invoice {
+    pub number: String,
+    pub total_cents: u64,
+}
+
+/// The [`Invoice`] the native tests' responses hold, as JSON text.
+pub const INVOICE_JSON: &str = r#"{"number":"A-17","total_cents":4200}"#;
+
+/// Runs one native-output turn for [`Invoice`] against `model`.
+pub async fn native_invoice_turn<M: agent_loop::turn::Model>(model: &M) -> Invoice {
+    let session = session_for(&ModelResponse::answer("")).await;
+    let options = agent_loop::turn::TurnOptions::new()
+        .output(agent_loop::turn::Output::typed::<Invoice>().expect("a valid schema"))
+        .native_output(true);
+    let outcome = session
+        .run_turn_with(
+            model,
+            &mut start(),
+            &tokio_util::sync::CancellationToken::new(),
+            options,
+        )
+        .await
+        .expect("the turn ends in its output");
+    outcome
+        .output_as::<Invoice>()
+        .expect("an output")
+        .expect("an invoice")
+}
+
+/// A request body of a native-output turn: the output is no tool.
+pub fn assert_no_control_tool(body: &Value) {
+    let tools = body["tools"].as_array().expect("the echo tool is offered");
+    assert!(
+        !body
+            .to_string()
+            .contains(agent_loop::STRUCTURED_OUTPUT_TOOL_NAME),
+        "no structured_output tool: {tools:?}"
+    );
+}

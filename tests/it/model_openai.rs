@@ -222,3 +222,89 @@ fn the_output_cap_goes_as_max_completion_tokens_unless_the_server_reads_max_toke
         .request_body(&request);
     assert!(unset.get("max_tokens").is_none() && unset.get("max_completion_tokens").is_none());
 }
+
+#[tokio::test]
+async fn native_output_sends_response_format_and_the_json_content_is_the_value() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-native",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o",
+            "choices": [{
+                "index": 0,
+                "message": { "role": "assistant", "content": INVOICE_JSON, "refusal": null },
+                "finish_reason": "stop"
+            }],
+            "usage": { "prompt_tokens": 10, "completion_tokens": 12, "total_tokens": 22 }
+        })))
+        .mount(&server)
+        .await;
+    let invoice = native_invoice_turn(&model(&server)).await;
+    assert_eq!(
+        invoice,
+        Invoice {
+            number: "A-17".into(),
+            total_cents: 4200
+        }
+    );
+    let bodies = bodies(&server).await;
+    assert_eq!(bodies.len(), 1);
+    let format = &bodies[0]["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "Invoice");
+    assert_eq!(format["json_schema"]["strict"], false, "strict is opt-in");
+    assert_eq!(format["json_schema"]["schema"]["type"], "object");
+    assert_eq!(
+        format["json_schema"]["schema"]["required"],
+        json!(["number", "total_cents"])
+    );
+    assert_no_control_tool(&bodies[0]);
+}
+
+#[test]
+fn native_output_names_are_made_valid_and_strict_is_a_setting() {
+    let conversation = start();
+    let events = TurnEvents::default();
+    let output =
+        agent_loop::turn::Output::from_schema("my output: v2.0", "", json!({"type": "string"}))
+            .unwrap();
+    let request = ModelRequest {
+        conversation: &conversation,
+        instructions: None,
+        tools: &[],
+        mode: None,
+        output: Some(&output),
+        events: &events,
+    };
+    let body = OpenAiModel::new("gpt-4o")
+        .strict_output(true)
+        .request_body(&request);
+    let schema = &body["response_format"]["json_schema"];
+    assert_eq!(schema["name"], "my_output__v2_0");
+    assert_eq!(schema["strict"], true);
+    assert_eq!(schema["schema"], *output.schema(), "the wrapped schema");
+    assert_eq!(schema["schema"]["required"], json!(["value"]));
+
+    let long =
+        agent_loop::turn::Output::from_schema("x".repeat(100), "", json!({"type": "object"}))
+            .unwrap();
+    let body = OpenAiModel::new("gpt-4o").request_body(&ModelRequest {
+        output: Some(&long),
+        ..request
+    });
+    assert_eq!(
+        body["response_format"]["json_schema"]["name"]
+            .as_str()
+            .unwrap()
+            .len(),
+        64
+    );
+    let plain = OpenAiModel::new("gpt-4o").request_body(&ModelRequest {
+        output: None,
+        ..request
+    });
+    assert!(plain.get("response_format").is_none());
+}
