@@ -237,8 +237,28 @@
 //!   error result after which the turn goes on (the batch's other calls
 //!   stay answered "not run"). A response cut off by the output limit ends
 //!   nothing: its output call is answered like any cut-off call.
-//!   Native provider modes (OpenAI `response_format`, Anthropic structured
-//!   outputs) are not implemented yet.
+//! - **Native structured output is opt-in per turn**
+//!   ([`turn::OutputMode::Native`], [`turn::TurnOptions::native_output`]);
+//!   tool mode stays the default because it works with every model. In
+//!   native mode the control tool is not offered and the output goes to
+//!   the model in [`turn::ModelRequest::output`] (`None` in tool mode); a
+//!   model that cannot do native output may ignore it, since the runner
+//!   checks the answer either way. The final answer's text, trimmed and
+//!   with one surrounding code fence removed, must parse as JSON and pass
+//!   the (wrapped) schema, so the provider sees the same object schema as
+//!   the tool's parameters and a wrapped answer is unwrapped the same way.
+//!   Any other answer stays in the conversation and is followed by
+//!   [`turn::NATIVE_OUTPUT_INSTRUCTION`] (not [`turn::OUTPUT_INSTRUCTION`],
+//!   which names a tool that is not offered), with the same count and cap,
+//!   then [`turn::TurnError::NoOutput`]. Tool calls run as in any turn; a
+//!   call to the reserved name is an unknown tool. `OpenAiModel` sends
+//!   `response_format` `json_schema` with the output's name made valid
+//!   (`^[a-zA-Z0-9_-]{1,64}$`: other characters become `_`, cut to 64) and
+//!   `strict: false` unless `OpenAiModel::strict_output` is set:
+//!   OpenAI's strict mode rejects schemas with optional properties or
+//!   without `additionalProperties: false`, which `schemars` produces, so
+//!   strict by default would fail common types. `AnthropicModel` sends the
+//!   documented (GA) `output_config.format` `json_schema` form.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
