@@ -13,9 +13,13 @@ use backon::{ExponentialBuilder, Retryable};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::Value;
 
 use super::error::{ModelError, ModelErrorKind};
-use crate::conversation::WireFormat;
+
+use crate::conversation::{ModelResponse, WireFormat};
+use crate::tool::BoxError;
+use crate::wire::WireError;
 
 /// The longest wait a server's `Retry-After` can impose: a longer ask is
 /// cut to this, so a turn never sleeps for minutes on one header.
@@ -171,6 +175,30 @@ impl Transport {
                 self.error(ModelErrorKind::Request)
                     .with_message(format!("the HTTP client could not be built: {message}"))
             })
+    }
+
+    /// POSTs `body`, retrying as configured, and reads the answer with
+    /// `parse` (a format's `parse_response`). A body that is the provider's
+    /// error (some servers answer 200 with one) is that error; a body that
+    /// is not a response is [`ModelErrorKind::InvalidResponse`].
+    pub(crate) async fn post_response(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: Vec<u8>,
+        parse: fn(&Value) -> Result<ModelResponse, WireError>,
+    ) -> Result<ModelResponse, ModelError> {
+        let answer = self.post(url, headers, body).await?;
+        let invalid = |source: BoxError| {
+            self.error(ModelErrorKind::InvalidResponse)
+                .with_source(source)
+                .of(&answer)
+        };
+        let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
+        if let Some(error) = ModelError::from_error_body(self.format, &value) {
+            return Err(error.of(&answer));
+        }
+        parse(&value).map_err(|e| invalid(e.into()))
     }
 
     /// POSTs `body` and reads the whole answer, retrying as configured.

@@ -311,17 +311,9 @@ impl OpenAiModel {
         if self.settings.stream {
             return self.send_streamed(&request, &url, headers, body).await;
         }
-        let answer = self.transport.post(&url, &headers, body).await?;
-        let invalid = |source: BoxError| {
-            ModelError::new(FORMAT, ModelErrorKind::InvalidResponse)
-                .with_source(source)
-                .of(&answer)
-        };
-        let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
-        if let Some(error) = ModelError::from_error_body(FORMAT, &value) {
-            return Err(error.of(&answer));
-        }
-        openai::parse_response(&value).map_err(|e| invalid(e.into()))
+        self.transport
+            .post_response(&url, &headers, body, openai::parse_response)
+            .await
     }
 }
 
