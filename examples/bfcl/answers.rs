@@ -5,6 +5,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::call_string;
+use super::literal::literal;
+use super::normalize::{Declarations, Language};
+
 /// Ground truth by task id. A malformed line is counted and skipped: its
 /// task then fails with [`Reason::NoGroundTruth`].
 pub(super) fn read_answers(text: &str, malformed: &mut usize) -> HashMap<String, Value> {
@@ -30,6 +34,8 @@ pub(super) fn read_answers(text: &str, malformed: &mut usize) -> HashMap<String,
 /// One call the ground truth asks for.
 #[derive(Debug)]
 pub(super) struct ExpectedCall {
+    /// The tool call id the replay model gives it.
+    pub(super) id: String,
     /// Model-facing (sanitised) tool name.
     pub(super) tool_name: String,
     /// The first accepted value of each parameter that may not be omitted.
@@ -41,10 +47,14 @@ pub(super) struct ExpectedCall {
 /// include `""` may be omitted, so it is (the call then also shows that
 /// omission is accepted by the schema). A parameter with no accepted value
 /// at all (`[]`, a data bug seen in `live_simple`) is left out too.
+/// Java and JavaScript values become the literal strings a model sends
+/// ([`literal`]).
 pub(super) fn expected_calls(
     ground_truth: &Value,
-    model_names: &HashMap<String, String>,
+    declared: &Declarations,
+    language: Language,
 ) -> Result<Vec<ExpectedCall>, String> {
+    let model_names = &declared.model_names;
     let calls = ground_truth
         .as_array()
         .ok_or("`ground_truth` is not a list")?;
@@ -68,8 +78,14 @@ pub(super) fn expected_calls(
                 "call {index}: accepted values of `{original}.{name}` are not a list"
             ));
         }
-        let arguments = first_accepted_of_each(parameters);
+        let mut arguments = first_accepted_of_each(parameters);
+        if let Some(declared) = declared.literal_parameters.get(tool_name) {
+            for (name, value) in &mut arguments {
+                *value = Value::String(literal(value, declared.get(name), language));
+            }
+        }
         expected.push(ExpectedCall {
+            id: call_id(None, index),
             tool_name: tool_name.clone(),
             arguments,
         });
@@ -115,9 +131,71 @@ fn first_accepted(value: &Value) -> Value {
     }
 }
 
-/// The tool call id of the `index`-th call of the batch.
-pub(super) fn call_id(index: usize) -> String {
-    format!("call_bfcl_{index}")
+/// The tool call id of the `index`-th call of a single-turn batch, or of
+/// a turn of a multi-turn conversation (ids must differ across the turns
+/// of one conversation: a reused id would be given a fresh one).
+pub(super) fn call_id(turn: Option<usize>, index: usize) -> String {
+    match turn {
+        None => format!("call_bfcl_{index}"),
+        Some(turn) => format!("call_bfcl_t{turn}_{index}"),
+    }
+}
+
+/// The calls of one multi-turn turn from its Python call strings
+/// ([`call_string`]): names must be declared (original → model-facing in
+/// `model_names`), positional arguments take the declared parameters in
+/// order (`parameter_order`, by original name).
+///
+/// Errors, as text for the task's failure: the string that cannot be
+/// parsed and why ([`TurnCallError::Unparseable`]), or a call that does
+/// not fit the declarations ([`TurnCallError::DoesNotFit`]).
+pub(super) fn turn_calls(
+    turn: usize,
+    call_strings: &Value,
+    model_names: &HashMap<String, String>,
+    parameter_order: &HashMap<String, Vec<String>>,
+) -> Result<Vec<ExpectedCall>, TurnCallError> {
+    let call_strings = call_strings.as_array().ok_or_else(|| {
+        TurnCallError::DoesNotFit(format!("turn {turn}: not a list of call strings"))
+    })?;
+    let mut expected = Vec::with_capacity(call_strings.len());
+    for (index, text) in call_strings.iter().enumerate() {
+        let Some(text) = text.as_str() else {
+            return Err(TurnCallError::DoesNotFit(format!(
+                "turn {turn}, call {index}: {text} is not a string"
+            )));
+        };
+        let call = call_string::parse(text).map_err(|error| {
+            TurnCallError::Unparseable(format!("turn {turn}, call {index} `{text}`: {error}"))
+        })?;
+        let does_not_fit =
+            |why: String| TurnCallError::DoesNotFit(format!("turn {turn}, call {index}: {why}"));
+        let tool_name = model_names.get(&call.name).ok_or_else(|| {
+            does_not_fit(format!(
+                "`{}` is not among the task's functions (those of its classes, \
+                 less `excluded_function`)",
+                call.name
+            ))
+        })?;
+        let no_parameters = Vec::new();
+        let parameters = parameter_order.get(&call.name).unwrap_or(&no_parameters);
+        let arguments = call.arguments(parameters).map_err(does_not_fit)?;
+        expected.push(ExpectedCall {
+            id: call_id(Some(turn), index),
+            tool_name: tool_name.clone(),
+            arguments,
+        });
+    }
+    Ok(expected)
+}
+
+/// Why a multi-turn turn's ground truth gives no calls.
+#[derive(Debug)]
+pub(super) enum TurnCallError {
+    /// A call string is not a Python call with literal arguments.
+    Unparseable(String),
+    /// A call names an undeclared function, or its arguments do not bind.
+    DoesNotFit(String),
 }
 
 /// JSON equality where numbers compare by value: `5` equals `5.0`.

@@ -3,42 +3,61 @@
 //! library.
 //!
 //! For each task: the declarations become valid `ToolInfo`s (sanitised
-//! names, JSON Schema types), echo tools are bound to a fresh session, a
-//! model answering real OpenAI `chat.completion` bodies asks for the
-//! ground-truth calls as one batch, and the replay checks that every call
-//! ran, passed its schema and reached its tool with the ground-truth
-//! arguments.
+//! names, JSON Schema types; Java and JavaScript parameters as strings
+//! holding that language's literal, as BFCL sends them), echo tools are
+//! bound to a fresh session, a model answering real OpenAI
+//! `chat.completion` bodies asks for the ground-truth calls, and the replay
+//! checks that every call ran, passed its schema and reached its tool with
+//! the ground-truth arguments. A single-turn task is one batch; a
+//! multi-turn task is one conversation with one `run_turn` per user turn,
+//! a function withheld until a later turn joining through a mode.
 //!
 //! ```text
-//! cargo run --release --example bfcl                   # embedded: 4 categories, 1,000 tasks
+//! cargo run --release --example bfcl                   # embedded: 8 categories, 1,550 tasks
 //! cargo run --release --example bfcl -- FILE.json      # any BFCL category file
+//! cargo run --release --example bfcl -- --func-doc DIR FILE.json  # multi-turn docs elsewhere
 //! cargo run --release --example bfcl -- --json [FILE]  # the report as one JSON object
 //! ```
 //!
 //! With a file, its answers are read from `possible_answer/<same name>`
 //! beside it; without one (`irrelevance`) every task must call no tool.
-//! The exit status is 0 when the replay ran (failed tasks are findings,
-//! listed in the report), 2 for a usage or I/O error.
+//! Multi-turn function docs are read from `--func-doc DIR`, by default
+//! `multi_turn_func_doc/` beside the file. The language of single-turn
+//! declarations follows the file name (`simple_java`, `simple_javascript`),
+//! as in BFCL. The exit status is 0 when the replay ran (failed tasks are
+//! findings, listed in the report), 2 for a usage or I/O error or a file
+//! none of whose lines is a task of a known shape.
 
 // `#[path]` makes `replay.rs` a directory owner, as when the test includes
 // it, so its own `mod normalize;` resolves the same way in both crates.
 #[path = "replay.rs"]
 mod replay;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use replay::{Category, Report};
+use replay::func_doc::CLASS_FILES;
+use replay::{Category, Report, Shape};
 
-const USAGE: &str = "usage: bfcl [--json] [BFCL_v4_<category>.json]";
+const USAGE: &str = "usage: bfcl [--json] [--func-doc DIR] [BFCL_v4_<category>.json]";
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let mut json = false;
     let mut path: Option<PathBuf> = None;
-    for argument in std::env::args_os().skip(1) {
+    let mut func_doc: Option<PathBuf> = None;
+    let mut arguments = std::env::args_os().skip(1);
+    while let Some(argument) = arguments.next() {
         match argument.to_str() {
             Some("--json") => json = true,
+            Some("--func-doc") => match arguments.next() {
+                Some(directory) => func_doc = Some(PathBuf::from(directory)),
+                None => {
+                    eprintln!("`--func-doc` needs a directory\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             Some("-h" | "--help") => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -57,7 +76,7 @@ async fn main() -> ExitCode {
 
     let report = match path {
         None => replay::replay(&replay::embedded()).await,
-        Some(path) => match replay_file(&path).await {
+        Some(path) => match replay_file(&path, func_doc.as_deref()).await {
             Ok(report) => report,
             Err(error) => {
                 eprintln!("{error}");
@@ -79,21 +98,37 @@ async fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Replays one category file, with its answers when they are beside it.
-async fn replay_file(path: &Path) -> Result<Report, String> {
-    let tasks = std::fs::read_to_string(path)
-        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+/// Replays one category file, with its answers when they are beside it
+/// and the multi-turn function docs found in `func_doc` (default:
+/// `multi_turn_func_doc/` beside the file).
+///
+/// Errors: a file that cannot be read, or none of whose lines is a task of
+/// a known shape (a possible-answer file given by mistake, another
+/// benchmark's file): that is not a category file, and a report of N
+/// failed lines would bury the reason.
+async fn replay_file(path: &Path, func_doc: Option<&Path>) -> Result<Report, String> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path)
+            .map_err(|error| format!("cannot read {}: {error}", path.display()))
+    };
+    let tasks = read(path)?;
+    let directory = path.parent().unwrap_or(Path::new("."));
     let answers_path = path
-        .parent()
-        .zip(path.file_name())
-        .map(|(directory, name)| directory.join("possible_answer").join(name));
+        .file_name()
+        .map(|name| directory.join("possible_answer").join(name));
     let answers = match answers_path {
-        Some(answers_path) if answers_path.is_file() => Some(
-            std::fs::read_to_string(&answers_path)
-                .map_err(|error| format!("cannot read {}: {error}", answers_path.display()))?,
-        ),
+        Some(answers_path) if answers_path.is_file() => Some(read(&answers_path)?),
         _ => None,
     };
+    let func_doc =
+        func_doc.map_or_else(|| directory.join("multi_turn_func_doc"), Path::to_path_buf);
+    let mut func_docs = BTreeMap::new();
+    for (_, file) in CLASS_FILES {
+        let file_path = func_doc.join(file);
+        if file_path.is_file() {
+            func_docs.insert((*file).to_owned(), read(&file_path)?);
+        }
+    }
     let name = path
         .file_stem()
         .map(|stem| {
@@ -102,10 +137,36 @@ async fn replay_file(path: &Path) -> Result<Report, String> {
                 .to_owned()
         })
         .unwrap_or_else(|| path.display().to_string());
-    Ok(replay::replay(&[Category {
-        name,
-        tasks: &tasks,
-        answers: answers.as_deref(),
-    }])
-    .await)
+    let category = Category {
+        func_docs: func_docs
+            .iter()
+            .map(|(file, text)| (file.clone(), text.as_str()))
+            .collect(),
+        ..Category::new(name, &tasks, answers.as_deref())
+    };
+    let report = replay::replay(&[category]).await;
+    let known = report
+        .categories
+        .iter()
+        .flat_map(|category| category.shapes.keys())
+        .any(|shape| *shape != Shape::Unknown);
+    if !known && report.tasks > 0 {
+        let first = report
+            .failures
+            .first()
+            .map(|failure| {
+                format!(
+                    " (first line: {}: {})",
+                    failure.reason.label(),
+                    failure.detail
+                )
+            })
+            .unwrap_or_default();
+        return Err(format!(
+            "{}: not a BFCL category file: no line is a task with a `function` array \
+             (single-turn) or `involved_classes` (multi-turn){first}",
+            path.display()
+        ));
+    }
+    Ok(report)
 }

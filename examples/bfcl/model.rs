@@ -11,27 +11,46 @@ use agent_loop::wire::openai;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::answers::{ExpectedCall, call_id};
+use super::answers::ExpectedCall;
 use super::{FINAL_ANSWER, lock};
 
 /// A model that answers in the OpenAI Chat Completions wire format: it
-/// holds real `chat.completion` response bodies (the ground truth as one
-/// batch of `tool_calls`, then a final answer) and hands each to
-/// [`openai::parse_response`], as a client of the API would.
+/// holds real `chat.completion` response bodies (the ground-truth calls,
+/// then a final answer) and hands each to [`openai::parse_response`], as a
+/// client of the API would.
 pub struct OpenAiReplayModel {
     bodies: Mutex<VecDeque<Value>>,
+    /// Tools that must not be offered yet (a multi-turn task's functions
+    /// withheld until a later turn): a request offering one fails.
+    not_yet_offered: Vec<String>,
+}
+
+/// How the replay model hands out the ground-truth calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Batching {
+    /// All calls in one response (a single-turn answer is one batch).
+    OneBatch,
+    /// One call per response, in order (a multi-turn turn's calls depend
+    /// on each other: `cd`, then `ls` there).
+    OneCallPerResponse,
 }
 
 impl OpenAiReplayModel {
-    pub(super) fn new(task_id: &str, expected: &[ExpectedCall]) -> Self {
-        let mut bodies = VecDeque::with_capacity(2);
-        if !expected.is_empty() {
-            let tool_calls: Vec<Value> = expected
+    /// Responses for `expected` (`label` names the response ids), then
+    /// the final answer.
+    pub(super) fn new(label: &str, expected: &[ExpectedCall], batching: Batching) -> Self {
+        let batches: Vec<&[ExpectedCall]> = match batching {
+            _ if expected.is_empty() => Vec::new(),
+            Batching::OneBatch => vec![expected],
+            Batching::OneCallPerResponse => expected.chunks(1).collect(),
+        };
+        let mut bodies = VecDeque::with_capacity(batches.len() + 1);
+        for (number, batch) in batches.iter().enumerate() {
+            let tool_calls: Vec<Value> = batch
                 .iter()
-                .enumerate()
-                .map(|(index, call)| {
+                .map(|call| {
                     json!({
-                        "id": call_id(index),
+                        "id": call.id,
                         "type": "function",
                         "function": {
                             "name": call.tool_name,
@@ -42,29 +61,36 @@ impl OpenAiReplayModel {
                 })
                 .collect();
             bodies.push_back(completion(
-                task_id,
-                1,
+                label,
+                number + 1,
                 json!({ "role": "assistant", "content": null, "tool_calls": tool_calls }),
                 "tool_calls",
             ));
         }
         bodies.push_back(completion(
-            task_id,
-            2,
+            label,
+            batches.len() + 1,
             json!({ "role": "assistant", "content": FINAL_ANSWER }),
             "stop",
         ));
         Self {
             bodies: Mutex::new(bodies),
+            not_yet_offered: Vec::new(),
         }
+    }
+
+    /// Fails any request that offers one of `names` (model-facing).
+    pub(super) fn not_yet_offered(mut self, names: Vec<String>) -> Self {
+        self.not_yet_offered = names;
+        self
     }
 }
 
 /// A `chat.completion` body as the API reference shows it. The timestamp
 /// and token counts are fixed: the replay must be deterministic.
-fn completion(task_id: &str, turn: u32, message: Value, finish_reason: &str) -> Value {
+fn completion(label: &str, number: usize, message: Value, finish_reason: &str) -> Value {
     json!({
-        "id": format!("chatcmpl-{task_id}-{turn}"),
+        "id": format!("chatcmpl-{label}-{number}"),
         "object": "chat.completion",
         "created": 1_741_570_283,
         "model": "gpt-4o-2024-08-06",
@@ -81,7 +107,18 @@ fn completion(task_id: &str, turn: u32, message: Value, finish_reason: &str) -> 
 
 #[async_trait]
 impl Model for OpenAiReplayModel {
-    async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+        if let Some(early) = request
+            .tools
+            .iter()
+            .find(|tool| self.not_yet_offered.contains(&tool.name))
+        {
+            return Err(format!(
+                "`{}` is offered before the turn that adds it (mode {:?})",
+                early.name, request.mode
+            )
+            .into());
+        }
         let body = lock(&self.bodies)
             .pop_front()
             .ok_or("the replay model has no response left")?;

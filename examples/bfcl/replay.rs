@@ -1,6 +1,12 @@
 //! The BFCL replay: every task of a category through the whole library
-//! (declarations → `ToolInfo` → validate → bind → one turn driven by an
-//! OpenAI-format model → checked tool calls), into a [`Report`].
+//! (declarations → `ToolInfo` → validate → bind → one turn per user turn,
+//! driven by an OpenAI-format model → checked tool calls), into a
+//! [`Report`].
+//!
+//! Two task shapes: single-turn (a `function` array; Python, Java or
+//! JavaScript declarations, by the category's name) and multi-turn
+//! (`involved_classes`, whose declarations come from function-doc files;
+//! see `multi_turn.rs`). A line of neither shape is reported as such.
 //!
 //! Shared by `examples/bfcl/main.rs` and `tests/it/bfcl_replay.rs`, which
 //! includes this file with `#[path]`. Nothing here panics on input: a line
@@ -10,11 +16,17 @@
 // Loaded with `#[path]` by both crates, so `normalize.rs` resolves beside
 // this file.
 mod answers;
+// Public to the test, which checks the parser on hand-made strings.
+pub(crate) mod call_string;
+// Public to `main.rs`, which reads the files of BFCL's class table.
+pub(crate) mod func_doc;
+mod literal;
 mod model;
+mod multi_turn;
 mod normalize;
 mod report;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -23,15 +35,16 @@ use agent_loop::conversation::Message;
 use agent_loop::session::{LoopId, SessionId};
 use agent_loop::tool::{self, BoxError, CallContext, NameRules};
 use agent_loop::turn::{TurnStats, TurnStatus};
-use agent_loop::{Definition, ToolLimits};
+use agent_loop::{Bound, Definition, ToolInfo, ToolLimits, Validated};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use answers::json_equal;
-pub use report::{Failure, Reason, Report, render_text};
+pub use normalize::Language;
+pub use report::{CategoryReport, Failure, Reason, Report, Shape, render_text};
 
-use answers::{ExpectedCall, call_id, expected_calls, read_answers};
-use model::OpenAiReplayModel;
+use answers::{ExpectedCall, expected_calls, read_answers};
+use model::{Batching, OpenAiReplayModel};
 use report::timing;
 
 /// The final answer the model gives after its batch (or at once for tasks
@@ -52,33 +65,77 @@ pub struct Category<'a> {
     /// The `possible_answer` file's text. `None` (as for `irrelevance`):
     /// the right behaviour is to call no tool, so the model answers at once.
     pub answers: Option<&'a str>,
+    /// Multi-turn function docs: file name (`posting_api.json`, see
+    /// [`func_doc::CLASS_FILES`]) → its JSON Lines text. Empty for single-turn files.
+    pub func_docs: BTreeMap<String, &'a str>,
 }
 
-/// The embedded default: the four categories copied under
-/// `tests/fixtures/bfcl/`, with their answers.
+impl<'a> Category<'a> {
+    /// A category without function docs.
+    pub fn new(name: impl Into<String>, tasks: &'a str, answers: Option<&'a str>) -> Self {
+        Self {
+            name: name.into(),
+            tasks,
+            answers,
+            func_docs: BTreeMap::new(),
+        }
+    }
+}
+
+/// The embedded default: the categories copied under
+/// `tests/fixtures/bfcl/`, with their answers and, for the multi-turn
+/// ones, the function docs of their classes.
 pub fn embedded() -> Vec<Category<'static>> {
     macro_rules! category {
         ($name:literal) => {
-            Category {
-                name: $name.into(),
-                tasks: include_str!(concat!(
+            Category::new(
+                $name,
+                include_str!(concat!(
                     "../../tests/fixtures/bfcl/BFCL_v4_",
                     $name,
                     ".json"
                 )),
-                answers: Some(include_str!(concat!(
+                Some(include_str!(concat!(
                     "../../tests/fixtures/bfcl/possible_answer/BFCL_v4_",
                     $name,
                     ".json"
                 ))),
-            }
+            )
         };
     }
+    macro_rules! func_docs {
+        ($($file:literal),*) => {
+            BTreeMap::from([$((
+                $file.to_owned(),
+                include_str!(concat!("../../tests/fixtures/bfcl/multi_turn_func_doc/", $file)),
+            )),*])
+        };
+    }
+    let func_docs = func_docs!(
+        "gorilla_file_system.json",
+        "math_api.json",
+        "message_api.json",
+        "posting_api.json",
+        "ticket_api.json",
+        "trading_bot.json",
+        "travel_booking.json",
+        "vehicle_control.json"
+    );
     vec![
         category!("parallel"),
         category!("parallel_multiple"),
         category!("multiple"),
         category!("simple_python"),
+        category!("simple_java"),
+        category!("simple_javascript"),
+        Category {
+            func_docs: func_docs.clone(),
+            ..category!("multi_turn_base")
+        },
+        Category {
+            func_docs,
+            ..category!("multi_turn_miss_func")
+        },
     ]
 }
 
@@ -90,38 +147,54 @@ pub async fn replay(categories: &[Category<'_>]) -> Report {
     let mut bind_times = Vec::new();
     let mut turn_time = Duration::ZERO;
     for category in categories {
-        report.categories.push(match category.answers {
-            Some(_) => category.name.clone(),
-            None => format!("{} (no answers: no tool call expected)", category.name),
-        });
+        let mut summary = CategoryReport {
+            name: category.name.clone(),
+            answers: category.answers.is_some(),
+            ..CategoryReport::default()
+        };
+        let language = Language::of_category(&category.name);
         let answers = category
             .answers
             .map(|text| read_answers(text, &mut report.malformed_answer_lines));
+        let library = func_doc::library(&category.func_docs);
         for (line_number, line) in category.tasks.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
             report.tasks += 1;
+            summary.tasks += 1;
             let fallback_id = format!("{} line {}", category.name, line_number + 1);
             let mut task = TaskRun {
                 id: fallback_id,
                 report: &mut report,
+                shape: None,
                 bind_time: None,
                 turn_time: Duration::ZERO,
             };
-            let result = task.run(line, answers.as_ref()).await;
-            let (id, bind_time, this_turn) = (task.id, task.bind_time, task.turn_time);
-            bind_times.extend(bind_time);
-            turn_time += this_turn;
+            let result = task
+                .run(line, &category.name, language, answers.as_ref(), &library)
+                .await;
+            let (id, shape) = (task.id, task.shape);
+            bind_times.extend(task.bind_time);
+            turn_time += task.turn_time;
+            *summary
+                .shapes
+                .entry(shape.unwrap_or(Shape::Unknown))
+                .or_default() += 1;
             match result {
-                Ok(()) => report.tasks_passed += 1,
+                Ok(()) => {
+                    report.tasks_passed += 1;
+                    summary.passed += 1;
+                }
                 Err((reason, detail)) => {
                     report.tasks_failed += 1;
+                    summary.failed += 1;
                     *report.failures_by_reason.entry(reason).or_default() += 1;
                     report.failures.push(Failure { id, reason, detail });
                 }
             }
         }
+        report.categories.push(summary);
     }
     report.validate_bind = timing(&mut bind_times);
     report.calls_per_second = if turn_time.is_zero() {
@@ -139,12 +212,21 @@ type TaskResult = Result<(), (Reason, String)>;
 struct TaskRun<'r> {
     id: String,
     report: &'r mut Report,
+    /// Known once the line is read.
+    shape: Option<Shape>,
     bind_time: Option<Duration>,
     turn_time: Duration,
 }
 
 impl TaskRun<'_> {
-    async fn run(&mut self, line: &str, answers: Option<&HashMap<String, Value>>) -> TaskResult {
+    async fn run(
+        &mut self,
+        line: &str,
+        category: &str,
+        language: Language,
+        answers: Option<&HashMap<String, Value>>,
+        library: &func_doc::Library,
+    ) -> TaskResult {
         let task: Value = serde_json::from_str(line)
             .map_err(|error| (Reason::MalformedLine, format!("not JSON: {error}")))?;
         if let Some(id) = task.get("id").and_then(Value::as_str) {
@@ -152,81 +234,94 @@ impl TaskRun<'_> {
         } else {
             return Err((Reason::MalformedLine, "no string `id`".into()));
         }
-        let Some(functions) = task.get("function").and_then(Value::as_array) else {
-            return Err((Reason::MalformedLine, "no `function` array".into()));
+        let ground_truth = |id: &str| match answers {
+            None => Ok(None),
+            Some(answers) => answers.get(id).map(Some).ok_or_else(|| {
+                (
+                    Reason::NoGroundTruth,
+                    "the answers file has no line for this id".to_owned(),
+                )
+            }),
         };
-        self.report.declarations += functions.len();
-
-        let declared = normalize::declarations(
-            functions,
-            NameRules::OpenAi,
-            &mut self.report.schema_rewrites,
-        )
-        .map_err(|error| match error {
-            normalize::DeclarationError::Malformed(detail) => {
-                (Reason::MalformedDeclaration, detail)
+        match (task.get("function"), task.get("involved_classes")) {
+            (Some(Value::Array(functions)), _) => {
+                self.shape = Some(Shape::SingleTurn(language));
+                let ground_truth = ground_truth(&self.id)?;
+                self.single_turn(&task, functions, language, ground_truth)
+                    .await
             }
-            normalize::DeclarationError::NameCollision(detail) => (Reason::NameCollision, detail),
-        })?;
-        self.report.names_sanitised += declared.names_sanitised;
+            (Some(_), _) => Err((Reason::MalformedLine, "`function` is not an array".into())),
+            (None, Some(_)) if is_agentic(category) => {
+                self.shape = Some(Shape::Agentic);
+                let answer = ground_truth(&self.id)?
+                    .and_then(|answers| answers.get(0))
+                    .map(|answer| format!(" (`{answer}`)"))
+                    .unwrap_or_default();
+                Err((
+                    Reason::NotReplayable,
+                    format!(
+                        "agentic task: the ground truth is the final answer{answer}, not \
+                         tool calls, and the calls depend on a live backend"
+                    ),
+                ))
+            }
+            (None, Some(classes)) => {
+                self.shape = Some(Shape::MultiTurn);
+                let ground_truth = ground_truth(&self.id)?;
+                self.multi_turn(&task, classes, ground_truth, library).await
+            }
+            (None, None) => {
+                let keys: Vec<&str> = task
+                    .as_object()
+                    .map(|task| task.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                Err((
+                    Reason::UnknownShape,
+                    format!(
+                        "neither a `function` array (single-turn) nor `involved_classes` \
+                         (multi-turn); keys: {}",
+                        keys.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// A `function` array and one batch of calls.
+    async fn single_turn(
+        &mut self,
+        task: &Value,
+        functions: &[Value],
+        language: Language,
+        ground_truth: Option<&Value>,
+    ) -> TaskResult {
+        self.report.declarations += functions.len();
+        let declared = self.declare(functions, language)?;
 
         // Read the answer before binding: a task whose answer is unusable
         // is the data's fault, whatever bind says.
-        let expected = match answers {
+        let expected = match ground_truth {
             None => Vec::new(),
-            Some(answers) => {
-                let ground_truth = answers.get(&self.id).ok_or_else(|| {
-                    (
-                        Reason::NoGroundTruth,
-                        "the answers file has no line for this id".to_owned(),
-                    )
-                })?;
-                expected_calls(ground_truth, &declared.model_names)
-                    .map_err(|detail| (Reason::MalformedGroundTruth, detail))?
-            }
+            Some(ground_truth) => expected_calls(ground_truth, &declared, language)
+                .map_err(|detail| (Reason::MalformedGroundTruth, detail))?,
         };
 
-        // One echo tool per declaration; each records what reached it.
         let received: Received = Arc::default();
-        let tools = declared.infos.into_iter().map(|info| {
-            let received = Arc::clone(&received);
-            tool::Definition::from_fn(info, move |arguments: Value, context: CallContext| {
-                lock(&received).insert(
-                    context.tool_call_id.to_string(),
-                    (context.tool_name.to_string(), arguments.clone()),
-                );
-                async move { Ok::<_, BoxError>(arguments) }
-            })
-        });
+        let tools = echo_tools(declared.infos, &received);
         // The whole ground truth is one batch: exactly one iteration, as many
         // calls as it has, all of them at once.
         let batch = u32::try_from(expected.len()).unwrap_or(u32::MAX).max(1);
-        let bind_started = Instant::now();
+        let validate_started = Instant::now();
         let definition = Definition::builder()
             .name(format!("bfcl-{}", self.id))
             .tools(tools)
             .tool_limits(ToolLimits::new().iterations(1).calls(batch).parallel(batch))
             .build()
-            .validate()
-            .map_err(|error| (Reason::DefinitionInvalid, error.to_string()))?;
-        let session = match definition
-            .bind(Bindings::new(SessionId::new(), LoopId::new()))
-            .await
-        {
-            Ok(session) => session,
-            Err(error) => {
-                *self
-                    .report
-                    .bind_errors
-                    .entry(format!("{:?}", error.kind))
-                    .or_default() += 1;
-                return Err((Reason::BindFailed, error_chain(&error)));
-            }
-        };
-        self.bind_time = Some(bind_started.elapsed());
+            .validate();
+        let session = self.bind(validate_started, definition).await?;
 
-        let model = OpenAiReplayModel::new(&self.id, &expected);
-        let mut conversation = vec![Message::user(question(&task))];
+        let model = OpenAiReplayModel::new(&self.id, &expected, Batching::OneBatch);
+        let mut conversation = vec![Message::user(question(task))];
         let turn_started = Instant::now();
         let outcome = session
             .run_turn(&model, &mut conversation, &CancellationToken::new())
@@ -239,6 +334,56 @@ impl TaskRun<'_> {
         match &outcome.status {
             TurnStatus::Completed { answer } if answer == FINAL_ANSWER => Ok(()),
             status => Err((Reason::AnswerDiffers, format!("turn ended with {status:?}"))),
+        }
+    }
+
+    /// Declarations → `ToolInfo`s, counted into the report.
+    fn declare(
+        &mut self,
+        functions: &[Value],
+        language: Language,
+    ) -> Result<normalize::Declarations, (Reason, String)> {
+        let declared = normalize::declarations(
+            functions,
+            language,
+            NameRules::OpenAi,
+            &mut self.report.schema_rewrites,
+        )
+        .map_err(|error| match error {
+            normalize::DeclarationError::Malformed(detail) => {
+                (Reason::MalformedDeclaration, detail)
+            }
+            normalize::DeclarationError::NameCollision(detail) => (Reason::NameCollision, detail),
+        })?;
+        self.report.names_sanitised += declared.names_sanitised;
+        Ok(declared)
+    }
+
+    /// Binds a validated definition to a fresh session, counting bind
+    /// errors by kind; validate + bind time runs from `validate_started`.
+    async fn bind(
+        &mut self,
+        validate_started: Instant,
+        definition: Result<Definition<Validated>, agent_loop::DefinitionError>,
+    ) -> Result<Definition<Bound>, (Reason, String)> {
+        let definition =
+            definition.map_err(|error| (Reason::DefinitionInvalid, error.to_string()))?;
+        match definition
+            .bind(Bindings::new(SessionId::new(), LoopId::new()))
+            .await
+        {
+            Ok(session) => {
+                self.bind_time = Some(validate_started.elapsed());
+                Ok(session)
+            }
+            Err(error) => {
+                *self
+                    .report
+                    .bind_errors
+                    .entry(format!("{:?}", error.kind))
+                    .or_default() += 1;
+                Err((Reason::BindFailed, error_chain(&error)))
+            }
         }
     }
 
@@ -296,14 +441,14 @@ impl TaskRun<'_> {
             ));
         }
         let received = lock(received);
-        for (index, call) in expected.iter().enumerate() {
-            let id = call_id(index);
+        for call in expected {
+            let id = &call.id;
             let expected_arguments = Value::Object(call.arguments.clone());
-            match received.get(&id) {
+            match received.get(id) {
                 // Refused calls are reported above; nothing reached the tool.
                 None if calls
                     .iter()
-                    .any(|c| c.tool_call_id == id && c.error.is_some()) => {}
+                    .any(|c| c.tool_call_id == *id && c.error.is_some()) => {}
                 None => note((
                     Reason::ArgumentsDiffer,
                     format!("call {id} to `{}` never reached a tool", call.tool_name),
@@ -325,8 +470,32 @@ impl TaskRun<'_> {
     }
 }
 
+/// Whether `category` is agentic, as BFCL tells (`is_agentic`: `memory`
+/// or `web_search` in the name).
+fn is_agentic(category: &str) -> bool {
+    category.contains("memory") || category.contains("web_search")
+}
+
 /// Arguments that reached the tools, by tool call id: (tool name, arguments).
 type Received = Arc<Mutex<HashMap<String, (String, Value)>>>;
+
+/// One echo tool per declaration; each records what reached it in
+/// `received` and returns its arguments.
+fn echo_tools(infos: Vec<ToolInfo>, received: &Received) -> Vec<tool::Definition> {
+    infos
+        .into_iter()
+        .map(|info| {
+            let received = Arc::clone(received);
+            tool::Definition::from_fn(info, move |arguments: Value, context: CallContext| {
+                lock(&received).insert(
+                    context.tool_call_id.to_string(),
+                    (context.tool_name.to_string(), arguments.clone()),
+                );
+                async move { Ok::<_, BoxError>(arguments) }
+            })
+        })
+        .collect()
+}
 
 /// Locks `mutex` even if a tool panicked while holding it: the map stays
 /// consistent (one insert per call).

@@ -6,14 +6,22 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::normalize::Rewrites;
+use super::normalize::{Language, Rewrites};
 
 /// Why a task failed; the report counts failures by this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
-    /// The line is not a JSON task object with an `id` and a `function` array.
+    /// The line is not a JSON object with a string `id`, or a field of its
+    /// shape is of the wrong kind (`function` not an array, `question` not
+    /// a list of turns, `missed_function` naming no function).
     MalformedLine,
+    /// A JSON task of no shape the replay knows: neither a `function`
+    /// array (single-turn) nor `involved_classes` (multi-turn).
+    UnknownShape,
+    /// A multi-turn task's class is not in BFCL's class table, or its
+    /// function-doc file is missing or unreadable.
+    NoFunctionDocs,
     /// A declaration is not `{name, description?, parameters?}`.
     MalformedDeclaration,
     /// Two declarations share a model-facing name after sanitising.
@@ -24,9 +32,18 @@ pub enum Reason {
     BindFailed,
     /// The answers file has no line for this task id.
     NoGroundTruth,
-    /// The ground truth is not a list of `{tool: {param: [values]}}`, or
-    /// calls a tool the task does not declare.
+    /// The ground truth is not a list of `{tool: {param: [values]}}` (a
+    /// list of call-string lists per turn, for multi-turn), or calls a tool
+    /// the task does not declare, or has more positional arguments than
+    /// the function has parameters.
     MalformedGroundTruth,
+    /// A multi-turn call string is not a Python call with literal
+    /// arguments.
+    UnparseableCallString,
+    /// An agentic task (`memory`, `web_search`): its ground truth is the
+    /// final answer, and the calls that lead there depend on live
+    /// backends, so there are no calls to replay.
+    NotReplayable,
     /// The turn failed (model error, tool limit).
     TurnFailed,
     /// At least one call failed the tool's JSON Schema.
@@ -44,12 +61,16 @@ impl Reason {
     pub fn label(self) -> &'static str {
         match self {
             Reason::MalformedLine => "malformed task line",
+            Reason::UnknownShape => "unknown task shape",
+            Reason::NoFunctionDocs => "no function docs",
             Reason::MalformedDeclaration => "malformed declaration",
             Reason::NameCollision => "name collision after sanitising",
             Reason::DefinitionInvalid => "definition invalid",
             Reason::BindFailed => "bind failed",
             Reason::NoGroundTruth => "no ground truth",
             Reason::MalformedGroundTruth => "malformed ground truth",
+            Reason::UnparseableCallString => "unparseable call string",
+            Reason::NotReplayable => "not replayable",
             Reason::TurnFailed => "turn failed",
             Reason::CallRefusedBySchema => "call refused by schema validation",
             Reason::CallFailed => "call failed",
@@ -57,6 +78,77 @@ impl Reason {
             Reason::AnswerDiffers => "answer differs",
         }
     }
+}
+
+/// The shape of a task line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Shape {
+    /// A `function` array, declared for this language.
+    SingleTurn(Language),
+    /// `involved_classes`, with function docs.
+    MultiTurn,
+    /// `involved_classes` in an agentic category (`memory`, `web_search`):
+    /// the ground truth is the final answer, not calls.
+    Agentic,
+    /// Not a JSON task object of a known shape.
+    Unknown,
+}
+
+impl Shape {
+    /// The shape as the report prints it (`single-turn Java`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Shape::SingleTurn(Language::Python) => "single-turn Python",
+            Shape::SingleTurn(Language::Java) => "single-turn Java",
+            Shape::SingleTurn(Language::JavaScript) => "single-turn JavaScript",
+            Shape::MultiTurn => "multi-turn",
+            Shape::Agentic => "agentic",
+            Shape::Unknown => "unknown or malformed",
+        }
+    }
+}
+
+impl Serialize for Shape {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.label())
+    }
+}
+
+/// One category file: its shape and its counts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CategoryReport {
+    /// The category's name (`simple_java`).
+    pub name: String,
+    /// Whether it has answers; without, every task must call no tool.
+    pub answers: bool,
+    /// Tasks by shape (`{"multi-turn": 200}`): a file has one shape, and
+    /// lines of no known shape are counted as `unknown or malformed`.
+    #[serde(serialize_with = "shapes_by_label")]
+    pub shapes: BTreeMap<Shape, usize>,
+    /// Tasks read.
+    pub tasks: usize,
+    /// Tasks whose every check held.
+    pub passed: usize,
+    /// Tasks that failed.
+    pub failed: usize,
+}
+
+impl CategoryReport {
+    /// `single-turn Java`, or every shape seen with its count.
+    pub fn shape_label(&self) -> String {
+        match self.shapes.keys().collect::<Vec<_>>().as_slice() {
+            [] => "empty".into(),
+            [only] => only.label().into(),
+            _ => join_counts(self.shapes.iter().map(|(shape, n)| (shape.label(), *n))),
+        }
+    }
+}
+
+fn shapes_by_label<S: serde::Serializer>(
+    shapes: &BTreeMap<Shape, usize>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(shapes.iter().map(|(shape, count)| (shape.label(), count)))
 }
 
 /// One failed task.
@@ -83,8 +175,8 @@ pub struct Timing {
 /// What a replay found. `--json` prints exactly this.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
-    /// The categories replayed, in order.
-    pub categories: Vec<String>,
+    /// The categories replayed, in order, with their shape and counts.
+    pub categories: Vec<CategoryReport>,
     /// Tasks read (one per non-blank line).
     pub tasks: usize,
     /// Tasks whose every check held.
@@ -107,7 +199,7 @@ pub struct Report {
     pub schema_rewrites: Rewrites,
     /// `bind` errors by `BindErrorKind` (its `Debug` name).
     pub bind_errors: BTreeMap<String, usize>,
-    /// Tool calls the ground truth asks for, in tasks that reached a turn.
+    /// Tool calls the ground truth asks for, in turns that ran.
     pub calls_expected: usize,
     /// Tool calls the turn runner executed (refused ones included).
     pub calls_executed: usize,
@@ -142,19 +234,47 @@ pub(super) fn timing(samples: &mut [Duration]) -> Timing {
     }
 }
 
-/// The report as text, one fact per line; every failed task is listed.
+/// The report as text, one fact per line: every failed task first (one
+/// line each), then the counts, and a one-line summary last, so the last
+/// line of a run says how it went.
 pub fn render_text(report: &Report) -> String {
-    use std::fmt::Write as _;
     let mut out = String::new();
     let mut line = |text: String| {
         out.push_str(&text);
         out.push('\n');
     };
-    line(format!("BFCL replay: {}", report.categories.join(", ")));
-    line(format!(
-        "tasks                     {} ({} passed, {} failed)",
-        report.tasks, report.tasks_passed, report.tasks_failed
-    ));
+    if !report.failures.is_empty() {
+        line("failed tasks:".into());
+        for failure in &report.failures {
+            line(format!(
+                "  {}: {}: {}",
+                failure.id,
+                failure.reason.label(),
+                failure.detail
+            ));
+        }
+    }
+    line("categories:".into());
+    let width = report
+        .categories
+        .iter()
+        .map(|category| category.name.len())
+        .max()
+        .unwrap_or(0);
+    for category in &report.categories {
+        line(format!(
+            "  {:width$}  {:22}  {} of {} passed{}",
+            category.name,
+            category.shape_label(),
+            category.passed,
+            category.tasks,
+            if category.answers {
+                ""
+            } else {
+                " (no answers: no tool call expected)"
+            }
+        ));
+    }
     line(format!("declarations              {}", report.declarations));
     line(format!(
         "names sanitised           {}",
@@ -189,19 +309,9 @@ pub fn render_text(report: &Report) -> String {
         "calls per second          {:.0} (in run_turn)",
         report.calls_per_second
     ));
-    line(format!(
-        "elapsed                   {} ms",
-        report.elapsed_ms
-    ));
-    if !report.first_refusals.is_empty() {
-        line("first schema refusals:".into());
-        for refusal in &report.first_refusals {
-            line(format!("  {refusal}"));
-        }
-    }
     if !report.failures.is_empty() {
         line(format!(
-            "failures by reason:       {}",
+            "failures by reason        {}",
             join_counts(
                 report
                     .failures_by_reason
@@ -209,19 +319,25 @@ pub fn render_text(report: &Report) -> String {
                     .map(|(reason, count)| (reason.label(), *count))
             )
         ));
-        line("failed tasks:".into());
-        for failure in &report.failures {
-            let mut text = String::new();
-            let _ = write!(
-                text,
-                "  {}: {}: {}",
-                failure.id,
-                failure.reason.label(),
-                failure.detail
-            );
-            line(text);
-        }
     }
+    line(format!(
+        "BFCL replay: {} tasks in {} {}, {} passed, {} failed{}, {} ms",
+        report.tasks,
+        report.categories.len(),
+        if report.categories.len() == 1 {
+            "category"
+        } else {
+            "categories"
+        },
+        report.tasks_passed,
+        report.tasks_failed,
+        if report.tasks_failed > 0 {
+            " (listed above)"
+        } else {
+            ""
+        },
+        report.elapsed_ms
+    ));
     out
 }
 
