@@ -1,6 +1,8 @@
-//! The BFCL replay on its embedded default (4 categories, 1,000 real tasks)
-//! gives exactly the counts measured when it was written, and bad input is
-//! reported per task, never a panic.
+//! The BFCL replay on its embedded default (8 categories, 1,550 real tasks:
+//! Python, Java and JavaScript single-turn, and multi-turn) gives exactly
+//! the counts measured when it was written, the hand-made files of each
+//! shape replay as they should, and bad input is reported per task, never
+//! a panic.
 //!
 //! The counts are exact on purpose: a change in name sanitising, schema
 //! checking, the OpenAI wire parser or the turn runner moves one of them.
@@ -12,15 +14,21 @@ mod replay;
 use std::collections::BTreeMap;
 
 use replay::{Category, Reason, Report};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn embedded_default_gives_the_measured_counts() {
-    let report = replay::replay(&replay::embedded()).await;
+async fn python_categories_give_the_measured_counts() {
+    let embedded = replay::embedded();
+    let report = replay::replay(&embedded[..4]).await;
 
     assert_eq!(
-        report.categories,
-        ["parallel", "parallel_multiple", "multiple", "simple_python"]
+        per_category(&report),
+        [
+            "parallel: single-turn Python, 199 of 200 passed",
+            "parallel_multiple: single-turn Python, 196 of 200 passed",
+            "multiple: single-turn Python, 200 of 200 passed",
+            "simple_python: single-turn Python, 398 of 400 passed",
+        ]
     );
     assert_eq!(report.tasks, 1000);
     assert_eq!(report.tasks_passed, 993);
@@ -80,13 +88,45 @@ async fn embedded_default_gives_the_measured_counts() {
     );
     assert_eq!(report.first_refusals.len(), 5);
 
-    // The text report lists every failed task; the JSON one is the same data.
+    // The text report lists every failed task first and ends with a
+    // one-line summary; the JSON one is the same data.
     let text = replay::render_text(&report);
-    assert!(text.contains("tasks                     1000 (993 passed, 7 failed)"));
-    assert!(failed.iter().all(|id| text.contains(&format!("  {id}: "))));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "failed tasks:");
+    assert!(
+        failed
+            .iter()
+            .zip(&lines[1..])
+            .all(|(id, line)| line.starts_with(&format!("  {id}: ")))
+    );
+    let summary = lines.last().unwrap();
+    assert!(
+        summary.starts_with(
+            "BFCL replay: 1000 tasks in 4 categories, 993 passed, 7 failed (listed above), "
+        ),
+        "{summary}"
+    );
     let as_json = serde_json::to_value(&report).unwrap();
     assert_eq!(as_json["tasks_passed"], 993);
     assert_eq!(as_json["failures_by_reason"]["call_refused_by_schema"], 7);
+}
+
+/// `name: shape, passed of tasks passed` for each category.
+fn per_category(report: &Report) -> Vec<String> {
+    report
+        .categories
+        .iter()
+        .map(|c| {
+            assert_eq!(c.passed + c.failed, c.tasks, "{}", c.name);
+            format!(
+                "{}: {}, {} of {} passed",
+                c.name,
+                c.shape_label(),
+                c.passed,
+                c.tasks
+            )
+        })
+        .collect()
 }
 
 /// A category file and its answers with one problem per line.
@@ -115,12 +155,8 @@ not an answer
 
 #[tokio::test]
 async fn malformed_input_is_reported_per_task_never_a_panic() {
-    let report: Report = replay::replay(&[Category {
-        name: "bad".into(),
-        tasks: BAD_TASKS,
-        answers: Some(BAD_ANSWERS),
-    }])
-    .await;
+    let report: Report =
+        replay::replay(&[Category::new("bad", BAD_TASKS, Some(BAD_ANSWERS))]).await;
 
     let failures: Vec<(&str, Reason)> = report
         .failures
@@ -131,7 +167,7 @@ async fn malformed_input_is_reported_per_task_never_a_panic() {
         failures,
         [
             ("bad line 2", Reason::MalformedLine),
-            ("no_function", Reason::MalformedLine),
+            ("no_function", Reason::UnknownShape),
             ("bad line 4", Reason::MalformedLine),
             ("name_not_string", Reason::MalformedDeclaration),
             ("collision", Reason::NameCollision),
@@ -170,11 +206,11 @@ async fn malformed_input_is_reported_per_task_never_a_panic() {
 
 #[tokio::test]
 async fn tasks_without_answers_must_call_no_tool() {
-    let report = replay::replay(&[Category {
-        name: "irrelevance".into(),
-        tasks: BAD_TASKS.lines().next().unwrap(),
-        answers: None,
-    }])
+    let report = replay::replay(&[Category::new(
+        "irrelevance",
+        BAD_TASKS.lines().next().unwrap(),
+        None,
+    )])
     .await;
     assert_eq!((report.tasks, report.tasks_passed), (1, 1));
     assert_eq!(report.calls_executed, 0);
@@ -189,4 +225,265 @@ fn numbers_compare_by_value() {
         &json!({"a": 5}),
         &json!({"a": 5, "b": 1})
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_javascript_and_multi_turn_categories_give_the_measured_counts() {
+    let embedded = replay::embedded();
+    let report = replay::replay(&embedded[4..]).await;
+
+    assert_eq!(
+        per_category(&report),
+        [
+            "simple_java: single-turn Java, 100 of 100 passed",
+            "simple_javascript: single-turn JavaScript, 50 of 50 passed",
+            "multi_turn_base: multi-turn, 199 of 200 passed",
+            "multi_turn_miss_func: multi-turn, 198 of 200 passed",
+        ]
+    );
+    assert!(report.bind_errors.is_empty(), "{:?}", report.bind_errors);
+    assert_eq!(report.malformed_answer_lines, 0);
+    // Each multi-turn task declares every function of its classes.
+    assert_eq!(report.declarations, 100 + 50 + 5532 + 5532);
+    assert_eq!(
+        (
+            report.calls_expected,
+            report.calls_executed,
+            report.calls_succeeded,
+            report.calls_refused_by_schema
+        ),
+        (2430, 2430, 2427, 2)
+    );
+    let rewrites: Vec<(&str, usize)> = report
+        .schema_rewrites
+        .iter()
+        .map(|(rule, count)| (*rule, *count))
+        .collect();
+    assert_eq!(
+        rewrites,
+        [
+            ("Java parameter → string literal", 258),
+            ("JavaScript parameter → string literal", 135),
+            ("dict → object", 100 + 50 + 5563 + 5563),
+            ("float → number", 1450 + 1450),
+        ]
+    );
+
+    // The three failures are the data's: a ticket id the ground truth gives
+    // as a string to an integer parameter (the same task in both files),
+    // and a call to `tail` one turn before the turn that adds it.
+    let failures: Vec<(&str, Reason)> = report
+        .failures
+        .iter()
+        .map(|failure| (failure.id.as_str(), failure.reason))
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            ("multi_turn_base_173", Reason::CallRefusedBySchema),
+            ("multi_turn_miss_func_49", Reason::CallFailed),
+            ("multi_turn_miss_func_173", Reason::CallRefusedBySchema),
+        ]
+    );
+    assert!(report.failures[0].detail.starts_with(
+        "turn 3: invalid arguments for `close_ticket`: `/ticket_id`: \"ticket_001\" is not of type \"integer\""
+    ));
+    assert!(
+        report.failures[1]
+            .detail
+            .starts_with("turn 1: UnknownTool: unknown tool `tail`"),
+        "{}",
+        report.failures[1].detail
+    );
+}
+
+#[tokio::test]
+async fn embedded_default_is_every_category_with_one_summary_line_last() {
+    let report = replay::replay(&replay::embedded()).await;
+    assert_eq!((report.tasks, report.tasks_passed), (1550, 1540));
+    let text = replay::render_text(&report);
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with(
+            "BFCL replay: 1550 tasks in 8 categories, 1540 passed, 10 failed (listed above), "
+        ),
+        "{last}"
+    );
+    // `--json` prints this one object.
+    let as_json = serde_json::to_value(&report).unwrap();
+    assert_eq!(
+        as_json["categories"][4]["shapes"],
+        json!({ "single-turn Java": 100 })
+    );
+    assert_eq!(as_json["categories"][7]["passed"], 198);
+}
+
+/// A hand-made category file of `tests/fixtures/bfcl/hand_made/`, with its
+/// answers.
+macro_rules! hand_made {
+    ($name:literal) => {
+        Category::new(
+            $name,
+            include_str!(concat!(
+                "../fixtures/bfcl/hand_made/BFCL_v4_",
+                $name,
+                ".json"
+            )),
+            Some(include_str!(concat!(
+                "../fixtures/bfcl/hand_made/possible_answer/BFCL_v4_",
+                $name,
+                ".json"
+            ))),
+        )
+    };
+}
+
+#[tokio::test]
+async fn java_and_javascript_tasks_bind_and_get_their_literals() {
+    let report =
+        replay::replay(&[hand_made!("simple_java"), hand_made!("simple_javascript")]).await;
+    assert_eq!(
+        per_category(&report),
+        [
+            "simple_java: single-turn Java, 1 of 1 passed",
+            "simple_javascript: single-turn JavaScript, 1 of 1 passed",
+        ]
+    );
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    // Every parameter is a string holding a literal: 8 Java, 6 JavaScript.
+    assert_eq!(report.schema_rewrites["Java parameter → string literal"], 8);
+    assert_eq!(
+        report.schema_rewrites["JavaScript parameter → string literal"],
+        6
+    );
+    assert_eq!(
+        (report.calls_succeeded, report.calls_refused_by_schema),
+        (2, 0)
+    );
+
+    // The same Java task read as Python: `long`, `ArrayList`, `HashMap`,
+    // `String`, `double` map to JSON Schema types and the typed ground
+    // truth passes them (the `any` parameter holds a string).
+    let as_python = hand_made!("simple_java");
+    let report =
+        replay::replay(&[Category::new("typed", as_python.tasks, as_python.answers)]).await;
+    assert_eq!(
+        (report.tasks_passed, report.tasks_failed),
+        (1, 0),
+        "{:?}",
+        report.failures
+    );
+    assert_eq!(report.schema_rewrites["long → integer"], 2);
+    assert_eq!(report.schema_rewrites["ArrayList → array"], 1);
+    assert_eq!(report.schema_rewrites["HashMap → object"], 1);
+}
+
+#[tokio::test]
+async fn multi_turn_tasks_add_withheld_functions_per_turn_and_report_bad_call_strings() {
+    let category = Category {
+        func_docs: BTreeMap::from([
+            (
+                "gorilla_file_system.json".to_owned(),
+                include_str!(
+                    "../fixtures/bfcl/hand_made/multi_turn_func_doc/gorilla_file_system.json"
+                ),
+            ),
+            (
+                "ticket_api.json".to_owned(),
+                include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/ticket_api.json"),
+            ),
+        ]),
+        ..hand_made!("multi_turn_hand_made")
+    };
+    let report = replay::replay(&[category]).await;
+
+    let failures: Vec<(&str, Reason, &str)> = report
+        .failures
+        .iter()
+        .map(|failure| (failure.id.as_str(), failure.reason, failure.detail.as_str()))
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            (
+                "unparseable",
+                Reason::UnparseableCallString,
+                "turn 0, call 0 `cd(folder=current_dir)`: at byte 10: `current_dir` is not a literal (a name or an expression)"
+            ),
+            // `sort` is not offered before turn 1: the mode adds it there.
+            (
+                "too_early",
+                Reason::CallFailed,
+                "turn 0: UnknownTool: unknown tool `sort`; available tools: cd, ls"
+            ),
+            (
+                "excluded",
+                Reason::MalformedGroundTruth,
+                "turn 0, call 0: `ls` is not among the task's functions (those of its classes, less `excluded_function`)"
+            ),
+            (
+                "unknown_class",
+                Reason::NoFunctionDocs,
+                "class `NoSuchAPI` is not in BFCL's class table"
+            ),
+            (
+                "no_doc",
+                Reason::NoFunctionDocs,
+                "no `posting_api.json` (class `TwitterAPI`) among the function docs"
+            ),
+        ]
+    );
+    // `withheld`: two turns, `cd` and `ls` then the positional `sort`;
+    // `nested`: one call whose nested lists and dicts passed the schema.
+    assert_eq!(
+        per_category(&report),
+        ["multi_turn_hand_made: multi-turn, 2 of 7 passed"]
+    );
+    assert_eq!(
+        (
+            report.calls_expected,
+            report.calls_executed,
+            report.calls_succeeded
+        ),
+        (5, 5, 4)
+    );
+}
+
+#[test]
+fn call_strings_with_nested_literals_parse_and_bad_ones_say_where() {
+    let call = replay::call_string::parse(
+        "edit_ticket(7, updates={'tags': ['urgent', ['billing', \"q3\"]], 'meta': {'owner': None, 'ratio': -0.5, 'pair': (1, 2)}})",
+    )
+    .unwrap();
+    let arguments = call
+        .arguments(&["ticket_id".to_owned(), "updates".to_owned()])
+        .unwrap();
+    assert_eq!(
+        Value::Object(arguments),
+        json!({
+            "ticket_id": 7,
+            "updates": {
+                "tags": ["urgent", ["billing", "q3"]],
+                "meta": { "owner": null, "ratio": -0.5, "pair": [1, 2] }
+            }
+        })
+    );
+    let error = replay::call_string::parse("mv(source='a.txt', destination=)").unwrap_err();
+    assert_eq!(error.to_string(), "at byte 31: `)` cannot start a value");
+}
+
+#[tokio::test]
+async fn a_line_of_no_known_shape_says_so() {
+    let report = replay::replay(&[Category::new(
+        "other",
+        r#"{"id": "x", "prompt": "hi", "tools": []}"#,
+        None,
+    )])
+    .await;
+    assert_eq!(report.failures[0].reason, Reason::UnknownShape);
+    assert_eq!(
+        report.failures[0].detail,
+        "neither a `function` array (single-turn) nor `involved_classes` (multi-turn); keys: id, prompt, tools"
+    );
+    assert_eq!(report.categories[0].shape_label(), "unknown or malformed");
 }
