@@ -437,8 +437,9 @@ fn schema_type(kind: &Value, rewrites: &mut Rewrites) -> Option<Value> {
 /// `boolean`, `array`, `object`, `null`) pass unchanged; any other name
 /// is kept for `bind` to refuse.
 ///
-/// Java and JavaScript declarations only meet this table below their
-/// top-level parameters, which become strings first ([`literal_parameter`]).
+/// Java and JavaScript parameters become strings first
+/// ([`literal_parameter`]), so of their declarations only the top-level
+/// `dict` meets this table.
 const TYPE_NAMES: &[(&str, Option<&str>, &str)] = &[
     // Python, as BFCL writes it.
     ("dict", Some("object"), "dict → object"),

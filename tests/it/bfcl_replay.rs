@@ -42,13 +42,8 @@ async fn python_categories_give_the_measured_counts() {
     assert_eq!(report.calls_succeeded, 1740);
     assert_eq!(report.calls_refused_by_schema, 7);
 
-    let rewrites: Vec<(&str, usize)> = report
-        .schema_rewrites
-        .iter()
-        .map(|(rule, count)| (*rule, *count))
-        .collect();
     assert_eq!(
-        rewrites,
+        rewrites(&report),
         [
             ("any → no type", 4),
             ("dict → object", 1708),
@@ -111,6 +106,24 @@ async fn python_categories_give_the_measured_counts() {
     assert_eq!(as_json["failures_by_reason"]["call_refused_by_schema"], 7);
 }
 
+/// Each failed task's id and reason, in order.
+fn failures(report: &Report) -> Vec<(&str, Reason)> {
+    report
+        .failures
+        .iter()
+        .map(|failure| (failure.id.as_str(), failure.reason))
+        .collect()
+}
+
+/// Each schema rewrite with its count, by rule.
+fn rewrites(report: &Report) -> Vec<(&'static str, usize)> {
+    report
+        .schema_rewrites
+        .iter()
+        .map(|(rule, count)| (*rule, *count))
+        .collect()
+}
+
 /// `name: shape, passed of tasks passed` for each category.
 fn per_category(report: &Report) -> Vec<String> {
     report
@@ -158,13 +171,8 @@ async fn malformed_input_is_reported_per_task_never_a_panic() {
     let report: Report =
         replay::replay(&[Category::new("bad", BAD_TASKS, Some(BAD_ANSWERS))]).await;
 
-    let failures: Vec<(&str, Reason)> = report
-        .failures
-        .iter()
-        .map(|failure| (failure.id.as_str(), failure.reason))
-        .collect();
     assert_eq!(
-        failures,
+        failures(&report),
         [
             ("bad line 2", Reason::MalformedLine),
             ("no_function", Reason::UnknownShape),
@@ -254,13 +262,8 @@ async fn java_javascript_and_multi_turn_categories_give_the_measured_counts() {
         ),
         (2430, 2430, 2427, 2)
     );
-    let rewrites: Vec<(&str, usize)> = report
-        .schema_rewrites
-        .iter()
-        .map(|(rule, count)| (*rule, *count))
-        .collect();
     assert_eq!(
-        rewrites,
+        rewrites(&report),
         [
             ("Java parameter → string literal", 258),
             ("JavaScript parameter → string literal", 135),
@@ -272,13 +275,8 @@ async fn java_javascript_and_multi_turn_categories_give_the_measured_counts() {
     // The three failures are the data's: a ticket id the ground truth gives
     // as a string to an integer parameter (the same task in both files),
     // and a call to `tail` one turn before the turn that adds it.
-    let failures: Vec<(&str, Reason)> = report
-        .failures
-        .iter()
-        .map(|failure| (failure.id.as_str(), failure.reason))
-        .collect();
     assert_eq!(
-        failures,
+        failures(&report),
         [
             ("multi_turn_base_173", Reason::CallRefusedBySchema),
             ("multi_turn_miss_func_49", Reason::CallFailed),
