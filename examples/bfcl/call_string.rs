@@ -377,8 +377,11 @@ impl Parser<'_> {
         };
         let number = if is_float {
             text.parse::<f64>().ok().and_then(Number::from_f64)
-        } else if text.len() > 1 && text.trim_start_matches('-').starts_with('0') {
-            // Python 3 refuses `007`; `0` alone is fine.
+        } else if text.trim_start_matches('-').starts_with('0')
+            && text.chars().any(|c| matches!(c, '1'..='9'))
+        {
+            // Python 3 refuses leading zeros in a non-zero integer (`007`);
+            // zeros alone (`0`, `00`, `-0`) are 0.
             None
         } else {
             text.parse::<i64>()
@@ -539,6 +542,24 @@ mod tests {
                 "f": -0.25
             })
         );
+    }
+
+    #[test]
+    fn zeros_alone_are_zero_as_in_python() {
+        let call = parse("f(-0, 00, 0_0, -00, 0)").unwrap();
+        assert_eq!(
+            call.positional,
+            [json!(0), json!(0), json!(0), json!(0), json!(0)]
+        );
+        for refused in ["f(007)", "f(-01)", "f(00_1)"] {
+            assert!(
+                parse(refused)
+                    .unwrap_err()
+                    .message
+                    .ends_with("is not a number JSON can hold"),
+                "{refused}"
+            );
+        }
     }
 
     #[test]
