@@ -9,7 +9,7 @@
 //!
 //! | Python | JSON |
 //! | --- | --- |
-//! | `'text'`, `"text"` (with `\\`, `\'`, `\"`, `\n`, `\t`, `\r`, octal `\0`, `\xhh`, `\uhhhh`, `\Uhhhhhhhh` escapes; adjacent strings concatenate) | string |
+//! | `'text'`, `"text"` (with `\\`, `\'`, `\"`, `\n`, `\t`, `\r`, `\a`, `\b`, `\f`, `\v`, octal `\0`, `\xhh`, `\uhhhh`, `\Uhhhhhhhh` escapes; adjacent strings concatenate; an unknown escape such as `\d` kept as written, as Python keeps it) | string |
 //! | `42`, `-7`, `1_000` | integer (within `i64`/`u64`) |
 //! | `36.0`, `.5`, `1e-3`, `-2.5` | number |
 //! | `True`, `False`, `None` | `true`, `false`, `null` |
@@ -20,7 +20,7 @@
 //! maps positional ones to the declared parameters in order, as Python
 //! binds them to the method's signature. Anything else (a variable, an
 //! expression, a nested call, a set, bytes, raw or f-strings, nesting
-//! deeper than [`MAX_DEPTH`]) is a [`CallStringError`] naming the byte
+//! deeper than [`MAX_DEPTH`], a named escape `\N{...}`) is a [`CallStringError`] naming the byte
 //! where it starts: never a panic, never a guess.
 
 use std::fmt;
@@ -442,13 +442,21 @@ impl Parser<'_> {
                 text.push(c);
                 return Ok(());
             }
-            'n' | 't' | 'r' => {
+            'n' | 't' | 'r' | 'a' | 'b' | 'f' | 'v' => {
                 text.push(match c {
                     'n' => '\n',
                     't' => '\t',
-                    _ => '\r',
+                    'r' => '\r',
+                    'a' => '\u{7}',
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    _ => '\u{b}',
                 });
                 return Ok(());
+            }
+            // Kept as written, it would be a wrong value, not Python's.
+            'N' => {
+                return Err(self.error_at(start, "named escapes (`\\N{...}`) are not supported"));
             }
             '0'..='7' => {
                 // Octal: up to three digits (`\0`, `\012`).
@@ -568,6 +576,14 @@ mod tests {
             parse(r#"echo(content="it's \"quoted\"\n\x41\u00e9\\", x='caf\u00e9 ☕')"#).unwrap();
         assert_eq!(call.keyword[0].1, json!("it's \"quoted\"\nAé\\"));
         assert_eq!(call.keyword[1].1, json!("café ☕"));
+        // Python's other single-letter escapes; `\d` is not one.
+        let call = parse(r"f('\a\b\f\v\d')").unwrap();
+        assert_eq!(call.positional[0], json!("\u{7}\u{8}\u{c}\u{b}\\d"));
+        let error = parse(r"f('\N{EM DASH}')").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "at byte 3: named escapes (`\\N{...}`) are not supported"
+        );
     }
 
     #[test]
