@@ -27,9 +27,15 @@ use std::fmt;
 
 use serde_json::{Map, Number, Value};
 
-/// How deep lists, tuples and dicts may nest (serde_json's own parsing
-/// limit): deeper input is refused instead of overflowing the stack.
-pub const MAX_DEPTH: usize = 128;
+/// How many levels lists, tuples and dicts may nest in one argument value;
+/// deeper input is refused instead of overflowing the stack.
+///
+/// The value travels on inside the call's arguments object, as JSON text
+/// the model sends and the loop parses back with serde_json, which refuses
+/// text nested 128 levels deep (its recursion limit). The arguments object
+/// is one level, so a value may have 126: one more, and the call would be
+/// refused as "arguments not JSON" instead of replayed.
+pub const MAX_DEPTH: usize = 126;
 
 /// One parsed call: `name(positional..., keyword=value...)`.
 #[derive(Debug, Clone, PartialEq)]

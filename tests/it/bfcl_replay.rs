@@ -485,3 +485,58 @@ async fn a_line_of_no_known_shape_says_so() {
     );
     assert_eq!(report.categories[0].shape_label(), "unknown or malformed");
 }
+
+#[tokio::test]
+async fn the_deepest_call_string_the_parser_accepts_replays() {
+    use replay::call_string::MAX_DEPTH;
+    // `updates` is one level (a dict), `tags` the rest: `depth` in all.
+    let call = |depth: usize| {
+        let lists = depth - 1;
+        format!(
+            "edit_ticket(1, updates={{'tags': {}{}}})",
+            "[".repeat(lists),
+            "]".repeat(lists)
+        )
+    };
+    let task = |id: &str| {
+        json!({
+            "id": id,
+            "question": [[{"role": "user", "content": "Tag it."}]],
+            "involved_classes": ["TicketAPI"]
+        })
+        .to_string()
+    };
+    let answer =
+        |id: &str, depth: usize| json!({"id": id, "ground_truth": [[call(depth)]]}).to_string();
+    let tasks = [task("deepest"), task("too_deep")].join("\n");
+    let answers = [
+        answer("deepest", MAX_DEPTH),
+        answer("too_deep", MAX_DEPTH + 1),
+    ]
+    .join("\n");
+    let category = Category {
+        func_docs: BTreeMap::from([(
+            "ticket_api.json".to_owned(),
+            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/ticket_api.json"),
+        )]),
+        ..Category::new("multi_turn_deep", &tasks, Some(&answers))
+    };
+    let report = replay::replay(&[category]).await;
+    // The deepest accepted value reaches its tool (its arguments object
+    // within serde_json's recursion limit); one level more is refused by
+    // the parser, with the byte where the limit is passed.
+    assert_eq!(
+        failures(&report),
+        [("too_deep", Reason::UnparseableCallString)]
+    );
+    assert!(
+        report.failures[0]
+            .detail
+            // `edit_ticket(1, updates={'tags': ` is 32 bytes; the list
+            // 126 levels down (the dict is one) opens 125 bytes later.
+            .ends_with("at byte 157: nested deeper than 126 levels"),
+        "{}",
+        report.failures[0].detail
+    );
+    assert_eq!((report.calls_executed, report.calls_succeeded), (1, 1));
+}
