@@ -166,7 +166,10 @@ pub(super) fn turn_calls(
             )));
         };
         let call = call_string::parse(text).map_err(|error| {
-            TurnCallError::Unparseable(format!("turn {turn}, call {index} `{text}`: {error}"))
+            TurnCallError::Unparseable(format!(
+                "turn {turn}, call {index} `{}`: {error}",
+                quoted(text, error.position)
+            ))
         })?;
         let does_not_fit =
             |why: String| TurnCallError::DoesNotFit(format!("turn {turn}, call {index}: {why}"));
@@ -187,6 +190,36 @@ pub(super) fn turn_calls(
         });
     }
     Ok(expected)
+}
+
+/// How many bytes of a call string a failure quotes on each side of the
+/// problem. Real call strings reach 6,839 bytes (a long message in
+/// `multi_turn_long_context`) and a hostile one can be any size, so a
+/// longer string is quoted around the byte the parser names, and the
+/// report line stays readable.
+const QUOTED_CALL_BYTES: usize = 120;
+
+/// `text` whole when it is short, else the part around byte `at` with
+/// `…` where it is cut and the whole length said.
+fn quoted(text: &str, at: usize) -> String {
+    if text.len() <= 2 * QUOTED_CALL_BYTES {
+        return text.to_owned();
+    }
+    let mut start = at.saturating_sub(QUOTED_CALL_BYTES).min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = at.saturating_add(QUOTED_CALL_BYTES).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    format!(
+        "{}{}{} ({} bytes)",
+        if start > 0 { "…" } else { "" },
+        &text[start..end],
+        if end < text.len() { "…" } else { "" },
+        text.len()
+    )
 }
 
 /// Why a multi-turn turn's ground truth gives no calls.
@@ -225,5 +258,30 @@ pub fn json_equal(left: &Value, right: &Value) -> bool {
                     .all(|(key, l)| right.get(key).is_some_and(|r| json_equal(l, r)))
         }
         (left, right) => left == right,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_call_string_is_quoted_around_the_problem_on_char_boundaries() {
+        assert_eq!(quoted("cd(folder=x)", 10), "cd(folder=x)");
+        // 3-byte characters around one `a` (byte 150): 120 bytes from 150
+        // or 151 falls inside a character on one side, and the cut widens
+        // to its edge (bytes 30 and 271).
+        let text = format!("{}a{}", "☕".repeat(50), "☕".repeat(50));
+        let middle = format!("…{}a{}… (301 bytes)", "☕".repeat(40), "☕".repeat(40));
+        assert_eq!(quoted(&text, 150), middle);
+        assert_eq!(quoted(&text, 151), middle);
+        assert_eq!(
+            quoted(&text, 0),
+            format!("{}… (301 bytes)", "☕".repeat(40))
+        );
+        assert_eq!(
+            quoted(&text, 301),
+            format!("…{} (301 bytes)", "☕".repeat(40))
+        );
     }
 }

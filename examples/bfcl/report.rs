@@ -248,9 +248,9 @@ pub fn render_text(report: &Report) -> String {
         for failure in &report.failures {
             line(format!(
                 "  {}: {}: {}",
-                failure.id,
+                one_line(&failure.id),
                 failure.reason.label(),
-                failure.detail
+                one_line(&failure.detail)
             ));
         }
     }
@@ -339,6 +339,21 @@ pub fn render_text(report: &Report) -> String {
         report.elapsed_ms
     ));
     out
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{7}`): ids and
+/// details quote the data (a call string, a task id), which may hold line
+/// breaks, and each failed task must stay one line.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `a 3, b 1`, or `none`.

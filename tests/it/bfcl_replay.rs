@@ -540,3 +540,58 @@ async fn the_deepest_call_string_the_parser_accepts_replays() {
     );
     assert_eq!((report.calls_executed, report.calls_succeeded), (1, 1));
 }
+
+#[tokio::test]
+async fn a_failed_task_stays_one_line_and_a_huge_call_string_is_quoted_around_its_problem() {
+    let huge = format!("cd(folder={}{})", "[".repeat(100_000), "]".repeat(100_000));
+    let tasks: Vec<String> = ["line\nbreak", "huge"]
+        .iter()
+        .map(|id| {
+            json!({
+                "id": id,
+                "question": [[{"role": "user", "content": "Go."}]],
+                "involved_classes": ["GorillaFileSystem"]
+            })
+            .to_string()
+        })
+        .collect();
+    let answers = [
+        json!({"id": "line\nbreak", "ground_truth": [["cd(folder='a\nb')"]]}).to_string(),
+        json!({"id": "huge", "ground_truth": [[huge]]}).to_string(),
+    ];
+    let (tasks, answers) = (tasks.join("\n"), answers.join("\n"));
+    let category = Category {
+        func_docs: BTreeMap::from([(
+            "gorilla_file_system.json".to_owned(),
+            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/gorilla_file_system.json"),
+        )]),
+        ..Category::new("multi_turn_hostile", &tasks, Some(&answers))
+    };
+    let report = replay::replay(&[category]).await;
+
+    // The 200,011-byte string is quoted 120 bytes either side of byte 136,
+    // where the nesting passes 126 levels.
+    assert_eq!(
+        report.failures[1].detail,
+        format!(
+            "turn 0, call 0 `…{}… (200011 bytes)`: at byte 136: nested deeper than 126 levels",
+            "[".repeat(240)
+        )
+    );
+    // The data keeps its line break; the text report escapes it.
+    assert_eq!(
+        report.failures[0].detail,
+        "turn 0, call 0 `cd(folder='a\nb')`: at byte 10: string is not closed"
+    );
+    let text = replay::render_text(&report);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "failed tasks:",
+            r"  line\nbreak: unparseable call string: turn 0, call 0 `cd(folder='a\nb')`: at byte 10: string is not closed",
+        ]
+    );
+    assert!(lines[2].starts_with("  huge: unparseable call string: turn 0, call 0 `…[[["));
+    assert_eq!(lines[3], "categories:");
+}
