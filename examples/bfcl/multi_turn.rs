@@ -69,14 +69,25 @@ impl TaskRun<'_> {
             .into_iter()
             .filter(|doc| !excluded.contains(&doc.name))
             .collect();
+        let mut added_at: HashMap<&str, usize> = HashMap::new();
         for (turn, names) in &withheld {
             if let Some(unknown) = names
                 .iter()
                 .find(|name| !docs.iter().any(|d| d.name == **name))
             {
                 return Err(malformed(format!(
-                    "`missed_function` of turn {turn} names `{unknown}`, not a function of the task's classes"
+                    "`missed_function` of turn {turn} names `{unknown}`, not among the task's \
+                     functions (those of its classes, less `excluded_function`)"
                 )));
+            }
+            // A function joins once: added again later, it would be
+            // offered before that turn too, and no turn could say when.
+            for name in names {
+                if let Some(first) = added_at.insert(name, *turn) {
+                    return Err(malformed(format!(
+                        "`missed_function` adds `{name}` at turn {first} and again at turn {turn}"
+                    )));
+                }
             }
             if *turn >= turns.len() {
                 return Err(malformed(format!(

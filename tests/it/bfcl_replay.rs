@@ -595,3 +595,75 @@ async fn a_failed_task_stays_one_line_and_a_huge_call_string_is_quoted_around_it
     assert!(lines[2].starts_with("  huge: unparseable call string: turn 0, call 0 `…[[["));
     assert_eq!(lines[3], "categories:");
 }
+
+#[tokio::test]
+async fn a_function_withheld_twice_or_excluded_is_a_malformed_task_and_the_last_turn_can_add_one() {
+    let task = |id: &str, turns: usize, extra: Value| {
+        let mut task = json!({
+            "id": id,
+            "question": (0..turns).map(|turn| if turn + 1 == turns {
+                json!([])
+            } else {
+                json!([{"role": "user", "content": "Go on."}])
+            }).collect::<Vec<_>>(),
+            "involved_classes": ["GorillaFileSystem"]
+        });
+        if let (Some(task), Value::Object(extra)) = (task.as_object_mut(), extra) {
+            task.extend(extra);
+        }
+        task.to_string()
+    };
+    let tasks = [
+        task("last", 3, json!({"missed_function": {"2": ["sort"]}})),
+        task(
+            "twice",
+            3,
+            json!({"missed_function": {"1": ["sort"], "2": ["sort"]}}),
+        ),
+        task(
+            "excluded",
+            2,
+            json!({"excluded_function": ["sort"], "missed_function": {"1": ["sort"]}}),
+        ),
+    ]
+    .join("\n");
+    let answers = [
+        json!({"id": "last", "ground_truth": [["cd(folder='docs')"], ["ls()"], ["sort('a.txt')"]]}),
+        json!({"id": "twice", "ground_truth": [[], ["sort('a.txt')"], []]}),
+        json!({"id": "excluded", "ground_truth": [[], ["sort('a.txt')"]]}),
+    ]
+    .map(|answer| answer.to_string())
+    .join("\n");
+    let category = Category {
+        func_docs: BTreeMap::from([(
+            "gorilla_file_system.json".to_owned(),
+            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/gorilla_file_system.json"),
+        )]),
+        ..Category::new("multi_turn_withheld", &tasks, Some(&answers))
+    };
+    let report = replay::replay(&[category]).await;
+
+    let failures: Vec<(&str, Reason, &str)> = report
+        .failures
+        .iter()
+        .map(|failure| (failure.id.as_str(), failure.reason, failure.detail.as_str()))
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            (
+                "twice",
+                Reason::MalformedLine,
+                "`missed_function` adds `sort` at turn 1 and again at turn 2"
+            ),
+            (
+                "excluded",
+                Reason::MalformedLine,
+                "`missed_function` of turn 1 names `sort`, not among the task's functions \
+                 (those of its classes, less `excluded_function`)"
+            ),
+        ]
+    );
+    // `last`: `cd`, `ls`, then `sort` in the turn that adds it.
+    assert_eq!((report.calls_executed, report.calls_succeeded), (3, 3));
+}
