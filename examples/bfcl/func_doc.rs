@@ -76,16 +76,36 @@ pub fn read(text: &str) -> Result<Vec<FuncDoc>, String> {
     Ok(docs)
 }
 
-/// The function docs of one folder, read once per category: file name →
-/// its declarations, or why they cannot be read.
-pub type Library = HashMap<String, Result<Vec<FuncDoc>, String>>;
+/// The function docs of one folder, read once per category.
+#[derive(Debug, Default)]
+pub struct Library {
+    /// File name → its declarations, or why they cannot be read.
+    files: HashMap<String, Result<Vec<FuncDoc>, String>>,
+    /// Where the files were looked for, when they come from a folder (see
+    /// [`super::Category::func_doc_dir`]).
+    pub folder: Option<String>,
+}
 
-/// Reads every file of `files` (file name → text).
-pub fn library<'a>(files: impl IntoIterator<Item = (&'a String, &'a &'a str)>) -> Library {
-    files
-        .into_iter()
-        .map(|(name, text)| (name.clone(), read(text)))
-        .collect()
+impl Library {
+    /// The declarations of `file`, or why they cannot be read; `None` when
+    /// there is no such file.
+    pub fn get(&self, file: &str) -> Option<&Result<Vec<FuncDoc>, String>> {
+        self.files.get(file)
+    }
+}
+
+/// Reads every file of `files` (file name → text), found in `folder`.
+pub fn library<'a>(
+    files: impl IntoIterator<Item = (&'a String, &'a &'a str)>,
+    folder: Option<String>,
+) -> Library {
+    Library {
+        files: files
+            .into_iter()
+            .map(|(name, text)| (name.clone(), read(text)))
+            .collect(),
+        folder,
+    }
 }
 
 #[derive(Deserialize)]

@@ -21,8 +21,9 @@
 //!
 //! With a file, its answers are read from `possible_answer/<same name>`
 //! beside it; without one (`irrelevance`) every task must call no tool.
-//! Multi-turn function docs are read from `--func-doc DIR`, by default
-//! `multi_turn_func_doc/` beside the file. The language of single-turn
+//! Multi-turn function docs are read from `--func-doc DIR` (a folder that
+//! must exist; only with a FILE), by default `multi_turn_func_doc/` beside
+//! the file. The language of single-turn
 //! declarations follows the file name (`simple_java`, `simple_javascript`),
 //! as in BFCL. The exit status is 0 when the replay ran (failed tasks are
 //! findings, listed in the report), 2 for a usage or I/O error or a file
@@ -33,12 +34,8 @@
 #[path = "replay.rs"]
 mod replay;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-
-use replay::func_doc::CLASS_FILES;
-use replay::{Category, Report, Shape};
 
 const USAGE: &str = "usage: bfcl [--json] [--func-doc DIR] [BFCL_v4_<category>.json]";
 
@@ -75,8 +72,14 @@ async fn main() -> ExitCode {
     }
 
     let report = match path {
+        None if func_doc.is_some() => {
+            eprintln!(
+                "`--func-doc` goes with a category file (the embedded default has its own)\n{USAGE}"
+            );
+            return ExitCode::from(2);
+        }
         None => replay::replay(&replay::embedded()).await,
-        Some(path) => match replay_file(&path, func_doc.as_deref()).await {
+        Some(path) => match replay::category_file::replay_file(&path, func_doc.as_deref()).await {
             Ok(report) => report,
             Err(error) => {
                 eprintln!("{error}");
@@ -96,77 +99,4 @@ async fn main() -> ExitCode {
         print!("{}", replay::render_text(&report));
     }
     ExitCode::SUCCESS
-}
-
-/// Replays one category file, with its answers when they are beside it
-/// and the multi-turn function docs found in `func_doc` (default:
-/// `multi_turn_func_doc/` beside the file).
-///
-/// Errors: a file that cannot be read, or none of whose lines is a task of
-/// a known shape (a possible-answer file given by mistake, another
-/// benchmark's file): that is not a category file, and a report of N
-/// failed lines would bury the reason.
-async fn replay_file(path: &Path, func_doc: Option<&Path>) -> Result<Report, String> {
-    let read = |path: &Path| {
-        std::fs::read_to_string(path)
-            .map_err(|error| format!("cannot read {}: {error}", path.display()))
-    };
-    let tasks = read(path)?;
-    let directory = path.parent().unwrap_or(Path::new("."));
-    let answers_path = path
-        .file_name()
-        .map(|name| directory.join("possible_answer").join(name));
-    let answers = match answers_path {
-        Some(answers_path) if answers_path.is_file() => Some(read(&answers_path)?),
-        _ => None,
-    };
-    let func_doc =
-        func_doc.map_or_else(|| directory.join("multi_turn_func_doc"), Path::to_path_buf);
-    let mut func_docs = BTreeMap::new();
-    for (_, file) in CLASS_FILES {
-        let file_path = func_doc.join(file);
-        if file_path.is_file() {
-            func_docs.insert((*file).to_owned(), read(&file_path)?);
-        }
-    }
-    let name = path
-        .file_stem()
-        .map(|stem| {
-            stem.to_string_lossy()
-                .trim_start_matches("BFCL_v4_")
-                .to_owned()
-        })
-        .unwrap_or_else(|| path.display().to_string());
-    let category = Category {
-        func_docs: func_docs
-            .iter()
-            .map(|(file, text)| (file.clone(), text.as_str()))
-            .collect(),
-        ..Category::new(name, &tasks, answers.as_deref())
-    };
-    let report = replay::replay(&[category]).await;
-    let known = report
-        .categories
-        .iter()
-        .flat_map(|category| category.shapes.keys())
-        .any(|shape| *shape != Shape::Unknown);
-    if !known && report.tasks > 0 {
-        let first = report
-            .failures
-            .first()
-            .map(|failure| {
-                format!(
-                    " (first line: {}: {})",
-                    failure.reason.label(),
-                    failure.detail
-                )
-            })
-            .unwrap_or_default();
-        return Err(format!(
-            "{}: not a BFCL category file: no line is a task with a `function` array \
-             (single-turn) or `involved_classes` (multi-turn){first}",
-            path.display()
-        ));
-    }
-    Ok(report)
 }

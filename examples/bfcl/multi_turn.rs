@@ -230,7 +230,10 @@ fn class_docs<'l>(
             None => {
                 return Err((
                     Reason::NoFunctionDocs,
-                    format!("no `{file}` (class `{class}`) among the function docs"),
+                    match &library.folder {
+                        Some(folder) => format!("no `{file}` (class `{class}`) in {folder}"),
+                        None => format!("no `{file}` (class `{class}`) among the function docs"),
+                    },
                 ));
             }
             Some(Err(error)) => {

@@ -16,6 +16,8 @@
 // Loaded with `#[path]` by both crates, so `normalize.rs` resolves beside
 // this file.
 mod answers;
+// Public to `main.rs` and the test: a category file read from disk.
+pub(crate) mod category_file;
 // Public to the test, which checks the parser on hand-made strings.
 pub(crate) mod call_string;
 // Public to `main.rs`, which reads the files of BFCL's class table.
@@ -68,6 +70,9 @@ pub struct Category<'a> {
     /// Multi-turn function docs: file name (`posting_api.json`, see
     /// [`func_doc::CLASS_FILES`]) → its JSON Lines text. Empty for single-turn files.
     pub func_docs: BTreeMap<String, &'a str>,
+    /// The folder `func_docs` were read from, as a task whose class file
+    /// is not among them names it (`None`: embedded or hand-built).
+    pub func_doc_dir: Option<String>,
 }
 
 impl<'a> Category<'a> {
@@ -78,6 +83,7 @@ impl<'a> Category<'a> {
             tasks,
             answers,
             func_docs: BTreeMap::new(),
+            func_doc_dir: None,
         }
     }
 }
@@ -156,7 +162,7 @@ pub async fn replay(categories: &[Category<'_>]) -> Report {
         let answers = category
             .answers
             .map(|text| read_answers(text, &mut report.malformed_answer_lines));
-        let library = func_doc::library(&category.func_docs);
+        let library = func_doc::library(&category.func_docs, category.func_doc_dir.clone());
         for (line_number, line) in category.tasks.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;

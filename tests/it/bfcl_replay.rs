@@ -667,3 +667,73 @@ async fn a_function_withheld_twice_or_excluded_is_a_malformed_task_and_the_last_
     // `last`: `cd`, `ls`, then `sort` in the turn that adds it.
     assert_eq!((report.calls_executed, report.calls_succeeded), (3, 3));
 }
+
+/// A fresh empty folder under the system's temporary one, for files the
+/// test writes (removed by the caller).
+fn scratch_folder(name: &str) -> std::path::PathBuf {
+    let folder = std::env::temp_dir().join(format!("bfcl-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    folder
+}
+
+#[tokio::test]
+async fn a_category_file_from_disk_finds_its_function_docs_or_says_where_it_looked() {
+    use replay::category_file::replay_file;
+    use std::path::Path;
+
+    let hand_made = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/bfcl/hand_made"
+    ));
+    let file = hand_made.join("BFCL_v4_multi_turn_hand_made.json");
+    // Beside the file: the folder the test above embeds.
+    let report = replay_file(&file, None).await.unwrap();
+    assert_eq!(
+        per_category(&report),
+        ["multi_turn_hand_made: multi-turn, 2 of 7 passed"]
+    );
+    let no_doc = report.failures.iter().find(|f| f.id == "no_doc").unwrap();
+    assert_eq!(
+        no_doc.detail,
+        format!(
+            "no `posting_api.json` (class `TwitterAPI`) in {}",
+            hand_made.join("multi_turn_func_doc").display()
+        )
+    );
+
+    // A folder given by hand that is not there is a usage error.
+    let missing = hand_made.join("no_such_folder");
+    assert_eq!(
+        replay_file(&file, Some(&missing)).await.unwrap_err(),
+        format!("--func-doc {}: not a directory", missing.display())
+    );
+
+    // No function docs beside a copy: each task says where it looked.
+    let folder = scratch_folder("no-func-doc");
+    let copy = folder.join("BFCL_v4_multi_turn_copy.json");
+    std::fs::copy(&file, &copy).unwrap();
+    let empty = folder.join("BFCL_v4_empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let report = replay_file(&copy, None).await;
+    let empty_report = replay_file(&empty, None).await;
+    std::fs::remove_dir_all(&folder).unwrap();
+
+    let report = report.unwrap();
+    assert_eq!(report.tasks_passed, 0);
+    assert_eq!(
+        report.failures[0].detail,
+        format!(
+            "no `gorilla_file_system.json` (class `GorillaFileSystem`) in {}, which does not exist",
+            folder.join("multi_turn_func_doc").display()
+        )
+    );
+    // An empty file has no task of a known shape: not a category file.
+    assert_eq!(
+        empty_report.unwrap_err(),
+        format!(
+            "{}: not a BFCL category file: no line is a task with a `function` array \
+             (single-turn) or `involved_classes` (multi-turn)",
+            empty.display()
+        )
+    );
+}
