@@ -20,7 +20,8 @@
 //! ```
 //!
 //! With a file, its answers are read from `possible_answer/<same name>`
-//! beside it; without one (`irrelevance`) every task must call no tool.
+//! beside it; without one (`irrelevance`) every task must call no tool, but
+//! for `relevance` (any call is right) each task is not replayable.
 //! Multi-turn function docs are read from `--func-doc DIR` (a folder that
 //! must exist; only with a FILE), by default `multi_turn_func_doc/` beside
 //! the file. The language of single-turn

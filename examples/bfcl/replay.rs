@@ -253,6 +253,14 @@ impl TaskRun<'_> {
             (Some(Value::Array(functions)), _) => {
                 self.shape = Some(Shape::SingleTurn(language));
                 let ground_truth = ground_truth(&self.id)?;
+                if ground_truth.is_none() && is_relevance(category) {
+                    return Err((
+                        Reason::NotReplayable,
+                        "relevance task: BFCL counts any call to a declared function as \
+                         right and gives no ground-truth call to replay"
+                            .into(),
+                    ));
+                }
                 self.single_turn(&task, functions, language, ground_truth)
                     .await
             }
@@ -474,6 +482,14 @@ impl TaskRun<'_> {
         }
         first_problem.map_or(Ok(()), Err)
     }
+}
+
+/// Whether `category` is a relevance one, as BFCL tells
+/// (`is_relevance_or_irrelevance`, then `irrelevance` first): its tasks
+/// are right when the model makes at least one call, whatever it is, the
+/// opposite of `irrelevance`, where no call is right.
+pub(super) fn is_relevance(category: &str) -> bool {
+    category.contains("relevance") && !category.contains("irrelevance")
 }
 
 /// Whether `category` is agentic, as BFCL tells (`is_agentic`: `memory`

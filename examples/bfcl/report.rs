@@ -42,7 +42,9 @@ pub enum Reason {
     UnparseableCallString,
     /// An agentic task (`memory`, `web_search`): its ground truth is the
     /// final answer, and the calls that lead there depend on live
-    /// backends, so there are no calls to replay.
+    /// backends, so there are no calls to replay. Or a relevance task
+    /// without answers (`live_relevance`): any call is right, and none is
+    /// given.
     NotReplayable,
     /// The turn failed (model error, tool limit).
     TurnFailed,
@@ -119,7 +121,8 @@ impl Serialize for Shape {
 pub struct CategoryReport {
     /// The category's name (`simple_java`).
     pub name: String,
-    /// Whether it has answers; without, every task must call no tool.
+    /// Whether it has answers; without, every task must call no tool (a
+    /// relevance category's tasks are not replayable).
     pub answers: bool,
     /// Tasks by shape (`{"multi-turn": 200}`): a file has one shape, and
     /// lines of no known shape are counted as `unknown or malformed`.
@@ -270,6 +273,8 @@ pub fn render_text(report: &Report) -> String {
             category.tasks,
             if category.answers {
                 ""
+            } else if super::is_relevance(&category.name) {
+                " (no answers: any call is right)"
             } else {
                 " (no answers: no tool call expected)"
             }

@@ -737,3 +737,32 @@ async fn a_category_file_from_disk_finds_its_function_docs_or_says_where_it_look
         )
     );
 }
+
+#[tokio::test]
+async fn a_relevance_task_is_not_replayable_while_an_irrelevance_one_calls_no_tool() {
+    // BFCL's relevance tasks are right when the model makes any call, the
+    // opposite of irrelevance; neither has answers.
+    let line = BAD_TASKS.lines().next().unwrap();
+    let report = replay::replay(&[
+        Category::new("live_relevance", line, None),
+        Category::new("live_irrelevance", line, None),
+    ])
+    .await;
+    assert_eq!(failures(&report), [("good", Reason::NotReplayable)]);
+    assert_eq!(report.categories[1].passed, 1);
+    let text = replay::render_text(&report);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..4],
+        [
+            "failed tasks:",
+            "  good: not replayable: relevance task: BFCL counts any call to a declared function as right and gives no ground-truth call to replay",
+            "categories:",
+            "  live_relevance    single-turn Python      0 of 1 passed (no answers: any call is right)",
+        ]
+    );
+    assert_eq!(
+        lines[4],
+        "  live_irrelevance  single-turn Python      1 of 1 passed (no answers: no tool call expected)"
+    );
+}
