@@ -115,6 +115,15 @@ fn failures(report: &Report) -> Vec<(&str, Reason)> {
         .collect()
 }
 
+/// Each failed task's id, reason and detail, in order.
+fn failure_details(report: &Report) -> Vec<(&str, Reason, &str)> {
+    report
+        .failures
+        .iter()
+        .map(|failure| (failure.id.as_str(), failure.reason, failure.detail.as_str()))
+        .collect()
+}
+
 /// Each schema rewrite with its count, by rule.
 fn rewrites(report: &Report) -> Vec<(&'static str, usize)> {
     report
@@ -336,6 +345,38 @@ macro_rules! hand_made {
     };
 }
 
+/// Replays hand-built multi-turn tasks, each a (task line, answer line)
+/// pair, against the hand-made function docs.
+async fn replay_multi_turn(tasks: &[(Value, Value)]) -> Report {
+    let lines = |pick: fn(&(Value, Value)) -> &Value| {
+        tasks
+            .iter()
+            .map(|task| pick(task).to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (task_lines, answer_lines) = (lines(|task| &task.0), lines(|task| &task.1));
+    replay::replay(&[Category {
+        func_docs: hand_made_func_docs(),
+        ..Category::new("multi_turn_built", &task_lines, Some(&answer_lines))
+    }])
+    .await
+}
+
+/// The function docs of `tests/fixtures/bfcl/hand_made/multi_turn_func_doc/`.
+fn hand_made_func_docs() -> BTreeMap<String, &'static str> {
+    BTreeMap::from([
+        (
+            "gorilla_file_system.json".to_owned(),
+            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/gorilla_file_system.json"),
+        ),
+        (
+            "ticket_api.json".to_owned(),
+            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/ticket_api.json"),
+        ),
+    ])
+}
+
 #[tokio::test]
 async fn java_and_javascript_tasks_bind_and_get_their_literals() {
     let report =
@@ -379,29 +420,13 @@ async fn java_and_javascript_tasks_bind_and_get_their_literals() {
 #[tokio::test]
 async fn multi_turn_tasks_add_withheld_functions_per_turn_and_report_bad_call_strings() {
     let category = Category {
-        func_docs: BTreeMap::from([
-            (
-                "gorilla_file_system.json".to_owned(),
-                include_str!(
-                    "../fixtures/bfcl/hand_made/multi_turn_func_doc/gorilla_file_system.json"
-                ),
-            ),
-            (
-                "ticket_api.json".to_owned(),
-                include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/ticket_api.json"),
-            ),
-        ]),
+        func_docs: hand_made_func_docs(),
         ..hand_made!("multi_turn_hand_made")
     };
     let report = replay::replay(&[category]).await;
 
-    let failures: Vec<(&str, Reason, &str)> = report
-        .failures
-        .iter()
-        .map(|failure| (failure.id.as_str(), failure.reason, failure.detail.as_str()))
-        .collect();
     assert_eq!(
-        failures,
+        failure_details(&report),
         [
             (
                 "unparseable",
@@ -498,30 +523,18 @@ async fn the_deepest_call_string_the_parser_accepts_replays() {
             "]".repeat(lists)
         )
     };
-    let task = |id: &str| {
-        json!({
-            "id": id,
-            "question": [[{"role": "user", "content": "Tag it."}]],
-            "involved_classes": ["TicketAPI"]
-        })
-        .to_string()
+    let task = |id: &str, depth: usize| {
+        (
+            json!({
+                "id": id,
+                "question": [[{"role": "user", "content": "Tag it."}]],
+                "involved_classes": ["TicketAPI"]
+            }),
+            json!({"id": id, "ground_truth": [[call(depth)]]}),
+        )
     };
-    let answer =
-        |id: &str, depth: usize| json!({"id": id, "ground_truth": [[call(depth)]]}).to_string();
-    let tasks = [task("deepest"), task("too_deep")].join("\n");
-    let answers = [
-        answer("deepest", MAX_DEPTH),
-        answer("too_deep", MAX_DEPTH + 1),
-    ]
-    .join("\n");
-    let category = Category {
-        func_docs: BTreeMap::from([(
-            "ticket_api.json".to_owned(),
-            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/ticket_api.json"),
-        )]),
-        ..Category::new("multi_turn_deep", &tasks, Some(&answers))
-    };
-    let report = replay::replay(&[category]).await;
+    let report =
+        replay_multi_turn(&[task("deepest", MAX_DEPTH), task("too_deep", MAX_DEPTH + 1)]).await;
     // The deepest accepted value reaches its tool (its arguments object
     // within serde_json's recursion limit); one level more is refused by
     // the parser, with the byte where the limit is passed.
@@ -544,30 +557,21 @@ async fn the_deepest_call_string_the_parser_accepts_replays() {
 #[tokio::test]
 async fn a_failed_task_stays_one_line_and_a_huge_call_string_is_quoted_around_its_problem() {
     let huge = format!("cd(folder={}{})", "[".repeat(100_000), "]".repeat(100_000));
-    let tasks: Vec<String> = ["line\nbreak", "huge"]
-        .iter()
-        .map(|id| {
+    let task = |id: &str, call: &str| {
+        (
             json!({
                 "id": id,
                 "question": [[{"role": "user", "content": "Go."}]],
                 "involved_classes": ["GorillaFileSystem"]
-            })
-            .to_string()
-        })
-        .collect();
-    let answers = [
-        json!({"id": "line\nbreak", "ground_truth": [["cd(folder='a\nb')"]]}).to_string(),
-        json!({"id": "huge", "ground_truth": [[huge]]}).to_string(),
-    ];
-    let (tasks, answers) = (tasks.join("\n"), answers.join("\n"));
-    let category = Category {
-        func_docs: BTreeMap::from([(
-            "gorilla_file_system.json".to_owned(),
-            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/gorilla_file_system.json"),
-        )]),
-        ..Category::new("multi_turn_hostile", &tasks, Some(&answers))
+            }),
+            json!({"id": id, "ground_truth": [[call]]}),
+        )
     };
-    let report = replay::replay(&[category]).await;
+    let report = replay_multi_turn(&[
+        task("line\nbreak", "cd(folder='a\nb')"),
+        task("huge", &huge),
+    ])
+    .await;
 
     // The 200,011-byte string is quoted 120 bytes either side of byte 136,
     // where the nesting passes 126 levels.
@@ -598,7 +602,8 @@ async fn a_failed_task_stays_one_line_and_a_huge_call_string_is_quoted_around_it
 
 #[tokio::test]
 async fn a_function_withheld_twice_or_excluded_is_a_malformed_task_and_the_last_turn_can_add_one() {
-    let task = |id: &str, turns: usize, extra: Value| {
+    let task = |id: &str, extra: Value, ground_truth: Value| {
+        let turns = ground_truth.as_array().map_or(0, Vec::len);
         let mut task = json!({
             "id": id,
             "question": (0..turns).map(|turn| if turn + 1 == turns {
@@ -611,45 +616,29 @@ async fn a_function_withheld_twice_or_excluded_is_a_malformed_task_and_the_last_
         if let (Some(task), Value::Object(extra)) = (task.as_object_mut(), extra) {
             task.extend(extra);
         }
-        task.to_string()
+        (task, json!({"id": id, "ground_truth": ground_truth}))
     };
-    let tasks = [
-        task("last", 3, json!({"missed_function": {"2": ["sort"]}})),
+    let report = replay_multi_turn(&[
+        task(
+            "last",
+            json!({"missed_function": {"2": ["sort"]}}),
+            json!([["cd(folder='docs')"], ["ls()"], ["sort('a.txt')"]]),
+        ),
         task(
             "twice",
-            3,
             json!({"missed_function": {"1": ["sort"], "2": ["sort"]}}),
+            json!([[], ["sort('a.txt')"], []]),
         ),
         task(
             "excluded",
-            2,
             json!({"excluded_function": ["sort"], "missed_function": {"1": ["sort"]}}),
+            json!([[], ["sort('a.txt')"]]),
         ),
-    ]
-    .join("\n");
-    let answers = [
-        json!({"id": "last", "ground_truth": [["cd(folder='docs')"], ["ls()"], ["sort('a.txt')"]]}),
-        json!({"id": "twice", "ground_truth": [[], ["sort('a.txt')"], []]}),
-        json!({"id": "excluded", "ground_truth": [[], ["sort('a.txt')"]]}),
-    ]
-    .map(|answer| answer.to_string())
-    .join("\n");
-    let category = Category {
-        func_docs: BTreeMap::from([(
-            "gorilla_file_system.json".to_owned(),
-            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/gorilla_file_system.json"),
-        )]),
-        ..Category::new("multi_turn_withheld", &tasks, Some(&answers))
-    };
-    let report = replay::replay(&[category]).await;
+    ])
+    .await;
 
-    let failures: Vec<(&str, Reason, &str)> = report
-        .failures
-        .iter()
-        .map(|failure| (failure.id.as_str(), failure.reason, failure.detail.as_str()))
-        .collect();
     assert_eq!(
-        failures,
+        failure_details(&report),
         [
             (
                 "twice",
