@@ -1,0 +1,595 @@
+//! What agent-loop costs over the code a user would write by hand, as
+//! ratios measured in the same run:
+//!
+//! | benchmark | agent-loop | baseline |
+//! | --- | --- | --- |
+//! | `dispatch/bound` | `bound.invoke(name, arguments)`: lookup, schema check, context, tool | `direct`: the tool's async function called directly |
+//! | `dispatch/registry` | – | a hand-written `HashMap` registry that checks the schema too |
+//! | `dispatch/3_middlewares` | the same through 3 pass-through middlewares | `direct` |
+//! | `batch_sleep/turn` | a whole turn of 64 calls that each sleep 1 ms, 8 at once | `batch_sleep/hand_written`: a `Semaphore` + `JoinSet` runner |
+//! | `batch_instant/turn` | a whole turn of 64 instant calls, 8 at once | the same hand-written runner |
+//! | `bind_factory/bind` | bind 100 factory-built tools used by the base and 5 modes | `bind_factory/loop`: the 100 factories called into a `HashMap` |
+//! | `bind_from_fn/bind` | the same with `tool::Definition::from_fn` tools | the same tools built into a `HashMap` |
+//!
+//! Every call starts from the model's arguments text, so each side parses
+//! it. `cargo bench --bench overhead` prints the medians and ratios at the
+//! end; under `cargo test --all-targets` each benchmark runs once, as a
+//! smoke test, and no ratio is printed.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
+use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
+use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+use agent_loop::turn::{Model, ModelRequest};
+use agent_loop::{Bindings, Bound, Definition, Limit, LoopId, Mode, SessionId, ToolLimits};
+use async_trait::async_trait;
+use criterion::{Criterion, criterion_group};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Median nanoseconds per iteration of each benchmark, from every sample.
+static SAMPLES: Mutex<Vec<(String, f64)>> = Mutex::new(Vec::new());
+
+/// Records one sample of `iterations` runs that took `elapsed`.
+fn record(name: &str, iterations: u64, elapsed: Duration) -> Duration {
+    let per_iteration = elapsed.as_nanos() as f64 / iterations.max(1) as f64;
+    SAMPLES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push((name.to_owned(), per_iteration));
+    elapsed
+}
+
+fn median(name: &str) -> Option<f64> {
+    let samples = SAMPLES.lock().unwrap_or_else(|p| p.into_inner());
+    let mut values: Vec<f64> = samples
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, v)| *v)
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some(values[values.len() / 2])
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+const ARGUMENTS: &str = r#"{"city": "Paris", "days": 3}"#;
+
+fn parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "city": { "type": "string", "description": "City name." },
+            "days": { "type": "integer", "minimum": 1, "maximum": 14 }
+        },
+        "required": ["city"]
+    })
+}
+
+/// The tool's own work: what a direct call costs.
+async fn forecast(arguments: Value) -> Result<Value, BoxError> {
+    let days = arguments.get("days").and_then(Value::as_i64).unwrap_or(1);
+    Ok(Value::from(days * 2))
+}
+
+/// `n` `from_fn` tools named `tool_{i}` running [`forecast`].
+fn forecast_tools(n: usize) -> Vec<tool::Definition> {
+    (0..n)
+        .map(|i| {
+            tool::Definition::from_fn(
+                ToolInfo::new(format!("tool_{i}"), "Weather forecast.", parameters()),
+                |arguments: Value, _context| forecast(arguments),
+            )
+        })
+        .collect()
+}
+
+/// A middleware that only passes the call on.
+struct PassThrough;
+
+#[async_trait]
+impl ToolMiddleware for PassThrough {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+        next.run(call).await
+    }
+}
+
+async fn bind_definition(definition: Definition<agent_loop::Validated>) -> Definition<Bound> {
+    definition
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .expect("binds")
+}
+
+type Handler = Box<
+    dyn Fn(Value) -> Pin<Box<dyn Future<Output = Result<Value, BoxError>> + Send>> + Send + Sync,
+>;
+
+/// What a user writes without the library: a map from name to a compiled
+/// schema and a handler.
+struct Registry {
+    tools: HashMap<String, (jsonschema::Validator, Handler)>,
+}
+
+impl Registry {
+    fn new(n: usize) -> Self {
+        let validator = || jsonschema::validator_for(&parameters()).expect("compiles");
+        let tools = (0..n)
+            .map(|i| {
+                let handler: Handler = Box::new(|arguments| Box::pin(forecast(arguments)));
+                (format!("tool_{i}"), (validator(), handler))
+            })
+            .collect();
+        Self { tools }
+    }
+
+    async fn call(&self, name: &str, arguments: &str) -> Result<Value, BoxError> {
+        let (validator, handler) = self.tools.get(name).ok_or("unknown tool")?;
+        let arguments: Value = serde_json::from_str(arguments)?;
+        if !validator.is_valid(&arguments) {
+            return Err("invalid arguments".into());
+        }
+        handler(arguments).await
+    }
+}
+
+fn dispatch(c: &mut Criterion) {
+    let runtime = runtime();
+    let plain = runtime.block_on(bind_definition(
+        Definition::builder()
+            .name("dispatch")
+            .tools(forecast_tools(10))
+            .build()
+            .validate()
+            .expect("valid"),
+    ));
+    let layered = runtime.block_on(bind_definition(
+        Definition::builder()
+            .name("dispatch")
+            .tools(forecast_tools(10))
+            .middleware(PassThrough)
+            .middleware(PassThrough)
+            .middleware(PassThrough)
+            .build()
+            .validate()
+            .expect("valid"),
+    ));
+    let registry = Registry::new(10);
+    let mut group = c.benchmark_group("dispatch");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    group.bench_function("direct", |b| {
+        b.to_async(&runtime).iter_custom(|iterations| async move {
+            let started = Instant::now();
+            for _ in 0..iterations {
+                let arguments: Value = serde_json::from_str(black_box(ARGUMENTS)).expect("json");
+                black_box(forecast(arguments).await.expect("ok"));
+            }
+            record("dispatch/direct", iterations, started.elapsed())
+        });
+    });
+    group.bench_function("registry", |b| {
+        b.to_async(&runtime).iter_custom(|iterations| {
+            let registry = &registry;
+            async move {
+                let started = Instant::now();
+                for _ in 0..iterations {
+                    let output = registry
+                        .call(black_box("tool_7"), black_box(ARGUMENTS))
+                        .await;
+                    black_box(output.expect("ok"));
+                }
+                record("dispatch/registry", iterations, started.elapsed())
+            }
+        });
+    });
+    for (name, bound) in [("bound", &plain), ("3_middlewares", &layered)] {
+        group.bench_function(name, |b| {
+            b.to_async(&runtime).iter_custom(|iterations| async move {
+                let started = Instant::now();
+                for _ in 0..iterations {
+                    let arguments: Value =
+                        serde_json::from_str(black_box(ARGUMENTS)).expect("json");
+                    let output = bound.invoke(black_box("tool_7"), arguments).await;
+                    black_box(output.expect("ok"));
+                }
+                record(&format!("dispatch/{name}"), iterations, started.elapsed())
+            });
+        });
+    }
+    group.finish();
+}
+
+/// A model that replays responses and records nothing, so a turn costs
+/// what the runner costs.
+struct Replay(Mutex<VecDeque<ModelResponse>>);
+
+#[async_trait]
+impl Model for Replay {
+    async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+        let next = self.0.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+        next.ok_or_else(|| "no response left".into())
+    }
+}
+
+fn script(calls: usize) -> VecDeque<ModelResponse> {
+    VecDeque::from([
+        ModelResponse::tool_calls(
+            (0..calls)
+                .map(|i| ToolCall::new(format!("call_{i}"), format!("tool_{}", i % 10), ARGUMENTS)),
+        ),
+        ModelResponse::answer("done"),
+    ])
+}
+
+type Work = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = Value> + Send>> + Send + Sync>;
+
+/// The hand-written turn: ask, look each call up, check its arguments, run
+/// at most `parallel` at once on a `JoinSet`, append the results in call
+/// order, ask again.
+async fn hand_written_turn(
+    tools: &HashMap<String, (Arc<jsonschema::Validator>, Work)>,
+    mut script: VecDeque<ModelResponse>,
+    conversation: &mut Vec<Message>,
+    parallel: usize,
+) -> String {
+    loop {
+        let response = script.pop_front().expect("scripted");
+        let calls: Vec<ToolCall> = response.message.tool_calls().cloned().collect();
+        if calls.is_empty() {
+            let answer = response.message.text();
+            conversation.push(Message::Assistant(response.message));
+            return answer;
+        }
+        let semaphore = Arc::new(Semaphore::new(parallel));
+        let mut tasks = JoinSet::new();
+        let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
+        for (index, call) in calls.iter().enumerate() {
+            let prepared = tools.get(&call.name).and_then(|(validator, work)| {
+                let arguments: Value = serde_json::from_str(&call.arguments).ok()?;
+                validator
+                    .is_valid(&arguments)
+                    .then(|| (Arc::clone(work), arguments))
+            });
+            let Some((work, arguments)) = prepared else {
+                results[index] = Some(ToolResult::error(call.id.clone(), "bad call"));
+                continue;
+            };
+            let semaphore = Arc::clone(&semaphore);
+            tasks.spawn(async move {
+                let _permit = semaphore.acquire_owned().await.ok()?;
+                Some((index, work(arguments).await))
+            });
+        }
+        while let Some(Ok(Some((index, output)))) = tasks.join_next().await {
+            let text = match output {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            results[index] = Some(ToolResult::ok(calls[index].id.clone(), text));
+        }
+        conversation.push(Message::Assistant(response.message));
+        conversation.extend(results.into_iter().flatten().map(Message::Tool));
+    }
+}
+
+fn batches(c: &mut Criterion) {
+    let runtime = runtime();
+    for (group_name, sleep) in [
+        ("batch_sleep", Some(Duration::from_millis(1))),
+        ("batch_instant", None),
+    ] {
+        let work: Work = Arc::new(move |arguments: Value| {
+            Box::pin(async move {
+                if let Some(sleep) = sleep {
+                    tokio::time::sleep(sleep).await;
+                }
+                forecast(arguments).await.expect("ok")
+            })
+        });
+        let validator = Arc::new(jsonschema::validator_for(&parameters()).expect("compiles"));
+        let hand_tools: HashMap<String, (Arc<jsonschema::Validator>, Work)> = (0..10)
+            .map(|i| {
+                (
+                    format!("tool_{i}"),
+                    (Arc::clone(&validator), Arc::clone(&work)),
+                )
+            })
+            .collect();
+        let definitions: Vec<tool::Definition> = (0..10)
+            .map(|i| {
+                let work = Arc::clone(&work);
+                tool::Definition::from_fn(
+                    ToolInfo::new(format!("tool_{i}"), "Weather forecast.", parameters()),
+                    move |arguments: Value, _context| {
+                        let done = work(arguments);
+                        async move { Ok::<_, BoxError>(done.await) }
+                    },
+                )
+            })
+            .collect();
+        let bound = runtime.block_on(bind_definition(
+            Definition::builder()
+                .name("batch")
+                .tools(definitions)
+                .tool_limits(ToolLimits::new().parallel(8).calls(Limit::Unlimited))
+                .build()
+                .validate()
+                .expect("valid"),
+        ));
+        let mut group = c.benchmark_group(group_name);
+        group
+            .sample_size(20)
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(if sleep.is_some() { 4 } else { 2 }));
+        group.bench_function("hand_written", |b| {
+            let tools = &hand_tools;
+            b.to_async(&runtime).iter_custom(|iterations| async move {
+                let scripts: Vec<_> = (0..iterations).map(|_| script(64)).collect();
+                let started = Instant::now();
+                for script in scripts {
+                    let mut conversation = vec![Message::user("go")];
+                    black_box(hand_written_turn(tools, script, &mut conversation, 8).await);
+                }
+                record(
+                    &format!("{group_name}/hand_written"),
+                    iterations,
+                    started.elapsed(),
+                )
+            });
+        });
+        group.bench_function("turn", |b| {
+            let bound = &bound;
+            b.to_async(&runtime).iter_custom(|iterations| async move {
+                let models: Vec<_> = (0..iterations)
+                    .map(|_| Replay(Mutex::new(script(64))))
+                    .collect();
+                let cancellation = CancellationToken::new();
+                let started = Instant::now();
+                for model in models {
+                    let mut conversation = vec![Message::user("go")];
+                    let outcome = bound
+                        .run_turn(&model, &mut conversation, &cancellation)
+                        .await
+                        .expect("completes");
+                    black_box(outcome);
+                }
+                record(&format!("{group_name}/turn"), iterations, started.elapsed())
+            });
+        });
+        group.finish();
+    }
+}
+
+/// A tool a factory builds per session, with the info it reports.
+struct Forecast {
+    info: ToolInfo,
+    session: String,
+}
+
+#[async_trait]
+impl Tool for Forecast {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+        black_box(&self.session);
+        forecast(arguments).await
+    }
+}
+
+/// The factory a user writes: a fresh tool, and its info, per session.
+fn build_forecast(i: usize, session: &agent_loop::Session) -> Forecast {
+    Forecast {
+        info: ToolInfo::new(format!("tool_{i}"), "Weather forecast.", parameters()),
+        session: session.session_id().to_string(),
+    }
+}
+
+fn binds(c: &mut Criterion) {
+    let runtime = runtime();
+    const TOOLS: usize = 100;
+    let factory_tools: Vec<tool::Definition> = (0..TOOLS)
+        .map(|i| {
+            tool::Definition::new(format!("tool_{i}"), move |session| async move {
+                Ok::<_, BoxError>(build_forecast(i, &session))
+            })
+        })
+        .collect();
+    let with_modes = |tools: &[tool::Definition]| {
+        let mut builder = Definition::builder().name("bind").tools(tools);
+        for m in 0..5 {
+            builder = builder.mode(Mode::new(format!("mode_{m}")).tools(tools));
+        }
+        builder
+            .initial_mode("mode_0")
+            .build()
+            .validate()
+            .expect("valid")
+    };
+    let factory_definition = with_modes(&factory_tools);
+    let from_fn_definition = with_modes(&forecast_tools(TOOLS));
+    let mut group = c.benchmark_group("bind");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    group.bench_function("factory_loop", |b| {
+        b.to_async(&runtime).iter_custom(|iterations| async move {
+            let started = Instant::now();
+            for _ in 0..iterations {
+                let session = agent_loop::Session::new(SessionId::new(), LoopId::new());
+                let mut registry: HashMap<String, Arc<dyn Tool>> = HashMap::with_capacity(TOOLS);
+                for i in 0..TOOLS {
+                    let tool = async { build_forecast(i, &session) }.await;
+                    registry.insert(tool.info.name.clone(), Arc::new(tool));
+                }
+                black_box(registry);
+            }
+            record("bind/factory_loop", iterations, started.elapsed())
+        });
+    });
+    group.bench_function("factory", |b| {
+        let definition = &factory_definition;
+        b.to_async(&runtime).iter_custom(|iterations| async move {
+            let started = Instant::now();
+            for _ in 0..iterations {
+                black_box(bind_definition(definition.clone()).await);
+            }
+            record("bind/factory", iterations, started.elapsed())
+        });
+    });
+    // What `from_fn` builds per binding, by hand: a tool holding the
+    // shared info and handler.
+    struct Shared {
+        info: Arc<ToolInfo>,
+        handler: Arc<Handler>,
+    }
+    #[async_trait]
+    impl Tool for Shared {
+        fn info(&self) -> &ToolInfo {
+            &self.info
+        }
+        async fn invoke(&self, arguments: Value, _: &CallContext) -> Result<Value, BoxError> {
+            (self.handler)(arguments).await
+        }
+    }
+    let shared: Vec<(Arc<ToolInfo>, Arc<Handler>)> = (0..TOOLS)
+        .map(|i| {
+            let handler: Handler = Box::new(|arguments| Box::pin(forecast(arguments)));
+            (
+                Arc::new(ToolInfo::new(
+                    format!("tool_{i}"),
+                    "Weather forecast.",
+                    parameters(),
+                )),
+                Arc::new(handler),
+            )
+        })
+        .collect();
+    group.bench_function("from_fn_loop", |b| {
+        let shared = &shared;
+        b.to_async(&runtime).iter_custom(|iterations| async move {
+            let started = Instant::now();
+            for _ in 0..iterations {
+                let mut registry: HashMap<String, Arc<dyn Tool>> = HashMap::with_capacity(TOOLS);
+                for (info, handler) in shared {
+                    let tool = async {
+                        Shared {
+                            info: Arc::clone(info),
+                            handler: Arc::clone(handler),
+                        }
+                    }
+                    .await;
+                    registry.insert(tool.info.name.clone(), Arc::new(tool));
+                }
+                black_box(registry);
+            }
+            record("bind/from_fn_loop", iterations, started.elapsed())
+        });
+    });
+    group.bench_function("from_fn", |b| {
+        let definition = &from_fn_definition;
+        b.to_async(&runtime).iter_custom(|iterations| async move {
+            let started = Instant::now();
+            for _ in 0..iterations {
+                black_box(bind_definition(definition.clone()).await);
+            }
+            record("bind/from_fn", iterations, started.elapsed())
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, dispatch, batches, binds);
+
+/// The ratios, each against its baseline of the same run.
+const RATIOS: &[(&str, &str, &str)] = &[
+    (
+        "dispatch one call, schema-checked",
+        "dispatch/bound",
+        "dispatch/direct",
+    ),
+    (
+        "hand-written registry",
+        "dispatch/registry",
+        "dispatch/direct",
+    ),
+    (
+        "dispatch through 3 middlewares",
+        "dispatch/3_middlewares",
+        "dispatch/direct",
+    ),
+    (
+        "64 calls sleeping 1 ms, 8 at once",
+        "batch_sleep/turn",
+        "batch_sleep/hand_written",
+    ),
+    (
+        "64 instant calls, 8 at once",
+        "batch_instant/turn",
+        "batch_instant/hand_written",
+    ),
+    (
+        "bind 100 factory tools, base + 5 modes",
+        "bind/factory",
+        "bind/factory_loop",
+    ),
+    (
+        "bind 100 from_fn tools, base + 5 modes",
+        "bind/from_fn",
+        "bind/from_fn_loop",
+    ),
+];
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    if !std::env::args().any(|argument| argument == "--bench") {
+        return;
+    }
+    println!(
+        "\n{:<42} {:>14} {:>14} {:>8}",
+        "measure", "agent-loop", "baseline", "ratio"
+    );
+    for (label, measured, baseline) in RATIOS {
+        if let (Some(m), Some(b)) = (median(measured), median(baseline)) {
+            println!(
+                "{label:<42} {:>14} {:>14} {:>7.2}x",
+                human(m),
+                human(b),
+                m / b
+            );
+        }
+    }
+}
+
+fn human(nanos: f64) -> String {
+    if nanos >= 1e6 {
+        format!("{:.2} ms", nanos / 1e6)
+    } else if nanos >= 1e3 {
+        format!("{:.1} µs", nanos / 1e3)
+    } else {
+        format!("{nanos:.0} ns")
+    }
+}
