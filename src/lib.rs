@@ -156,6 +156,13 @@
 //! - **A blank tool description is allowed**: OpenAI and Anthropic both
 //!   accept it and real tool lists have it; bind logs a `tracing` warning,
 //!   since a model calls an undescribed tool less reliably.
+//! - **Bindings share what does not change**: a tool's checked info and
+//!   compiled schema are shared by every binding that reports that info
+//!   (the same one, for `from_fn` and `typed_fn` tools; an equal one, for a
+//!   factory's tools), and so are the modes and the model-facing tool
+//!   lists. A binding holds its tools and a few pointers, so a binding of
+//!   a `from_fn` definition costs about what its tools cost. Tools are
+//!   never shared between bindings.
 //! - **`parameters` may nest at most 128 levels** (serde_json's own parsing
 //!   limit): deeper schemas, which only code can build, are refused at bind
 //!   rather than overflowing the stack of the schema checker.

@@ -5,7 +5,6 @@
 //! outlive the `Definition<Bound>` it came from (the compiler refuses it),
 //! and collections are fresh copies, so changing them changes nothing.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -13,10 +12,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::bind::{ToolCallError, call};
+use crate::definition::layout::{Layout, ModeInfos, ModeLayout};
 use crate::definition::{Definition, State, sealed};
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::session::{LoopId, SessionId};
+use crate::tool::checked::CheckedInfo;
 use crate::tool::{CallContext, Tool, ToolInfo};
 
 /// The lifecycle state of a definition bound to one session by
@@ -40,17 +41,19 @@ impl fmt::Debug for Bound {
 static_assertions::assert_impl_all!(Definition<Bound>: Send, Sync);
 static_assertions::assert_not_impl_any!(Definition<Bound>: Clone);
 
-/// The live state of one binding.
+/// The live state of one binding: its own tools, and the layout every
+/// binding of its definition shares.
 pub(crate) struct Binding {
     pub(crate) session_id: SessionId,
     pub(crate) loop_id: LoopId,
-    /// Every built tool, each once, in build order.
-    pub(crate) tools: Vec<BoundTool>,
-    /// The base mode first, then the named modes in declared order.
-    pub(crate) modes: Vec<BoundModeData>,
-    /// Index into `modes` of the current mode.
+    /// Modes, names, limits and middlewares, shared.
+    pub(crate) layout: Arc<Layout>,
+    /// Every built tool, each once, in the layout's order.
+    pub(crate) tools: Box<[BoundTool]>,
+    /// Each mode's model-facing tool list, usually shared too.
+    pub(crate) infos: ModeInfos,
+    /// Index into the layout's modes of the current mode.
     pub(crate) current: usize,
-    pub(crate) middlewares: Arc<[Arc<dyn ToolMiddleware>]>,
 }
 
 impl fmt::Debug for Binding {
@@ -60,55 +63,22 @@ impl fmt::Debug for Binding {
             .field("loop_id", &self.loop_id)
             .field(
                 "tools",
-                &self.tools.iter().map(|t| &t.info.name).collect::<Vec<_>>(),
+                &self
+                    .tools
+                    .iter()
+                    .map(|t| &*t.checked.name)
+                    .collect::<Vec<_>>(),
             )
-            .field("current_mode", &self.modes[self.current].name)
+            .field("current_mode", &self.mode(self.current).name)
             .finish_non_exhaustive()
     }
 }
 
-/// One built tool with its checked info and its compiled argument schema.
+/// One built tool with its checked info (shared with every binding that
+/// reported the same info) and its compiled argument schema.
 pub(crate) struct BoundTool {
-    pub(crate) info: ToolInfo,
+    pub(crate) checked: Arc<CheckedInfo>,
     pub(crate) tool: Arc<dyn Tool>,
-    pub(crate) validator: Arc<jsonschema::Validator>,
-    pub(crate) definition_name: Arc<str>,
-}
-
-/// One mode of a binding, resolved.
-pub(crate) struct BoundModeData {
-    /// `None` for the base mode.
-    pub(crate) name: Option<Arc<str>>,
-    /// Indices into `Binding::tools`, in order.
-    pub(crate) tools: Vec<usize>,
-    /// Tool name → index into `Binding::tools`.
-    pub(crate) by_name: HashMap<String, usize>,
-    /// The infos the model sees in this mode, in order.
-    pub(crate) infos: Vec<ToolInfo>,
-    pub(crate) tool_limits: ResolvedToolLimits,
-    pub(crate) instructions: Option<String>,
-}
-
-impl BoundModeData {
-    pub(crate) fn new(
-        name: Option<Arc<str>>,
-        tools: Vec<usize>,
-        tool_limits: ResolvedToolLimits,
-        instructions: Option<String>,
-        all: &[BoundTool],
-    ) -> Self {
-        Self {
-            name,
-            by_name: tools
-                .iter()
-                .map(|&i| (all[i].info.name.clone(), i))
-                .collect(),
-            infos: tools.iter().map(|&i| all[i].info.clone()).collect(),
-            tools,
-            tool_limits,
-            instructions,
-        }
-    }
 }
 
 /// A mode of a bound definition, as a fresh copy: changing it changes
@@ -133,32 +103,38 @@ pub struct BoundMode<'a> {
 /// it goes through the middleware chain like a model's call.
 #[derive(Clone, Copy)]
 pub struct ToolHandle<'a> {
-    tool: &'a BoundTool,
     binding: &'a Binding,
-    /// Index into `Binding::modes` of the mode the handle was taken from.
+    /// Index into `Binding::tools`.
+    index: usize,
+    /// Index into the layout's modes of the mode the handle was taken from.
     mode: usize,
 }
 
 impl<'a> ToolHandle<'a> {
+    fn tool(&self) -> &'a BoundTool {
+        &self.binding.tools[self.index]
+    }
+
     /// What the model sees of this tool.
     pub fn info(&self) -> &'a ToolInfo {
-        &self.tool.info
+        &self.tool().checked.info
     }
 
     /// The model-facing tool name.
     pub fn name(&self) -> &'a str {
-        &self.tool.info.name
+        &self.tool().checked.name
     }
 
     /// The name of the tool definition that built it.
     pub fn definition_name(&self) -> &'a str {
-        &self.tool.definition_name
+        let layout = &self.binding.layout;
+        layout.definitions[layout.tool_definition[self.index]].name()
     }
 
     /// `true` when both handles reach the same live instance (a definition
     /// shared by the base and modes is built once per binding).
     pub fn same_instance(&self, other: &ToolHandle<'_>) -> bool {
-        Arc::ptr_eq(&self.tool.tool, &other.tool.tool)
+        Arc::ptr_eq(&self.tool().tool, &other.tool().tool)
     }
 
     /// Invokes the tool with JSON `arguments`, through the middleware chain,
@@ -172,16 +148,17 @@ impl<'a> ToolHandle<'a> {
     /// middleware refuses the call, fails or panics; its
     /// [`kind`](ToolCallError::kind) says which, as in a turn.
     pub async fn invoke(&self, arguments: Value) -> Result<Value, ToolCallError> {
-        call::check_arguments(self.tool, &arguments)?;
+        let tool = self.tool();
+        call::check_arguments(tool, &arguments)?;
         let context = self.binding.context(
             self.mode,
-            &self.tool.info.name,
+            Arc::clone(&tool.checked.name),
             "",
             CancellationToken::new(),
         );
         call::execute(
-            self.tool.tool.as_ref(),
-            &self.binding.middlewares,
+            tool.tool.as_ref(),
+            &self.binding.layout.middlewares,
             arguments,
             context,
         )
@@ -192,15 +169,20 @@ impl<'a> ToolHandle<'a> {
 impl fmt::Debug for ToolHandle<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolHandle")
-            .field("name", &self.tool.info.name)
-            .field("definition", &self.tool.definition_name)
+            .field("name", &self.name())
+            .field("definition", &self.definition_name())
             .finish()
     }
 }
 
 impl Binding {
+    /// Mode `index` of the layout.
+    pub(crate) fn mode(&self, index: usize) -> &ModeLayout {
+        &self.layout.modes[index]
+    }
+
     fn mode_view(&self, index: usize) -> BoundMode<'_> {
-        let mode = &self.modes[index];
+        let mode = self.mode(index);
         BoundMode {
             name: mode.name.as_deref().map(str::to_owned),
             tools: mode.tools.iter().map(|&i| self.handle(i, index)).collect(),
@@ -212,14 +194,15 @@ impl Binding {
     /// A handle on tool `index` in mode `mode`.
     fn handle(&self, index: usize, mode: usize) -> ToolHandle<'_> {
         ToolHandle {
-            tool: &self.tools[index],
             binding: self,
+            index,
             mode,
         }
     }
 
     pub(crate) fn mode_index(&self, name: &str) -> Option<usize> {
-        self.modes
+        self.layout
+            .modes
             .iter()
             .position(|mode| mode.name.as_deref() == Some(name))
     }
@@ -228,15 +211,15 @@ impl Binding {
     pub(crate) fn context(
         &self,
         mode: usize,
-        tool_name: &str,
+        tool_name: Arc<str>,
         tool_call_id: &str,
         cancellation: CancellationToken,
     ) -> CallContext {
         CallContext {
             session_id: self.session_id,
             loop_id: self.loop_id,
-            mode: self.modes[mode].name.clone(),
-            tool_name: tool_name.into(),
+            mode: self.mode(mode).name.clone(),
+            tool_name,
             tool_call_id: tool_call_id.into(),
             cancellation,
         }
@@ -279,7 +262,8 @@ impl Definition<Bound> {
     /// The tool named `name` in the current mode, if there is one.
     pub fn tool(&self, name: &str) -> Option<ToolHandle<'_>> {
         let binding = self.binding();
-        binding.modes[binding.current]
+        binding
+            .mode(binding.current)
             .by_name
             .get(name)
             .map(|&index| binding.handle(index, binding.current))
@@ -289,7 +273,7 @@ impl Definition<Bound> {
     /// in declared order (a fresh collection).
     pub fn modes(&self) -> Vec<BoundMode<'_>> {
         let binding = self.binding();
-        (0..binding.modes.len())
+        (0..binding.layout.modes.len())
             .map(|i| binding.mode_view(i))
             .collect()
     }
@@ -326,6 +310,7 @@ impl Definition<Bound> {
             Some(name) => binding.mode_index(name).ok_or_else(|| UnknownMode {
                 name: name.to_owned(),
                 available: binding
+                    .layout
                     .modes
                     .iter()
                     .filter_map(|mode| mode.name.as_deref())
@@ -339,7 +324,7 @@ impl Definition<Bound> {
     /// The middlewares, first = outermost (a fresh collection of shared
     /// instances).
     pub fn middlewares(&self) -> Vec<Arc<dyn ToolMiddleware>> {
-        self.binding().middlewares.to_vec()
+        self.binding().layout.middlewares.to_vec()
     }
 
     /// Invokes the tool named `name` of the current mode with JSON
@@ -351,13 +336,10 @@ impl Definition<Bound> {
     /// errors of [`ToolHandle::invoke`].
     pub async fn invoke(&self, name: &str, arguments: Value) -> Result<Value, ToolCallError> {
         let binding = self.binding();
-        let tool = call::lookup(binding, binding.current, name)?;
-        ToolHandle {
-            tool,
-            binding,
-            mode: binding.current,
-        }
-        .invoke(arguments)
-        .await
+        let index = call::lookup(binding, binding.current, name)?;
+        binding
+            .handle(index, binding.current)
+            .invoke(arguments)
+            .await
     }
 }

@@ -3,7 +3,6 @@
 //! distinct factory once, check what they built, assemble the modes. All or
 //! nothing.
 
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -11,15 +10,15 @@ use futures::FutureExt;
 use futures::future::join_all;
 
 use crate::bind::{
-    BindError, BindErrorKind, Binding, Bindings, Bound, BoundModeData, BoundTool, Duplicate,
-    FactoryPanic,
+    BindError, BindErrorKind, Binding, Bindings, Bound, BoundTool, Duplicate, FactoryPanic,
 };
 use crate::definition::builder::Recipe;
+use crate::definition::layout::{Collisions, Layout};
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
-use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::truncate_end;
+use crate::tool::checked::CheckedInfo;
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::schema::{MAX_SCHEMA_DEPTH, SchemaProblem};
 use crate::tool::{self, NameRules, Tool};
@@ -71,8 +70,30 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         })?;
     }
 
-    let lists = ToolLists::of(recipe, &bindings);
-    let distinct = lists.distinct_definitions()?;
+    // Without extra tools, every binding has the definition's one layout.
+    let layout = if bindings.extra_tools().is_empty() {
+        Arc::clone(recipe.layout())
+    } else {
+        Arc::new(Layout::of(recipe, bindings.extra_tools()))
+    };
+    match &layout.collisions {
+        Collisions::None => {}
+        Collisions::DefinitionNames(found) => {
+            return Err(duplicates_error(
+                BindErrorKind::DuplicateDefinitionName,
+                &layout.definitions,
+                found,
+            ));
+        }
+        Collisions::ToolNames(found) => {
+            return Err(duplicates_error(
+                BindErrorKind::DuplicateToolName,
+                &layout.definitions,
+                found,
+            ));
+        }
+    }
+    let distinct = &layout.definitions;
 
     // Every distinct factory runs once, all of them concurrently; the first
     // failure in declaration order is reported, whatever finished first.
@@ -86,9 +107,7 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
     }))
     .await;
 
-    let mut tools = Vec::new();
-    // Definition index (in `distinct`) → indices of its tools in `tools`.
-    let mut produced: Vec<Vec<usize>> = Vec::with_capacity(distinct.len());
+    let mut tools = Vec::with_capacity(layout.tool_definition.len());
     for (definition, outcome) in distinct.iter().zip(built) {
         let instances = match outcome {
             Ok(Ok(instances)) => instances,
@@ -119,144 +138,41 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         };
         // Each tool's own checks first, so a bad name is reported as such
         // rather than as a mismatch with the declared names.
-        let mut checked = instances
-            .into_iter()
-            .enumerate()
-            .map(|(index, instance)| bound_tool(definition, index, instance, recipe.name_rules))
-            .collect::<Result<Vec<_>, _>>()?;
-        check_produced_names(definition, &checked)?;
-        // The model sees the declared order, not whatever order the factory
-        // built in (a bundle over a map or a server need not be stable).
-        // The names match the declared ones exactly, so each has a position.
-        checked.sort_by_key(|tool| {
-            definition
-                .tool_names()
+        let first = tools.len();
+        for (index, instance) in instances.into_iter().enumerate() {
+            tools.push(bound_tool(definition, index, instance, recipe.name_rules)?);
+        }
+        let built = &mut tools[first..];
+        let in_declared_order = built.len() == definition.tool_names().len()
+            && built
                 .iter()
-                .position(|name| *name == tool.info.name)
-        });
-        produced.push((tools.len()..tools.len() + checked.len()).collect());
-        tools.extend(checked);
+                .zip(definition.tool_names())
+                .all(|(tool, name)| *tool.checked.name == **name);
+        if !in_declared_order {
+            check_produced_names(definition, built)?;
+            // The model sees the declared order, not whatever order the
+            // factory built in (a bundle over a map or a server need not be
+            // stable), and the layout places each tool by its declared
+            // position. The names match the declared ones exactly, so each
+            // has a position.
+            built.sort_by_key(|tool| {
+                definition
+                    .tool_names()
+                    .iter()
+                    .position(|name| **name == *tool.checked.name)
+            });
+        }
     }
-
-    let tool_indices = |definitions: &[tool::Definition]| -> Vec<usize> {
-        definitions
-            .iter()
-            .filter_map(|definition| distinct.iter().position(|d| d.same_as(definition)))
-            .flat_map(|position| produced[position].iter().copied())
-            .collect()
-    };
-    // `validate` refused invalid limits, so `merge` reports no error here.
-    let (base_limits, _) = recipe.tool_limits.merge(ResolvedToolLimits::default());
-    let mut modes = vec![BoundModeData::new(
-        None,
-        tool_indices(&lists.base),
-        base_limits,
-        recipe.instructions.clone(),
-        &tools,
-    )];
-    for (mode, list) in recipe.modes.iter().zip(&lists.modes) {
-        modes.push(BoundModeData::new(
-            Some(mode.name.as_str().into()),
-            tool_indices(list),
-            mode.tool_limits.merge(base_limits).0,
-            mode.instructions.clone(),
-            &tools,
-        ));
-    }
-    let current = match &recipe.initial_mode {
-        Some(initial) => modes
-            .iter()
-            .position(|mode| mode.name.as_deref() == Some(initial.as_str()))
-            .unwrap_or(0),
-        None => 0,
-    };
+    let checked: Vec<&Arc<CheckedInfo>> = tools.iter().map(|tool| &tool.checked).collect();
+    let infos = layout.mode_infos(&checked);
     Ok(Binding {
         session_id: bindings.session_id(),
         loop_id: bindings.loop_id(),
-        tools,
-        modes,
-        current,
-        middlewares: recipe.middlewares.iter().cloned().collect(),
+        current: layout.initial,
+        layout,
+        tools: tools.into_boxed_slice(),
+        infos,
     })
-}
-
-/// The tool definitions of the base mode and of each named mode, extra tools
-/// included, each list without repeats.
-struct ToolLists {
-    base: Vec<tool::Definition>,
-    modes: Vec<Vec<tool::Definition>>,
-}
-
-impl ToolLists {
-    fn of(recipe: &Recipe, bindings: &Bindings) -> Self {
-        let list = |own: &[tool::Definition]| {
-            let mut list: Vec<tool::Definition> = Vec::new();
-            for definition in own.iter().chain(bindings.extra_tools()) {
-                if !list.iter().any(|d| d.same_as(definition)) {
-                    list.push(definition.clone());
-                }
-            }
-            list
-        };
-        Self {
-            base: list(&recipe.tools),
-            modes: recipe
-                .modes
-                .iter()
-                .map(|mode| list(mode.tools.as_deref().unwrap_or(&recipe.tools)))
-                .collect(),
-        }
-    }
-
-    /// Every distinct definition (by identity) in the binding, in order of
-    /// first appearance, after checking that no two of them share a
-    /// definition name, then that no two share a declared tool name.
-    /// Every collision of the first kind found is reported at once.
-    fn distinct_definitions(&self) -> Result<Vec<tool::Definition>, BindError> {
-        let mut distinct: Vec<tool::Definition> = Vec::new();
-        for definition in self.base.iter().chain(self.modes.iter().flatten()) {
-            if !distinct.iter().any(|d| d.same_as(definition)) {
-                distinct.push(definition.clone());
-            }
-        }
-        // Definition names first: a name that is both a definition and a
-        // tool name (two `from_fn("search", ..)`) is a duplicate definition.
-        let mut duplicates = Vec::new();
-        for (position, definition) in distinct.iter().enumerate() {
-            if let Some(first) = distinct[..position]
-                .iter()
-                .find(|d| d.name() == definition.name())
-            {
-                duplicates.push(duplicate(definition.name(), first, definition));
-            }
-        }
-        if !duplicates.is_empty() {
-            return Err(duplicates_error(
-                BindErrorKind::DuplicateDefinitionName,
-                duplicates,
-            ));
-        }
-        let mut tool_owner: HashMap<&str, usize> = HashMap::new();
-        for (position, definition) in distinct.iter().enumerate() {
-            for name in definition.tool_names() {
-                // Validation refused a name declared twice by one
-                // definition, so an owner here is always another one.
-                match tool_owner.get(name.as_str()) {
-                    Some(&owner) => duplicates.push(duplicate(name, &distinct[owner], definition)),
-                    None => {
-                        tool_owner.insert(name, position);
-                    }
-                }
-            }
-        }
-        if !duplicates.is_empty() {
-            return Err(duplicates_error(
-                BindErrorKind::DuplicateToolName,
-                duplicates,
-            ));
-        }
-        Ok(distinct)
-    }
 }
 
 fn duplicate(name: &str, first: &tool::Definition, second: &tool::Definition) -> Duplicate {
@@ -267,8 +183,17 @@ fn duplicate(name: &str, first: &tool::Definition, second: &tool::Definition) ->
     }
 }
 
-/// One error listing every duplicate; `name` is the first's.
-fn duplicates_error(kind: BindErrorKind, duplicates: Vec<Duplicate>) -> BindError {
+/// One error listing every duplicate `(name, first, second)` found among
+/// `definitions`; `name` is the first's.
+fn duplicates_error(
+    kind: BindErrorKind,
+    definitions: &[tool::Definition],
+    found: &[(String, usize, usize)],
+) -> BindError {
+    let duplicates: Vec<Duplicate> = found
+        .iter()
+        .map(|(name, first, second)| duplicate(name, &definitions[*first], &definitions[*second]))
+        .collect();
     let describe = |duplicate: &Duplicate| match kind {
         BindErrorKind::DuplicateDefinitionName => format!(
             "two different tool definitions are named `{}` (declaring {:?} and {:?})",
@@ -294,7 +219,7 @@ fn check_produced_names(
     definition: &tool::Definition,
     built: &[BoundTool],
 ) -> Result<(), BindError> {
-    let mut built: Vec<&str> = built.iter().map(|t| t.info.name.as_str()).collect();
+    let mut built: Vec<&str> = built.iter().map(|t| &*t.checked.name).collect();
     let mut declared: Vec<&str> = definition.tool_names().iter().map(String::as_str).collect();
     built.sort_unstable();
     declared.sort_unstable();
@@ -315,9 +240,9 @@ fn check_produced_names(
     Err(BindError::new(BindErrorKind::InvalidToolInfo, detail).name(definition.name()))
 }
 
-/// Checks one built tool's `ToolInfo` and gets its compiled argument
-/// schema: compiled once per binding, or once for every binding when the
-/// definition's schema is fixed at declaration.
+/// Checks one built tool's `ToolInfo` and gets its checked form with the
+/// compiled argument schema: shared with earlier bindings that reported
+/// the same info, checked and compiled now otherwise.
 fn bound_tool(
     definition: &tool::Definition,
     index: usize,
@@ -357,9 +282,9 @@ fn bound_tool(
             "tool has a blank description"
         );
     }
-    let validator =
+    let checked =
         definition
-            .argument_validator(&info.parameters)
+            .checked_info(index, info)
             .map_err(|problem| match problem {
                 SchemaProblem::NotObject => invalid(format!(
                     "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
@@ -381,12 +306,7 @@ fn bound_tool(
                 ))
                 .source(error),
             })?;
-    Ok(BoundTool {
-        info: info.clone(),
-        tool,
-        validator,
-        definition_name: definition.name().into(),
-    })
+    Ok(BoundTool { checked, tool })
 }
 
 #[cfg(test)]
@@ -419,7 +339,7 @@ mod tests {
     fn validators(bound: &[Definition<Bound>]) -> Vec<Arc<jsonschema::Validator>> {
         bound
             .iter()
-            .map(|b| Arc::clone(&b.binding().tools[0].validator))
+            .map(|b| Arc::clone(&b.binding().tools[0].checked.validator))
             .collect()
     }
 
@@ -457,28 +377,65 @@ mod tests {
         assert!(validators.iter().all(|v| Arc::ptr_eq(v, &validators[0])));
     }
 
-    #[tokio::test]
-    async fn factory_tool_schema_is_compiled_per_binding() {
-        // A factory's tool reports its info only once built, so each
-        // binding compiles the schema it reports.
-        struct Echo(ToolInfo);
-        #[async_trait::async_trait]
-        impl Tool for Echo {
-            fn info(&self) -> &ToolInfo {
-                &self.0
-            }
-            async fn invoke(
-                &self,
-                arguments: Value,
-                _context: &tool::CallContext,
-            ) -> Result<Value, BoxError> {
-                Ok(arguments)
-            }
+    /// A tool a factory builds with an info of its own.
+    struct Echo(ToolInfo);
+
+    #[async_trait::async_trait]
+    impl Tool for Echo {
+        fn info(&self) -> &ToolInfo {
+            &self.0
         }
+        async fn invoke(
+            &self,
+            arguments: Value,
+            _context: &tool::CallContext,
+        ) -> Result<Value, BoxError> {
+            Ok(arguments)
+        }
+    }
+
+    #[tokio::test]
+    async fn factory_tool_with_an_equal_info_shares_the_checked_one() {
+        // Each binding's tool reports an info of its own; equal ones are
+        // checked once and the bindings share the result, the model-facing
+        // lists included.
         let echo = tool::Definition::new("echo", |_session| async {
             Ok::<_, BoxError>(Echo(ToolInfo::new("echo", "Echoes.", parameters())))
         });
-        let validators = validators(&bind_n(&echo, 2).await);
+        let bound = bind_n(&echo, 3).await;
+        let validators = validators(&bound);
+        assert!(validators.iter().all(|v| Arc::ptr_eq(v, &validators[0])));
+        assert!(Arc::ptr_eq(
+            &bound[0].binding().infos,
+            &bound[2].binding().infos
+        ));
+        assert!(!bound[0].tools()[0].same_instance(&bound[1].tools()[0]));
+    }
+
+    #[tokio::test]
+    async fn factory_tool_with_a_different_info_is_checked_for_its_binding() {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let echo = tool::Definition::new("echo", move |_session| {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                let parameters = json!({"type": "object", "required": [format!("a{n}")]});
+                Ok::<_, BoxError>(Echo(ToolInfo::new(
+                    "echo",
+                    format!("Echo {n}."),
+                    parameters,
+                )))
+            }
+        });
+        let bound = bind_n(&echo, 2).await;
+        let validators = validators(&bound);
         assert!(!Arc::ptr_eq(&validators[0], &validators[1]));
+        assert!(validators[0].is_valid(&json!({"a0": 1})));
+        assert!(!validators[1].is_valid(&json!({"a0": 1})), "its own schema");
+        assert_eq!(bound[1].tools()[0].info().description, "Echo 1.");
+        assert_eq!(
+            bound[1].current_mode().tools[0].info().description,
+            "Echo 1."
+        );
+        assert_eq!(bound[0].tools()[0].info().description, "Echo 0.");
     }
 }

@@ -12,17 +12,15 @@ use crate::middleware::{
 };
 use crate::tool::{BoxError, CallContext, Tool};
 
-/// The tool named `name` in mode `mode`.
-pub(crate) fn lookup<'b>(
-    binding: &'b Binding,
-    mode: usize,
-    name: &str,
-) -> Result<&'b BoundTool, ToolCallError> {
-    let data = &binding.modes[mode];
-    match data.by_name.get(name) {
-        Some(&index) => Ok(&binding.tools[index]),
+/// The index in `binding.tools` of the tool named `name` in mode `mode`.
+pub(crate) fn lookup(binding: &Binding, mode: usize, name: &str) -> Result<usize, ToolCallError> {
+    match binding.mode(mode).by_name.get(name) {
+        Some(&index) => Ok(index),
         None => {
-            let available: Vec<&str> = data.infos.iter().map(|info| info.name.as_str()).collect();
+            let available: Vec<&str> = binding.infos[mode]
+                .iter()
+                .map(|info| info.name.as_str())
+                .collect();
             let available = if available.is_empty() {
                 "none".to_owned()
             } else {
@@ -74,7 +72,7 @@ const MAX_LISTED_VIOLATIONS: usize = 3;
 /// Checks `arguments` against the tool's compiled schema; the message names
 /// each failing field (as a JSON pointer) and why.
 pub(crate) fn check_arguments(tool: &BoundTool, arguments: &Value) -> Result<(), ToolCallError> {
-    check_against(&tool.info.name, &tool.validator, arguments)
+    check_against(&tool.checked.name, &tool.checked.validator, arguments)
 }
 
 /// Checks `arguments` of the tool `name` against `validator`; the message

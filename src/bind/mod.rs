@@ -13,8 +13,17 @@
 //! 4. runs each distinct factory once (a definition shared by the base and
 //!    modes is built once and its tools shared; a new binding builds anew);
 //! 5. checks what was built: the declared names, the name rules and the
-//!    JSON Schema of each [`ToolInfo`](crate::tool::ToolInfo), compiling
-//!    each schema once for the binding's lifetime.
+//!    JSON Schema of each [`ToolInfo`](crate::tool::ToolInfo). A schema is
+//!    checked and compiled once per distinct info, not per binding: a
+//!    [`from_fn`](crate::tool::Definition::from_fn) or
+//!    [`typed_fn`](crate::tool::Definition::typed_fn) tool's on the first
+//!    bind, and a factory's tool's again only when its info differs from
+//!    the last one checked under that name.
+//!
+//! What does not change between bindings (the modes, their tool lists,
+//! names, limits and instructions, the middlewares, the checked infos and
+//! the model-facing tool lists) is shared by every binding of a definition;
+//! a binding holds its own tools and little else.
 //!
 //! Any failure is a typed [`BindError`] and no binding exists. A bound
 //! definition is a `Definition<`[`Bound`]`>`: its methods (tools, modes,
@@ -29,7 +38,7 @@ mod error;
 
 pub use bindings::Bindings;
 pub(crate) use bound::Binding;
+pub(crate) use bound::BoundTool;
 pub use bound::{Bound, BoundMode, ToolHandle, UnknownMode};
-pub(crate) use bound::{BoundModeData, BoundTool};
 pub use call_error::{ToolCallError, ToolCallErrorKind};
 pub use error::{BindError, BindErrorKind, Duplicate, FactoryPanic};

@@ -10,8 +10,9 @@
 //! order and are copied in.
 
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use crate::definition::layout::Layout;
 use crate::definition::{Defined, Definition};
 use crate::limits::ToolLimits;
 use crate::middleware::ToolMiddleware;
@@ -37,6 +38,9 @@ pub(crate) struct Recipe {
     pub(crate) instructions: Option<String>,
     /// Which tool names are valid; [`NameRules::OpenAi`] by default.
     pub(crate) name_rules: NameRules,
+    /// The layout of its bindings, worked out at the first bind
+    /// ([`Recipe::layout`]).
+    pub(crate) layout: OnceLock<Arc<Layout>>,
 }
 
 /// A set-once option not given yet. Zero-sized, used only as a type
@@ -153,6 +157,7 @@ impl DefinitionBuilder {
                 initial_mode: None,
                 instructions: None,
                 name_rules: NameRules::default(),
+                layout: OnceLock::new(),
             },
             state: PhantomData,
         }

@@ -13,6 +13,7 @@
 
 pub mod builder;
 mod error;
+pub(crate) mod layout;
 mod state;
 pub(crate) mod validate;
 

@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use serde_json::Value;
-
 use crate::session::Session;
-use crate::tool::schema::{self, SchemaCache, SchemaProblem};
-use crate::tool::{BoxError, Tool};
+use crate::tool::checked::{CheckedInfo, InfoCache};
+use crate::tool::schema::SchemaProblem;
+use crate::tool::{BoxError, Tool, ToolInfo};
 
 /// Builds the live tools of one [`Definition`] for one binding.
 ///
@@ -63,9 +62,8 @@ struct Inner {
     name: String,
     tool_names: Vec<String>,
     factory: Box<dyn ToolFactory>,
-    /// The compiled argument schema, for a definition whose one tool's
-    /// schema is fixed at declaration (`from_fn`, `typed_fn`).
-    schema: Option<SchemaCache>,
+    /// The checked infos of the tools it builds, shared by every binding.
+    checked: InfoCache,
 }
 
 impl Definition {
@@ -100,12 +98,13 @@ impl Definition {
         Self::single(name, factory, None)
     }
 
-    /// [`new`](Self::new), with the declared schema of the tool when it is
-    /// known at declaration, so it is compiled once for every binding.
+    /// [`new`](Self::new), with the tool's info when it is fixed at
+    /// declaration and the tool reports a reference to it, so it is
+    /// recognised without a comparison.
     pub(crate) fn single<F, Fut, T, E>(
         name: impl Into<String>,
         factory: F,
-        parameters: Option<Value>,
+        declared: Option<Arc<ToolInfo>>,
     ) -> Self
     where
         F: Fn(Session) -> Fut + Send + Sync + 'static,
@@ -124,7 +123,7 @@ impl Definition {
                     Ok(vec![Arc::new(tool) as Arc<dyn Tool>])
                 }
             })),
-            parameters.map(SchemaCache::new),
+            declared,
         )
     }
 
@@ -169,14 +168,14 @@ impl Definition {
         name: String,
         tool_names: Vec<String>,
         factory: Box<dyn ToolFactory>,
-        schema: Option<SchemaCache>,
+        declared: Option<Arc<ToolInfo>>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
+                checked: InfoCache::new(tool_names.len(), declared),
                 name,
                 tool_names,
                 factory,
-                schema,
             }),
         }
     }
@@ -202,19 +201,26 @@ impl Definition {
         self.inner.factory.as_ref()
     }
 
-    /// The compiled validator of `parameters`, the schema a tool built by
-    /// this definition reports: shared by every binding when it is the
-    /// schema fixed at declaration, compiled afresh otherwise.
+    /// The checked form of `info`, which the tool this definition built at
+    /// position `index` reported: shared with every binding that reported
+    /// the same or an equal info under that name, checked and compiled now
+    /// otherwise.
     ///
-    /// Errors: the first [`SchemaProblem`] of `parameters`.
-    pub(crate) fn argument_validator(
+    /// Errors: the first [`SchemaProblem`] of `info.parameters`.
+    pub(crate) fn checked_info(
         &self,
-        parameters: &Value,
-    ) -> Result<Arc<jsonschema::Validator>, SchemaProblem> {
-        match &self.inner.schema {
-            Some(cache) => cache.validator(parameters),
-            None => schema::compile(parameters),
-        }
+        index: usize,
+        info: &ToolInfo,
+    ) -> Result<Arc<CheckedInfo>, SchemaProblem> {
+        // Factories usually build in declared order; look further only
+        // when they did not.
+        let names = &self.inner.tool_names;
+        let slot = if names.get(index).is_some_and(|name| *name == info.name) {
+            Some(index)
+        } else {
+            names.iter().position(|name| *name == info.name)
+        };
+        self.inner.checked.checked(slot, info)
     }
 }
 

@@ -18,9 +18,10 @@ impl Definition {
     /// the call's [`CallContext`].
     ///
     /// The definition and the tool are both named `info.name`. Every binding
-    /// builds a fresh tool that shares the handler. The schema is checked and
-    /// compiled on the first bind and the compiled validator is shared by
-    /// every later binding (a bad schema fails every bind alike).
+    /// builds a fresh tool that shares the handler and the info. The schema
+    /// is checked and compiled on the first bind and the compiled validator
+    /// is shared by every later binding (a bad schema fails every bind
+    /// alike).
     ///
     /// ```
     /// use agent_loop::tool::{self, ToolInfo};
@@ -49,19 +50,20 @@ impl Definition {
     {
         let handler = Arc::new(handler);
         let name = info.name.clone();
-        // The tool's info is fixed here, so its schema is compiled once, on
-        // the first bind, and shared by every binding.
-        let parameters = info.parameters.clone();
+        // The tool's info is fixed here: every binding's tool shares it, and
+        // bind recognises it by address, so its schema is compiled once.
+        let info = Arc::new(info);
+        let declared = Arc::clone(&info);
         Definition::single(
             name,
             move |_session| {
                 let tool = FnTool {
-                    info: info.clone(),
+                    info: Arc::clone(&info),
                     handler: Arc::clone(&handler),
                 };
                 async move { Ok::<_, BoxError>(tool) }
             },
-            Some(parameters),
+            Some(declared),
         )
     }
 
@@ -133,7 +135,7 @@ pub fn schema_of<A: JsonSchema>() -> Value {
 
 /// A tool made of a [`ToolInfo`] and a shared handler.
 struct FnTool<H> {
-    info: ToolInfo,
+    info: Arc<ToolInfo>,
     handler: Arc<H>,
 }
 

@@ -8,6 +8,7 @@
 //! - [`NameRules`]: which model-facing names a provider accepts, and
 //!   [`NameRules::sanitize`] to turn any name into one it accepts.
 
+pub(crate) mod checked;
 mod definition;
 mod function;
 mod info;

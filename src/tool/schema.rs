@@ -1,16 +1,11 @@
 //! A tool's argument schema: the checks its `parameters` must pass, and the
 //! compiled validator every call's arguments are checked against.
 //!
-//! The checks live here, in one place, for every kind of tool definition.
-//! A definition whose schema is fixed when it is declared
-//! ([`Definition::from_fn`](crate::tool::Definition::from_fn),
-//! [`typed_fn`](crate::tool::Definition::typed_fn)) keeps a
-//! [`SchemaCache`], so its schema is checked and compiled on its first bind
-//! and the compiled validator is shared by every later binding; other
-//! definitions report their tools' info only once built, so their schemas
-//! are compiled per binding.
+//! The checks live here, in one place, for every kind of tool definition;
+//! [`checked`](super::checked) keeps their results so that bindings share
+//! them.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -52,47 +47,6 @@ pub(crate) fn compile(parameters: &Value) -> Result<Arc<jsonschema::Validator>, 
     Ok(Arc::new(validator))
 }
 
-/// The compiled validator of a schema fixed at declaration, compiled on
-/// first use and then shared.
-///
-/// Only a success is kept: a schema that fails its checks fails them again,
-/// with the same error, at every bind. Two first binds racing may each
-/// compile; one validator is kept and both bindings are correct.
-pub(crate) struct SchemaCache {
-    /// The declared schema.
-    parameters: Value,
-    validator: OnceLock<Arc<jsonschema::Validator>>,
-}
-
-impl SchemaCache {
-    pub(crate) fn new(parameters: Value) -> Self {
-        Self {
-            parameters,
-            validator: OnceLock::new(),
-        }
-    }
-
-    /// The validator of `parameters`: the cached one when they are the
-    /// declared schema, else a fresh one, never cached (a built tool whose
-    /// schema differs from the declared one must not get a stale
-    /// validator).
-    ///
-    /// Errors: as [`compile`].
-    pub(crate) fn validator(
-        &self,
-        parameters: &Value,
-    ) -> Result<Arc<jsonschema::Validator>, SchemaProblem> {
-        if *parameters != self.parameters {
-            return compile(parameters);
-        }
-        if let Some(validator) = self.validator.get() {
-            return Ok(Arc::clone(validator));
-        }
-        let compiled = compile(parameters)?;
-        Ok(Arc::clone(self.validator.get_or_init(|| compiled)))
-    }
-}
-
 /// `true` when `value` nests objects or arrays more than `limit` levels
 /// deep. Stops descending at the limit, so it never recurses deeper itself.
 fn nesting_exceeds(value: &Value, limit: usize) -> bool {
@@ -126,38 +80,5 @@ mod tests {
         assert!(nesting_exceeds(&nested(129), 128));
         assert!(nesting_exceeds(&json!([[[1]]]), 2));
         assert!(!nesting_exceeds(&json!([[[1]]]), 3));
-    }
-
-    #[test]
-    fn cache_compiles_the_declared_schema_once() {
-        let cache = SchemaCache::new(json!({"type": "object"}));
-        let first = cache.validator(&json!({"type": "object"})).unwrap();
-        let second = cache.validator(&json!({"type": "object"})).unwrap();
-        assert!(Arc::ptr_eq(&first, &second));
-    }
-
-    #[test]
-    fn cache_compiles_a_different_schema_afresh_and_keeps_the_declared_one() {
-        let declared = json!({"type": "object"});
-        let other = json!({"type": "object", "required": ["a"]});
-        let cache = SchemaCache::new(declared.clone());
-        let cached = cache.validator(&declared).unwrap();
-        let fresh = cache.validator(&other).unwrap();
-        assert!(!Arc::ptr_eq(&cached, &fresh));
-        assert!(
-            !fresh.is_valid(&json!({})),
-            "the other schema is the one used"
-        );
-        assert!(Arc::ptr_eq(&cached, &cache.validator(&declared).unwrap()));
-    }
-
-    #[test]
-    fn cache_keeps_no_failure() {
-        let cache = SchemaCache::new(json!({"type": "array"}));
-        assert!(matches!(
-            cache.validator(&json!({"type": "array"})),
-            Err(SchemaProblem::NotObject)
-        ));
-        assert!(cache.validator.get().is_none());
     }
 }

@@ -16,13 +16,14 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
-use crate::bind::{Binding, Bound, BoundModeData};
+use crate::bind::{Binding, Bound};
 use crate::bind::{ToolCallError, call};
 use crate::conversation::ids::fresh_tool_call_id;
 use crate::conversation::{
     Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage, repair,
 };
 use crate::definition::Definition;
+use crate::definition::layout::ModeLayout;
 use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
@@ -224,13 +225,14 @@ impl Definition<Bound> {
             "gen_ai.operation.name" = "invoke_agent",
             "gen_ai.agent.name" = %self.recipe.name,
             "gen_ai.conversation.id" = %binding.session_id,
-            mode = binding.modes[mode].name.as_deref().unwrap_or(""),
+            mode = binding.mode(mode).name.as_deref().unwrap_or(""),
         );
         let native = options.output_mode == OutputMode::Native;
         let output_tool = options.output.as_ref().filter(|_| !native).map(|output| {
-            Arc::new(OutputTool {
+            let tool = Arc::new(OutputTool {
                 info: output.info().clone(),
-            }) as Arc<dyn Tool>
+            }) as Arc<dyn Tool>;
+            (tool, Arc::from(STRUCTURED_OUTPUT_TOOL_NAME))
         });
         Turn {
             binding,
@@ -266,6 +268,10 @@ impl Tool for OutputTool {
     }
 }
 
+/// A call ready to run: the tool, its name (shared with the call's
+/// context) and the checked arguments.
+type Prepared = (Arc<dyn Tool>, Arc<str>, Value);
+
 /// What the runner does with one call of a batch.
 enum Step {
     /// Look the tool up, check the arguments and run it.
@@ -289,8 +295,8 @@ struct Turn<'a, M: ?Sized> {
     events: &'a TurnEvents,
     /// The output the turn must end in, if any.
     output: Option<&'a Output>,
-    /// The control tool, when `output` is set.
-    output_tool: Option<Arc<dyn Tool>>,
+    /// The control tool and its name, when `output` is set.
+    output_tool: Option<(Arc<dyn Tool>, Arc<str>)>,
     output_retries: u32,
     mixed_batch: MixedBatch,
     /// [`OutputMode::Native`]: no control tool; the answer's text is the
@@ -299,8 +305,13 @@ struct Turn<'a, M: ?Sized> {
 }
 
 impl<M: Model + ?Sized> Turn<'_, M> {
-    fn mode(&self) -> &BoundModeData {
-        &self.binding.modes[self.mode]
+    fn mode(&self) -> &ModeLayout {
+        self.binding.mode(self.mode)
+    }
+
+    /// The model-facing tool list of the turn's mode.
+    fn infos(&self) -> &[ToolInfo] {
+        &self.binding.infos[self.mode]
     }
 
     /// The output asked for through the control tool, if any.
@@ -323,11 +334,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let mut text_answers: u32 = 0;
         let tools: Cow<'_, [ToolInfo]> = match self.tool_output() {
             Some(output) => {
-                let mut tools = self.mode().infos.clone();
+                let mut tools = self.infos().to_vec();
                 tools.push(output.info().clone());
                 Cow::Owned(tools)
             }
-            None => Cow::Borrowed(&self.mode().infos),
+            None => Cow::Borrowed(self.infos()),
         };
         // Every tool call id the conversation holds, so a reused one gets a
         // fresh id before its batch runs.
@@ -602,12 +613,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let prepared = match step {
                 Step::Run => self.prepare(call),
                 Step::Output(arguments) => match &self.output_tool {
-                    Some(tool) => Ok((Arc::clone(tool), arguments)),
+                    Some((tool, name)) => Ok((Arc::clone(tool), Arc::clone(name), arguments)),
                     None => self.prepare(call),
                 },
                 Step::Answer(error) => Err(error),
             };
-            let (tool, arguments) = match prepared {
+            let (tool, name, arguments) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     let refused = finish(call, Err(error), Duration::ZERO, limits);
@@ -618,8 +629,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             };
             let context =
                 self.binding
-                    .context(self.mode, &call.name, &call.id, self.cancellation.clone());
-            let middlewares = Arc::clone(&self.binding.middlewares);
+                    .context(self.mode, name, &call.id, self.cancellation.clone());
+            let middlewares = Arc::clone(&self.binding.layout.middlewares);
             let semaphore = Arc::clone(&semaphore);
             let gate = gate.clone();
             let events = self.events.clone();
@@ -709,11 +720,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     }
 
     /// Finds the tool in the turn's mode and reads and checks the arguments.
-    fn prepare(&self, call: &ToolCall) -> Result<(Arc<dyn Tool>, Value), ToolCallError> {
-        let tool = call::lookup(self.binding, self.mode, &call.name)?;
+    fn prepare(&self, call: &ToolCall) -> Result<Prepared, ToolCallError> {
+        let tool = &self.binding.tools[call::lookup(self.binding, self.mode, &call.name)?];
         let arguments = call::parse_arguments(&call.name, &call.arguments)?;
         call::check_arguments(tool, &arguments)?;
-        Ok((Arc::clone(&tool.tool), arguments))
+        Ok((
+            Arc::clone(&tool.tool),
+            Arc::clone(&tool.checked.name),
+            arguments,
+        ))
     }
 }
 
