@@ -7,7 +7,7 @@
 //! [`typed_fn`](crate::tool::Definition::typed_fn) tool reports the very
 //! info it was declared with (the same allocation, found by address); a
 //! tool another factory builds reports an info of its own, which is reused
-//! when it equals the last one checked for that name and checked afresh
+//! when it equals the last one checked under its name and checked afresh
 //! otherwise. Two bindings that see equal infos share one [`CheckedInfo`];
 //! the tools themselves are never shared.
 
@@ -27,42 +27,56 @@ pub(crate) struct CheckedInfo {
     pub(crate) validator: Arc<jsonschema::Validator>,
 }
 
-/// The checked infos of one tool definition: one slot per declared tool
-/// name, holding the last info checked under that name.
+/// The checked infos of one tool definition: per tool name, the last info
+/// checked under that name.
 ///
 /// Only a success is kept: a schema that fails its checks fails them again,
 /// with the same error, at every bind. Two first binds racing may each
-/// check; the slot keeps one, and both bindings are correct.
+/// check; the cache keeps one, and both bindings are correct.
 pub(crate) struct InfoCache {
     /// The info fixed at declaration, when there is one: the tool reports a
     /// reference to it, so it is recognised by address.
     declared: Option<Arc<ToolInfo>>,
-    slots: Box<[Mutex<Option<Arc<CheckedInfo>>>]>,
+    /// In the order first seen, which is the order factories usually build
+    /// in, so `position` finds most entries at once.
+    entries: Mutex<Vec<Arc<CheckedInfo>>>,
 }
 
+/// How many names one definition's cache remembers: far more than a tool
+/// list a model is given, so only a factory that invents new names at
+/// every bind reaches it, and then the newest are not cached.
+const MAX_CACHED_NAMES: usize = 1024;
+
 impl InfoCache {
-    /// A cache for `tool_names` slots; `declared` is the one tool's info
-    /// when it is fixed at declaration.
-    pub(crate) fn new(tool_names: usize, declared: Option<Arc<ToolInfo>>) -> Self {
+    /// A cache; `declared` is the one tool's info when it is fixed at
+    /// declaration.
+    pub(crate) fn new(declared: Option<Arc<ToolInfo>>) -> Self {
         Self {
             declared,
-            slots: (0..tool_names).map(|_| Mutex::new(None)).collect(),
+            entries: Mutex::new(Vec::new()),
         }
     }
 
-    /// The checked form of `info`, which a built tool reported and which is
-    /// declared at position `slot` (`None` for a name not declared): the
-    /// cached one when it is the same info or an equal one, else checked
-    /// and compiled now, and cached.
+    /// The checked form of `info`, which a built tool reported at
+    /// `position` in its factory's list: the cached one when it is the same
+    /// info or an equal one, else checked and compiled now, and cached.
     ///
     /// Errors: the first [`SchemaProblem`] of `info.parameters`.
     pub(crate) fn checked(
         &self,
-        slot: Option<usize>,
+        position: usize,
         info: &ToolInfo,
     ) -> Result<Arc<CheckedInfo>, SchemaProblem> {
-        let slot = slot.and_then(|slot| self.slots.get(slot));
-        if let Some(cached) = slot.and_then(|slot| lock(slot).clone())
+        let cached = {
+            let entries = lock(&self.entries);
+            let named = |entry: &&Arc<CheckedInfo>| *entry.name == *info.name;
+            entries
+                .get(position)
+                .filter(named)
+                .or_else(|| entries.iter().find(named))
+                .cloned()
+        };
+        if let Some(cached) = cached
             && (std::ptr::eq(&*cached.info, info) || *cached.info == *info)
         {
             return Ok(cached);
@@ -77,15 +91,18 @@ impl InfoCache {
             info,
             validator,
         });
-        if let Some(slot) = slot {
-            *lock(slot) = Some(Arc::clone(&checked));
+        let mut entries = lock(&self.entries);
+        if let Some(entry) = entries.iter_mut().find(|entry| entry.name == checked.name) {
+            *entry = Arc::clone(&checked);
+        } else if entries.len() < MAX_CACHED_NAMES {
+            entries.push(Arc::clone(&checked));
         }
         Ok(checked)
     }
 }
 
-/// Locks a slot, recovering from poisoning: nothing panics while holding
-/// it, and its value is a plain `Option` either way.
+/// Locks the cache, recovering from poisoning: nothing panics while
+/// holding it, and its entries are complete values either way.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
@@ -105,63 +122,60 @@ mod tests {
     #[test]
     fn the_declared_info_is_checked_once_and_shared() {
         let declared = Arc::new(info(json!({"type": "object"})));
-        let cache = InfoCache::new(1, Some(Arc::clone(&declared)));
-        let first = cache.checked(Some(0), &declared).unwrap();
-        let second = cache.checked(Some(0), &declared).unwrap();
+        let cache = InfoCache::new(Some(Arc::clone(&declared)));
+        let first = cache.checked(0, &declared).unwrap();
+        let second = cache.checked(0, &declared).unwrap();
         assert!(Arc::ptr_eq(&first, &second));
         assert!(Arc::ptr_eq(&first.info, &declared), "no copy of the info");
     }
 
     #[test]
-    fn an_equal_info_reuses_the_checked_one() {
-        let cache = InfoCache::new(1, None);
-        let first = cache
-            .checked(Some(0), &info(json!({"type": "object"})))
-            .unwrap();
-        let second = cache
-            .checked(Some(0), &info(json!({"type": "object"})))
-            .unwrap();
+    fn an_equal_info_reuses_the_checked_one_wherever_it_was_built() {
+        let cache = InfoCache::new(None);
+        let first = cache.checked(0, &info(json!({"type": "object"}))).unwrap();
+        let second = cache.checked(3, &info(json!({"type": "object"}))).unwrap();
         assert!(Arc::ptr_eq(&first, &second));
     }
 
     #[test]
     fn a_different_info_is_checked_afresh_and_replaces_the_cached_one() {
-        let cache = InfoCache::new(1, None);
-        let first = cache
-            .checked(Some(0), &info(json!({"type": "object"})))
-            .unwrap();
+        let cache = InfoCache::new(None);
+        let first = cache.checked(0, &info(json!({"type": "object"}))).unwrap();
         let other = info(json!({"type": "object", "required": ["a"]}));
-        let second = cache.checked(Some(0), &other).unwrap();
+        let second = cache.checked(0, &other).unwrap();
         assert!(!Arc::ptr_eq(&first, &second));
         assert!(
             !second.validator.is_valid(&json!({})),
             "the other schema is the one used"
         );
-        assert!(Arc::ptr_eq(
-            &second,
-            &cache.checked(Some(0), &other).unwrap()
-        ));
+        assert!(Arc::ptr_eq(&second, &cache.checked(0, &other).unwrap()));
+        assert_eq!(lock(&cache.entries).len(), 1, "one entry per name");
+    }
+
+    #[test]
+    fn names_are_cached_apart() {
+        let cache = InfoCache::new(None);
+        let a = cache
+            .checked(0, &ToolInfo::new("a", "", json!({"type": "object"})))
+            .unwrap();
+        let b = cache
+            .checked(1, &ToolInfo::new("b", "", json!({"type": "object"})))
+            .unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(&*b.name, "b");
+        let again = cache
+            .checked(0, &ToolInfo::new("b", "", json!({"type": "object"})))
+            .unwrap();
+        assert!(Arc::ptr_eq(&b, &again), "found by name in another position");
     }
 
     #[test]
     fn a_failure_is_not_kept() {
-        let cache = InfoCache::new(1, None);
+        let cache = InfoCache::new(None);
         assert!(matches!(
-            cache.checked(Some(0), &info(json!({"type": "array"}))),
+            cache.checked(0, &info(json!({"type": "array"}))),
             Err(SchemaProblem::NotObject)
         ));
-        assert!(lock(&cache.slots[0]).is_none());
-    }
-
-    #[test]
-    fn an_undeclared_name_is_checked_but_not_cached() {
-        let cache = InfoCache::new(1, None);
-        let first = cache
-            .checked(None, &info(json!({"type": "object"})))
-            .unwrap();
-        let second = cache
-            .checked(None, &info(json!({"type": "object"})))
-            .unwrap();
-        assert!(!Arc::ptr_eq(&first, &second));
+        assert!(lock(&cache.entries).is_empty());
     }
 }

@@ -172,7 +172,7 @@ impl Definition {
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                checked: InfoCache::new(tool_names.len(), declared),
+                checked: InfoCache::new(declared),
                 name,
                 tool_names,
                 factory,
@@ -202,25 +202,17 @@ impl Definition {
     }
 
     /// The checked form of `info`, which the tool this definition built at
-    /// position `index` reported: shared with every binding that reported
-    /// the same or an equal info under that name, checked and compiled now
-    /// otherwise.
+    /// `position` in its list reported: shared with every binding that
+    /// reported the same or an equal info under that name, checked and
+    /// compiled now otherwise.
     ///
     /// Errors: the first [`SchemaProblem`] of `info.parameters`.
     pub(crate) fn checked_info(
         &self,
-        index: usize,
+        position: usize,
         info: &ToolInfo,
     ) -> Result<Arc<CheckedInfo>, SchemaProblem> {
-        // Factories usually build in declared order; look further only
-        // when they did not.
-        let names = &self.inner.tool_names;
-        let slot = if names.get(index).is_some_and(|name| *name == info.name) {
-            Some(index)
-        } else {
-            names.iter().position(|name| *name == info.name)
-        };
-        self.inner.checked.checked(slot, info)
+        self.inner.checked.checked(position, info)
     }
 }
 
