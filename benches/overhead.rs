@@ -35,31 +35,70 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-/// Median nanoseconds per iteration of each benchmark, from every sample.
-static SAMPLES: Mutex<Vec<(String, f64)>> = Mutex::new(Vec::new());
+/// Per sample of each comparison: nanoseconds per iteration of the
+/// baseline and of agent-loop, measured back to back.
+static SAMPLES: Mutex<Vec<(&'static str, f64, f64)>> = Mutex::new(Vec::new());
 
-/// Records one sample of `iterations` runs that took `elapsed`.
-fn record(name: &str, iterations: u64, elapsed: Duration) -> Duration {
-    let per_iteration = elapsed.as_nanos() as f64 / iterations.max(1) as f64;
+fn record(name: &'static str, iterations: u64, baseline: Duration, measured: Duration) {
+    let per = |elapsed: Duration| elapsed.as_nanos() as f64 / iterations.max(1) as f64;
     SAMPLES
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .push((name.to_owned(), per_iteration));
-    elapsed
+        .push((name, per(baseline), per(measured)));
 }
 
-fn median(name: &str) -> Option<f64> {
+/// The medians of a comparison's samples: baseline, agent-loop, and the
+/// ratio of each sample's pair (robust to the load changing between
+/// samples, since both sides of a pair ran back to back).
+fn medians(name: &str) -> Option<(f64, f64, f64)> {
     let samples = SAMPLES.lock().unwrap_or_else(|p| p.into_inner());
-    let mut values: Vec<f64> = samples
+    let pairs: Vec<(f64, f64)> = samples
         .iter()
-        .filter(|(n, _)| n == name)
-        .map(|(_, v)| *v)
+        .filter(|(n, ..)| *n == name)
+        .map(|(_, b, m)| (*b, *m))
         .collect();
-    if values.is_empty() {
+    if pairs.is_empty() {
         return None;
     }
-    values.sort_by(f64::total_cmp);
-    Some(values[values.len() / 2])
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    Some((
+        median(pairs.iter().map(|p| p.0).collect()),
+        median(pairs.iter().map(|p| p.1).collect()),
+        median(pairs.iter().map(|p| p.1 / p.0).collect()),
+    ))
+}
+
+/// Benchmarks `$name` in `$group`: each criterion sample runs the
+/// baseline then agent-loop, `iterations` times each, on `$runtime`, on
+/// inputs made by `$prepare` outside the timing; criterion reports
+/// agent-loop's time, and the pair goes to [`record`].
+macro_rules! compare {
+    ($group:expr, $runtime:expr, $name:literal, $prepare:expr,
+     |$b_in:ident| $baseline:expr, |$m_in:ident| $measured:expr $(,)?) => {
+        $group.bench_function($name.rsplit('/').next().unwrap_or($name), |bencher| {
+            bencher.iter_custom(|iterations| {
+                $runtime.block_on(async {
+                    let inputs: Vec<_> = (0..iterations).map(|_| $prepare()).collect();
+                    let started = Instant::now();
+                    for $b_in in inputs {
+                        let _ = black_box($baseline.await);
+                    }
+                    let baseline = started.elapsed();
+                    let inputs: Vec<_> = (0..iterations).map(|_| $prepare()).collect();
+                    let started = Instant::now();
+                    for $m_in in inputs {
+                        let _ = black_box($measured.await);
+                    }
+                    let measured = started.elapsed();
+                    record(concat!($name), iterations, baseline, measured);
+                    measured
+                })
+            });
+        });
+    };
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -177,45 +216,44 @@ fn dispatch(c: &mut Criterion) {
         .sample_size(30)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(2));
-    group.bench_function("direct", |b| {
-        b.to_async(&runtime).iter_custom(|iterations| async move {
-            let started = Instant::now();
-            for _ in 0..iterations {
-                let arguments: Value = serde_json::from_str(black_box(ARGUMENTS)).expect("json");
-                black_box(forecast(arguments).await.expect("ok"));
-            }
-            record("dispatch/direct", iterations, started.elapsed())
-        });
-    });
-    group.bench_function("registry", |b| {
-        b.to_async(&runtime).iter_custom(|iterations| {
-            let registry = &registry;
-            async move {
-                let started = Instant::now();
-                for _ in 0..iterations {
-                    let output = registry
-                        .call(black_box("tool_7"), black_box(ARGUMENTS))
-                        .await;
-                    black_box(output.expect("ok"));
-                }
-                record("dispatch/registry", iterations, started.elapsed())
-            }
-        });
-    });
-    for (name, bound) in [("bound", &plain), ("3_middlewares", &layered)] {
-        group.bench_function(name, |b| {
-            b.to_async(&runtime).iter_custom(|iterations| async move {
-                let started = Instant::now();
-                for _ in 0..iterations {
-                    let arguments: Value =
-                        serde_json::from_str(black_box(ARGUMENTS)).expect("json");
-                    let output = bound.invoke(black_box("tool_7"), arguments).await;
-                    black_box(output.expect("ok"));
-                }
-                record(&format!("dispatch/{name}"), iterations, started.elapsed())
-            });
-        });
-    }
+    let direct = |arguments: &str| {
+        let arguments: Value = serde_json::from_str(black_box(arguments)).expect("json");
+        forecast(arguments)
+    };
+    let bound = |bound: &'static Definition<Bound>| {
+        move |arguments: &str| {
+            let arguments: Value = serde_json::from_str(black_box(arguments)).expect("json");
+            bound.invoke(black_box("tool_7"), arguments)
+        }
+    };
+    let (plain, layered) = (
+        bound(Box::leak(Box::new(plain))),
+        bound(Box::leak(Box::new(layered))),
+    );
+    compare!(
+        group,
+        runtime,
+        "dispatch/registry",
+        || ARGUMENTS,
+        |arguments| direct(arguments),
+        |arguments| registry.call(black_box("tool_7"), arguments)
+    );
+    compare!(
+        group,
+        runtime,
+        "dispatch/bound",
+        || ARGUMENTS,
+        |arguments| direct(arguments),
+        |arguments| plain(arguments)
+    );
+    compare!(
+        group,
+        runtime,
+        "dispatch/3_middlewares",
+        || ARGUMENTS,
+        |arguments| direct(arguments),
+        |arguments| layered(arguments)
+    );
     group.finish();
 }
 
@@ -294,10 +332,7 @@ async fn hand_written_turn(
 
 fn batches(c: &mut Criterion) {
     let runtime = runtime();
-    for (group_name, sleep) in [
-        ("batch_sleep", Some(Duration::from_millis(1))),
-        ("batch_instant", None),
-    ] {
+    for sleep in [Some(Duration::from_millis(1)), None] {
         let work: Work = Arc::new(move |arguments: Value| {
             Box::pin(async move {
                 if let Some(sleep) = sleep {
@@ -336,46 +371,46 @@ fn batches(c: &mut Criterion) {
                 .validate()
                 .expect("valid"),
         ));
-        let mut group = c.benchmark_group(group_name);
+        let mut group = c.benchmark_group("batch");
         group
             .sample_size(20)
             .warm_up_time(Duration::from_millis(300))
             .measurement_time(Duration::from_secs(if sleep.is_some() { 4 } else { 2 }));
-        group.bench_function("hand_written", |b| {
-            let tools = &hand_tools;
-            b.to_async(&runtime).iter_custom(|iterations| async move {
-                let scripts: Vec<_> = (0..iterations).map(|_| script(64)).collect();
-                let started = Instant::now();
-                for script in scripts {
-                    let mut conversation = vec![Message::user("go")];
-                    black_box(hand_written_turn(tools, script, &mut conversation, 8).await);
-                }
-                record(
-                    &format!("{group_name}/hand_written"),
-                    iterations,
-                    started.elapsed(),
-                )
-            });
-        });
-        group.bench_function("turn", |b| {
-            let bound = &bound;
-            b.to_async(&runtime).iter_custom(|iterations| async move {
-                let models: Vec<_> = (0..iterations)
-                    .map(|_| Replay(Mutex::new(script(64))))
-                    .collect();
-                let cancellation = CancellationToken::new();
-                let started = Instant::now();
-                for model in models {
-                    let mut conversation = vec![Message::user("go")];
-                    let outcome = bound
-                        .run_turn(&model, &mut conversation, &cancellation)
-                        .await
-                        .expect("completes");
-                    black_box(outcome);
-                }
-                record(&format!("{group_name}/turn"), iterations, started.elapsed())
-            });
-        });
+        let (tools, bound) = (&hand_tools, &bound);
+        let cancellation = CancellationToken::new();
+        let hand_written = |script| async move {
+            let mut conversation = vec![Message::user("go")];
+            hand_written_turn(tools, script, &mut conversation, 8).await
+        };
+        let turn = |model: Replay| {
+            let cancellation = &cancellation;
+            async move {
+                let mut conversation = vec![Message::user("go")];
+                bound
+                    .run_turn(&model, &mut conversation, cancellation)
+                    .await
+                    .expect("completes")
+            }
+        };
+        if sleep.is_some() {
+            compare!(
+                group,
+                runtime,
+                "batch_sleep",
+                || script(64),
+                |script| hand_written(script),
+                |script| turn(Replay(Mutex::new(script)))
+            );
+        } else {
+            compare!(
+                group,
+                runtime,
+                "batch_instant",
+                || script(64),
+                |script| hand_written(script),
+                |script| turn(Replay(Mutex::new(script)))
+            );
+        }
         group.finish();
     }
 }
@@ -434,31 +469,23 @@ fn binds(c: &mut Criterion) {
         .sample_size(20)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(2));
-    group.bench_function("factory_loop", |b| {
-        b.to_async(&runtime).iter_custom(|iterations| async move {
-            let started = Instant::now();
-            for _ in 0..iterations {
-                let session = agent_loop::Session::new(SessionId::new(), LoopId::new());
-                let mut registry: HashMap<String, Arc<dyn Tool>> = HashMap::with_capacity(TOOLS);
-                for i in 0..TOOLS {
-                    let tool = async { build_forecast(i, &session) }.await;
-                    registry.insert(tool.info.name.clone(), Arc::new(tool));
-                }
-                black_box(registry);
-            }
-            record("bind/factory_loop", iterations, started.elapsed())
-        });
-    });
-    group.bench_function("factory", |b| {
-        let definition = &factory_definition;
-        b.to_async(&runtime).iter_custom(|iterations| async move {
-            let started = Instant::now();
-            for _ in 0..iterations {
-                black_box(bind_definition(definition.clone()).await);
-            }
-            record("bind/factory", iterations, started.elapsed())
-        });
-    });
+    let factory_loop = || async {
+        let session = agent_loop::Session::new(SessionId::new(), LoopId::new());
+        let mut registry: HashMap<String, Arc<dyn Tool>> = HashMap::with_capacity(TOOLS);
+        for i in 0..TOOLS {
+            let tool = async { build_forecast(i, &session) }.await;
+            registry.insert(tool.info.name.clone(), Arc::new(tool));
+        }
+        registry
+    };
+    compare!(
+        group,
+        runtime,
+        "bind/factory",
+        || (),
+        |_unit| factory_loop(),
+        |_unit| bind_definition(factory_definition.clone())
+    );
     // What `from_fn` builds per binding, by hand: a tool holding the
     // shared info and handler.
     struct Shared {
@@ -487,78 +514,70 @@ fn binds(c: &mut Criterion) {
             )
         })
         .collect();
-    group.bench_function("from_fn_loop", |b| {
-        let shared = &shared;
-        b.to_async(&runtime).iter_custom(|iterations| async move {
-            let started = Instant::now();
-            for _ in 0..iterations {
-                let mut registry: HashMap<String, Arc<dyn Tool>> = HashMap::with_capacity(TOOLS);
-                for (info, handler) in shared {
-                    let tool = async {
-                        Shared {
-                            info: Arc::clone(info),
-                            handler: Arc::clone(handler),
-                        }
-                    }
-                    .await;
-                    registry.insert(tool.info.name.clone(), Arc::new(tool));
+    let shared = &shared;
+    let from_fn_loop = || async move {
+        let mut registry: HashMap<String, Arc<dyn Tool>> = HashMap::with_capacity(TOOLS);
+        for (info, handler) in shared {
+            let tool = async {
+                Shared {
+                    info: Arc::clone(info),
+                    handler: Arc::clone(handler),
                 }
-                black_box(registry);
             }
-            record("bind/from_fn_loop", iterations, started.elapsed())
-        });
-    });
-    group.bench_function("from_fn", |b| {
-        let definition = &from_fn_definition;
-        b.to_async(&runtime).iter_custom(|iterations| async move {
-            let started = Instant::now();
-            for _ in 0..iterations {
-                black_box(bind_definition(definition.clone()).await);
-            }
-            record("bind/from_fn", iterations, started.elapsed())
-        });
-    });
+            .await;
+            registry.insert(tool.info.name.clone(), Arc::new(tool));
+        }
+        registry
+    };
+    compare!(
+        group,
+        runtime,
+        "bind/from_fn",
+        || (),
+        |_unit| from_fn_loop(),
+        |_unit| bind_definition(from_fn_definition.clone())
+    );
     group.finish();
 }
 
 criterion_group!(benches, dispatch, batches, binds);
 
-/// The ratios, each against its baseline of the same run.
-const RATIOS: &[(&str, &str, &str)] = &[
+/// The comparisons, each against its baseline of the same run.
+const COMPARISONS: &[(&str, &str, &str)] = &[
     (
-        "dispatch one call, schema-checked",
-        "dispatch/bound",
-        "dispatch/direct",
-    ),
-    (
-        "hand-written registry",
         "dispatch/registry",
-        "dispatch/direct",
+        "hand-written HashMap registry",
+        "direct call",
     ),
     (
-        "dispatch through 3 middlewares",
+        "dispatch/bound",
+        "dispatch one call, schema-checked",
+        "direct call",
+    ),
+    (
         "dispatch/3_middlewares",
-        "dispatch/direct",
+        "the same through 3 pass-through middlewares",
+        "direct call",
     ),
     (
-        "64 calls sleeping 1 ms, 8 at once",
-        "batch_sleep/turn",
-        "batch_sleep/hand_written",
+        "batch_sleep",
+        "64 calls sleeping 1 ms, 8 at once, whole turn",
+        "Semaphore + JoinSet runner",
     ),
     (
-        "64 instant calls, 8 at once",
-        "batch_instant/turn",
-        "batch_instant/hand_written",
+        "batch_instant",
+        "64 instant calls, 8 at once, whole turn",
+        "Semaphore + JoinSet runner",
     ),
     (
-        "bind 100 factory tools, base + 5 modes",
         "bind/factory",
-        "bind/factory_loop",
+        "bind 100 factory tools, base + 5 modes",
+        "factory loop into HashMap",
     ),
     (
-        "bind 100 from_fn tools, base + 5 modes",
         "bind/from_fn",
-        "bind/from_fn_loop",
+        "bind 100 from_fn tools, base + 5 modes",
+        "the same tools into HashMap",
     ),
 ];
 
@@ -569,16 +588,15 @@ fn main() {
         return;
     }
     println!(
-        "\n{:<42} {:>14} {:>14} {:>8}",
-        "measure", "agent-loop", "baseline", "ratio"
+        "\n{:<46} {:>11} {:>11} {:>7}  baseline",
+        "measure (medians)", "agent-loop", "baseline", "ratio"
     );
-    for (label, measured, baseline) in RATIOS {
-        if let (Some(m), Some(b)) = (median(measured), median(baseline)) {
+    for (name, label, baseline_label) in COMPARISONS {
+        if let Some((baseline, measured, ratio)) = medians(name) {
             println!(
-                "{label:<42} {:>14} {:>14} {:>7.2}x",
-                human(m),
-                human(b),
-                m / b
+                "{label:<46} {:>11} {:>11} {ratio:>6.2}x  {baseline_label}",
+                human(measured),
+                human(baseline),
             );
         }
     }

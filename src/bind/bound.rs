@@ -6,7 +6,7 @@
 //! and collections are fresh copies, so changing them changes nothing.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -153,7 +153,7 @@ impl<'a> ToolHandle<'a> {
         let context = self.binding.context(
             self.mode,
             Arc::clone(&tool.checked.name),
-            "",
+            no_tool_call_id(),
             CancellationToken::new(),
         );
         call::execute(
@@ -212,7 +212,7 @@ impl Binding {
         &self,
         mode: usize,
         tool_name: Arc<str>,
-        tool_call_id: &str,
+        tool_call_id: Arc<str>,
         cancellation: CancellationToken,
     ) -> CallContext {
         CallContext {
@@ -220,10 +220,17 @@ impl Binding {
             loop_id: self.loop_id,
             mode: self.mode(mode).name.clone(),
             tool_name,
-            tool_call_id: tool_call_id.into(),
+            tool_call_id,
             cancellation,
         }
     }
+}
+
+/// The empty tool call id of a call made directly rather than by a model,
+/// allocated once.
+fn no_tool_call_id() -> Arc<str> {
+    static EMPTY: OnceLock<Arc<str>> = OnceLock::new();
+    Arc::clone(EMPTY.get_or_init(|| Arc::from("")))
 }
 
 /// The mode asked for does not exist in this binding: returned by

@@ -85,6 +85,11 @@ pub(crate) fn check_against(
     if !arguments.is_object() {
         return Err(not_object(name, arguments));
     }
+    // The quick yes/no first: most calls are valid, and only an invalid
+    // one needs the walk that names every failing field.
+    if validator.is_valid(arguments) {
+        return Ok(());
+    }
     let violations: Vec<String> = validator
         .iter_errors(arguments)
         .take(MAX_LISTED_VIOLATIONS + 1)

@@ -452,7 +452,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 }
                 call_ids.insert(call.id.clone());
             }
-            let batch: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            // Borrowed, not copied: the message is appended once the batch ran.
+            let batch: Vec<&ToolCall> = message.tool_calls().collect();
 
             let batch_started = Instant::now();
             let (results, output) = if finish_reason == FinishReason::Length {
@@ -509,7 +510,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// What to do with each call of a batch: without an output, run them
     /// all; with one, check every output call, keep the first valid one,
     /// and answer the rest as the turn's [`MixedBatch`] says.
-    fn plan(&self, batch: &[ToolCall]) -> Vec<Step> {
+    fn plan(&self, batch: &[&ToolCall]) -> Vec<Step> {
         let Some(output) = self.tool_output() else {
             return batch.iter().map(|_| Step::Run).collect();
         };
@@ -589,7 +590,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     #[allow(clippy::type_complexity)]
     async fn run_batch(
         &self,
-        batch: &[ToolCall],
+        batch: &[&ToolCall],
         steps: Vec<Step>,
         limits: &ResolvedToolLimits,
     ) -> Option<(Vec<(ToolResult, CallStats)>, Option<Value>)> {
@@ -627,14 +628,16 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     continue;
                 }
             };
-            let context =
-                self.binding
-                    .context(self.mode, name, &call.id, self.cancellation.clone());
+            let context = self.binding.context(
+                self.mode,
+                name,
+                call.id.as_str().into(),
+                self.cancellation.clone(),
+            );
             let middlewares = Arc::clone(&self.binding.layout.middlewares);
             let semaphore = Arc::clone(&semaphore);
             let gate = gate.clone();
             let events = self.events.clone();
-            let (tool_call_id, tool_name) = (call.id.clone(), call.name.clone());
             let span = info_span!(
                 "execute_tool",
                 "gen_ai.operation.name" = "execute_tool",
@@ -651,8 +654,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         permit = semaphore.acquire_owned() => permit.ok()?,
                     };
                     events.emit(|| TurnEvent::ToolCallStarted {
-                        tool_call_id,
-                        tool_name,
+                        tool_call_id: context.tool_call_id.to_string(),
+                        tool_name: context.tool_name.to_string(),
                     });
                     let started = Instant::now();
                     let output =
@@ -675,7 +678,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                             }
                             other => other,
                         };
-                        let done = finish(&batch[index], result, duration, limits);
+                        let done = finish(batch[index], result, duration, limits);
                         self.finished(&done.1);
                         slots[index] = Some(done);
                     }
