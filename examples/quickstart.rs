@@ -306,7 +306,7 @@ async fn main() -> Result<(), BoxError> {
             );
         }
     }
-    for message in &outcome.messages {
+    for message in outcome.messages(&conversation) {
         if let Message::Tool(result) = message
             && result.is_error
         {

@@ -163,6 +163,10 @@
 //!   lists. A binding holds its tools and a few pointers, so a binding of
 //!   a `from_fn` definition costs about what its tools cost. Tools are
 //!   never shared between bindings.
+//! - **A turn's outcome points at what it appended** ([`turn::TurnOutcome::appended`],
+//!   [`turn::TurnOutcome::messages`]) instead of holding a copy: the
+//!   conversation already holds those messages, and copying every tool
+//!   result of every turn is work no caller asked for.
 //! - **`parameters` may nest at most 128 levels** (serde_json's own parsing
 //!   limit): deeper schemas, which only code can build, are refused at bind
 //!   rather than overflowing the stack of the schema checker.

@@ -344,7 +344,12 @@ impl TaskRun<'_> {
         let outcome = outcome.map_err(|error| (Reason::TurnFailed, error_chain(&error)))?;
 
         self.report.calls_expected += expected.len();
-        self.check_calls(&outcome.messages, &outcome.stats, &expected, &received)?;
+        self.check_calls(
+            outcome.messages(&conversation),
+            &outcome.stats,
+            &expected,
+            &received,
+        )?;
         match &outcome.status {
             TurnStatus::Completed { answer } if answer == FINAL_ANSWER => Ok(()),
             status => Err((Reason::AnswerDiffers, format!("turn ended with {status:?}"))),

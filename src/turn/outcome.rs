@@ -1,5 +1,6 @@
 //! What a turn returns: [`TurnOutcome`] with its [`TurnStats`].
 
+use std::ops::Range;
 use std::time::Duration;
 
 use crate::bind::ToolCallErrorKind;
@@ -34,9 +35,11 @@ pub enum TurnStatus {
 pub struct TurnOutcome {
     /// How it ended.
     pub status: TurnStatus,
-    /// The messages this turn appended to the conversation, in order:
-    /// assistant tool-call messages, their tool results, the final answer.
-    pub messages: Vec<Message>,
+    /// Where the messages this turn appended are in the conversation it
+    /// ran on (`conversation[outcome.appended.clone()]`, or
+    /// [`messages`](Self::messages)): not a copy, since the conversation
+    /// holds them already.
+    pub appended: Range<usize>,
     /// Counts, timings and token usage.
     pub stats: TurnStats,
     /// Why the model stopped in its last response: `Some` when the turn
@@ -50,6 +53,30 @@ pub struct TurnOutcome {
 }
 
 impl TurnOutcome {
+    /// The messages this turn appended to `conversation`, the one it ran
+    /// on, in order: assistant tool-call messages, their tool results, the
+    /// final answer. Empty when `conversation` no longer holds them.
+    ///
+    /// ```
+    /// use agent_loop::conversation::{Message, ModelResponse};
+    /// use agent_loop::turn::ScriptedModel;
+    /// use agent_loop::{Bindings, Definition, LoopId, SessionId};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let session = Definition::builder().name("echo").build().validate()?
+    ///     .bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
+    /// let model = ScriptedModel::new([ModelResponse::answer("hello")]);
+    /// let mut conversation = vec![Message::user("hi")];
+    /// let outcome = session.run_turn(&model, &mut conversation, &CancellationToken::new()).await?;
+    /// assert_eq!(outcome.messages(&conversation), [Message::assistant("hello")]);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn messages<'c>(&self, conversation: &'c [Message]) -> &'c [Message] {
+        conversation.get(self.appended.clone()).unwrap_or_default()
+    }
+
     /// The final answer, when the turn completed.
     pub fn answer(&self) -> Option<&str> {
         match &self.status {

@@ -352,7 +352,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             stats.duration = started.elapsed();
             TurnOutcome {
                 status,
-                messages: conversation[first_new..].to_vec(),
+                appended: first_new..conversation.len(),
                 stats,
                 finish_reason,
                 repaired: repaired.clone(),

@@ -268,8 +268,9 @@ async fn streamed_openai_turns_append_what_unstreamed_turns_append() {
             ResponseTemplate::new(200).set_body_json(openai_answer()),
         )
         .await;
+        let mut unstreamed = start();
         let (expected, _) =
-            watched_turn(&openai_model(&plain, false), &response, &mut start()).await;
+            watched_turn(&openai_model(&plain, false), &response, &mut unstreamed).await;
         let expected = expected.unwrap_or_else(|e| panic!("{name}: {e:#}"));
 
         let live = server(
@@ -277,10 +278,19 @@ async fn streamed_openai_turns_append_what_unstreamed_turns_append() {
             streamed(openai_sse(&openai_answer())),
         )
         .await;
-        let (outcome, events) =
-            watched_turn(&openai_model(&live, true), &response, &mut start()).await;
+        let mut streamed_conversation = start();
+        let (outcome, events) = watched_turn(
+            &openai_model(&live, true),
+            &response,
+            &mut streamed_conversation,
+        )
+        .await;
         let outcome = outcome.unwrap_or_else(|e| panic!("{name}: {e:#}"));
-        assert_eq!(outcome.messages, expected.messages, "{name}");
+        assert_eq!(
+            outcome.messages(&streamed_conversation),
+            expected.messages(&unstreamed),
+            "{name}"
+        );
         assert_eq!(outcome.stats.usage, expected.stats.usage, "{name}");
 
         let (text, reasoning) = deltas(&events);
@@ -314,8 +324,9 @@ async fn streamed_anthropic_turns_append_what_unstreamed_turns_append() {
             ResponseTemplate::new(200).set_body_json(anthropic_answer()),
         )
         .await;
+        let mut unstreamed = start();
         let (expected, _) =
-            watched_turn(&anthropic_model(&plain, false), &response, &mut start()).await;
+            watched_turn(&anthropic_model(&plain, false), &response, &mut unstreamed).await;
         let expected = expected.unwrap_or_else(|e| panic!("{name}: {e:#}"));
 
         let live = server(
@@ -323,10 +334,19 @@ async fn streamed_anthropic_turns_append_what_unstreamed_turns_append() {
             streamed(anthropic_sse(&anthropic_answer())),
         )
         .await;
-        let (outcome, events) =
-            watched_turn(&anthropic_model(&live, true), &response, &mut start()).await;
+        let mut streamed_conversation = start();
+        let (outcome, events) = watched_turn(
+            &anthropic_model(&live, true),
+            &response,
+            &mut streamed_conversation,
+        )
+        .await;
         let outcome = outcome.unwrap_or_else(|e| panic!("{name}: {e:#}"));
-        assert_eq!(outcome.messages, expected.messages, "{name}");
+        assert_eq!(
+            outcome.messages(&streamed_conversation),
+            expected.messages(&unstreamed),
+            "{name}"
+        );
         assert_eq!(outcome.stats.usage, expected.stats.usage, "{name}");
 
         let (_, reasoning) = deltas(&events);

@@ -146,7 +146,10 @@ async fn a_final_answer_first_runs_no_tool_and_counts_no_iteration() {
     assert_eq!(outcome.stats.iteration_count(), 0);
     assert_eq!(outcome.stats.call_count(), 0);
     assert_eq!(invocations.load(Ordering::SeqCst), 0);
-    assert_eq!(outcome.messages, [Message::assistant("hello")]);
+    assert_eq!(
+        outcome.messages(&conversation),
+        [Message::assistant("hello")]
+    );
     assert_eq!(
         conversation,
         [Message::user("hi"), Message::assistant("hello")]

@@ -255,7 +255,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
                         answer: answer.clone()
                     }
                 );
-                prop_assert_eq!(&outcome.messages[..], &conversation[1..]);
+                prop_assert_eq!(outcome.messages(&conversation), &conversation[1..]);
                 prop_assert_eq!(outcome.stats.iteration_count() as usize, executed.len());
             }
             (
@@ -278,7 +278,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
             (Err(TurnError::Model { .. }), Expected::ModelFailed) => {}
             (Ok(outcome), Expected::Interrupted) => {
                 prop_assert_eq!(&outcome.status, &TurnStatus::Interrupted);
-                prop_assert_eq!(&outcome.messages[..], &conversation[1..]);
+                prop_assert_eq!(outcome.messages(&conversation), &conversation[1..]);
                 prop_assert_eq!(outcome.stats.iteration_count() as usize, executed.len());
             }
             _ => prop_assert!(false, "got {:?}, expected {:?}", result, expected),

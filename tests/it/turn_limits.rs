@@ -213,7 +213,7 @@ async fn the_outcome_lists_the_messages_the_turn_appended() {
         .await
         .expect("the turn completes");
 
-    assert_eq!(outcome.messages, conversation[before..]);
-    assert_eq!(outcome.messages.len(), 2 * 2 + 1);
+    assert_eq!(outcome.messages(&conversation), &conversation[before..]);
+    assert_eq!(outcome.messages(&conversation).len(), 2 * 2 + 1);
     assert_every_call_answered(&conversation);
 }

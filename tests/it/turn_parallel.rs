@@ -189,7 +189,7 @@ async fn parallel_one_runs_the_calls_of_a_batch_one_at_a_time() {
 
     assert_eq!(observed.high_water.load(Ordering::SeqCst), 1);
     assert_eq!(observed.finish_order.lock().unwrap().len(), 6);
-    let contents: Vec<String> = tool_results(&outcome.messages)
+    let contents: Vec<String> = tool_results(outcome.messages(&conversation))
         .iter()
         .map(|r| r.text())
         .collect();
