@@ -608,8 +608,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // is dropped mid-batch the guard cancels it *before* the JoinSet
         // aborts its tasks: a queued call woken by the slot a dying call
         // releases sees the gate closed and never starts.
-        let gate = self.cancellation.child_token();
-        let _close_gate_on_drop = gate.clone().drop_guard();
+        // Shared behind an `Arc`: cloning a token takes its lock, an `Arc`
+        // does not.
+        let gate = Arc::new(self.cancellation.child_token());
+        let _close_gate_on_drop = CancellationToken::clone(&gate).drop_guard();
         for ((index, call), step) in batch.iter().enumerate().zip(steps) {
             let prepared = match step {
                 Step::Run => self.prepare(call),
@@ -636,7 +638,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             );
             let middlewares = Arc::clone(&self.binding.layout.middlewares);
             let semaphore = Arc::clone(&semaphore);
-            let gate = gate.clone();
+            let gate = Arc::clone(&gate);
             let events = self.events.clone();
             let span = info_span!(
                 "execute_tool",
@@ -646,13 +648,20 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             );
             tasks.spawn(
                 async move {
-                    // Waiting for a slot ends at cancellation: a queued call
-                    // never starts after the turn is cancelled.
-                    let _permit = tokio::select! {
-                        biased;
-                        () = gate.cancelled() => return None,
-                        permit = semaphore.acquire_owned() => permit.ok()?,
+                    // A free slot is taken at once; waiting for one ends at
+                    // cancellation. Either way a call never starts after
+                    // the turn is cancelled.
+                    let _permit = match Arc::clone(&semaphore).try_acquire_owned() {
+                        Ok(permit) => permit,
+                        Err(_) => tokio::select! {
+                            biased;
+                            () = gate.cancelled() => return None,
+                            permit = semaphore.acquire_owned() => permit.ok()?,
+                        },
                     };
+                    if gate.is_cancelled() {
+                        return None;
+                    }
                     events.emit(|| TurnEvent::ToolCallStarted {
                         tool_call_id: context.tool_call_id.to_string(),
                         tool_name: context.tool_name.to_string(),
