@@ -191,8 +191,13 @@ impl TaskRun<'_> {
             let outcome =
                 outcome.map_err(|error| (Reason::TurnFailed, at_turn(error_chain(&error))))?;
             self.report.calls_expected += expected.len();
-            self.check_calls(&outcome.messages, &outcome.stats, expected, &received)
-                .map_err(|(reason, detail)| (reason, at_turn(detail)))?;
+            self.check_calls(
+                outcome.messages(&conversation),
+                &outcome.stats,
+                expected,
+                &received,
+            )
+            .map_err(|(reason, detail)| (reason, at_turn(detail)))?;
             match &outcome.status {
                 TurnStatus::Completed { answer } if answer == FINAL_ANSWER => {}
                 status => {
