@@ -14,6 +14,8 @@
 //! `cargo bench --bench memory`. Under `cargo test --all-targets` it runs
 //! with 200 bindings instead, as a smoke test.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -23,7 +25,8 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
 use agent_loop::{Bindings, Bound, Definition, LoopId, Mode, Session, SessionId, Validated};
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use common::parameters;
+use serde_json::Value;
 
 /// The system allocator, counting the bytes live and their peak.
 struct Counting;
@@ -88,17 +91,6 @@ fn peak_rss() -> Option<isize> {
 const CHILD: &str = "AGENT_LOOP_MEMORY_BENCH_CHILD";
 
 const TOOLS: usize = 20;
-
-fn parameters() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "city": { "type": "string", "description": "City name." },
-            "days": { "type": "integer", "minimum": 1, "maximum": 14 }
-        },
-        "required": ["city"]
-    })
-}
 
 async fn forecast(arguments: Value) -> Result<Value, BoxError> {
     Ok(arguments)

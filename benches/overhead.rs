@@ -16,6 +16,8 @@
 //! end; under `cargo test --all-targets` each benchmark runs once, as a
 //! smoke test, and no ratio is printed.
 
+mod common;
+
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::hint::black_box;
@@ -29,8 +31,9 @@ use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
 use agent_loop::turn::{Model, ModelRequest};
 use agent_loop::{Bindings, Bound, Definition, Limit, LoopId, Mode, SessionId, ToolLimits};
 use async_trait::async_trait;
+use common::parameters;
 use criterion::{Criterion, criterion_group};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -110,17 +113,6 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 const ARGUMENTS: &str = r#"{"city": "Paris", "days": 3}"#;
-
-fn parameters() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "city": { "type": "string", "description": "City name." },
-            "days": { "type": "integer", "minimum": 1, "maximum": 14 }
-        },
-        "required": ["city"]
-    })
-}
 
 /// The tool's own work: what a direct call costs.
 async fn forecast(arguments: Value) -> Result<Value, BoxError> {
