@@ -39,6 +39,10 @@ impl Definition<Validated> {
     }
 }
 
+/// The most futures `futures::future::join_all` joins without allocating a
+/// task for each.
+const JOINED_AT_ONCE: usize = 30;
+
 /// Binds `recipe` to one session.
 async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError> {
     if bindings.session_id().is_nil() {
@@ -100,12 +104,21 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
     // `build` is called inside the async block, so a factory that panics
     // while creating its future (a hand-written `ToolFactory`) is caught
     // like one that panics while running.
+    //
+    // `join_all` of more than 30 futures switches to a `FuturesOrdered`,
+    // which allocates a task per future; groups of at most 30, all joined
+    // at once, keep every factory concurrent without those allocations.
     let bindings = &bindings;
-    let built = join_all(distinct.iter().map(|definition| {
-        AssertUnwindSafe(async move { definition.factory().build(bindings.session()).await })
-            .catch_unwind()
+    let built: Vec<_> = join_all(distinct.chunks(JOINED_AT_ONCE).map(|group| {
+        join_all(group.iter().map(|definition| {
+            AssertUnwindSafe(async move { definition.factory().build(bindings.session()).await })
+                .catch_unwind()
+        }))
     }))
-    .await;
+    .await
+    .into_iter()
+    .flatten()
+    .collect();
 
     let mut tools = Vec::with_capacity(layout.tool_definition.len());
     for (definition, outcome) in distinct.iter().zip(built) {

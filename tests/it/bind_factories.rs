@@ -309,3 +309,40 @@ async fn bundle_tools_are_listed_in_declared_order_whatever_order_they_are_built
         ["list", "read", "write"]
     );
 }
+
+#[tokio::test]
+async fn every_factory_of_a_large_binding_runs_concurrently() {
+    // Each factory waits until all of them have started: the bind finishes
+    // only if none waits for another to finish first, however many there
+    // are (more than one group of `join_all`'s).
+    const FACTORIES: usize = 75;
+    let all_started = Arc::new(tokio::sync::Barrier::new(FACTORIES));
+    let definitions: Vec<tool::Definition> = (0..FACTORIES)
+        .map(|i| {
+            let all_started = Arc::clone(&all_started);
+            tool::Definition::new(format!("tool_{i}"), move |_session| {
+                let all_started = Arc::clone(&all_started);
+                async move {
+                    all_started.wait().await;
+                    Ok::<_, BoxError>(EchoTool::named(&format!("tool_{i}")))
+                }
+            })
+        })
+        .collect();
+    let definition = Definition::builder()
+        .name("agent")
+        .tools(definitions)
+        .build()
+        .validate()
+        .expect("valid");
+    let bound = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        definition.bind(bindings()),
+    )
+    .await
+    .expect("no factory waits for another")
+    .expect("binds");
+    let names: Vec<&str> = bound.tools().iter().map(|tool| tool.name()).collect();
+    let expected: Vec<String> = (0..FACTORIES).map(|i| format!("tool_{i}")).collect();
+    assert_eq!(names, expected, "in declared order");
+}
