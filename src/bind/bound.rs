@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::bind::{ToolCallError, call};
-use crate::definition::layout::{Layout, ModeInfos, ModeLayout};
+use crate::definition::layout::{Layout, ModeInfos, ModeLayout, ModeTools, ToolTable};
 use crate::definition::{Definition, State, sealed};
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
@@ -48,6 +48,8 @@ pub(crate) struct Binding {
     pub(crate) loop_id: LoopId,
     /// Modes, names, limits and middlewares, shared.
     pub(crate) layout: Arc<Layout>,
+    /// Where its tools go: the layout's own, shared.
+    pub(crate) table: Arc<ToolTable>,
     /// Every built tool, each once, in the layout's order.
     pub(crate) tools: Box<[BoundTool]>,
     /// Each mode's model-facing tool list, usually shared too.
@@ -127,8 +129,8 @@ impl<'a> ToolHandle<'a> {
 
     /// The name of the tool definition that built it.
     pub fn definition_name(&self) -> &'a str {
-        let layout = &self.binding.layout;
-        layout.definitions[layout.tool_definition[self.index]].name()
+        let binding = self.binding;
+        binding.layout.definitions[binding.table.tool_definition[self.index]].name()
     }
 
     /// `true` when both handles reach the same live instance (a definition
@@ -181,11 +183,21 @@ impl Binding {
         &self.layout.modes[index]
     }
 
+    /// The tools of mode `index`.
+    pub(crate) fn mode_tools(&self, index: usize) -> &ModeTools {
+        &self.table.modes[index]
+    }
+
     fn mode_view(&self, index: usize) -> BoundMode<'_> {
         let mode = self.mode(index);
         BoundMode {
             name: mode.name.as_deref().map(str::to_owned),
-            tools: mode.tools.iter().map(|&i| self.handle(i, index)).collect(),
+            tools: self
+                .mode_tools(index)
+                .tools
+                .iter()
+                .map(|&i| self.handle(i, index))
+                .collect(),
             tool_limits: mode.tool_limits,
             instructions: mode.instructions.clone(),
         }
@@ -270,7 +282,7 @@ impl Definition<Bound> {
     pub fn tool(&self, name: &str) -> Option<ToolHandle<'_>> {
         let binding = self.binding();
         binding
-            .mode(binding.current)
+            .mode_tools(binding.current)
             .by_name
             .get(name)
             .map(|&index| binding.handle(index, binding.current))

@@ -120,7 +120,7 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
     .flatten()
     .collect();
 
-    let mut tools = Vec::with_capacity(layout.tool_definition.len());
+    let mut tools = Vec::with_capacity(layout.table.tool_definition.len());
     for (definition, outcome) in distinct.iter().zip(built) {
         let instances = match outcome {
             Ok(Ok(instances)) => instances,
@@ -177,11 +177,13 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         }
     }
     let checked: Vec<&Arc<CheckedInfo>> = tools.iter().map(|tool| &tool.checked).collect();
-    let infos = layout.mode_infos(&checked);
+    let table = Arc::clone(&layout.table);
+    let infos = layout.mode_infos(&table, &checked);
     Ok(Binding {
         session_id: bindings.session_id(),
         loop_id: bindings.loop_id(),
         current: layout.initial,
+        table,
         layout,
         tools: tools.into_boxed_slice(),
         infos,

@@ -14,7 +14,7 @@ use crate::tool::{BoxError, CallContext, Tool};
 
 /// The index in `binding.tools` of the tool named `name` in mode `mode`.
 pub(crate) fn lookup(binding: &Binding, mode: usize, name: &str) -> Result<usize, ToolCallError> {
-    match binding.mode(mode).by_name.get(name) {
+    match binding.mode_tools(mode).by_name.get(name) {
         Some(&index) => Ok(index),
         None => {
             let available: Vec<&str> = binding.infos[mode]

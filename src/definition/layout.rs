@@ -21,12 +21,12 @@ pub(crate) struct Layout {
     /// Every distinct tool definition (clones are one), in order of first
     /// appearance: the base's, then each mode's.
     pub(crate) definitions: Vec<tool::Definition>,
-    /// Per tool index, the index of the definition that builds it.
-    pub(crate) tool_definition: Vec<usize>,
     /// Definitions that share a definition name or a declared tool name.
     pub(crate) collisions: Collisions,
     /// The base mode first, then the named modes in declared order.
     pub(crate) modes: Vec<ModeLayout>,
+    /// Where each tool goes, from the declared tool names.
+    pub(crate) table: Arc<ToolTable>,
     /// Index into `modes` of the mode a new binding starts in.
     pub(crate) initial: usize,
     /// First = outermost.
@@ -41,14 +41,66 @@ pub(crate) struct Layout {
 pub(crate) struct ModeLayout {
     /// `None` for the base mode.
     pub(crate) name: Option<Arc<str>>,
-    /// Indices into a binding's tool list, in order.
-    pub(crate) tools: Vec<usize>,
-    /// Tool name → index into a binding's tool list. Bind refuses a tool
-    /// whose name differs from the declared one, so declared names are the
-    /// names the tools report.
-    pub(crate) by_name: HashMap<String, usize>,
+    /// Indices into [`Layout::definitions`] of its tool definitions, in
+    /// order.
+    pub(crate) definitions: Vec<usize>,
     pub(crate) tool_limits: ResolvedToolLimits,
     pub(crate) instructions: Option<String>,
+}
+
+/// Where a binding's tools go: the tools of each definition follow one
+/// another, in definition order and each definition's name order.
+pub(crate) struct ToolTable {
+    /// Per tool index, the index of the definition that builds it.
+    pub(crate) tool_definition: Vec<usize>,
+    /// Per mode, its tools.
+    pub(crate) modes: Vec<ModeTools>,
+}
+
+/// The tools of one mode.
+pub(crate) struct ModeTools {
+    /// Indices into a binding's tool list, in order.
+    pub(crate) tools: Vec<usize>,
+    /// Tool name → index into a binding's tool list.
+    pub(crate) by_name: HashMap<String, usize>,
+}
+
+impl ToolTable {
+    /// The table of `layout_modes` when definition `d` has the tools named
+    /// `names(d)`, in that order. From the declared names, it holds for
+    /// every binding: bind refuses a tool whose name is not declared and
+    /// puts each in its declared place.
+    pub(crate) fn new<'n>(
+        definitions: usize,
+        layout_modes: &[ModeLayout],
+        names: impl Fn(usize) -> &'n [String],
+    ) -> Self {
+        let mut first_tool = Vec::with_capacity(definitions);
+        let mut tool_definition = Vec::new();
+        for definition in 0..definitions {
+            first_tool.push(tool_definition.len());
+            tool_definition.extend(names(definition).iter().map(|_| definition));
+        }
+        let modes = layout_modes
+            .iter()
+            .map(|mode| {
+                let mut tools = Vec::new();
+                let mut by_name = HashMap::new();
+                for &definition in &mode.definitions {
+                    for (offset, tool_name) in names(definition).iter().enumerate() {
+                        let index = first_tool[definition] + offset;
+                        tools.push(index);
+                        by_name.insert(tool_name.clone(), index);
+                    }
+                }
+                ModeTools { tools, by_name }
+            })
+            .collect();
+        Self {
+            tool_definition,
+            modes,
+        }
+    }
 }
 
 /// Definitions sharing a name, each as `(name, first, second)` with
@@ -105,39 +157,19 @@ impl Layout {
                 definitions.push(definition.clone());
             }
         }
-        // Per definition, the index of its first tool in a binding's tool
-        // list; its tools follow in declared order.
-        let mut first_tool = Vec::with_capacity(definitions.len());
-        let mut tool_definition = Vec::new();
-        for (index, definition) in definitions.iter().enumerate() {
-            first_tool.push(tool_definition.len());
-            tool_definition.extend(definition.tool_names().iter().map(|_| index));
-        }
         let collisions = collisions(&definitions);
 
         let mode = |name: Option<Arc<str>>,
                     list: &[tool::Definition],
                     tool_limits,
-                    instructions: &Option<String>| {
-            let mut tools = Vec::new();
-            let mut by_name = HashMap::new();
-            for definition in list {
-                let Some(position) = definitions.iter().position(|d| d.same_as(definition)) else {
-                    continue;
-                };
-                for (offset, tool_name) in definition.tool_names().iter().enumerate() {
-                    let index = first_tool[position] + offset;
-                    tools.push(index);
-                    by_name.insert(tool_name.clone(), index);
-                }
-            }
-            ModeLayout {
-                name,
-                tools,
-                by_name,
-                tool_limits,
-                instructions: instructions.clone(),
-            }
+                    instructions: &Option<String>| ModeLayout {
+            name,
+            definitions: list
+                .iter()
+                .filter_map(|definition| definitions.iter().position(|d| d.same_as(definition)))
+                .collect(),
+            tool_limits,
+            instructions: instructions.clone(),
         };
         // `validate` refused invalid limits, so `merge` reports no error here.
         let (base_limits, _) = recipe.tool_limits.merge(ResolvedToolLimits::default());
@@ -159,9 +191,12 @@ impl Layout {
                     .position(|mode| mode.name.as_deref() == Some(initial))
             })
             .unwrap_or(0);
+        let table = ToolTable::new(definitions.len(), &mode_layouts, |definition| {
+            definitions[definition].tool_names()
+        });
         Self {
+            table: Arc::new(table),
             definitions,
-            tool_definition,
             collisions,
             modes: mode_layouts,
             initial,
@@ -170,13 +205,20 @@ impl Layout {
         }
     }
 
-    /// Each mode's model-facing tool list for a binding whose tool `i`
-    /// has the checked info `checked(i)`: the shared lists when every
-    /// tool reports the info they were built from (the usual case: the
-    /// infos are fixed, or equal to the last ones checked), else lists of
-    /// the binding's own.
-    pub(crate) fn mode_infos(&self, checked: &[&Arc<CheckedInfo>]) -> ModeInfos {
-        if let Some(shared) = self.shared_infos.get()
+    /// Each mode's model-facing tool list for a binding whose tools are
+    /// placed by `table` and whose tool `i` has the checked info
+    /// `checked[i]`: the shared lists when the table is the layout's own and
+    /// every tool reports the info they were built from (the usual case:
+    /// the infos are fixed, or equal to the last ones checked), else lists
+    /// of the binding's own.
+    pub(crate) fn mode_infos(
+        &self,
+        table: &Arc<ToolTable>,
+        checked: &[&Arc<CheckedInfo>],
+    ) -> ModeInfos {
+        let shareable = Arc::ptr_eq(table, &self.table);
+        if shareable
+            && let Some(shared) = self.shared_infos.get()
             && shared.checked.len() == checked.len()
             && shared
                 .checked
@@ -186,7 +228,7 @@ impl Layout {
         {
             return Arc::clone(&shared.modes);
         }
-        let modes: ModeInfos = self
+        let modes: ModeInfos = table
             .modes
             .iter()
             .map(|mode| {
@@ -198,10 +240,12 @@ impl Layout {
             .collect();
         // The first binding's lists are the ones shared; a later binding
         // whose infos differ keeps its own.
-        let _ = self.shared_infos.set(SharedInfos {
-            checked: checked.iter().map(|&checked| Arc::clone(checked)).collect(),
-            modes: Arc::clone(&modes),
-        });
+        if shareable {
+            let _ = self.shared_infos.set(SharedInfos {
+                checked: checked.iter().map(|&checked| Arc::clone(checked)).collect(),
+                modes: Arc::clone(&modes),
+            });
+        }
         modes
     }
 }
