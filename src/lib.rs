@@ -118,8 +118,14 @@
 //! - **Tool handles borrow the binding** ([`bind::ToolHandle`]): they expose
 //!   the [`ToolInfo`] and invocation through the middleware chain, never the
 //!   `Arc<dyn Tool>`, so a tool cannot escape its session.
-//! - **Tool output is JSON**: a string is shown to the model as its text,
-//!   any other value as compact JSON. Tool errors are any
+//! - **Tool output is JSON or content parts** ([`tool::ToolOutput`]): a
+//!   JSON string is shown to the model as its text, any other value as
+//!   compact JSON; content parts (text and images, from a screenshot tool
+//!   or an MCP server) become the result's parts, so an image reaches the
+//!   model without a detour through base64 text. `From<Value>` keeps a JSON
+//!   tool a one-liner (`Ok(json!(..).into())`, and `from_fn` handlers
+//!   return any `Into<ToolOutput>`). `result_bytes` counts and cuts text
+//!   only: an image is sent whole or not at all. Tool errors are any
 //!   [`tool::BoxError`]; the model sees their `Display`, cleaned of control
 //!   characters and bounded to [`turn::ERROR_TEXT_BYTES`].
 //! - **A response with no tool calls is a final answer** (its text, or

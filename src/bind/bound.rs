@@ -17,7 +17,7 @@ use crate::definition::{Definition, State, sealed};
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::session::{LoopId, SessionId};
-use crate::tool::{CallContext, Tool, ToolInfo};
+use crate::tool::{CallContext, Tool, ToolInfo, ToolOutput};
 
 /// The lifecycle state of a definition bound to one session by
 /// [`bind`](crate::Definition::bind): it holds that session's live tools.
@@ -166,12 +166,14 @@ impl<'a> ToolHandle<'a> {
     /// [`CallContext::mode`](crate::tool::CallContext::mode): a handle from
     /// `bound.mode("review")` runs in `review` whatever the current mode),
     /// with an empty tool call id and a cancellation token that never fires.
+    /// The [`ToolOutput`] is what the chain returned, before any
+    /// `result_bytes` cut (a turn applies that).
     ///
     /// Errors: [`ToolCallError`] when the arguments are not an object or
     /// fail the tool's schema, when the tool fails or panics, or when a
     /// middleware refuses the call, fails or panics; its
     /// [`kind`](ToolCallError::kind) says which, as in a turn.
-    pub async fn invoke(&self, arguments: Value) -> Result<Value, ToolCallError> {
+    pub async fn invoke(&self, arguments: Value) -> Result<ToolOutput, ToolCallError> {
         call::check_arguments(self.tool, &arguments)?;
         let context = self.binding.context(
             self.mode,
@@ -349,7 +351,7 @@ impl Definition<Bound> {
     /// Errors: [`ToolCallError`] of kind `UnknownTool` when the current mode
     /// has no such tool (a tool of another mode is unknown too), and the
     /// errors of [`ToolHandle::invoke`].
-    pub async fn invoke(&self, name: &str, arguments: Value) -> Result<Value, ToolCallError> {
+    pub async fn invoke(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolCallError> {
         let binding = self.binding();
         let tool = call::lookup(binding, binding.current, name)?;
         ToolHandle {

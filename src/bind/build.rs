@@ -471,8 +471,8 @@ mod tests {
                 &self,
                 arguments: Value,
                 _context: &tool::CallContext,
-            ) -> Result<Value, BoxError> {
-                Ok(arguments)
+            ) -> Result<tool::ToolOutput, BoxError> {
+                Ok(arguments.into())
             }
         }
         let echo = tool::Definition::new("echo", |_session| async {

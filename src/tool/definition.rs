@@ -75,13 +75,13 @@ impl Definition {
     /// caller's data; cheap to clone) and returns the tool, or an error.
     ///
     /// ```
-    /// # use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+    /// # use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
     /// # use serde_json::{json, Value};
     /// # struct Clock { info: ToolInfo, session: String }
     /// # #[async_trait::async_trait]
     /// # impl Tool for Clock {
     /// #     fn info(&self) -> &ToolInfo { &self.info }
-    /// #     async fn invoke(&self, _: Value, _: &CallContext) -> Result<Value, BoxError> { Ok(json!(self.session)) }
+    /// #     async fn invoke(&self, _: Value, _: &CallContext) -> Result<ToolOutput, BoxError> { Ok(json!(self.session).into()) }
     /// # }
     /// let clock = tool::Definition::new("clock", |session| async move {
     ///     Ok::<_, BoxError>(Clock {

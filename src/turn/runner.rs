@@ -20,13 +20,14 @@ use crate::bind::{Binding, Bound, BoundModeData};
 use crate::bind::{ToolCallError, call};
 use crate::conversation::ids::fresh_tool_call_id;
 use crate::conversation::{
-    Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage, repair,
+    ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage,
+    repair, text_of,
 };
 use crate::definition::Definition;
 use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
-use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
+use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput};
 use crate::turn::{
     CallStats, ExceededLimit, IterationStats, MixedBatch, Model, ModelRequest,
     NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, Output, OutputMode, ToolLimitError, TurnError,
@@ -111,7 +112,7 @@ impl Definition<Bound> {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let clock = tool::Definition::from_fn(
     ///     ToolInfo::without_parameters("now", "The time."),
-    ///     |_arguments: serde_json::Value, _context| async { Ok::<_, BoxError>("12:00".into()) },
+    ///     |_arguments: serde_json::Value, _context| async { Ok::<_, BoxError>("12:00") },
     /// );
     /// let session = Definition::builder().name("clock").tool(clock).build().validate()?
     ///     .bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
@@ -261,8 +262,12 @@ impl Tool for OutputTool {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
-        Ok(arguments)
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        Ok(arguments.into())
     }
 }
 
@@ -658,9 +663,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 while let Some(joined) = tasks.join_next().await {
                     if let Ok(Some((index, result, duration))) = joined {
                         let result = match result {
+                            // What the chain returned is the output; a
+                            // middleware that made it content parts made
+                            // it their text.
                             Ok(value) if is_output[index] => {
-                                output = Some(value);
-                                Ok(Value::String(OUTPUT_RECEIVED.to_owned()))
+                                output = Some(value.into_json());
+                                Ok(ToolOutput::from(OUTPUT_RECEIVED))
                             }
                             other => other,
                         };
@@ -786,29 +794,23 @@ fn cut_off(call: &ToolCall, limits: &ResolvedToolLimits) -> (ToolResult, CallSta
 /// The tool result the model sees, and the call's statistics.
 fn finish(
     call: &ToolCall,
-    output: Result<Value, ToolCallError>,
+    output: Result<ToolOutput, ToolCallError>,
     duration: Duration,
     limits: &ResolvedToolLimits,
 ) -> (ToolResult, CallStats) {
-    let (text, error) = match output {
-        Ok(Value::String(text)) => (text, None),
-        Ok(value) => (value.to_string(), None),
+    let (content, error) = match output {
+        Ok(ToolOutput::Content(parts)) if !parts.is_empty() => (parts, None),
+        Ok(output) => (vec![ContentPart::text(output.text())], None),
         Err(error) => (
-            clean_error_text(&error.message, ERROR_TEXT_BYTES),
+            vec![ContentPart::text(clean_error_text(
+                &error.message,
+                ERROR_TEXT_BYTES,
+            ))],
             Some(error.kind),
         ),
     };
-    let result_bytes = text.len();
-    let shown = match limits.result_bytes {
-        Some(limit) => truncate_middle(&text, limit.get() as usize).into_owned(),
-        None => text,
-    };
-    let truncated = shown.len() < result_bytes;
-    let result = if error.is_some() {
-        ToolResult::error(call.id.clone(), shown)
-    } else {
-        ToolResult::ok(call.id.clone(), shown)
-    };
+    let (content, result_bytes, truncated) = bound_text(content, limits);
+    let result = ToolResult::with_content(call.id.clone(), content, error.is_some());
     let stats = CallStats {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
@@ -818,4 +820,35 @@ fn finish(
         truncated,
     };
     (result, stats)
+}
+
+/// Applies `result_bytes` to the text of a result's parts: when the text
+/// parts together are longer than the limit, they become one text part, cut
+/// head + marker + tail, where the first one was; other parts (images) stay
+/// as they are. Returns the parts, the text bytes before the cut and
+/// whether it cut.
+fn bound_text(
+    content: Vec<ContentPart>,
+    limits: &ResolvedToolLimits,
+) -> (Vec<ContentPart>, usize, bool) {
+    let is_text = |part: &ContentPart| matches!(part, ContentPart::Text(_));
+    let text_bytes: usize = content
+        .iter()
+        .map(|part| match part {
+            ContentPart::Text(text) => text.text.len(),
+            _ => 0,
+        })
+        .sum();
+    let Some(limit) = limits.result_bytes.map(|limit| limit.get() as usize) else {
+        return (content, text_bytes, false);
+    };
+    if text_bytes <= limit {
+        return (content, text_bytes, false);
+    }
+    let text = text_of(&content);
+    let shown = ContentPart::text(truncate_middle(&text, limit).into_owned());
+    let first_text = content.iter().position(is_text).unwrap_or(0);
+    let mut parts: Vec<ContentPart> = content.into_iter().filter(|part| !is_text(part)).collect();
+    parts.insert(first_text.min(parts.len()), shown);
+    (parts, text_bytes, true)
 }

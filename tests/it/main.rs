@@ -30,6 +30,7 @@ mod tool_name_sanitize;
 mod turn_call_context;
 mod turn_cancellation;
 mod turn_common;
+mod turn_content_results;
 mod turn_edges;
 mod turn_error_results;
 mod turn_events;
