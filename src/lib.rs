@@ -114,7 +114,10 @@
 //!   factory's business, and leaving them out keeps `tool` below `bind`.
 //! - **Distinct factories of one binding run concurrently**; the first
 //!   failure in declaration order is reported. Declared names are checked
-//!   for collisions before any factory runs, built names after.
+//!   for collisions before any factory runs, built names after (a
+//!   discovering definition, such as an MCP server, names its tools only
+//!   when built). A collision error lists every colliding pair, each with
+//!   both definitions, so one failed start shows all the renaming to do.
 //! - **Tool handles borrow the binding** ([`bind::ToolHandle`]): they expose
 //!   the [`ToolInfo`] and invocation through the middleware chain, never the
 //!   `Arc<dyn Tool>`, so a tool cannot escape its session.

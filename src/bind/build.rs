@@ -124,19 +124,28 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
             .enumerate()
             .map(|(index, instance)| bound_tool(definition, index, instance, recipe.name_rules))
             .collect::<Result<Vec<_>, _>>()?;
-        check_produced_names(definition, &checked)?;
-        // The model sees the declared order, not whatever order the factory
-        // built in (a bundle over a map or a server need not be stable).
-        // The names match the declared ones exactly, so each has a position.
-        checked.sort_by_key(|tool| {
-            definition
-                .tool_names()
-                .iter()
-                .position(|name| *name == tool.info.name)
-        });
+        if definition.discovers_tools() {
+            check_discovered_names(definition, &checked)?;
+        } else {
+            check_produced_names(definition, &checked)?;
+            // The model sees the declared order, not whatever order the
+            // factory built in (a bundle over a map need not be stable).
+            // The names match the declared ones exactly, so each has a
+            // position.
+            checked.sort_by_key(|tool| {
+                definition
+                    .tool_names()
+                    .iter()
+                    .position(|name| *name == tool.info.name)
+            });
+        }
         produced.push((tools.len()..tools.len() + checked.len()).collect());
         tools.extend(checked);
     }
+
+    // Declared names were checked before any factory ran; names discovered
+    // by a factory can only be checked now.
+    check_built_names(&distinct, &produced, &tools)?;
 
     let tool_indices = |definitions: &[tool::Definition]| -> Vec<usize> {
         definitions
@@ -221,13 +230,15 @@ impl ToolLists {
         }
         // Definition names first: a name that is both a definition and a
         // tool name (two `from_fn("search", ..)`) is a duplicate definition.
+        // Every pair is listed: with three definitions named alike, each
+        // of them must be renamed but one.
         let mut duplicates = Vec::new();
         for (position, definition) in distinct.iter().enumerate() {
-            if let Some(first) = distinct[..position]
+            for earlier in distinct[..position]
                 .iter()
-                .find(|d| d.name() == definition.name())
+                .filter(|d| d.name() == definition.name())
             {
-                duplicates.push(duplicate(definition.name(), first, definition));
+                duplicates.push(duplicate(definition.name(), earlier, definition));
             }
         }
         if !duplicates.is_empty() {
@@ -236,17 +247,16 @@ impl ToolLists {
                 duplicates,
             ));
         }
-        let mut tool_owner: HashMap<&str, usize> = HashMap::new();
+        let mut tool_owners: HashMap<&str, Vec<usize>> = HashMap::new();
         for (position, definition) in distinct.iter().enumerate() {
             for name in definition.tool_names() {
                 // Validation refused a name declared twice by one
                 // definition, so an owner here is always another one.
-                match tool_owner.get(name.as_str()) {
-                    Some(&owner) => duplicates.push(duplicate(name, &distinct[owner], definition)),
-                    None => {
-                        tool_owner.insert(name, position);
-                    }
+                let owners = tool_owners.entry(name).or_default();
+                for &owner in owners.iter() {
+                    duplicates.push(duplicate(name, &distinct[owner], definition));
                 }
+                owners.push(position);
             }
         }
         if !duplicates.is_empty() {
@@ -265,6 +275,73 @@ fn duplicate(name: &str, first: &tool::Definition, second: &tool::Definition) ->
         definitions: [first.name().to_owned(), second.name().to_owned()],
         tool_names: [first.tool_names().to_vec(), second.tool_names().to_vec()],
     }
+}
+
+/// After every factory ran: no two definitions built tools of one name.
+/// Only a [`discovering`](tool::Definition::discovering) definition can
+/// collide here (declared names were checked before), but every pair is
+/// listed, each with the names its definitions built.
+fn check_built_names(
+    distinct: &[tool::Definition],
+    produced: &[Vec<usize>],
+    tools: &[BoundTool],
+) -> Result<(), BindError> {
+    let built_names = |position: usize| -> Vec<String> {
+        produced[position]
+            .iter()
+            .map(|&index| tools[index].info.name.clone())
+            .collect()
+    };
+    let mut owners: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut duplicates = Vec::new();
+    for (position, indices) in produced.iter().enumerate() {
+        for &index in indices {
+            let name = tools[index].info.name.as_str();
+            let earlier = owners.entry(name).or_default();
+            for &owner in earlier.iter() {
+                duplicates.push(Duplicate {
+                    name: name.to_owned(),
+                    definitions: [
+                        distinct[owner].name().to_owned(),
+                        distinct[position].name().to_owned(),
+                    ],
+                    tool_names: [built_names(owner), built_names(position)],
+                });
+            }
+            earlier.push(position);
+        }
+    }
+    if duplicates.is_empty() {
+        Ok(())
+    } else {
+        Err(duplicates_error(
+            BindErrorKind::DuplicateToolName,
+            duplicates,
+        ))
+    }
+}
+
+/// A discovering definition's tools must not share a name: the model could
+/// not tell them apart.
+fn check_discovered_names(
+    definition: &tool::Definition,
+    built: &[BoundTool],
+) -> Result<(), BindError> {
+    for (index, tool) in built.iter().enumerate() {
+        if built[..index].iter().any(|t| t.info.name == tool.info.name) {
+            return Err(BindError::new(
+                BindErrorKind::InvalidToolInfo,
+                format!(
+                    "tool definition `{}` built two tools named `{}`",
+                    definition.name(),
+                    tool.info.name
+                ),
+            )
+            .name(tool.info.name.clone())
+            .index(index));
+        }
+    }
+    Ok(())
 }
 
 /// One error listing every duplicate; `name` is the first's.

@@ -14,7 +14,10 @@
 //!    modes is built once and its tools shared; a new binding builds anew);
 //! 5. checks what was built: the declared names, the name rules and the
 //!    JSON Schema of each [`ToolInfo`](crate::tool::ToolInfo), compiling
-//!    each schema once for the binding's lifetime.
+//!    each schema once for the binding's lifetime; then, since a
+//!    [`discovering`](crate::tool::Definition::discovering) definition (an
+//!    MCP server) names its tools only now, that no two definitions built
+//!    one name, listing every collision.
 //!
 //! Any failure is a typed [`BindError`] and no binding exists. A bound
 //! definition is a `Definition<`[`Bound`]`>`: its methods (tools, modes,

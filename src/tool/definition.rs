@@ -62,6 +62,9 @@ pub struct Definition {
 struct Inner {
     name: String,
     tool_names: Vec<String>,
+    /// The tool names are known only once the factory ran (see
+    /// [`Definition::discovering`]); `tool_names` is then empty.
+    discovering: bool,
     factory: Box<dyn ToolFactory>,
     /// The compiled argument schema, for a definition whose one tool's
     /// schema is fixed at declaration (`from_fn`, `typed_fn`).
@@ -116,7 +119,7 @@ impl Definition {
         let name = name.into();
         Self::from_parts(
             name.clone(),
-            vec![name],
+            Some(vec![name]),
             Box::new(ClosureFactory(move |session| {
                 let built = factory(session);
                 async move {
@@ -159,22 +162,62 @@ impl Definition {
     ) -> Self {
         Self::from_parts(
             name.into(),
-            tool_names.into_iter().map(Into::into).collect(),
+            Some(tool_names.into_iter().map(Into::into).collect()),
             Box::new(factory),
             None,
         )
     }
 
+    /// A definition whose tools are known only when its factory runs: an
+    /// MCP server lists its tools when it is connected, at bind, and a
+    /// catalogue may depend on the session. It declares no tool names, so
+    /// [`validate`](crate::Definition::validate) has none to check and
+    /// [`tool_names`](Self::tool_names) is empty.
+    ///
+    /// At [`bind`](crate::Definition::bind), what it built gets every check
+    /// a declared tool gets (name rules, reserved name, JSON Schema), in the
+    /// order the factory returned them; a name two of its tools share is
+    /// [`InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo),
+    /// and a name another definition also produces is
+    /// [`DuplicateToolName`](crate::bind::BindErrorKind::DuplicateToolName)
+    /// (checked once every factory ran, every collision listed). Building
+    /// no tool is allowed: a server may offer none.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_loop::session::Session;
+    /// use agent_loop::tool::{self, BoxError, Tool, ToolFactory};
+    ///
+    /// /// Tools listed by a catalogue service at bind.
+    /// struct Catalogue;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl ToolFactory for Catalogue {
+    ///     async fn build(&self, _session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+    ///         Ok(Vec::new()) // ask the service here
+    ///     }
+    /// }
+    ///
+    /// let catalogue = tool::Definition::discovering("catalogue", Catalogue);
+    /// assert!(catalogue.discovers_tools());
+    /// assert!(catalogue.tool_names().is_empty());
+    /// ```
+    pub fn discovering(name: impl Into<String>, factory: impl ToolFactory) -> Self {
+        Self::from_parts(name.into(), None, Box::new(factory), None)
+    }
+
+    /// `tool_names` is `None` for a definition that discovers them.
     fn from_parts(
         name: String,
-        tool_names: Vec<String>,
+        tool_names: Option<Vec<String>>,
         factory: Box<dyn ToolFactory>,
         schema: Option<SchemaCache>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 name,
-                tool_names,
+                discovering: tool_names.is_none(),
+                tool_names: tool_names.unwrap_or_default(),
                 factory,
                 schema,
             }),
@@ -187,9 +230,16 @@ impl Definition {
     }
 
     /// The model-facing names of the tools this definition declares it
-    /// produces, in declaration order.
+    /// produces, in declaration order; empty for a
+    /// [`discovering`](Self::discovering) definition.
     pub fn tool_names(&self) -> &[String] {
         &self.inner.tool_names
+    }
+
+    /// `true` for a definition whose tool names are known only once its
+    /// factory runs ([`discovering`](Self::discovering)).
+    pub fn discovers_tools(&self) -> bool {
+        self.inner.discovering
     }
 
     /// `true` when both are the same definition (clones of one another),
@@ -229,6 +279,7 @@ impl fmt::Debug for Definition {
         f.debug_struct("Definition")
             .field("name", &self.inner.name)
             .field("tool_names", &self.inner.tool_names)
+            .field("discovering", &self.inner.discovering)
             .finish_non_exhaustive()
     }
 }

@@ -5,6 +5,7 @@
 
 mod bfcl_replay;
 mod bind_collisions;
+mod bind_discovered_tools;
 mod bind_extra_tools;
 mod bind_factories;
 mod bind_ids;
