@@ -17,6 +17,7 @@
 //! | 2 | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
 //! | 2 | [`wire`] | OpenAI, Anthropic and MCP formats |
 //! | 3 | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
+//! | 3 | `mcp` | MCP servers as tool factories, one connection per binding (feature `mcp`) |
 //! | 4 | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
 //! | 5 | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
 //! | 6 | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
@@ -277,6 +278,9 @@ pub mod conversation;
 pub mod definition;
 mod json;
 pub mod limits;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod middleware;
 pub mod mode;
 #[cfg(any(feature = "openai", feature = "anthropic"))]

@@ -19,7 +19,7 @@ pub(crate) mod schema;
 
 pub use definition::{Definition, ToolFactory};
 pub use function::schema_of;
-pub use info::ToolInfo;
+pub use info::{ToolAnnotations, ToolInfo};
 pub use invoke::{BoxError, CallContext, Tool};
 pub use name::{NameError, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};
 pub use output::ToolOutput;

@@ -14,6 +14,10 @@ mod bound_loop;
 mod builder_copies;
 mod common;
 mod layers;
+#[cfg(feature = "mcp")]
+mod mcp_in_process;
+#[cfg(feature = "mcp")]
+mod mcp_real_servers;
 mod middleware_order;
 #[cfg(feature = "anthropic")]
 mod model_anthropic;
