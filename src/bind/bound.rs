@@ -69,7 +69,8 @@ impl fmt::Debug for Binding {
 
 /// One built tool with its checked info and its compiled argument schema.
 pub(crate) struct BoundTool {
-    pub(crate) info: ToolInfo,
+    /// Shared with every call's [`CallContext::tool_info`].
+    pub(crate) info: Arc<ToolInfo>,
     pub(crate) tool: Arc<dyn Tool>,
     pub(crate) validator: Arc<jsonschema::Validator>,
     pub(crate) definition_name: Arc<str>,
@@ -103,7 +104,7 @@ impl BoundModeData {
                 .iter()
                 .map(|&i| (all[i].info.name.clone(), i))
                 .collect(),
-            infos: tools.iter().map(|&i| all[i].info.clone()).collect(),
+            infos: tools.iter().map(|&i| (*all[i].info).clone()).collect(),
             tools,
             tool_limits,
             instructions,
@@ -177,7 +178,7 @@ impl<'a> ToolHandle<'a> {
         call::check_arguments(self.tool, &arguments)?;
         let context = self.binding.context(
             self.mode,
-            &self.tool.info.name,
+            Arc::clone(&self.tool.info),
             "",
             CancellationToken::new(),
         );
@@ -230,7 +231,7 @@ impl Binding {
     pub(crate) fn context(
         &self,
         mode: usize,
-        tool_name: &str,
+        tool_info: Arc<ToolInfo>,
         tool_call_id: &str,
         cancellation: CancellationToken,
     ) -> CallContext {
@@ -238,7 +239,8 @@ impl Binding {
             session_id: self.session_id,
             loop_id: self.loop_id,
             mode: self.modes[mode].name.clone(),
-            tool_name: tool_name.into(),
+            tool_name: tool_info.name.as_str().into(),
+            tool_info,
             tool_call_id: tool_call_id.into(),
             cancellation,
         }

@@ -459,7 +459,7 @@ fn bound_tool(
                 .source(error),
             })?;
     Ok(BoundTool {
-        info: info.clone(),
+        info: Arc::new(info.clone()),
         tool,
         validator,
         definition_name: definition.name().into(),

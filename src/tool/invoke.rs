@@ -70,6 +70,10 @@ pub struct CallContext {
     pub mode: Option<Arc<str>>,
     /// The model-facing name of the tool called.
     pub tool_name: Arc<str>,
+    /// What the model sees of the tool called, shared with the binding:
+    /// a middleware reads a policy from it, e.g. an MCP tool's
+    /// [`annotations`](ToolInfo::annotations) (`readOnlyHint`).
+    pub tool_info: Arc<ToolInfo>,
     /// The provider's tool call id (empty when the tool is invoked directly
     /// rather than by a model).
     pub tool_call_id: Arc<str>,

@@ -607,12 +607,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let prepared = match step {
                 Step::Run => self.prepare(call),
                 Step::Output(arguments) => match &self.output_tool {
-                    Some(tool) => Ok((Arc::clone(tool), arguments)),
+                    Some(tool) => Ok((Arc::clone(tool), Arc::new(tool.info().clone()), arguments)),
                     None => self.prepare(call),
                 },
                 Step::Answer(error) => Err(error),
             };
-            let (tool, arguments) = match prepared {
+            let (tool, tool_info, arguments) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     let refused = finish(call, Err(error), Duration::ZERO, limits);
@@ -623,7 +623,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             };
             let context =
                 self.binding
-                    .context(self.mode, &call.name, &call.id, self.cancellation.clone());
+                    .context(self.mode, tool_info, &call.id, self.cancellation.clone());
             let middlewares = Arc::clone(&self.binding.middlewares);
             let semaphore = Arc::clone(&semaphore);
             let gate = gate.clone();
@@ -717,11 +717,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     }
 
     /// Finds the tool in the turn's mode and reads and checks the arguments.
-    fn prepare(&self, call: &ToolCall) -> Result<(Arc<dyn Tool>, Value), ToolCallError> {
+    #[allow(clippy::type_complexity)]
+    fn prepare(
+        &self,
+        call: &ToolCall,
+    ) -> Result<(Arc<dyn Tool>, Arc<ToolInfo>, Value), ToolCallError> {
         let tool = call::lookup(self.binding, self.mode, &call.name)?;
         let arguments = call::parse_arguments(&call.name, &call.arguments)?;
         call::check_arguments(tool, &arguments)?;
-        Ok((Arc::clone(&tool.tool), arguments))
+        Ok((Arc::clone(&tool.tool), Arc::clone(&tool.info), arguments))
     }
 }
 

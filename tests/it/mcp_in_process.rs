@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use agent_loop::conversation::{ContentPart, ImagePart, Message, ModelResponse, ToolCall};
 use agent_loop::mcp::{McpCallError, McpError, McpErrorKind, McpServer};
+use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
+use agent_loop::tool::{BoxError, ToolOutput};
 use agent_loop::turn::ScriptedModel;
 use agent_loop::{BindErrorKind, Bindings, Definition, LoopId, SessionId};
 use rmcp::model::{
@@ -67,12 +69,14 @@ impl ServerHandler for TestServer {
                 tool("dotted.name", "A name the model may not use as it is."),
             ]));
         }
-        let mut greet = Tool::new(
-            "greet",
-            "Greets someone.",
-            object_schema(json!({"who": {"type": "string"}})),
-        );
-        greet.title = Some("Greeter".into());
+        let greet: Tool = serde_json::from_value(json!({
+            "name": "greet",
+            "title": "Greeter",
+            "description": "Greets someone.",
+            "inputSchema": {"type": "object", "properties": {"who": {"type": "string"}}},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false}
+        }))
+        .unwrap();
         let mut first = ListToolsResult::with_all_items(vec![
             greet,
             tool("picture", "A caption and a picture."),
@@ -412,4 +416,43 @@ async fn a_server_that_never_initialises_is_a_timeout_bind_error() {
         source.to_string(),
         "MCP server `silent`: not started, initialised and listed within 0.3 s"
     );
+}
+
+/// Refuses every tool whose annotations do not say it is read-only.
+struct ReadOnlyOnly;
+
+#[async_trait::async_trait]
+impl ToolMiddleware for ReadOnlyOnly {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
+        if call.context.tool_info.annotations().read_only_hint != Some(true) {
+            return Err(Refusal::new("only read-only tools may run in review").into());
+        }
+        next.run(call).await
+    }
+}
+
+#[tokio::test]
+async fn a_middleware_reads_the_annotations_of_the_tool_called() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .middleware(ReadOnlyOnly)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap();
+    let greet = session.tool("greet").unwrap();
+    assert_eq!(greet.info().annotations().destructive_hint, Some(false));
+    assert_eq!(
+        session
+            .invoke("greet", json!({"who": "Ada"}))
+            .await
+            .unwrap(),
+        json!("Hello,\nAda")
+    );
+    let error = session.invoke("fail", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, agent_loop::bind::ToolCallErrorKind::Refused);
 }
