@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_loop::conversation::{ContentPart, ImagePart, Message, ModelResponse, ToolCall};
-use agent_loop::mcp::{McpCallError, McpError, McpErrorKind, McpServer};
+use agent_loop::mcp::{HttpEndpoint, McpCallError, McpError, McpErrorKind, McpServer};
 use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{BoxError, ToolOutput};
 use agent_loop::turn::ScriptedModel;
@@ -67,6 +67,7 @@ impl ServerHandler for TestServer {
                 tool("slow", "Waits until cancelled."),
                 tool("exit", "The server goes away mid-call."),
                 tool("dotted.name", "A name the model may not use as it is."),
+                tool("tenant", "The x-tenant header of the request."),
             ]));
         }
         let greet: Tool = serde_json::from_value(json!({
@@ -115,6 +116,17 @@ impl ServerHandler for TestServer {
                 }
                 std::future::pending::<()>().await;
                 unreachable!()
+            }
+            // Over HTTP: the request's `x-tenant` header, as the server got it.
+            "tenant" => {
+                let tenant = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.headers.get("x-tenant"))
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or("none")
+                    .to_owned();
+                CallToolResult::success(vec![ContentBlock::text(tenant)])
             }
             other => CallToolResult::success(vec![ContentBlock::text(format!("called {other}"))]),
         };
@@ -194,7 +206,8 @@ async fn every_page_of_tools_binds_with_sanitised_names_and_the_title_kept() {
             "local_broken",
             "local_slow",
             "local_exit",
-            "local_dotted_name"
+            "local_dotted_name",
+            "local_tenant"
         ]
     );
     let greet = session.tool("local_greet").unwrap();
@@ -455,4 +468,104 @@ async fn a_middleware_reads_the_annotations_of_the_tool_called() {
     );
     let error = session.invoke("fail", json!({})).await.unwrap_err();
     assert_eq!(error.kind, agent_loop::bind::ToolCallErrorKind::Refused);
+}
+
+/// Serves `TestServer` over streamable HTTP on a loopback port; returns
+/// its URL.
+async fn http_server() -> String {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let (sender, _receiver) = mpsc::unbounded_channel();
+    let probe = Probe {
+        slow_started: Arc::new(Notify::new()),
+        cancelled: sender,
+        exit: Arc::new(Mutex::new(None)),
+    };
+    let service = Arc::new(StreamableHttpService::new(
+        move || Ok(TestServer(probe.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let service = Arc::clone(&service);
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(move |request| {
+                    let service = Arc::clone(&service);
+                    async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), handler)
+                    .await;
+            });
+        }
+    });
+    format!("http://{address}/mcp")
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_binds_per_session_with_its_headers() {
+    let url = http_server().await;
+    let server = McpServer::http_with("remote", move |session| {
+        Ok(HttpEndpoint::new(url.clone()).header("x-tenant", session.session_id().to_string()))
+    })
+    .allow(["greet", "picture", "tenant"]);
+    let definition = Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .build()
+        .validate()
+        .unwrap();
+    let (first, second) = (SessionId::new(), SessionId::new());
+    let bind = |session_id| definition.bind(Bindings::new(session_id, LoopId::new()));
+    let (one, two) = tokio::join!(bind(first), bind(second));
+    let (one, two) = (one.unwrap(), two.unwrap());
+    assert_eq!(
+        one.invoke("greet", json!({"who": "HTTP"})).await.unwrap(),
+        json!("Hello,\nHTTP")
+    );
+    assert_eq!(
+        one.invoke("picture", json!({}))
+            .await
+            .unwrap()
+            .images()
+            .count(),
+        1
+    );
+    // Each binding sent its own headers.
+    assert_eq!(
+        one.invoke("tenant", json!({})).await.unwrap(),
+        json!(first.to_string())
+    );
+    assert_eq!(
+        two.invoke("tenant", json!({})).await.unwrap(),
+        json!(second.to_string())
+    );
+}
+
+#[tokio::test]
+async fn an_http_server_that_refuses_the_connection_is_an_initialize_bind_error() {
+    // A port nothing listens on: bound, then released.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    drop(listener);
+    let error = Definition::builder()
+        .name("mcp")
+        .tool(
+            McpServer::http("remote", HttpEndpoint::new(url))
+                .connect_timeout(Duration::from_secs(5)),
+        )
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap_err();
+    let source = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<McpError>())
+        .unwrap();
+    assert_eq!(source.kind, McpErrorKind::Initialize, "{source}");
 }
