@@ -247,6 +247,31 @@
 //!   error result after which the turn goes on (the batch's other calls
 //!   stay answered "not run"). A response cut off by the output limit ends
 //!   nothing: its output call is answered like any cut-off call.
+//! - **MCP servers are per binding** (feature `mcp`, `mcp::McpServer`):
+//!   each bind starts its own server, since a server's directory,
+//!   credentials and state are a session's; shared servers leak one
+//!   session into another. Its tools are known only once it listed them,
+//!   so it is a discovering definition and its names are checked after the
+//!   factories ran. The model-facing name is `prefix_` + the server's name
+//!   made valid (`McpServer::name_rules`, OpenAI/Anthropic by default),
+//!   `tools/call` gets the server's own; two of one server's tools that
+//!   become one name fail the bind, naming both. An allow list naming a
+//!   tool the server lacks fails the bind (a typo would bind less without
+//!   a word); a server left with no tools is allowed. Start, initialise
+//!   and list share one timeout (30 s: a cold `npx` downloads first); a
+//!   call has its own (60 s, the MCP TypeScript SDK's default), after
+//!   which it is an error result and the server is sent
+//!   `notifications/cancelled`, as it is for a call of a cancelled turn.
+//!   Results: text blocks joined with `\n`, images as image parts,
+//!   `structuredContent` only when there is no text (the text is what the
+//!   server wrote for models), audio and binary resources named, not
+//!   sent. A stdio server gets a safe environment (`PATH`, `HOME`, ...,
+//!   not the caller's API keys) unless `inherit_env`, runs in its own
+//!   process group, and is shut down as the MCP specification says: input
+//!   closed, 0.5 s, `SIGTERM`, 0.5 s, `SIGKILL` to the group (so `npx`'s
+//!   child goes too), then reaped; without a Tokio runtime at drop it is
+//!   killed and reaped at once. Over HTTPS, rustls needs a process-wide
+//!   crypto provider: ring is installed when none is.
 //! - **Native structured output is opt-in per turn**
 //!   ([`turn::OutputMode::Native`], [`turn::TurnOptions::native_output`]);
 //!   tool mode stays the default because it works with every model. In

@@ -67,6 +67,7 @@ impl ServerHandler for TestServer {
                 tool("slow", "Waits until cancelled."),
                 tool("exit", "The server goes away mid-call."),
                 tool("dotted.name", "A name the model may not use as it is."),
+                tool("dotted_name", "The name `dotted.name` becomes."),
                 tool("tenant", "The x-tenant header of the request."),
             ]));
         }
@@ -176,7 +177,10 @@ fn in_process_server_named(
         });
         *shared.exit.lock().unwrap() = Some(task.abort_handle());
         Ok(client_end)
-    });
+    })
+    // `dotted_name` collides with `dotted.name` once sanitised; one test
+    // lifts this.
+    .deny(["dotted_name"]);
     (server, probe, receiver)
 }
 
@@ -568,4 +572,27 @@ async fn an_http_server_that_refuses_the_connection_is_an_initialize_bind_error(
         .and_then(|source| source.downcast_ref::<McpError>())
         .unwrap();
     assert_eq!(source.kind, McpErrorKind::Initialize, "{source}");
+}
+
+#[tokio::test]
+async fn two_tools_of_one_server_sanitised_to_one_name_fail_the_bind_naming_both() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let error = Definition::builder()
+        .name("mcp")
+        .tool(server.deny(Vec::<String>::new()))
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed);
+    let source = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<McpError>())
+        .unwrap();
+    assert_eq!(source.kind, McpErrorKind::NameCollision);
+    assert_eq!(
+        source.to_string(),
+        "MCP server `local`: the server's tools `dotted.name` and `dotted_name` both become `dotted_name`; deny one of them"
+    );
 }
