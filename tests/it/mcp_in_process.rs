@@ -12,7 +12,7 @@ use agent_loop::mcp::{HttpEndpoint, McpCallError, McpError, McpErrorKind, McpSer
 use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{BoxError, ToolOutput};
 use agent_loop::turn::ScriptedModel;
-use agent_loop::{BindErrorKind, Bindings, Definition, LoopId, SessionId};
+use agent_loop::{BindError, BindErrorKind, Bindings, Definition, LoopId, SessionId};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
     ContentBlock, ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -182,6 +182,26 @@ fn in_process_server_named(
     // lifts this.
     .deny(["dotted_name"]);
     (server, probe, receiver)
+}
+
+/// Binds a definition holding only `server`; the bind must fail.
+pub(crate) async fn bind_error(server: McpServer) -> BindError {
+    Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap_err()
+}
+
+/// The [`McpError`] a failed bind carries as its source.
+pub(crate) fn mcp_error(error: &BindError) -> &McpError {
+    std::error::Error::source(error)
+        .and_then(|source| source.downcast_ref::<McpError>())
+        .expect("an McpError source")
 }
 
 async fn bind(server: McpServer) -> Definition<agent_loop::Bound> {
@@ -360,20 +380,10 @@ async fn allow_and_deny_lists_select_tools_and_an_unknown_allowed_name_fails_the
     let names: Vec<&str> = session.tools().iter().map(|tool| tool.name()).collect();
     assert_eq!(names, ["greet", "slow"]);
 
-    let error = Definition::builder()
-        .name("mcp")
-        .tool(server.allow(["greet", "gret"]))
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap_err();
+    let error = bind_error(server.allow(["greet", "gret"])).await;
     assert_eq!(error.kind, BindErrorKind::FactoryFailed);
     assert_eq!(error.name.as_deref(), Some("local"));
-    let source = std::error::Error::source(&error)
-        .and_then(|source| source.downcast_ref::<McpError>())
-        .expect("an McpError source");
+    let source = mcp_error(&error);
     assert_eq!(source.kind, McpErrorKind::UnknownAllowedTool);
     assert!(source.to_string().starts_with(
         "MCP server `local`: the allow list names tools the server does not list: gret; it lists: "
@@ -414,20 +424,10 @@ async fn a_server_that_never_initialises_is_a_timeout_bind_error() {
         Ok(client_end)
     })
     .connect_timeout(Duration::from_millis(300));
-    let error = Definition::builder()
-        .name("mcp")
-        .tool(silent)
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap_err();
+    let error = bind_error(silent).await;
     assert_eq!(error.kind, BindErrorKind::FactoryFailed);
     assert_eq!(error.name.as_deref(), Some("silent"));
-    let source = std::error::Error::source(&error)
-        .and_then(|source| source.downcast_ref::<McpError>())
-        .unwrap();
+    let source = mcp_error(&error);
     assert_eq!(source.kind, McpErrorKind::Timeout);
     assert_eq!(
         source.to_string(),
@@ -556,40 +556,20 @@ async fn an_http_server_that_refuses_the_connection_is_an_initialize_bind_error(
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     drop(listener);
-    let error = Definition::builder()
-        .name("mcp")
-        .tool(
-            McpServer::http("remote", HttpEndpoint::new(url))
-                .connect_timeout(Duration::from_secs(5)),
-        )
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap_err();
-    let source = std::error::Error::source(&error)
-        .and_then(|source| source.downcast_ref::<McpError>())
-        .unwrap();
+    let error = bind_error(
+        McpServer::http("remote", HttpEndpoint::new(url)).connect_timeout(Duration::from_secs(5)),
+    )
+    .await;
+    let source = mcp_error(&error);
     assert_eq!(source.kind, McpErrorKind::Initialize, "{source}");
 }
 
 #[tokio::test]
 async fn two_tools_of_one_server_sanitised_to_one_name_fail_the_bind_naming_both() {
     let (server, _probe, _cancelled) = in_process_server();
-    let error = Definition::builder()
-        .name("mcp")
-        .tool(server.deny(Vec::<String>::new()))
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap_err();
+    let error = bind_error(server.deny(Vec::<String>::new())).await;
     assert_eq!(error.kind, BindErrorKind::FactoryFailed);
-    let source = std::error::Error::source(&error)
-        .and_then(|source| source.downcast_ref::<McpError>())
-        .unwrap();
+    let source = mcp_error(&error);
     assert_eq!(source.kind, McpErrorKind::NameCollision);
     assert_eq!(
         source.to_string(),

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::mcp_in_process::{bind_error, mcp_error};
 use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
 use agent_loop::mcp::{McpServer, StdioCommand};
 use agent_loop::turn::{ScriptedModel, TurnStatus};
@@ -321,20 +322,10 @@ async fn a_server_that_exits_at_start_is_a_bind_error_with_its_stderr() {
         "files",
         StdioCommand::new("node").arg(&script).arg(&missing),
     );
-    let error = Definition::builder()
-        .name("broken")
-        .tool(files)
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap_err();
+    let error = bind_error(files).await;
     assert_eq!(error.kind, agent_loop::BindErrorKind::FactoryFailed);
     assert_eq!(error.name.as_deref(), Some("files"));
-    let source = std::error::Error::source(&error)
-        .and_then(|source| source.downcast_ref::<agent_loop::mcp::McpError>())
-        .unwrap();
+    let source = mcp_error(&error);
     assert_eq!(source.kind, agent_loop::mcp::McpErrorKind::Initialize);
     let stderr = source.stderr.as_deref().unwrap_or_default();
     assert!(stderr.contains(&*missing.to_string_lossy()), "{stderr:?}");
@@ -344,18 +335,8 @@ async fn a_server_that_exits_at_start_is_a_bind_error_with_its_stderr() {
 #[tokio::test]
 async fn a_missing_program_is_a_start_bind_error() {
     let files = McpServer::stdio("files", StdioCommand::new("/nonexistent/mcp-server"));
-    let error = Definition::builder()
-        .name("broken")
-        .tool(files)
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap_err();
-    let source = std::error::Error::source(&error)
-        .and_then(|source| source.downcast_ref::<agent_loop::mcp::McpError>())
-        .unwrap();
+    let error = bind_error(files).await;
+    let source = mcp_error(&error);
     assert_eq!(source.kind, agent_loop::mcp::McpErrorKind::Start);
     assert_eq!(
         source.to_string(),
