@@ -201,6 +201,10 @@ enum Transport {
 /// [`into_definition`](Self::into_definition) (or `.into()`): a
 /// [`discovering`](crate::tool::Definition::discovering) definition named
 /// like the server, whose tools are known once the server listed them.
+/// Convert once, and give clones of that definition to the base and the
+/// modes: a binding then starts the server once. (Two conversions are two
+/// definitions with one name, which bind refuses as
+/// `DuplicateDefinitionName`.)
 ///
 /// At bind, in order, within [`connect_timeout`](Self::connect_timeout):
 /// the command or endpoint is computed from the binding's

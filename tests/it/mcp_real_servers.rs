@@ -406,3 +406,27 @@ fn dropping_a_binding_outside_a_runtime_still_reaps_the_server() {
     drop(session); // no runtime here: killed and reaped at once
     assert!(processes_mentioning(&marker).is_empty());
 }
+
+/// A server that never answers `initialize` and has a child of its own (as
+/// `npx` has): the bind fails with a timeout, and neither process is left.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_silent_server_times_out_and_its_whole_process_group_is_stopped() {
+    let marker = format!("agent-loop-silent-{}", SessionId::new());
+    let server = McpServer::stdio(
+        "silent",
+        StdioCommand::new("sh").args([
+            "-c",
+            r#"sh -c "sleep 30; true" "$0-child" & wait"#,
+            &marker,
+        ]),
+    )
+    .connect_timeout(Duration::from_millis(500));
+    let error = bind_error(server).await;
+    assert_eq!(error.name.as_deref(), Some("silent"));
+    assert_eq!(
+        mcp_error(&error).kind,
+        agent_loop::mcp::McpErrorKind::Timeout
+    );
+    assert_no_process_left(&marker).await;
+}
