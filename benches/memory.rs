@@ -22,7 +22,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 use agent_loop::{Bindings, Bound, Definition, LoopId, Mode, Session, SessionId, Validated};
 use async_trait::async_trait;
 use common::parameters;
@@ -107,8 +107,12 @@ impl Tool for Forecast {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
-        forecast(arguments).await
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        forecast(arguments).await.map(Into::into)
     }
 }
 
@@ -130,9 +134,13 @@ impl Tool for Shared {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
         (self.handler)();
-        forecast(arguments).await
+        forecast(arguments).await.map(Into::into)
     }
 }
 

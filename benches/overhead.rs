@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
-use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 use agent_loop::turn::{Model, ModelRequest};
 use agent_loop::{Bindings, Bound, Definition, Limit, LoopId, Mode, SessionId, ToolLimits};
 use async_trait::async_trait;
@@ -137,7 +137,7 @@ struct PassThrough;
 
 #[async_trait]
 impl ToolMiddleware for PassThrough {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
         next.run(call).await
     }
 }
@@ -419,9 +419,13 @@ impl Tool for Forecast {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
         black_box(&self.session);
-        forecast(arguments).await
+        forecast(arguments).await.map(Into::into)
     }
 }
 
@@ -489,8 +493,8 @@ fn binds(c: &mut Criterion) {
         fn info(&self) -> &ToolInfo {
             &self.info
         }
-        async fn invoke(&self, arguments: Value, _: &CallContext) -> Result<Value, BoxError> {
-            (self.handler)(arguments).await
+        async fn invoke(&self, arguments: Value, _: &CallContext) -> Result<ToolOutput, BoxError> {
+            (self.handler)(arguments).await.map(Into::into)
         }
     }
     let shared: Vec<(Arc<ToolInfo>, Arc<Handler>)> = (0..TOOLS)

@@ -11,7 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use agent_loop::conversation::{AssistantMessage, Message, ModelResponse, ToolCall};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
-use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, schema_of};
+use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput, schema_of};
 use agent_loop::turn::{ScriptedModel, TurnStatus};
 use agent_loop::{Bindings, LoopId, Session, SessionId};
 use agent_loop::{Definition, Mode, ToolLimits};
@@ -75,7 +75,11 @@ impl Tool for ListFiles {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
         let arguments: ListFilesArgs = serde_json::from_value(arguments)?;
         let directory = resolve(&self.root, arguments.directory.as_deref().unwrap_or("."))?;
         let mut entries = tokio::fs::read_dir(&directory).await?;
@@ -88,7 +92,7 @@ impl Tool for ListFiles {
             names.push(name);
         }
         names.sort();
-        Ok(json!(names))
+        Ok(json!(names).into())
     }
 }
 
@@ -104,12 +108,16 @@ impl Tool for ReadFile {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
         let arguments: ReadFileArgs = serde_json::from_value(arguments)?;
         let path = resolve(&self.root, &arguments.path)?;
         let bytes = tokio::fs::read(&path).await?;
         let limit = arguments.max_bytes.unwrap_or(2000).min(bytes.len());
-        Ok(Value::String(
+        Ok(ToolOutput::from(
             String::from_utf8_lossy(&bytes[..limit]).into_owned(),
         ))
     }
@@ -120,7 +128,7 @@ struct Logging;
 
 #[async_trait]
 impl ToolMiddleware for Logging {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
         let context = call.context.clone();
         println!(
             "    [log] -> {} {} (call id {:?}, mode {:?})",
@@ -134,7 +142,7 @@ impl ToolMiddleware for Logging {
             Ok(value) => println!(
                 "    [log] <- {} ok, {} bytes",
                 context.tool_name,
-                value.to_string().len()
+                value.text().len()
             ),
             Err(error) => println!("    [log] <- {} error: {error}", context.tool_name),
         }
@@ -227,7 +235,7 @@ async fn main() -> Result<(), BoxError> {
 
     println!("\ninvoking tools directly (through the middleware chain):");
     let listing = session.invoke("list_files", json!({})).await?;
-    println!("  list_files -> {listing}");
+    println!("  list_files -> {}", listing.text());
     let cargo_toml = session
         .invoke(
             "read_file",

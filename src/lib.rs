@@ -17,6 +17,7 @@
 //! | 2 | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
 //! | 2 | [`wire`] | OpenAI, Anthropic and MCP formats |
 //! | 3 | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
+//! | 3 | `mcp` | MCP servers as tool factories, one connection per binding (feature `mcp`) |
 //! | 4 | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
 //! | 5 | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
 //! | 6 | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
@@ -114,12 +115,21 @@
 //!   factory's business, and leaving them out keeps `tool` below `bind`.
 //! - **Distinct factories of one binding run concurrently**; the first
 //!   failure in declaration order is reported. Declared names are checked
-//!   for collisions before any factory runs, built names after.
+//!   for collisions before any factory runs, built names after (a
+//!   discovering definition, such as an MCP server, names its tools only
+//!   when built). A collision error lists every colliding pair, each with
+//!   both definitions, so one failed start shows all the renaming to do.
 //! - **Tool handles borrow the binding** ([`bind::ToolHandle`]): they expose
 //!   the [`ToolInfo`] and invocation through the middleware chain, never the
 //!   `Arc<dyn Tool>`, so a tool cannot escape its session.
-//! - **Tool output is JSON**: a string is shown to the model as its text,
-//!   any other value as compact JSON. Tool errors are any
+//! - **Tool output is JSON or content parts** ([`tool::ToolOutput`]): a
+//!   JSON string is shown to the model as its text, any other value as
+//!   compact JSON; content parts (text and images, from a screenshot tool
+//!   or an MCP server) become the result's parts, so an image reaches the
+//!   model without a detour through base64 text. `From<Value>` keeps a JSON
+//!   tool a one-liner (`Ok(json!(..).into())`, and `from_fn` handlers
+//!   return any `Into<ToolOutput>`). `result_bytes` counts and cuts text
+//!   only: an image is sent whole or not at all. Tool errors are any
 //!   [`tool::BoxError`]; the model sees their `Display`, cleaned of control
 //!   characters and bounded to [`turn::ERROR_TEXT_BYTES`].
 //! - **A response with no tool calls is a final answer** (its text, or
@@ -248,6 +258,31 @@
 //!   error result after which the turn goes on (the batch's other calls
 //!   stay answered "not run"). A response cut off by the output limit ends
 //!   nothing: its output call is answered like any cut-off call.
+//! - **MCP servers are per binding** (feature `mcp`, `mcp::McpServer`):
+//!   each bind starts its own server, since a server's directory,
+//!   credentials and state are a session's; shared servers leak one
+//!   session into another. Its tools are known only once it listed them,
+//!   so it is a discovering definition and its names are checked after the
+//!   factories ran. The model-facing name is `prefix_` + the server's name
+//!   made valid (`McpServer::name_rules`, OpenAI/Anthropic by default),
+//!   `tools/call` gets the server's own; two of one server's tools that
+//!   become one name fail the bind, naming both. An allow list naming a
+//!   tool the server lacks fails the bind (a typo would bind less without
+//!   a word); a server left with no tools is allowed. Start, initialise
+//!   and list share one timeout (30 s: a cold `npx` downloads first); a
+//!   call has its own (60 s, the MCP TypeScript SDK's default), after
+//!   which it is an error result and the server is sent
+//!   `notifications/cancelled`, as it is for a call of a cancelled turn.
+//!   Results: text blocks joined with `\n`, images as image parts,
+//!   `structuredContent` only when there is no text (the text is what the
+//!   server wrote for models), audio and binary resources named, not
+//!   sent. A stdio server gets a safe environment (`PATH`, `HOME`, ...,
+//!   not the caller's API keys) unless `inherit_env`, runs in its own
+//!   process group, and is shut down as the MCP specification says: input
+//!   closed, 0.5 s, `SIGTERM`, 0.5 s, `SIGKILL` to the group (so `npx`'s
+//!   child goes too), then reaped; without a Tokio runtime at drop it is
+//!   killed and reaped at once. Over HTTPS, rustls needs a process-wide
+//!   crypto provider: ring is installed when none is.
 //! - **Native structured output is opt-in per turn**
 //!   ([`turn::OutputMode::Native`], [`turn::TurnOptions::native_output`]);
 //!   tool mode stays the default because it works with every model. In
@@ -279,6 +314,9 @@ pub mod conversation;
 pub mod definition;
 mod json;
 pub mod limits;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod middleware;
 pub mod mode;
 #[cfg(any(feature = "openai", feature = "anthropic"))]

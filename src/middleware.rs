@@ -3,7 +3,9 @@
 //! The shape follows `reqwest-middleware`: a [`ToolMiddleware`] receives the
 //! [`ToolInvocation`] and a [`Next`] that runs the rest of the chain. It may
 //! rewrite the arguments, short-circuit (return without calling `next`), or
-//! post-process the output. The first middleware registered is the
+//! post-process the [`ToolOutput`] (JSON, or
+//! content parts such as images, passed through unchanged by a middleware
+//! that does not look at it). The first middleware registered is the
 //! outermost: with `[outer, inner]` a call runs outer-before, inner-before,
 //! the tool, inner-after, outer-after.
 //!
@@ -29,15 +31,14 @@
 //!
 //! ```
 //! use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
-//! use agent_loop::tool::BoxError;
-//! use serde_json::Value;
+//! use agent_loop::tool::{BoxError, ToolOutput};
 //!
 //! /// Logs every call with its tool call id.
 //! struct Log;
 //!
 //! #[async_trait::async_trait]
 //! impl ToolMiddleware for Log {
-//!     async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+//!     async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
 //!         let (name, id) = (call.context.tool_name.clone(), call.context.tool_call_id.clone());
 //!         let output = next.run(call).await;
 //!         println!("{name} ({id}): {}", if output.is_ok() { "ok" } else { "error" });
@@ -50,7 +51,7 @@
 //!
 //! #[async_trait::async_trait]
 //! impl ToolMiddleware for NoDeletes {
-//!     async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+//!     async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
 //!         if call.context.tool_name.starts_with("delete_") {
 //!             return Err(Refusal::new("deleting is not allowed in this session").into());
 //!         }
@@ -67,14 +68,14 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use crate::panic::panic_message;
-use crate::tool::{BoxError, CallContext, Tool};
+use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
 
 /// A wrapper around every tool execution of a bound definition.
 #[async_trait]
 pub trait ToolMiddleware: Send + Sync + 'static {
     /// Handles one call: usually does something, calls `next.run(call)`,
     /// and does something with the output.
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError>;
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError>;
 
     /// A name for logs and for [`middlewares()`](crate::Definition::middlewares);
     /// the type name by default.
@@ -109,7 +110,7 @@ impl<'a> Next<'a> {
     /// comes back as an `Err` holding a [`ToolFailed`] (its `source()` is
     /// the tool's error), a panic in the tool as one holding a
     /// [`ToolPanicked`].
-    pub async fn run(self, call: ToolInvocation) -> Result<Value, BoxError> {
+    pub async fn run(self, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
         match self.middlewares.split_first() {
             Some((first, rest)) => {
                 first
@@ -204,8 +205,8 @@ impl Refusal {
 
 /// How one run of the chain ended, before it becomes a tool result.
 pub(crate) enum ChainOutcome {
-    /// The chain returned a value.
-    Output(Value),
+    /// The chain returned an output.
+    Output(ToolOutput),
     /// The chain returned an error: a [`ToolFailed`] or [`ToolPanicked`]
     /// from its end, or a middleware's own.
     Failed(BoxError),

@@ -18,7 +18,7 @@ use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::session::{LoopId, SessionId};
 use crate::tool::checked::CheckedInfo;
-use crate::tool::{CallContext, Tool, ToolInfo};
+use crate::tool::{CallContext, Tool, ToolInfo, ToolOutput};
 
 /// The lifecycle state of a definition bound to one session by
 /// [`bind`](crate::Definition::bind): it holds that session's live tools.
@@ -144,17 +144,20 @@ impl<'a> ToolHandle<'a> {
     /// [`CallContext::mode`](crate::tool::CallContext::mode): a handle from
     /// `bound.mode("review")` runs in `review` whatever the current mode),
     /// with an empty tool call id and a cancellation token that never fires.
+    /// The [`ToolOutput`] is what the chain returned, before any
+    /// `result_bytes` cut (a turn applies that).
     ///
     /// Errors: [`ToolCallError`] when the arguments are not an object or
     /// fail the tool's schema, when the tool fails or panics, or when a
     /// middleware refuses the call, fails or panics; its
     /// [`kind`](ToolCallError::kind) says which, as in a turn.
-    pub async fn invoke(&self, arguments: Value) -> Result<Value, ToolCallError> {
+    pub async fn invoke(&self, arguments: Value) -> Result<ToolOutput, ToolCallError> {
         let tool = self.tool();
         call::check_arguments(tool, &arguments)?;
         let context = self.binding.context(
             self.mode,
             Arc::clone(&tool.checked.name),
+            Arc::clone(&tool.checked.info),
             no_tool_call_id(),
             CancellationToken::new(),
         );
@@ -224,6 +227,7 @@ impl Binding {
         &self,
         mode: usize,
         tool_name: Arc<str>,
+        tool_info: Arc<ToolInfo>,
         tool_call_id: Arc<str>,
         cancellation: CancellationToken,
     ) -> CallContext {
@@ -232,6 +236,7 @@ impl Binding {
             loop_id: self.loop_id,
             mode: self.mode(mode).name.clone(),
             tool_name,
+            tool_info,
             tool_call_id,
             cancellation,
         }
@@ -353,7 +358,7 @@ impl Definition<Bound> {
     /// Errors: [`ToolCallError`] of kind `UnknownTool` when the current mode
     /// has no such tool (a tool of another mode is unknown too), and the
     /// errors of [`ToolHandle::invoke`].
-    pub async fn invoke(&self, name: &str, arguments: Value) -> Result<Value, ToolCallError> {
+    pub async fn invoke(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolCallError> {
         let binding = self.binding();
         let index = call::lookup(binding, binding.current, name)?;
         binding

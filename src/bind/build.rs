@@ -3,6 +3,8 @@
 //! distinct factory once, check what they built, assemble the modes. All or
 //! nothing.
 
+use std::collections::HashMap;
+use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -13,7 +15,7 @@ use crate::bind::{
     BindError, BindErrorKind, Binding, Bindings, Bound, BoundTool, Duplicate, FactoryPanic,
 };
 use crate::definition::builder::Recipe;
-use crate::definition::layout::{Collisions, Layout};
+use crate::definition::layout::{Collisions, Layout, ToolTable};
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
 use crate::panic::panic_message;
@@ -85,15 +87,13 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         Collisions::DefinitionNames(found) => {
             return Err(duplicates_error(
                 BindErrorKind::DuplicateDefinitionName,
-                &layout.definitions,
-                found,
+                layout_duplicates(&layout.definitions, found),
             ));
         }
         Collisions::ToolNames(found) => {
             return Err(duplicates_error(
                 BindErrorKind::DuplicateToolName,
-                &layout.definitions,
-                found,
+                layout_duplicates(&layout.definitions, found),
             ));
         }
     }
@@ -121,6 +121,8 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
     .collect();
 
     let mut tools = Vec::with_capacity(layout.table.tool_definition.len());
+    // Per definition, where its tools are in `tools`.
+    let mut produced: Vec<Range<usize>> = Vec::with_capacity(distinct.len());
     for (definition, outcome) in distinct.iter().zip(built) {
         let instances = match outcome {
             Ok(Ok(instances)) => instances,
@@ -156,28 +158,55 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
             tools.push(bound_tool(definition, index, instance, recipe.name_rules)?);
         }
         let built = &mut tools[first..];
-        let in_declared_order = built.len() == definition.tool_names().len()
-            && built
-                .iter()
-                .zip(definition.tool_names())
-                .all(|(tool, name)| *tool.checked.name == **name);
-        if !in_declared_order {
-            check_produced_names(definition, built)?;
-            // The model sees the declared order, not whatever order the
-            // factory built in (a bundle over a map or a server need not be
-            // stable), and the layout places each tool by its declared
-            // position. The names match the declared ones exactly, so each
-            // has a position.
-            built.sort_by_key(|tool| {
-                definition
-                    .tool_names()
+        if definition.discovers_tools() {
+            check_discovered_names(definition, built)?;
+        } else {
+            let in_declared_order = built.len() == definition.tool_names().len()
+                && built
                     .iter()
-                    .position(|name| **name == *tool.checked.name)
-            });
+                    .zip(definition.tool_names())
+                    .all(|(tool, name)| *tool.checked.name == **name);
+            if !in_declared_order {
+                check_produced_names(definition, built)?;
+                // The model sees the declared order, not whatever order the
+                // factory built in (a bundle over a map need not be
+                // stable), and the layout places each tool by its declared
+                // position. The names match the declared ones exactly, so
+                // each has a position.
+                built.sort_by_key(|tool| {
+                    definition
+                        .tool_names()
+                        .iter()
+                        .position(|name| **name == *tool.checked.name)
+                });
+            }
         }
+        produced.push(first..tools.len());
     }
+    // Without a discovering definition, the built names are the declared
+    // ones, which were checked for collisions before any factory ran, and
+    // the layout's table places them. Names a factory discovered can only
+    // be checked now, and placed by a table of this binding's own.
+    let table = if distinct.iter().any(tool::Definition::discovers_tools) {
+        check_built_names(distinct, &produced, &tools)?;
+        let names: Vec<Vec<String>> = produced
+            .iter()
+            .map(|range| {
+                tools[range.clone()]
+                    .iter()
+                    .map(|tool| tool.checked.info.name.clone())
+                    .collect()
+            })
+            .collect();
+        Arc::new(ToolTable::new(
+            distinct.len(),
+            &layout.modes,
+            |definition| &names[definition],
+        ))
+    } else {
+        Arc::clone(&layout.table)
+    };
     let checked: Vec<&Arc<CheckedInfo>> = tools.iter().map(|tool| &tool.checked).collect();
-    let table = Arc::clone(&layout.table);
     let infos = layout.mode_infos(&table, &checked);
     Ok(Binding {
         session_id: bindings.session_id(),
@@ -198,17 +227,90 @@ fn duplicate(name: &str, first: &tool::Definition, second: &tool::Definition) ->
     }
 }
 
-/// One error listing every duplicate `(name, first, second)` found among
-/// `definitions`; `name` is the first's.
-fn duplicates_error(
-    kind: BindErrorKind,
+/// The duplicates `(name, first, second)` the layout found among
+/// `definitions`, each with both definitions' declared names.
+fn layout_duplicates(
     definitions: &[tool::Definition],
     found: &[(String, usize, usize)],
-) -> BindError {
-    let duplicates: Vec<Duplicate> = found
+) -> Vec<Duplicate> {
+    found
         .iter()
         .map(|(name, first, second)| duplicate(name, &definitions[*first], &definitions[*second]))
-        .collect();
+        .collect()
+}
+
+/// After every factory ran: no two definitions built tools of one name.
+/// Only a [`discovering`](tool::Definition::discovering) definition can
+/// collide here (declared names were checked before), but every pair is
+/// listed, each with the names its definitions built.
+fn check_built_names(
+    distinct: &[tool::Definition],
+    produced: &[Range<usize>],
+    tools: &[BoundTool],
+) -> Result<(), BindError> {
+    let built_names = |position: usize| -> Vec<String> {
+        tools[produced[position].clone()]
+            .iter()
+            .map(|tool| tool.checked.info.name.clone())
+            .collect()
+    };
+    let mut owners: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut duplicates = Vec::new();
+    for (position, indices) in produced.iter().enumerate() {
+        for tool in &tools[indices.clone()] {
+            let name = &*tool.checked.name;
+            let earlier = owners.entry(name).or_default();
+            for &owner in earlier.iter() {
+                duplicates.push(Duplicate {
+                    name: name.to_owned(),
+                    definitions: [
+                        distinct[owner].name().to_owned(),
+                        distinct[position].name().to_owned(),
+                    ],
+                    tool_names: [built_names(owner), built_names(position)],
+                });
+            }
+            earlier.push(position);
+        }
+    }
+    if duplicates.is_empty() {
+        Ok(())
+    } else {
+        Err(duplicates_error(
+            BindErrorKind::DuplicateToolName,
+            duplicates,
+        ))
+    }
+}
+
+/// A discovering definition's tools must not share a name: the model could
+/// not tell them apart.
+fn check_discovered_names(
+    definition: &tool::Definition,
+    built: &[BoundTool],
+) -> Result<(), BindError> {
+    for (index, tool) in built.iter().enumerate() {
+        if built[..index]
+            .iter()
+            .any(|t| t.checked.name == tool.checked.name)
+        {
+            return Err(BindError::new(
+                BindErrorKind::InvalidToolInfo,
+                format!(
+                    "tool definition `{}` built two tools named `{}`",
+                    definition.name(),
+                    tool.checked.name
+                ),
+            )
+            .name(&*tool.checked.name)
+            .index(index));
+        }
+    }
+    Ok(())
+}
+
+/// One error listing every duplicate; `name` is the first's.
+fn duplicates_error(kind: BindErrorKind, duplicates: Vec<Duplicate>) -> BindError {
     let describe = |duplicate: &Duplicate| match kind {
         BindErrorKind::DuplicateDefinitionName => format!(
             "two different tool definitions are named `{}` (declaring {:?} and {:?})",
@@ -404,8 +506,8 @@ mod tests {
             &self,
             arguments: Value,
             _context: &tool::CallContext,
-        ) -> Result<Value, BoxError> {
-            Ok(arguments)
+        ) -> Result<tool::ToolOutput, BoxError> {
+            Ok(arguments.into())
         }
     }
 

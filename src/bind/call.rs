@@ -10,7 +10,7 @@ use crate::bind::{Binding, BoundTool, ToolCallError, ToolCallErrorKind};
 use crate::middleware::{
     ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
 };
-use crate::tool::{BoxError, CallContext, Tool};
+use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
 
 /// The index in `binding.tools` of the tool named `name` in mode `mode`.
 pub(crate) fn lookup(binding: &Binding, mode: usize, name: &str) -> Result<usize, ToolCallError> {
@@ -127,7 +127,7 @@ pub(crate) async fn execute(
     middlewares: &[Arc<dyn ToolMiddleware>],
     arguments: Value,
     context: CallContext,
-) -> Result<Value, ToolCallError> {
+) -> Result<ToolOutput, ToolCallError> {
     let name = context.tool_name.clone();
     match run_chain(tool, middlewares, ToolInvocation { arguments, context }).await {
         ChainOutcome::Output(output) => Ok(output),

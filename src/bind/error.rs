@@ -20,15 +20,19 @@ pub enum BindErrorKind {
     /// so two `from_fn("search", ..)` are this kind. Every such name is in
     /// [`BindError::duplicates`]. No factory ran.
     DuplicateDefinitionName,
-    /// Two different tool definitions declare the same model-facing tool
+    /// Two different tool definitions produce the same model-facing tool
     /// name, anywhere in the binding (base, any mode, extra tools): the
-    /// model could not tell them apart. Every such name is in
-    /// [`BindError::duplicates`]. No factory ran.
+    /// model could not tell them apart. Every such pair is in
+    /// [`BindError::duplicates`]. For declared names no factory ran; names
+    /// a [`discovering`](crate::tool::Definition::discovering) definition
+    /// (an MCP server) builds are checked once every factory ran, and the
+    /// built tools are dropped.
     DuplicateToolName,
     /// A built tool's [`ToolInfo`](crate::tool::ToolInfo) is unusable: no
-    /// tool built, names other than the declared ones, a name that breaks
-    /// the rules or is reserved, or parameters that are not a valid JSON
-    /// Schema of `"type": "object"`. (A blank description is allowed.)
+    /// tool built, names other than the declared ones, two tools of one
+    /// discovering definition with one name, a name that breaks the rules
+    /// or is reserved, or parameters that are not a valid JSON Schema of
+    /// `"type": "object"`. (A blank description is allowed.)
     InvalidToolInfo,
     /// A factory returned an error; the source is that error.
     FactoryFailed,
@@ -43,7 +47,8 @@ pub enum BindErrorKind {
 /// - `name`: the tool or definition concerned (for a duplicate tool name,
 ///   the tool name; when several names collide, the first).
 /// - `duplicates`: for the two duplicate kinds, every colliding name with
-///   both of its owners.
+///   both of its owners, one entry per pair (three definitions named alike
+///   are three pairs).
 /// - `index`: a position where that helps: the extra tool's index in
 ///   [`Bindings::extra_tools`](crate::bind::Bindings::extra_tools) for
 ///   `InvalidDefinition`, the tool's index in what its factory returned for
@@ -133,6 +138,8 @@ pub struct Duplicate {
     /// The names of the two definitions, in the order bind meets them (the
     /// base's tools, the extra tools, then each mode's tools).
     pub definitions: [String; 2],
-    /// The tool names each of the two declares, in the same order.
+    /// The tool names each of the two declares (for a
+    /// [`discovering`](crate::tool::Definition::discovering) definition,
+    /// the names it built), in the same order.
     pub tool_names: [Vec<String>; 2],
 }

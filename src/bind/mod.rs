@@ -13,12 +13,15 @@
 //! 4. runs each distinct factory once (a definition shared by the base and
 //!    modes is built once and its tools shared; a new binding builds anew);
 //! 5. checks what was built: the declared names, the name rules and the
-//!    JSON Schema of each [`ToolInfo`](crate::tool::ToolInfo). A schema is
-//!    checked and compiled once per distinct info, not per binding: a
+//!    JSON Schema of each [`ToolInfo`](crate::tool::ToolInfo); then, since a
+//!    [`discovering`](crate::tool::Definition::discovering) definition (an
+//!    MCP server) names its tools only now, that no two definitions built
+//!    one name, listing every collision. A schema is checked and compiled
+//!    once per distinct info, not per binding: a
 //!    [`from_fn`](crate::tool::Definition::from_fn) or
 //!    [`typed_fn`](crate::tool::Definition::typed_fn) tool's on the first
-//!    bind, and a factory's tool's again only when its info differs from
-//!    the last one checked under that name.
+//!    bind, and a factory's tool's (a server's included) again only when
+//!    its info differs from the last one checked under that name.
 //!
 //! What does not change between bindings (the modes, their tool lists,
 //! names, limits and instructions, the middlewares, the checked infos and

@@ -213,9 +213,10 @@ pub struct ToolResult {
     /// The [`ToolCall::id`] this result answers.
     pub tool_call_id: String,
     /// The model-visible content: text and images (a screenshot tool, an MCP
-    /// tool returning an image). The turn runner writes one text part: the
-    /// tool's output, or a short error sentence, of at most the mode's
-    /// `result_bytes` bytes when that limit is set.
+    /// tool returning an image). The turn runner writes one text part for a
+    /// JSON output or an error sentence, and a content output's parts as
+    /// they are; their text is at most the mode's `result_bytes` bytes when
+    /// that limit is set.
     pub content: Vec<ContentPart>,
     /// `true` when the call failed (Anthropic's `is_error`): unknown tool,
     /// bad arguments, a tool error or a panic, a call cut off by the output

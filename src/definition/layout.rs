@@ -251,33 +251,34 @@ impl Layout {
 }
 
 /// Every collision among `definitions`: definition names first, and only
-/// when there is none, declared tool names.
+/// when there is none, declared tool names. Every pair is listed: with
+/// three definitions named alike, each of them must be renamed but one.
 fn collisions(definitions: &[tool::Definition]) -> Collisions {
     let mut duplicates = Vec::new();
     // Definition names first: a name that is both a definition and a tool
     // name (two `from_fn("search", ..)`) is a duplicate definition.
     for (position, definition) in definitions.iter().enumerate() {
-        if let Some(first) = definitions[..position]
+        for (earlier, _) in definitions[..position]
             .iter()
-            .position(|d| d.name() == definition.name())
+            .enumerate()
+            .filter(|(_, d)| d.name() == definition.name())
         {
-            duplicates.push((definition.name().to_owned(), first, position));
+            duplicates.push((definition.name().to_owned(), earlier, position));
         }
     }
     if !duplicates.is_empty() {
         return Collisions::DefinitionNames(duplicates);
     }
-    let mut tool_owner: HashMap<&str, usize> = HashMap::new();
+    let mut tool_owners: HashMap<&str, Vec<usize>> = HashMap::new();
     for (position, definition) in definitions.iter().enumerate() {
         for name in definition.tool_names() {
             // Validation refused a name declared twice by one definition,
             // so an owner here is always another one.
-            match tool_owner.get(name.as_str()) {
-                Some(&owner) => duplicates.push((name.clone(), owner, position)),
-                None => {
-                    tool_owner.insert(name, position);
-                }
+            let owners = tool_owners.entry(name).or_default();
+            for &owner in owners.iter() {
+                duplicates.push((name.clone(), owner, position));
             }
+            owners.push(position);
         }
     }
     if duplicates.is_empty() {

@@ -56,7 +56,7 @@ pub use state::{Defined, State, Validated};
 /// assert_eq!(limits.iterations.get(), Some(2)); // the mode's own
 /// assert_eq!(limits.calls.get(), Some(100)); // the default
 /// assert_eq!(limits.parallel.get(), 4); // the base's
-/// assert_eq!(bound.invoke("now", serde_json::json!({})).await?, 1_700_000_000);
+/// assert_eq!(bound.invoke("now", serde_json::json!({})).await?, serde_json::json!(1_700_000_000));
 /// # Ok::<_, Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```

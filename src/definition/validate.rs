@@ -120,7 +120,7 @@ pub(crate) fn check_tool_definition(
         )
         .because("a tool definition's name must not hold control characters"));
     }
-    if definition.tool_names().is_empty() {
+    if definition.tool_names().is_empty() && !definition.discovers_tools() {
         return Err(DefinitionError::new(
             DefinitionErrorKind::InvalidTool,
             format!("{field}.tool_names"),

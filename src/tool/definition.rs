@@ -61,6 +61,9 @@ pub struct Definition {
 struct Inner {
     name: String,
     tool_names: Vec<String>,
+    /// The tool names are known only once the factory ran (see
+    /// [`Definition::discovering`]); `tool_names` is then empty.
+    discovering: bool,
     factory: Box<dyn ToolFactory>,
     /// The checked infos of the tools it builds, shared by every binding.
     checked: InfoCache,
@@ -73,13 +76,13 @@ impl Definition {
     /// caller's data; cheap to clone) and returns the tool, or an error.
     ///
     /// ```
-    /// # use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+    /// # use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
     /// # use serde_json::{json, Value};
     /// # struct Clock { info: ToolInfo, session: String }
     /// # #[async_trait::async_trait]
     /// # impl Tool for Clock {
     /// #     fn info(&self) -> &ToolInfo { &self.info }
-    /// #     async fn invoke(&self, _: Value, _: &CallContext) -> Result<Value, BoxError> { Ok(json!(self.session)) }
+    /// #     async fn invoke(&self, _: Value, _: &CallContext) -> Result<ToolOutput, BoxError> { Ok(json!(self.session).into()) }
     /// # }
     /// let clock = tool::Definition::new("clock", |session| async move {
     ///     Ok::<_, BoxError>(Clock {
@@ -115,7 +118,7 @@ impl Definition {
         let name = name.into();
         Self::from_parts(
             name.clone(),
-            vec![name],
+            Some(vec![name]),
             Box::new(ClosureFactory(move |session| {
                 let built = factory(session);
                 async move {
@@ -158,15 +161,54 @@ impl Definition {
     ) -> Self {
         Self::from_parts(
             name.into(),
-            tool_names.into_iter().map(Into::into).collect(),
+            Some(tool_names.into_iter().map(Into::into).collect()),
             Box::new(factory),
             None,
         )
     }
 
+    /// A definition whose tools are known only when its factory runs: an
+    /// MCP server lists its tools when it is connected, at bind, and a
+    /// catalogue may depend on the session. It declares no tool names, so
+    /// [`validate`](crate::Definition::validate) has none to check and
+    /// [`tool_names`](Self::tool_names) is empty.
+    ///
+    /// At [`bind`](crate::Definition::bind), what it built gets every check
+    /// a declared tool gets (name rules, reserved name, JSON Schema), in the
+    /// order the factory returned them; a name two of its tools share is
+    /// [`InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo),
+    /// and a name another definition also produces is
+    /// [`DuplicateToolName`](crate::bind::BindErrorKind::DuplicateToolName)
+    /// (checked once every factory ran, every collision listed). Building
+    /// no tool is allowed: a server may offer none.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_loop::session::Session;
+    /// use agent_loop::tool::{self, BoxError, Tool, ToolFactory};
+    ///
+    /// /// Tools listed by a catalogue service at bind.
+    /// struct Catalogue;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl ToolFactory for Catalogue {
+    ///     async fn build(&self, _session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+    ///         Ok(Vec::new()) // ask the service here
+    ///     }
+    /// }
+    ///
+    /// let catalogue = tool::Definition::discovering("catalogue", Catalogue);
+    /// assert!(catalogue.discovers_tools());
+    /// assert!(catalogue.tool_names().is_empty());
+    /// ```
+    pub fn discovering(name: impl Into<String>, factory: impl ToolFactory) -> Self {
+        Self::from_parts(name.into(), None, Box::new(factory), None)
+    }
+
+    /// `tool_names` is `None` for a definition that discovers them.
     fn from_parts(
         name: String,
-        tool_names: Vec<String>,
+        tool_names: Option<Vec<String>>,
         factory: Box<dyn ToolFactory>,
         declared: Option<Arc<ToolInfo>>,
     ) -> Self {
@@ -174,7 +216,8 @@ impl Definition {
             inner: Arc::new(Inner {
                 checked: InfoCache::new(declared),
                 name,
-                tool_names,
+                discovering: tool_names.is_none(),
+                tool_names: tool_names.unwrap_or_default(),
                 factory,
             }),
         }
@@ -186,9 +229,16 @@ impl Definition {
     }
 
     /// The model-facing names of the tools this definition declares it
-    /// produces, in declaration order.
+    /// produces, in declaration order; empty for a
+    /// [`discovering`](Self::discovering) definition.
     pub fn tool_names(&self) -> &[String] {
         &self.inner.tool_names
+    }
+
+    /// `true` for a definition whose tool names are known only once its
+    /// factory runs ([`discovering`](Self::discovering)).
+    pub fn discovers_tools(&self) -> bool {
+        self.inner.discovering
     }
 
     /// `true` when both are the same definition (clones of one another),
@@ -227,6 +277,7 @@ impl fmt::Debug for Definition {
         f.debug_struct("Definition")
             .field("name", &self.inner.name)
             .field("tool_names", &self.inner.tool_names)
+            .field("discovering", &self.inner.discovering)
             .finish_non_exhaustive()
     }
 }

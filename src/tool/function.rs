@@ -10,12 +10,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::tool::{BoxError, CallContext, Definition, Tool, ToolInfo};
+use crate::tool::{BoxError, CallContext, Definition, Tool, ToolInfo, ToolOutput};
 
 impl Definition {
     /// A definition of one stateless tool from data: its [`ToolInfo`] (from
     /// code or from JSON) and an async handler taking the JSON arguments and
-    /// the call's [`CallContext`].
+    /// the call's [`CallContext`]. The handler returns anything that
+    /// converts into a [`ToolOutput`]: a JSON [`Value`], a `String`, or
+    /// content parts (text and images).
     ///
     /// The definition and the tool are both named `info.name`. Every binding
     /// builds a fresh tool that shares the handler and the info. The schema
@@ -42,10 +44,11 @@ impl Definition {
     ///     Ok::<_, tool::BoxError>(json!(sum))
     /// });
     /// ```
-    pub fn from_fn<H, Fut, E>(info: ToolInfo, handler: H) -> Self
+    pub fn from_fn<H, Fut, O, E>(info: ToolInfo, handler: H) -> Self
     where
         H: Fn(Value, CallContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, E>> + Send + 'static,
+        Fut: Future<Output = Result<O, E>> + Send + 'static,
+        O: Into<ToolOutput>,
         E: Into<BoxError>,
     {
         let handler = Arc::new(handler);
@@ -117,7 +120,7 @@ impl Definition {
                 let arguments: A = serde_json::from_value(arguments)
                     .map_err(|error| format!("invalid arguments: {error}"))?;
                 let output = handler(arguments, context).await.map_err(Into::into)?;
-                Ok::<_, BoxError>(serde_json::to_value(output)?)
+                Ok::<_, BoxError>(ToolOutput::Json(serde_json::to_value(output)?))
             }
         })
     }
@@ -140,19 +143,25 @@ struct FnTool<H> {
 }
 
 #[async_trait]
-impl<H, Fut, E> Tool for FnTool<H>
+impl<H, Fut, O, E> Tool for FnTool<H>
 where
     H: Fn(Value, CallContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Value, E>> + Send + 'static,
+    Fut: Future<Output = Result<O, E>> + Send + 'static,
+    O: Into<ToolOutput>,
     E: Into<BoxError>,
 {
     fn info(&self) -> &ToolInfo {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, context: &CallContext) -> Result<Value, BoxError> {
-        (self.handler)(arguments, context.clone())
-            .await
-            .map_err(Into::into)
+    async fn invoke(
+        &self,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        match (self.handler)(arguments, context.clone()).await {
+            Ok(output) => Ok(output.into()),
+            Err(error) => Err(error.into()),
+        }
     }
 }

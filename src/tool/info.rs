@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::conversation::Extras;
+use crate::conversation::{Extras, WireFormat};
 
 /// What the model sees of one tool: its model-facing name, a description and
 /// the JSON Schema of its arguments.
@@ -87,4 +87,78 @@ impl ToolInfo {
             serde_json::json!({ "type": "object", "properties": {} }),
         )
     }
+}
+
+impl ToolInfo {
+    /// The MCP annotations of a tool listed by an MCP server (its `title`
+    /// and `annotations` fields, kept in [`extras`](Self::extras)): hints a
+    /// middleware may use, e.g. to refuse every tool that is not
+    /// read-only in a review mode. All unset for any other tool.
+    ///
+    /// They are hints, as the MCP specification says: a server may get
+    /// them wrong, so a policy should treat an untrusted server's
+    /// `readOnlyHint` as a claim, not a guarantee.
+    ///
+    /// ```
+    /// use agent_loop::wire::mcp;
+    /// use serde_json::json;
+    ///
+    /// let listed = mcp::parse_list_tools_result(&json!({"tools": [{
+    ///     "name": "read_file",
+    ///     "title": "Read File",
+    ///     "inputSchema": {"type": "object"},
+    ///     "annotations": {"readOnlyHint": true, "destructiveHint": false}
+    /// }]}))?;
+    /// let annotations = listed.tools[0].annotations();
+    /// assert_eq!(annotations.title.as_deref(), Some("Read File"));
+    /// assert_eq!(annotations.read_only_hint, Some(true));
+    /// assert_eq!(annotations.destructive_hint, Some(false));
+    /// assert_eq!(annotations.idempotent_hint, None);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn annotations(&self) -> ToolAnnotations {
+        let Some(fields) = self.extras.fields_for(WireFormat::McpToolsList) else {
+            return ToolAnnotations::default();
+        };
+        let annotations = fields.get("annotations");
+        let hint = |name: &str| {
+            annotations
+                .and_then(|a| a.get(name))
+                .and_then(Value::as_bool)
+        };
+        ToolAnnotations {
+            title: fields
+                .get("title")
+                .or_else(|| annotations.and_then(|a| a.get("title")))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            read_only_hint: hint("readOnlyHint"),
+            destructive_hint: hint("destructiveHint"),
+            idempotent_hint: hint("idempotentHint"),
+            open_world_hint: hint("openWorldHint"),
+        }
+    }
+}
+
+/// An MCP tool's title and behaviour hints (MCP specification, "Tools" /
+/// "Tool Annotations"), read by [`ToolInfo::annotations`]. `None` is a
+/// hint the server did not give; the specification's defaults for a
+/// missing hint are: not read-only, destructive, not idempotent, open
+/// world.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// A human-readable title (the tool's `title`, else
+    /// `annotations.title`).
+    pub title: Option<String>,
+    /// `readOnlyHint`: the tool does not modify its environment.
+    pub read_only_hint: Option<bool>,
+    /// `destructiveHint`: the tool may destroy data (meaningful when not
+    /// read-only).
+    pub destructive_hint: Option<bool>,
+    /// `idempotentHint`: calling it again with the same arguments has no
+    /// further effect.
+    pub idempotent_hint: Option<bool>,
+    /// `openWorldHint`: the tool reaches outside entities (the web).
+    pub open_world_hint: Option<bool>,
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::session::{LoopId, SessionId};
-use crate::tool::ToolInfo;
+use crate::tool::{ToolInfo, ToolOutput};
 
 /// The error type of tools, factories and middlewares: any error, boxed.
 /// `?` converts any `std::error::Error + Send + Sync` into it, and so does
@@ -23,7 +23,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// `invoke` is called.
 ///
 /// ```
-/// use agent_loop::tool::{BoxError, CallContext, Tool, ToolInfo};
+/// use agent_loop::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 /// use serde_json::{json, Value};
 ///
 /// struct Echo(ToolInfo);
@@ -33,8 +33,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 ///     fn info(&self) -> &ToolInfo {
 ///         &self.0
 ///     }
-///     async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
-///         Ok(arguments)
+///     async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<ToolOutput, BoxError> {
+///         Ok(arguments.into())
 ///     }
 /// }
 /// ```
@@ -46,15 +46,17 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the tool. `arguments` is a JSON object that passed the schema in
     /// [`ToolInfo::parameters`] (a middleware may have rewritten it since).
     ///
-    /// The output becomes the tool result: a JSON string is shown to the
-    /// model as its text, any other value as compact JSON. An `Err` becomes
+    /// The output becomes the tool result: JSON (`Ok(value.into())`; a
+    /// string is shown to the model as its text, any other value as compact
+    /// JSON) or content parts such as images (see [`ToolOutput`]). An `Err` becomes
     /// an error result whose text is the error's `Display`, cleaned of
     /// control characters and bounded; the turn goes on. A panic is caught
     /// and reported the same way.
     ///
     /// Long tools should watch [`CallContext::cancellation`] and stop when it
     /// fires; the runner drops the future on cancellation in any case.
-    async fn invoke(&self, arguments: Value, context: &CallContext) -> Result<Value, BoxError>;
+    async fn invoke(&self, arguments: Value, context: &CallContext)
+    -> Result<ToolOutput, BoxError>;
 }
 
 /// What a tool and its middlewares know about the call they serve.
@@ -68,6 +70,10 @@ pub struct CallContext {
     pub mode: Option<Arc<str>>,
     /// The model-facing name of the tool called.
     pub tool_name: Arc<str>,
+    /// What the model sees of the tool called, shared with the binding:
+    /// a middleware reads a policy from it, e.g. an MCP tool's
+    /// [`annotations`](ToolInfo::annotations) (`readOnlyHint`).
+    pub tool_info: Arc<ToolInfo>,
     /// The provider's tool call id (empty when the tool is invoked directly
     /// rather than by a model).
     pub tool_call_id: Arc<str>,

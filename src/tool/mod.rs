@@ -3,7 +3,8 @@
 //!
 //! - [`Definition`] (`tool::Definition`): a named factory, declared once per
 //!   process. It is not a tool and cannot be invoked.
-//! - [`Tool`]: a live tool built by a factory for one binding.
+//! - [`Tool`]: a live tool built by a factory for one binding, returning a
+//!   [`ToolOutput`] (JSON, or text and images).
 //! - [`ToolInfo`]: what the model sees (name, description, JSON Schema).
 //! - [`NameRules`]: which model-facing names a provider accepts, and
 //!   [`NameRules::sanitize`] to turn any name into one it accepts.
@@ -14,10 +15,12 @@ mod function;
 mod info;
 mod invoke;
 pub(crate) mod name;
+mod output;
 pub(crate) mod schema;
 
 pub use definition::{Definition, ToolFactory};
 pub use function::schema_of;
-pub use info::ToolInfo;
+pub use info::{ToolAnnotations, ToolInfo};
 pub use invoke::{BoxError, CallContext, Tool};
 pub use name::{NameError, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};
+pub use output::ToolOutput;

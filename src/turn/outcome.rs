@@ -170,9 +170,10 @@ pub struct CallStats {
     pub duration: Duration,
     /// `None` for a successful call, the kind of failure otherwise.
     pub error: Option<ToolCallErrorKind>,
-    /// Bytes of the result text (the tool's output, or for an error the
-    /// cleaned error sentence the model reads), before `result_bytes` cut
-    /// it.
+    /// Bytes of the result text (the tool's output, every text part of a
+    /// content output together, or for an error the cleaned error sentence
+    /// the model reads), before `result_bytes` cut it; images are not
+    /// counted.
     pub result_bytes: usize,
     /// `true` when `result_bytes` cut the result the model sees.
     pub truncated: bool,

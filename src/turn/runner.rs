@@ -20,14 +20,15 @@ use crate::bind::{Binding, Bound};
 use crate::bind::{ToolCallError, call};
 use crate::conversation::ids::fresh_tool_call_id;
 use crate::conversation::{
-    Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage, repair,
+    ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage,
+    repair, text_of,
 };
 use crate::definition::Definition;
 use crate::definition::layout::ModeLayout;
 use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
-use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
+use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput};
 use crate::turn::{
     CallStats, ExceededLimit, IterationStats, MixedBatch, Model, ModelRequest,
     NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, Output, OutputMode, ToolLimitError, TurnError,
@@ -112,7 +113,7 @@ impl Definition<Bound> {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let clock = tool::Definition::from_fn(
     ///     ToolInfo::without_parameters("now", "The time."),
-    ///     |_arguments: serde_json::Value, _context| async { Ok::<_, BoxError>("12:00".into()) },
+    ///     |_arguments: serde_json::Value, _context| async { Ok::<_, BoxError>("12:00") },
     /// );
     /// let session = Definition::builder().name("clock").tool(clock).build().validate()?
     ///     .bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
@@ -229,10 +230,11 @@ impl Definition<Bound> {
         );
         let native = options.output_mode == OutputMode::Native;
         let output_tool = options.output.as_ref().filter(|_| !native).map(|output| {
+            let info = Arc::new(output.info().clone());
             let tool = Arc::new(OutputTool {
-                info: output.info().clone(),
+                info: Arc::clone(&info),
             }) as Arc<dyn Tool>;
-            (tool, Arc::from(STRUCTURED_OUTPUT_TOOL_NAME))
+            (tool, Arc::from(STRUCTURED_OUTPUT_TOOL_NAME), info)
         });
         Turn {
             binding,
@@ -254,7 +256,7 @@ impl Definition<Bound> {
 
 /// The control tool's handler: its output is its (checked) arguments.
 struct OutputTool {
-    info: ToolInfo,
+    info: Arc<ToolInfo>,
 }
 
 #[async_trait::async_trait]
@@ -263,14 +265,18 @@ impl Tool for OutputTool {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
-        Ok(arguments)
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        Ok(arguments.into())
     }
 }
 
-/// A call ready to run: the tool, its name (shared with the call's
-/// context) and the checked arguments.
-type Prepared = (Arc<dyn Tool>, Arc<str>, Value);
+/// A call ready to run: the tool, its name and info (shared with the
+/// call's context) and the checked arguments.
+type Prepared = (Arc<dyn Tool>, Arc<str>, Arc<ToolInfo>, Value);
 
 /// What the runner does with one call of a batch.
 enum Step {
@@ -296,7 +302,7 @@ struct Turn<'a, M: ?Sized> {
     /// The output the turn must end in, if any.
     output: Option<&'a Output>,
     /// The control tool and its name, when `output` is set.
-    output_tool: Option<(Arc<dyn Tool>, Arc<str>)>,
+    output_tool: Option<(Arc<dyn Tool>, Arc<str>, Arc<ToolInfo>)>,
     output_retries: u32,
     mixed_batch: MixedBatch,
     /// [`OutputMode::Native`]: no control tool; the answer's text is the
@@ -616,12 +622,17 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let prepared = match step {
                 Step::Run => self.prepare(call),
                 Step::Output(arguments) => match &self.output_tool {
-                    Some((tool, name)) => Ok((Arc::clone(tool), Arc::clone(name), arguments)),
+                    Some((tool, name, info)) => Ok((
+                        Arc::clone(tool),
+                        Arc::clone(name),
+                        Arc::clone(info),
+                        arguments,
+                    )),
                     None => self.prepare(call),
                 },
                 Step::Answer(error) => Err(error),
             };
-            let (tool, name, arguments) = match prepared {
+            let (tool, name, info, arguments) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     let refused = finish(call, Err(error), Duration::ZERO, limits);
@@ -633,6 +644,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let context = self.binding.context(
                 self.mode,
                 name,
+                info,
                 call.id.as_str().into(),
                 self.cancellation.clone(),
             );
@@ -681,9 +693,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 while let Some(joined) = tasks.join_next().await {
                     if let Ok(Some((index, result, duration))) = joined {
                         let result = match result {
+                            // What the chain returned is the output; a
+                            // middleware that made it content parts made
+                            // it their text.
                             Ok(value) if is_output[index] => {
-                                output = Some(value);
-                                Ok(Value::String(OUTPUT_RECEIVED.to_owned()))
+                                output = Some(value.into_json());
+                                Ok(ToolOutput::from(OUTPUT_RECEIVED))
                             }
                             other => other,
                         };
@@ -739,6 +754,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         Ok((
             Arc::clone(&tool.tool),
             Arc::clone(&tool.checked.name),
+            Arc::clone(&tool.checked.info),
             arguments,
         ))
     }
@@ -813,29 +829,23 @@ fn cut_off(call: &ToolCall, limits: &ResolvedToolLimits) -> (ToolResult, CallSta
 /// The tool result the model sees, and the call's statistics.
 fn finish(
     call: &ToolCall,
-    output: Result<Value, ToolCallError>,
+    output: Result<ToolOutput, ToolCallError>,
     duration: Duration,
     limits: &ResolvedToolLimits,
 ) -> (ToolResult, CallStats) {
-    let (text, error) = match output {
-        Ok(Value::String(text)) => (text, None),
-        Ok(value) => (value.to_string(), None),
+    let (content, error) = match output {
+        Ok(ToolOutput::Content(parts)) if !parts.is_empty() => (parts, None),
+        Ok(output) => (vec![ContentPart::text(output.text())], None),
         Err(error) => (
-            clean_error_text(&error.message, ERROR_TEXT_BYTES),
+            vec![ContentPart::text(clean_error_text(
+                &error.message,
+                ERROR_TEXT_BYTES,
+            ))],
             Some(error.kind),
         ),
     };
-    let result_bytes = text.len();
-    let shown = match limits.result_bytes {
-        Some(limit) => truncate_middle(&text, limit.get() as usize).into_owned(),
-        None => text,
-    };
-    let truncated = shown.len() < result_bytes;
-    let result = if error.is_some() {
-        ToolResult::error(call.id.clone(), shown)
-    } else {
-        ToolResult::ok(call.id.clone(), shown)
-    };
+    let (content, result_bytes, truncated) = bound_text(content, limits);
+    let result = ToolResult::with_content(call.id.clone(), content, error.is_some());
     let stats = CallStats {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
@@ -845,4 +855,35 @@ fn finish(
         truncated,
     };
     (result, stats)
+}
+
+/// Applies `result_bytes` to the text of a result's parts: when the text
+/// parts together are longer than the limit, they become one text part, cut
+/// head + marker + tail, where the first one was; other parts (images) stay
+/// as they are. Returns the parts, the text bytes before the cut and
+/// whether it cut.
+fn bound_text(
+    content: Vec<ContentPart>,
+    limits: &ResolvedToolLimits,
+) -> (Vec<ContentPart>, usize, bool) {
+    let is_text = |part: &ContentPart| matches!(part, ContentPart::Text(_));
+    let text_bytes: usize = content
+        .iter()
+        .map(|part| match part {
+            ContentPart::Text(text) => text.text.len(),
+            _ => 0,
+        })
+        .sum();
+    let Some(limit) = limits.result_bytes.map(|limit| limit.get() as usize) else {
+        return (content, text_bytes, false);
+    };
+    if text_bytes <= limit {
+        return (content, text_bytes, false);
+    }
+    let text = text_of(&content);
+    let shown = ContentPart::text(truncate_middle(&text, limit).into_owned());
+    let first_text = content.iter().position(is_text).unwrap_or(0);
+    let mut parts: Vec<ContentPart> = content.into_iter().filter(|part| !is_text(part)).collect();
+    parts.insert(first_text.min(parts.len()), shown);
+    (parts, text_bytes, true)
 }

@@ -374,3 +374,58 @@ async fn an_extra_tool_declaring_a_name_twice_is_an_invalid_definition_at_bind()
     assert_eq!(error.index, Some(0));
     assert_eq!(counter.get(), 0);
 }
+
+#[tokio::test]
+async fn three_definitions_declaring_one_name_are_listed_as_every_pair() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted_bundle("web", &["search"], &counter))
+            .tool(counted_bundle("docs", &["search"], &counter))
+            .tool(counted_bundle("code", &["search"], &counter))
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    let pairs: Vec<_> = duplicates(&error)
+        .into_iter()
+        .map(|(name, definitions, _)| (name, definitions))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("search", ["web", "docs"]),
+            ("search", ["web", "code"]),
+            ("search", ["docs", "code"]),
+        ]
+    );
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn three_definitions_named_alike_are_listed_as_every_pair() {
+    let counter = Counter::new();
+    let error = bind_err(
+        Definition::builder()
+            .name("agent")
+            .tool(counted_bundle("web", &["a"], &counter))
+            .tool(counted_bundle("web", &["b"], &counter))
+            .tool(counted_bundle("web", &["c"], &counter))
+            .build()
+            .validate()
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error.kind, BindErrorKind::DuplicateDefinitionName);
+    assert_eq!(
+        duplicates(&error),
+        [
+            ("web", ["web", "web"], [vec!["a"], vec!["b"]]),
+            ("web", ["web", "web"], [vec!["a"], vec!["c"]]),
+            ("web", ["web", "web"], [vec!["b"], vec!["c"]]),
+        ]
+    );
+}

@@ -6,7 +6,7 @@ use std::error::Error as _;
 use crate::common::{Counter, bindings, counted, names};
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::middleware::{Next, Refusal, ToolFailed, ToolInvocation, ToolMiddleware};
-use agent_loop::tool::{self, BoxError, ToolInfo};
+use agent_loop::tool::{self, BoxError, ToolInfo, ToolOutput};
 use agent_loop::{Bound, Definition, Mode};
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -305,7 +305,7 @@ struct Explodes;
 
 #[async_trait]
 impl ToolMiddleware for Explodes {
-    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<ToolOutput, BoxError> {
         panic!("middleware exploded")
     }
 }
@@ -378,7 +378,7 @@ struct RefuseWrites;
 
 #[async_trait]
 impl ToolMiddleware for RefuseWrites {
-    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<ToolOutput, BoxError> {
         Err(Refusal::new("writes are disabled in this session").into())
     }
 }
@@ -392,7 +392,7 @@ struct Audit;
 
 #[async_trait]
 impl ToolMiddleware for Audit {
-    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<ToolOutput, BoxError> {
         Err(AuditLogDown.into())
     }
 }
@@ -406,7 +406,7 @@ struct Wrapping;
 
 #[async_trait]
 impl ToolMiddleware for Wrapping {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
         next.run(call)
             .await
             .map_err(|inner| PolicyLayer(inner).into())
@@ -418,7 +418,7 @@ struct PassThrough;
 
 #[async_trait]
 impl ToolMiddleware for PassThrough {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
         next.run(call).await
     }
 }
@@ -533,7 +533,7 @@ struct ExpectsToolFailed;
 
 #[async_trait]
 impl ToolMiddleware for ExpectsToolFailed {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
         let error = next.run(call).await.unwrap_err();
         let failed = error
             .downcast_ref::<ToolFailed>()

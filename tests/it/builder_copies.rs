@@ -156,7 +156,7 @@ async fn mutating_what_middlewares_returns_changes_nothing() {
             &self,
             call: agent_loop::ToolInvocation,
             next: agent_loop::Next<'_>,
-        ) -> Result<serde_json::Value, agent_loop::tool::BoxError> {
+        ) -> Result<agent_loop::tool::ToolOutput, agent_loop::tool::BoxError> {
             next.run(call).await
         }
     }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo};
+use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 use agent_loop::{Bindings, LoopId, SessionId};
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -37,8 +37,12 @@ impl Tool for EchoTool {
         &self.info
     }
 
-    async fn invoke(&self, arguments: Value, _context: &CallContext) -> Result<Value, BoxError> {
-        Ok(json!({ "tool": self.info.name, "arguments": arguments }))
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        Ok(json!({ "tool": self.info.name, "arguments": arguments }).into())
     }
 }
 

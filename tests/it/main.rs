@@ -5,6 +5,7 @@
 
 mod bfcl_replay;
 mod bind_collisions;
+mod bind_discovered_tools;
 mod bind_extra_tools;
 mod bind_factories;
 mod bind_ids;
@@ -13,6 +14,10 @@ mod bound_loop;
 mod builder_copies;
 mod common;
 mod layers;
+#[cfg(feature = "mcp")]
+mod mcp_in_process;
+#[cfg(feature = "mcp")]
+mod mcp_real_servers;
 mod middleware_order;
 #[cfg(feature = "anthropic")]
 mod model_anthropic;
@@ -30,6 +35,7 @@ mod tool_name_sanitize;
 mod turn_call_context;
 mod turn_cancellation;
 mod turn_common;
+mod turn_content_results;
 mod turn_edges;
 mod turn_error_results;
 mod turn_events;

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::bindings;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
-use agent_loop::tool::{self, BoxError, ToolInfo};
+use agent_loop::tool::{self, BoxError, ToolInfo, ToolOutput};
 use agent_loop::{Bound, Definition};
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -20,7 +20,7 @@ struct Record {
 
 #[async_trait]
 impl ToolMiddleware for Record {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
         self.log
             .lock()
             .unwrap()
@@ -43,7 +43,11 @@ struct Tag;
 
 #[async_trait]
 impl ToolMiddleware for Tag {
-    async fn handle(&self, mut call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(
+        &self,
+        mut call: ToolInvocation,
+        next: Next<'_>,
+    ) -> Result<ToolOutput, BoxError> {
         call.arguments["tagged"] = json!(true);
         next.run(call).await
     }
@@ -54,8 +58,8 @@ struct ShortCircuit;
 
 #[async_trait]
 impl ToolMiddleware for ShortCircuit {
-    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
-        Ok(json!("cached"))
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<ToolOutput, BoxError> {
+        Ok(json!("cached").into())
     }
 }
 

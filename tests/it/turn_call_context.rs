@@ -28,7 +28,11 @@ struct RecordContext(Arc<Mutex<Vec<Seen>>>);
 
 #[async_trait::async_trait]
 impl ToolMiddleware for RecordContext {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, tool::BoxError> {
+    async fn handle(
+        &self,
+        call: ToolInvocation,
+        next: Next<'_>,
+    ) -> Result<tool::ToolOutput, tool::BoxError> {
         self.0.lock().unwrap().push(seen(&call.context));
         next.run(call).await
     }

@@ -118,7 +118,7 @@ pub fn panicking_tool(name: &str, message: &'static str) -> tool::Definition {
 
 /// Panics with `message`; typed as a tool's output so closures need no
 /// unreachable code after it.
-pub fn explode(message: &str) -> Result<Value, tool::BoxError> {
+pub fn explode(message: &str) -> Result<tool::ToolOutput, tool::BoxError> {
     panic!("{message}")
 }
 

@@ -11,7 +11,7 @@ use crate::turn_common::*;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::ToolResult;
 use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
-use agent_loop::tool::BoxError;
+use agent_loop::tool::{BoxError, ToolOutput};
 use agent_loop::turn::ERROR_TEXT_BYTES;
 use agent_loop::turn::{ScriptedModel, TurnOutcome};
 use agent_loop::{Definition, ToolLimits, tool};
@@ -283,7 +283,7 @@ struct RefuseWrites;
 
 #[async_trait::async_trait]
 impl ToolMiddleware for RefuseWrites {
-    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<ToolOutput, BoxError> {
         Err(Refusal::new("writes are disabled in this session").into())
     }
 }
@@ -297,7 +297,7 @@ struct Audit;
 
 #[async_trait::async_trait]
 impl ToolMiddleware for Audit {
-    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, _call: ToolInvocation, _next: Next<'_>) -> Result<ToolOutput, BoxError> {
         Err(AuditLogDown.into())
     }
 }
@@ -307,7 +307,7 @@ struct PassThrough;
 
 #[async_trait::async_trait]
 impl ToolMiddleware for PassThrough {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
         next.run(call).await
     }
 }

@@ -223,7 +223,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
             tool::ToolInfo::without_parameters("stop", "Cancels the turn."),
             |_arguments: Value, context: tool::CallContext| async move {
                 context.cancellation.cancel();
-                std::future::pending::<Result<Value, tool::BoxError>>().await
+                std::future::pending::<Result<tool::ToolOutput, tool::BoxError>>().await
             },
         );
         let session = bind_tools(

@@ -77,7 +77,7 @@ async fn a_tool_panic_with_a_non_string_payload_is_still_an_error_result() {
     assert_every_call_answered(&conversation);
 }
 
-fn panic_with_a_number() -> Result<Value, tool::BoxError> {
+fn panic_with_a_number() -> Result<tool::ToolOutput, tool::BoxError> {
     std::panic::panic_any(42_u32)
 }
 
@@ -86,7 +86,11 @@ struct PanicOnFragile;
 
 #[async_trait::async_trait]
 impl ToolMiddleware for PanicOnFragile {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, tool::BoxError> {
+    async fn handle(
+        &self,
+        call: ToolInvocation,
+        next: Next<'_>,
+    ) -> Result<tool::ToolOutput, tool::BoxError> {
         if &*call.context.tool_name == "fragile" {
             panic!("the middleware tripped over {}", call.context.tool_call_id);
         }
@@ -99,7 +103,11 @@ struct CountOutputs(Arc<AtomicUsize>);
 
 #[async_trait::async_trait]
 impl ToolMiddleware for CountOutputs {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, tool::BoxError> {
+    async fn handle(
+        &self,
+        call: ToolInvocation,
+        next: Next<'_>,
+    ) -> Result<tool::ToolOutput, tool::BoxError> {
         let output = next.run(call).await;
         self.0.fetch_add(1, Ordering::SeqCst);
         output
@@ -173,7 +181,7 @@ async fn a_middleware_sees_a_tool_panic_as_an_error() {
             &self,
             call: ToolInvocation,
             next: Next<'_>,
-        ) -> Result<Value, tool::BoxError> {
+        ) -> Result<tool::ToolOutput, tool::BoxError> {
             let output = next.run(call).await;
             if let Err(error) = &output {
                 assert!(
@@ -271,7 +279,7 @@ impl tool::Tool for PanicsBeforeItsOutput {
         _arguments: Value,
         _context: &'c tool::CallContext,
     ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<Value, tool::BoxError>> + Send + 'f>,
+        Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send + 'f>,
     >
     where
         'a: 'f,
@@ -327,7 +335,7 @@ impl Drop for PanicsOnDrop {
     }
 }
 
-fn panic_through_every_catch() -> Result<Value, tool::BoxError> {
+fn panic_through_every_catch() -> Result<tool::ToolOutput, tool::BoxError> {
     std::panic::panic_any(PanicsOnDrop(2))
 }
 

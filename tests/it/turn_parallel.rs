@@ -87,7 +87,11 @@ struct CountCalls(Arc<AtomicUsize>);
 
 #[async_trait::async_trait]
 impl ToolMiddleware for CountCalls {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, tool::BoxError> {
+    async fn handle(
+        &self,
+        call: ToolInvocation,
+        next: Next<'_>,
+    ) -> Result<tool::ToolOutput, tool::BoxError> {
         self.0.fetch_add(1, Ordering::SeqCst);
         next.run(call).await
     }

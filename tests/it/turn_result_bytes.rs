@@ -43,9 +43,13 @@ struct RecordLengths(Arc<Mutex<Vec<usize>>>);
 
 #[async_trait::async_trait]
 impl ToolMiddleware for RecordLengths {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, tool::BoxError> {
+    async fn handle(
+        &self,
+        call: ToolInvocation,
+        next: Next<'_>,
+    ) -> Result<tool::ToolOutput, tool::BoxError> {
         let output = next.run(call).await;
-        if let Ok(Value::String(text)) = &output {
+        if let Ok(tool::ToolOutput::Json(Value::String(text))) = &output {
             self.0.lock().unwrap().push(text.len());
         }
         output

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
-use agent_loop::tool::BoxError;
+use agent_loop::tool::{BoxError, ToolOutput};
 use agent_loop::turn::{
     ExceededLimit, MixedBatch, OUTPUT_INSTRUCTION, Output, OutputErrorKind, ScriptedModel,
     TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStatus,
@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::turn_common::{
@@ -409,7 +409,7 @@ struct Record(Arc<Mutex<Vec<String>>>);
 
 #[async_trait]
 impl ToolMiddleware for Record {
-    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<Value, BoxError> {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
         self.0
             .lock()
             .unwrap()

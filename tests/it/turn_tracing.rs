@@ -63,6 +63,12 @@ fn a_turn_emits_turn_iteration_and_execute_tool_spans() {
     let recorder = Recorder::default();
     let subscriber = tracing_subscriber::registry().with(recorder.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
+    // Other tests run turns on other threads meanwhile: one of them may
+    // register a span's callsite while this subscriber is being set, and
+    // tracing then caches "nobody is interested" for it (seen in CI, the
+    // `iteration` span missing). Rebuilding the cache now, with this
+    // subscriber known, makes every callsite ask it again.
+    tracing::callsite::rebuild_interest_cache();
     // A current-thread runtime keeps every task on this thread, where the
     // subscriber above is the default.
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -1,0 +1,381 @@
+//! One live connection to an MCP server: started and initialised at bind,
+//! shut down when the last tool of its binding is dropped.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{Peer, RoleClient, RunningService};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::mcp::McpErrorKind;
+use crate::mcp::error::McpError;
+use crate::mcp::server::{HttpEndpoint, McpStream, StdioCommand};
+
+/// How long a server gets to exit by itself once its input is closed, and
+/// then after `SIGTERM`, before it is killed: the stdio shutdown sequence
+/// of the MCP specification ("Lifecycle", "Shutdown").
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// How many bytes of a server's standard error are kept for errors.
+const STDERR_TAIL_BYTES: usize = 4096;
+
+/// The environment variables a stdio server inherits unless told to
+/// inherit everything: what a program needs to run, and nothing that may
+/// hold a secret (the MCP TypeScript SDK's stdio client does the same).
+const SAFE_ENV: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG", "LC_ALL",
+];
+
+/// A started, initialised server.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, ClientConfig>,
+    /// The child process of a stdio server; `None` over HTTP.
+    child: Option<ChildGuard>,
+}
+
+impl Connection {
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Ends the client's task, which drops the transport: a stdio
+        // server's input closes, the first step of its shutdown.
+        self.service.cancellation_token().cancel();
+        if let Some(child) = self.child.take() {
+            child.stop();
+        }
+    }
+}
+
+/// The client's `initialize` parameters: this crate's name and version.
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("agent-loop", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// Starts `command` and initialises it within `timeout`.
+pub(crate) async fn connect_stdio(
+    server: &str,
+    command: &StdioCommand,
+    timeout: Duration,
+) -> Result<Connection, McpError> {
+    let mut child = command.to_std().spawn().map_err(|error| {
+        McpError::new(
+            McpErrorKind::Start,
+            server,
+            format!("could not start `{}`", command.program().to_string_lossy()),
+        )
+        .source(error)
+    })?;
+    let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    // From here the guard stops the child on every path out.
+    let mut guard = ChildGuard { child };
+    let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
+        return Err(McpError::new(
+            McpErrorKind::Start,
+            server,
+            "the server's standard streams could not be opened",
+        ));
+    };
+    let pipes = tokio::process::ChildStdin::from_std(stdin).and_then(|stdin| {
+        Ok((
+            stdin,
+            tokio::process::ChildStdout::from_std(stdout)?,
+            tokio::process::ChildStderr::from_std(stderr)?,
+        ))
+    });
+    let (stdin, stdout, stderr) = pipes.map_err(|error| {
+        McpError::new(
+            McpErrorKind::Start,
+            server,
+            "the server's standard streams could not be registered with Tokio",
+        )
+        .source(error)
+    })?;
+    let stderr_tail = Arc::new(Mutex::new(String::new()));
+    let stderr_task = tokio::spawn(forward_stderr(
+        server.to_owned(),
+        stderr,
+        Arc::clone(&stderr_tail),
+    ));
+    match tokio::time::timeout(timeout, client_info().serve((stdout, stdin))).await {
+        Ok(Ok(service)) => Ok(Connection {
+            service,
+            child: Some(guard),
+        }),
+        Ok(Err(error)) => {
+            // The server usually said why on its standard error before it
+            // exited; give the reader a moment to get it.
+            if guard.exited_within(EXIT_GRACE).await {
+                let _ = tokio::time::timeout(EXIT_GRACE, stderr_task).await;
+            }
+            drop(guard);
+            Err(initialize_failed(server, error).stderr(tail(&stderr_tail)))
+        }
+        Err(_) => Err(timed_out(server, timeout).stderr(tail(&stderr_tail))),
+    }
+}
+
+/// Connects to a streamable HTTP endpoint and initialises it within
+/// `timeout`.
+pub(crate) async fn connect_http(
+    server: &str,
+    endpoint: &HttpEndpoint,
+    timeout: Duration,
+) -> Result<Connection, McpError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let mut headers = HashMap::new();
+    for (name, value) in endpoint.headers() {
+        // The value may be a credential: the error names the header only.
+        let parsed = http::HeaderName::try_from(name.as_str())
+            .ok()
+            .zip(http::HeaderValue::try_from(value.as_str()).ok());
+        let Some((name, mut value)) = parsed else {
+            return Err(McpError::new(
+                McpErrorKind::Configuration,
+                server,
+                format!("the HTTP header `{name}` is not a valid header name and value"),
+            ));
+        };
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    // reqwest's rustls needs a process-wide crypto provider; ring is the
+    // one this crate builds. A provider installed earlier is kept.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(endpoint.url()).custom_headers(headers);
+    initialize(
+        server,
+        StreamableHttpClientTransport::from_config(config),
+        timeout,
+    )
+    .await
+}
+
+/// Initialises a server over an opened byte stream within `timeout`.
+pub(crate) async fn connect_stream(
+    server: &str,
+    stream: Box<dyn McpStream>,
+    timeout: Duration,
+) -> Result<Connection, McpError> {
+    initialize(server, stream, timeout).await
+}
+
+/// Runs the `initialize` handshake over a transport that needs no process.
+async fn initialize<T, E, A>(
+    server: &str,
+    transport: T,
+    timeout: Duration,
+) -> Result<Connection, McpError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match tokio::time::timeout(timeout, client_info().serve(transport)).await {
+        Ok(Ok(service)) => Ok(Connection {
+            service,
+            child: None,
+        }),
+        Ok(Err(error)) => Err(initialize_failed(server, error)),
+        Err(_) => Err(timed_out(server, timeout)),
+    }
+}
+
+fn initialize_failed(server: &str, error: impl Into<crate::tool::BoxError>) -> McpError {
+    McpError::new(
+        McpErrorKind::Initialize,
+        server,
+        "the server did not complete `initialize`",
+    )
+    .source(error)
+}
+
+pub(crate) fn timed_out(server: &str, timeout: Duration) -> McpError {
+    McpError::new(
+        McpErrorKind::Timeout,
+        server,
+        format!(
+            "not started, initialised and listed within {} s",
+            timeout.as_secs_f64()
+        ),
+    )
+}
+
+fn tail(buffer: &Mutex<String>) -> Option<String> {
+    buffer.lock().ok().map(|text| text.clone())
+}
+
+/// Logs each line of a server's standard error (`tracing` debug, target
+/// `agent_loop::mcp`) and keeps the last [`STDERR_TAIL_BYTES`] for errors.
+async fn forward_stderr(
+    server: String,
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<String>>,
+) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(server = %server, "stderr: {line}");
+        if let Ok(mut tail) = tail.lock() {
+            tail.push_str(&line);
+            tail.push('\n');
+            if tail.len() > STDERR_TAIL_BYTES {
+                let mut cut = tail.len() - STDERR_TAIL_BYTES;
+                while !tail.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                tail.drain(..cut);
+            }
+        }
+    }
+}
+
+/// A stdio server's process, stopped and reaped when dropped.
+struct ChildGuard {
+    child: std::process::Child,
+}
+
+impl ChildGuard {
+    /// Stops the server the way the MCP specification describes (its input
+    /// is already closed: wait, `SIGTERM`, wait, `SIGKILL`), in a task when
+    /// a Tokio runtime is there, so dropping a binding never blocks; without
+    /// one, or if that task is dropped with its runtime, it is killed and
+    /// reaped at once.
+    fn stop(self) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(self.exit_gracefully());
+            }
+            Err(_) => drop(self),
+        }
+    }
+
+    async fn exit_gracefully(mut self) {
+        if !self.exited_within(EXIT_GRACE).await {
+            self.signal_group(Signal::Terminate);
+            self.exited_within(EXIT_GRACE).await;
+        }
+        // Dropping kills what is left of the group (`npx` runs the server
+        // as its child, which may outlive it) and reaps the child.
+        drop(self);
+    }
+
+    /// Waits up to `grace` for the child to exit, without reaping it: while
+    /// it is a zombie its process group id cannot be reused, so the group
+    /// can still be signalled safely.
+    async fn exited_within(&mut self, grace: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            if self.has_exited() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[cfg(unix)]
+    fn has_exited(&mut self) -> bool {
+        let pid: libc::id_t = self.child.id();
+        // SAFETY: `siginfo_t` is plain data that `waitid` fills in; with
+        // WNOHANG and no exited child it stays zeroed.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let status = libc::waitid(
+                libc::P_PID,
+                pid,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            status != 0 || info.si_pid() != 0
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)) | Err(_))
+    }
+
+    /// Signals the server's process group (it was started as its leader).
+    /// Only called while the child is not reaped.
+    fn signal_group(&self, signal: Signal) {
+        #[cfg(unix)]
+        {
+            let number = match signal {
+                Signal::Terminate => libc::SIGTERM,
+                Signal::Kill => libc::SIGKILL,
+            };
+            if let Ok(group) = libc::pid_t::try_from(self.child.id()) {
+                // SAFETY: `kill` has no memory effects; a group that no
+                // longer exists makes it fail with ESRCH, which is fine.
+                unsafe {
+                    libc::kill(-group, number);
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = signal;
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Terminate,
+    Kill,
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        self.signal_group(Signal::Kill);
+        let _ = self.child.kill();
+        // After SIGKILL the wait is short; it reaps the child, so no zombie
+        // is left.
+        let _ = self.child.wait();
+    }
+}
+
+impl StdioCommand {
+    /// The `std` command: piped standard streams, the safe environment
+    /// plus the command's own, and (on Unix) its own process group, so the
+    /// whole server can be stopped and a terminal's Ctrl-C reaches only
+    /// the caller.
+    fn to_std(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(self.program());
+        command
+            .args(self.arguments())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if !self.inherits_env() {
+            command.env_clear();
+            for name in SAFE_ENV {
+                if let Some(value) = std::env::var_os(name) {
+                    command.env(name, value);
+                }
+            }
+        }
+        command.envs(self.environment().iter().map(|(k, v)| (k, v)));
+        if let Some(directory) = self.working_directory() {
+            command.current_dir(directory);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            command.process_group(0);
+        }
+        command
+    }
+}

@@ -1,0 +1,127 @@
+//! Errors of MCP servers: [`McpError`] when a server cannot be bound,
+//! [`McpCallError`] when one call fails.
+
+use std::time::Duration;
+
+use crate::tool::BoxError;
+
+/// Why an MCP server could not be bound, in the order bind meets them; see
+/// [`McpError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum McpErrorKind {
+    /// The command or endpoint function returned an error (missing binding
+    /// data, say); the source is that error.
+    Configuration,
+    /// The command could not be started (not found, not executable, a bad
+    /// working directory); the source is the `std::io::Error`.
+    Start,
+    /// The server did not complete the MCP `initialize` handshake: it
+    /// exited, wrote something that is not MCP, or refused; the source is
+    /// the SDK's error.
+    Initialize,
+    /// `tools/list` failed; the source is the SDK's error.
+    ListTools,
+    /// Starting, initialising and listing took longer than
+    /// [`McpServer::connect_timeout`](crate::mcp::McpServer::connect_timeout).
+    Timeout,
+    /// A name of the allow list is not one of the server's tools (a typo
+    /// would otherwise silently bind fewer tools).
+    UnknownAllowedTool,
+    /// Two of the server's tools get one model-facing name after the
+    /// prefix and sanitising (`a.b` and `a_b` both become `a_b`).
+    NameCollision,
+}
+
+/// An MCP server that could not be bound: the source of the
+/// [`BindError`](crate::BindError) of kind
+/// [`FactoryFailed`](crate::BindErrorKind::FactoryFailed) whose `name` is the
+/// server's definition name. Nothing of the binding exists then, and the
+/// server's process has been stopped.
+///
+/// `Display` is one line naming the server and what failed; the cause is
+/// `source()`. `stderr` holds the last lines the server wrote to its
+/// standard error before failing (a stdio server usually says there why it
+/// exited), kept out of `Display` since it is the server's text.
+#[derive(Debug, thiserror::Error)]
+#[error("MCP server `{server}`: {detail}")]
+#[non_exhaustive]
+pub struct McpError {
+    /// What failed.
+    pub kind: McpErrorKind,
+    /// The server's definition name.
+    pub server: String,
+    /// The rest of the one-line message.
+    pub detail: String,
+    /// The last lines (at most 4 KiB) of the server's standard error, for
+    /// a stdio server that wrote any.
+    pub stderr: Option<String>,
+    source: Option<BoxError>,
+}
+
+impl McpError {
+    pub(crate) fn new(kind: McpErrorKind, server: &str, detail: impl Into<String>) -> Self {
+        Self {
+            kind,
+            server: server.to_owned(),
+            detail: detail.into(),
+            stderr: None,
+            source: None,
+        }
+    }
+
+    pub(crate) fn source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    pub(crate) fn stderr(mut self, stderr: Option<String>) -> Self {
+        self.stderr = stderr.filter(|text| !text.trim().is_empty());
+        self
+    }
+}
+
+/// Why one call of an MCP tool failed: the tool's error, which becomes that
+/// call's error result (the turn goes on). Its `Display` is what the model
+/// reads after ``the tool `x` failed: ``.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpCallError {
+    /// The server answered with `isError: true`: the tool ran and failed.
+    /// The text is the server's (its text content, joined).
+    #[error("{text}")]
+    Tool {
+        /// The server's error text.
+        text: String,
+    },
+    /// The server answered the request with a JSON-RPC error (unknown tool,
+    /// invalid parameters, an internal error).
+    #[error("the MCP server refused the call: {message}")]
+    Protocol {
+        /// The JSON-RPC error's message.
+        message: String,
+    },
+    /// The server is gone (its process exited, the connection closed)
+    /// before answering. Later calls fail the same way; bind a new session
+    /// to start it again.
+    #[error("the MCP server is not running (its connection closed)")]
+    Closed,
+    /// No answer within the per-call timeout; the server was sent
+    /// `notifications/cancelled` for the request.
+    #[error("the MCP server did not answer within {} s", .timeout.as_secs_f64())]
+    Timeout {
+        /// The per-call timeout.
+        timeout: Duration,
+    },
+    /// The turn was cancelled while the call ran; the server was sent
+    /// `notifications/cancelled` for the request.
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// Another failure of the MCP client (an answer of the wrong type, a
+    /// transport error).
+    #[error("the call to the MCP server failed: {message}")]
+    Client {
+        /// The client's error message.
+        message: String,
+    },
+}

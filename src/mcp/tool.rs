@@ -1,0 +1,230 @@
+//! [`McpTool`]: one tool of an MCP server, called with `tools/call` over its
+//! binding's connection; and how a `tools/call` result becomes a
+//! [`ToolOutput`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::ServiceError;
+use rmcp::model::CallToolRequestParams;
+use serde_json::Value;
+
+use crate::conversation::{ContentPart, ImagePart};
+use crate::mcp::connection::Connection;
+use crate::mcp::error::McpCallError;
+use crate::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
+
+/// One tool of a connected server.
+pub(crate) struct McpTool {
+    info: ToolInfo,
+    /// The server's name for the tool, sent in `tools/call`.
+    mcp_name: String,
+    connection: Arc<Connection>,
+    call_timeout: Duration,
+}
+
+impl McpTool {
+    pub(crate) fn new(
+        info: ToolInfo,
+        mcp_name: String,
+        connection: Arc<Connection>,
+        call_timeout: Duration,
+    ) -> Self {
+        Self {
+            info,
+            mcp_name,
+            connection,
+            call_timeout,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    /// Sends `tools/call`. The SDK sends `notifications/cancelled` for the
+    /// request when this future is dropped before the answer (the turn was
+    /// cancelled, the timeout passed), so the server can stop the work.
+    async fn invoke(
+        &self,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        let mut params = CallToolRequestParams::new(self.mcp_name.clone());
+        params.arguments = match arguments {
+            Value::Object(arguments) => Some(arguments),
+            _ => None,
+        };
+        let call = self.connection.peer().call_tool(params);
+        let answer = tokio::select! {
+            biased;
+            () = context.cancellation.cancelled() => return Err(McpCallError::Cancelled.into()),
+            answer = tokio::time::timeout(self.call_timeout, call) => answer,
+        };
+        let result = match answer {
+            Err(_) => {
+                return Err(McpCallError::Timeout {
+                    timeout: self.call_timeout,
+                }
+                .into());
+            }
+            Ok(Err(error)) => return Err(call_error(error).into()),
+            Ok(Ok(result)) => result,
+        };
+        let result = serde_json::to_value(&result).map_err(|error| McpCallError::Client {
+            message: error.to_string(),
+        })?;
+        Ok(output_of(&result)?)
+    }
+}
+
+/// The call's error for an SDK error.
+fn call_error(error: ServiceError) -> McpCallError {
+    match error {
+        ServiceError::McpError(error) => McpCallError::Protocol {
+            message: error.message.to_string(),
+        },
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => McpCallError::Closed,
+        ServiceError::Timeout { timeout } => McpCallError::Timeout { timeout },
+        other => McpCallError::Client {
+            message: other.to_string(),
+        },
+    }
+}
+
+/// The output of a `tools/call` result, read as the MCP specification
+/// writes it ("Tools" / "Tool Result": `content`, `structuredContent`,
+/// `isError`):
+///
+/// - text blocks are joined with `\n` into one text; a text resource
+///   counts as text; image blocks become image parts after it; audio,
+///   binary resources and resource links, which no model here reads,
+///   become a short line naming them;
+/// - no text and no image but `structuredContent`: that JSON;
+/// - `isError: true`: [`McpCallError::Tool`] with the text.
+pub(crate) fn output_of(result: &Value) -> Result<ToolOutput, McpCallError> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut images: Vec<ContentPart> = Vec::new();
+    let blocks = result["content"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    for block in blocks {
+        let field = |name: &str| block[name].as_str().unwrap_or_default();
+        match field("type") {
+            "text" => texts.push(field("text").to_owned()),
+            "image" => images.push(ContentPart::Image(ImagePart::base64(
+                field("mimeType"),
+                field("data"),
+            ))),
+            "resource" => {
+                let resource = &block["resource"];
+                match resource["text"].as_str() {
+                    Some(text) => texts.push(text.to_owned()),
+                    None => texts.push(format!(
+                        "[binary resource {} ({}) not shown]",
+                        resource["uri"].as_str().unwrap_or("?"),
+                        resource["mimeType"].as_str().unwrap_or("unknown type"),
+                    )),
+                }
+            }
+            "resource_link" => texts.push(format!("[resource link: {}]", field("uri"))),
+            "audio" => texts.push(format!("[audio ({}) not shown]", field("mimeType"))),
+            other => texts.push(format!("[content of type `{other}` not shown]")),
+        }
+    }
+    let text = texts.join("\n");
+    if result["isError"].as_bool() == Some(true) {
+        let text = if text.trim().is_empty() {
+            "the tool reported an error without a message".to_owned()
+        } else {
+            text
+        };
+        return Err(McpCallError::Tool { text });
+    }
+    if images.is_empty() {
+        return Ok(match result.get("structuredContent") {
+            Some(structured) if texts.is_empty() => ToolOutput::Json(structured.clone()),
+            _ => ToolOutput::Json(Value::String(text)),
+        });
+    }
+    let mut parts = Vec::with_capacity(images.len() + 1);
+    if !text.is_empty() {
+        parts.push(ContentPart::text(text));
+    }
+    parts.extend(images);
+    Ok(ToolOutput::Content(parts))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn text_blocks_are_joined_and_images_follow() {
+        let output = output_of(&json!({
+            "content": [
+                {"type": "text", "text": "one"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "text", "text": "two"}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            output,
+            ToolOutput::Content(vec![
+                ContentPart::text("one\ntwo"),
+                ContentPart::Image(ImagePart::base64("image/png", "AAAA")),
+            ])
+        );
+    }
+
+    #[test]
+    fn structured_content_is_the_output_when_there_is_no_text() {
+        let output = output_of(&json!({"content": [], "structuredContent": {"sum": 5}})).unwrap();
+        assert_eq!(output, json!({"sum": 5}));
+        // With text, the text wins: it is what the server wrote for models.
+        let output = output_of(&json!({
+            "content": [{"type": "text", "text": "5"}],
+            "structuredContent": {"sum": 5}
+        }))
+        .unwrap();
+        assert_eq!(output, json!("5"));
+    }
+
+    #[test]
+    fn is_error_is_a_tool_error_with_the_server_text() {
+        let error = output_of(&json!({
+            "content": [{"type": "text", "text": "Access denied: /etc"}],
+            "isError": true
+        }))
+        .unwrap_err();
+        assert_eq!(error.to_string(), "Access denied: /etc");
+        let error = output_of(&json!({"content": [], "isError": true})).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the tool reported an error without a message"
+        );
+    }
+
+    #[test]
+    fn resources_audio_and_links_are_named() {
+        let output = output_of(&json!({"content": [
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
+            {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AA==", "mimeType": "application/octet-stream"}},
+            {"type": "resource_link", "uri": "file:///c", "name": "c"},
+            {"type": "audio", "data": "AA==", "mimeType": "audio/wav"}
+        ]}))
+        .unwrap();
+        assert_eq!(
+            output.text(),
+            "hello\n[binary resource file:///b.bin (application/octet-stream) not shown]\n[resource link: file:///c]\n[audio (audio/wav) not shown]"
+        );
+    }
+}

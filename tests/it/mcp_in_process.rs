@@ -1,0 +1,578 @@
+//! An `rmcp` server in this process, reached over `tokio::io::duplex` with
+//! `McpServer::stream_with`: tools with text, image and error results, a
+//! JSON-RPC error, a listing over two pages, a slow tool whose cancellation
+//! the server observes, and a server that goes away in the middle of a
+//! call.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_loop::conversation::{ContentPart, ImagePart, Message, ModelResponse, ToolCall};
+use agent_loop::mcp::{HttpEndpoint, McpCallError, McpError, McpErrorKind, McpServer};
+use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
+use agent_loop::tool::{BoxError, ToolOutput};
+use agent_loop::turn::ScriptedModel;
+use agent_loop::{BindError, BindErrorKind, Bindings, Definition, LoopId, SessionId};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ContentBlock, ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::{ServerHandler, ServiceExt};
+use serde_json::json;
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+/// What the test sees of the server.
+#[derive(Clone)]
+struct Probe {
+    /// Signalled when `slow` starts.
+    slow_started: Arc<Notify>,
+    /// Every `notifications/cancelled` the server receives.
+    cancelled: mpsc::UnboundedSender<CancelledNotificationParam>,
+    /// Aborts the server's task (the server "exits").
+    exit: Arc<Mutex<Option<tokio::task::AbortHandle>>>,
+}
+
+#[derive(Clone)]
+struct TestServer(Probe);
+
+fn object_schema(properties: serde_json::Value) -> Arc<serde_json::Map<String, serde_json::Value>> {
+    match json!({"type": "object", "properties": properties}) {
+        serde_json::Value::Object(map) => Arc::new(map),
+        _ => unreachable!(),
+    }
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tool = |name: &'static str, description: &'static str| {
+            Tool::new(name, description, object_schema(json!({})))
+        };
+        // Two pages: the client must follow `nextCursor`.
+        let second_page = request.and_then(|r| r.cursor).as_deref() == Some("page-2");
+        if second_page {
+            return Ok(ListToolsResult::with_all_items(vec![
+                tool("slow", "Waits until cancelled."),
+                tool("exit", "The server goes away mid-call."),
+                tool("dotted.name", "A name the model may not use as it is."),
+                tool("dotted_name", "The name `dotted.name` becomes."),
+                tool("tenant", "The x-tenant header of the request."),
+            ]));
+        }
+        let greet: Tool = serde_json::from_value(json!({
+            "name": "greet",
+            "title": "Greeter",
+            "description": "Greets someone.",
+            "inputSchema": {"type": "object", "properties": {"who": {"type": "string"}}},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false}
+        }))
+        .unwrap();
+        let mut first = ListToolsResult::with_all_items(vec![
+            greet,
+            tool("picture", "A caption and a picture."),
+            tool("fail", "Fails as a tool."),
+            tool("broken", "Answers with a JSON-RPC error."),
+        ]);
+        first.next_cursor = Some("page-2".into());
+        Ok(first)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let result = match request.name.as_ref() {
+            "greet" => CallToolResult::success(vec![
+                ContentBlock::text("Hello,"),
+                ContentBlock::text(arguments["who"].as_str().unwrap_or("nobody").to_owned()),
+            ]),
+            "picture" => CallToolResult::success(vec![
+                ContentBlock::text("a red dot"),
+                ContentBlock::image(PNG, "image/png"),
+            ]),
+            "fail" => CallToolResult::error(vec![ContentBlock::text("disk quota exceeded")]),
+            "broken" => return Err(ErrorData::internal_error("the database is down", None)),
+            "slow" => {
+                self.0.slow_started.notify_one();
+                context.ct.cancelled().await;
+                return Err(ErrorData::internal_error("cancelled", None));
+            }
+            "exit" => {
+                if let Some(handle) = self.0.exit.lock().unwrap().take() {
+                    handle.abort();
+                }
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
+            // Over HTTP: the request's `x-tenant` header, as the server got it.
+            "tenant" => {
+                let tenant = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.headers.get("x-tenant"))
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or("none")
+                    .to_owned();
+                CallToolResult::success(vec![ContentBlock::text(tenant)])
+            }
+            other => CallToolResult::success(vec![ContentBlock::text(format!("called {other}"))]),
+        };
+        Ok(result.into())
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        let _ = self.0.cancelled.send(notification);
+    }
+}
+
+/// A server definition whose every binding starts a fresh in-process
+/// server; the receiver gets the cancellations the servers receive.
+fn in_process_server() -> (
+    McpServer,
+    Probe,
+    mpsc::UnboundedReceiver<CancelledNotificationParam>,
+) {
+    in_process_server_named("local")
+}
+
+fn in_process_server_named(
+    name: &str,
+) -> (
+    McpServer,
+    Probe,
+    mpsc::UnboundedReceiver<CancelledNotificationParam>,
+) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let probe = Probe {
+        slow_started: Arc::new(Notify::new()),
+        cancelled: sender,
+        exit: Arc::new(Mutex::new(None)),
+    };
+    let shared = probe.clone();
+    let server = McpServer::stream_with(name, move |_session| {
+        let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+        let handler = TestServer(shared.clone());
+        let task = tokio::spawn(async move {
+            if let Ok(running) = handler.serve(server_end).await {
+                let _ = running.waiting().await;
+            }
+        });
+        *shared.exit.lock().unwrap() = Some(task.abort_handle());
+        Ok(client_end)
+    })
+    // `dotted_name` collides with `dotted.name` once sanitised; one test
+    // lifts this.
+    .deny(["dotted_name"]);
+    (server, probe, receiver)
+}
+
+/// Binds a definition holding only `server`; the bind must fail.
+pub(crate) async fn bind_error(server: McpServer) -> BindError {
+    Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap_err()
+}
+
+/// The [`McpError`] a failed bind carries as its source.
+pub(crate) fn mcp_error(error: &BindError) -> &McpError {
+    std::error::Error::source(error)
+        .and_then(|source| source.downcast_ref::<McpError>())
+        .expect("an McpError source")
+}
+
+async fn bind(server: McpServer) -> Definition<agent_loop::Bound> {
+    Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn every_page_of_tools_binds_with_sanitised_names_and_the_title_kept() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = bind(server.prefix("local")).await;
+    let names: Vec<&str> = session.tools().iter().map(|tool| tool.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "local_greet",
+            "local_picture",
+            "local_fail",
+            "local_broken",
+            "local_slow",
+            "local_exit",
+            "local_dotted_name",
+            "local_tenant"
+        ]
+    );
+    let greet = session.tool("local_greet").unwrap();
+    assert_eq!(greet.definition_name(), "local");
+    assert_eq!(greet.info().annotations().title.as_deref(), Some("Greeter"));
+    // The server's name is what `tools/call` gets.
+    let output = session
+        .invoke("local_dotted_name", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(output, json!("called dotted.name"));
+}
+
+#[tokio::test]
+async fn text_image_and_error_results_reach_the_conversation() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = bind(server).await;
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([
+            ToolCall::new("c1", "greet", r#"{"who": "Ada"}"#),
+            ToolCall::new("c2", "picture", "{}"),
+            ToolCall::new("c3", "fail", "{}"),
+            ToolCall::new("c4", "broken", "{}"),
+        ]),
+        ModelResponse::answer("done"),
+    ]);
+    let mut conversation = vec![Message::user("go")];
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let results: Vec<_> = conversation
+        .iter()
+        .filter_map(Message::as_tool_result)
+        .collect();
+    assert_eq!(results[0].text(), "Hello,\nAda");
+    assert!(!results[0].is_error);
+    assert_eq!(
+        results[1].content,
+        [
+            ContentPart::text("a red dot"),
+            ContentPart::Image(ImagePart::base64("image/png", PNG)),
+        ]
+    );
+    assert!(results[2].is_error);
+    assert_eq!(
+        results[2].text(),
+        "the tool `fail` failed: disk quota exceeded"
+    );
+    assert!(results[3].is_error);
+    assert_eq!(
+        results[3].text(),
+        "the tool `broken` failed: the MCP server refused the call: the database is down"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_the_turn_sends_notifications_cancelled_for_the_call_in_flight() {
+    let (server, probe, mut cancelled) = in_process_server();
+    let session = bind(server).await;
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", "slow", "{}")]),
+        ModelResponse::answer("never"),
+    ]);
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    tokio::spawn(async move {
+        probe.slow_started.notified().await;
+        canceller.cancel();
+    });
+    let mut conversation = vec![Message::user("go")];
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(10),
+        session.run_turn(&model, &mut conversation, &cancel),
+    )
+    .await
+    .expect("the turn ends promptly");
+    assert_eq!(
+        outcome.unwrap().status,
+        agent_loop::turn::TurnStatus::Interrupted
+    );
+    let notification = tokio::time::timeout(Duration::from_secs(5), cancelled.recv())
+        .await
+        .expect("the server was told")
+        .unwrap();
+    assert!(notification.request_id.is_some());
+    // The connection still works after a cancelled call.
+    assert_eq!(
+        session
+            .invoke("greet", json!({"who": "again"}))
+            .await
+            .unwrap(),
+        json!("Hello,\nagain")
+    );
+}
+
+#[tokio::test]
+async fn the_per_call_timeout_is_an_error_result_and_cancels_the_request() {
+    let (server, _probe, mut cancelled) = in_process_server();
+    let session = bind(server.call_timeout(Duration::from_millis(200))).await;
+    let error = session.invoke("slow", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, agent_loop::bind::ToolCallErrorKind::ToolFailed);
+    assert_eq!(
+        error.message,
+        "the tool `slow` failed: the MCP server did not answer within 0.2 s"
+    );
+    tokio::time::timeout(Duration::from_secs(5), cancelled.recv())
+        .await
+        .expect("the server was told")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_server_exiting_mid_call_is_an_error_result_for_that_call_and_the_next() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = bind(server).await;
+    let error = tokio::time::timeout(Duration::from_secs(10), session.invoke("exit", json!({})))
+        .await
+        .expect("no hang")
+        .unwrap_err();
+    assert_eq!(
+        error.message,
+        "the tool `exit` failed: the MCP server is not running (its connection closed)"
+    );
+    let source = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<McpCallError>())
+        .expect("the typed call error is the source");
+    assert!(matches!(source, McpCallError::Closed));
+    let again = tokio::time::timeout(Duration::from_secs(10), session.invoke("greet", json!({})))
+        .await
+        .expect("no hang")
+        .unwrap_err();
+    assert!(again.message.contains("not running"), "{}", again.message);
+}
+
+#[tokio::test]
+async fn allow_and_deny_lists_select_tools_and_an_unknown_allowed_name_fails_the_bind() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = bind(
+        server
+            .clone()
+            .allow(["greet", "fail", "slow"])
+            .deny(["fail"]),
+    )
+    .await;
+    let names: Vec<&str> = session.tools().iter().map(|tool| tool.name()).collect();
+    assert_eq!(names, ["greet", "slow"]);
+
+    let error = bind_error(server.allow(["greet", "gret"])).await;
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed);
+    assert_eq!(error.name.as_deref(), Some("local"));
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, McpErrorKind::UnknownAllowedTool);
+    assert!(source.to_string().starts_with(
+        "MCP server `local`: the allow list names tools the server does not list: gret; it lists: "
+    ));
+}
+
+#[tokio::test]
+async fn two_servers_with_one_tool_name_are_a_duplicate_listing_every_collision() {
+    let (first, _p1, _c1) = in_process_server();
+    let (second, _p2, _c2) = in_process_server_named("other");
+    let error = Definition::builder()
+        .name("mcp")
+        .tool(first.allow(["greet", "fail"]))
+        .tool(second.allow(["greet", "fail", "slow"]))
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, BindErrorKind::DuplicateToolName);
+    assert_eq!(
+        error.to_string(),
+        "bind: duplicate tool name `greet` (definitions `local` and `other`); \
+         duplicate tool name `fail` (definitions `local` and `other`)"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_initialises_is_a_timeout_bind_error() {
+    let silent = McpServer::stream_with("silent", |_session| {
+        let (client_end, server_end) = tokio::io::duplex(1024);
+        // Keep the other end open and say nothing.
+        tokio::spawn(async move {
+            let _held = server_end;
+            std::future::pending::<()>().await;
+        });
+        Ok(client_end)
+    })
+    .connect_timeout(Duration::from_millis(300));
+    let error = bind_error(silent).await;
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed);
+    assert_eq!(error.name.as_deref(), Some("silent"));
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, McpErrorKind::Timeout);
+    assert_eq!(
+        source.to_string(),
+        "MCP server `silent`: not started, initialised and listed within 0.3 s"
+    );
+}
+
+/// Refuses every tool whose annotations do not say it is read-only.
+struct ReadOnlyOnly;
+
+#[async_trait::async_trait]
+impl ToolMiddleware for ReadOnlyOnly {
+    async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
+        if call.context.tool_info.annotations().read_only_hint != Some(true) {
+            return Err(Refusal::new("only read-only tools may run in review").into());
+        }
+        next.run(call).await
+    }
+}
+
+#[tokio::test]
+async fn a_middleware_reads_the_annotations_of_the_tool_called() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .middleware(ReadOnlyOnly)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap();
+    let greet = session.tool("greet").unwrap();
+    assert_eq!(greet.info().annotations().destructive_hint, Some(false));
+    assert_eq!(
+        session
+            .invoke("greet", json!({"who": "Ada"}))
+            .await
+            .unwrap(),
+        json!("Hello,\nAda")
+    );
+    let error = session.invoke("fail", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, agent_loop::bind::ToolCallErrorKind::Refused);
+}
+
+/// Serves `TestServer` over streamable HTTP on a loopback port; returns
+/// its URL.
+async fn http_server() -> String {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let (sender, _receiver) = mpsc::unbounded_channel();
+    let probe = Probe {
+        slow_started: Arc::new(Notify::new()),
+        cancelled: sender,
+        exit: Arc::new(Mutex::new(None)),
+    };
+    let service = Arc::new(StreamableHttpService::new(
+        move || Ok(TestServer(probe.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let service = Arc::clone(&service);
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(move |request| {
+                    let service = Arc::clone(&service);
+                    async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), handler)
+                    .await;
+            });
+        }
+    });
+    format!("http://{address}/mcp")
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_binds_per_session_with_its_headers() {
+    let url = http_server().await;
+    let server = McpServer::http_with("remote", move |session| {
+        Ok(HttpEndpoint::new(url.clone()).header("x-tenant", session.session_id().to_string()))
+    })
+    .allow(["greet", "picture", "tenant"]);
+    let definition = Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .build()
+        .validate()
+        .unwrap();
+    let (first, second) = (SessionId::new(), SessionId::new());
+    let bind = |session_id| definition.bind(Bindings::new(session_id, LoopId::new()));
+    let (one, two) = tokio::join!(bind(first), bind(second));
+    let (one, two) = (one.unwrap(), two.unwrap());
+    assert_eq!(
+        one.invoke("greet", json!({"who": "HTTP"})).await.unwrap(),
+        json!("Hello,\nHTTP")
+    );
+    assert_eq!(
+        one.invoke("picture", json!({}))
+            .await
+            .unwrap()
+            .images()
+            .count(),
+        1
+    );
+    // Each binding sent its own headers.
+    assert_eq!(
+        one.invoke("tenant", json!({})).await.unwrap(),
+        json!(first.to_string())
+    );
+    assert_eq!(
+        two.invoke("tenant", json!({})).await.unwrap(),
+        json!(second.to_string())
+    );
+}
+
+#[tokio::test]
+async fn an_http_server_that_refuses_the_connection_is_an_initialize_bind_error() {
+    // A port nothing listens on: bound, then released.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    drop(listener);
+    let error = bind_error(
+        McpServer::http("remote", HttpEndpoint::new(url)).connect_timeout(Duration::from_secs(5)),
+    )
+    .await;
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, McpErrorKind::Initialize, "{source}");
+}
+
+#[tokio::test]
+async fn two_tools_of_one_server_sanitised_to_one_name_fail_the_bind_naming_both() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let error = bind_error(server.deny(Vec::<String>::new())).await;
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed);
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, McpErrorKind::NameCollision);
+    assert_eq!(
+        source.to_string(),
+        "MCP server `local`: the server's tools `dotted.name` and `dotted_name` both become `dotted_name`; deny one of them"
+    );
+}

@@ -1,0 +1,432 @@
+//! Real MCP servers from the npm registry, at the versions pinned in
+//! `tests/mcp-servers/package-lock.json` (`.ci/run` runs `npm ci` there):
+//! `@modelcontextprotocol/server-filesystem` and
+//! `@modelcontextprotocol/server-everything`, each a child process of its
+//! binding, started with `node`.
+//!
+//! Without them these tests fail and say how to install them; a developer
+//! without node sets `AGENT_LOOP_SKIP_NODE_MCP=1` to skip only these.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::mcp_in_process::{bind_error, mcp_error};
+use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
+use agent_loop::mcp::{McpServer, StdioCommand};
+use agent_loop::turn::{ScriptedModel, TurnStatus};
+use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, Validated};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// The entry point of an installed server package, or `None` when the
+/// developer chose to skip these tests.
+fn server_script(package: &str) -> Option<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp-servers/node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
+    if script.is_file() {
+        return Some(script);
+    }
+    if std::env::var_os("AGENT_LOOP_SKIP_NODE_MCP").is_some() {
+        eprintln!("skipped: {package} is not installed and AGENT_LOOP_SKIP_NODE_MCP is set");
+        return None;
+    }
+    panic!(
+        "the MCP test servers are not installed: run `npm ci --prefix tests/mcp-servers` \
+         (node 20 or newer), or set AGENT_LOOP_SKIP_NODE_MCP=1 to skip the tests that need them"
+    );
+}
+
+/// A fresh directory of one session, removed when dropped (the test holds
+/// it; the binding gets its [`Root`]).
+struct Workspace(PathBuf);
+
+/// The binding data the filesystem server's command reads.
+struct Root(PathBuf);
+
+impl Workspace {
+    fn new(files: &[(&str, &str)]) -> Self {
+        let root = std::env::temp_dir().join(format!("agent-loop-mcp-{}", SessionId::new()));
+        std::fs::create_dir_all(&root).unwrap();
+        // The server resolves symbolic links (macOS's /tmp is one); the
+        // test compares paths with what it sees.
+        let root = root.canonicalize().unwrap();
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        Self(root)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The filesystem server over the binding's own `Workspace`.
+fn filesystem_definition(script: PathBuf) -> Definition<Validated> {
+    let files = McpServer::stdio_with("files", move |session| {
+        let root = session.get::<Root>()?;
+        Ok(StdioCommand::new("node").arg(&script).arg(&root.0))
+    })
+    .allow(["list_directory", "read_text_file", "write_file"])
+    .deny(["write_file"]);
+    Definition::builder()
+        .name("files-agent")
+        .tool(files)
+        .build()
+        .validate()
+        .unwrap()
+}
+
+async fn bind_workspace(
+    definition: &Definition<Validated>,
+    workspace: &Workspace,
+) -> Definition<Bound> {
+    definition
+        .bind(Bindings::new(SessionId::new(), LoopId::new()).with(Root(workspace.0.clone())))
+        .await
+        .unwrap()
+}
+
+/// The ids of the live processes whose command line mentions `marker`
+/// (zombies included: a zombie is a process left behind too).
+fn processes_mentioning(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new(); // not Linux: nothing to look at
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            // A zombie has no command line any more; its parent is us.
+            let zombie_child = status.contains("State:\tZ")
+                && status.contains(&format!("PPid:\t{}\n", std::process::id()));
+            String::from_utf8_lossy(&cmdline).contains(marker) || zombie_child
+        })
+        .collect()
+}
+
+/// Waits up to 10 s for no process to mention `marker`.
+async fn assert_no_process_left(marker: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_mentioning(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "server processes left for {marker}: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn results(conversation: &[Message]) -> Vec<&ToolResult> {
+    conversation
+        .iter()
+        .filter_map(Message::as_tool_result)
+        .collect()
+}
+
+#[tokio::test]
+async fn two_sessions_each_see_only_their_own_directory_and_no_server_is_left() {
+    let Some(script) = server_script("server-filesystem") else {
+        return;
+    };
+    let definition = filesystem_definition(script);
+    let alice = Workspace::new(&[("notes.txt", "alice's notes"), ("todo.txt", "buy milk")]);
+    let bob = Workspace::new(&[("report.txt", "bob's report")]);
+    let (alice_dir, bob_dir) = (alice.0.clone(), bob.0.clone());
+    let (alice_listing, alice_file, bob_file) = (
+        alice.0.to_string_lossy().into_owned(),
+        alice.path("notes.txt"),
+        bob.path("report.txt"),
+    );
+    let bob_listing = bob.0.to_string_lossy().into_owned();
+    let (alice_session, bob_session) = tokio::join!(
+        bind_workspace(&definition, &alice),
+        bind_workspace(&definition, &bob)
+    );
+    let names: Vec<&str> = alice_session.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["read_text_file", "list_directory"]);
+    let read = alice_session.tool("read_text_file").unwrap();
+    assert_eq!(read.info().annotations().read_only_hint, Some(true));
+
+    let turn = |listing: String, own: String, other: String| {
+        ScriptedModel::new([
+            ModelResponse::tool_calls([
+                ToolCall::new(
+                    "list",
+                    "list_directory",
+                    json!({"path": listing}).to_string(),
+                ),
+                ToolCall::new("read", "read_text_file", json!({"path": own}).to_string()),
+                ToolCall::new(
+                    "other",
+                    "read_text_file",
+                    json!({"path": other}).to_string(),
+                ),
+            ]),
+            ModelResponse::answer("done"),
+        ])
+    };
+    let alice_model = turn(alice_listing, alice_file, bob_file.clone());
+    let bob_model = turn(
+        bob_listing,
+        bob_file,
+        alice_dir.join("notes.txt").to_string_lossy().into_owned(),
+    );
+    let (mut alice_conversation, mut bob_conversation) =
+        (vec![Message::user("look")], vec![Message::user("look")]);
+    let cancel = CancellationToken::new();
+    let (alice_outcome, bob_outcome) = tokio::join!(
+        alice_session.run_turn(&alice_model, &mut alice_conversation, &cancel),
+        bob_session.run_turn(&bob_model, &mut bob_conversation, &cancel)
+    );
+    alice_outcome.unwrap();
+    bob_outcome.unwrap();
+
+    let alice_results = results(&alice_conversation);
+    assert!(!alice_results[0].is_error, "{}", alice_results[0].text());
+    assert!(alice_results[0].text().contains("[FILE] notes.txt"));
+    assert!(alice_results[0].text().contains("[FILE] todo.txt"));
+    assert!(!alice_results[0].text().contains("report.txt"));
+    assert_eq!(alice_results[1].text(), "alice's notes");
+    assert!(alice_results[2].is_error, "outside its directory");
+    assert!(
+        alice_results[2].text().contains("Access denied"),
+        "{}",
+        alice_results[2].text()
+    );
+
+    let bob_results = results(&bob_conversation);
+    assert_eq!(bob_results[0].text().trim(), "[FILE] report.txt");
+    assert_eq!(bob_results[1].text(), "bob's report");
+    assert!(bob_results[2].is_error);
+
+    drop(alice_session);
+    drop(bob_session);
+    assert_no_process_left(&alice_dir.to_string_lossy()).await;
+    assert_no_process_left(&bob_dir.to_string_lossy()).await;
+}
+
+#[tokio::test]
+async fn everything_server_tools_bind_answer_and_a_long_call_is_cancelled() {
+    let Some(script) = server_script("server-everything") else {
+        return;
+    };
+    let marker = script.to_string_lossy().into_owned();
+    let everything = McpServer::stdio("everything", StdioCommand::new("node").arg(&script))
+        .prefix("every.thing");
+    let session = Definition::builder()
+        .name("everything-agent")
+        .tool(everything)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap();
+    // Every listed tool bound, its prefix sanitised (`.` is not allowed).
+    let names: Vec<&str> = session.tools().iter().map(|t| t.name()).collect();
+    assert!(names.len() >= 10, "{names:?}");
+    assert!(
+        names.iter().all(|name| name.starts_with("every_thing_")),
+        "{names:?}"
+    );
+    for expected in [
+        "every_thing_echo",
+        "every_thing_get-sum",
+        "every_thing_get-tiny-image",
+        "every_thing_trigger-long-running-operation",
+    ] {
+        assert!(names.contains(&expected), "{expected} in {names:?}");
+    }
+
+    let echo = session
+        .invoke("every_thing_echo", json!({"message": "hello"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.text(), "Echo: hello");
+    let sum = session
+        .invoke("every_thing_get-sum", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
+    assert!(sum.text().contains('5'), "{}", sum.text());
+    let image = session
+        .invoke("every_thing_get-tiny-image", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(image.images().count(), 1, "{image:?}");
+    // Bad arguments never reach the server: the turn checks the listed
+    // `inputSchema`.
+    let error = session
+        .invoke("every_thing_get-sum", json!({"a": "two"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.kind,
+        agent_loop::bind::ToolCallErrorKind::InvalidArguments
+    );
+
+    // A 30-second operation, cancelled once it runs.
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new(
+            "long",
+            "every_thing_trigger-long-running-operation",
+            r#"{"duration": 30, "steps": 30}"#,
+        )]),
+        ModelResponse::answer("never"),
+    ]);
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        canceller.cancel();
+    });
+    let started = Instant::now();
+    let mut conversation = vec![Message::user("run it")];
+    let outcome = session
+        .run_turn(&model, &mut conversation, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // The server goes on serving the session.
+    let echo = session
+        .invoke("every_thing_echo", json!({"message": "still here"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.text(), "Echo: still here");
+
+    drop(session);
+    assert_no_process_left(&marker).await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_start_is_a_bind_error_with_its_stderr() {
+    let Some(script) = server_script("server-filesystem") else {
+        return;
+    };
+    let missing = std::env::temp_dir().join(format!("agent-loop-missing-{}", SessionId::new()));
+    let files = McpServer::stdio(
+        "files",
+        StdioCommand::new("node").arg(&script).arg(&missing),
+    );
+    let error = bind_error(files).await;
+    assert_eq!(error.kind, agent_loop::BindErrorKind::FactoryFailed);
+    assert_eq!(error.name.as_deref(), Some("files"));
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, agent_loop::mcp::McpErrorKind::Initialize);
+    let stderr = source.stderr.as_deref().unwrap_or_default();
+    assert!(stderr.contains(&*missing.to_string_lossy()), "{stderr:?}");
+    assert_no_process_left(&missing.to_string_lossy()).await;
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_start_bind_error() {
+    let files = McpServer::stdio("files", StdioCommand::new("/nonexistent/mcp-server"));
+    let error = bind_error(files).await;
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, agent_loop::mcp::McpErrorKind::Start);
+    assert_eq!(
+        source.to_string(),
+        "MCP server `files`: could not start `/nonexistent/mcp-server`"
+    );
+}
+
+/// Binds 20 sessions at once, each with its own filesystem server; prints
+/// the bind time per session (`cargo test --features mcp -- --nocapture
+/// twenty`). No timing is asserted: speed targets live in benchmarks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_concurrent_binds_against_the_filesystem_server_all_succeed() {
+    let Some(script) = server_script("server-filesystem") else {
+        return;
+    };
+    let definition = filesystem_definition(script);
+    let workspaces: Vec<Workspace> = (0..20)
+        .map(|i| Workspace::new(&[("id.txt", &i.to_string())]))
+        .collect();
+    let markers: Vec<String> = workspaces
+        .iter()
+        .map(|w| w.0.to_string_lossy().into_owned())
+        .collect();
+    let paths: Vec<String> = workspaces.iter().map(|w| w.path("id.txt")).collect();
+    let started = Instant::now();
+    let bound = futures::future::join_all(workspaces.iter().map(|workspace| {
+        let definition = &definition;
+        async move {
+            let started = Instant::now();
+            let session = bind_workspace(definition, workspace).await;
+            (session, started.elapsed())
+        }
+    }))
+    .await;
+    let total = started.elapsed();
+    let mut times: Vec<Duration> = bound.iter().map(|(_, time)| *time).collect();
+    times.sort();
+    eprintln!(
+        "20 concurrent binds: total {total:?}; per session min {:?}, median {:?}, max {:?}",
+        times[0], times[10], times[19]
+    );
+    for (index, ((session, _), path)) in bound.iter().zip(&paths).enumerate() {
+        let output = session
+            .invoke("read_text_file", json!({"path": path}))
+            .await
+            .unwrap();
+        assert_eq!(output.text(), index.to_string());
+    }
+    drop(bound);
+    for marker in &markers {
+        assert_no_process_left(marker).await;
+    }
+}
+
+#[test]
+fn dropping_a_binding_outside_a_runtime_still_reaps_the_server() {
+    let Some(script) = server_script("server-filesystem") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let workspace = Workspace::new(&[]);
+    let marker = workspace.0.to_string_lossy().into_owned();
+    let session = runtime
+        .block_on(async { bind_workspace(&filesystem_definition(script), &workspace).await });
+    assert_eq!(processes_mentioning(&marker).len(), 1, "one server runs");
+    drop(runtime);
+    drop(session); // no runtime here: killed and reaped at once
+    assert!(processes_mentioning(&marker).is_empty());
+}
+
+/// A server that never answers `initialize` and has a child of its own (as
+/// `npx` has): the bind fails with a timeout, and neither process is left.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_silent_server_times_out_and_its_whole_process_group_is_stopped() {
+    let marker = format!("agent-loop-silent-{}", SessionId::new());
+    let server = McpServer::stdio(
+        "silent",
+        StdioCommand::new("sh").args([
+            "-c",
+            r#"sh -c "sleep 30; true" "$0-child" & wait"#,
+            &marker,
+        ]),
+    )
+    .connect_timeout(Duration::from_millis(500));
+    let error = bind_error(server).await;
+    assert_eq!(error.name.as_deref(), Some("silent"));
+    assert_eq!(
+        mcp_error(&error).kind,
+        agent_loop::mcp::McpErrorKind::Timeout
+    );
+    assert_no_process_left(&marker).await;
+}
