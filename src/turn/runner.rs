@@ -274,6 +274,10 @@ impl Tool for OutputTool {
     }
 }
 
+/// The structured-output control tool, its name and its info, made once
+/// per turn.
+type ControlTool = (Arc<dyn Tool>, Arc<str>, Arc<ToolInfo>);
+
 /// A call ready to run: the tool, its name and info (shared with the
 /// call's context) and the checked arguments.
 type Prepared = (Arc<dyn Tool>, Arc<str>, Arc<ToolInfo>, Value);
@@ -302,7 +306,7 @@ struct Turn<'a, M: ?Sized> {
     /// The output the turn must end in, if any.
     output: Option<&'a Output>,
     /// The control tool and its name, when `output` is set.
-    output_tool: Option<(Arc<dyn Tool>, Arc<str>, Arc<ToolInfo>)>,
+    output_tool: Option<ControlTool>,
     output_retries: u32,
     mixed_batch: MixedBatch,
     /// [`OutputMode::Native`]: no control tool; the answer's text is the
