@@ -9,7 +9,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{Peer, RoleClient, RunningService};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::mcp::McpErrorKind;
 use crate::mcp::error::McpError;
@@ -219,16 +219,33 @@ fn tail(buffer: &Mutex<String>) -> Option<String> {
 
 /// Logs each line of a server's standard error (`tracing` debug, target
 /// `agent_loop::mcp`) and keeps the last [`STDERR_TAIL_BYTES`] for errors.
+///
+/// It reads until the server closes its standard error, whatever it
+/// writes: bytes that are not UTF-8 are shown as U+FFFD, and a line longer
+/// than [`STDERR_TAIL_BYTES`] is taken in pieces of that size. Stopping
+/// early would close the pipe, and the server's next write to its standard
+/// error would kill it (`SIGPIPE`, or an `EPIPE` error in node).
 async fn forward_stderr(
     server: String,
     stderr: tokio::process::ChildStderr,
     tail: Arc<Mutex<String>>,
 ) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::debug!(server = %server, "stderr: {line}");
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // `take` bounds the line, so a server that never writes a newline
+        // cannot make this buffer grow without end.
+        let limit = STDERR_TAIL_BYTES as u64;
+        match (&mut reader).take(limit).read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        tracing::debug!(server = %server, "stderr: {text}");
         if let Ok(mut tail) = tail.lock() {
-            tail.push_str(&line);
+            tail.push_str(text);
             tail.push('\n');
             if tail.len() > STDERR_TAIL_BYTES {
                 let mut cut = tail.len() - STDERR_TAIL_BYTES;

@@ -430,3 +430,79 @@ async fn a_silent_server_times_out_and_its_whole_process_group_is_stopped() {
     );
     assert_no_process_left(&marker).await;
 }
+
+/// A server that writes bytes that are not UTF-8 to its standard error (a
+/// Latin-1 message), then 200 KB more: the client keeps reading it, so the
+/// server is not killed by a closed pipe and binds and answers.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_server_writing_latin1_and_a_flood_to_stderr_still_binds_and_answers() {
+    let Some(script) = server_script("server-filesystem") else {
+        return;
+    };
+    let workspace = Workspace::new(&[("note.txt", "still here")]);
+    let shell = r#"printf 'caf\351\n' >&2; head -c 200000 /dev/zero | tr '\0' a >&2; echo >&2; exec node "$0" "$1""#;
+    let server = McpServer::stdio(
+        "files",
+        StdioCommand::new("sh").args([
+            "-c".as_ref(),
+            shell.as_ref(),
+            script.as_os_str(),
+            workspace.0.as_os_str(),
+        ]),
+    )
+    .connect_timeout(Duration::from_secs(10));
+    let session = Definition::builder()
+        .name("files-agent")
+        .tool(server)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap();
+    let output = session
+        .invoke(
+            "read_text_file",
+            json!({"path": workspace.path("note.txt")}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.text(), "still here");
+    drop(session);
+    assert_no_process_left(&workspace.0.to_string_lossy()).await;
+}
+
+/// The stderr kept in the bind error shows bytes that are not UTF-8 as
+/// U+FFFD, instead of ending there, and keeps the last 4 KiB of a line with
+/// no end.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_stderr_of_a_failed_bind_keeps_text_that_is_not_utf8_and_bounds_a_long_line() {
+    let server = McpServer::stdio(
+        "broken",
+        StdioCommand::new("sh").args([
+            "-c",
+            r#"printf 'caf\351: no config\n' >&2; head -c 100000 /dev/zero | tr '\0' a >&2; printf '\nbye\n' >&2; exit 3"#,
+        ]),
+    );
+    let error = bind_error(server).await;
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, agent_loop::mcp::McpErrorKind::Initialize);
+    let stderr = source.stderr.as_deref().unwrap_or_default();
+    assert!(stderr.len() <= 4096, "{} bytes kept", stderr.len());
+    assert!(
+        stderr.ends_with(&format!("{}\nbye\n", "a".repeat(100))),
+        "{stderr:?}"
+    );
+
+    let short = McpServer::stdio(
+        "broken",
+        StdioCommand::new("sh").args(["-c", r#"printf 'caf\351: no config\n' >&2; exit 3"#]),
+    );
+    let error = bind_error(short).await;
+    assert_eq!(
+        mcp_error(&error).stderr.as_deref(),
+        Some("caf\u{FFFD}: no config\n")
+    );
+}
