@@ -46,7 +46,10 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 ///     .current_dir("/srv/project");
 /// assert_eq!(command.program(), "npx");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` shows the names of the variables set with [`env`](Self::env),
+/// never their values, which are often credentials (`GITHUB_TOKEN`).
+#[derive(Clone, PartialEq, Eq)]
 pub struct StdioCommand {
     program: OsString,
     arguments: Vec<OsString>,
@@ -121,6 +124,25 @@ impl StdioCommand {
     /// The working directory, if set (otherwise the caller's).
     pub fn working_directory(&self) -> Option<&Path> {
         self.working_directory.as_deref()
+    }
+}
+
+impl fmt::Debug for StdioCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioCommand")
+            .field("program", &self.program)
+            .field("arguments", &self.arguments)
+            .field(
+                "environment",
+                &self
+                    .environment
+                    .iter()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("inherit_env", &self.inherit_env)
+            .field("working_directory", &self.working_directory)
+            .finish()
     }
 }
 

@@ -576,3 +576,85 @@ async fn two_tools_of_one_server_sanitised_to_one_name_fail_the_bind_naming_both
         "MCP server `local`: the server's tools `dotted.name` and `dotted_name` both become `dotted_name`; deny one of them"
     );
 }
+
+/// Every event's fields, formatted, for the secrets test.
+#[derive(Clone, Default)]
+struct EventText(Arc<Mutex<String>>);
+
+impl tracing::field::Visit for EventText {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        let mut text = self.0.lock().unwrap();
+        text.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for EventText {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _context: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        event.record(&mut self.clone());
+    }
+}
+
+/// Header and environment values are credentials: they appear in no
+/// `Debug` of the declarations, in no bind error (`Display`, `Debug` with
+/// its sources) and in no tracing event of a bind and a call.
+#[test]
+fn header_and_environment_values_never_show_in_debug_errors_or_tracing() {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    const HEADER: &str = "Bearer sk-header-0123456789";
+    const ENV: &str = "ghp_env_0123456789";
+    let events = EventText::default();
+    let subscriber = tracing_subscriber::registry().with(events.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    tracing::callsite::rebuild_interest_cache();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut seen = Vec::new();
+    runtime.block_on(async {
+        let command = agent_loop::mcp::StdioCommand::new("sh")
+            .args(["-c", "exit 3"])
+            .env("GITHUB_TOKEN", ENV);
+        let endpoint = HttpEndpoint::new(http_server().await).header("Authorization", HEADER);
+        seen.push(format!("{command:?} {endpoint:?}"));
+        let stdio = McpServer::stdio("local", command);
+        let http = McpServer::http("remote", endpoint);
+        seen.push(format!("{stdio:?} {http:?}"));
+
+        let error = bind_error(stdio).await;
+        assert_eq!(mcp_error(&error).kind, McpErrorKind::Initialize);
+        seen.push(format!("{error} {error:?}"));
+
+        let session = bind(http.allow(["greet"])).await;
+        assert_eq!(
+            session.invoke("greet", json!({"who": "x"})).await.unwrap(),
+            json!("Hello,\nx")
+        );
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let refused = format!("http://{}/mcp", listener.local_addr().unwrap());
+        drop(listener);
+        let error = bind_error(McpServer::http(
+            "remote",
+            HttpEndpoint::new(refused).header("Authorization", HEADER),
+        ))
+        .await;
+        assert_eq!(mcp_error(&error).kind, McpErrorKind::Initialize);
+        seen.push(format!("{error} {error:?}"));
+    });
+    let traced = events.0.lock().unwrap().clone();
+    assert!(traced.contains("connected to 127.0.0.1"), "{traced}");
+    seen.push(traced);
+    for text in &seen {
+        assert!(
+            !text.contains("sk-header") && !text.contains("ghp_env"),
+            "{text}"
+        );
+    }
+    // The names are still there to debug with.
+    assert!(seen[0].contains("GITHUB_TOKEN") && seen[0].contains("Authorization"));
+}
