@@ -658,3 +658,25 @@ fn header_and_environment_values_never_show_in_debug_errors_or_tracing() {
     // The names are still there to debug with.
     assert!(seen[0].contains("GITHUB_TOKEN") && seen[0].contains("Authorization"));
 }
+
+/// The binding data the command needs is missing: a `Configuration` bind
+/// error whose source is the command function's own error.
+#[tokio::test]
+async fn a_command_that_cannot_be_computed_is_a_configuration_bind_error() {
+    struct Workspace(std::path::PathBuf);
+    let server = McpServer::stdio_with("files", |session| {
+        let workspace = session.get::<Workspace>()?;
+        Ok(agent_loop::mcp::StdioCommand::new("true").arg(&workspace.0))
+    });
+    let error = bind_error(server).await;
+    assert_eq!(error.name.as_deref(), Some("files"));
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, McpErrorKind::Configuration);
+    let cause = std::error::Error::source(source).map(ToString::to_string);
+    assert!(
+        cause
+            .as_deref()
+            .is_some_and(|cause| cause.contains("Workspace")),
+        "{cause:?}"
+    );
+}

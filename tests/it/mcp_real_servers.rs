@@ -506,3 +506,50 @@ async fn the_stderr_of_a_failed_bind_keeps_text_that_is_not_utf8_and_bounds_a_lo
         Some("caf\u{FFFD}: no config\n")
     );
 }
+
+/// A server (node, 12 lines) that answers `initialize` and refuses
+/// `tools/list`, and would run on after its input closes.
+const REFUSES_TOOLS_LIST: &str = r#"
+const lines = require('readline').createInterface({ input: process.stdin });
+const send = (message) => console.log(JSON.stringify({ jsonrpc: '2.0', ...message }));
+lines.on('line', (line) => {
+  const request = JSON.parse(line);
+  if (request.method === 'initialize') send({ id: request.id, result: {
+    protocolVersion: request.params.protocolVersion, capabilities: { tools: {} },
+    serverInfo: { name: 'refuses-tools-list', version: '1.0.0' } } });
+  if (request.method === 'tools/list')
+    send({ id: request.id, error: { code: -32603, message: 'the tool registry is down' } });
+});
+setInterval(() => {}, 1000);
+"#;
+
+/// A server that initialises but fails `tools/list` is a `ListTools` bind
+/// error carrying the server's JSON-RPC error, and its process is stopped
+/// (it ignores its input closing, so this takes the `SIGTERM`).
+#[tokio::test]
+async fn a_server_failing_tools_list_is_a_bind_error_and_is_stopped() {
+    if std::env::var_os("AGENT_LOOP_SKIP_NODE_MCP").is_some() {
+        return;
+    }
+    let marker = format!("agent-loop-list-fails-{}", SessionId::new());
+    let server = McpServer::stdio(
+        "registry",
+        StdioCommand::new("node").args(["-e", REFUSES_TOOLS_LIST, &marker]),
+    );
+    let error = bind_error(server).await;
+    assert_eq!(error.name.as_deref(), Some("registry"));
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, agent_loop::mcp::McpErrorKind::ListTools);
+    assert_eq!(
+        source.to_string(),
+        "MCP server `registry`: `tools/list` failed"
+    );
+    let cause = std::error::Error::source(source).map(ToString::to_string);
+    assert!(
+        cause
+            .as_deref()
+            .is_some_and(|cause| cause.contains("the tool registry is down")),
+        "{cause:?}"
+    );
+    assert_no_process_left(&marker).await;
+}
