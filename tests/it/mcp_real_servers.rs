@@ -553,3 +553,35 @@ async fn a_server_failing_tools_list_is_a_bind_error_and_is_stopped() {
     );
     assert_no_process_left(&marker).await;
 }
+
+/// When another definition fails the bind, a server already started for
+/// that binding is stopped too: nothing of the binding is left.
+#[tokio::test]
+async fn a_bind_failing_on_another_definition_stops_the_server_it_started() {
+    let Some(script) = server_script("server-filesystem") else {
+        return;
+    };
+    let workspace = Workspace::new(&[]);
+    let marker = workspace.0.to_string_lossy().into_owned();
+    let files = McpServer::stdio("files", StdioCommand::new("node").arg(&script).arg(&marker));
+    // Fails after the filesystem server is up: it lists no tool `gone`.
+    let other = McpServer::stdio("other", StdioCommand::new("node").arg(&script).arg(&marker))
+        .prefix("other")
+        .allow(["gone"]);
+    let error = Definition::builder()
+        .name("files-agent")
+        .tool(files)
+        .tool(other)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.name.as_deref(), Some("other"));
+    assert_eq!(
+        mcp_error(&error).kind,
+        agent_loop::mcp::McpErrorKind::UnknownAllowedTool
+    );
+    assert_no_process_left(&marker).await;
+}
