@@ -404,6 +404,12 @@ impl McpServer {
     /// The time one tool call may take (default
     /// [`DEFAULT_CALL_TIMEOUT`]); then the call is an error result and the
     /// server gets `notifications/cancelled`.
+    ///
+    /// It is also how long a call waits for a result bigger than one
+    /// message may be: the `rmcp` client drops a stdio message over 16 MiB
+    /// (its `DEFAULT_MAX_LINE_LENGTH`, the size its HTTP client allows for
+    /// one event) without knowing which request it answered, so that call
+    /// ends as a timeout.
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
         self

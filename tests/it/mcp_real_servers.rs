@@ -599,3 +599,45 @@ async fn a_bind_failing_on_another_definition_stops_the_server_it_started() {
     );
     assert_no_process_left(&marker).await;
 }
+
+/// A result larger than the SDK's 16 MiB message limit is dropped by the
+/// client's reader, so the call ends at the call timeout (as documented on
+/// `McpServer::call_timeout`), and the server goes on answering.
+#[tokio::test]
+async fn a_result_over_16_mib_ends_at_the_call_timeout() {
+    let Some(script) = server_script("server-filesystem") else {
+        return;
+    };
+    let workspace = Workspace::new(&[("small.txt", "small")]);
+    std::fs::write(workspace.0.join("big.txt"), "x".repeat(17 << 20)).unwrap();
+    let files = McpServer::stdio(
+        "files",
+        StdioCommand::new("node").arg(&script).arg(&workspace.0),
+    )
+    .call_timeout(Duration::from_secs(3));
+    let session = Definition::builder()
+        .name("files-agent")
+        .tool(files)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap();
+    let error = session
+        .invoke("read_text_file", json!({"path": workspace.path("big.txt")}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.message,
+        "the tool `read_text_file` failed: the MCP server did not answer within 3 s"
+    );
+    let output = session
+        .invoke(
+            "read_text_file",
+            json!({"path": workspace.path("small.txt")}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.text(), "small");
+}
