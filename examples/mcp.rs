@@ -92,7 +92,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::process::exit(2);
     };
     // The server resolves symbolic links; give it the real path.
-    let directory = std::fs::canonicalize(directory)?;
+    let directory = match std::fs::canonicalize(&directory) {
+        Ok(directory) => directory,
+        Err(error) => {
+            eprintln!("mcp: {}: {error}", Path::new(&directory).display());
+            std::process::exit(2);
+        }
+    };
 
     // Declared once per process: the server is started per binding.
     let files = McpServer::stdio_with("files", |session| {
