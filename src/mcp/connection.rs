@@ -1,13 +1,13 @@
 //! One live connection to an MCP server: started and initialised at bind,
 //! shut down when the last tool of its binding is dropped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
@@ -40,6 +40,43 @@ pub(crate) struct Connection {
 impl Connection {
     pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
+    }
+
+    /// Every page of `tools/list`, following `nextCursor` to the last page.
+    /// A cursor the server already gave means its pages loop (a server
+    /// bug): that fails at once, instead of listing the same tools again
+    /// and again, the list growing, until the connect timeout.
+    pub(crate) async fn list_all_tools(&self, server: &str) -> Result<Vec<Tool>, McpError> {
+        let mut tools = Vec::new();
+        let mut cursors = HashSet::new();
+        let mut cursor = None;
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+            let page = self
+                .peer()
+                .list_tools(Some(params))
+                .await
+                .map_err(|error| {
+                    McpError::new(McpErrorKind::ListTools, server, "`tools/list` failed")
+                        .source(error)
+                })?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                None => return Ok(tools),
+                Some(next) if cursors.contains(&next) => {
+                    let shown: String = next.chars().take(64).collect();
+                    return Err(McpError::new(
+                        McpErrorKind::ListTools,
+                        server,
+                        format!("`tools/list` gave the cursor `{shown}` twice: its pages loop"),
+                    ));
+                }
+                Some(next) => {
+                    cursors.insert(next.clone());
+                    cursor = Some(next);
+                }
+            }
+        }
     }
 }
 

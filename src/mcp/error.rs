@@ -20,7 +20,8 @@ pub enum McpErrorKind {
     /// exited, wrote something that is not MCP, or refused; the source is
     /// the SDK's error.
     Initialize,
-    /// `tools/list` failed; the source is the SDK's error.
+    /// `tools/list` failed (the source is the SDK's error), or its pages
+    /// loop: a `nextCursor` the server already gave (no source).
     ListTools,
     /// Starting, initialising and listing took longer than
     /// [`McpServer::connect_timeout`](crate::mcp::McpServer::connect_timeout).

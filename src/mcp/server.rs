@@ -232,7 +232,8 @@ enum Transport {
 /// the command or endpoint is computed from the binding's
 /// [`Session`](crate::Session); the server is started (or connected to);
 /// the MCP `initialize` handshake runs; `tools/list` is called, following
-/// `nextCursor` to the last page. The allow and deny lists are applied to
+/// `nextCursor` to the last page (a cursor given twice fails the bind: the
+/// server's pages loop). The allow and deny lists are applied to
 /// the server's tool names; each remaining tool's model-facing name is the
 /// [`prefix`](Self::prefix), `_`, and the server's name, made valid with
 /// [`name_rules`](Self::name_rules) (`NameRules::sanitize`). Any failure is
@@ -463,13 +464,9 @@ impl McpServer {
             }
         };
         let left = self.connect_timeout.saturating_sub(started.elapsed());
-        let listed = tokio::time::timeout(left, connection.peer().list_all_tools())
+        let listed = tokio::time::timeout(left, connection.list_all_tools(&self.name))
             .await
-            .map_err(|_| connection::timed_out(&self.name, self.connect_timeout))?
-            .map_err(|error| {
-                McpError::new(McpErrorKind::ListTools, &self.name, "`tools/list` failed")
-                    .source(error)
-            })?;
+            .map_err(|_| connection::timed_out(&self.name, self.connect_timeout))??;
         // The wire module reads MCP tools losslessly (title, annotations and
         // other fields kept in the extras), the same as a recorded list.
         let infos = serde_json::to_value(&listed)

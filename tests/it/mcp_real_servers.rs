@@ -521,18 +521,24 @@ async fn the_stderr_of_a_failed_bind_keeps_text_that_is_not_utf8_and_bounds_a_lo
     );
 }
 
-/// A server (node, 12 lines) that answers `initialize` and refuses
-/// `tools/list`, and would run on after its input closes.
-const REFUSES_TOOLS_LIST: &str = r#"
+/// A server (node) that answers `initialize`, then, as its first argument
+/// says, refuses `tools/list` (`refuse`) or gives a next cursor for ever
+/// (`loop`: `page-2`, then `page-2` again); it runs on after its input
+/// closes.
+const BAD_TOOLS_LIST: &str = r#"
+const mode = process.argv[1];
 const lines = require('readline').createInterface({ input: process.stdin });
 const send = (message) => console.log(JSON.stringify({ jsonrpc: '2.0', ...message }));
+const tool = { name: 'echo', inputSchema: { type: 'object' } };
 lines.on('line', (line) => {
   const request = JSON.parse(line);
   if (request.method === 'initialize') send({ id: request.id, result: {
     protocolVersion: request.params.protocolVersion, capabilities: { tools: {} },
-    serverInfo: { name: 'refuses-tools-list', version: '1.0.0' } } });
-  if (request.method === 'tools/list')
+    serverInfo: { name: 'bad-tools-list', version: '1.0.0' } } });
+  if (request.method === 'tools/list' && mode === 'refuse')
     send({ id: request.id, error: { code: -32603, message: 'the tool registry is down' } });
+  if (request.method === 'tools/list' && mode === 'loop')
+    send({ id: request.id, result: { tools: [tool], nextCursor: 'page-2' } });
 });
 setInterval(() => {}, 1000);
 "#;
@@ -548,7 +554,7 @@ async fn a_server_failing_tools_list_is_a_bind_error_and_is_stopped() {
     let marker = format!("agent-loop-list-fails-{}", SessionId::new());
     let server = McpServer::stdio(
         "registry",
-        StdioCommand::new("node").args(["-e", REFUSES_TOOLS_LIST, &marker]),
+        StdioCommand::new("node").args(["-e", BAD_TOOLS_LIST, "refuse", &marker]),
     );
     let error = bind_error(server).await;
     assert_eq!(error.name.as_deref(), Some("registry"));
@@ -640,4 +646,28 @@ async fn a_result_over_16_mib_ends_at_the_call_timeout() {
         .await
         .unwrap();
     assert_eq!(output.text(), "small");
+}
+
+/// A server whose `tools/list` pages loop fails the bind at once, naming
+/// the cursor, not at the connect timeout with the list growing meanwhile.
+#[tokio::test]
+async fn a_server_whose_tools_list_pages_loop_fails_the_bind_at_once() {
+    if std::env::var_os("AGENT_LOOP_SKIP_NODE_MCP").is_some() {
+        return;
+    }
+    let marker = format!("agent-loop-list-loops-{}", SessionId::new());
+    let server = McpServer::stdio(
+        "looping",
+        StdioCommand::new("node").args(["-e", BAD_TOOLS_LIST, "loop", &marker]),
+    )
+    .connect_timeout(Duration::from_secs(60));
+    let error = bind_error(server).await;
+    let source = mcp_error(&error);
+    // Not `Timeout`: the loop is seen at its first repeated cursor.
+    assert_eq!(source.kind, agent_loop::mcp::McpErrorKind::ListTools);
+    assert_eq!(
+        source.to_string(),
+        "MCP server `looping`: `tools/list` gave the cursor `page-2` twice: its pages loop"
+    );
+    assert_no_process_left(&marker).await;
 }
