@@ -115,3 +115,27 @@ pub fn bindings() -> Bindings {
 pub fn names(tools: &[agent_loop::bind::ToolHandle<'_>]) -> Vec<String> {
     tools.iter().map(|tool| tool.name().to_owned()).collect()
 }
+
+/// Runs `body` on a current-thread runtime with `layer` as this thread's
+/// tracing subscriber: every task stays on this thread, where the layer
+/// sees what it records.
+pub fn with_tracing_layer<L, F>(layer: L, body: F) -> F::Output
+where
+    L: tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync + 'static,
+    F: std::future::Future,
+{
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+    // Other tests run on other threads meanwhile: one of them may register
+    // a callsite while this subscriber is being set, and tracing then
+    // caches "nobody is interested" for it (seen in CI, a span missing).
+    // Rebuilding the cache now, with this subscriber known, makes every
+    // callsite ask it again.
+    tracing::callsite::rebuild_interest_cache();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime")
+        .block_on(body)
+}

@@ -204,7 +204,15 @@ pub(crate) fn mcp_error(error: &BindError) -> &McpError {
         .expect("an McpError source")
 }
 
-async fn bind(server: McpServer) -> Definition<agent_loop::Bound> {
+/// The message of the cause (`source()`) of a bind's [`McpError`].
+pub(crate) fn cause(error: &McpError) -> String {
+    std::error::Error::source(error)
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+/// Binds a definition holding only `server`; the bind must succeed.
+pub(crate) async fn bind(server: McpServer) -> Definition<agent_loop::Bound> {
     Definition::builder()
         .name("mcp")
         .tool(server)
@@ -603,20 +611,11 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for EventText {
 /// its sources) and in no tracing event of a bind and a call.
 #[test]
 fn header_and_environment_values_never_show_in_debug_errors_or_tracing() {
-    use tracing_subscriber::layer::SubscriberExt;
-
     const HEADER: &str = "Bearer sk-header-0123456789";
     const ENV: &str = "ghp_env_0123456789";
     let events = EventText::default();
-    let subscriber = tracing_subscriber::registry().with(events.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-    tracing::callsite::rebuild_interest_cache();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let mut seen = Vec::new();
-    runtime.block_on(async {
+    crate::common::with_tracing_layer(events.clone(), async {
         let command = agent_loop::mcp::StdioCommand::new("sh")
             .args(["-c", "exit 3"])
             .env("GITHUB_TOKEN", ENV);
@@ -672,11 +671,5 @@ async fn a_command_that_cannot_be_computed_is_a_configuration_bind_error() {
     assert_eq!(error.name.as_deref(), Some("files"));
     let source = mcp_error(&error);
     assert_eq!(source.kind, McpErrorKind::Configuration);
-    let cause = std::error::Error::source(source).map(ToString::to_string);
-    assert!(
-        cause
-            .as_deref()
-            .is_some_and(|cause| cause.contains("Workspace")),
-        "{cause:?}"
-    );
+    assert!(cause(source).contains("Workspace"), "{}", cause(source));
 }

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::mcp_in_process::{bind_error, mcp_error};
+use crate::mcp_in_process::{bind, bind_error, cause, mcp_error};
 use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
 use agent_loop::mcp::{McpServer, StdioCommand};
 use agent_loop::turn::{ScriptedModel, TurnStatus};
@@ -466,15 +466,7 @@ async fn a_server_writing_latin1_and_a_flood_to_stderr_still_binds_and_answers()
         ]),
     )
     .connect_timeout(Duration::from_secs(10));
-    let session = Definition::builder()
-        .name("files-agent")
-        .tool(server)
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap();
+    let session = bind(server).await;
     let output = session
         .invoke(
             "read_text_file",
@@ -564,12 +556,9 @@ async fn a_server_failing_tools_list_is_a_bind_error_and_is_stopped() {
         source.to_string(),
         "MCP server `registry`: `tools/list` failed"
     );
-    let cause = std::error::Error::source(source).map(ToString::to_string);
-    assert!(
-        cause
-            .as_deref()
-            .is_some_and(|cause| cause.contains("the tool registry is down")),
-        "{cause:?}"
+    assert_eq!(
+        cause(source),
+        "Mcp error: -32603: the tool registry is down"
     );
     assert_no_process_left(&marker).await;
 }
@@ -621,15 +610,7 @@ async fn a_result_over_16_mib_ends_at_the_call_timeout() {
         StdioCommand::new("node").arg(&script).arg(&workspace.0),
     )
     .call_timeout(Duration::from_secs(3));
-    let session = Definition::builder()
-        .name("files-agent")
-        .tool(files)
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap();
+    let session = bind(files).await;
     let error = session
         .invoke("read_text_file", json!({"path": workspace.path("big.txt")}))
         .await

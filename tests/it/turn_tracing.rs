@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::layer::{Context, Layer};
 
 /// A span as recorded: its name, its fields, and its parent's name.
 #[derive(Clone, Debug)]
@@ -61,21 +61,7 @@ where
 #[test]
 fn a_turn_emits_turn_iteration_and_execute_tool_spans() {
     let recorder = Recorder::default();
-    let subscriber = tracing_subscriber::registry().with(recorder.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // Other tests run turns on other threads meanwhile: one of them may
-    // register a span's callsite while this subscriber is being set, and
-    // tracing then caches "nobody is interested" for it (seen in CI, the
-    // `iteration` span missing). Rebuilding the cache now, with this
-    // subscriber known, makes every callsite ask it again.
-    tracing::callsite::rebuild_interest_cache();
-    // A current-thread runtime keeps every task on this thread, where the
-    // subscriber above is the default.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    crate::common::with_tracing_layer(recorder.clone(), async {
         let echo = tool::Definition::from_fn(
             ToolInfo::new("echo", "Echoes.", json!({"type": "object"})),
             |arguments: Value, _context| async move { Ok::<_, BoxError>(arguments) },
