@@ -163,6 +163,7 @@ impl<'a> ToolHandle<'a> {
         );
         call::execute(
             tool.tool.as_ref(),
+            &tool.checked.name,
             &self.binding.layout.middlewares,
             arguments,
             context,

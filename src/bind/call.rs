@@ -2,14 +2,17 @@
 //! arguments, run the middleware chain. Shared by direct invocation and the
 //! turn runner, so both refuse the same things the same way.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use serde_json::Value;
 
 use crate::bind::{Binding, BoundTool, ToolCallError, ToolCallErrorKind};
 use crate::middleware::{
     ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
 };
+use crate::panic::panic_message;
 use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
 
 /// The index in `binding.tools` of the tool named `name` in mode `mode`.
@@ -121,23 +124,70 @@ pub(crate) fn check_against(
     ))
 }
 
-/// Runs checked arguments through the middleware chain to the tool.
+/// Runs checked arguments through the middleware chain to the tool `name`.
+///
+/// Without middlewares the tool runs under its own panic boundary only:
+/// no middleware can panic, so the chain's second boundary, its
+/// [`Next`](crate::middleware::Next) and its wrapping of the tool's error
+/// in [`ToolFailed`] would be work with nothing to show for it. The
+/// resulting [`ToolCallError`] is the same either way.
 pub(crate) async fn execute(
     tool: &dyn Tool,
+    name: &str,
     middlewares: &[Arc<dyn ToolMiddleware>],
     arguments: Value,
     context: CallContext,
 ) -> Result<ToolOutput, ToolCallError> {
-    let name = context.tool_name.clone();
+    if middlewares.is_empty() {
+        return run_alone(tool, name, arguments, context).await;
+    }
     match run_chain(tool, middlewares, ToolInvocation { arguments, context }).await {
         ChainOutcome::Output(output) => Ok(output),
-        ChainOutcome::Failed(error) => Err(failed(&name, error)),
+        ChainOutcome::Failed(error) => Err(failed(name, error)),
         ChainOutcome::MiddlewarePanicked(message) => Err(ToolCallError::new(
             ToolCallErrorKind::MiddlewarePanicked,
-            &name,
+            name,
             format!("the call to `{name}` failed: a middleware panicked: {message}"),
         )),
     }
+}
+
+/// Runs the tool `name` with no middleware around it, containing its
+/// panic (one raised while creating its future included).
+async fn run_alone(
+    tool: &dyn Tool,
+    name: &str,
+    arguments: Value,
+    context: CallContext,
+) -> Result<ToolOutput, ToolCallError> {
+    let invoked = AssertUnwindSafe(async { tool.invoke(arguments, &context).await })
+        .catch_unwind()
+        .await;
+    match invoked {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(source)) => Err(tool_failed(name, source)),
+        Err(panic) => {
+            let message = panic_message(panic.as_ref());
+            // A payload whose `Drop` panics must not escape either: the
+            // chain's outer boundary would have caught it.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(panic)));
+            Err(ToolCallError::new(
+                ToolCallErrorKind::ToolPanicked,
+                name,
+                format!("the tool `{name}` panicked: {message}"),
+            ))
+        }
+    }
+}
+
+/// The tool `name` returned `source`.
+fn tool_failed(name: &str, source: BoxError) -> ToolCallError {
+    ToolCallError::new(
+        ToolCallErrorKind::ToolFailed,
+        name,
+        format!("the tool `{name}` failed: {source}"),
+    )
+    .caused_by(source)
 }
 
 /// Labels the chain's error by who returned it: the tool (wrapped by the
@@ -145,15 +195,7 @@ pub(crate) async fn execute(
 /// refusing the call ([`Refusal`]), or a middleware failing.
 fn failed(name: &str, error: BoxError) -> ToolCallError {
     let error = match error.downcast::<ToolFailed>() {
-        Ok(failed) => {
-            let source = failed.into_source();
-            return ToolCallError::new(
-                ToolCallErrorKind::ToolFailed,
-                name,
-                format!("the tool `{name}` failed: {source}"),
-            )
-            .caused_by(source);
-        }
+        Ok(failed) => return tool_failed(name, failed.into_source()),
         Err(error) => error,
     };
     if let Some(panic) = error.downcast_ref::<ToolPanicked>() {

@@ -61,8 +61,11 @@ pub(crate) struct ToolTable {
 pub(crate) struct ModeTools {
     /// Indices into a binding's tool list, in order.
     pub(crate) tools: Vec<usize>,
-    /// Tool name → index into a binding's tool list.
-    pub(crate) by_name: HashMap<String, usize>,
+    /// Tool name → index into a binding's tool list. Hashed with
+    /// foldhash, not SipHash: every call looks its tool up here, the keys
+    /// are the declared names (a model's text only probes them), and
+    /// foldhash's per-map random seed still spreads them.
+    pub(crate) by_name: HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 impl ToolTable {
@@ -85,7 +88,7 @@ impl ToolTable {
             .iter()
             .map(|mode| {
                 let mut tools = Vec::new();
-                let mut by_name = HashMap::new();
+                let mut by_name = HashMap::default();
                 for &definition in &mode.definitions {
                     for (offset, tool_name) in names(definition).iter().enumerate() {
                         let index = first_tool[definition] + offset;

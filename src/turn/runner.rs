@@ -647,7 +647,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             };
             let context = self.binding.context(
                 self.mode,
-                name,
+                Arc::clone(&name),
                 info,
                 call.id.as_str().into(),
                 self.cancellation.clone(),
@@ -684,7 +684,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     });
                     let started = Instant::now();
                     let output =
-                        call::execute(tool.as_ref(), &middlewares, arguments, context).await;
+                        call::execute(tool.as_ref(), &name, &middlewares, arguments, context).await;
                     Some((index, output, started.elapsed()))
                 }
                 .instrument(span),
