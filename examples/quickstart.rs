@@ -132,19 +132,19 @@ impl ToolMiddleware for Logging {
         let context = call.context.clone();
         println!(
             "    [log] -> {} {} (call id {:?}, mode {:?})",
-            context.tool_name,
+            context.tool_name(),
             call.arguments,
-            context.tool_call_id,
-            context.mode.as_deref().unwrap_or("base")
+            context.tool_call_id(),
+            context.mode().unwrap_or("base")
         );
         let output = next.run(call).await;
         match &output {
             Ok(value) => println!(
                 "    [log] <- {} ok, {} bytes",
-                context.tool_name,
+                context.tool_name(),
                 value.text().len()
             ),
-            Err(error) => println!("    [log] <- {} error: {error}", context.tool_name),
+            Err(error) => println!("    [log] <- {} error: {error}", context.tool_name()),
         }
         output
     }

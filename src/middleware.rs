@@ -39,7 +39,7 @@
 //! #[async_trait::async_trait]
 //! impl ToolMiddleware for Log {
 //!     async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
-//!         let (name, id) = (call.context.tool_name.clone(), call.context.tool_call_id.clone());
+//!         let (name, id) = (call.context.tool_name().to_owned(), call.context.tool_call_id().to_owned());
 //!         let output = next.run(call).await;
 //!         println!("{name} ({id}): {}", if output.is_ok() { "ok" } else { "error" });
 //!         output
@@ -52,7 +52,7 @@
 //! #[async_trait::async_trait]
 //! impl ToolMiddleware for NoDeletes {
 //!     async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
-//!         if call.context.tool_name.starts_with("delete_") {
+//!         if call.context.tool_name().starts_with("delete_") {
 //!             return Err(Refusal::new("deleting is not allowed in this session").into());
 //!         }
 //!         next.run(call).await
@@ -135,7 +135,7 @@ impl<'a> Next<'a> {
                 match invoked {
                     Ok(Ok(output)) => Ok(output),
                     Ok(Err(error)) => Err(Box::new(ToolFailed {
-                        tool_name: context.tool_name.to_string(),
+                        tool_name: context.tool_name().to_owned(),
                         source: error,
                     })),
                     Err(panic) => Err(Box::new(ToolPanicked {

@@ -515,8 +515,8 @@ fn echo_tools(infos: Vec<ToolInfo>, received: &Received) -> Vec<tool::Definition
             let received = Arc::clone(received);
             tool::Definition::from_fn(info, move |arguments: Value, context: CallContext| {
                 lock(&received).insert(
-                    context.tool_call_id.to_string(),
-                    (context.tool_name.to_string(), arguments.clone()),
+                    context.tool_call_id().to_owned(),
+                    (context.tool_name().to_owned(), arguments.clone()),
                 );
                 async move { Ok::<_, BoxError>(arguments) }
             })

@@ -159,7 +159,7 @@ impl<'a> ToolHandle<'a> {
             Arc::clone(&tool.checked.name),
             Arc::clone(&tool.checked.info),
             no_tool_call_id(),
-            CancellationToken::new(),
+            None,
         );
         call::execute(
             tool.tool.as_ref(),
@@ -223,24 +223,23 @@ impl Binding {
             .position(|mode| mode.name.as_deref() == Some(name))
     }
 
-    /// The per-call context for a call in mode `mode`.
+    /// The per-call context for a call in mode `mode`; `cancellation` is
+    /// the turn's token (`None` for a direct invocation).
     pub(crate) fn context(
         &self,
         mode: usize,
         tool_name: Arc<str>,
         tool_info: Arc<ToolInfo>,
         tool_call_id: Arc<str>,
-        cancellation: CancellationToken,
+        cancellation: Option<Arc<CancellationToken>>,
     ) -> CallContext {
-        CallContext {
-            session_id: self.session_id,
-            loop_id: self.loop_id,
-            mode: self.mode(mode).name.clone(),
-            tool_name,
-            tool_info,
+        CallContext::new(
+            (self.session_id, self.loop_id),
+            self.mode(mode).name.clone(),
+            (tool_name, tool_info),
             tool_call_id,
             cancellation,
-        }
+        )
     }
 }
 

@@ -62,7 +62,7 @@ impl Tool for McpTool {
         let call = self.connection.peer().call_tool(params);
         let answer = tokio::select! {
             biased;
-            () = context.cancellation.cancelled() => return Err(McpCallError::Cancelled.into()),
+            () = context.cancellation().cancelled() => return Err(McpCallError::Cancelled.into()),
             answer = tokio::time::timeout(self.call_timeout, call) => answer,
         };
         let result = match answer {

@@ -1,6 +1,6 @@
 //! The [`Tool`] trait: a live tool, built for one binding, that can be invoked.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -59,24 +59,110 @@ pub trait Tool: Send + Sync + 'static {
     -> Result<ToolOutput, BoxError>;
 }
 
-/// What a tool and its middlewares know about the call they serve.
-#[derive(Clone, Debug)]
+/// What a tool and its middlewares know about the call they serve: read
+/// through its methods.
+///
+/// One pointer wide and shared: cloning it (a
+/// [`from_fn`](crate::tool::Definition::from_fn) handler receives its own
+/// clone) or moving it through the middleware chain copies no field and
+/// takes no lock.
+#[derive(Clone)]
 pub struct CallContext {
+    call: Arc<CallData>,
+}
+
+/// What a [`CallContext`] shares.
+struct CallData {
+    session_id: SessionId,
+    loop_id: LoopId,
+    mode: Option<Arc<str>>,
+    tool_name: Arc<str>,
+    tool_info: Arc<ToolInfo>,
+    tool_call_id: Arc<str>,
+    /// The turn's token, shared by its calls.
+    turn: Option<Arc<CancellationToken>>,
+    /// A direct invocation's own token, made when first asked for.
+    own: OnceLock<CancellationToken>,
+}
+
+impl CallContext {
+    /// A call's context; `cancellation` is the turn's token, shared by the
+    /// batch's calls (`None`: a direct invocation, whose token never fires).
+    pub(crate) fn new(
+        (session_id, loop_id): (SessionId, LoopId),
+        mode: Option<Arc<str>>,
+        (tool_name, tool_info): (Arc<str>, Arc<ToolInfo>),
+        tool_call_id: Arc<str>,
+        cancellation: Option<Arc<CancellationToken>>,
+    ) -> Self {
+        Self {
+            call: Arc::new(CallData {
+                session_id,
+                loop_id,
+                mode,
+                tool_name,
+                tool_info,
+                tool_call_id,
+                turn: cancellation,
+                own: OnceLock::new(),
+            }),
+        }
+    }
+
     /// The session the binding belongs to.
-    pub session_id: SessionId,
+    pub fn session_id(&self) -> SessionId {
+        self.call.session_id
+    }
+
     /// The loop the binding belongs to.
-    pub loop_id: LoopId,
+    pub fn loop_id(&self) -> LoopId {
+        self.call.loop_id
+    }
+
     /// The mode the call runs in; `None` for the base mode.
-    pub mode: Option<Arc<str>>,
+    pub fn mode(&self) -> Option<&str> {
+        self.call.mode.as_deref()
+    }
+
     /// The model-facing name of the tool called.
-    pub tool_name: Arc<str>,
-    /// What the model sees of the tool called, shared with the binding:
-    /// a middleware reads a policy from it, e.g. an MCP tool's
+    pub fn tool_name(&self) -> &str {
+        &self.call.tool_name
+    }
+
+    /// What the model sees of the tool called, shared with the binding: a
+    /// middleware reads a policy from it, e.g. an MCP tool's
     /// [`annotations`](ToolInfo::annotations) (`readOnlyHint`).
-    pub tool_info: Arc<ToolInfo>,
+    pub fn tool_info(&self) -> &ToolInfo {
+        &self.call.tool_info
+    }
+
     /// The provider's tool call id (empty when the tool is invoked directly
     /// rather than by a model).
-    pub tool_call_id: Arc<str>,
+    pub fn tool_call_id(&self) -> &str {
+        &self.call.tool_call_id
+    }
+
     /// The turn's cancellation token: fires when the turn is cancelled.
-    pub cancellation: CancellationToken,
+    /// For a direct invocation ([`ToolHandle::invoke`](crate::ToolHandle::invoke))
+    /// the call's own token, which nothing else fires (made on first use:
+    /// most tools never ask). Clone it to keep it beyond the call.
+    pub fn cancellation(&self) -> &CancellationToken {
+        match &self.call.turn {
+            Some(turn) => turn,
+            None => self.call.own.get_or_init(CancellationToken::new),
+        }
+    }
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("session_id", &self.call.session_id)
+            .field("loop_id", &self.call.loop_id)
+            .field("mode", &self.call.mode)
+            .field("tool_name", &self.call.tool_name)
+            .field("tool_call_id", &self.call.tool_call_id)
+            .field("cancelled", &self.cancellation().is_cancelled())
+            .finish_non_exhaustive()
+    }
 }

@@ -622,6 +622,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // does not.
         let gate = Arc::new(self.cancellation.child_token());
         let _close_gate_on_drop = CancellationToken::clone(&gate).drop_guard();
+        // Every call's context shares the turn's token (one lock here, an
+        // `Arc` per call).
+        let turn_token = Arc::new(self.cancellation.clone());
         for ((index, call), step) in batch.iter().enumerate().zip(steps) {
             let prepared = match step {
                 Step::Run => self.prepare(call),
@@ -650,7 +653,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 Arc::clone(&name),
                 info,
                 call.id.as_str().into(),
-                self.cancellation.clone(),
+                Some(Arc::clone(&turn_token)),
             );
             let middlewares = Arc::clone(&self.binding.layout.middlewares);
             let semaphore = Arc::clone(&semaphore);
@@ -679,8 +682,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         return None;
                     }
                     events.emit(|| TurnEvent::ToolCallStarted {
-                        tool_call_id: context.tool_call_id.to_string(),
-                        tool_name: context.tool_name.to_string(),
+                        tool_call_id: context.tool_call_id().to_owned(),
+                        tool_name: context.tool_name().to_owned(),
                     });
                     let started = Instant::now();
                     let output =

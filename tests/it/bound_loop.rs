@@ -147,7 +147,7 @@ async fn a_handle_runs_in_the_mode_it_was_taken_from() {
     // One tool in every mode, answering the mode its call context names.
     let mode_of_call = tool::Definition::from_fn(
         ToolInfo::without_parameters("mode_of_call", "The call's mode."),
-        |_arguments: Value, context| async move { Ok::<_, BoxError>(json!(context.mode.as_deref())) },
+        |_arguments: Value, context| async move { Ok::<_, BoxError>(json!(context.mode())) },
     );
     let bound = Definition::builder()
         .name("agent")
@@ -341,10 +341,10 @@ async fn tools_see_the_session_loop_mode_and_tool_name() {
         ToolInfo::without_parameters("whoami", "Says who calls."),
         |_arguments: Value, context| async move {
             Ok::<_, BoxError>(json!({
-                "session": context.session_id.to_string(),
-                "loop": context.loop_id.to_string(),
-                "mode": context.mode.as_deref(),
-                "tool": &*context.tool_name,
+                "session": context.session_id().to_string(),
+                "loop": context.loop_id().to_string(),
+                "mode": context.mode(),
+                "tool": context.tool_name(),
             }))
         },
     );
@@ -548,4 +548,39 @@ impl ToolMiddleware for ExpectsToolFailed {
 async fn a_middleware_sees_a_tool_error_as_tool_failed_with_the_tool_error_as_source() {
     let error = both_invokes(&save_behind(ExpectsToolFailed).await).await;
     assert_eq!(error.kind, ToolCallErrorKind::ToolFailed);
+}
+
+#[tokio::test]
+async fn each_direct_invocation_has_its_own_cancellation_token() {
+    // The tool cancels the token it is given and says whether it was
+    // already cancelled: a token shared between direct invocations would
+    // arrive cancelled the second time.
+    let definition = tool::Definition::from_fn(
+        ToolInfo::without_parameters("cancel_me", "Cancels its own token."),
+        |_arguments: Value, context| async move {
+            let token = context.cancellation();
+            let was_cancelled = token.is_cancelled();
+            token.cancel();
+            Ok::<_, BoxError>(json!({
+                "was_cancelled": was_cancelled,
+                "now_cancelled": context.cancellation().is_cancelled(),
+            }))
+        },
+    );
+    let bound = Definition::builder()
+        .name("agent")
+        .tool(definition)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        let output = bound.invoke("cancel_me", json!({})).await.unwrap();
+        assert_eq!(
+            output,
+            json!({"was_cancelled": false, "now_cancelled": true})
+        );
+    }
 }

@@ -449,7 +449,7 @@ struct ReadOnlyOnly;
 #[async_trait::async_trait]
 impl ToolMiddleware for ReadOnlyOnly {
     async fn handle(&self, call: ToolInvocation, next: Next<'_>) -> Result<ToolOutput, BoxError> {
-        if call.context.tool_info.annotations().read_only_hint != Some(true) {
+        if call.context.tool_info().annotations().read_only_hint != Some(true) {
             return Err(Refusal::new("only read-only tools may run in review").into());
         }
         next.run(call).await

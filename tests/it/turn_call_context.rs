@@ -16,11 +16,11 @@ type Seen = (String, String, Option<String>, String, String);
 
 fn seen(context: &CallContext) -> Seen {
     (
-        context.session_id.to_string(),
-        context.loop_id.to_string(),
-        context.mode.as_deref().map(str::to_owned),
-        context.tool_name.to_string(),
-        context.tool_call_id.to_string(),
+        context.session_id().to_string(),
+        context.loop_id().to_string(),
+        context.mode().map(str::to_owned),
+        context.tool_name().to_owned(),
+        context.tool_call_id().to_owned(),
     )
 }
 

@@ -135,7 +135,7 @@ async fn a_tool_sees_the_turn_cancellation_in_its_context() {
                 async move {
                     // A detached task outlives the dropped tool future and
                     // reports whether the context's token fired.
-                    let token = context.cancellation.clone();
+                    let token = context.cancellation().clone();
                     tokio::spawn(async move {
                         token.cancelled().await;
                         saw_cancel.store(true, Ordering::SeqCst);

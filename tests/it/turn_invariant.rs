@@ -222,7 +222,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         let stop = tool::Definition::from_fn(
             tool::ToolInfo::without_parameters("stop", "Cancels the turn."),
             |_arguments: Value, context: tool::CallContext| async move {
-                context.cancellation.cancel();
+                context.cancellation().cancel();
                 std::future::pending::<Result<tool::ToolOutput, tool::BoxError>>().await
             },
         );

@@ -91,8 +91,11 @@ impl ToolMiddleware for PanicOnFragile {
         call: ToolInvocation,
         next: Next<'_>,
     ) -> Result<tool::ToolOutput, tool::BoxError> {
-        if &*call.context.tool_name == "fragile" {
-            panic!("the middleware tripped over {}", call.context.tool_call_id);
+        if call.context.tool_name() == "fragile" {
+            panic!(
+                "the middleware tripped over {}",
+                call.context.tool_call_id()
+            );
         }
         next.run(call).await
     }

@@ -413,7 +413,7 @@ impl ToolMiddleware for Record {
         self.0
             .lock()
             .unwrap()
-            .push(call.context.tool_name.to_string());
+            .push(call.context.tool_name().to_owned());
         next.run(call).await
     }
 }
