@@ -143,7 +143,7 @@ impl CallContext {
     }
 
     /// The turn's cancellation token: fires when the turn is cancelled.
-    /// For a direct invocation ([`ToolHandle::invoke`](crate::ToolHandle::invoke))
+    /// For a direct invocation ([`ToolHandle::invoke`](crate::bind::ToolHandle::invoke))
     /// the call's own token, which nothing else fires (made on first use:
     /// most tools never ask). Clone it to keep it beyond the call.
     pub fn cancellation(&self) -> &CancellationToken {
