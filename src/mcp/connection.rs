@@ -58,7 +58,7 @@ impl Connection {
                 .await
                 .map_err(|error| {
                     McpError::new(McpErrorKind::ListTools, server, "`tools/list` failed")
-                        .source(error)
+                        .sdk_source(error)
                 })?;
             tools.extend(page.tools);
             match page.next_cursor {
@@ -236,7 +236,7 @@ fn initialize_failed(server: &str, error: impl Into<crate::tool::BoxError>) -> M
         server,
         "the server did not complete `initialize`",
     )
-    .source(error)
+    .sdk_source(error)
 }
 
 pub(crate) fn timed_out(server: &str, timeout: Duration) -> McpError {

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::redact::RedactedError;
 use crate::tool::BoxError;
 
 /// Why an MCP server could not be bound, in the order bind meets them; see
@@ -18,9 +19,10 @@ pub enum McpErrorKind {
     Start,
     /// The server did not complete the MCP `initialize` handshake: it
     /// exited, wrote something that is not MCP, or refused; the source is
-    /// the SDK's error.
+    /// the SDK's error, as text with the credentials of any URL in it
+    /// removed (userinfo, query, fragment).
     Initialize,
-    /// `tools/list` failed (the source is the SDK's error), or its pages
+    /// `tools/list` failed (the source is the SDK's error, as text), or its pages
     /// loop: a `nextCursor` the server already gave (no source).
     ListTools,
     /// Starting, initialising and listing took longer than
@@ -76,6 +78,14 @@ impl McpError {
         self
     }
 
+    /// Keeps the MCP SDK's error as the source, flattened with every URL in
+    /// it redacted: its transport errors quote the request URL whole, and
+    /// a hosted server's URL may carry a token (`?token=…`).
+    pub(crate) fn sdk_source(self, source: impl Into<BoxError>) -> Self {
+        let source: BoxError = source.into();
+        self.source(RedactedError::new(source.as_ref()))
+    }
+
     pub(crate) fn stderr(mut self, stderr: Option<String>) -> Self {
         self.stderr = stderr.filter(|text| !text.trim().is_empty());
         self
@@ -119,7 +129,8 @@ pub enum McpCallError {
     #[error("the call was cancelled")]
     Cancelled,
     /// Another failure of the MCP client (an answer of the wrong type, a
-    /// transport error).
+    /// transport error). Any URL in the message is shown without userinfo,
+    /// query or fragment, where a token may be.
     #[error("the call to the MCP server failed: {message}")]
     Client {
         /// The client's error message.

@@ -15,6 +15,7 @@ use crate::mcp::McpErrorKind;
 use crate::mcp::connection::{self, Connection};
 use crate::mcp::error::McpError;
 use crate::mcp::tool::McpTool;
+use crate::redact::redact_url;
 use crate::session::Session;
 use crate::tool::{self, BoxError, NameRules, Tool, ToolFactory, ToolInfo};
 use crate::wire;
@@ -150,7 +151,12 @@ impl fmt::Debug for StdioCommand {
 /// carries (an `Authorization` header, a tenant id).
 ///
 /// Header values are marked sensitive and never appear in errors or
-/// `Debug`.
+/// `Debug`. Neither does the URL's userinfo, query or fragment (a token
+/// in `?token=…`): `Debug` and the errors of a bind or a call show the
+/// URL as `scheme://host/path` only. The MCP SDK's own `tracing` events
+/// (target `rmcp`) may still quote the request URL whole when a request
+/// fails: a server that takes its token in a header rather than the URL
+/// keeps it out of every log.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HttpEndpoint {
     url: String,
@@ -184,8 +190,9 @@ impl HttpEndpoint {
 
 impl fmt::Debug for HttpEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A hosted server's URL may carry a token (`?token=…`).
         f.debug_struct("HttpEndpoint")
-            .field("url", &self.url)
+            .field("url", &redact_url(&self.url))
             .field(
                 "headers",
                 &self

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::conversation::{ContentPart, ImagePart};
 use crate::mcp::connection::Connection;
 use crate::mcp::error::McpCallError;
+use crate::redact::RedactedError;
 use crate::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 
 /// One tool of a connected server.
@@ -91,7 +92,7 @@ fn call_error(error: ServiceError) -> McpCallError {
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => McpCallError::Closed,
         ServiceError::Timeout { timeout } => McpCallError::Timeout { timeout },
         other => McpCallError::Client {
-            message: other.to_string(),
+            message: RedactedError::new(&other).to_string(),
         },
     }
 }

@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::error::{ModelError, ModelErrorKind};
 
 use crate::conversation::{ModelResponse, WireFormat};
+use crate::redact::redact_url;
 use crate::tool::BoxError;
 use crate::wire::WireError;
 
@@ -77,23 +78,6 @@ impl From<&str> for ApiKey {
     fn from(key: &str) -> Self {
         Self(key.to_owned())
     }
-}
-
-/// `url` as logs and `Debug` show it: without userinfo (`user:pass@`),
-/// query (`?key=…`) or fragment, which may hold credentials.
-pub(crate) fn redact_url(url: &str) -> String {
-    let end = url.find(['?', '#']).unwrap_or(url.len());
-    let url = &url[..end];
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let (scheme, rest) = url.split_at(scheme_end + 3);
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    format!("{scheme}{host}{path}")
 }
 
 /// A header value holding a secret: marked sensitive, so `reqwest` and
@@ -481,25 +465,6 @@ mod tests {
             map.insert(*name, HeaderValue::from_str(value).unwrap());
         }
         map
-    }
-
-    #[test]
-    fn redacted_urls_keep_scheme_host_and_path_only() {
-        for (url, shown) in [
-            ("https://api.openai.com/v1", "https://api.openai.com/v1"),
-            (
-                "http://user:PASS@proxy.local:8080/v1",
-                "http://proxy.local:8080/v1",
-            ),
-            (
-                "https://host/v1beta/openai?key=SECRET#x",
-                "https://host/v1beta/openai",
-            ),
-            ("http://p@ss:w@host?x=1", "http://host"),
-            ("localhost:8080/v1?key=SECRET", "localhost:8080/v1"),
-        ] {
-            assert_eq!(redact_url(url), shown, "{url}");
-        }
     }
 
     #[test]

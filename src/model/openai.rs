@@ -6,9 +6,10 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::error::{EnvError, ModelError, ModelErrorKind};
-use super::http::{ApiKey, Transport, redact_url, secret_header};
+use super::http::{ApiKey, Transport, secret_header};
 use super::{EnvEndpoint, Settings, ToolChoice, emit, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
+use crate::redact::redact_url;
 use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::openai;

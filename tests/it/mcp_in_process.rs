@@ -606,20 +606,23 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for EventText {
     }
 }
 
-/// Header and environment values are credentials: they appear in no
-/// `Debug` of the declarations, in no bind error (`Display`, `Debug` with
-/// its sources) and in no tracing event of a bind and a call.
+/// Header and environment values, and a URL's userinfo and query, are
+/// credentials: they appear in no `Debug` of the declarations, in no bind
+/// error (`Display`, `Debug` with its sources) and in no tracing event of
+/// a bind and a call.
 #[test]
-fn header_and_environment_values_never_show_in_debug_errors_or_tracing() {
+fn header_environment_and_url_credentials_never_show_in_debug_errors_or_tracing() {
     const HEADER: &str = "Bearer sk-header-0123456789";
     const ENV: &str = "ghp_env_0123456789";
+    const URL_TOKEN: &str = "tok-url-0123456789";
     let events = EventText::default();
     let mut seen = Vec::new();
     crate::common::with_tracing_layer(events.clone(), async {
         let command = agent_loop::mcp::StdioCommand::new("sh")
             .args(["-c", "exit 3"])
             .env("GITHUB_TOKEN", ENV);
-        let endpoint = HttpEndpoint::new(http_server().await).header("Authorization", HEADER);
+        let url = format!("{}?token={URL_TOKEN}", http_server().await);
+        let endpoint = HttpEndpoint::new(url).header("Authorization", HEADER);
         seen.push(format!("{command:?} {endpoint:?}"));
         let stdio = McpServer::stdio("local", command);
         let http = McpServer::http("remote", endpoint);
@@ -635,16 +638,27 @@ fn header_and_environment_values_never_show_in_debug_errors_or_tracing() {
             json!("Hello,\nx")
         );
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let refused = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let address = listener.local_addr().unwrap();
         drop(listener);
+        let refused = format!("http://user:{URL_TOKEN}@{address}/mcp?token={URL_TOKEN}");
         let error = bind_error(McpServer::http(
             "remote",
             HttpEndpoint::new(refused).header("Authorization", HEADER),
         ))
         .await;
-        assert_eq!(mcp_error(&error).kind, McpErrorKind::Initialize);
-        seen.push(format!("{error} {error:?}"));
+        let source = mcp_error(&error);
+        assert_eq!(source.kind, McpErrorKind::Initialize);
+        // The SDK's error is still there to debug with, its URL redacted.
+        let cause = std::error::Error::source(source).unwrap().to_string();
+        assert!(cause.contains(&format!("http://{address}/mcp")), "{cause}");
+        seen.push(format!("{error} {error:?} {cause}"));
     });
+    // The URL's token is in no `Debug` and no error of ours. (The SDK's
+    // own events, target `rmcp`, may quote the request URL whole: the
+    // HttpEndpoint docs say so.)
+    for text in &seen {
+        assert!(!text.contains("tok-url"), "{text}");
+    }
     let traced = events.0.lock().unwrap().clone();
     assert!(traced.contains("connected to 127.0.0.1"), "{traced}");
     seen.push(traced);
