@@ -177,9 +177,34 @@
 //!   [`turn::TurnOutcome::messages`]) instead of holding a copy: the
 //!   conversation already holds those messages, and copying every tool
 //!   result of every turn is work no caller asked for.
-//! - **`parameters` may nest at most 128 levels** (serde_json's own parsing
-//!   limit): deeper schemas, which only code can build, are refused at bind
-//!   rather than overflowing the stack of the schema checker.
+//! - **JSON nests at most 128 levels wherever the crate walks it.**
+//!   serde_json parses no JSON text nested 128 levels or more, so only a
+//!   value built in code is ever refused. serde_json clones, compares,
+//!   serialises and drops a `Value` recursively, at a few hundred bytes of
+//!   stack per level in release builds and over a kilobyte in debug
+//!   builds: a value 10,000 levels deep overflows a 2 MiB thread stack, an
+//!   abort nothing can contain. So the depth is checked first, without
+//!   recursion, and a deeper value is refused: a tool's `parameters` or
+//!   extras at bind ([`BindErrorKind::InvalidToolInfo`]); arguments handed
+//!   to `invoke` ([`bind::ToolCallErrorKind::ArgumentsTooDeep`]); a tool's
+//!   output in a turn ([`bind::ToolCallErrorKind::OutputTooDeep`], an
+//!   error result); a value handed to a `wire` parser
+//!   ([`wire::WireErrorKind::TooDeep`]); a conversation handed to a turn
+//!   ([`turn::TurnError::TooDeep`]) and a model's response
+//!   ([`turn::TurnError::Model`]); an output schema
+//!   ([`turn::OutputErrorKind::TooDeep`]); a model request and a model's
+//!   `extra` field (`ModelErrorKind::Request`); arguments a middleware
+//!   rewrote before they go to an MCP server (`McpCallError::ArgumentsTooDeep`).
+//!   A value the crate took ownership of and refuses (a `from_fn` info, an
+//!   output schema, a model's `extra` value, `invoke`'s arguments, a
+//!   tool's output, a model's response) is dropped without recursion. A
+//!   value the crate does not own stays the caller's, and so does its
+//!   drop: a `Value` you built 10,000 levels deep costs serde_json's
+//!   recursive drop wherever you drop it, and a tool a factory built is
+//!   dropped by bind when bind refuses it, its info with it (keep such a
+//!   value in an `Arc` you drop yourself, or take it apart iteratively).
+//!   The `wire` exports copy what a conversation or a `ToolInfo` holds as
+//!   it is: what a binding or a turn passes them has been checked.
 //! - **One error pattern.** Every error type derives `thiserror::Error`,
 //!   but one: [`DefinitionError`] is `Clone`, so it shares its source in an
 //!   `Arc`, and writes `source()` by hand so that the source downcasts to

@@ -1,5 +1,6 @@
-//! Bounding the text the model sees: tool results cut to `result_bytes`, and
-//! error sentences cleaned and cut to [`ERROR_TEXT_BYTES`].
+//! Bounding the text the model sees: tool results cut to `result_bytes`,
+//! error sentences cleaned and cut to [`ERROR_TEXT_BYTES`], and JSON values
+//! quoted in error messages as bounded excerpts.
 //!
 //! A tool result longer than its limit keeps its head and its tail (where
 //! a log, a listing or a stack trace usually says the most) with a marker
@@ -9,28 +10,15 @@
 //! boundaries, so the output is always valid UTF-8.
 
 use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+
+use serde_json::Value;
 
 /// The bound, in bytes of UTF-8, of the error text a model reads in an error
 /// result (cleaned of control characters, cut in the middle with a marker
 /// when longer): enough for a sentence naming a tool, a field and the
 /// reason, short enough that a verbose error cannot flood the context.
 pub const ERROR_TEXT_BYTES: usize = 1024;
-
-/// Cuts `text` to at most `limit` bytes for quoting in an operator-facing
-/// message: the head, then `...` when anything was cut (the head of a
-/// value, a JSON schema say, is what identifies it).
-///
-/// Returns `text` unchanged when it fits. Otherwise the head is cut at a
-/// character boundary, at most `limit - 3` bytes, so the output is valid
-/// UTF-8 and at most `limit` bytes (for a `limit` of at least 3).
-pub(crate) fn truncate_end(text: &str, limit: usize) -> Cow<'_, str> {
-    const ELLIPSIS: &str = "...";
-    if text.len() <= limit {
-        return Cow::Borrowed(text);
-    }
-    let head_end = floor_char_boundary(text, limit.saturating_sub(ELLIPSIS.len()));
-    Cow::Owned(format!("{}{ELLIPSIS}", &text[..head_end]))
-}
 
 /// Opening and closing of the marker's core, around the omitted byte count:
 /// `[… 12345 bytes omitted …]`.
@@ -151,6 +139,162 @@ pub(crate) fn clean_error_text(text: &str, limit: usize) -> String {
     }
 }
 
+/// The compact JSON text of `value` (serde_json's `to_string` form) cut to
+/// at most `max_bytes` bytes: the head, then `...` when anything was cut
+/// (for a `max_bytes` of at least 3). Equal to `value.to_string()` when
+/// that fits.
+///
+/// Written with an explicit stack, so a value of any depth is quoted
+/// without recursion, and into a [`Bounded`] buffer, so it never holds
+/// more than about `max_bytes` bytes: a string is escaped only as far as
+/// it can show, and quoting a 64 MB value costs what quoting a small one
+/// does.
+pub(crate) fn json_excerpt(value: &Value, max_bytes: usize) -> String {
+    let mut out = Bounded::new(max_bytes);
+    // The walk stops at the buffer's first refusal.
+    let _ = write_compact(value, &mut out);
+    out.finish()
+}
+
+/// One open object or array of [`write_compact`]'s walk.
+enum Open<'a> {
+    Array(std::slice::Iter<'a, Value>),
+    Object(serde_json::map::Iter<'a>),
+}
+
+/// Writes `value` as compact JSON text into `out`; stops at `out`'s first
+/// error.
+fn write_compact(value: &Value, out: &mut Bounded) -> fmt::Result {
+    let mut open: Vec<(Open<'_>, bool)> = Vec::new();
+    let mut next = Some(value);
+    loop {
+        match next.take() {
+            Some(Value::Array(items)) => {
+                out.write_str("[")?;
+                open.push((Open::Array(items.iter()), true));
+            }
+            Some(Value::Object(map)) => {
+                out.write_str("{")?;
+                open.push((Open::Object(map.iter()), true));
+            }
+            Some(Value::String(text)) => out.write_json_string(text)?,
+            // null, booleans and numbers: short, and their `Display` is
+            // their JSON text.
+            Some(scalar) => write!(out, "{scalar}")?,
+            None => {}
+        }
+        let Some((children, first)) = open.last_mut() else {
+            return Ok(());
+        };
+        let separator = if *first { "" } else { "," };
+        *first = false;
+        match children {
+            Open::Array(items) => match items.next() {
+                Some(item) => {
+                    out.write_str(separator)?;
+                    next = Some(item);
+                }
+                None => {
+                    open.pop();
+                    out.write_str("]")?;
+                }
+            },
+            Open::Object(entries) => match entries.next() {
+                Some((key, item)) => {
+                    out.write_str(separator)?;
+                    out.write_json_string(key)?;
+                    out.write_str(":")?;
+                    next = Some(item);
+                }
+                None => {
+                    open.pop();
+                    out.write_str("}")?;
+                }
+            },
+        }
+    }
+}
+
+/// A text buffer for at most `limit` bytes of text that keeps one byte
+/// more (to know that something was cut) and refuses every write after
+/// that, which stops a `Display` implementation early: formatting a value
+/// into it costs memory proportional to `limit`, not to the value.
+pub(crate) struct Bounded {
+    text: String,
+    limit: usize,
+    full: bool,
+}
+
+impl Bounded {
+    /// An empty buffer for text of at most `limit` bytes.
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            text: String::new(),
+            limit,
+            full: false,
+        }
+    }
+
+    /// `text` as a JSON string literal, escaped only as far as it can show:
+    /// an escaped byte is never shorter than the byte, so a prefix as long
+    /// as the room left fills the buffer.
+    fn write_json_string(&mut self, text: &str) -> fmt::Result {
+        let room = (self.limit + 1).saturating_sub(self.text.len());
+        let shown = &text[..floor_char_boundary(text, room)];
+        // Serialising a `&str` cannot fail.
+        let quoted = serde_json::to_string(shown).unwrap_or_default();
+        if shown.len() < text.len() {
+            // Cut: a closing quote would claim the string ended there.
+            self.write_str(&quoted[..quoted.len() - 1])?;
+            // Whatever fitted, the string goes on: mark the cut.
+            return self.overflow();
+        }
+        self.write_str(&quoted)
+    }
+
+    /// Marks the buffer full and cut.
+    fn overflow(&mut self) -> fmt::Result {
+        if !self.full {
+            if self.text.len() <= self.limit {
+                // One byte past the limit makes `finish` mark the cut.
+                self.text.push('.');
+            }
+            self.full = true;
+        }
+        Err(fmt::Error)
+    }
+
+    /// The text written, cut to `limit` bytes with `...` at the end when
+    /// more was written than fits.
+    pub(crate) fn finish(self) -> String {
+        const ELLIPSIS: &str = "...";
+        let mut text = self.text;
+        if text.len() > self.limit {
+            let keep = floor_char_boundary(&text, self.limit.saturating_sub(ELLIPSIS.len()));
+            text.truncate(keep);
+            if self.limit >= ELLIPSIS.len() {
+                text.push_str(ELLIPSIS);
+            }
+        }
+        text
+    }
+}
+
+impl fmt::Write for Bounded {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        if self.full {
+            return Err(fmt::Error);
+        }
+        let room = (self.limit + 1) - self.text.len();
+        if text.len() <= room {
+            self.text.push_str(text);
+            return Ok(());
+        }
+        self.text.push_str(&text[..floor_char_boundary(text, room)]);
+        self.overflow()
+    }
+}
+
 /// How [`plan_cut`] bounds a text.
 #[derive(Debug, PartialEq, Eq)]
 enum Cut {
@@ -216,7 +360,7 @@ fn decimal_digits(n: usize) -> usize {
 
 /// The largest character boundary `<= index` (`str::floor_char_boundary` is
 /// newer than this crate's minimum Rust version).
-fn floor_char_boundary(text: &str, index: usize) -> usize {
+pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {
     if index >= text.len() {
         return text.len();
     }
@@ -263,19 +407,6 @@ mod tests {
         assert_eq!(decimal_digits(9), 1);
         assert_eq!(decimal_digits(10), 2);
         assert_eq!(decimal_digits(usize::MAX), usize::MAX.to_string().len());
-    }
-
-    #[test]
-    fn truncate_end_keeps_the_head_and_marks_the_cut() {
-        assert_eq!(truncate_end("short", 80), "short");
-        assert!(matches!(truncate_end("short", 5), Cow::Borrowed("short")));
-        assert_eq!(truncate_end("abcdefgh", 7), "abcd...");
-        // `é` is two bytes: the cut moves back to the character boundary.
-        assert_eq!(truncate_end("aaaéxyz", 7), "aaa...");
-        let long = format!("{{\"type\":\"array\",\"items\":\"{}\"}}", "x".repeat(100));
-        let cut = truncate_end(&long, 80);
-        assert_eq!(cut.len(), 80);
-        assert_eq!(cut, format!("{}...", &long[..77]));
     }
 
     #[test]
@@ -410,6 +541,69 @@ mod tests {
     #[test]
     fn clean_error_text_with_a_tiny_limit_keeps_a_trimmed_prefix() {
         assert_eq!(clean_error_text("ab cd ef gh ij kl mn op", 3), "ab");
+    }
+
+    #[test]
+    fn json_excerpt_is_the_compact_text_when_it_fits() {
+        let value = serde_json::json!({
+            "b": [1, 2.5, -3, null, true, false],
+            "a": "x\"\n\u{1}é",
+            "c": {},
+            "d": [[], {"e": [{}]}]
+        });
+        assert_eq!(json_excerpt(&value, 1000), value.to_string());
+        assert_eq!(json_excerpt(&serde_json::json!("plain"), 7), "\"plain\"");
+    }
+
+    #[test]
+    fn json_excerpt_cuts_to_the_limit_with_an_ellipsis() {
+        let value = serde_json::json!({"text": "y".repeat(10_000)});
+        let cut = json_excerpt(&value, 20);
+        assert_eq!(cut, "{\"text\":\"yyyyyyyy...");
+        assert_eq!(cut.len(), 20);
+        // A multi-byte character at the cut is left out whole.
+        assert_eq!(json_excerpt(&serde_json::json!("ééééé"), 8), "\"éé...");
+        // Escapes count as written.
+        assert_eq!(
+            json_excerpt(&serde_json::json!("\u{1}\u{1}\u{1}"), 10),
+            "\"\\u0001..."
+        );
+        assert_eq!(
+            json_excerpt(&serde_json::json!([1, 2, 3, 4, 5]), 6),
+            "[1,..."
+        );
+        // A string that only just does not fit is marked cut too.
+        assert_eq!(json_excerpt(&serde_json::json!("abcdef"), 7), "\"abc...");
+    }
+
+    #[test]
+    fn json_excerpt_of_a_deep_value_takes_no_stack_per_level() {
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(|| {
+                let mut deep = serde_json::json!(1);
+                for _ in 0..100_000 {
+                    deep = Value::Array(vec![deep]);
+                }
+                assert_eq!(json_excerpt(&deep, 8), "[[[[[...");
+                // serde_json's drop would recurse: leaked instead.
+                std::mem::forget(deep);
+            })
+            .expect("a thread")
+            .join()
+            .expect("no overflow");
+    }
+
+    #[test]
+    fn bounded_stops_a_display_early() {
+        let mut out = Bounded::new(10);
+        let long = "z".repeat(1 << 20);
+        assert!(write!(out, "{long} and more").is_err());
+        assert!(write!(out, "again").is_err());
+        assert_eq!(out.finish(), "zzzzzzz...");
+        let mut out = Bounded::new(10);
+        write!(out, "fits").unwrap();
+        assert_eq!(out.finish(), "fits");
     }
 
     #[test]

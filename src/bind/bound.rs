@@ -147,12 +147,15 @@ impl<'a> ToolHandle<'a> {
     /// The [`ToolOutput`] is what the chain returned, before any
     /// `result_bytes` cut (a turn applies that).
     ///
-    /// Errors: [`ToolCallError`] when the arguments are not an object or
+    /// Errors: [`ToolCallError`] when the arguments nest objects and arrays
+    /// deeper than 128 levels (`ArgumentsTooDeep`: refused before anything
+    /// walks them, and dropped without recursion), are not an object or
     /// fail the tool's schema, when the tool fails or panics, or when a
     /// middleware refuses the call, fails or panics; its
     /// [`kind`](ToolCallError::kind) says which, as in a turn.
     pub async fn invoke(&self, arguments: Value) -> Result<ToolOutput, ToolCallError> {
         let tool = self.tool();
+        let arguments = call::refuse_too_deep(&tool.checked.name, arguments)?;
         call::check_arguments(tool, &arguments)?;
         let context = self.binding.context(
             self.mode,

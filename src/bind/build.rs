@@ -18,11 +18,12 @@ use crate::definition::builder::Recipe;
 use crate::definition::layout::{Collisions, Layout, ToolTable};
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
+use crate::json::MAX_DEPTH;
 use crate::panic::panic_message;
-use crate::text::truncate_end;
+use crate::text::json_excerpt;
 use crate::tool::checked::CheckedInfo;
 use crate::tool::name::{ToolNameProblem, check_tool_name};
-use crate::tool::schema::{MAX_SCHEMA_DEPTH, SchemaProblem};
+use crate::tool::schema::SchemaProblem;
 use crate::tool::{self, NameRules, Tool};
 
 impl Definition<Validated> {
@@ -406,10 +407,10 @@ fn bound_tool(
                 SchemaProblem::NotObject => invalid(format!(
                     "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
                     info.name,
-                    truncate_end(&info.parameters.to_string(), 80)
+                    json_excerpt(&info.parameters, 80)
                 )),
                 SchemaProblem::TooDeep => invalid(format!(
-                    "the parameters of tool `{}` nest deeper than {MAX_SCHEMA_DEPTH} levels",
+                    "the parameters or extras of tool `{}` nest deeper than {MAX_DEPTH} levels",
                     info.name
                 )),
                 SchemaProblem::NotASchema(error) => invalid(format!(

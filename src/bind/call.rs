@@ -9,6 +9,8 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use crate::bind::{Binding, BoundTool, ToolCallError, ToolCallErrorKind};
+use crate::conversation::ContentPart;
+use crate::json::{self, MAX_DEPTH};
 use crate::middleware::{
     ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
 };
@@ -61,12 +63,63 @@ pub(crate) fn parse_arguments(tool_name: &str, text: &str) -> Result<Value, Tool
 }
 
 fn not_object(tool_name: &str, value: &Value) -> ToolCallError {
-    let got = crate::json::type_name(value);
+    let got = json::type_name(value);
     ToolCallError::new(
         ToolCallErrorKind::ArgumentsNotObject,
         tool_name,
         format!("the arguments of `{tool_name}` must be a JSON object, got {got}"),
     )
+}
+
+/// `arguments` when they nest at most [`MAX_DEPTH`] levels; otherwise
+/// [`ToolCallErrorKind::ArgumentsTooDeep`], and the arguments are dropped
+/// without recursion. Arguments a model sends are parsed from JSON text,
+/// which cannot nest deeper; a value built in code can, and the schema
+/// check, the middlewares and the tool would all recurse into it.
+pub(crate) fn refuse_too_deep(tool_name: &str, arguments: Value) -> Result<Value, ToolCallError> {
+    if !json::too_deep(&arguments) {
+        return Ok(arguments);
+    }
+    json::drop_deep(arguments);
+    Err(ToolCallError::new(
+        ToolCallErrorKind::ArgumentsTooDeep,
+        tool_name,
+        format!("the arguments of `{tool_name}` nest deeper than {MAX_DEPTH} levels"),
+    ))
+}
+
+/// `output` when every JSON value it holds nests at most [`MAX_DEPTH`]
+/// levels; otherwise [`ToolCallErrorKind::OutputTooDeep`], and the output
+/// is dropped without recursion. Turning an output into the model's text
+/// (and copying or exporting the result) walks every value it holds.
+pub(crate) fn refuse_deep_output(
+    tool_name: &str,
+    output: ToolOutput,
+) -> Result<ToolOutput, ToolCallError> {
+    let too_deep = match &output {
+        ToolOutput::Json(value) => json::too_deep(value),
+        ToolOutput::Content(parts) => parts
+            .iter()
+            .flat_map(ContentPart::json_values)
+            .any(json::too_deep),
+    };
+    if !too_deep {
+        return Ok(output);
+    }
+    match output {
+        ToolOutput::Json(value) => json::drop_deep(value),
+        ToolOutput::Content(parts) => parts
+            .into_iter()
+            .flat_map(ContentPart::into_json_values)
+            .for_each(json::drop_deep),
+    }
+    Err(ToolCallError::new(
+        ToolCallErrorKind::OutputTooDeep,
+        tool_name,
+        format!(
+            "the output of `{tool_name}` nests deeper than {MAX_DEPTH} levels and cannot be shown"
+        ),
+    ))
 }
 
 /// How many schema violations one error message lists at most.

@@ -17,10 +17,23 @@ pub enum ToolCallErrorKind {
     ArgumentsNotObject,
     /// The arguments fail the tool's JSON Schema.
     InvalidArguments,
+    /// The arguments, a value built in code and handed to
+    /// [`ToolHandle::invoke`](crate::bind::ToolHandle::invoke) or
+    /// [`Definition::invoke`](crate::Definition::invoke), nest objects and
+    /// arrays deeper than 128 levels (serde_json parses no JSON text that
+    /// deep, so arguments a model sends never do). Refused before anything walks
+    /// them; the tool did not run.
+    ArgumentsTooDeep,
     /// The tool returned an error; the source is the tool's own error.
     ToolFailed,
     /// The tool panicked.
     ToolPanicked,
+    /// In a turn: what the tool (and the middleware chain) returned holds
+    /// a JSON value nested deeper than 128 levels (a `Json` output, or a
+    /// value in the extras or provider blocks of content parts), which
+    /// only code can build. The tool ran; its output was dropped without
+    /// being turned into text for the model.
+    OutputTooDeep,
     /// A middleware refused the call with a
     /// [`Refusal`](crate::middleware::Refusal), found anywhere in the
     /// error's source chain (an outer middleware may wrap it). A middleware

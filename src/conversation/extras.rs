@@ -95,6 +95,11 @@ impl Extras {
         (self.format == Some(format) && !self.fields.is_empty()).then_some(&self.fields)
     }
 
+    /// The kept fields, taken out.
+    pub(crate) fn into_fields(self) -> Map<String, Value> {
+        self.fields
+    }
+
     /// `true` for empty extras, so serde can leave them out.
     pub(crate) fn skip(extras: &Extras) -> bool {
         extras.is_empty()

@@ -71,6 +71,19 @@ impl Message {
             _ => None,
         }
     }
+
+    /// Every JSON value the message holds, the values an export copies and
+    /// a model client serialises: its extras' values and those of its
+    /// parts (see [`ContentPart::json_values`]).
+    pub(crate) fn json_values(&self) -> impl Iterator<Item = &serde_json::Value> {
+        let (extras, parts): (&Extras, &[ContentPart]) = match self {
+            Self::System(system) => (&system.extras, &[]),
+            Self::User(user) => (&user.extras, &user.content),
+            Self::Assistant(assistant) => (&assistant.extras, &assistant.content),
+            Self::Tool(result) => (&result.extras, &result.content),
+        };
+        json_values(extras, parts)
+    }
 }
 
 /// Who sends a [`SystemMessage`] in OpenAI Chat Completions, which has two
@@ -155,7 +168,23 @@ pub struct AssistantMessage {
     pub extras: Extras,
 }
 
+/// The values of `extras` and of every part's extras and provider block.
+fn json_values<'a>(
+    extras: &'a Extras,
+    parts: &'a [ContentPart],
+) -> impl Iterator<Item = &'a serde_json::Value> {
+    extras
+        .fields()
+        .values()
+        .chain(parts.iter().flat_map(ContentPart::json_values))
+}
+
 impl AssistantMessage {
+    /// Every JSON value the message holds (see [`Message::json_values`]).
+    pub(crate) fn json_values(&self) -> impl Iterator<Item = &serde_json::Value> {
+        json_values(&self.extras, &self.content)
+    }
+
     /// An assistant message of these parts.
     pub fn new(content: Vec<ContentPart>) -> Self {
         Self {

@@ -43,6 +43,39 @@ impl ContentPart {
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text(TextPart::new(text))
     }
+
+    /// Every JSON value the part holds, the values the crate copies and
+    /// serialises: its extras' values, or a provider part's block.
+    pub(crate) fn json_values(&self) -> impl Iterator<Item = &Value> {
+        let (extras, block) = match self {
+            Self::Text(part) => (Some(&part.extras), None),
+            Self::Image(part) => (Some(&part.extras), None),
+            Self::Reasoning(part) => (Some(&part.extras), None),
+            Self::ToolCall(part) => (Some(&part.extras), None),
+            Self::Provider(part) => (None, Some(&part.value)),
+        };
+        extras
+            .into_iter()
+            .flat_map(|extras| extras.fields().values())
+            .chain(block)
+    }
+
+    /// The JSON values of [`json_values`](Self::json_values), taken out of
+    /// the part.
+    pub(crate) fn into_json_values(self) -> Vec<Value> {
+        let extras = match self {
+            Self::Text(part) => part.extras,
+            Self::Image(part) => part.extras,
+            Self::Reasoning(part) => part.extras,
+            Self::ToolCall(part) => part.extras,
+            Self::Provider(part) => return vec![part.value],
+        };
+        extras
+            .into_fields()
+            .into_iter()
+            .map(|(_, value)| value)
+            .collect()
+    }
 }
 
 /// A text part: `{"type": "text", "text"}` in both providers.

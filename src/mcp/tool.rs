@@ -11,6 +11,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 
 use crate::conversation::{ContentPart, ImagePart};
+use crate::json;
 use crate::mcp::connection::Connection;
 use crate::mcp::error::McpCallError;
 use crate::redact::RedactedError;
@@ -55,6 +56,13 @@ impl Tool for McpTool {
         arguments: Value,
         context: &CallContext,
     ) -> Result<ToolOutput, BoxError> {
+        if json::too_deep(&arguments) {
+            json::drop_deep(arguments);
+            return Err(McpCallError::ArgumentsTooDeep {
+                limit: json::MAX_DEPTH,
+            }
+            .into());
+        }
         let mut params = CallToolRequestParams::new(self.mcp_name.clone());
         params.arguments = match arguments {
             Value::Object(arguments) => Some(arguments),

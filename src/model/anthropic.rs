@@ -282,6 +282,7 @@ impl AnthropicModel {
 
     async fn send(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         self.check_thinking(&request)?;
+        self.settings.check_depth(FORMAT, &request)?;
         let body = self.request_body(&request);
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;

@@ -73,10 +73,67 @@ struct Settings {
     tool_choice: Option<ToolChoice>,
     parallel_tool_calls: Option<bool>,
     extra: serde_json::Map<String, serde_json::Value>,
+    /// The first vendor field whose value nested too deeply; the value was
+    /// dropped when set (see [`Settings::set_extra`]).
+    too_deep_extra: Option<String>,
     stream: bool,
 }
 
 impl Settings {
+    /// Refuses a request that holds a JSON value nested deeper than 128
+    /// levels (serde_json parses no JSON text that deep, so only a value
+    /// built in code can): building and serialising the body would recurse
+    /// once per level. Looks at every value the body copies: the vendor
+    /// fields set with `extra`, the conversation's extras and provider
+    /// blocks, the tools' parameters and extras, and the output's schema.
+    fn check_depth(
+        &self,
+        format: crate::conversation::WireFormat,
+        request: &crate::turn::ModelRequest<'_>,
+    ) -> Result<(), ModelError> {
+        use crate::json;
+
+        if let Some(field) = &self.too_deep_extra {
+            return Err(
+                ModelError::new(format, ModelErrorKind::Request).with_message(format!(
+                    "the vendor field `{field}` nests deeper than {} levels: the request was not sent",
+                    json::MAX_DEPTH
+                )),
+            );
+        }
+        let conversation = request
+            .conversation
+            .iter()
+            .flat_map(crate::conversation::Message::json_values);
+        let tools = request
+            .tools
+            .iter()
+            .chain(request.output.map(crate::turn::Output::info))
+            .flat_map(|info| {
+                std::iter::once(&info.parameters).chain(info.extras.fields().values())
+            });
+        if conversation.chain(tools).any(json::too_deep) {
+            return Err(ModelError::new(format, ModelErrorKind::Request).with_message(format!(
+                "the request holds a JSON value nested deeper than {} levels (in the conversation or a tool): it was not sent",
+                json::MAX_DEPTH
+            )));
+        }
+        Ok(())
+    }
+
+    /// Keeps a vendor field; one nested too deeply to copy into a body is
+    /// dropped at once, without recursion (the model owns it, and
+    /// serde_json's drop of it could overflow the stack), and remembered so
+    /// that every request is refused.
+    fn set_extra(&mut self, field: String, value: serde_json::Value) {
+        if crate::json::too_deep(&value) {
+            crate::json::drop_deep(value);
+            self.too_deep_extra.get_or_insert(field);
+        } else {
+            self.extra.insert(field, value);
+        }
+    }
+
     /// Merges the vendor fields into `body`, replacing what is there.
     fn merge_extra(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
         for (key, value) in &self.extra {
@@ -177,8 +234,14 @@ macro_rules! shared_setters {
             /// (`top_p`, `seed`, `metadata`, `service_tier`, …), written
             /// last: it replaces a field this model sets itself. Repeat for
             /// several fields.
+            ///
+            /// A `value` nested deeper than 128 levels (only code builds
+            /// one) is dropped here, without recursion, and every request
+            /// of the model then fails with
+            /// [`ModelErrorKind::Request`](crate::model::ModelErrorKind::Request)
+            /// naming the field, unsent.
             pub fn extra(mut self, field: impl Into<String>, value: serde_json::Value) -> Self {
-                self.settings.extra.insert(field.into(), value);
+                self.settings.set_extra(field.into(), value);
                 self
             }
 

@@ -304,6 +304,7 @@ impl OpenAiModel {
     }
 
     async fn send(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        self.settings.check_depth(FORMAT, &request)?;
         let body = self.request_body(&request);
         let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;

@@ -36,10 +36,43 @@ pub(crate) struct CheckedInfo {
 pub(crate) struct InfoCache {
     /// The info fixed at declaration, when there is one: the tool reports a
     /// reference to it, so it is recognised by address.
-    declared: Option<Arc<ToolInfo>>,
+    declared: Option<Declared>,
     /// In the order first seen, which is the order factories usually build
     /// in, so `position` finds most entries at once.
     entries: Mutex<Vec<Arc<CheckedInfo>>>,
+}
+
+/// A tool's info fixed at declaration
+/// ([`from_fn`](crate::tool::Definition::from_fn)), which its tools report
+/// by reference.
+pub(crate) struct Declared {
+    info: Arc<ToolInfo>,
+    /// The info nested too deeply when declared: its deep values were
+    /// dropped then (see [`Declared::new`]), and every bind refuses it.
+    too_deep: bool,
+}
+
+impl Declared {
+    /// Takes `info` as declared. Values of it that nest deeper than the
+    /// crate walks (see [`schema::info_too_deep`]) are dropped at once,
+    /// without recursion, and remembered as refused: the definition owns
+    /// them now, and serde_json's own drop of them, whenever the
+    /// definition went, could overflow the stack.
+    pub(crate) fn new(mut info: ToolInfo) -> Self {
+        let too_deep = schema::info_too_deep(&info);
+        if too_deep {
+            schema::drop_too_deep(&mut info);
+        }
+        Self {
+            info: Arc::new(info),
+            too_deep,
+        }
+    }
+
+    /// The info, shared with the tools built from it.
+    pub(crate) fn info(&self) -> &Arc<ToolInfo> {
+        &self.info
+    }
 }
 
 /// How many names one definition's cache remembers: far more than a tool
@@ -50,7 +83,7 @@ const MAX_CACHED_NAMES: usize = 1024;
 impl InfoCache {
     /// A cache; `declared` is the one tool's info when it is fixed at
     /// declaration.
-    pub(crate) fn new(declared: Option<Arc<ToolInfo>>) -> Self {
+    pub(crate) fn new(declared: Option<Declared>) -> Self {
         Self {
             declared,
             entries: Mutex::new(Vec::new()),
@@ -76,15 +109,26 @@ impl InfoCache {
                 .or_else(|| entries.iter().find(named))
                 .cloned()
         };
+        // A cached info passed the depth check, so comparing with it
+        // recurses no deeper than it nests, however deep `info` is.
         if let Some(cached) = cached
             && (std::ptr::eq(&*cached.info, info) || *cached.info == *info)
         {
             return Ok(cached);
         }
+        let declared = self
+            .declared
+            .as_ref()
+            .filter(|declared| std::ptr::eq(&*declared.info, info));
+        // Before the schema checker and the copy below, which recurse per
+        // level.
+        if declared.is_some_and(|declared| declared.too_deep) || schema::info_too_deep(info) {
+            return Err(SchemaProblem::TooDeep);
+        }
         let validator = schema::compile(&info.parameters)?;
-        let info = match &self.declared {
-            Some(declared) if std::ptr::eq(&**declared, info) => Arc::clone(declared),
-            _ => Arc::new(info.clone()),
+        let info = match declared {
+            Some(declared) => Arc::clone(&declared.info),
+            None => Arc::new(info.clone()),
         };
         let checked = Arc::new(CheckedInfo {
             name: info.name.as_str().into(),
@@ -111,7 +155,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -121,8 +165,10 @@ mod tests {
 
     #[test]
     fn the_declared_info_is_checked_once_and_shared() {
-        let declared = Arc::new(info(json!({"type": "object"})));
-        let cache = InfoCache::new(Some(Arc::clone(&declared)));
+        let declared = Declared::new(info(json!({"type": "object"})));
+        let declared_info = Arc::clone(declared.info());
+        let cache = InfoCache::new(Some(declared));
+        let declared = declared_info;
         let first = cache.checked(0, &declared).unwrap();
         let second = cache.checked(0, &declared).unwrap();
         assert!(Arc::ptr_eq(&first, &second));
@@ -167,6 +213,30 @@ mod tests {
             .checked(0, &ToolInfo::new("b", "", json!({"type": "object"})))
             .unwrap();
         assert!(Arc::ptr_eq(&b, &again), "found by name in another position");
+    }
+
+    #[test]
+    fn a_declared_info_too_deep_is_emptied_at_once_and_refused_at_every_check() {
+        let deep = (0..200).fold(json!({}), |inner, _| json!({ "a": inner }));
+        let declared = Declared::new(info(json!({"type": "object", "properties": deep})));
+        assert_eq!(
+            declared.info().parameters,
+            Value::Null,
+            "dropped when declared"
+        );
+        let declared_info = Arc::clone(declared.info());
+        let cache = InfoCache::new(Some(declared));
+        for _ in 0..2 {
+            assert!(matches!(
+                cache.checked(0, &declared_info),
+                Err(SchemaProblem::TooDeep)
+            ));
+        }
+        // An equal info built elsewhere is a different one, checked as such.
+        assert!(matches!(
+            cache.checked(0, &info(Value::Null)),
+            Err(SchemaProblem::NotObject)
+        ));
     }
 
     #[test]

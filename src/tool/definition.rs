@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::session::Session;
-use crate::tool::checked::{CheckedInfo, InfoCache};
+use crate::tool::checked::{CheckedInfo, Declared, InfoCache};
 use crate::tool::schema::SchemaProblem;
 use crate::tool::{BoxError, Tool, ToolInfo};
 
@@ -107,7 +107,7 @@ impl Definition {
     pub(crate) fn single<F, Fut, T, E>(
         name: impl Into<String>,
         factory: F,
-        declared: Option<Arc<ToolInfo>>,
+        declared: Option<Declared>,
     ) -> Self
     where
         F: Fn(Session) -> Fut + Send + Sync + 'static,
@@ -210,7 +210,7 @@ impl Definition {
         name: String,
         tool_names: Option<Vec<String>>,
         factory: Box<dyn ToolFactory>,
-        declared: Option<Arc<ToolInfo>>,
+        declared: Option<Declared>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::tool::checked::Declared;
 use crate::tool::{BoxError, CallContext, Definition, Tool, ToolInfo, ToolOutput};
 
 impl Definition {
@@ -23,7 +24,10 @@ impl Definition {
     /// builds a fresh tool that shares the handler and the info. The schema
     /// is checked and compiled on the first bind and the compiled validator
     /// is shared by every later binding (a bad schema fails every bind
-    /// alike).
+    /// alike). A `parameters` or extras value nested deeper than 128
+    /// levels is dropped here, without recursion, and every bind refuses
+    /// the definition with
+    /// [`InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo).
     ///
     /// ```
     /// use agent_loop::tool::{self, ToolInfo};
@@ -55,8 +59,8 @@ impl Definition {
         let name = info.name.clone();
         // The tool's info is fixed here: every binding's tool shares it, and
         // bind recognises it by address, so its schema is compiled once.
-        let info = Arc::new(info);
-        let declared = Arc::clone(&info);
+        let declared = Declared::new(info);
+        let info = Arc::clone(declared.info());
         Definition::single(
             name,
             move |_session| {

@@ -18,7 +18,10 @@ use crate::conversation::{Extras, WireFormat};
 /// ([`BindErrorKind::InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo)):
 /// the name must satisfy the definition's [`NameRules`](crate::tool::NameRules)
 /// and must not be [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::tool::STRUCTURED_OUTPUT_TOOL_NAME),
-/// and `parameters` must be a valid JSON Schema whose top level is
+/// `parameters` and the values of `extras` must nest objects and arrays at
+/// most 128 levels deep (only code builds deeper ones, and checking,
+/// copying or sending them would recurse once per level), and
+/// `parameters` must be a valid JSON Schema whose top level is
 /// `"type": "object"`. A blank description is allowed (OpenAI and Anthropic
 /// both accept it, and real tool lists use it): bind logs a `tracing`
 /// warning, since a model calls an undescribed tool less reliably.

@@ -9,11 +9,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-/// How deeply a tool's `parameters` may nest (objects and arrays). The
-/// schema checker recurses per level, so a schema built in code thousands
-/// of levels deep would overflow the stack; 128 is serde_json's own parsing
-/// limit, so no schema read from JSON text is refused by it.
-pub(crate) const MAX_SCHEMA_DEPTH: usize = 128;
+use crate::json;
+use crate::tool::ToolInfo;
 
 /// Why a tool's `parameters` cannot be used, in the order they are checked.
 #[derive(Debug)]
@@ -21,7 +18,8 @@ pub(crate) enum SchemaProblem {
     /// The top level is not `"type": "object"`: OpenAI, Anthropic and MCP
     /// all require an object schema for a tool's arguments.
     NotObject,
-    /// Objects and arrays nest deeper than [`MAX_SCHEMA_DEPTH`].
+    /// Objects and arrays nest deeper than [`json::MAX_DEPTH`] levels, in
+    /// the parameters or in a value of the extras.
     TooDeep,
     /// Not a valid JSON Schema (checked against its meta-schema).
     NotASchema(jsonschema::ValidationError<'static>),
@@ -37,7 +35,8 @@ pub(crate) fn compile(parameters: &Value) -> Result<Arc<jsonschema::Validator>, 
     if parameters.get("type") != Some(&Value::String("object".into())) {
         return Err(SchemaProblem::NotObject);
     }
-    if nesting_exceeds(parameters, MAX_SCHEMA_DEPTH) {
+    // Before the schema checker, which recurses per level.
+    if json::too_deep(parameters) {
         return Err(SchemaProblem::TooDeep);
     }
     jsonschema::meta::validate(parameters)
@@ -47,38 +46,23 @@ pub(crate) fn compile(parameters: &Value) -> Result<Arc<jsonschema::Validator>, 
     Ok(Arc::new(validator))
 }
 
-/// `true` when `value` nests objects or arrays more than `limit` levels
-/// deep. Stops descending at the limit, so it never recurses deeper itself.
-fn nesting_exceeds(value: &Value, limit: usize) -> bool {
-    let children: Box<dyn Iterator<Item = &Value>> = match value {
-        Value::Object(map) => Box::new(map.values()),
-        Value::Array(items) => Box::new(items.iter()),
-        _ => return false,
-    };
-    limit == 0
-        || children
-            .into_iter()
-            .any(|child| nesting_exceeds(child, limit - 1))
+/// `true` when the parameters or a value of the extras of `info` nest
+/// deeper than [`json::MAX_DEPTH`] levels: everything of a `ToolInfo` that
+/// is compared, copied or serialised.
+pub(crate) fn info_too_deep(info: &ToolInfo) -> bool {
+    json::too_deep(&info.parameters) || info.extras.fields().values().any(json::too_deep)
 }
 
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    /// `levels` objects nested in one another.
-    fn nested(levels: usize) -> Value {
-        (1..levels).fold(json!({}), |inner, _| json!({ "a": inner }))
-    }
-
-    #[test]
-    fn nesting_is_counted_in_container_levels() {
-        assert!(!nesting_exceeds(&json!("leaf"), 0));
-        assert!(nesting_exceeds(&json!({}), 0));
-        assert!(!nesting_exceeds(&nested(128), 128));
-        assert!(nesting_exceeds(&nested(129), 128));
-        assert!(nesting_exceeds(&json!([[[1]]]), 2));
-        assert!(!nesting_exceeds(&json!([[[1]]]), 3));
+/// Takes the values of `info` that nest too deeply out and drops them
+/// without recursion (see [`json::drop_deep`]): the parameters become
+/// `null` and the extras empty.
+pub(crate) fn drop_too_deep(info: &mut ToolInfo) {
+    json::drop_deep(std::mem::take(&mut info.parameters));
+    for value in std::mem::take(&mut info.extras)
+        .into_fields()
+        .into_iter()
+        .map(|(_, value)| value)
+    {
+        json::drop_deep(value);
     }
 }

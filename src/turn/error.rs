@@ -43,6 +43,17 @@ pub enum TurnError {
     /// was sent and the conversation is unchanged.
     #[error("turn: the conversation cannot be sent")]
     Conversation(#[from] ConversationError),
+    /// A message of the conversation handed to the turn holds a JSON value
+    /// (in its extras or a provider block) that nests objects and arrays
+    /// deeper than 128 levels. JSON text cannot nest that deep, so only
+    /// code builds one, and a model copying and serialising it would
+    /// recurse once per level. Nothing was sent and the conversation is
+    /// unchanged.
+    #[error("turn: messages[{index}] holds a JSON value nested deeper than 128 levels")]
+    TooDeep {
+        /// The message's position in the conversation.
+        index: usize,
+    },
 }
 
 impl TurnError {
@@ -52,7 +63,7 @@ impl TurnError {
         match self {
             Self::ToolLimit(error) => error.usage,
             Self::Model { usage, .. } | Self::NoOutput { usage, .. } => *usage,
-            Self::Conversation(_) => Usage::default(),
+            Self::Conversation(_) | Self::TooDeep { .. } => Usage::default(),
         }
     }
 }

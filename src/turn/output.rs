@@ -7,6 +7,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
+use crate::json;
 use crate::tool::schema::{self, SchemaProblem};
 use crate::tool::{STRUCTURED_OUTPUT_TOOL_NAME, ToolInfo, schema_of};
 use crate::turn::TurnEvents;
@@ -105,16 +106,23 @@ impl Output {
         } else {
             (wrap(schema), true)
         };
-        let validator = schema::compile(&parameters).map_err(|problem| OutputError {
-            kind: match problem {
-                SchemaProblem::NotObject | SchemaProblem::NotASchema(_) => {
-                    OutputErrorKind::NotASchema
-                }
-                SchemaProblem::TooDeep => OutputErrorKind::TooDeep,
-                SchemaProblem::DoesNotCompile(_) => OutputErrorKind::DoesNotCompile,
-            },
-            name: name.clone(),
-        })?;
+        let validator = match schema::compile(&parameters) {
+            Ok(validator) => validator,
+            Err(problem) => {
+                let kind = match problem {
+                    SchemaProblem::NotObject | SchemaProblem::NotASchema(_) => {
+                        OutputErrorKind::NotASchema
+                    }
+                    SchemaProblem::TooDeep => {
+                        // Taken by value: dropped here without recursion.
+                        json::drop_deep(parameters);
+                        OutputErrorKind::TooDeep
+                    }
+                    SchemaProblem::DoesNotCompile(_) => OutputErrorKind::DoesNotCompile,
+                };
+                return Err(OutputError { kind, name });
+            }
+        };
         let tool_description = if description.trim().is_empty() {
             format!("Give your final answer ({name}) by calling this tool; the turn ends with it.")
         } else {
@@ -187,7 +195,10 @@ fn wrap(schema: Value) -> Value {
         other => other,
     };
     outer.insert("type".into(), json!("object"));
-    outer.insert("properties".into(), json!({ "value": inner }));
+    // Moved, not `json!`-ed: `json!` would serialise (copy) the schema,
+    // which recurses once per level of it.
+    let properties = Map::from_iter([("value".to_owned(), inner)]);
+    outer.insert("properties".into(), Value::Object(properties));
     outer.insert("required".into(), json!(["value"]));
     Value::Object(outer)
 }

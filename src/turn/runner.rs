@@ -20,11 +20,12 @@ use crate::bind::{Binding, Bound};
 use crate::bind::{ToolCallError, call};
 use crate::conversation::ids::fresh_tool_call_id;
 use crate::conversation::{
-    ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall, ToolResult, Usage,
-    repair, text_of,
+    AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
+    ToolResult, Usage, repair, text_of,
 };
 use crate::definition::Definition;
 use crate::definition::layout::ModeLayout;
+use crate::json;
 use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
@@ -336,6 +337,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
     async fn run(&self, conversation: &mut Conversation) -> Result<TurnOutcome, TurnError> {
         let started = Instant::now();
+        // Models copy and serialise the conversation, recursing once per
+        // level of every value it holds.
+        if let Some(index) = conversation
+            .iter()
+            .position(|message| message.json_values().any(json::too_deep))
+        {
+            return Err(TurnError::TooDeep { index });
+        }
         let repaired = repair(conversation)?;
         let first_new = conversation.len();
         let limits = self.mode().tool_limits;
@@ -390,6 +399,18 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 usage,
             } = response;
             stats.usage += usage;
+            if message.json_values().any(json::too_deep) {
+                // A `Model` built it in code; the next request would copy it.
+                drop_json_values(message);
+                return Err(TurnError::Model {
+                    source: format!(
+                        "the model's response holds a JSON value nested deeper than {} levels",
+                        json::MAX_DEPTH
+                    )
+                    .into(),
+                    usage: stats.usage,
+                });
+            }
             self.events.emit(|| TurnEvent::ModelResponded {
                 finish_reason: finish_reason.clone(),
                 usage,
@@ -707,7 +728,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                                 output = Some(value.into_json());
                                 Ok(ToolOutput::from(OUTPUT_RECEIVED))
                             }
-                            other => other,
+                            // Made text for the model below: a value
+                            // built too deep in code is refused first.
+                            Ok(output) => call::refuse_deep_output(&batch[index].name, output),
+                            Err(error) => Err(error),
                         };
                         let done = finish(batch[index], result, duration, limits);
                         self.finished(&done.1);
@@ -809,6 +833,19 @@ fn native_value(output: &Output, text: &str) -> Option<Value> {
         .validator()
         .is_valid(&value)
         .then(|| output.unwrap_value(value))
+}
+
+/// Drops the JSON values of a refused message without recursion (see
+/// [`json::drop_deep`]).
+fn drop_json_values(message: AssistantMessage) {
+    let AssistantMessage {
+        content, extras, ..
+    } = message;
+    content
+        .into_iter()
+        .flat_map(ContentPart::into_json_values)
+        .chain(extras.into_fields().into_iter().map(|(_, value)| value))
+        .for_each(json::drop_deep);
 }
 
 /// The error result of a call not run because the turn has its output.

@@ -151,7 +151,7 @@ use serde_json::{Map, Value};
 use super::arguments::{arguments_object, raw_arguments};
 use super::blank_text::{is_blank, join_blank_text};
 use super::declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
-use super::decode::decode;
+use super::decode::{check_depth, decode};
 use super::error::{WireError, WireErrorKind};
 use super::ids::ExportIds;
 use crate::conversation::WireFormat;
@@ -543,6 +543,7 @@ pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
 /// a field has the wrong type; [`WireErrorKind::MissingField`] when a
 /// custom tool has no `name` or `input_schema`. The path is `tools[i]`.
 pub fn parse_tools(tools: &Value) -> Result<Vec<ToolDeclaration>, WireError> {
+    check_depth(FORMAT, "tools", tools)?;
     parse_tools_at("tools", tools)
 }
 
@@ -1236,6 +1237,7 @@ struct RawMessage {
 /// an `input` that is not an object). The path names the message and block,
 /// e.g. `messages[3].content[1]`.
 pub fn parse_messages(messages: &Value) -> Result<Vec<Message>, WireError> {
+    check_depth(FORMAT, "messages", messages)?;
     let mut conversation = parse_messages_unminted("messages", messages)?;
     mint_missing_ids(&mut conversation);
     Ok(conversation)
@@ -1343,6 +1345,7 @@ struct RawRequest {
 /// that is not text, [`WireErrorKind::WrongType`] at `request.system` for a
 /// `system` that is neither a string nor an array.
 pub fn parse_request(body: &Value) -> Result<ParsedRequest, WireError> {
+    check_depth(FORMAT, "request", body)?;
     let raw: RawRequest = decode(FORMAT, "request", body)?;
     let mut conversation = match &raw.system {
         Some(system) if !system.is_null() => parse_system("request.system", system)?,
@@ -1401,6 +1404,7 @@ struct RawResponse {
 /// `content`; otherwise the block errors of [`parse_messages`], at
 /// `response.content[i]`.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
+    check_depth(FORMAT, "response", body)?;
     let raw: RawResponse = decode(FORMAT, "response", body)?;
     if let Some(kind) = raw.kind
         && kind != "message"

@@ -8,6 +8,24 @@ use serde_json::Value;
 
 use super::error::{WireError, WireErrorKind};
 use crate::conversation::WireFormat;
+use crate::json;
+
+/// Refuses a payload that nests deeper than [`json::MAX_DEPTH`] levels,
+/// with [`WireErrorKind::TooDeep`] at `root`: every public parser calls it
+/// first, since deserialising walks the value recursively. JSON text never
+/// nests deeper, so only a value built in code is refused.
+pub(crate) fn check_depth(format: WireFormat, root: &str, value: &Value) -> Result<(), WireError> {
+    if json::too_deep(value) {
+        return Err(WireError::new(
+            format,
+            root,
+            WireErrorKind::TooDeep {
+                limit: json::MAX_DEPTH,
+            },
+        ));
+    }
+    Ok(())
+}
 
 /// Deserialises `value` into `T`; an error's path starts with `root`
 /// (`response`, `messages`, `tools`, `result`, or a longer path for a

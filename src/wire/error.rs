@@ -104,6 +104,15 @@ pub enum WireErrorKind {
     /// (Anthropic). The connection was most likely cut.
     #[error("the stream ended early")]
     Incomplete,
+    /// The payload nests objects and arrays deeper than `limit` (128)
+    /// levels: serde_json refuses such JSON text, so only a value built in
+    /// code can, and reading it would recurse once per level. Checked
+    /// before anything else reads the value; the path is the value's root.
+    #[error("nests deeper than {limit} levels")]
+    TooDeep {
+        /// How many levels a payload may nest (128).
+        limit: usize,
+    },
     /// Any other departure from the format, as serde describes it.
     #[error("{message}")]
     Invalid {

@@ -50,7 +50,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::decode::decode;
+use super::decode::{check_depth, decode};
 use super::error::WireError;
 use crate::conversation::Extras;
 use crate::conversation::WireFormat;
@@ -169,6 +169,7 @@ pub fn export_list_tools_result(
 /// field has the wrong JSON type (`tools` not an array, a `name` or
 /// `nextCursor` not a string).
 pub fn parse_list_tools_result(result: &Value) -> Result<ListedTools, WireError> {
+    check_depth(FORMAT, "result", result)?;
     let result: ListToolsResult = decode(FORMAT, "result", result)?;
     Ok(ListedTools {
         tools: result.tools.into_iter().map(ToolInfo::from).collect(),

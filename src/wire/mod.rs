@@ -22,7 +22,10 @@
 //! [`kind`](WireError::kind) can be matched and whose
 //! [`path`](WireError::path) names the culprit
 //! (`response.choices[0].message.tool_calls[1]`). Nothing here panics on
-//! input.
+//! input. A value nested deeper than 128 levels (built in code: serde_json
+//! parses no JSON text that deep) is refused with
+//! [`WireErrorKind::TooDeep`] at its root before anything reads it, since
+//! reading it would recurse once per level.
 //!
 //! **Exporting is strict**: what leaves the crate passes the target
 //! provider's documented rules. Tool call ids that break them (Anthropic

@@ -147,7 +147,7 @@ use serde_json::{Map, Value};
 use super::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
 use super::blank_text::{is_blank, join_blank_text};
 use super::declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
-use super::decode::decode;
+use super::decode::{check_depth, decode};
 use super::error::{WireError, WireErrorKind};
 use super::ids::ExportIds;
 use crate::conversation::WireFormat;
@@ -266,6 +266,7 @@ pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
 /// type; [`WireErrorKind::MissingField`] for a function tool without
 /// `function` or `function.name`.
 pub fn parse_tools(tools: &Value) -> Result<Vec<ToolDeclaration>, WireError> {
+    check_depth(FORMAT, "tools", tools)?;
     parse_tools_at("tools", tools)
 }
 
@@ -1054,6 +1055,7 @@ fn export_assistant(
 /// [`WireErrorKind::Invalid`] for a system or tool content part that is not
 /// `text` (an assistant one of another `type` is kept, see above).
 pub fn parse_messages(messages: &Value) -> Result<Vec<Message>, WireError> {
+    check_depth(FORMAT, "messages", messages)?;
     parse_messages_at("messages", messages)
 }
 
@@ -1266,6 +1268,7 @@ fn assistant_message(message: AssistantChatMessage, restore_raw: bool) -> Assist
 /// `request` (`request.messages[2].tool_calls[0]`);
 /// [`WireErrorKind::MissingField`] without `messages`.
 pub fn parse_request(body: &Value) -> Result<ParsedRequest, WireError> {
+    check_depth(FORMAT, "request", body)?;
     #[derive(Deserialize)]
     #[serde(expecting = "a request object")]
     struct RequestBody {
@@ -1440,6 +1443,7 @@ impl From<&CompletionUsage> for Usage {
 /// `function` or `name`; [`WireErrorKind::WrongType`] for a field of the
 /// wrong JSON type, e.g. at `response.choices[0].message.tool_calls[1].function.name`.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
+    check_depth(FORMAT, "response", body)?;
     let completion: ChatCompletion = decode(FORMAT, "response", body)?;
     let usage = completion
         .usage

@@ -13,6 +13,7 @@ mod bind_tool_info;
 mod bound_loop;
 mod builder_copies;
 mod common;
+mod deep_values;
 mod layers;
 #[cfg(feature = "mcp")]
 mod mcp_in_process;
