@@ -2,6 +2,7 @@
 //! arguments, run the middleware chain. Shared by direct invocation and the
 //! turn runner, so both refuse the same things the same way.
 
+use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use crate::middleware::{
     ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
 };
 use crate::panic::panic_message;
+use crate::text::{Bounded, json_excerpt};
 use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
 
 /// The index in `binding.tools` of the tool named `name` in mode `mode`.
@@ -146,35 +148,57 @@ pub(crate) fn check_against(
     if validator.is_valid(arguments) {
         return Ok(());
     }
-    let violations: Vec<String> = validator
-        .iter_errors(arguments)
-        .take(MAX_LISTED_VIOLATIONS + 1)
-        .map(|error| {
-            let path = error.instance_path().to_string();
-            let field = if path.is_empty() {
-                "arguments".to_owned()
-            } else {
-                format!("`{path}`")
-            };
-            format!("{field}: {error}")
-        })
+    let mut errors = validator.iter_errors(arguments);
+    let violations: Vec<String> = errors
+        .by_ref()
+        .take(MAX_LISTED_VIOLATIONS)
+        .map(|error| describe_violation(&error))
         .collect();
     if violations.is_empty() {
         return Ok(());
     }
-    let more = if violations.len() > MAX_LISTED_VIOLATIONS {
-        "; ..."
-    } else {
-        ""
-    };
+    // Whether there are more, without describing them.
+    let more = if errors.next().is_some() { "; ..." } else { "" };
     Err(ToolCallError::new(
         ToolCallErrorKind::InvalidArguments,
         name,
         format!(
             "invalid arguments for `{name}`: {}{more}",
-            violations[..violations.len().min(MAX_LISTED_VIOLATIONS)].join("; ")
+            violations.join("; ")
         ),
     ))
+}
+
+/// Bytes of a violation's path (a JSON pointer into the arguments) that a
+/// message quotes.
+const PATH_BYTES: usize = 128;
+/// Bytes of a violation's reason that a message quotes.
+const REASON_BYTES: usize = 256;
+/// Bytes of the failing value quoted inside the reason.
+const VALUE_BYTES: usize = 48;
+
+/// One violation as the model reads it: where (`arguments`, or the JSON
+/// pointer of the failing field), then jsonschema's sentence for the
+/// failing keyword with a short excerpt of the value in place of the
+/// value (`` `/city`: 42 is not of type "string" ``).
+///
+/// Each piece is written into a bounded buffer that stops the writer once
+/// full, so a 64 MB value, key or list of unexpected keys costs a few
+/// hundred bytes here, not a copy of itself.
+fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
+    let path = error.instance_path().as_str();
+    let field = if path.is_empty() {
+        "arguments".to_owned()
+    } else {
+        let mut field = Bounded::new(PATH_BYTES);
+        let _ = field.write_str(path);
+        format!("`{}`", field.finish())
+    };
+    let value = json_excerpt(error.instance(), VALUE_BYTES);
+    let mut reason = Bounded::new(REASON_BYTES);
+    // A full buffer stops the writer with an error: what fitted is kept.
+    let _ = write!(reason, "{}", error.masked_with(value));
+    format!("{field}: {}", reason.finish())
 }
 
 /// Runs checked arguments through the middleware chain to the tool `name`.
@@ -286,4 +310,70 @@ fn refusal_reason(error: &(dyn std::error::Error + 'static)) -> Option<String> {
         cause = current.source();
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(schema: Value, arguments: Value) -> String {
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        check_against("t", &validator, &arguments)
+            .unwrap_err()
+            .message
+    }
+
+    #[test]
+    fn a_violation_names_the_path_the_keyword_and_a_short_value() {
+        let schema = json!({"type": "object", "properties": {"text": {"type": "integer"}}});
+        assert_eq!(
+            message(schema.clone(), json!({"text": "short"})),
+            r#"invalid arguments for `t`: `/text`: "short" is not of type "integer""#
+        );
+        let long = "y".repeat(10_000);
+        assert_eq!(
+            message(schema, json!({ "text": long })),
+            format!(
+                r#"invalid arguments for `t`: `/text`: "{}... is not of type "integer""#,
+                "y".repeat(VALUE_BYTES - 4)
+            )
+        );
+    }
+
+    #[test]
+    fn long_paths_and_reasons_are_cut_where_they_are_written() {
+        let key = "k".repeat(10_000);
+        let schema = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+        let text = message(schema, json!({ key.clone(): "x" }));
+        assert_eq!(
+            text,
+            format!(
+                r#"invalid arguments for `t`: `/{}...`: "x" is not of type "integer""#,
+                "k".repeat(PATH_BYTES - 4)
+            )
+        );
+        let schema = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        let text = message(schema, json!({ key: 1 }));
+        assert!(
+            text.starts_with(
+                "invalid arguments for `t`: arguments: Additional properties are not allowed ('kkk"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("kkk..."), "{text}");
+        assert_eq!(
+            text.len(),
+            "invalid arguments for `t`: arguments: ".len() + REASON_BYTES
+        );
+    }
+
+    #[test]
+    fn more_than_three_violations_end_with_an_ellipsis() {
+        let schema = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+        let text = message(schema, json!({"a": "x", "b": "x", "c": "x", "d": "x"}));
+        assert_eq!(text.matches("is not of type").count(), 3);
+        assert!(text.ends_with("; ..."), "{text}");
+    }
 }
