@@ -131,7 +131,12 @@
 //!   return any `Into<ToolOutput>`). `result_bytes` counts and cuts text
 //!   only: an image is sent whole or not at all. Tool errors are any
 //!   [`tool::BoxError`]; the model sees their `Display`, cleaned of control
-//!   characters and bounded to [`turn::ERROR_TEXT_BYTES`].
+//!   characters and of invisible format characters (bidi controls,
+//!   zero-width characters, the byte-order mark: Unicode General_Category
+//!   `Cf`, read with the `unicode-general-category` crate) and bounded to
+//!   [`turn::ERROR_TEXT_BYTES`]; so is every error sentence the crate
+//!   writes for the model (an unknown tool's name, invalid arguments).
+//!   Tool results that succeed are the tool's data and are not cleaned.
 //! - **A response with no tool calls is a final answer** (its text, or
 //!   empty); the whole assistant message is appended, reasoning included.
 //! - **Cut-off calls count**: the calls of a response cut off by the output

@@ -13,10 +13,11 @@ use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use serde_json::Value;
+use unicode_general_category::{GeneralCategory, get_general_category};
 
 /// The bound, in bytes of UTF-8, of the error text a model reads in an error
-/// result (cleaned of control characters, cut in the middle with a marker
-/// when longer): enough for a sentence naming a tool, a field and the
+/// result (cleaned of control and format characters, cut in the middle
+/// with a marker when longer): enough for a sentence naming a tool, a field and the
 /// reason, short enough that a verbose error cannot flood the context.
 pub const ERROR_TEXT_BYTES: usize = 1024;
 
@@ -99,44 +100,106 @@ fn parse_marker_count(rest: &str) -> Option<usize> {
 /// Every control character (Unicode [`char::is_control`]: `\n`, `\r`, `\t`,
 /// ESC, NUL, …) becomes a space, runs of white space ([`char::is_whitespace`])
 /// collapse to one space, and the ends are trimmed, so a multi-line error or
-/// a terminal escape sequence becomes one plain line. The result is then cut
-/// to at most `limit` bytes like [`truncate_middle`], with the marker on the
-/// same line (`" [… N bytes omitted …] "`, `N` counting bytes of the cleaned
-/// text) and no space doubled around it. Pass [`ERROR_TEXT_BYTES`] unless
-/// there is a reason not to.
+/// a terminal escape sequence becomes one plain line. Every Unicode format
+/// character (General_Category `Cf`: the bidi controls U+202A–U+202E,
+/// U+2066–U+2069, U+200E/U+200F, the zero-width space, joiners and no-break
+/// space U+200B–U+200D and U+FEFF, the soft hyphen, the tag characters) is
+/// removed: invisible, they can make a tool name or an argument read as
+/// something else than it is. The result is then cut to at most `limit`
+/// bytes like [`truncate_middle`], with the marker on the same line
+/// (`" [… N bytes omitted …] "`, `N` counting bytes of the cleaned text)
+/// and no space doubled around it. Pass [`ERROR_TEXT_BYTES`] unless there
+/// is a reason not to.
 ///
-/// The output never contains a control character and is at most `limit`
-/// bytes.
+/// The output never contains a control or format character and is at most
+/// `limit` bytes. Only the kept head and tail are ever held: the cleaned
+/// text is measured first, then its head is cleaned from the front and
+/// its tail from the back, so a 64 MB error costs about `limit` bytes.
 pub(crate) fn clean_error_text(text: &str, limit: usize) -> String {
-    let mut cleaned = String::with_capacity(text.len());
+    let total: usize = cleaned(text.chars()).map(char::len_utf8).sum();
+    if total <= limit {
+        return cleaned(text.chars()).collect();
+    }
+    // As `plan_cut` does for a text held whole: the count reserved is the
+    // longest the real one can be.
+    let Some(budget) = limit.checked_sub(marker_len(total, ERROR_SEPARATOR)) else {
+        return prefix_of(cleaned(text.chars()), limit)
+            .trim_end()
+            .to_owned();
+    };
+    let head = prefix_of(cleaned(text.chars()), budget - budget / 2);
+    // The tail also gets what the head lost to its character boundary.
+    let tail: String = prefix_of(cleaned(text.chars().rev()), budget - head.len())
+        .chars()
+        .rev()
+        .collect();
+    // The separator already is a space: the ones at the cut go, counted
+    // as omitted, so none is doubled.
+    let (head, tail) = (head.trim_end_matches(' '), tail.trim_start_matches(' '));
+    let omitted = total - head.len() - tail.len();
+    let mut joined =
+        String::with_capacity(head.len() + marker_len(omitted, ERROR_SEPARATOR) + tail.len());
+    joined.push_str(head);
+    push_marker(&mut joined, omitted, ERROR_SEPARATOR);
+    joined.push_str(tail);
+    joined
+}
+
+/// What cleaning error text does with one character.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clean {
+    Keep,
+    /// White space and control characters: one space between words.
+    Separate,
+    /// Format characters: removed, joining what is around them.
+    Remove,
+}
+
+fn clean_class(character: char) -> Clean {
+    if character.is_control() || character.is_whitespace() {
+        Clean::Separate
+    } else if get_general_category(character) == GeneralCategory::Format {
+        Clean::Remove
+    } else {
+        Clean::Keep
+    }
+}
+
+/// The characters of cleaned error text for `characters`: kept ones, and
+/// one space between two kept ones that had a separator between them (none
+/// before the first or after the last). The rule reads the same both ways,
+/// so `characters` reversed gives the cleaned text reversed: that is how
+/// [`clean_error_text`] cleans a long text's tail without its middle.
+fn cleaned(characters: impl Iterator<Item = char>) -> impl Iterator<Item = char> {
+    let mut started = false;
     let mut space_pending = false;
-    for character in text.chars() {
-        if character.is_control() || character.is_whitespace() {
-            // A space only between two words: leading and trailing runs vanish.
-            space_pending = !cleaned.is_empty();
-        } else {
-            if space_pending {
-                cleaned.push(' ');
-                space_pending = false;
+    characters
+        .flat_map(move |character| match clean_class(character) {
+            Clean::Separate => {
+                space_pending = started;
+                [None, None]
             }
-            cleaned.push(character);
+            Clean::Remove => [None, None],
+            Clean::Keep => {
+                let space = space_pending.then_some(' ');
+                space_pending = false;
+                started = true;
+                [space, Some(character)]
+            }
+        })
+        .flatten()
+}
+
+/// The longest prefix of `characters` that fits in `limit` bytes.
+fn prefix_of(characters: impl Iterator<Item = char>, limit: usize) -> String {
+    let mut prefix = String::new();
+    for character in characters {
+        if prefix.len() + character.len_utf8() > limit {
+            break;
         }
+        prefix.push(character);
     }
-    match plan_cut(&cleaned, limit, ERROR_SEPARATOR) {
-        Cut::Fits => cleaned,
-        Cut::Prefix(end) => cleaned[..end].trim_end().to_owned(),
-        Cut::Middle {
-            head_end,
-            tail_start,
-        } => {
-            // The separator already is a space: drop the ones at the cut so
-            // none is doubled. They are ASCII, so the indices stay on
-            // character boundaries, and they count as omitted.
-            let head_end = cleaned[..head_end].trim_end_matches(' ').len();
-            let tail_start = cleaned.len() - cleaned[tail_start..].trim_start_matches(' ').len();
-            join_cut(&cleaned, head_end, tail_start, ERROR_SEPARATOR)
-        }
-    }
+    prefix
 }
 
 /// The compact JSON text of `value` (serde_json's `to_string` form) cut to
@@ -340,13 +403,18 @@ fn join_cut(text: &str, head_end: usize, tail_start: usize, separator: &str) -> 
     let mut joined =
         String::with_capacity(head.len() + marker_len(omitted, separator) + tail.len());
     joined.push_str(head);
-    joined.push_str(separator);
-    joined.push_str(MARKER_OPEN);
-    joined.push_str(&omitted.to_string());
-    joined.push_str(MARKER_CLOSE);
-    joined.push_str(separator);
+    push_marker(&mut joined, omitted, separator);
     joined.push_str(tail);
     joined
+}
+
+/// The marker for `omitted` bytes, with its separators.
+fn push_marker(text: &mut String, omitted: usize, separator: &str) {
+    text.push_str(separator);
+    text.push_str(MARKER_OPEN);
+    text.push_str(&omitted.to_string());
+    text.push_str(MARKER_CLOSE);
+    text.push_str(separator);
 }
 
 /// Bytes of the marker for `omitted` bytes, separators included.
@@ -523,6 +591,31 @@ mod tests {
     }
 
     #[test]
+    fn clean_error_text_removes_bidi_zero_width_and_other_format_characters() {
+        // An "unknown tool" sentence quoting a name built to mislead: a
+        // right-to-left override shows `exe.pdf` as `fdp.exe`.
+        assert_eq!(
+            clean_error_text("unknown tool `rm\u{202E}fdp.exe`", 1024),
+            "unknown tool `rmfdp.exe`"
+        );
+        assert_eq!(
+            clean_error_text(
+                "\u{FEFF}a\u{200B}b\u{200C}c\u{200D}d\u{200E}e\u{200F}f\u{2066}g\u{2069}h\u{AD}i\u{E0041}j",
+                1024
+            ),
+            "abcdefghij"
+        );
+        // Removed without separating or joining words: the space stays one.
+        assert_eq!(
+            clean_error_text("a \u{200B} \u{202E}b\u{FEFF}", 1024),
+            "a b"
+        );
+        assert_eq!(clean_error_text("\u{200B}\u{FEFF}", 1024), "");
+        // Visible text of other scripts is kept.
+        assert_eq!(clean_error_text("مرحبا שלום", 1024), "مرحبا שלום");
+    }
+
+    #[test]
     fn clean_error_text_bounds_with_a_one_line_marker() {
         let text = "word ".repeat(1000);
         let cleaned = clean_error_text(&text, ERROR_TEXT_BYTES);
@@ -646,7 +739,51 @@ mod properties {
             .prop_map(String::from_iter),
             prop::collection::vec(prop::sample::select(vec!['a', 'b', '\n']), 0..10_000)
                 .prop_map(String::from_iter),
+            prop::collection::vec(
+                prop::sample::select(vec![
+                    'a', ' ', '\n', '\u{202E}', '\u{200B}', '\u{FEFF}', '🦀'
+                ]),
+                0..3_000
+            )
+            .prop_map(String::from_iter),
         ]
+    }
+
+    /// `clean_error_text` as it was written before it learnt to clean only
+    /// the head and the tail: the whole text cleaned, then cut.
+    fn clean_whole_then_cut(text: &str, limit: usize) -> String {
+        let mut cleaned = String::new();
+        let mut space_pending = false;
+        for character in text.chars() {
+            match clean_class(character) {
+                Clean::Separate => space_pending = !cleaned.is_empty(),
+                Clean::Remove => {}
+                Clean::Keep => {
+                    if space_pending {
+                        cleaned.push(' ');
+                        space_pending = false;
+                    }
+                    cleaned.push(character);
+                }
+            }
+        }
+        match plan_cut(&cleaned, limit, ERROR_SEPARATOR) {
+            Cut::Fits => cleaned,
+            Cut::Prefix(end) => cleaned[..end].trim_end().to_owned(),
+            Cut::Middle {
+                head_end,
+                tail_start,
+            } => {
+                let head_end = cleaned[..head_end].trim_end_matches(' ').len();
+                let tail_start =
+                    cleaned.len() - cleaned[tail_start..].trim_start_matches(' ').len();
+                join_cut(&cleaned, head_end, tail_start, ERROR_SEPARATOR)
+            }
+        }
+    }
+
+    fn is_format(character: char) -> bool {
+        get_general_category(character) == GeneralCategory::Format
     }
 
     fn any_limit() -> impl Strategy<Value = usize> {
@@ -731,8 +868,17 @@ mod properties {
             let cleaned = clean_error_text(&text, limit);
             prop_assert!(cleaned.len() <= limit);
             prop_assert!(!cleaned.chars().any(char::is_control), "{:?}", cleaned);
+            prop_assert!(!cleaned.chars().any(is_format), "{:?}", cleaned);
             prop_assert!(!cleaned.contains("  "));
             prop_assert_eq!(cleaned.trim(), cleaned.as_str());
+        }
+
+        #[test]
+        fn error_text_cut_from_both_ends_equals_the_whole_text_cleaned_then_cut(
+            text in any_text(),
+            limit in prop_oneof![0usize..64, any_limit()],
+        ) {
+            prop_assert_eq!(clean_error_text(&text, limit), clean_whole_then_cut(&text, limit));
         }
 
         #[test]

@@ -65,7 +65,7 @@ pub enum ToolCallErrorKind {
 /// runner shows it to the model as an error result.
 ///
 /// Display is `message`, the short sentence the model is shown (the turn
-/// runner cleans it of control characters and bounds it), e.g.
+/// runner cleans it of control and format characters and bounds it), e.g.
 /// ``the call to `delete_file` was refused: deleting is not allowed in
 /// review mode``. `source()` is the tool's own error for `ToolFailed`, the
 /// [`Refusal`](crate::middleware::Refusal) for `Refused`, and the

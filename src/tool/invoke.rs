@@ -50,7 +50,7 @@ pub trait Tool: Send + Sync + 'static {
     /// string is shown to the model as its text, any other value as compact
     /// JSON) or content parts such as images (see [`ToolOutput`]). An `Err` becomes
     /// an error result whose text is the error's `Display`, cleaned of
-    /// control characters and bounded; the turn goes on. A panic is caught
+    /// control and format characters and bounded; the turn goes on. A panic is caught
     /// and reported the same way.
     ///
     /// Long tools should watch [`CallContext::cancellation`] and stop when it

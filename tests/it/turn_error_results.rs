@@ -94,6 +94,41 @@ async fn unknown_tool_is_an_error_result_listing_the_available_tools() {
 }
 
 #[tokio::test]
+async fn bidi_controls_and_zero_width_characters_never_reach_the_model() {
+    // A name that reads `exe.pdf` backwards behind a right-to-left
+    // override, with a zero-width space and a byte-order mark hidden in it.
+    let ran = run_with_sibling(
+        "\u{FEFF}get_\u{200B}wether\u{202E}fdp.exe\u{200F}",
+        r#"{"city": "Paris"}"#,
+    )
+    .await;
+    assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::UnknownTool);
+    assert_eq!(
+        ran.bad.text(),
+        "unknown tool `get_wetherfdp.exe`; available tools: get_weather, echo"
+    );
+
+    // A tool's error text is cleaned the same way.
+    let failing = tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("flaky", "Always fails."),
+        |_arguments: Value, _context| async move {
+            Err::<Value, _>("file \u{2066}secret.txt\u{2069} is \u{200D}locked\u{AD}")
+        },
+    );
+    let session = bind_tools([failing], ToolLimits::default()).await;
+    let model = ScriptedModel::new([batch([call("bad", "flaky", "{}")]), answer("ok")]);
+    let mut conversation = user_says("open it");
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        result_for(&conversation, "bad").text(),
+        "the tool `flaky` failed: file secret.txt is locked"
+    );
+}
+
+#[tokio::test]
 async fn truncated_json_arguments_are_an_error_result() {
     let ran = run_with_sibling("get_weather", r#"{"city": "San Fra"#).await;
     assert_refused_and_turn_went_on(&ran, ToolCallErrorKind::ArgumentsNotJson);
