@@ -85,7 +85,10 @@
 //!   the model what it sent next to the error it got, and
 //!   [`parse_messages`] turns exactly that one-key object back into the raw
 //!   text ([`parse_response`] does not: what the model sends is kept as
-//!   sent).
+//!   sent). A real input of exactly that shape (one `_raw_arguments` key
+//!   with a string: a tool may have such a parameter) is wrapped as well,
+//!   `{"_raw_arguments": "{\"_raw_arguments\":\"y\"}"}`, so it comes back as
+//!   the object it was, not as the string inside it.
 //! - **Ids and names**: exported `tool_use` ids and `tool_result`
 //!   `tool_use_id`s that break Anthropic's `^[a-zA-Z0-9_-]+$` (Kimi's
 //!   `functions.write_todos:0`) are mapped to valid ones, the same for a

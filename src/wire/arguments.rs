@@ -10,6 +10,15 @@
 //! `{"_raw_arguments": "<the text>"}`, which shows the model what it sent
 //! next to the error it got, and which parsing a history turns back into
 //! the text.
+//!
+//! A real call may send an object of that very shape (a tool with a
+//! `_raw_arguments` string parameter, or a model echoing the wrapper). Sent
+//! as it is, parsing would take it for a wrapper and give back the inner
+//! text, not the object. So an object of exactly the wrapper's shape is
+//! wrapped too: `{"_raw_arguments": "{\"_raw_arguments\": \"y\"}"}`, which
+//! parses back to the object's own text. Parsing removes exactly one
+//! wrapper, and exporting adds one exactly when parsing would remove one,
+//! so export → parse gives every arguments text back.
 
 use serde_json::{Map, Value};
 
@@ -18,14 +27,14 @@ use serde_json::{Map, Value};
 pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
 
 /// The arguments as a JSON object: blank (empty or white space) is `{}`, as
-/// it ran; an object is itself; anything else is wrapped under
-/// [`RAW_ARGUMENTS_KEY`].
+/// it ran; an object is itself, unless it has the wrapper's shape (see
+/// [`raw_arguments`]); anything else is wrapped under [`RAW_ARGUMENTS_KEY`].
 pub(crate) fn arguments_object(arguments: &str) -> Map<String, Value> {
     if arguments.trim().is_empty() {
         return Map::new();
     }
     match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(object)) => object,
+        Ok(Value::Object(object)) if raw_arguments(&object).is_none() => object,
         _ => Map::from_iter([(
             RAW_ARGUMENTS_KEY.to_owned(),
             Value::String(arguments.to_owned()),
@@ -47,6 +56,33 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_object_shaped_like_the_wrapper_is_wrapped_and_restored_as_sent() {
+        for raw in [
+            r#"{"_raw_arguments": "y"}"#,
+            r#"{"_raw_arguments":"{\"_raw_arguments\":\"y\"}"}"#,
+        ] {
+            let wrapped = arguments_object(raw);
+            assert_eq!(
+                Value::Object(wrapped.clone()),
+                json!({ RAW_ARGUMENTS_KEY: raw })
+            );
+            assert_eq!(raw_arguments(&wrapped), Some(raw));
+        }
+        // Any other object with the key is not the wrapper's shape.
+        for raw in [
+            r#"{"_raw_arguments": 7}"#,
+            r#"{"_raw_arguments": "y", "b": 1}"#,
+        ] {
+            let object = arguments_object(raw);
+            assert_eq!(raw_arguments(&object), None);
+            assert_eq!(
+                Value::Object(object),
+                serde_json::from_str::<Value>(raw).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn blank_is_empty_objects_stay_and_the_rest_is_wrapped_and_restored() {

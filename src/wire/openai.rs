@@ -31,7 +31,9 @@
 //! is not an object (vllm#43995, vllm#48922). [`parse_messages`] turns
 //! exactly that one-key object back into the raw text, so parse → export →
 //! parse stays the identity; [`parse_response`] does not (what the model
-//! sends is kept as sent).
+//! sends is kept as sent). An object that has exactly the wrapper's shape
+//! (one `_raw_arguments` key with a string) is wrapped too, so it cannot be
+//! taken for a wrapper: it comes back as the object it was.
 //!
 //! # Parsing is tolerant
 //!
@@ -1518,12 +1520,14 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
 // ---------------------------------------------------------------------------
 
 /// The `arguments` text to send for a call's raw arguments: `{}` when
-/// blank, the text itself when it is a JSON object, otherwise the JSON text
-/// of `{"_raw_arguments": "<the text>"}` (see the module docs).
+/// blank, the text itself when it is a JSON object (but not one of the
+/// wrapper's own shape), otherwise the JSON text of
+/// `{"_raw_arguments": "<the text>"}` (see the module docs).
 fn export_arguments(arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
-        // An object goes out as the model wrote it.
-        Ok(Value::Object(_)) => arguments.to_owned(),
+        // An object goes out as the model wrote it, unless parsing would
+        // take it for the wrapper.
+        Ok(Value::Object(object)) if raw_arguments(&object).is_none() => arguments.to_owned(),
         // `Display` of a JSON value is its compact serialisation.
         _ => Value::Object(arguments_object(arguments)).to_string(),
     }

@@ -54,6 +54,7 @@ mod turn_tracing;
 mod turn_typed_tools;
 mod validate;
 mod wire_anthropic;
+mod wire_arguments_round_trip;
 mod wire_export_rules;
 mod wire_mcp;
 mod wire_openai;
