@@ -89,3 +89,24 @@ async fn mode_without_limits_inherits_the_resolved_base() {
     assert_eq!(mode, bound.base_mode().tool_limits);
     assert_eq!(mode.result_bytes.map(|bytes| bytes.get()), Some(1024));
 }
+
+#[test]
+fn config_reads_maps_only_never_positional_fields() {
+    use serde::Deserialize;
+    use serde::de::value::{Error, SeqDeserializer};
+
+    const ARRAY: &str = "invalid type: sequence, expected a map of tool limits such as {\"iterations\": 25, \"calls\": \"unlimited\"}";
+    // JSON text, `[3]` and all four fields in declaration order.
+    for text in ["[3]", "[3, 4, 2, 4096]"] {
+        let error = serde_json::from_str::<ToolLimits>(text).unwrap_err();
+        assert_eq!(error.to_string(), format!("{ARRAY} at line 1 column 0"));
+    }
+    // A value already parsed (a section of a larger config).
+    let error = ToolLimits::deserialize(serde_json::json!([3])).unwrap_err();
+    assert_eq!(error.to_string(), ARRAY);
+    // A format that hands a sequence over whatever it is asked for, where a
+    // derived struct would read the elements as its fields in order.
+    let error = ToolLimits::deserialize(SeqDeserializer::<_, Error>::new([3u32, 4, 2].into_iter()))
+        .unwrap_err();
+    assert_eq!(error.to_string(), ARRAY);
+}
