@@ -707,9 +707,7 @@ mod tests {
     }
 
     #[test]
-    fn default_is_all_unset_and_resolves_to_25_100_8_uncut() {
-        assert!(ToolLimits::default().is_unset());
-        assert_eq!(ToolLimits::default(), ToolLimits::new());
+    fn unset_limits_resolve_to_25_100_8_uncut() {
         let resolved = ToolLimits::default().resolve().unwrap();
         assert_eq!(resolved, ResolvedToolLimits::default());
         assert_eq!(

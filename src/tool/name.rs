@@ -460,14 +460,26 @@ mod tests {
 
     #[test]
     fn sanitize_cuts_long_names_to_prefix_and_hash() {
+        // `6ee14c8c`: the upper 32 bits of FNV-1a 64 of 200 `x`, computed
+        // outside this crate (a reference implementation that gives
+        // 0xaf63dc4c8601ec8c for "a" and 0x85944171f73967e8 for "foobar",
+        // the published test vectors).
         let original = "x".repeat(200);
-        let sanitized = NameRules::OpenAi.sanitize(&original);
-        let expected_hash = format!("{:08x}", fnv1a_64(original.as_bytes()) >> 32);
-        assert_eq!(sanitized, format!("{}_{expected_hash}", "x".repeat(55)));
+        assert_eq!(
+            NameRules::OpenAi.sanitize(&original),
+            format!("{}_6ee14c8c", "x".repeat(55))
+        );
+        assert_eq!(
+            NameRules::Mcp.sanitize(&original),
+            format!("{}_6ee14c8c", "x".repeat(119))
+        );
+    }
 
-        let mcp = NameRules::Mcp.sanitize(&original);
-        assert_eq!(mcp.len(), 128);
-        assert!(mcp.starts_with(&"x".repeat(119)));
+    #[test]
+    fn fnv1a_64_matches_the_published_test_vectors() {
+        assert_eq!(fnv1a_64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a_64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a_64(b"foobar"), 0x8594_4171_f739_67e8);
     }
 
     #[test]

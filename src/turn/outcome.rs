@@ -122,9 +122,9 @@ pub struct TurnStats {
 impl TurnStats {
     /// The number of entries in [`iterations`](Self::iterations): batches
     /// the turn answered, cut-off ones included. This is what the turn
-    /// counted against the `iterations` limit.
+    /// counted against the `iterations` limit. Saturates at `u32::MAX`.
     pub fn iteration_count(&self) -> u32 {
-        self.iterations.len() as u32
+        saturating_sum([self.iterations.len()])
     }
 
     /// The tool calls the model asked for in the batches of
@@ -133,10 +133,18 @@ impl TurnStats {
     /// tool, bad arguments) and calls of a cut-off response. This is what
     /// the turn counted against the `calls` limit, not the number of tool
     /// executions: count the entries of [`CallStats`] whose `error` is
-    /// `None` for successful calls.
+    /// `None` for successful calls. Saturates at `u32::MAX`.
     pub fn call_count(&self) -> u32 {
-        self.iterations.iter().map(|i| i.calls.len() as u32).sum()
+        saturating_sum(self.iterations.iter().map(|i| i.calls.len()))
     }
+}
+
+/// `counts` added up, at most `u32::MAX`: a count never wraps to a small
+/// number, whatever a turn without limits runs.
+fn saturating_sum(counts: impl IntoIterator<Item = usize>) -> u32 {
+    counts.into_iter().fold(0, |sum: u32, count| {
+        sum.saturating_add(u32::try_from(count).unwrap_or(u32::MAX))
+    })
 }
 
 /// One batch the turn answered (see [`TurnStats::iterations`]).
@@ -177,4 +185,41 @@ pub struct CallStats {
     pub result_bytes: usize,
     /// `true` when `result_bytes` cut the result the model sees.
     pub truncated: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_add_up_and_saturate_instead_of_wrapping() {
+        assert_eq!(saturating_sum([]), 0);
+        assert_eq!(saturating_sum([2, 3]), 5);
+        let max = u32::MAX as usize;
+        assert_eq!(saturating_sum([max, 1]), u32::MAX);
+        assert_eq!(saturating_sum([max - 1, 1]), u32::MAX);
+        assert_eq!(saturating_sum([usize::MAX]), u32::MAX);
+        assert_eq!(saturating_sum([max + 1, 0]), u32::MAX, "`as u32` gave 0");
+    }
+
+    #[test]
+    fn stats_count_iterations_and_calls() {
+        let call = CallStats {
+            tool_call_id: "c".into(),
+            tool_name: "t".into(),
+            duration: Duration::ZERO,
+            error: None,
+            result_bytes: 0,
+            truncated: false,
+        };
+        let batch = |calls: usize| IterationStats {
+            calls: vec![call.clone(); calls],
+            ..IterationStats::default()
+        };
+        let stats = TurnStats {
+            iterations: vec![batch(2), batch(0), batch(3)],
+            ..TurnStats::default()
+        };
+        assert_eq!((stats.iteration_count(), stats.call_count()), (3, 5));
+    }
 }

@@ -379,7 +379,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         };
         loop {
             let model_started = Instant::now();
-            let iteration = stats.iteration_count() + 1;
+            let iteration = stats.iteration_count().saturating_add(1);
             self.events
                 .emit(|| TurnEvent::ModelRequestStarted { iteration });
             let asked =
@@ -446,7 +446,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         });
                     }
                     check_limits(&limits, iteration, calls, 0, stats.usage)?;
-                    text_answers += 1;
+                    text_answers = text_answers.saturating_add(1);
                     conversation.push(Message::user(if self.native {
                         NATIVE_OUTPUT_INSTRUCTION
                     } else {

@@ -3,7 +3,10 @@
 //! may not share a definition name or a tool name anywhere in the binding.
 
 use crate::common::{Counter, bindings, counted, counted_bundle, names};
-use agent_loop::{BindError, BindErrorKind, Definition, DefinitionErrorKind, Mode, Validated};
+use agent_loop::{
+    BindError, BindErrorKind, Bindings, Definition, DefinitionErrorKind, LoopId, Mode, SessionId,
+    Validated,
+};
 
 async fn bind_err(definition: Definition<Validated>) -> BindError {
     definition
@@ -46,21 +49,43 @@ async fn same_definition_in_base_twice_and_two_modes_builds_once() {
     );
 }
 
+/// A tool that answers the session id its factory was given.
+fn whoami() -> agent_loop::tool::Definition {
+    use agent_loop::tool::{self, BoxError, ToolInfo};
+    tool::Definition::new("whoami", |session| async move {
+        let session_id = session.session_id().to_string();
+        Ok::<_, BoxError>(crate::common::FnTool::new(
+            ToolInfo::without_parameters("whoami", "The session of this binding."),
+            move || serde_json::json!(session_id),
+        ))
+    })
+}
+
 #[tokio::test]
 async fn concurrent_bindings_each_build_their_own_instances() {
-    let counter = Counter::new();
     let definition = Definition::builder()
         .name("agent")
-        .tool(counted("search", &counter))
+        .tool(whoami())
         .build()
         .validate()
         .unwrap();
+    let (first_id, second_id) = (SessionId::new(), SessionId::new());
     let shared = definition.clone();
-    let (first, second) = tokio::join!(shared.bind(bindings()), definition.bind(bindings()));
+    let (first, second) = tokio::join!(
+        shared.bind(Bindings::new(first_id, LoopId::new())),
+        definition.bind(Bindings::new(second_id, LoopId::new()))
+    );
     let (first, second) = (first.unwrap(), second.unwrap());
-    assert_eq!(counter.get(), 2);
     assert!(!first.tools()[0].same_instance(&second.tools()[0]));
-    assert_ne!(first.session_id(), second.session_id());
+    // Each binding's tool was built for that binding's session.
+    let asked = |bound: Definition<agent_loop::Bound>| async move {
+        bound.invoke("whoami", serde_json::json!({})).await.unwrap()
+    };
+    assert_eq!(asked(first).await, serde_json::json!(first_id.to_string()));
+    assert_eq!(
+        asked(second).await,
+        serde_json::json!(second_id.to_string())
+    );
 }
 
 #[tokio::test]

@@ -2,7 +2,9 @@
 //! never set tools inherit the base's, `Mode::no_tools` keeps only extras.
 
 use crate::common::{Counter, bindings, counted, names};
+use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::{Bound, Definition, Mode};
+use serde_json::json;
 
 async fn bound(counter: &Counter, extra: &Counter) -> Definition<Bound> {
     Definition::builder()
@@ -54,8 +56,18 @@ async fn mode_with_no_tools_has_only_the_extra_tools() {
     let notes_in_base = bound.base_mode().tools[2];
     assert!(locked.tools[0].same_instance(&notes_in_base));
     bound.set_current_mode(Some("locked")).unwrap();
-    assert!(bound.invoke("notes", serde_json::json!({})).await.is_ok());
-    assert!(bound.invoke("search", serde_json::json!({})).await.is_err());
+    assert_eq!(
+        bound.invoke("notes", json!({})).await.unwrap(),
+        json!({"tool": "notes", "arguments": {}}),
+        "the extra tool itself ran"
+    );
+    let refused = bound.invoke("search", json!({})).await.unwrap_err();
+    assert_eq!(refused.kind, ToolCallErrorKind::UnknownTool);
+    assert_eq!(refused.tool_name, "search");
+    assert_eq!(
+        refused.message,
+        "unknown tool `search`; available tools: notes, ask_user"
+    );
 }
 
 #[tokio::test]

@@ -309,9 +309,10 @@ async fn a_schema_built_hundreds_of_levels_deep_is_refused_before_the_schema_che
 }
 
 #[tokio::test]
-async fn a_schema_as_deep_as_json_text_allows_still_binds() {
-    // 60 schema levels are 120 JSON levels, under serde_json's parse limit.
-    let schema = deep_object_schema(60);
+async fn a_schema_as_deep_as_json_text_allows_binds_and_checks_the_deepest_field() {
+    // 63 schema levels are 126 JSON levels, under serde_json's parse limit
+    // (127): the deepest schema a model provider could send in text.
+    let schema = deep_object_schema(63);
     let text = schema.to_string();
     let parsed: Value = serde_json::from_str(&text).expect("serde_json parses it");
     let bound = Definition::builder()
@@ -325,8 +326,29 @@ async fn a_schema_as_deep_as_json_text_allows_still_binds() {
         .validate()
         .unwrap()
         .bind(bindings())
-        .await;
-    assert!(bound.is_ok(), "{:?}", bound.err());
+        .await
+        .expect("binds");
+    // Arguments 62 objects deep, the deepest one a number where the schema
+    // wants an object: refused, naming the path down to it.
+    let arguments = |leaf: Value| (0..62).fold(leaf, |inner, _| json!({ "a": inner }));
+    let error = bound.invoke("deep", arguments(json!(1))).await.unwrap_err();
+    assert_eq!(
+        error.kind,
+        agent_loop::bind::ToolCallErrorKind::InvalidArguments
+    );
+    assert_eq!(
+        error.message,
+        format!(
+            "invalid arguments for `deep`: `{}`: 1 is not of type \"object\"",
+            "/a".repeat(62)
+        )
+    );
+    let output = bound.invoke("deep", arguments(json!({}))).await.unwrap();
+    assert_eq!(
+        output,
+        json!({"tool": "deep", "arguments": arguments(json!({}))}),
+        "valid arguments reach the tool whole"
+    );
 }
 
 #[tokio::test]

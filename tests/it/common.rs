@@ -46,6 +46,35 @@ impl Tool for EchoTool {
     }
 }
 
+/// A tool with the `ToolInfo` the test gives it that answers what `answer`
+/// returns, whatever the arguments: for a tool that reports what its
+/// factory saw.
+pub struct FnTool<F> {
+    info: ToolInfo,
+    answer: F,
+}
+
+impl<F: Fn() -> Value + Send + Sync + 'static> FnTool<F> {
+    pub fn new(info: ToolInfo, answer: F) -> Self {
+        Self { info, answer }
+    }
+}
+
+#[async_trait]
+impl<F: Fn() -> Value + Send + Sync + 'static> Tool for FnTool<F> {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn invoke(
+        &self,
+        _arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        Ok((self.answer)().into())
+    }
+}
+
 /// Counts factory calls across bindings.
 #[derive(Clone, Default)]
 pub struct Counter(Arc<AtomicUsize>);

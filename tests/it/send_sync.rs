@@ -2,7 +2,9 @@
 
 use agent_loop::bind::ToolHandle;
 use agent_loop::tool;
-use agent_loop::{BindError, Bindings, Bound, Definition, DefinitionError, Validated};
+use agent_loop::{
+    BindError, Bindings, Bound, Definition, DefinitionError, LoopId, SessionId, Validated,
+};
 use static_assertions::{assert_impl_all, assert_not_impl_any};
 
 assert_impl_all!(Definition<Validated>: Send, Sync, Clone);
@@ -14,34 +16,36 @@ assert_impl_all!(ToolHandle<'static>: Send, Sync);
 assert_impl_all!(BindError: std::error::Error, Send, Sync);
 assert_impl_all!(DefinitionError: std::error::Error, Send, Sync, Clone);
 
-/// A validated definition can be bound from many tasks at once.
+/// A validated definition can be bound from many tasks at once, each
+/// binding with the ids its task gave and tools built for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn validated_definition_binds_from_spawned_tasks() {
+    let counter = crate::common::Counter::new();
     let definition = Definition::builder()
         .name("agent")
+        .tool(crate::common::counted("search", &counter))
         .build()
         .validate()
         .unwrap();
-    let tasks: Vec<_> = (0..4)
-        .map(|_| {
+    let given: Vec<(SessionId, LoopId)> =
+        (0..4).map(|_| (SessionId::new(), LoopId::new())).collect();
+    let tasks: Vec<_> = given
+        .iter()
+        .map(|&(session_id, loop_id)| {
             let definition = definition.clone();
             tokio::spawn(async move {
                 let bound = definition
-                    .bind(Bindings::new(
-                        agent_loop::SessionId::new(),
-                        agent_loop::LoopId::new(),
-                    ))
+                    .bind(Bindings::new(session_id, loop_id))
                     .await
                     .unwrap();
-                bound.session_id()
+                (bound.session_id(), bound.loop_id())
             })
         })
         .collect();
-    let mut sessions = Vec::new();
+    let mut bound = Vec::new();
     for task in tasks {
-        sessions.push(task.await.unwrap());
+        bound.push(task.await.unwrap());
     }
-    sessions.sort();
-    sessions.dedup();
-    assert_eq!(sessions.len(), 4, "each task bound its own session");
+    assert_eq!(bound, given, "each task's binding has the ids it was given");
+    assert_eq!(counter.get(), 4, "each binding built its own tools");
 }

@@ -23,18 +23,37 @@ fn default_limits_resolve_to_25_100_8() {
     );
 }
 
-#[test]
-fn default_is_all_unset_so_a_mode_overrides_nothing_by_default() {
-    assert_eq!(ToolLimits::default(), ToolLimits::new());
-    assert!(ToolLimits::default().is_unset());
+#[tokio::test]
+async fn a_mode_with_default_limits_inherits_every_base_field() {
+    // The trap a `Default` of 25/100/8 would set: a mode given
+    // `ToolLimits::default()` would then override every base field.
     let base = ToolLimits::new()
         .iterations(3)
         .calls(Limit::Unlimited)
         .parallel(2)
-        .result_bytes(512)
-        .resolve()
+        .result_bytes(512);
+    let bound = Definition::builder()
+        .name("agent")
+        .tool_limits(base)
+        .mode(Mode::new("unset"))
+        .mode(Mode::new("default").tool_limits(ToolLimits::default()))
+        .initial_mode("unset")
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
         .unwrap();
-    assert_eq!(ToolLimits::default().inherit(base).unwrap(), base);
+    let inherited = |name: &str| bound.mode(name).unwrap().tool_limits;
+    let resolved = (inherited("default").iterations, inherited("default").calls);
+    assert_eq!(resolved, (Limit::at_most(3).unwrap(), Limit::Unlimited));
+    assert_eq!(inherited("default").parallel.get(), 2);
+    assert_eq!(
+        inherited("default").result_bytes.map(|bytes| bytes.get()),
+        Some(512)
+    );
+    assert_eq!(inherited("default"), inherited("unset"));
+    assert_eq!(inherited("default"), bound.base_mode().tool_limits);
 }
 
 #[tokio::test]

@@ -265,13 +265,20 @@ async fn dropping_the_turn_mid_batch_stops_the_running_calls_and_starts_no_queue
             }
             () = started(&counters, 1) => {}
         }
-        // The turn future is dropped here; give stray tasks time to show up.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // The turn future is dropped here, which closes the queued calls'
+        // gate and then aborts every task. The running call gives its slot
+        // back only when its future is dropped, so once that drop is seen,
+        // any queued call that takes the slot finds the gate closed: a
+        // started count still at 1 then stays 1.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while counters.dropped.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(counters.dropped.load(Ordering::SeqCst), 1, "round {round}");
         assert_eq!(
             counters.started.load(Ordering::SeqCst),
             1,
             "round {round}: a queued call started after the turn was dropped"
         );
-        assert_eq!(counters.dropped.load(Ordering::SeqCst), 1, "round {round}");
     }
 }
