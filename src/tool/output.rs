@@ -74,6 +74,11 @@ impl ToolOutput {
 
     /// The text the model reads: a JSON string's text, any other JSON value
     /// as compact JSON, or every text part concatenated.
+    ///
+    /// Serialising recurses once per level of the value, as serde_json
+    /// does: a turn refuses an output nested deeper than 128 levels
+    /// ([`OutputTooDeep`](crate::bind::ToolCallErrorKind::OutputTooDeep))
+    /// before it asks for its text.
     pub fn text(&self) -> String {
         match self {
             Self::Json(Value::String(text)) => text.clone(),
