@@ -592,27 +592,25 @@ mod tests {
 
     #[test]
     fn clean_error_text_removes_bidi_zero_width_and_other_format_characters() {
-        // An "unknown tool" sentence quoting a name built to mislead: a
-        // right-to-left override shows `exe.pdf` as `fdp.exe`.
+        // An "unknown tool" sentence quoting a name built to mislead: after
+        // a right-to-left override, `rmfdp.exe` shows as `rmexe.pdf`.
         assert_eq!(
             clean_error_text("unknown tool `rm\u{202E}fdp.exe`", 1024),
             "unknown tool `rmfdp.exe`"
         );
-        assert_eq!(
-            clean_error_text(
+        for (text, cleaned) in [
+            (
                 "\u{FEFF}a\u{200B}b\u{200C}c\u{200D}d\u{200E}e\u{200F}f\u{2066}g\u{2069}h\u{AD}i\u{E0041}j",
-                1024
+                "abcdefghij",
             ),
-            "abcdefghij"
-        );
-        // Removed without separating or joining words: the space stays one.
-        assert_eq!(
-            clean_error_text("a \u{200B} \u{202E}b\u{FEFF}", 1024),
-            "a b"
-        );
-        assert_eq!(clean_error_text("\u{200B}\u{FEFF}", 1024), "");
-        // Visible text of other scripts is kept.
-        assert_eq!(clean_error_text("مرحبا שלום", 1024), "مرحبا שלום");
+            // Removed without separating or joining words.
+            ("a \u{200B} \u{202E}b\u{FEFF}", "a b"),
+            ("\u{200B}\u{FEFF}", ""),
+            // Visible text of other scripts is kept.
+            ("مرحبا שלום", "مرحبا שלום"),
+        ] {
+            assert_eq!(clean_error_text(text, 1024), cleaned, "{text:?}");
+        }
     }
 
     #[test]

@@ -18,11 +18,11 @@ use agent_loop::conversation::{
 use agent_loop::tool::{self, BoxError, ToolInfo, ToolOutput};
 use agent_loop::turn::{Output, OutputErrorKind, ScriptedModel, TurnError};
 use agent_loop::wire::{self, WireErrorKind};
-use agent_loop::{BindErrorKind, Definition, ToolLimits};
+use agent_loop::{BindError, BindErrorKind, Definition, ToolLimits};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{Counter, bindings, counted_with_info};
+use crate::common::bindings;
 use crate::turn_common::{batch, bind_tools, call, result_for, user_says};
 
 const DEEP: usize = 10_000;
@@ -64,6 +64,19 @@ fn schema_with_deep_default(levels: usize) -> Value {
     ])
 }
 
+/// Validates and binds a definition of `tool`, which bind must refuse.
+async fn bind_error(tool: tool::Definition) -> BindError {
+    Definition::builder()
+        .name("agent")
+        .tool(tool)
+        .build()
+        .validate()
+        .expect("validate does not read schemas")
+        .bind(bindings())
+        .await
+        .expect_err("bind refuses it")
+}
+
 #[tokio::test]
 async fn parameters_built_10000_levels_deep_are_refused_at_bind() {
     // The case: `validate` passes (it never looks at schemas), and
@@ -102,15 +115,7 @@ async fn extras_built_10000_levels_deep_are_refused_at_bind() {
     let deep = tool::Definition::from_fn(info, |arguments: Value, _context| async move {
         Ok::<_, BoxError>(arguments)
     });
-    let error = Definition::builder()
-        .name("agent")
-        .tool(deep)
-        .build()
-        .validate()
-        .unwrap()
-        .bind(bindings())
-        .await
-        .unwrap_err();
+    let error = bind_error(deep).await;
     assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
     assert!(error.to_string().ends_with("nest deeper than 128 levels"));
 }
@@ -147,15 +152,7 @@ async fn a_factory_tool_with_parameters_10000_levels_deep_is_refused_at_bind() {
         let tool = SharedInfoTool(Arc::clone(&shared));
         async move { Ok::<_, BoxError>(tool) }
     });
-    let error = Definition::builder()
-        .name("agent")
-        .tool(definition)
-        .build()
-        .validate()
-        .unwrap()
-        .bind(bindings())
-        .await
-        .unwrap_err();
+    let error = bind_error(definition).await;
     assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
     assert_eq!(error.index, Some(0));
     let info = Arc::try_unwrap(info).expect("bind kept no copy of the info");
@@ -164,7 +161,6 @@ async fn a_factory_tool_with_parameters_10000_levels_deep_is_refused_at_bind() {
 
 #[tokio::test]
 async fn arguments_built_10000_levels_deep_are_refused_before_the_tool_runs() {
-    let counter = Counter::new();
     let runs = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&runs);
     let echo = tool::Definition::from_fn(
@@ -181,20 +177,7 @@ async fn arguments_built_10000_levels_deep_are_refused_before_the_tool_runs() {
             async move { Ok::<_, BoxError>(arguments) }
         },
     );
-    let bound = Definition::builder()
-        .name("agent")
-        .tool(echo)
-        .tool(counted_with_info(
-            "other",
-            &counter,
-            ToolInfo::without_parameters("other", "Other."),
-        ))
-        .build()
-        .validate()
-        .unwrap()
-        .bind(bindings())
-        .await
-        .unwrap();
+    let bound = bind_tools([echo], ToolLimits::new()).await;
     let error = bound
         .invoke("echo", object([("a", nested(DEEP))]))
         .await

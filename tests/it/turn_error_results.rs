@@ -95,8 +95,9 @@ async fn unknown_tool_is_an_error_result_listing_the_available_tools() {
 
 #[tokio::test]
 async fn bidi_controls_and_zero_width_characters_never_reach_the_model() {
-    // A name that reads `exe.pdf` backwards behind a right-to-left
-    // override, with a zero-width space and a byte-order mark hidden in it.
+    // A name that shows as `get_wetherexe.pdf` (a right-to-left override
+    // reverses `fdp.exe`), with a zero-width space, a byte-order mark and a
+    // right-to-left mark hidden in it.
     let ran = run_with_sibling(
         "\u{FEFF}get_\u{200B}wether\u{202E}fdp.exe\u{200F}",
         r#"{"city": "Paris"}"#,
