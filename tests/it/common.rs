@@ -145,6 +145,44 @@ pub fn names(tools: &[agent_loop::bind::ToolHandle<'_>]) -> Vec<String> {
     tools.iter().map(|tool| tool.name().to_owned()).collect()
 }
 
+/// Registers, once for the whole test binary, a subscriber that enables
+/// nothing and asks again at every use (`Interest::sometimes`).
+///
+/// While one thread-scoped subscriber is all there is, tracing computes
+/// the interest of a callsite first hit on another thread from *that*
+/// thread's default alone (nobody there: "never") and caches it for every
+/// thread, so a test's own subscriber would miss the span for good (seen
+/// in CI: a turn's spans missing while another test ran its first turn).
+/// With this one registered too, interest is asked of every subscriber,
+/// and a "sometimes" keeps each thread asking its own.
+fn keep_interest_open() {
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::subscriber::Interest;
+    use tracing::{Event, Metadata};
+
+    struct AskEveryTime;
+
+    impl tracing::Subscriber for AskEveryTime {
+        fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+            Interest::sometimes()
+        }
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            false
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    static KEEPER: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    KEEPER.get_or_init(|| tracing::Dispatch::new(AskEveryTime));
+}
+
 /// Runs `body` on a current-thread runtime with `layer` as this thread's
 /// tracing subscriber: every task stays on this thread, where the layer
 /// sees what it records.
@@ -155,6 +193,7 @@ where
 {
     use tracing_subscriber::layer::SubscriberExt;
 
+    keep_interest_open();
     let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
     // Other tests run on other threads meanwhile: one of them may register
     // a callsite while this subscriber is being set, and tracing then
