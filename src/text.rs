@@ -17,8 +17,10 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 
 /// The bound, in bytes of UTF-8, of the error text a model reads in an error
 /// result (cleaned of control and format characters, cut in the middle
-/// with a marker when longer): enough for a sentence naming a tool, a field and the
-/// reason, short enough that a verbose error cannot flood the context.
+/// with a marker when longer): enough for a sentence naming a tool, a field
+/// and the reason, short enough that a verbose error cannot flood the
+/// context. A mode's `result_bytes`, when smaller, bounds it instead, and
+/// the text stays on one line either way.
 pub const ERROR_TEXT_BYTES: usize = 1024;
 
 /// Opening and closing of the marker's core, around the omitted byte count:

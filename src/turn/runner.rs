@@ -880,10 +880,14 @@ fn finish(
     let (content, error) = match output {
         Ok(ToolOutput::Content(parts)) if !parts.is_empty() => (parts, None),
         Ok(output) => (vec![ContentPart::text(output.text())], None),
+        // Bounded here to `result_bytes` too, with the error text's own
+        // one-line marker: the result cut below would break the line.
         Err(error) => (
             vec![ContentPart::text(clean_error_text(
                 &error.message,
-                ERROR_TEXT_BYTES,
+                limits.result_bytes.map_or(ERROR_TEXT_BYTES, |limit| {
+                    ERROR_TEXT_BYTES.min(limit.get() as usize)
+                }),
             ))],
             Some(error.kind),
         ),

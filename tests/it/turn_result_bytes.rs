@@ -141,3 +141,48 @@ async fn without_result_bytes_a_long_result_is_shown_whole() {
     assert_eq!(result_for(&conversation, "long").text(), big_text(10_000));
     assert!(!outcome.stats.iterations[0].calls[0].truncated);
 }
+
+/// Found by the `truncation` fuzz target: an error text of more than
+/// `result_bytes` (but at most `ERROR_TEXT_BYTES`) was cut again as a
+/// result, with the result's marker on lines of its own.
+#[tokio::test]
+async fn an_error_longer_than_result_bytes_is_cut_on_one_line_within_the_limit() {
+    let failing = tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("fail", "Fails with a long message."),
+        |_arguments: Value, _context| async move {
+            Err::<Value, _>(format!("START {} END", "word ".repeat(100)))
+        },
+    );
+    let definition = Definition::builder()
+        .name("result-bytes")
+        .tool(failing)
+        .tool_limits(ToolLimits::new().result_bytes(256))
+        .build()
+        .validate()
+        .unwrap();
+    let session = bind(&definition).await;
+    let model = ScriptedModel::new([batch([call("e", "fail", "{}")]), answer("done")]);
+    let mut conversation = user_says("go");
+
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+
+    let result = result_for(&conversation, "e");
+    let text = result.text();
+    assert!(result.is_error);
+    assert!(text.len() <= 256, "{} bytes: {text}", text.len());
+    assert!(has_no_control_characters(&text), "{text:?}");
+    assert!(
+        text.starts_with("the tool `fail` failed: START word"),
+        "{text}"
+    );
+    assert!(text.ends_with("word END"), "{text}");
+    assert!(text.contains(" bytes omitted …] "), "{text}");
+    let stats = &outcome.stats.iterations[0].calls[0];
+    assert!(
+        !stats.truncated,
+        "the error text is bounded, not cut as a result"
+    );
+}
