@@ -2,7 +2,7 @@
 //! used: Gemini's OpenAI-compatible endpoint sends `""` for every call, and
 //! some local servers send `call_0` in every response.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::conversation::Message;
 
@@ -19,8 +19,13 @@ pub(crate) fn fresh_tool_call_id(used: &HashSet<String>) -> String {
 }
 
 /// Gives every call of `conversation` whose id is empty or used by an
-/// earlier call a fresh id, and the result that answers it the same id: the
-/// first later result carrying the old id that no other call has claimed.
+/// earlier call a fresh id, and the result that answers it the same id.
+///
+/// A result answers a call of the assistant message right before it (the
+/// providers' rule, and [`repair`](crate::conversation::repair)'s): among
+/// that message's calls not yet answered and sent with the result's id, a
+/// call that kept its id first, else the first one given a fresh id. A
+/// result that answers no such call keeps its id, for `repair` to refuse.
 pub(crate) fn mint_missing_ids(conversation: &mut [Message]) {
     let mut used: HashSet<String> = HashSet::new();
     for message in conversation.iter() {
@@ -29,41 +34,37 @@ pub(crate) fn mint_missing_ids(conversation: &mut [Message]) {
         }
     }
     let mut seen: HashSet<String> = HashSet::new();
-    // Old id → fresh ids waiting for their result, in call order.
-    let mut pending: HashMap<String, Vec<String>> = HashMap::new();
-    // Results of a valid call answer that call before any minted one.
-    let mut valid_pending: HashMap<String, usize> = HashMap::new();
+    // The calls of the assistant message before the current results, not
+    // yet answered: (the id it was sent with, its id now), in call order.
+    let mut unanswered: Vec<(String, String)> = Vec::new();
     for message in conversation.iter_mut() {
         match message {
             Message::Assistant(assistant) => {
+                unanswered.clear();
                 for call in assistant.tool_calls_mut() {
+                    let sent = call.id.clone();
                     if call.id.is_empty() || seen.contains(&call.id) {
                         let fresh = fresh_tool_call_id(&used);
                         used.insert(fresh.clone());
-                        pending
-                            .entry(std::mem::replace(&mut call.id, fresh.clone()))
-                            .or_default()
-                            .push(fresh);
+                        call.id = fresh;
                     } else {
                         seen.insert(call.id.clone());
-                        *valid_pending.entry(call.id.clone()).or_default() += 1;
                     }
+                    unanswered.push((sent, call.id.clone()));
                 }
             }
             Message::Tool(result) => {
-                if let Some(count) = valid_pending.get_mut(&result.tool_call_id)
-                    && *count > 0
-                {
-                    *count -= 1;
-                    continue;
-                }
-                if let Some(waiting) = pending.get_mut(&result.tool_call_id)
-                    && !waiting.is_empty()
-                {
-                    result.tool_call_id = waiting.remove(0);
+                let id = result.tool_call_id.as_str();
+                let answered = unanswered
+                    .iter()
+                    .position(|(sent, now)| sent == id && now == id)
+                    .or_else(|| unanswered.iter().position(|(sent, _)| sent == id));
+                if let Some(position) = answered {
+                    result.tool_call_id = unanswered.remove(position).1;
                 }
             }
-            _ => {}
+            // Results after any other message answer no call.
+            _ => unanswered.clear(),
         }
     }
 }
@@ -103,5 +104,46 @@ mod tests {
         let unique: HashSet<&String> = calls.iter().collect();
         assert_eq!(unique.len(), 4);
         assert!(calls.iter().all(|id| !id.is_empty()));
+    }
+
+    /// Found by the turn property: the result of a reused id answered the
+    /// earlier, unanswered call of that id instead of the call right
+    /// before it, and `repair` then refused the conversation.
+    #[test]
+    fn a_result_answers_the_call_right_before_it_not_an_earlier_one() {
+        let mut conversation = vec![
+            Message::tool_calls(None, vec![ToolCall::new("call_0", "a", "{}")]),
+            Message::tool_calls(None, vec![ToolCall::new("call_0", "b", "{}")]),
+            Message::Tool(ToolResult::ok("call_0", "rb")),
+        ];
+        mint_missing_ids(&mut conversation);
+        let second = conversation[1]
+            .as_assistant()
+            .and_then(|assistant| assistant.tool_calls().next())
+            .map(|call| call.id.clone())
+            .expect("a call");
+        assert_ne!(second, "call_0");
+        assert_eq!(
+            conversation[2]
+                .as_tool_result()
+                .map(|r| r.tool_call_id.as_str()),
+            Some(second.as_str())
+        );
+    }
+
+    #[test]
+    fn a_result_after_another_message_keeps_its_id() {
+        let mut conversation = vec![
+            Message::tool_calls(None, vec![ToolCall::new("", "a", "{}")]),
+            Message::user("meanwhile"),
+            Message::Tool(ToolResult::ok("", "ra")),
+        ];
+        mint_missing_ids(&mut conversation);
+        assert_eq!(
+            conversation[2]
+                .as_tool_result()
+                .map(|r| r.tool_call_id.as_str()),
+            Some("")
+        );
     }
 }

@@ -208,3 +208,33 @@ async fn distinct_ids_across_iterations_run() {
     assert_eq!(call_ids(&conversation), ["call_0", "call_1", "call_2"]);
     assert_every_call_answered(&conversation);
 }
+
+/// Found by the turn property: a stored history whose first `call_0` went
+/// unanswered and whose second `call_0` was answered made the turn fail
+/// with a conversation error; the result answers the call right before it.
+#[tokio::test]
+async fn a_reused_id_answered_only_the_second_time_is_repaired_before_the_turn() {
+    let bound = bind_tools([echo_tool("echo")], ToolLimits::default()).await;
+    let mut conversation = vec![
+        Message::user("go"),
+        Message::tool_calls(None, vec![call("call_0", "echo", "{}")]),
+        Message::tool_calls(None, vec![call("call_0", "echo", "{}")]),
+        Message::Tool(agent_loop::conversation::ToolResult::ok("call_0", "second")),
+    ];
+    let model = ScriptedModel::new([answer("done")]);
+
+    let outcome = bound
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the history is repaired");
+
+    assert_eq!(outcome.answer(), Some("done"));
+    assert_eq!(outcome.repaired, ["call_0"]);
+    let ids = call_ids(&conversation);
+    assert_eq!(ids[0], "call_0");
+    assert!(is_fresh_id(&ids[1]), "{}", ids[1]);
+    assert_every_call_answered(&conversation);
+    let second = result_for(&conversation, &ids[1]);
+    assert_eq!(second.text(), "second");
+    assert!(result_for(&conversation, "call_0").is_error);
+}
