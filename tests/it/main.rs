@@ -1,9 +1,13 @@
 //! The integration tests, as modules of one test binary so the suite links
 //! once (`cargo test --test it`); the trybuild cases stay in `tests/ui.rs`.
 //! Each module is named after the behaviour it checks; `common`,
-//! `turn_common` and `wire_rules` are helpers shared by several.
+//! `turn_common`, `wire_rules` and `arbitrary_json` are helpers shared by
+//! several, and `properties` holds the properties the fuzz targets check
+//! too (the `*_arbitrary_*` modules check them here, on stable).
 
+mod arbitrary_json;
 mod bfcl_replay;
+mod bind_arbitrary_schemas;
 mod bind_collisions;
 mod bind_discovered_tools;
 mod bind_extra_tools;
@@ -15,6 +19,8 @@ mod builder_copies;
 mod common;
 mod deep_values;
 mod layers;
+#[cfg(feature = "mcp")]
+mod mcp_arbitrary_results;
 #[cfg(feature = "mcp")]
 mod mcp_in_process;
 #[cfg(feature = "mcp")]
@@ -30,9 +36,12 @@ mod model_openai;
 mod model_stream;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_transport;
+mod properties;
 mod send_sync;
 mod tool_limits;
 mod tool_name_sanitize;
+mod turn_arbitrary_calls;
+mod turn_arbitrary_results;
 mod turn_call_context;
 mod turn_cancellation;
 mod turn_common;
@@ -54,6 +63,7 @@ mod turn_tracing;
 mod turn_typed_tools;
 mod validate;
 mod wire_anthropic;
+mod wire_arbitrary_payloads;
 mod wire_arguments_round_trip;
 mod wire_export_rules;
 mod wire_mcp;
@@ -61,3 +71,4 @@ mod wire_openai;
 mod wire_quirks;
 mod wire_real;
 mod wire_rules;
+mod wire_stream_arbitrary_events;

@@ -165,6 +165,14 @@ pub fn assert_every_call_answered(conversation: &[Message]) {
 
 /// [`assert_every_call_answered`] as a `Result`, for property tests.
 pub fn check_every_call_answered(conversation: &[Message]) -> Result<(), String> {
+    check_calls_answered(conversation, true)
+}
+
+/// [`check_every_call_answered`], with the results of a batch in call
+/// order or, unless `in_call_order`, in any order (what
+/// `conversation::repair` leaves: the result it adds for an unanswered
+/// call comes after its batch's other results).
+pub fn check_calls_answered(conversation: &[Message], in_call_order: bool) -> Result<(), String> {
     let mut calls: HashMap<&str, usize> = HashMap::new();
     for call in tool_calls(conversation) {
         *calls.entry(call.id.as_str()).or_default() += 1;
@@ -186,14 +194,24 @@ pub fn check_every_call_answered(conversation: &[Message]) -> Result<(), String>
     if let Some(id) = results.keys().find(|id| !calls.contains_key(*id)) {
         return Err(format!("result for {id} answers no tool call"));
     }
-    // Shape: each assistant batch is followed by its results, in call order.
+    // Shape: each assistant batch is followed by its results, in call order
+    // when asked.
     let mut index = 0;
     while index < conversation.len() {
         if let Message::Assistant(assistant) = &conversation[index] {
             let batch_len = assistant.tool_calls().count();
+            let answers = |result: &ToolResult, call: &ToolCall| {
+                if in_call_order {
+                    result.tool_call_id == call.id
+                } else {
+                    assistant
+                        .tool_calls()
+                        .any(|call| call.id == result.tool_call_id)
+                }
+            };
             for (offset, call) in assistant.tool_calls().enumerate() {
                 match conversation.get(index + 1 + offset) {
-                    Some(Message::Tool(result)) if result.tool_call_id == call.id => {}
+                    Some(Message::Tool(result)) if answers(result, call) => {}
                     other => {
                         return Err(format!(
                             "call {} (#{offset} of the batch at message {index}) is not answered \

@@ -26,56 +26,15 @@ use std::path::{Path, PathBuf};
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::tool::{self, BoxError, NameRules, ToolInfo};
 use agent_loop::turn::ScriptedModel;
-use agent_loop::wire::{ParsedRequest, ToolDeclaration, WireError, anthropic, mcp, openai};
+use agent_loop::wire::{ToolDeclaration, mcp};
 use agent_loop::{Bindings, LoopId, SessionId};
 use agent_loop::{Bound, Definition};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::properties::wire::Format;
+
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real");
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Format {
-    OpenAi,
-    Anthropic,
-}
-
-impl Format {
-    fn parse_request(self, body: &Value) -> Result<ParsedRequest, WireError> {
-        match self {
-            Self::OpenAi => openai::parse_request(body),
-            Self::Anthropic => anthropic::parse_request(body),
-        }
-    }
-
-    fn parse_response(self, body: &Value) -> Result<ModelResponse, WireError> {
-        match self {
-            Self::OpenAi => openai::parse_response(body),
-            Self::Anthropic => anthropic::parse_response(body),
-        }
-    }
-
-    /// A request body holding `conversation` and `tools` in this format.
-    fn export_request(self, conversation: &[Message], tools: &[ToolDeclaration]) -> Value {
-        match self {
-            Self::OpenAi => json!({
-                "messages": openai::export_messages(conversation),
-                "tools": openai::export_declarations(tools).expect("own tools export"),
-            }),
-            Self::Anthropic => {
-                let exported = anthropic::export_messages(conversation);
-                let mut body = json!({
-                    "messages": exported.messages,
-                    "tools": anthropic::export_declarations(tools).expect("own tools export"),
-                });
-                if let Some(system) = exported.system {
-                    body["system"] = serde_json::to_value(system).expect("system serialises");
-                }
-                body
-            }
-        }
-    }
-}
 
 fn files(format: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(FIXTURES).join(format))
@@ -153,7 +112,9 @@ async fn check_request(format: Format, path: &Path) {
             .await
             .unwrap_or_else(|error| panic!("{what}: the function tools do not bind: {error}"));
     }
-    let exported = format.export_request(&parsed.conversation, &parsed.tools);
+    let exported = format
+        .export_request(&parsed.conversation, &parsed.tools)
+        .expect("its own tools export");
     let again = format
         .parse_request(&exported)
         .unwrap_or_else(|error| panic!("{what}: the export does not parse: {error}"));
@@ -165,7 +126,9 @@ async fn check_request(format: Format, path: &Path) {
 /// array of its format.
 fn round_trip_message(format: Format, response: &ModelResponse) -> Message {
     let conversation = [Message::Assistant(response.message.clone())];
-    let exported = format.export_request(&conversation, &[]);
+    let exported = format
+        .export_request(&conversation, &[])
+        .expect("no tools to export");
     let parsed = format
         .parse_request(&exported)
         .expect("an exported assistant message parses");
@@ -281,9 +244,12 @@ async fn check_response(format: Format, path: &Path) {
             "{what}: the results answer other ids"
         );
         // And the request it makes now exports as the real one did.
-        let ours = format.export_request(&conversation[..results_end], &[]);
-        let theirs =
-            format.export_request(&followup.as_ref().expect("follow-up").conversation, &[]);
+        let ours = format
+            .export_request(&conversation[..results_end], &[])
+            .expect("no tools to export");
+        let theirs = format
+            .export_request(&followup.as_ref().expect("follow-up").conversation, &[])
+            .expect("no tools to export");
         let last_assistant = |body: &Value| -> Value {
             body["messages"]
                 .as_array()
