@@ -213,7 +213,9 @@ impl ChunkAssembler {
     /// or `[DONE]`, which ends the stream. Returns the pieces a live UI
     /// shows, in order: [`StreamDelta::Reasoning`], [`StreamDelta::Text`]
     /// and [`StreamDelta::Refusal`] for each non-empty piece,
-    /// [`StreamDelta::ToolCallStarted`] once per call, when it first has a
+    /// [`StreamDelta::ToolCallStarted`] once per function call (`type`
+    /// `function` or none so far: a call of another type is not one
+    /// [`openai::parse_response`] makes a tool call), when it first has a
     /// name (with the id known by then). A blank payload returns nothing.
     ///
     /// # Errors
@@ -500,7 +502,8 @@ impl ChunkAssembler {
         for (key, value) in call.rest {
             merge_field(&mut state.extras, key, value);
         }
-        if state.started || state.name.is_empty() {
+        let function = state.kind.as_deref().is_none_or(|kind| kind == "function");
+        if state.started || state.name.is_empty() || !function {
             return Ok(None);
         }
         state.started = true;
@@ -1063,6 +1066,33 @@ mod tests {
             stream.finish().map(|response| response.message.text()),
             Ok("The answer is 4".into())
         );
+    }
+
+    /// Found by the `stream` fuzz target: a call of another `type` was
+    /// announced as started, and the response never held it as a call.
+    #[test]
+    fn a_call_of_another_type_does_not_start() {
+        let chunks = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"f*unction","function":{"name":"g","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ];
+        let (deltas, response) = assemble(&chunks);
+        let response = response.expect("assembles");
+        assert_eq!(
+            deltas,
+            [StreamDelta::ToolCallStarted {
+                index: 0,
+                id: "a".into(),
+                name: "f".into()
+            }]
+        );
+        let names: Vec<&str> = response
+            .message
+            .tool_calls()
+            .map(|call| call.name.as_str())
+            .collect();
+        assert_eq!(names, ["f"]);
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //!
 //! - Nothing panics; a bad event is a `WireError`.
 //! - The first error sticks: every later `push` returns it, and `finish`.
-//! - A tool call starts at most once, and its `index` is its position
-//!   among the assembled response's calls.
+//! - A tool call starts at most once, and an assembled response holds it
+//!   as a call (its name may grow, never change its start).
 //! - The text pieces are the assembled text: equal once white space is
 //!   left out (blank text is dropped from the response, as
 //!   `parse_response` drops it).
@@ -97,10 +97,23 @@ fn check<A: Assembler>(events: &[Event]) -> Result<(), String> {
     let Ok(response) = finished else {
         return Ok(());
     };
-    let calls = response.message.tool_calls().count();
-    ensure(started.iter().all(|&index| index < calls), || {
-        format!("{name}: calls {started:?} started, {calls} assembled")
+    let names: Vec<&str> = response
+        .message
+        .tool_calls()
+        .map(|call| call.name.as_str())
+        .collect();
+    ensure(started.len() <= names.len(), || {
+        format!("{name}: calls {started:?} started, {names:?} assembled")
     })?;
+    for delta in &deltas {
+        if let StreamDelta::ToolCallStarted { name: started, .. } = delta {
+            // Later name pieces may extend the name, never change its start.
+            ensure(
+                names.iter().any(|name| name.starts_with(started.as_str())),
+                || format!("{name}: the call {started:?} started, and {names:?} were assembled"),
+            )?;
+        }
+    }
     let refused = deltas
         .iter()
         .any(|delta| matches!(delta, StreamDelta::Refusal(_)));
