@@ -15,68 +15,22 @@
 //! with 200 bindings instead, as a smoke test.
 
 mod common;
+#[path = "common/counting_allocator.rs"]
+mod counting_allocator;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicIsize, Ordering};
 
 use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 use agent_loop::{Bindings, Bound, Definition, LoopId, Mode, Session, SessionId, Validated};
 use async_trait::async_trait;
 use common::parameters;
+use counting_allocator::{Counting, live, peak, reset_peak};
 use serde_json::Value;
-
-/// The system allocator, counting the bytes live and their peak.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every call goes to `System` unchanged; only counters are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout.
-        let pointer = unsafe { System.alloc(layout) };
-        if !pointer.is_null() {
-            grew(layout.size() as isize);
-        }
-        pointer
-    }
-
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(pointer, layout) };
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded with the caller's pointer, layout and size.
-        let moved = unsafe { System.realloc(pointer, layout, new_size) };
-        if !moved.is_null() {
-            grew(new_size as isize - layout.size() as isize);
-        }
-        moved
-    }
-}
-
-fn grew(bytes: isize) {
-    let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
-}
-
-/// Starts a new peak at the bytes live now.
-fn reset_peak() {
-    PEAK.store(live(), Ordering::Relaxed);
-}
 
 /// The peak resident set size of this process in bytes (Linux `VmHWM`).
 fn peak_rss() -> Option<isize> {
@@ -293,7 +247,7 @@ fn held_at_once(
             .collect();
         Box::new(registries)
     };
-    let measured = (live() - before, PEAK.load(Ordering::Relaxed) - before);
+    let measured = (live() - before, peak() - before);
     drop(black_box(held));
     measured
 }
