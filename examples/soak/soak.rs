@@ -15,8 +15,8 @@
 //! [`CANCEL_WITHIN`]; the model takes a little time per request so that
 //! the moment falls in a model request as well as in a batch.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
@@ -41,9 +41,8 @@ pub const CANCEL_PERCENT: u32 = 15;
 pub const CANCEL_WITHIN: Duration = Duration::from_millis(25);
 /// The longest a model request takes (a random time up to it).
 const MODEL_LATENCY: Duration = Duration::from_millis(2);
-/// The start of the `panic` tool's message: the soak's panic hook keeps
-/// these quiet.
-const PANIC_MESSAGE: &str = "soak: the panic tool panicked";
+/// The `panic` tool's message: its start keeps these panics quiet.
+const PANIC_MESSAGE: &str = "expected panic: the soak's panic tool";
 
 /// What to run.
 #[derive(Clone, Copy, Debug)]
@@ -346,26 +345,6 @@ async fn session(
     report
 }
 
-/// Keeps the `panic` tool's panics out of standard error; every other
-/// panic still goes to the hook that was in place.
-fn quiet_tool_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let message = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or_default();
-            if message != PANIC_MESSAGE {
-                previous(info);
-            }
-        }));
-    });
-}
-
 /// One session of two turns: one batch of every kind of call, then a turn
 /// cancelled in its batch.
 async fn warm_up(definition: &Definition<Validated>) {
@@ -419,7 +398,7 @@ fn percentile(sorted: &[Duration], percent: usize) -> Duration {
 /// Runs the soak on a multi-thread runtime of its own; `live_bytes` reads
 /// the process's live heap bytes (a counting global allocator's count).
 pub fn run(settings: Settings, live_bytes: fn() -> isize) -> Report {
-    quiet_tool_panics();
+    turn_common::quiet_expected_panics();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

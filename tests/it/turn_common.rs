@@ -6,8 +6,8 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Once};
 
 use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits, Validated, tool};
@@ -237,4 +237,31 @@ pub fn check_calls_answered(conversation: &[Message], in_call_order: bool) -> Re
 /// `true` when `text` contains no control character.
 pub fn has_no_control_characters(text: &str) -> bool {
     !text.chars().any(char::is_control)
+}
+
+/// The start of the message of every panic a test provokes on purpose (a
+/// tool that panics, to check that the panic is contained).
+pub const EXPECTED_PANIC: &str = "expected panic: ";
+
+/// Keeps the panics a test provokes (their message starts with
+/// [`EXPECTED_PANIC`]) out of the output; every other panic (a failing
+/// assertion) still goes to the hook that was in place, the default one or
+/// libFuzzer's, which reports a crash. In a fuzz target, call it in the
+/// target's body, after libFuzzer installed its hook.
+pub fn quiet_expected_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or_default();
+            if !message.starts_with(EXPECTED_PANIC) {
+                previous(info);
+            }
+        }));
+    });
 }

@@ -21,7 +21,6 @@ pub mod turn;
 pub mod wire;
 
 use std::future::Future;
-use std::sync::Once;
 
 thread_local! {
     /// One runtime per thread, built once: a fuzz target runs millions of
@@ -40,30 +39,4 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// `Err(message)` unless `condition` holds.
 pub fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
     if condition { Ok(()) } else { Err(message()) }
-}
-
-/// The start of the message of every panic a property provokes on purpose
-/// (a tool that panics, to check that the panic is contained).
-pub const EXPECTED_PANIC: &str = "expected panic: ";
-
-/// Keeps the panics a property provokes out of the output and out of
-/// libFuzzer's crash reports: the hook that was in place (the default one,
-/// or libFuzzer's, which aborts the process) still sees every other panic.
-/// Call it after libFuzzer installed its hook, i.e. in the target's body.
-pub fn quiet_expected_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let message = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or_default();
-            if !message.starts_with(EXPECTED_PANIC) {
-                previous(info);
-            }
-        }));
-    });
 }

@@ -18,7 +18,8 @@ use agent_loop::{Bindings, Bound, Definition, Limit, LoopId, SessionId, ToolLimi
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{EXPECTED_PANIC, block_on, ensure, quiet_expected_panics};
+use super::{block_on, ensure};
+use crate::turn_common::{EXPECTED_PANIC, quiet_expected_panics};
 
 /// Most batches and calls per batch a case runs: more finds nothing new
 /// and makes every fuzz input slower.
