@@ -9,15 +9,13 @@
 
 use std::time::Duration;
 
-use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::conversation::ToolCall;
 use agent_loop::mcp::McpServer;
-use agent_loop::turn::ScriptedModel;
 use agent_loop::{BindErrorKind, Bindings, Definition, LoopId, SessionId};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
-use tokio_util::sync::CancellationToken;
 
-use super::{block_on, ensure};
+use super::{block_on, ensure, run_one_batch};
 
 /// Most tools a case calls.
 pub const MAX_CALLS: usize = 8;
@@ -71,15 +69,7 @@ pub fn check_mcp(list: &Value, call: &Value) -> Result<(), String> {
         if called == 0 {
             return Ok(());
         }
-        let model = ScriptedModel::new([
-            ModelResponse::tool_calls(calls),
-            ModelResponse::answer("Done."),
-        ]);
-        let mut conversation = vec![Message::user("Go.")];
-        session
-            .run_turn(&model, &mut conversation, &CancellationToken::new())
-            .await
-            .map_err(|error| format!("the turn failed: {error}"))?;
+        let conversation = run_one_batch(&session, calls).await?;
         super::turn::check_conversation(&conversation)?;
         let results = crate::turn_common::tool_results(&conversation);
         ensure(results.len() == called, || {

@@ -22,6 +22,11 @@ pub mod wire;
 
 use std::future::Future;
 
+use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::turn::ScriptedModel;
+use agent_loop::{Bindings, Bound, Defined, Definition, LoopId, SessionId};
+use tokio_util::sync::CancellationToken;
+
 thread_local! {
     /// One runtime per thread, built once: a fuzz target runs millions of
     /// inputs, and building a runtime for each would be most of the work.
@@ -39,4 +44,33 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 /// `Err(message)` unless `condition` holds.
 pub fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
     if condition { Ok(()) } else { Err(message()) }
+}
+
+/// Runs one turn on `session` in which the model asks for `calls` in one
+/// batch, then answers; returns the conversation.
+pub async fn run_one_batch(
+    session: &Definition<Bound>,
+    calls: Vec<ToolCall>,
+) -> Result<Vec<Message>, String> {
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls(calls),
+        ModelResponse::answer("Done."),
+    ]);
+    let mut conversation = vec![Message::user("Go.")];
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .map_err(|error| format!("the turn failed: {error}"))?;
+    Ok(conversation)
+}
+
+/// Validates `definition` and binds it to a fresh session: a case's own
+/// definition, which must do both.
+pub async fn bind(definition: Definition<Defined>) -> Result<Definition<Bound>, String> {
+    definition
+        .validate()
+        .map_err(|error| format!("the case's definition is refused: {error}"))?
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .map_err(|error| format!("the case's definition does not bind: {error}"))
 }

@@ -5,14 +5,13 @@
 //! images pass whole; an error result is one line of at most
 //! `ERROR_TEXT_BYTES`.
 
-use agent_loop::conversation::{ContentPart, ImagePart, Message, ModelResponse, ToolCall};
+use agent_loop::conversation::{ContentPart, ImagePart, ToolCall};
 use agent_loop::tool::{self, BoxError, ToolInfo, ToolOutput};
-use agent_loop::turn::{ERROR_TEXT_BYTES, ScriptedModel};
-use agent_loop::{Bindings, Definition, Limit, LoopId, SessionId, ToolLimits};
+use agent_loop::turn::ERROR_TEXT_BYTES;
+use agent_loop::{Definition, Limit, ToolLimits};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::{block_on, ensure};
+use super::{bind, block_on, ensure, run_one_batch};
 
 /// Most outputs a case runs (one call each, in one batch).
 pub const MAX_OUTPUTS: usize = 8;
@@ -87,26 +86,15 @@ pub fn check_truncation(case: &TruncationCase) -> Result<(), String> {
         .map(|i| ToolCall::new(format!("call_{i}"), "emit", json!({ "i": i }).to_string()))
         .collect();
     let conversation = block_on(async {
-        let session = Definition::builder()
-            .name("properties-truncation")
-            .tool(emit)
-            .tool_limits(ToolLimits::new().result_bytes(result_bytes))
-            .build()
-            .validate()
-            .map_err(|error| format!("the case's definition is refused: {error}"))?
-            .bind(Bindings::new(SessionId::new(), LoopId::new()))
-            .await
-            .map_err(|error| format!("the case's definition does not bind: {error}"))?;
-        let model = ScriptedModel::new([
-            ModelResponse::tool_calls(calls),
-            ModelResponse::answer("Done."),
-        ]);
-        let mut conversation = vec![Message::user("Go.")];
-        session
-            .run_turn(&model, &mut conversation, &CancellationToken::new())
-            .await
-            .map_err(|error| format!("the turn failed: {error}"))?;
-        Ok::<_, String>(conversation)
+        let session = bind(
+            Definition::builder()
+                .name("properties-truncation")
+                .tool(emit)
+                .tool_limits(ToolLimits::new().result_bytes(result_bytes))
+                .build(),
+        )
+        .await?;
+        run_one_batch(&session, calls).await
     })?;
     let results = crate::turn_common::tool_results(&conversation);
     ensure(results.len() == outputs.len(), || {

@@ -14,7 +14,7 @@ use agent_loop::conversation::{ImagePart, ToolCall, ToolResult};
 use agent_loop::tool::{self, BoxError, CallContext, ToolInfo, ToolOutput};
 use agent_loop::turn::TurnStatus;
 use agent_loop::turn::{MixedBatch, Output, OutputMode, ScriptedModel, TurnError, TurnOptions};
-use agent_loop::{Bindings, Bound, Definition, Limit, LoopId, SessionId, ToolLimits};
+use agent_loop::{Bound, Definition, Limit, ToolLimits};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -222,17 +222,14 @@ async fn bind(case: &TurnCase) -> Result<Definition<Bound>, String> {
         .iterations(count(case.iterations))
         .calls(count(case.calls))
         .parallel(u32::from(case.parallel.clamp(1, 4)));
-    let definition = Definition::builder()
-        .name("properties-turn")
-        .tools(tools())
-        .tool_limits(limits)
-        .build()
-        .validate()
-        .map_err(|error| format!("the case's definition is refused: {error}"))?;
-    definition
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .map_err(|error| format!("the case's definition does not bind: {error}"))
+    super::bind(
+        Definition::builder()
+            .name("properties-turn")
+            .tools(tools())
+            .tool_limits(limits)
+            .build(),
+    )
+    .await
 }
 
 /// The stored conversation the turn starts from.
