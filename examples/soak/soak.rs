@@ -15,8 +15,9 @@
 //! [`CANCEL_WITHIN`]; the model takes a little time per request so that
 //! the moment falls in a model request as well as in a batch.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
@@ -162,17 +163,26 @@ impl ToolMiddleware for CallTimeout {
     }
 }
 
-/// A [`ScriptedModel`] whose requests take a little time.
+/// A model that replays a script, each request taking a little time.
+///
+/// Not the crate's [`ScriptedModel`]: that one records a copy of the whole
+/// conversation at every request, for assertions, which over 20 turns is
+/// most of what a soak would measure.
 struct SlowScriptedModel {
-    script: ScriptedModel,
+    script: Mutex<VecDeque<ModelResponse>>,
     latency: Duration,
 }
 
 #[async_trait]
 impl Model for SlowScriptedModel {
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+    async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
         tokio::time::sleep(self.latency).await;
-        self.script.respond(request).await
+        let next = self
+            .script
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pop_front();
+        next.ok_or_else(|| "the script has no response left".into())
     }
 }
 
@@ -291,7 +301,7 @@ async fn session(
     for turn in 0..settings.turns {
         conversation.push(Message::user(format!("Turn {turn}.")));
         let model = SlowScriptedModel {
-            script: ScriptedModel::new(script(&mut random, turn)),
+            script: Mutex::new(script(&mut random, turn).into()),
             latency: MODEL_LATENCY.mul_f64(random.f64()),
         };
         let cancellation = CancellationToken::new();
