@@ -53,42 +53,46 @@ impl<'a> Children<'a> {
 /// `true` when `value` nests objects and arrays more than [`MAX_DEPTH`]
 /// levels deep (`{}` and `[]` are one level, `{"a": []}` two).
 ///
-/// The walk keeps its own stack of at most `MAX_DEPTH + 1` iterators on the
+/// The walk keeps its own stack of at most `MAX_DEPTH` iterators on the
 /// heap and stops at the first container past the limit, so it never
-/// recurses and never costs more than the value's size in time.
+/// recurses and never costs more than the value's size in time. A value
+/// with no container below its top level (most tool arguments) needs no
+/// stack, so checking it allocates nothing.
 pub(crate) fn too_deep(value: &Value) -> bool {
     nests_deeper_than(value, MAX_DEPTH)
 }
 
 /// [`too_deep`] with any limit.
 pub(crate) fn nests_deeper_than(value: &Value, limit: usize) -> bool {
-    let Some(root) = Children::of(value) else {
+    let Some(mut current) = Children::of(value) else {
         return false;
     };
     if limit == 0 {
         return true;
     }
-    let mut open = vec![root];
-    while let Some(children) = open.last_mut() {
-        let next = match children {
+    // The containers above `current` whose children are not all visited;
+    // `current` is at depth `open.len() + 1`.
+    let mut open = Vec::new();
+    loop {
+        let next = match &mut current {
             Children::Array(items) => items.next(),
             Children::Object(entries) => entries.next().map(|(_, value)| value),
         };
         match next {
-            None => {
-                open.pop();
-            }
             Some(child) => {
                 if let Some(grandchildren) = Children::of(child) {
-                    if open.len() == limit {
+                    if open.len() + 1 == limit {
                         return true;
                     }
-                    open.push(grandchildren);
+                    open.push(std::mem::replace(&mut current, grandchildren));
                 }
             }
+            None => match open.pop() {
+                Some(parent) => current = parent,
+                None => return false,
+            },
         }
     }
-    false
 }
 
 /// Drops `value` without recursion: the children of every object and array
