@@ -60,6 +60,7 @@
 //! }
 //! ```
 
+use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -124,15 +125,8 @@ impl<'a> Next<'a> {
                     .await
             }
             None => {
-                // `invoke` is called inside the polled block, so a tool that
-                // panics while creating its future is a tool panic, not a
-                // middleware one.
-                let tool = self.tool;
                 let ToolInvocation { arguments, context } = call;
-                let invoked = AssertUnwindSafe(async { tool.invoke(arguments, &context).await })
-                    .catch_unwind()
-                    .await;
-                match invoked {
+                match run_tool(self.tool, arguments, &context).await {
                     Ok(Ok(output)) => Ok(output),
                     Ok(Err(error)) => Err(Box::new(ToolFailed {
                         tool_name: context.tool_name().to_owned(),
@@ -144,6 +138,25 @@ impl<'a> Next<'a> {
                 }
             }
         }
+    }
+}
+
+/// A caught panic's payload.
+pub(crate) type Panic = Box<dyn Any + Send>;
+
+/// Runs `tool` under one panic boundary, which also holds while `invoke`
+/// makes its future: a tool that panics there panicked all the same.
+///
+/// The future `invoke` returns is awaited as it is (no wrapping `async`
+/// block), so this future holds little more than the tool's own boxed one.
+pub(crate) async fn run_tool(
+    tool: &dyn Tool,
+    arguments: Value,
+    context: &CallContext,
+) -> Result<Result<ToolOutput, BoxError>, Panic> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| tool.invoke(arguments, context))) {
+        Ok(invoked) => AssertUnwindSafe(invoked).catch_unwind().await,
+        Err(panic) => Err(panic),
     }
 }
 

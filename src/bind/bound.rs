@@ -6,7 +6,8 @@
 //! and collections are fresh copies, so changing them changes nothing.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::future::Future;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -153,25 +154,11 @@ impl<'a> ToolHandle<'a> {
     /// fail the tool's schema, when the tool fails or panics, or when a
     /// middleware refuses the call, fails or panics; its
     /// [`kind`](ToolCallError::kind) says which, as in a turn.
-    pub async fn invoke(&self, arguments: Value) -> Result<ToolOutput, ToolCallError> {
-        let tool = self.tool();
-        let arguments = call::refuse_too_deep(&tool.checked.name, arguments)?;
-        call::check_arguments(tool, &arguments)?;
-        let context = self.binding.context(
-            self.mode,
-            Arc::clone(&tool.checked.name),
-            Arc::clone(&tool.checked.info),
-            no_tool_call_id(),
-            None,
-        );
-        call::execute(
-            tool.tool.as_ref(),
-            &tool.checked.name,
-            &self.binding.layout.middlewares,
-            arguments,
-            context,
-        )
-        .await
+    pub fn invoke(
+        &self,
+        arguments: Value,
+    ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a> {
+        call::invoke_at(self.binding, self.mode, self.index, arguments)
     }
 }
 
@@ -231,26 +218,18 @@ impl Binding {
     pub(crate) fn context(
         &self,
         mode: usize,
-        tool_name: Arc<str>,
-        tool_info: Arc<ToolInfo>,
-        tool_call_id: Arc<str>,
+        tool: Arc<CheckedInfo>,
+        tool_call_id: String,
         cancellation: Option<Arc<CancellationToken>>,
     ) -> CallContext {
         CallContext::new(
             (self.session_id, self.loop_id),
             self.mode(mode).name.clone(),
-            (tool_name, tool_info),
+            tool,
             tool_call_id,
             cancellation,
         )
     }
-}
-
-/// The empty tool call id of a call made directly rather than by a model,
-/// allocated once.
-fn no_tool_call_id() -> Arc<str> {
-    static EMPTY: OnceLock<Arc<str>> = OnceLock::new();
-    Arc::clone(EMPTY.get_or_init(|| Arc::from("")))
 }
 
 /// The mode asked for does not exist in this binding: returned by
@@ -361,12 +340,12 @@ impl Definition<Bound> {
     /// Errors: [`ToolCallError`] of kind `UnknownTool` when the current mode
     /// has no such tool (a tool of another mode is unknown too), and the
     /// errors of [`ToolHandle::invoke`].
-    pub async fn invoke(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolCallError> {
+    pub fn invoke(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send {
         let binding = self.binding();
-        let index = call::lookup(binding, binding.current, name)?;
-        binding
-            .handle(index, binding.current)
-            .invoke(arguments)
-            .await
+        call::invoke_named(binding, binding.current, name, arguments)
     }
 }

@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt;
 use serde_json::Value;
 
 use crate::bind::{Binding, BoundTool, ToolCallError, ToolCallErrorKind};
@@ -14,6 +13,7 @@ use crate::conversation::ContentPart;
 use crate::json::{self, MAX_DEPTH};
 use crate::middleware::{
     ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
+    run_tool,
 };
 use crate::panic::panic_message;
 use crate::text::{Bounded, json_excerpt};
@@ -201,7 +201,51 @@ fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
     format!("{field}: {}", reason.finish())
 }
 
-/// Runs checked arguments through the middleware chain to the tool `name`.
+/// Invokes the tool named `name` of mode `mode` directly (no model, no
+/// tool call id): the lookup, the checks and the run, in one future.
+pub(crate) async fn invoke_named(
+    binding: &Binding,
+    mode: usize,
+    name: &str,
+    arguments: Value,
+) -> Result<ToolOutput, ToolCallError> {
+    let index = lookup(binding, mode, name)?;
+    let (tool, arguments, context) = prepare_direct(binding, mode, index, arguments)?;
+    let name = &binding.tools[index].checked.name;
+    execute(tool, name, &binding.layout.middlewares, arguments, context).await
+}
+
+/// Invokes the tool at `index` of `binding.tools` directly, in mode
+/// `mode`: the checks and the run, in one future.
+pub(crate) async fn invoke_at(
+    binding: &Binding,
+    mode: usize,
+    index: usize,
+    arguments: Value,
+) -> Result<ToolOutput, ToolCallError> {
+    let (tool, arguments, context) = prepare_direct(binding, mode, index, arguments)?;
+    let name = &binding.tools[index].checked.name;
+    execute(tool, name, &binding.layout.middlewares, arguments, context).await
+}
+
+/// What a direct invocation runs: the tool at `index`, its checked
+/// arguments and its context. Plain code, not a future of its own: the
+/// invocation's future then holds no nested future for it.
+fn prepare_direct(
+    binding: &Binding,
+    mode: usize,
+    index: usize,
+    arguments: Value,
+) -> Result<(&dyn Tool, Value, CallContext), ToolCallError> {
+    let tool = &binding.tools[index];
+    let arguments = refuse_too_deep(&tool.checked.name, arguments)?;
+    check_arguments(tool, &arguments)?;
+    let context = binding.context(mode, Arc::clone(&tool.checked), String::new(), None);
+    Ok((tool.tool.as_ref(), arguments, context))
+}
+
+/// Runs checked arguments through the middleware chain to `tool`, named
+/// `name`.
 ///
 /// Without middlewares the tool runs under its own panic boundary only:
 /// no middleware can panic, so the chain's second boundary, its
@@ -216,7 +260,21 @@ pub(crate) async fn execute(
     context: CallContext,
 ) -> Result<ToolOutput, ToolCallError> {
     if middlewares.is_empty() {
-        return run_alone(tool, name, arguments, context).await;
+        return match run_tool(tool, arguments, &context).await {
+            Ok(Ok(output)) => Ok(output),
+            Ok(Err(source)) => Err(tool_failed(name, source)),
+            Err(panic) => {
+                let message = panic_message(panic.as_ref());
+                // A payload whose `Drop` panics must not escape either: the
+                // chain's outer boundary would have caught it.
+                let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(panic)));
+                Err(ToolCallError::new(
+                    ToolCallErrorKind::ToolPanicked,
+                    name,
+                    format!("the tool `{name}` panicked: {message}"),
+                ))
+            }
+        };
     }
     match run_chain(tool, middlewares, ToolInvocation { arguments, context }).await {
         ChainOutcome::Output(output) => Ok(output),
@@ -226,34 +284,6 @@ pub(crate) async fn execute(
             name,
             format!("the call to `{name}` failed: a middleware panicked: {message}"),
         )),
-    }
-}
-
-/// Runs the tool `name` with no middleware around it, containing its
-/// panic (one raised while creating its future included).
-async fn run_alone(
-    tool: &dyn Tool,
-    name: &str,
-    arguments: Value,
-    context: CallContext,
-) -> Result<ToolOutput, ToolCallError> {
-    let invoked = AssertUnwindSafe(async { tool.invoke(arguments, &context).await })
-        .catch_unwind()
-        .await;
-    match invoked {
-        Ok(Ok(output)) => Ok(output),
-        Ok(Err(source)) => Err(tool_failed(name, source)),
-        Err(panic) => {
-            let message = panic_message(panic.as_ref());
-            // A payload whose `Drop` panics must not escape either: the
-            // chain's outer boundary would have caught it.
-            let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(panic)));
-            Err(ToolCallError::new(
-                ToolCallErrorKind::ToolPanicked,
-                name,
-                format!("the tool `{name}` panicked: {message}"),
-            ))
-        }
     }
 }
 

@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::session::{LoopId, SessionId};
+use crate::tool::checked::CheckedInfo;
 use crate::tool::{ToolInfo, ToolOutput};
 
 /// The error type of tools, factories and middlewares: any error, boxed.
@@ -71,14 +72,17 @@ pub struct CallContext {
     call: Arc<CallData>,
 }
 
-/// What a [`CallContext`] shares.
+/// What a [`CallContext`] shares: one allocation per call, whose fields
+/// are copies or shared pointers (the tool's name and info come with its
+/// checked info, shared by every binding), so building it touches one
+/// reference count.
 struct CallData {
     session_id: SessionId,
     loop_id: LoopId,
     mode: Option<Arc<str>>,
-    tool_name: Arc<str>,
-    tool_info: Arc<ToolInfo>,
-    tool_call_id: Arc<str>,
+    tool: Arc<CheckedInfo>,
+    /// Empty for a direct invocation.
+    tool_call_id: String,
     /// The turn's token, shared by its calls.
     turn: Option<Arc<CancellationToken>>,
     /// A direct invocation's own token, made when first asked for.
@@ -91,8 +95,8 @@ impl CallContext {
     pub(crate) fn new(
         (session_id, loop_id): (SessionId, LoopId),
         mode: Option<Arc<str>>,
-        (tool_name, tool_info): (Arc<str>, Arc<ToolInfo>),
-        tool_call_id: Arc<str>,
+        tool: Arc<CheckedInfo>,
+        tool_call_id: String,
         cancellation: Option<Arc<CancellationToken>>,
     ) -> Self {
         Self {
@@ -100,8 +104,7 @@ impl CallContext {
                 session_id,
                 loop_id,
                 mode,
-                tool_name,
-                tool_info,
+                tool,
                 tool_call_id,
                 turn: cancellation,
                 own: OnceLock::new(),
@@ -126,14 +129,14 @@ impl CallContext {
 
     /// The model-facing name of the tool called.
     pub fn tool_name(&self) -> &str {
-        &self.call.tool_name
+        &self.call.tool.name
     }
 
     /// What the model sees of the tool called, shared with the binding: a
     /// middleware reads a policy from it, e.g. an MCP tool's
     /// [`annotations`](ToolInfo::annotations) (`readOnlyHint`).
     pub fn tool_info(&self) -> &ToolInfo {
-        &self.call.tool_info
+        &self.call.tool.info
     }
 
     /// The provider's tool call id (empty when the tool is invoked directly
@@ -160,7 +163,7 @@ impl std::fmt::Debug for CallContext {
             .field("session_id", &self.call.session_id)
             .field("loop_id", &self.call.loop_id)
             .field("mode", &self.call.mode)
-            .field("tool_name", &self.call.tool_name)
+            .field("tool_name", &self.call.tool.name)
             .field("tool_call_id", &self.call.tool_call_id)
             .field("cancelled", &self.cancellation().is_cancelled())
             .finish_non_exhaustive()

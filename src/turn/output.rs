@@ -162,7 +162,7 @@ impl Output {
         &self.info.parameters
     }
 
-    pub(crate) fn validator(&self) -> &jsonschema::Validator {
+    pub(crate) fn validator(&self) -> &Arc<jsonschema::Validator> {
         &self.validator
     }
 

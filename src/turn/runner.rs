@@ -29,6 +29,7 @@ use crate::json;
 use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
 use crate::text::{ERROR_TEXT_BYTES, clean_error_text, truncate_middle};
+use crate::tool::checked::CheckedInfo;
 use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput};
 use crate::turn::{
     CallStats, ExceededLimit, IterationStats, MixedBatch, Model, ModelRequest,
@@ -235,7 +236,12 @@ impl Definition<Bound> {
             let tool = Arc::new(OutputTool {
                 info: Arc::clone(&info),
             }) as Arc<dyn Tool>;
-            (tool, Arc::from(STRUCTURED_OUTPUT_TOOL_NAME), info)
+            let checked = CheckedInfo {
+                info,
+                name: Arc::from(STRUCTURED_OUTPUT_TOOL_NAME),
+                validator: Arc::clone(output.validator()),
+            };
+            (tool, Arc::new(checked))
         });
         Turn {
             binding,
@@ -275,13 +281,13 @@ impl Tool for OutputTool {
     }
 }
 
-/// The structured-output control tool, its name and its info, made once
-/// per turn.
-type ControlTool = (Arc<dyn Tool>, Arc<str>, Arc<ToolInfo>);
+/// The structured-output control tool and its checked info, made once per
+/// turn.
+type ControlTool = (Arc<dyn Tool>, Arc<CheckedInfo>);
 
-/// A call ready to run: the tool, its name and info (shared with the
-/// call's context) and the checked arguments.
-type Prepared = (Arc<dyn Tool>, Arc<str>, Arc<ToolInfo>, Value);
+/// A call ready to run: the tool, its checked info (shared with the call's
+/// context) and the checked arguments.
+type Prepared = (Arc<dyn Tool>, Arc<CheckedInfo>, Value);
 
 /// What the runner does with one call of a batch.
 enum Step {
@@ -650,17 +656,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let prepared = match step {
                 Step::Run => self.prepare(call),
                 Step::Output(arguments) => match &self.output_tool {
-                    Some((tool, name, info)) => Ok((
-                        Arc::clone(tool),
-                        Arc::clone(name),
-                        Arc::clone(info),
-                        arguments,
-                    )),
+                    Some((tool, checked)) => Ok((Arc::clone(tool), Arc::clone(checked), arguments)),
                     None => self.prepare(call),
                 },
                 Step::Answer(error) => Err(error),
             };
-            let (tool, name, info, arguments) = match prepared {
+            let (tool, checked, arguments) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     let refused = finish(call, Err(error), Duration::ZERO, limits);
@@ -671,9 +672,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             };
             let context = self.binding.context(
                 self.mode,
-                Arc::clone(&name),
-                info,
-                call.id.as_str().into(),
+                Arc::clone(&checked),
+                call.id.clone(),
                 Some(Arc::clone(&turn_token)),
             );
             let middlewares = Arc::clone(&self.binding.layout.middlewares);
@@ -707,8 +707,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         tool_name: context.tool_name().to_owned(),
                     });
                     let started = Instant::now();
+                    let name = &checked.name;
                     let output =
-                        call::execute(tool.as_ref(), &name, &middlewares, arguments, context).await;
+                        call::execute(tool.as_ref(), name, &middlewares, arguments, context).await;
                     Some((index, output, started.elapsed()))
                 }
                 .instrument(span),
@@ -782,12 +783,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let tool = &self.binding.tools[call::lookup(self.binding, self.mode, &call.name)?];
         let arguments = call::parse_arguments(&call.name, &call.arguments)?;
         call::check_arguments(tool, &arguments)?;
-        Ok((
-            Arc::clone(&tool.tool),
-            Arc::clone(&tool.checked.name),
-            Arc::clone(&tool.checked.info),
-            arguments,
-        ))
+        Ok((Arc::clone(&tool.tool), Arc::clone(&tool.checked), arguments))
     }
 }
 
