@@ -24,6 +24,7 @@ use crate::text::json_excerpt;
 use crate::tool::checked::CheckedInfo;
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::schema::SchemaProblem;
+use crate::tool::definition::Factory;
 use crate::tool::{self, NameRules, Tool};
 
 impl Definition<Validated> {
@@ -45,6 +46,13 @@ impl Definition<Validated> {
 /// The most futures `futures::future::join_all` joins without allocating a
 /// task for each.
 const JOINED_AT_ONCE: usize = 30;
+
+/// The tools one factory built: one for a `from_fn` tool, any number for
+/// a factory of the user's (which returns a `Vec`).
+enum Built {
+    One(Arc<dyn Tool>),
+    Many(Vec<Arc<dyn Tool>>),
+}
 
 /// Binds `recipe` to one session.
 async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError> {
@@ -104,16 +112,22 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
     // failure in declaration order is reported, whatever finished first.
     // `build` is called inside the async block, so a factory that panics
     // while creating its future (a hand-written `ToolFactory`) is caught
-    // like one that panics while running.
+    // like one that panics while running. A `from_fn` tool is made at once,
+    // with no future of its own to box.
     //
     // `join_all` of more than 30 futures switches to a `FuturesOrdered`,
     // which allocates a task per future; groups of at most 30, all joined
     // at once, keep every factory concurrent without those allocations.
-    let bindings = &bindings;
+    let session = bindings.session();
     let built: Vec<_> = join_all(distinct.chunks(JOINED_AT_ONCE).map(|group| {
         join_all(group.iter().map(|definition| {
-            AssertUnwindSafe(async move { definition.factory().build(bindings.session()).await })
-                .catch_unwind()
+            AssertUnwindSafe(async move {
+                match definition.factory() {
+                    Factory::Instant(build) => Ok(Built::One(build())),
+                    Factory::Async(factory) => factory.build(session).await.map(Built::Many),
+                }
+            })
+            .catch_unwind()
         }))
     }))
     .await
@@ -125,8 +139,8 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
     // Per definition, where its tools are in `tools`.
     let mut produced: Vec<Range<usize>> = Vec::with_capacity(distinct.len());
     for (definition, outcome) in distinct.iter().zip(built) {
-        let instances = match outcome {
-            Ok(Ok(instances)) => instances,
+        let built = match outcome {
+            Ok(Ok(built)) => built,
             Ok(Err(error)) => {
                 return Err(BindError::new(
                     BindErrorKind::FactoryFailed,
@@ -155,8 +169,15 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         // Each tool's own checks first, so a bad name is reported as such
         // rather than as a mismatch with the declared names.
         let first = tools.len();
-        for (index, instance) in instances.into_iter().enumerate() {
-            tools.push(bound_tool(definition, index, instance, recipe.name_rules)?);
+        match built {
+            Built::One(instance) => {
+                tools.push(bound_tool(definition, 0, instance, recipe.name_rules)?);
+            }
+            Built::Many(instances) => {
+                for (index, instance) in instances.into_iter().enumerate() {
+                    tools.push(bound_tool(definition, index, instance, recipe.name_rules)?);
+                }
+            }
         }
         let built = &mut tools[first..];
         if definition.discovers_tools() {

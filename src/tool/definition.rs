@@ -64,9 +64,21 @@ struct Inner {
     /// The tool names are known only once the factory ran (see
     /// [`Definition::discovering`]); `tool_names` is then empty.
     discovering: bool,
-    factory: Box<dyn ToolFactory>,
+    factory: Factory,
     /// The checked infos of the tools it builds, shared by every binding.
     checked: InfoCache,
+}
+
+/// How a definition builds its tools at bind.
+pub(crate) enum Factory {
+    /// A factory of the user's: its future runs at bind, concurrently with
+    /// the other definitions' factories.
+    Async(Box<dyn ToolFactory>),
+    /// A [`from_fn`](Definition::from_fn) or
+    /// [`typed_fn`](Definition::typed_fn) tool, whose instance holds only
+    /// the info and handler its declaration shares: made at once, with no
+    /// future to box and join, and no user code that could fail or panic.
+    Instant(Box<dyn Fn() -> Arc<dyn Tool> + Send + Sync>),
 }
 
 impl Definition {
@@ -98,35 +110,33 @@ impl Definition {
         T: Tool,
         E: Into<BoxError>,
     {
-        Self::single(name, factory, None)
-    }
-
-    /// [`new`](Self::new), with the tool's info when it is fixed at
-    /// declaration and the tool reports a reference to it, so it is
-    /// recognised without a comparison.
-    pub(crate) fn single<F, Fut, T, E>(
-        name: impl Into<String>,
-        factory: F,
-        declared: Option<Declared>,
-    ) -> Self
-    where
-        F: Fn(Session) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: Tool,
-        E: Into<BoxError>,
-    {
         let name = name.into();
         Self::from_parts(
             name.clone(),
             Some(vec![name]),
-            Box::new(ClosureFactory(move |session| {
+            Factory::Async(Box::new(ClosureFactory(move |session| {
                 let built = factory(session);
                 async move {
                     let tool = built.await.map_err(Into::into)?;
                     Ok(vec![Arc::new(tool) as Arc<dyn Tool>])
                 }
-            })),
-            declared,
+            }))),
+            None,
+        )
+    }
+
+    /// A definition of the one tool `build` makes, at once, for each
+    /// binding, whose info was fixed at declaration.
+    pub(crate) fn instant(
+        declared: Declared,
+        build: impl Fn() -> Arc<dyn Tool> + Send + Sync + 'static,
+    ) -> Self {
+        let name = declared.info().name.clone();
+        Self::from_parts(
+            name.clone(),
+            Some(vec![name]),
+            Factory::Instant(Box::new(build)),
+            Some(declared),
         )
     }
 
@@ -162,7 +172,7 @@ impl Definition {
         Self::from_parts(
             name.into(),
             Some(tool_names.into_iter().map(Into::into).collect()),
-            Box::new(factory),
+            Factory::Async(Box::new(factory)),
             None,
         )
     }
@@ -202,14 +212,14 @@ impl Definition {
     /// assert!(catalogue.tool_names().is_empty());
     /// ```
     pub fn discovering(name: impl Into<String>, factory: impl ToolFactory) -> Self {
-        Self::from_parts(name.into(), None, Box::new(factory), None)
+        Self::from_parts(name.into(), None, Factory::Async(Box::new(factory)), None)
     }
 
     /// `tool_names` is `None` for a definition that discovers them.
     fn from_parts(
         name: String,
         tool_names: Option<Vec<String>>,
-        factory: Box<dyn ToolFactory>,
+        factory: Factory,
         declared: Option<Declared>,
     ) -> Self {
         Self {
@@ -247,8 +257,8 @@ impl Definition {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    pub(crate) fn factory(&self) -> &dyn ToolFactory {
-        self.inner.factory.as_ref()
+    pub(crate) fn factory(&self) -> &Factory {
+        &self.inner.factory
     }
 
     /// The checked form of `info`, which the tool this definition built at

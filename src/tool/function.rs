@@ -56,22 +56,16 @@ impl Definition {
         E: Into<BoxError>,
     {
         let handler = Arc::new(handler);
-        let name = info.name.clone();
         // The tool's info is fixed here: every binding's tool shares it, and
         // bind recognises it by address, so its schema is compiled once.
         let declared = Declared::new(info);
         let info = Arc::clone(declared.info());
-        Definition::single(
-            name,
-            move |_session| {
-                let tool = FnTool {
-                    info: Arc::clone(&info),
-                    handler: Arc::clone(&handler),
-                };
-                async move { Ok::<_, BoxError>(tool) }
-            },
-            Some(declared),
-        )
+        Definition::instant(declared, move || {
+            Arc::new(FnTool {
+                info: Arc::clone(&info),
+                handler: Arc::clone(&handler),
+            })
+        })
     }
 
     /// A definition of one stateless tool whose arguments are a Rust type:

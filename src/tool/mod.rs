@@ -10,7 +10,7 @@
 //!   [`NameRules::sanitize`] to turn any name into one it accepts.
 
 pub(crate) mod checked;
-mod definition;
+pub(crate) mod definition;
 mod function;
 mod info;
 mod invoke;
