@@ -6,10 +6,16 @@ use std::collections::HashSet;
 
 use crate::conversation::Message;
 
+/// A set of tool call ids. foldhash, not SipHash: a turn, `repair` and an
+/// export each collect every id of the conversation, thousands in a long
+/// one, and foldhash hashes a short id several times faster; the set's
+/// random seed still spreads ids a model or a provider chose.
+pub(crate) type IdSet<T = String> = HashSet<T, foldhash::quality::RandomState>;
+
 /// A new tool call id: `call_` and 32 hex digits of a random UUID (37
 /// characters, valid for OpenAI's 40-character limit and Anthropic's
 /// `^[a-zA-Z0-9_-]+$`), not in `used`.
-pub(crate) fn fresh_tool_call_id(used: &HashSet<String>) -> String {
+pub(crate) fn fresh_tool_call_id(used: &IdSet) -> String {
     loop {
         let id = format!("call_{}", uuid::Uuid::new_v4().simple());
         if !used.contains(&id) {
@@ -27,13 +33,13 @@ pub(crate) fn fresh_tool_call_id(used: &HashSet<String>) -> String {
 /// call that kept its id first, else the first one given a fresh id. A
 /// result that answers no such call keeps its id, for `repair` to refuse.
 pub(crate) fn mint_missing_ids(conversation: &mut [Message]) {
-    let mut used: HashSet<String> = HashSet::new();
+    let mut used = IdSet::default();
     for message in conversation.iter() {
         if let Message::Assistant(assistant) = message {
             used.extend(assistant.tool_calls().map(|call| call.id.clone()));
         }
     }
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen = IdSet::default();
     // The calls of the assistant message before the current results, not
     // yet answered: (the id it was sent with, its id now), in call order.
     let mut unanswered: Vec<(String, String)> = Vec::new();

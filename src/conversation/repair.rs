@@ -1,8 +1,7 @@
 //! [`repair`]: a stored conversation made valid for the next request.
 
-use std::collections::HashSet;
 
-use crate::conversation::ids::mint_missing_ids;
+use crate::conversation::ids::{IdSet, mint_missing_ids};
 use crate::conversation::{Conversation, Message, ToolResult};
 
 /// Why a tool result cannot be paired with its call: the
@@ -90,7 +89,7 @@ pub struct ConversationError {
 /// ```
 pub fn repair(conversation: &mut Conversation) -> Result<Vec<String>, ConversationError> {
     let needs_ids = {
-        let mut seen = HashSet::new();
+        let mut seen = IdSet::<&str>::default();
         conversation
             .iter()
             .filter_map(Message::as_assistant)

@@ -4,7 +4,6 @@
 //! whatever happens.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +17,7 @@ use tracing::{Instrument, info_span};
 
 use crate::bind::{Binding, Bound};
 use crate::bind::{ToolCallError, call};
-use crate::conversation::ids::fresh_tool_call_id;
+use crate::conversation::ids::{IdSet, fresh_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
     ToolResult, Usage, repair, text_of,
@@ -367,7 +366,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         };
         // Every tool call id the conversation holds, so a reused one gets a
         // fresh id before its batch runs.
-        let mut call_ids: HashSet<String> = conversation
+        let mut call_ids: IdSet = conversation
             .iter()
             .filter_map(Message::as_assistant)
             .flat_map(|assistant| assistant.tool_calls())

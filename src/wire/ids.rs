@@ -8,8 +8,8 @@
 //! conversation exports the same way every time), without collisions, and
 //! the same for a call and its result.
 
-use std::collections::HashSet;
 
+use crate::conversation::ids::IdSet;
 use crate::conversation::{Message, WireFormat};
 use crate::tool::NameRules;
 use crate::tool::name::fnv1a_64;
@@ -52,9 +52,9 @@ pub(crate) struct ExportIds {
     format: WireFormat,
     /// Every exported call id so far, and the valid ids reserved for the
     /// first call that carries them.
-    taken: HashSet<String>,
+    taken: IdSet,
     /// Valid original ids whose first call has been exported.
-    kept: HashSet<String>,
+    kept: IdSet,
     /// (original, exported) of calls no result has answered yet, in order.
     open: Vec<(String, String)>,
 }
@@ -73,7 +73,7 @@ impl ExportIds {
         Self {
             format,
             taken,
-            kept: HashSet::new(),
+            kept: IdSet::default(),
             open: Vec::new(),
         }
     }
