@@ -5,7 +5,6 @@
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 
@@ -173,14 +172,16 @@ pub fn check_every_call_answered(conversation: &[Message]) -> Result<(), String>
 /// `conversation::repair` leaves: the result it adds for an unanswered
 /// call comes after its batch's other results).
 pub fn check_calls_answered(conversation: &[Message], in_call_order: bool) -> Result<(), String> {
-    let mut calls: HashMap<&str, usize> = HashMap::new();
+    // foldhash: the soak checks every turn's whole conversation, and with
+    // SipHash this check cost more than the turns it checked.
+    let mut calls: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
     for call in tool_calls(conversation) {
         *calls.entry(call.id.as_str()).or_default() += 1;
     }
     if let Some((id, count)) = calls.iter().find(|(_, count)| **count != 1) {
         return Err(format!("tool call id {id} is used by {count} calls"));
     }
-    let mut results: HashMap<&str, usize> = HashMap::new();
+    let mut results: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
     for result in tool_results(conversation) {
         *results.entry(result.tool_call_id.as_str()).or_default() += 1;
     }
