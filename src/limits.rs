@@ -17,7 +17,7 @@
 //! | `iterations` | model responses that ask for tools, per turn | 25 | ≥ 1, or unlimited |
 //! | `calls` | tool calls per turn, all batches together | 100 | ≥ 1, or unlimited |
 //! | `parallel` | tool calls running at once, per batch | 8 | ≥ 1 (never unlimited) |
-//! | `result_bytes` | model-visible bytes of one tool result | off (unlimited) | ≥ 256, or unlimited |
+//! | `result_bytes` | model-visible bytes of the text of one tool result (images pass whole) | off (unlimited) | ≥ 256, or unlimited |
 //!
 //! ```
 //! use agent_loop::limits::{Limit, ResolvedToolLimits, ToolLimits};
@@ -286,10 +286,16 @@ impl ToolLimits {
         self
     }
 
-    /// Sets the bytes of one tool result the model sees: at least 256
-    /// ([`ResultBytes::MIN`]); longer results are cut to head + marker +
-    /// tail. [`Limit::Unlimited`] turns cutting off (so a mode can turn off
-    /// a base limit).
+    /// Sets the bytes of one tool result's text the model sees: at least
+    /// 256 ([`ResultBytes::MIN`]); longer text is cut to head + marker +
+    /// tail (the text parts of a content result together, into one part).
+    /// [`Limit::Unlimited`] turns cutting off (so a mode can turn off a
+    /// base limit).
+    ///
+    /// Images are not counted and pass whole: a model is billed for an
+    /// image by its size in pixels, not its bytes, and cutting one would
+    /// leave no image at all. A tool (or a middleware) that may return
+    /// large images should scale them down itself.
     #[must_use]
     pub fn result_bytes(mut self, limit: impl IntoLimit) -> Self {
         self.result_bytes = Some(limit.into_written());
@@ -420,8 +426,9 @@ pub struct ResolvedToolLimits {
     pub calls: Limit,
     /// Tool calls running at once within one batch.
     pub parallel: NonZeroU32,
-    /// Bytes of one tool result the model sees; longer results are cut to
-    /// head + marker + tail. `None`: results are not cut.
+    /// Bytes of one tool result's text the model sees; longer text is cut
+    /// to head + marker + tail, and images pass whole (see
+    /// [`ToolLimits::result_bytes`]). `None`: results are not cut.
     pub result_bytes: Option<ResultBytes>,
 }
 
