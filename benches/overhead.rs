@@ -5,6 +5,7 @@
 //! | --- | --- | --- |
 //! | `dispatch/bound` | `bound.invoke(name, arguments)`: lookup, schema check, context, tool | `direct`: the tool's async function called directly |
 //! | `dispatch/registry` | – | a hand-written `HashMap` registry that checks the schema too |
+//! | `dispatch/bound_vs_registry` | `bound.invoke(name, arguments)` | that registry: the same work by hand |
 //! | `dispatch/3_middlewares` | the same through 3 pass-through middlewares | `direct` |
 //! | `batch_sleep/turn` | a whole turn of 64 calls that each sleep 1 ms, 8 at once | `batch_sleep/hand_written`: a `Semaphore` + `JoinSet` runner |
 //! | `batch_instant/turn` | a whole turn of 64 instant calls, 8 at once | the same hand-written runner |
@@ -236,6 +237,14 @@ fn dispatch(c: &mut Criterion) {
         "dispatch/bound",
         || ARGUMENTS,
         |arguments| direct(arguments),
+        |arguments| plain(arguments)
+    );
+    compare!(
+        group,
+        runtime,
+        "dispatch/bound_vs_registry",
+        || ARGUMENTS,
+        |arguments| registry.call(black_box("tool_7"), arguments),
         |arguments| plain(arguments)
     );
     compare!(
@@ -549,6 +558,11 @@ const COMPARISONS: &[(&str, &str, &str)] = &[
         "dispatch/bound",
         "dispatch one call, schema-checked",
         "direct call",
+    ),
+    (
+        "dispatch/bound_vs_registry",
+        "dispatch one call, schema-checked",
+        "hand-written registry",
     ),
     (
         "dispatch/3_middlewares",

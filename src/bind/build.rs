@@ -22,9 +22,9 @@ use crate::json::MAX_DEPTH;
 use crate::panic::panic_message;
 use crate::text::json_excerpt;
 use crate::tool::checked::CheckedInfo;
+use crate::tool::definition::Factory;
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::schema::SchemaProblem;
-use crate::tool::definition::Factory;
 use crate::tool::{self, NameRules, Tool};
 
 impl Definition<Validated> {

@@ -1,6 +1,5 @@
 //! [`repair`]: a stored conversation made valid for the next request.
 
-
 use crate::conversation::ids::{IdSet, mint_missing_ids};
 use crate::conversation::{Conversation, Message, ToolResult};
 

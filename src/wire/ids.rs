@@ -8,7 +8,6 @@
 //! conversation exports the same way every time), without collisions, and
 //! the same for a call and its result.
 
-
 use crate::conversation::ids::IdSet;
 use crate::conversation::{Message, WireFormat};
 use crate::tool::NameRules;
