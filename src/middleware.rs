@@ -145,17 +145,25 @@ impl<'a> Next<'a> {
 pub(crate) type Panic = Box<dyn Any + Send>;
 
 /// Runs `tool` under one panic boundary, which also holds while `invoke`
-/// makes its future: a tool that panics there panicked all the same.
+/// makes its future and while that future is dropped: a tool that panics
+/// there panicked all the same.
 ///
-/// The future `invoke` returns is awaited as it is (no wrapping `async`
-/// block), so this future holds little more than the tool's own boxed one.
+/// The future `invoke` returns is made outside any `async` block and moved
+/// into one only to be awaited and dropped, so this future holds little
+/// more than the tool's own boxed one. (`catch_unwind` alone would drop
+/// it after the boundary: a hand-written future whose `Drop` panics would
+/// escape.)
 pub(crate) async fn run_tool(
     tool: &dyn Tool,
     arguments: Value,
     context: &CallContext,
 ) -> Result<Result<ToolOutput, BoxError>, Panic> {
     match std::panic::catch_unwind(AssertUnwindSafe(|| tool.invoke(arguments, context))) {
-        Ok(invoked) => AssertUnwindSafe(invoked).catch_unwind().await,
+        Ok(invoked) => {
+            AssertUnwindSafe(async move { invoked.await })
+                .catch_unwind()
+                .await
+        }
         Err(panic) => Err(panic),
     }
 }

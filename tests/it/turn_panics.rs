@@ -9,7 +9,7 @@ use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::ToolResult;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::turn::ScriptedModel;
-use agent_loop::{Definition, ToolLimits, tool};
+use agent_loop::{Bound, Definition, ToolLimits, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -323,6 +323,126 @@ async fn a_tool_panicking_before_its_future_is_tool_panicked_not_middleware_pani
         .flat_map(|iteration| iteration.calls.iter().map(|call| call.error))
         .collect();
     assert_eq!(kinds, [Some(ToolCallErrorKind::ToolPanicked)]);
+}
+
+/// A `Tool` written by hand whose future is ready at once and panics when
+/// it is dropped.
+struct PanicsWhenItsFutureIsDropped(tool::ToolInfo);
+
+/// Ready with `{}` at the first poll; panics in `drop`.
+struct ReadyThenPanicsOnDrop;
+
+impl std::future::Future for ReadyThenPanicsOnDrop {
+    type Output = Result<tool::ToolOutput, tool::BoxError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::task::Poll::Ready(Ok(serde_json::json!({}).into()))
+    }
+}
+
+impl Drop for ReadyThenPanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("the future panicked while dropped");
+    }
+}
+
+impl tool::Tool for PanicsWhenItsFutureIsDropped {
+    fn info(&self) -> &tool::ToolInfo {
+        &self.0
+    }
+
+    fn invoke<'a, 'c, 'f>(
+        &'a self,
+        _arguments: Value,
+        _context: &'c tool::CallContext,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send + 'f>,
+    >
+    where
+        'a: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        Box::pin(ReadyThenPanicsOnDrop)
+    }
+}
+
+/// The definition named `name` of a tool built by `build`, with no
+/// parameters.
+fn hand_written<T: tool::Tool>(
+    name: &'static str,
+    build: fn(tool::ToolInfo) -> T,
+) -> tool::Definition {
+    tool::Definition::new(name, move |_session| async move {
+        Ok::<_, tool::BoxError>(build(tool::ToolInfo::without_parameters(
+            name,
+            "Written by hand.",
+        )))
+    })
+}
+
+/// `tool` bound without middlewares and with one that passes calls on.
+async fn alone_and_behind_a_middleware(tool: tool::Definition) -> [Definition<Bound>; 2] {
+    let with = |middleware: bool| {
+        let builder = Definition::builder()
+            .name("hand-written")
+            .tool(tool.clone());
+        let builder = if middleware {
+            builder.middleware(CountOutputs(Arc::new(AtomicUsize::new(0))))
+        } else {
+            builder
+        };
+        builder.build().validate().expect("valid")
+    };
+    [bind(&with(false)).await, bind(&with(true)).await]
+}
+
+/// A panic while the tool makes its future or while its future is dropped
+/// is the tool's panic on every path: invoked directly, with and without
+/// a middleware, and in a turn.
+#[tokio::test]
+async fn a_tool_panicking_outside_its_polls_is_tool_panicked_on_every_path() {
+    let tools = [
+        hand_written("early", PanicsBeforeItsOutput),
+        hand_written("late", PanicsWhenItsFutureIsDropped),
+    ];
+    for tool in tools {
+        let name = tool.name().to_owned();
+        for bound in alone_and_behind_a_middleware(tool).await {
+            let error = bound
+                .invoke(&name, serde_json::json!({}))
+                .await
+                .expect_err("a panic is an error");
+            assert_eq!(error.kind, ToolCallErrorKind::ToolPanicked, "{name}");
+            assert!(
+                error
+                    .message
+                    .contains(&format!("the tool `{name}` panicked")),
+                "{}",
+                error.message
+            );
+            let handle = bound.tool(&name).expect("bound");
+            let error = handle.invoke(serde_json::json!({})).await.unwrap_err();
+            assert_eq!(error.kind, ToolCallErrorKind::ToolPanicked, "{name}");
+
+            let model = ScriptedModel::new([batch([call("c1", &name, "{}")]), answer("done")]);
+            let mut conversation = user_says("go");
+            let outcome = bound
+                .run_turn(&model, &mut conversation, &CancellationToken::new())
+                .await
+                .expect("a tool panic does not fail the turn");
+            let kinds: Vec<_> = outcome
+                .stats
+                .iterations
+                .iter()
+                .flat_map(|iteration| iteration.calls.iter().map(|call| call.error))
+                .collect();
+            assert_eq!(kinds, [Some(ToolCallErrorKind::ToolPanicked)], "{name}");
+        }
+    }
 }
 
 /// A panic payload whose drop panics again, `.0` times: with 2 it escapes
