@@ -148,6 +148,10 @@ impl<'a> ToolHandle<'a> {
     /// The [`ToolOutput`] is what the chain returned, before any
     /// `result_bytes` cut (a turn applies that).
     ///
+    /// The future borrows the bound definition, not the handle: it may
+    /// outlive a handle taken for the call. It is `Send`, and does nothing
+    /// until polled.
+    ///
     /// Errors: [`ToolCallError`] when the arguments nest objects and arrays
     /// deeper than 128 levels (`ArgumentsTooDeep`: refused before anything
     /// walks them, and dropped without recursion), are not an object or
@@ -335,7 +339,9 @@ impl Definition<Bound> {
 
     /// Invokes the tool named `name` of the current mode with JSON
     /// `arguments`, through the middleware chain (first registered =
-    /// outermost), as [`ToolHandle::invoke`] does.
+    /// outermost), as [`ToolHandle::invoke`] does. The future borrows
+    /// `self` and `name`, is `Send` (spawn it with an
+    /// `Arc<Definition<Bound>>` moved in), and does nothing until polled.
     ///
     /// Errors: [`ToolCallError`] of kind `UnknownTool` when the current mode
     /// has no such tool (a tool of another mode is unknown too), and the

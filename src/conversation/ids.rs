@@ -8,8 +8,10 @@ use crate::conversation::Message;
 
 /// A set of tool call ids. foldhash, not SipHash: a turn, `repair` and an
 /// export each collect every id of the conversation, thousands in a long
-/// one, and foldhash hashes a short id several times faster; the set's
-/// random seed still spreads ids a model or a provider chose.
+/// one, and foldhash hashes a short id several times faster. Its
+/// `quality` variant (not the `fast` one of the tool name lookup, whose
+/// keys the user declares), with a random seed per set: these ids are
+/// chosen by a model or a provider.
 pub(crate) type IdSet<T = String> = HashSet<T, foldhash::quality::RandomState>;
 
 /// A new tool call id: `call_` and 32 hex digits of a random UUID (37

@@ -72,10 +72,11 @@ pub struct CallContext {
     call: Arc<CallData>,
 }
 
-/// What a [`CallContext`] shares: one allocation per call, whose fields
-/// are copies or shared pointers (the tool's name and info come with its
-/// checked info, shared by every binding), so building it touches one
-/// reference count.
+/// What a [`CallContext`] shares: one allocation per call. The tool's name
+/// and info come with its checked info, shared by every binding, so a
+/// direct call's context allocates once and touches one reference count;
+/// a turn's call also copies its tool call id and shares the turn's token
+/// (and a named mode's name).
 struct CallData {
     session_id: SessionId,
     loop_id: LoopId,

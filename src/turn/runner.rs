@@ -53,8 +53,8 @@ impl Definition<Bound> {
     /// Per-call problems (unknown tool, arguments that are not a JSON object
     /// or fail the schema, a tool error, a tool or middleware panic) become
     /// error results (`is_error: true`) the model can read, and the turn
-    /// goes on. Results longer than `result_bytes` are cut to head + marker
-    /// + tail.
+    /// goes on. A result whose text is longer than `result_bytes` has its
+    /// text cut to head + marker + tail; images pass whole.
     ///
     /// When `cancellation` fires, the turn returns promptly with
     /// [`TurnStatus::Interrupted`]: in-flight tool futures are dropped (their

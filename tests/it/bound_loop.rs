@@ -345,6 +345,8 @@ async fn tools_see_the_session_loop_mode_and_tool_name() {
                 "loop": context.loop_id().to_string(),
                 "mode": context.mode(),
                 "tool": context.tool_name(),
+                "tool_call_id": context.tool_call_id(),
+                "description": context.tool_info().description,
             }))
         },
     );
@@ -369,6 +371,8 @@ async fn tools_see_the_session_loop_mode_and_tool_name() {
             "loop": loop_id.to_string(),
             "mode": "quiet",
             "tool": "whoami",
+            "tool_call_id": "",
+            "description": "Says who calls.",
         })
     );
 }

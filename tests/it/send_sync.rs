@@ -49,3 +49,45 @@ async fn validated_definition_binds_from_spawned_tasks() {
     assert_eq!(bound, given, "each task's binding has the ids it was given");
     assert_eq!(counter.get(), 4, "each binding built its own tools");
 }
+
+/// A direct call's future is `Send` and borrows only the binding: it runs
+/// on a spawned task that owns the binding through an `Arc`, and a
+/// handle's call outlives the handle it was made from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_calls_run_on_spawned_tasks_and_outlive_their_handle() {
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(crate::turn_common::echo_tool("echo"))
+        .build()
+        .validate()
+        .unwrap();
+    let bound = std::sync::Arc::new(
+        definition
+            .bind(Bindings::new(SessionId::new(), LoopId::new()))
+            .await
+            .unwrap(),
+    );
+    let by_name = {
+        let bound = std::sync::Arc::clone(&bound);
+        tokio::spawn(async move { bound.invoke("echo", serde_json::json!({"text": "a"})).await })
+    };
+    let by_handle = {
+        let bound = std::sync::Arc::clone(&bound);
+        tokio::spawn(async move {
+            let call = {
+                let handle = bound.tool("echo").unwrap();
+                handle.invoke(serde_json::json!({"text": "b"}))
+            };
+            call.await
+        })
+    };
+    let json = |output: tool::ToolOutput| output.into_json();
+    assert_eq!(
+        json(by_name.await.unwrap().unwrap()),
+        serde_json::json!({"text": "a"})
+    );
+    assert_eq!(
+        json(by_handle.await.unwrap().unwrap()),
+        serde_json::json!({"text": "b"})
+    );
+}

@@ -1,5 +1,6 @@
 //! The per-call context (DESIGN.md section 8): middlewares and tools see
-//! the session id, loop id, mode name, tool name and tool call id.
+//! the session id, loop id, mode name, tool name, tool call id and the
+//! tool's info.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,8 +12,9 @@ use agent_loop::{Definition, Mode, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-/// What one observer saw of a call: (session, loop, mode, tool, call id).
-type Seen = (String, String, Option<String>, String, String);
+/// What one observer saw of a call: (session, loop, mode, tool, call id,
+/// the tool info's description).
+type Seen = (String, String, Option<String>, String, String, String);
 
 fn seen(context: &CallContext) -> Seen {
     (
@@ -21,6 +23,7 @@ fn seen(context: &CallContext) -> Seen {
         context.mode().map(str::to_owned),
         context.tool_name().to_owned(),
         context.tool_call_id().to_owned(),
+        context.tool_info().description.clone(),
     )
 }
 
@@ -90,8 +93,16 @@ async fn middleware_and_tool_see_the_session_mode_and_tool_call_id() {
             Some("research".into()),
             "lookup".into(),
             "call_7".into(),
+            "Records its context.".into(),
         ),
-        (session_id, loop_id, None, "lookup".into(), "call_8".into()),
+        (
+            session_id,
+            loop_id,
+            None,
+            "lookup".into(),
+            "call_8".into(),
+            "Records its context.".into(),
+        ),
     ];
     assert_eq!(*by_middleware.lock().unwrap(), expected);
     assert_eq!(*by_tool.lock().unwrap(), expected);
