@@ -144,28 +144,26 @@ impl<'a> Next<'a> {
 /// A caught panic's payload.
 pub(crate) type Panic = Box<dyn Any + Send>;
 
-/// Runs `tool` under one panic boundary, which also holds while `invoke`
-/// makes its future and while that future is dropped: a tool that panics
-/// there panicked all the same.
+/// Runs `tool` under panic boundaries that also hold while `invoke` makes
+/// its future and while that future is dropped: a tool that panics there
+/// panicked all the same.
 ///
-/// The future `invoke` returns is made outside any `async` block and moved
-/// into one only to be awaited and dropped, so this future holds little
-/// more than the tool's own boxed one. (`catch_unwind` alone would drop
-/// it after the boundary: a hand-written future whose `Drop` panics would
-/// escape.)
+/// The future `invoke` returns is awaited as it is, with no wrapping
+/// `async` block, so this future holds little more than the tool's own
+/// boxed one. It is then dropped under a boundary of its own:
+/// `catch_unwind` alone would drop it after its boundary, and a
+/// hand-written future whose `Drop` panics would escape. A panic while
+/// dropping wins over the output, as one while polling would.
 pub(crate) async fn run_tool(
     tool: &dyn Tool,
     arguments: Value,
     context: &CallContext,
 ) -> Result<Result<ToolOutput, BoxError>, Panic> {
-    match std::panic::catch_unwind(AssertUnwindSafe(|| tool.invoke(arguments, context))) {
-        Ok(invoked) => {
-            AssertUnwindSafe(async move { invoked.await })
-                .catch_unwind()
-                .await
-        }
-        Err(panic) => Err(panic),
-    }
+    let invoked = std::panic::catch_unwind(AssertUnwindSafe(|| tool.invoke(arguments, context)))?;
+    let mut running = AssertUnwindSafe(invoked).catch_unwind();
+    let outcome = (&mut running).await;
+    std::panic::catch_unwind(AssertUnwindSafe(move || drop(running)))?;
+    outcome
 }
 
 /// The error a middleware gets from [`Next::run`] when the tool returned
