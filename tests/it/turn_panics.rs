@@ -268,13 +268,21 @@ async fn a_model_panicking_before_its_future_fails_the_turn_as_a_model_error() {
     }
 }
 
-/// A `Tool` written by hand (not with `#[async_trait]`) that panics while
-/// creating its future.
-struct PanicsBeforeItsOutput(tool::ToolInfo);
+/// The future a hand-written tool's `invoke` returns.
+type ToolFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send>,
+>;
 
-impl tool::Tool for PanicsBeforeItsOutput {
+/// A `Tool` written by hand (not with `#[async_trait]`): `invoke` returns
+/// what `future` makes, so it may panic before any future exists.
+struct HandWritten {
+    info: tool::ToolInfo,
+    future: fn() -> ToolFuture,
+}
+
+impl tool::Tool for HandWritten {
     fn info(&self) -> &tool::ToolInfo {
-        &self.0
+        &self.info
     }
 
     fn invoke<'a, 'c, 'f>(
@@ -289,45 +297,13 @@ impl tool::Tool for PanicsBeforeItsOutput {
         'c: 'f,
         Self: 'f,
     {
-        panic!("no future at all")
+        (self.future)()
     }
 }
 
-#[tokio::test]
-async fn a_tool_panicking_before_its_future_is_tool_panicked_not_middleware_panicked() {
-    let early = tool::Definition::new("early", |_bindings| async {
-        Ok::<_, tool::BoxError>(PanicsBeforeItsOutput(tool::ToolInfo::without_parameters(
-            "early",
-            "Panics before its future exists.",
-        )))
-    });
-    let session = bind_tools([early], ToolLimits::default()).await;
-    let model = ScriptedModel::new([batch([call("c1", "early", "{}")]), answer("done")]);
-    let mut conversation = user_says("go");
-    let outcome = session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
-        .await
-        .expect("a tool panic does not fail the turn");
-    assert_eq!(outcome.answer(), Some("done"));
-    let result = result_for(&conversation, "c1");
-    assert!(result.is_error);
-    assert!(
-        result.text().contains("the tool `early` panicked"),
-        "{}",
-        result.text()
-    );
-    let kinds: Vec<_> = outcome
-        .stats
-        .iterations
-        .iter()
-        .flat_map(|iteration| iteration.calls.iter().map(|call| call.error))
-        .collect();
-    assert_eq!(kinds, [Some(ToolCallErrorKind::ToolPanicked)]);
+fn no_future() -> ToolFuture {
+    panic!("no future at all")
 }
-
-/// A `Tool` written by hand whose future is ready at once and panics when
-/// it is dropped.
-struct PanicsWhenItsFutureIsDropped(tool::ToolInfo);
 
 /// Ready with `{}` at the first poll; panics in `drop`.
 struct ReadyThenPanicsOnDrop;
@@ -349,38 +325,17 @@ impl Drop for ReadyThenPanicsOnDrop {
     }
 }
 
-impl tool::Tool for PanicsWhenItsFutureIsDropped {
-    fn info(&self) -> &tool::ToolInfo {
-        &self.0
-    }
-
-    fn invoke<'a, 'c, 'f>(
-        &'a self,
-        _arguments: Value,
-        _context: &'c tool::CallContext,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send + 'f>,
-    >
-    where
-        'a: 'f,
-        'c: 'f,
-        Self: 'f,
-    {
-        Box::pin(ReadyThenPanicsOnDrop)
-    }
+fn ready_then_panics_on_drop() -> ToolFuture {
+    Box::pin(ReadyThenPanicsOnDrop)
 }
 
-/// The definition named `name` of a tool built by `build`, with no
-/// parameters.
-fn hand_written<T: tool::Tool>(
-    name: &'static str,
-    build: fn(tool::ToolInfo) -> T,
-) -> tool::Definition {
+/// The definition `name` of a [`HandWritten`] tool, without parameters.
+fn hand_written(name: &'static str, future: fn() -> ToolFuture) -> tool::Definition {
     tool::Definition::new(name, move |_session| async move {
-        Ok::<_, tool::BoxError>(build(tool::ToolInfo::without_parameters(
-            name,
-            "Written by hand.",
-        )))
+        Ok::<_, tool::BoxError>(HandWritten {
+            info: tool::ToolInfo::without_parameters(name, "Written by hand."),
+            future,
+        })
     })
 }
 
@@ -406,8 +361,8 @@ async fn alone_and_behind_a_middleware(tool: tool::Definition) -> [Definition<Bo
 #[tokio::test]
 async fn a_tool_panicking_outside_its_polls_is_tool_panicked_on_every_path() {
     let tools = [
-        hand_written("early", PanicsBeforeItsOutput),
-        hand_written("late", PanicsWhenItsFutureIsDropped),
+        hand_written("early", no_future),
+        hand_written("late", ready_then_panics_on_drop),
     ];
     for tool in tools {
         let name = tool.name().to_owned();
@@ -434,6 +389,16 @@ async fn a_tool_panicking_outside_its_polls_is_tool_panicked_on_every_path() {
                 .run_turn(&model, &mut conversation, &CancellationToken::new())
                 .await
                 .expect("a tool panic does not fail the turn");
+            assert_eq!(outcome.answer(), Some("done"));
+            let result = result_for(&conversation, "c1");
+            assert!(
+                result.is_error
+                    && result
+                        .text()
+                        .contains(&format!("the tool `{name}` panicked")),
+                "{}",
+                result.text()
+            );
             let kinds: Vec<_> = outcome
                 .stats
                 .iterations
