@@ -410,6 +410,73 @@ async fn a_tool_panicking_outside_its_polls_is_tool_panicked_on_every_path() {
     }
 }
 
+/// A middleware written by hand whose future answers `{}` at once, without
+/// calling the tool, and panics when it is dropped.
+struct MiddlewareFuturePanicsOnDrop;
+
+impl ToolMiddleware for MiddlewareFuturePanicsOnDrop {
+    fn handle<'s, 'n, 'f>(
+        &'s self,
+        _call: ToolInvocation,
+        _next: Next<'n>,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send + 'f>,
+    >
+    where
+        's: 'f,
+        'n: 'f,
+        Self: 'f,
+    {
+        ready_then_panics_on_drop()
+    }
+}
+
+/// A middleware whose future panics while dropped is a middleware panic,
+/// outermost (dropped by the chain) or inside another (dropped by it), on
+/// a direct call and in a turn.
+#[tokio::test]
+async fn a_middleware_future_panicking_when_dropped_is_middleware_panicked() {
+    for outermost in [true, false] {
+        let builder = Definition::builder().name("drop").tool(echo_tool("echo"));
+        let builder = if outermost {
+            builder.middleware(MiddlewareFuturePanicsOnDrop)
+        } else {
+            builder
+                .middleware(CountOutputs(Arc::new(AtomicUsize::new(0))))
+                .middleware(MiddlewareFuturePanicsOnDrop)
+        };
+        let bound = bind(&builder.build().validate().expect("valid")).await;
+        let error = bound
+            .invoke("echo", serde_json::json!({}))
+            .await
+            .expect_err("a panic is an error");
+        assert_eq!(
+            error.kind,
+            ToolCallErrorKind::MiddlewarePanicked,
+            "{outermost}"
+        );
+
+        let model = ScriptedModel::new([batch([call("c1", "echo", "{}")]), answer("done")]);
+        let mut conversation = user_says("go");
+        let outcome = bound
+            .run_turn(&model, &mut conversation, &CancellationToken::new())
+            .await
+            .expect("a middleware panic does not fail the turn");
+        assert_eq!(outcome.answer(), Some("done"));
+        let kinds: Vec<_> = outcome
+            .stats
+            .iterations
+            .iter()
+            .flat_map(|iteration| iteration.calls.iter().map(|call| call.error))
+            .collect();
+        assert_eq!(
+            kinds,
+            [Some(ToolCallErrorKind::MiddlewarePanicked)],
+            "{outermost}"
+        );
+    }
+}
+
 /// A panic payload whose drop panics again, `.0` times: with 2 it escapes
 /// both `catch_unwind`s of the chain (each one drops the payload it
 /// caught), so the call's task itself dies.
