@@ -268,10 +268,14 @@ async fn a_model_panicking_before_its_future_fails_the_turn_as_a_model_error() {
     }
 }
 
-/// The future a hand-written tool's `invoke` returns.
-type ToolFuture = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send>,
+/// The future a hand-written tool's `invoke` or middleware's `handle`
+/// returns.
+type OutputFuture<'f> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send + 'f>,
 >;
+
+/// One that borrows nothing.
+type ToolFuture = OutputFuture<'static>;
 
 /// A `Tool` written by hand (not with `#[async_trait]`): `invoke` returns
 /// what `future` makes, so it may panic before any future exists.
@@ -289,9 +293,7 @@ impl tool::Tool for HandWritten {
         &'a self,
         _arguments: Value,
         _context: &'c tool::CallContext,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send + 'f>,
-    >
+    ) -> OutputFuture<'f>
     where
         'a: 'f,
         'c: 'f,
@@ -355,6 +357,30 @@ async fn alone_and_behind_a_middleware(tool: tool::Definition) -> [Definition<Bo
     [bind(&with(false)).await, bind(&with(true)).await]
 }
 
+/// Runs a turn in which the model calls `name` once (`c1`) and then
+/// answers: the turn must complete with that answer. The call's result
+/// and its error kind.
+async fn one_call_turn(
+    bound: &Definition<Bound>,
+    name: &str,
+) -> (ToolResult, Option<ToolCallErrorKind>) {
+    let model = ScriptedModel::new([batch([call("c1", name, "{}")]), answer("done")]);
+    let mut conversation = user_says("go");
+    let outcome = bound
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("a panic does not fail the turn");
+    assert_eq!(outcome.answer(), Some("done"));
+    let kinds: Vec<_> = outcome
+        .stats
+        .iterations
+        .iter()
+        .flat_map(|iteration| iteration.calls.iter().map(|call| call.error))
+        .collect();
+    assert_eq!(kinds.len(), 1, "{kinds:?}");
+    (result_for(&conversation, "c1").clone(), kinds[0])
+}
+
 /// A panic while the tool makes its future or while its future is dropped
 /// is the tool's panic on every path: invoked directly, with and without
 /// a middleware, and in a turn.
@@ -383,14 +409,7 @@ async fn a_tool_panicking_outside_its_polls_is_tool_panicked_on_every_path() {
             let error = handle.invoke(serde_json::json!({})).await.unwrap_err();
             assert_eq!(error.kind, ToolCallErrorKind::ToolPanicked, "{name}");
 
-            let model = ScriptedModel::new([batch([call("c1", &name, "{}")]), answer("done")]);
-            let mut conversation = user_says("go");
-            let outcome = bound
-                .run_turn(&model, &mut conversation, &CancellationToken::new())
-                .await
-                .expect("a tool panic does not fail the turn");
-            assert_eq!(outcome.answer(), Some("done"));
-            let result = result_for(&conversation, "c1");
+            let (result, kind) = one_call_turn(&bound, &name).await;
             assert!(
                 result.is_error
                     && result
@@ -399,13 +418,7 @@ async fn a_tool_panicking_outside_its_polls_is_tool_panicked_on_every_path() {
                 "{}",
                 result.text()
             );
-            let kinds: Vec<_> = outcome
-                .stats
-                .iterations
-                .iter()
-                .flat_map(|iteration| iteration.calls.iter().map(|call| call.error))
-                .collect();
-            assert_eq!(kinds, [Some(ToolCallErrorKind::ToolPanicked)], "{name}");
+            assert_eq!(kind, Some(ToolCallErrorKind::ToolPanicked), "{name}");
         }
     }
 }
@@ -415,13 +428,7 @@ async fn a_tool_panicking_outside_its_polls_is_tool_panicked_on_every_path() {
 struct MiddlewareFuturePanicsOnDrop;
 
 impl ToolMiddleware for MiddlewareFuturePanicsOnDrop {
-    fn handle<'s, 'n, 'f>(
-        &'s self,
-        _call: ToolInvocation,
-        _next: Next<'n>,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<tool::ToolOutput, tool::BoxError>> + Send + 'f>,
-    >
+    fn handle<'s, 'n, 'f>(&'s self, _call: ToolInvocation, _next: Next<'n>) -> OutputFuture<'f>
     where
         's: 'f,
         'n: 'f,
@@ -456,22 +463,10 @@ async fn a_middleware_future_panicking_when_dropped_is_middleware_panicked() {
             "{outermost}"
         );
 
-        let model = ScriptedModel::new([batch([call("c1", "echo", "{}")]), answer("done")]);
-        let mut conversation = user_says("go");
-        let outcome = bound
-            .run_turn(&model, &mut conversation, &CancellationToken::new())
-            .await
-            .expect("a middleware panic does not fail the turn");
-        assert_eq!(outcome.answer(), Some("done"));
-        let kinds: Vec<_> = outcome
-            .stats
-            .iterations
-            .iter()
-            .flat_map(|iteration| iteration.calls.iter().map(|call| call.error))
-            .collect();
+        let (_, kind) = one_call_turn(&bound, "echo").await;
         assert_eq!(
-            kinds,
-            [Some(ToolCallErrorKind::MiddlewarePanicked)],
+            kind,
+            Some(ToolCallErrorKind::MiddlewarePanicked),
             "{outermost}"
         );
     }
