@@ -139,12 +139,7 @@ pub(crate) fn clean_error_text(text: &str, limit: usize) -> String {
     // as omitted, so none is doubled.
     let (head, tail) = (head.trim_end_matches(' '), tail.trim_start_matches(' '));
     let omitted = total - head.len() - tail.len();
-    let mut joined =
-        String::with_capacity(head.len() + marker_len(omitted, ERROR_SEPARATOR) + tail.len());
-    joined.push_str(head);
-    push_marker(&mut joined, omitted, ERROR_SEPARATOR);
-    joined.push_str(tail);
-    joined
+    join(head, omitted, tail, ERROR_SEPARATOR)
 }
 
 /// What cleaning error text does with one character.
@@ -400,8 +395,16 @@ fn plan_cut(text: &str, limit: usize, separator: &str) -> Cut {
 
 /// Head, marker with the exact omitted count, tail.
 fn join_cut(text: &str, head_end: usize, tail_start: usize, separator: &str) -> String {
-    let omitted = tail_start - head_end;
-    let (head, tail) = (&text[..head_end], &text[tail_start..]);
+    join(
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..],
+        separator,
+    )
+}
+
+/// `head`, the marker for `omitted` bytes, `tail`, in one allocation.
+fn join(head: &str, omitted: usize, tail: &str, separator: &str) -> String {
     let mut joined =
         String::with_capacity(head.len() + marker_len(omitted, separator) + tail.len());
     joined.push_str(head);
