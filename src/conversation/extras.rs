@@ -95,9 +95,9 @@ impl Extras {
         (self.format == Some(format) && !self.fields.is_empty()).then_some(&self.fields)
     }
 
-    /// The kept fields, taken out.
-    pub(crate) fn into_fields(self) -> Map<String, Value> {
-        self.fields
+    /// The kept fields' values, taken out.
+    pub(crate) fn into_values(self) -> impl Iterator<Item = Value> {
+        self.fields.into_iter().map(|(_, value)| value)
     }
 
     /// `true` for empty extras, so serde can leave them out.

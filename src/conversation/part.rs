@@ -70,11 +70,7 @@ impl ContentPart {
             Self::ToolCall(part) => part.extras,
             Self::Provider(part) => return vec![part.value],
         };
-        extras
-            .into_fields()
-            .into_iter()
-            .map(|(_, value)| value)
-            .collect()
+        extras.into_values().collect()
     }
 }
 

@@ -58,11 +58,7 @@ pub(crate) fn info_too_deep(info: &ToolInfo) -> bool {
 /// `null` and the extras empty.
 pub(crate) fn drop_too_deep(info: &mut ToolInfo) {
     json::drop_deep(std::mem::take(&mut info.parameters));
-    for value in std::mem::take(&mut info.extras)
-        .into_fields()
-        .into_iter()
-        .map(|(_, value)| value)
-    {
-        json::drop_deep(value);
-    }
+    std::mem::take(&mut info.extras)
+        .into_values()
+        .for_each(json::drop_deep);
 }

@@ -839,7 +839,7 @@ fn drop_json_values(message: AssistantMessage) {
     content
         .into_iter()
         .flat_map(ContentPart::into_json_values)
-        .chain(extras.into_fields().into_iter().map(|(_, value)| value))
+        .chain(extras.into_values())
         .for_each(json::drop_deep);
 }
 
