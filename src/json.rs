@@ -95,6 +95,18 @@ pub(crate) fn nests_deeper_than(value: &Value, limit: usize) -> bool {
     }
 }
 
+/// `value` when it nests at most [`MAX_DEPTH`] levels; otherwise `None`,
+/// and `value` is dropped by [`drop_deep`]: what every owner of a value a
+/// caller, a model or a server built does before keeping it.
+pub(crate) fn within_depth(value: Value) -> Option<Value> {
+    if too_deep(&value) {
+        drop_deep(value);
+        None
+    } else {
+        Some(value)
+    }
+}
+
 /// Drops `value` without recursion: the children of every object and array
 /// are moved to a heap stack before their parent is dropped, so a value of
 /// any depth is freed in constant stack. For values this crate took

@@ -79,15 +79,13 @@ fn not_object(tool_name: &str, value: &Value) -> ToolCallError {
 /// which cannot nest deeper; a value built in code can, and the schema
 /// check, the middlewares and the tool would all recurse into it.
 pub(crate) fn refuse_too_deep(tool_name: &str, arguments: Value) -> Result<Value, ToolCallError> {
-    if !json::too_deep(&arguments) {
-        return Ok(arguments);
-    }
-    json::drop_deep(arguments);
-    Err(ToolCallError::new(
-        ToolCallErrorKind::ArgumentsTooDeep,
-        tool_name,
-        format!("the arguments of `{tool_name}` nest deeper than {MAX_DEPTH} levels"),
-    ))
+    json::within_depth(arguments).ok_or_else(|| {
+        ToolCallError::new(
+            ToolCallErrorKind::ArgumentsTooDeep,
+            tool_name,
+            format!("the arguments of `{tool_name}` nest deeper than {MAX_DEPTH} levels"),
+        )
+    })
 }
 
 /// `output` when every JSON value it holds nests at most [`MAX_DEPTH`]

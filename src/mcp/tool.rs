@@ -56,13 +56,12 @@ impl Tool for McpTool {
         arguments: Value,
         context: &CallContext,
     ) -> Result<ToolOutput, BoxError> {
-        if json::too_deep(&arguments) {
-            json::drop_deep(arguments);
+        let Some(arguments) = json::within_depth(arguments) else {
             return Err(McpCallError::ArgumentsTooDeep {
                 limit: json::MAX_DEPTH,
             }
             .into());
-        }
+        };
         let mut params = CallToolRequestParams::new(self.mcp_name.clone());
         params.arguments = match arguments {
             Value::Object(arguments) => Some(arguments),

@@ -101,18 +101,17 @@ impl Settings {
                 )),
             );
         }
-        let conversation = request
+        let too_deep = request
             .conversation
             .iter()
-            .flat_map(crate::conversation::Message::json_values);
-        let tools = request
-            .tools
-            .iter()
-            .chain(request.output.map(crate::turn::Output::info))
-            .flat_map(|info| {
-                std::iter::once(&info.parameters).chain(info.extras.fields().values())
-            });
-        if conversation.chain(tools).any(json::too_deep) {
+            .flat_map(crate::conversation::Message::json_values)
+            .any(json::too_deep)
+            || request
+                .tools
+                .iter()
+                .chain(request.output.map(crate::turn::Output::info))
+                .any(crate::tool::schema::info_too_deep);
+        if too_deep {
             return Err(ModelError::new(format, ModelErrorKind::Request).with_message(format!(
                 "the request holds a JSON value nested deeper than {} levels (in the conversation or a tool): it was not sent",
                 json::MAX_DEPTH
@@ -126,11 +125,13 @@ impl Settings {
     /// serde_json's drop of it could overflow the stack), and remembered so
     /// that every request is refused.
     fn set_extra(&mut self, field: String, value: serde_json::Value) {
-        if crate::json::too_deep(&value) {
-            crate::json::drop_deep(value);
-            self.too_deep_extra.get_or_insert(field);
-        } else {
-            self.extra.insert(field, value);
+        match crate::json::within_depth(value) {
+            Some(value) => {
+                self.extra.insert(field, value);
+            }
+            None => {
+                self.too_deep_extra.get_or_insert(field);
+            }
         }
     }
 
