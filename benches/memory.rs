@@ -152,17 +152,17 @@ fn case(kind: Kind, modes: usize) -> Case {
             (definitions, by_hand)
         }
         Kind::Factory => {
-            let definitions =
-                    (0..TOOLS)
-                        .map(|i| {
-                            tool::Definition::new(
-                                format!("tool_{i}"),
-                                move |_session: Session| async move {
-                                    Ok::<_, BoxError>(build_forecast(i))
-                                },
-                            )
-                        })
-                        .collect();
+            let definitions = (0..TOOLS)
+                .map(|i| {
+                    tool::Definition::bundle(
+                        format!("tool_{i}"),
+                        [format!("tool_{i}")],
+                        move |_session: Session| async move {
+                            Ok::<_, BoxError>(vec![Arc::new(build_forecast(i)) as Arc<dyn Tool>])
+                        },
+                    )
+                })
+                .collect();
             let by_hand = Box::new(|| {
                 (0..TOOLS)
                     .map(|i| Arc::new(build_forecast(i)) as Arc<dyn Tool>)

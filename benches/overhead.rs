@@ -451,9 +451,15 @@ fn binds(c: &mut Criterion) {
     const TOOLS: usize = 100;
     let factory_tools: Vec<tool::Definition> = (0..TOOLS)
         .map(|i| {
-            tool::Definition::new(format!("tool_{i}"), move |session| async move {
-                Ok::<_, BoxError>(build_forecast(i, &session))
-            })
+            // Each binding's tool reports an info of its own, checked at
+            // bind: a factory of the user's, as an MCP server is.
+            tool::Definition::bundle(
+                format!("tool_{i}"),
+                [format!("tool_{i}")],
+                move |session| async move {
+                    Ok::<_, BoxError>(vec![Arc::new(build_forecast(i, &session)) as Arc<dyn Tool>])
+                },
+            )
         })
         .collect();
     let with_modes = |tools: &[tool::Definition]| {

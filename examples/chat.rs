@@ -26,11 +26,11 @@ mod agent {
 
     use agent_loop::conversation::Message;
     use agent_loop::tool::{self, BoxError};
+    use agent_loop::turn::TurnOptions;
     use agent_loop::turn::{Model, TurnEvent, TurnEvents, TurnStatus};
     use agent_loop::{Bindings, Definition, LoopId, SessionId, ToolLimits};
     use schemars::JsonSchema;
     use serde::Deserialize;
-    use tokio_util::sync::CancellationToken;
 
     /// Arguments of `calculate`.
     #[derive(Deserialize, JsonSchema)]
@@ -162,7 +162,11 @@ mod agent {
         });
         let mut conversation = vec![Message::user(options.prompt)];
         let outcome = session
-            .run_turn_with_events(model, &mut conversation, &CancellationToken::new(), &events)
+            .run_turn(
+                model,
+                &mut conversation,
+                TurnOptions::builder().events(&events).build(),
+            )
             .await;
         drop(events);
         printer.await?;

@@ -15,7 +15,6 @@ use agent_loop::turn::{Model, Output, ScriptedModel, TurnOptions};
 use agent_loop::{Bindings, Definition, LoopId, SessionId};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tokio_util::sync::CancellationToken;
 
 /// A meeting read from free text.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -74,14 +73,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Message::system("Extract the meeting the user's message describes."),
         Message::user(PARAGRAPH),
     ];
-    let options = TurnOptions::new().output(Output::typed::<Meeting>()?);
+    let options = TurnOptions::builder()
+        .output(Output::typed::<Meeting>()?)
+        .build();
     let outcome = session
-        .run_turn_with(
-            model.as_ref(),
-            &mut conversation,
-            &CancellationToken::new(),
-            options,
-        )
+        .run_turn(model.as_ref(), &mut conversation, options)
         .await?;
     let meeting: Meeting = outcome
         .output_as()

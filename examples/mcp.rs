@@ -21,10 +21,10 @@ use std::time::Instant;
 
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 use agent_loop::mcp::{McpServer, StdioCommand};
+use agent_loop::turn::TurnOptions;
 use agent_loop::turn::{Model, ScriptedModel, TurnEvent, TurnEvents};
 use agent_loop::{Bindings, Definition, LoopId, SessionId, ToolLimits};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 /// The filesystem server's version, as pinned in `tests/mcp-servers`.
 const FILESYSTEM_SERVER: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
@@ -155,11 +155,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         directory.display()
     ))];
     let outcome = session
-        .run_turn_with_events(
+        .run_turn(
             model.as_ref(),
             &mut conversation,
-            &CancellationToken::new(),
-            &events,
+            TurnOptions::builder().events(&events).build(),
         )
         .await?;
     drop(events);

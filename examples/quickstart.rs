@@ -11,7 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use agent_loop::conversation::{AssistantMessage, Message, ModelResponse, ToolCall};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
-use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput, schema_of};
+use agent_loop::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput, schema_of};
 use agent_loop::turn::{ScriptedModel, TurnStatus};
 use agent_loop::{Bindings, LoopId, Session, SessionId};
 use agent_loop::{Definition, Mode, ToolLimits};
@@ -65,16 +65,11 @@ struct ReadFileArgs {
 
 /// Lists the entries of a directory of the workspace.
 struct ListFiles {
-    info: ToolInfo,
     root: PathBuf,
 }
 
 #[async_trait]
-impl Tool for ListFiles {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
+impl Handler for ListFiles {
     async fn invoke(
         &self,
         arguments: Value,
@@ -98,16 +93,11 @@ impl Tool for ListFiles {
 
 /// Reads (the start of) a file of the workspace.
 struct ReadFile {
-    info: ToolInfo,
     root: PathBuf,
 }
 
 #[async_trait]
-impl Tool for ReadFile {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
+impl Handler for ReadFile {
     async fn invoke(
         &self,
         arguments: Value,
@@ -160,27 +150,33 @@ fn workspace_root(session: &Session) -> Result<PathBuf, BoxError> {
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
-    // Declared once per process: factories, not instances.
-    let list_files = tool::Definition::new("list_files", |session: Session| async move {
-        Ok::<_, BoxError>(ListFiles {
-            info: ToolInfo::new(
-                "list_files",
-                "List the files and directories in a directory of the workspace.",
-                schema_of::<ListFilesArgs>(),
-            ),
-            root: workspace_root(&session)?,
-        })
-    });
-    let read_file = tool::Definition::new("read_file", |session: Session| async move {
-        Ok::<_, BoxError>(ReadFile {
-            info: ToolInfo::new(
-                "read_file",
-                "Read the start of a text file of the workspace.",
-                schema_of::<ReadFileArgs>(),
-            ),
-            root: workspace_root(&session)?,
-        })
-    });
+    // Declared once per process: factories, not instances. Each tool's
+    // info is declared here and its schema compiled once; the factory makes
+    // the tool's handler for each session.
+    let list_files = tool::Definition::new(
+        ToolInfo::new(
+            "list_files",
+            "List the files and directories in a directory of the workspace.",
+            schema_of::<ListFilesArgs>(),
+        ),
+        |session: Session| async move {
+            Ok::<_, BoxError>(ListFiles {
+                root: workspace_root(&session)?,
+            })
+        },
+    );
+    let read_file = tool::Definition::new(
+        ToolInfo::new(
+            "read_file",
+            "Read the start of a text file of the workspace.",
+            schema_of::<ReadFileArgs>(),
+        ),
+        |session: Session| async move {
+            Ok::<_, BoxError>(ReadFile {
+                root: workspace_root(&session)?,
+            })
+        },
+    );
 
     let definition = Definition::builder()
         .name("repo-explorer")

@@ -260,7 +260,7 @@
 //! - **The structured-output name** ([`STRUCTURED_OUTPUT_TOOL_NAME`]) is
 //!   `structured_output`.
 //! - **Structured output is a tool call** ([`turn::Output`],
-//!   [`Definition::run_turn_with`]): it works with every model that calls
+//!   [`Definition::run_turn`] with [`turn::TurnOptions`]): it works with every model that calls
 //!   tools. The control tool is offered after the mode's tools. An object
 //!   schema goes as it is; any other is wrapped in a required `value`
 //!   property (its `$defs` moved up so references resolve) and unwrapped
@@ -314,7 +314,7 @@
 //!   killed and reaped at once. Over HTTPS, rustls needs a process-wide
 //!   crypto provider: ring is installed when none is.
 //! - **Native structured output is opt-in per turn**
-//!   ([`turn::OutputMode::Native`], [`turn::TurnOptions::native_output`]);
+//!   ([`turn::OutputMode::Native`], set with `TurnOptions::builder().output_mode(..)`);
 //!   tool mode stays the default because it works with every model. In
 //!   native mode the control tool is not offered and the output goes to
 //!   the model in [`turn::ModelRequest::output`] (`None` in tool mode); a

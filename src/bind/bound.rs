@@ -8,18 +8,20 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-use crate::bind::{ToolCallError, call};
-use crate::definition::layout::{Layout, ModeInfos, ModeLayout, ModeTools, ToolTable};
+use crate::bind::call::{Arguments, CallTable, Prepared, Ran};
+use crate::bind::{CallOutcome, ToolCallError};
+use crate::conversation::ToolCall;
+use crate::definition::layout::{Layout, ModeLayout, ModeTools, ToolTable};
 use crate::definition::{Definition, State, sealed};
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::session::{LoopId, SessionId};
 use crate::tool::checked::CheckedInfo;
-use crate::tool::{CallContext, Tool, ToolInfo, ToolOutput};
+use crate::tool::{Tool, ToolInfo, ToolOutput};
 
 /// The lifecycle state of a definition bound to one session by
 /// [`bind`](crate::Definition::bind): it holds that session's live tools.
@@ -53,8 +55,6 @@ pub(crate) struct Binding {
     pub(crate) table: Arc<ToolTable>,
     /// Every built tool, each once, in the layout's order.
     pub(crate) tools: Box<[BoundTool]>,
-    /// Each mode's model-facing tool list, usually shared too.
-    pub(crate) infos: ModeInfos,
     /// Index into the layout's modes of the current mode.
     pub(crate) current: usize,
 }
@@ -79,6 +79,7 @@ impl fmt::Debug for Binding {
 
 /// One built tool with its checked info (shared with every binding that
 /// reported the same info) and its compiled argument schema.
+#[derive(Clone)]
 pub(crate) struct BoundTool {
     pub(crate) checked: Arc<CheckedInfo>,
     pub(crate) tool: Arc<dyn Tool>,
@@ -162,7 +163,11 @@ impl<'a> ToolHandle<'a> {
         &self,
         arguments: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a> {
-        call::invoke_at(self.binding, self.mode, self.index, arguments)
+        let (binding, mode, index) = (self.binding, self.mode, self.index);
+        async move {
+            let table = CallTable::new(binding, mode, None);
+            invoke(table, table.prepare_at(index, Arguments::Value(arguments))).await
+        }
     }
 }
 
@@ -217,22 +222,23 @@ impl Binding {
             .position(|mode| mode.name.as_deref() == Some(name))
     }
 
-    /// The per-call context for a call in mode `mode`; `cancellation` is
-    /// the turn's token (`None` for a direct invocation).
-    pub(crate) fn context(
-        &self,
+    /// The tools calls of mode `mode` are looked up in, with a turn's
+    /// structured-output control tool.
+    pub(crate) fn call_table<'a>(
+        &'a self,
         mode: usize,
-        tool: Arc<CheckedInfo>,
-        tool_call_id: String,
-        cancellation: Option<Arc<CancellationToken>>,
-    ) -> CallContext {
-        CallContext::new(
-            (self.session_id, self.loop_id),
-            self.mode(mode).name.clone(),
-            tool,
-            tool_call_id,
-            cancellation,
-        )
+        output: Option<&'a BoundTool>,
+    ) -> CallTable<'a> {
+        CallTable::new(self, mode, output)
+    }
+}
+
+/// A direct invocation's run of a prepared call: its raw output, no
+/// model-facing finish.
+async fn invoke(table: CallTable<'_>, prepared: Prepared) -> Result<ToolOutput, ToolCallError> {
+    match prepared {
+        Prepared::Ready(ready) => ready.run(table.site(), String::new(), None).await.output,
+        Prepared::Answered(error) => Err(error),
     }
 }
 
@@ -352,6 +358,65 @@ impl Definition<Bound> {
         arguments: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send {
         let binding = self.binding();
-        call::invoke_named(binding, binding.current, name, arguments)
+        async move {
+            let table = binding.call_table(binding.current, None);
+            invoke(table, table.prepare(name, Arguments::Value(arguments))).await
+        }
+    }
+
+    /// Runs one tool call a model asked for in the current mode, outside a
+    /// turn, exactly as a turn runs it: the same checks of the name and
+    /// the arguments text (blank counts as `{}`), the middleware chain, and
+    /// the same model-facing result (error text cleaned and bounded, text
+    /// cut to the mode's `result_bytes`). For a loop of your own that
+    /// appends `outcome.result` to its conversation.
+    ///
+    /// The tool call id is used as given; the call's context has a
+    /// cancellation token that never fires. Nothing fails: every problem is
+    /// an error result, its kind in [`CallStats::error`](crate::bind::CallStats::error).
+    ///
+    /// ```
+    /// use agent_loop::conversation::ToolCall;
+    /// use agent_loop::tool::{self, BoxError, ToolInfo};
+    /// use agent_loop::{Bindings, Definition, LoopId, SessionId};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let now = tool::Definition::from_fn(
+    ///     ToolInfo::without_parameters("now", "The time."),
+    ///     |_arguments: serde_json::Value, _context| async { Ok::<_, BoxError>("12:00") },
+    /// );
+    /// let session = Definition::builder().name("clock").tool(now).build().validate()?
+    ///     .bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
+    ///
+    /// let outcome = session.run_tool_call(&ToolCall::new("call_1", "now", "")).await;
+    /// assert_eq!((outcome.result.text(), outcome.result.is_error), ("12:00".to_owned(), false));
+    /// let outcome = session.run_tool_call(&ToolCall::new("call_2", "later", "{}")).await;
+    /// assert!(outcome.result.is_error);
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn run_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+    ) -> impl Future<Output = CallOutcome> + Send + 'a {
+        let binding = self.binding();
+        async move {
+            let table = binding.call_table(binding.current, None);
+            let site = table.site();
+            let (ran, duration) = match table.prepare(&call.name, Arguments::Text(&call.arguments))
+            {
+                Prepared::Ready(ready) => {
+                    let started = Instant::now();
+                    let ran = ready.run(site, call.id.clone(), None).await;
+                    (ran, started.elapsed())
+                }
+                Prepared::Answered(error) => (Ran::from(error), Duration::ZERO),
+            };
+            let finished = ran.finish(site.limits(), call, duration);
+            CallOutcome {
+                result: finished.result,
+                stats: finished.stats,
+            }
+        }
     }
 }

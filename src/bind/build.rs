@@ -20,12 +20,13 @@ use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
 use crate::json::MAX_DEPTH;
 use crate::panic::panic_message;
+use crate::session::Session;
 use crate::text::json_excerpt;
-use crate::tool::checked::CheckedInfo;
-use crate::tool::definition::Factory;
+use crate::tool::checked::{Declared, InfoCache};
+use crate::tool::definition::{Build, Factory};
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::schema::SchemaProblem;
-use crate::tool::{self, NameRules, Tool};
+use crate::tool::{self, BoxError, NameRules, Tool, ToolInfo};
 
 impl Definition<Validated> {
     /// Binds the definition to one session: builds every tool for it and
@@ -35,7 +36,7 @@ impl Definition<Validated> {
     ///
     /// Errors: [`BindError`]; nothing of the binding exists then.
     pub async fn bind(&self, bindings: Bindings) -> Result<Definition<Bound>, BindError> {
-        let binding = bind(&self.recipe, bindings).await?;
+        let binding = bind(&self.recipe, &self.state.layout, bindings).await?;
         Ok(Definition {
             recipe: Arc::clone(&self.recipe),
             state: Bound { binding },
@@ -47,15 +48,45 @@ impl Definition<Validated> {
 /// task for each.
 const JOINED_AT_ONCE: usize = 30;
 
-/// The tools one factory built: one for a `from_fn` tool, any number for
-/// a factory of the user's (which returns a `Vec`).
-enum Built {
-    One(Arc<dyn Tool>),
-    Many(Vec<Arc<dyn Tool>>),
+/// The tools one factory built: one whose info was declared, or any number
+/// that report their own infos (a factory of the user's returns a `Vec`).
+/// With each, where its checked infos come from.
+enum Built<'d> {
+    Declared(&'d Declared, Arc<dyn Tool>),
+    Reported(&'d InfoCache, Vec<Arc<dyn Tool>>),
 }
 
-/// Binds `recipe` to one session.
-async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError> {
+/// Runs the factory of `definition` for `session`.
+async fn build<'d>(
+    definition: &'d tool::Definition,
+    session: &Session,
+) -> Result<Built<'d>, BoxError> {
+    match definition.factory() {
+        Factory::Declared {
+            declared,
+            build: Build::Instant(build),
+        } => Ok(Built::Declared(declared, build())),
+        Factory::Declared {
+            declared,
+            build: Build::Session(factory),
+        } => {
+            let tool = factory
+                .build(session.clone(), Arc::clone(declared.info()))
+                .await?;
+            Ok(Built::Declared(declared, tool))
+        }
+        Factory::Reported { factory, infos } => {
+            Ok(Built::Reported(infos, factory.build(session).await?))
+        }
+    }
+}
+
+/// Binds `recipe`, whose validated layout is `validated`, to one session.
+async fn bind(
+    recipe: &Recipe,
+    validated: &Arc<Layout>,
+    bindings: Bindings,
+) -> Result<Binding, BindError> {
     if bindings.session_id().is_nil() {
         return Err(BindError::new(
             BindErrorKind::InvalidSessionId,
@@ -85,11 +116,11 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         })?;
     }
 
-    // Without extra tools, every binding has the definition's one layout.
+    // Without extra tools, every binding has the validated layout.
     let layout = if bindings.extra_tools().is_empty() {
-        Arc::clone(recipe.layout())
+        Arc::clone(validated)
     } else {
-        Arc::new(Layout::of(recipe, bindings.extra_tools()))
+        Arc::new(validated.with_extra(recipe, bindings.extra_tools()))
     };
     match &layout.collisions {
         Collisions::None => {}
@@ -120,15 +151,11 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
     // at once, keep every factory concurrent without those allocations.
     let session = bindings.session();
     let built: Vec<_> = join_all(distinct.chunks(JOINED_AT_ONCE).map(|group| {
-        join_all(group.iter().map(|definition| {
-            AssertUnwindSafe(async move {
-                match definition.factory() {
-                    Factory::Instant(build) => Ok(Built::One(build())),
-                    Factory::Async(factory) => factory.build(session).await.map(Built::Many),
-                }
-            })
-            .catch_unwind()
-        }))
+        join_all(
+            group
+                .iter()
+                .map(|definition| AssertUnwindSafe(build(definition, session)).catch_unwind()),
+        )
     }))
     .await
     .into_iter()
@@ -170,12 +197,18 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         // rather than as a mismatch with the declared names.
         let first = tools.len();
         match built {
-            Built::One(instance) => {
-                tools.push(bound_tool(definition, 0, instance, recipe.name_rules)?);
+            Built::Declared(declared, instance) => {
+                tools.push(declared_tool(definition, declared, instance)?);
             }
-            Built::Many(instances) => {
+            Built::Reported(infos, instances) => {
                 for (index, instance) in instances.into_iter().enumerate() {
-                    tools.push(bound_tool(definition, index, instance, recipe.name_rules)?);
+                    tools.push(reported_tool(
+                        definition,
+                        infos,
+                        index,
+                        instance,
+                        recipe.name_rules,
+                    )?);
                 }
             }
         }
@@ -228,8 +261,6 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
     } else {
         Arc::clone(&layout.table)
     };
-    let checked: Vec<&Arc<CheckedInfo>> = tools.iter().map(|tool| &tool.checked).collect();
-    let infos = layout.mode_infos(&table, &checked);
     Ok(Binding {
         session_id: bindings.session_id(),
         loop_id: bindings.loop_id(),
@@ -237,7 +268,6 @@ async fn bind(recipe: &Recipe, bindings: Bindings) -> Result<Binding, BindError>
         table,
         layout,
         tools: tools.into_boxed_slice(),
-        infos,
     })
 }
 
@@ -379,11 +409,28 @@ fn check_produced_names(
     Err(BindError::new(BindErrorKind::InvalidToolInfo, detail).name(definition.name()))
 }
 
-/// Checks one built tool's `ToolInfo` and gets its checked form with the
-/// compiled argument schema: shared with earlier bindings that reported
-/// the same info, checked and compiled now otherwise.
-fn bound_tool(
+/// A tool whose info was declared: its name was checked with the
+/// definition's, and its schema when declared, so only a schema problem of
+/// the declaration is left to report.
+fn declared_tool(
     definition: &tool::Definition,
+    declared: &Declared,
+    tool: Arc<dyn Tool>,
+) -> Result<BoundTool, BindError> {
+    let info = declared.info();
+    warn_if_undescribed(definition, info);
+    let checked = declared
+        .checked()
+        .map_err(|problem| schema_error(info, 0, problem))?;
+    Ok(BoundTool { checked, tool })
+}
+
+/// Checks one built tool's reported `ToolInfo` and gets its checked form
+/// with the compiled argument schema: shared with earlier bindings that
+/// reported an equal info, checked and compiled now otherwise.
+fn reported_tool(
+    definition: &tool::Definition,
+    infos: &InfoCache,
     index: usize,
     tool: Arc<dyn Tool>,
     rules: NameRules,
@@ -411,6 +458,14 @@ fn bound_tool(
             .source(error));
         }
     }
+    warn_if_undescribed(definition, info);
+    let checked = infos
+        .checked(index, info)
+        .map_err(|problem| schema_error(info, index, problem))?;
+    Ok(BoundTool { checked, tool })
+}
+
+fn warn_if_undescribed(definition: &tool::Definition, info: &ToolInfo) {
     if info.description.trim().is_empty() {
         // Both providers accept it, and real tool lists have it (pydantic-ai
         // sends "" for a tool without a docstring); a model just calls an
@@ -421,31 +476,36 @@ fn bound_tool(
             "tool has a blank description"
         );
     }
-    let checked =
-        definition
-            .checked_info(index, info)
-            .map_err(|problem| match problem {
-                SchemaProblem::NotObject => invalid(format!(
-                    "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
-                    info.name,
-                    json_excerpt(&info.parameters, 80)
-                )),
-                SchemaProblem::TooDeep => invalid(format!(
-                    "the parameters or extras of tool `{}` nest deeper than {MAX_DEPTH} levels",
-                    info.name
-                )),
-                SchemaProblem::NotASchema(error) => invalid(format!(
-                    "the parameters of tool `{}` are not a valid JSON Schema",
-                    info.name
-                ))
-                .source(error),
-                SchemaProblem::DoesNotCompile(error) => invalid(format!(
-                    "the parameters of tool `{}` do not compile",
-                    info.name
-                ))
-                .source(error),
-            })?;
-    Ok(BoundTool { checked, tool })
+}
+
+/// The bind error of a tool whose `parameters` (or extras) cannot be used.
+fn schema_error(info: &ToolInfo, index: usize, problem: SchemaProblem) -> BindError {
+    let invalid = |detail: String| {
+        BindError::new(BindErrorKind::InvalidToolInfo, detail)
+            .name(info.name.clone())
+            .index(index)
+    };
+    match problem {
+        SchemaProblem::NotObject => invalid(format!(
+            "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
+            info.name,
+            json_excerpt(&info.parameters, 80)
+        )),
+        SchemaProblem::TooDeep => invalid(format!(
+            "the parameters or extras of tool `{}` nest deeper than {MAX_DEPTH} levels",
+            info.name
+        )),
+        SchemaProblem::NotASchema(error) => invalid(format!(
+            "the parameters of tool `{}` are not a valid JSON Schema",
+            info.name
+        ))
+        .source(error),
+        SchemaProblem::DoesNotCompile(error) => invalid(format!(
+            "the parameters of tool `{}` do not compile",
+            info.name
+        ))
+        .source(error),
+    }
 }
 
 #[cfg(test)]
@@ -536,17 +596,19 @@ mod tests {
     #[tokio::test]
     async fn factory_tool_with_an_equal_info_shares_the_checked_one() {
         // Each binding's tool reports an info of its own; equal ones are
-        // checked once and the bindings share the result, the model-facing
-        // lists included.
-        let echo = tool::Definition::new("echo", |_session| async {
-            Ok::<_, BoxError>(Echo(ToolInfo::new("echo", "Echoes.", parameters())))
+        // checked once and the bindings share the result, the info the
+        // model sees included.
+        let echo = tool::Definition::bundle("echo", ["echo"], |_session| async {
+            Ok::<_, BoxError>(vec![
+                Arc::new(Echo(ToolInfo::new("echo", "Echoes.", parameters()))) as Arc<dyn Tool>,
+            ])
         });
         let bound = bind_n(&echo, 3).await;
         let validators = validators(&bound);
         assert!(validators.iter().all(|v| Arc::ptr_eq(v, &validators[0])));
-        assert!(Arc::ptr_eq(
-            &bound[0].binding().infos,
-            &bound[2].binding().infos
+        assert!(std::ptr::eq(
+            bound[0].tools()[0].info(),
+            bound[2].tools()[0].info()
         ));
         assert!(!bound[0].tools()[0].same_instance(&bound[1].tools()[0]));
     }
@@ -554,15 +616,15 @@ mod tests {
     #[tokio::test]
     async fn factory_tool_with_a_different_info_is_checked_for_its_binding() {
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let echo = tool::Definition::new("echo", move |_session| {
+        let echo = tool::Definition::bundle("echo", ["echo"], move |_session| {
             let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             async move {
                 let parameters = json!({"type": "object", "required": [format!("a{n}")]});
-                Ok::<_, BoxError>(Echo(ToolInfo::new(
+                Ok::<_, BoxError>(vec![Arc::new(Echo(ToolInfo::new(
                     "echo",
                     format!("Echo {n}."),
                     parameters,
-                )))
+                ))) as Arc<dyn Tool>])
             }
         });
         let bound = bind_n(&echo, 2).await;

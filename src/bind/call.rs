@@ -1,51 +1,432 @@
-//! One tool call against a binding: find the tool, read and check the
-//! arguments, run the middleware chain. Shared by direct invocation and the
-//! turn runner, so both refuse the same things the same way.
+//! One tool call against a binding, from its lookup to the result the
+//! model reads: the one pipeline a turn's calls and direct calls
+//! ([`Definition::invoke`](crate::Definition::invoke),
+//! [`ToolHandle::invoke`](crate::bind::ToolHandle::invoke),
+//! [`Definition::run_tool_call`](crate::Definition::run_tool_call)) go
+//! through, so all of them refuse the same things the same way.
+//!
+//! In order:
+//!
+//! 1. **lookup** of the tool in the call's [`CallTable`]: the mode's tools,
+//!    and in a turn that asks for structured output the control tool;
+//! 2. **arguments**: read (text from a model: blank is `{}`; a value from
+//!    code: at most 128 levels deep), an object, and passing the tool's
+//!    schema;
+//! 3. the **context** of the call (session, mode, tool, tool call id, the
+//!    turn's token);
+//! 4. the **middleware chain** down to the tool and back, every panic
+//!    contained;
+//! 5. **error labelling**: who failed (the tool, a middleware refusing or
+//!    failing, a panic);
+//! 6. the **output check**: an output nested too deeply to become text is
+//!    refused;
+//! 7. the **model-facing finish**: error text cleaned and bounded, the
+//!    result cut to `result_bytes`, the call's [`CallStats`].
+//!
+//! Steps 1 and 2 are [`CallTable::prepare`]: a call they refuse is
+//! answered without running. A turn prepares a whole batch first
+//! ([`CallTable::prepare_batch`]: a response cut off by the output limit,
+//! and a batch holding the turn's structured output, decide for every call
+//! in it), then starts each ready call when its scheduler lets it
+//! ([`Ready::run`], steps 3 to 6), and finishes each ([`Ran::finish`]). A
+//! direct call does the same without waiting.
 
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
-use crate::bind::{Binding, BoundTool, ToolCallError, ToolCallErrorKind};
-use crate::conversation::ContentPart;
+use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind};
+use crate::conversation::{ContentPart, ToolCall, ToolResult, text_of};
+use crate::definition::layout::Layout;
 use crate::json::{self, MAX_DEPTH};
+use crate::limits::ResolvedToolLimits;
 use crate::middleware::{
     ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
     run_tool,
 };
 use crate::panic::panic_message;
-use crate::text::{Bounded, json_excerpt};
-use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
+use crate::session::{LoopId, SessionId};
+use crate::text::{Bounded, ERROR_TEXT_BYTES, clean_error_text, json_excerpt, truncate_middle};
+use crate::tool::checked::CheckedInfo;
+use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput};
 
-/// The index in `binding.tools` of the tool named `name` in mode `mode`.
-pub(crate) fn lookup(binding: &Binding, mode: usize, name: &str) -> Result<usize, ToolCallError> {
-    match binding.mode_tools(mode).by_name.get(name) {
-        Some(&index) => Ok(index),
-        None => {
-            let available: Vec<&str> = binding.infos[mode]
-                .iter()
-                .map(|info| info.name.as_str())
-                .collect();
-            let available = if available.is_empty() {
-                "none".to_owned()
-            } else {
-                available.join(", ")
-            };
-            Err(ToolCallError::new(
-                ToolCallErrorKind::UnknownTool,
-                name,
-                format!("unknown tool `{name}`; available tools: {available}"),
-            ))
+/// The result text of the structured-output call that ends a turn.
+pub(crate) const OUTPUT_RECEIVED: &str = "output received; the turn is over";
+
+/// The tools a call is looked up in: one mode of a binding, and in a turn
+/// that asks for structured output through a tool, its control tool.
+#[derive(Clone, Copy)]
+pub(crate) struct CallTable<'a> {
+    binding: &'a Binding,
+    mode: usize,
+    /// The turn's structured-output control tool.
+    output: Option<&'a BoundTool>,
+}
+
+/// The arguments of a call, as they came.
+pub(crate) enum Arguments<'t> {
+    /// A model's text.
+    Text(&'t str),
+    /// A value built in code (a direct invocation).
+    Value(Value),
+}
+
+/// A call after its lookup and argument checks.
+pub(crate) enum Prepared {
+    /// Ready to run.
+    Ready(Ready),
+    /// Not to run: answered with this error.
+    Answered(ToolCallError),
+}
+
+/// A call whose tool was found and whose arguments passed its schema.
+pub(crate) struct Ready {
+    tool: Arc<dyn Tool>,
+    checked: Arc<CheckedInfo>,
+    arguments: Value,
+    /// The turn's structured-output call: what the chain returns is the
+    /// turn's output.
+    is_output: bool,
+}
+
+/// What the calls of one mode share: who calls, through which
+/// middlewares, under which limits.
+#[derive(Clone, Copy)]
+pub(crate) struct CallSite<'s> {
+    pub(crate) layout: &'s Layout,
+    pub(crate) mode: usize,
+    pub(crate) ids: (SessionId, LoopId),
+}
+
+/// What running a call gave, before the model-facing finish.
+pub(crate) struct Ran {
+    /// What the chain returned, labelled and checked.
+    pub(crate) output: Result<ToolOutput, ToolCallError>,
+    is_output: bool,
+}
+
+/// A call answered: the result the model reads, its statistics, and for
+/// the turn's structured-output call that succeeded, the output.
+pub(crate) struct Finished {
+    pub(crate) result: ToolResult,
+    pub(crate) stats: CallStats,
+    pub(crate) output: Option<Value>,
+}
+
+impl<'a> CallTable<'a> {
+    /// The table of mode `mode` of `binding`, with the turn's control tool.
+    pub(crate) fn new(binding: &'a Binding, mode: usize, output: Option<&'a BoundTool>) -> Self {
+        Self {
+            binding,
+            mode,
+            output,
         }
     }
+
+    /// The layout of the binding, for a task that runs a call of it.
+    pub(crate) fn layout(&self) -> Arc<Layout> {
+        Arc::clone(&self.binding.layout)
+    }
+
+    /// What this table's calls share.
+    pub(crate) fn site(&self) -> CallSite<'a> {
+        CallSite {
+            layout: &self.binding.layout,
+            mode: self.mode,
+            ids: (self.binding.session_id, self.binding.loop_id),
+        }
+    }
+
+    /// The tools the model is offered, in order: the mode's, then the
+    /// control tool.
+    pub(crate) fn offered(&self) -> (&'a [BoundTool], &'a [usize], Option<&'a ToolInfo>) {
+        (
+            &self.binding.tools,
+            &self.binding.mode_tools(self.mode).tools,
+            self.output.map(|output| &*output.checked.info),
+        )
+    }
+
+    /// Steps 1 and 2 for the call of the tool named `name`.
+    pub(crate) fn prepare(&self, name: &str, arguments: Arguments<'_>) -> Prepared {
+        match self.lookup(name) {
+            Ok((tool, is_output)) => prepare_tool(tool, arguments, is_output),
+            Err(error) => Prepared::Answered(error),
+        }
+    }
+
+    /// Step 2 for the call of the binding's tool at `index` (a handle's).
+    pub(crate) fn prepare_at(&self, index: usize, arguments: Arguments<'_>) -> Prepared {
+        prepare_tool(&self.binding.tools[index], arguments, false)
+    }
+
+    /// Steps 1 and 2 for every call of a batch, with the batch's rules:
+    /// when `cut_off` (the response was cut off by the output limit, so
+    /// its arguments may be incomplete) none runs; otherwise the first
+    /// call of the control tool that passes its schema is the turn's
+    /// output and later ones are answered "not run", and when
+    /// `output_ends_batch` a batch with the output runs none of its other
+    /// calls either.
+    pub(crate) fn prepare_batch(
+        &self,
+        batch: &[&ToolCall],
+        cut_off: bool,
+        output_ends_batch: bool,
+    ) -> Vec<Prepared> {
+        if cut_off {
+            return batch
+                .iter()
+                .map(|call| Prepared::Answered(cut_off_error(&call.name)))
+                .collect();
+        }
+        let is_control =
+            |call: &ToolCall| self.output.is_some() && call.name == STRUCTURED_OUTPUT_TOOL_NAME;
+        // The control calls first: whether the batch has its output
+        // decides what becomes of the others.
+        let mut has_output = false;
+        let mut prepared: Vec<Option<Prepared>> = batch
+            .iter()
+            .map(|call| {
+                if !is_control(call) {
+                    return None;
+                }
+                Some(match self.prepare(&call.name, Arguments::Text(&call.arguments)) {
+                    Prepared::Ready(_) if has_output => Prepared::Answered(not_run(
+                        &call.name,
+                        "not run: the turn already has its output from an earlier `structured_output` call",
+                    )),
+                    Prepared::Ready(ready) => {
+                        has_output = true;
+                        Prepared::Ready(ready)
+                    }
+                    answered => answered,
+                })
+            })
+            .collect();
+        batch
+            .iter()
+            .zip(&mut prepared)
+            .map(|(call, prepared)| match prepared.take() {
+                Some(prepared) => prepared,
+                None if has_output && output_ends_batch => {
+                    Prepared::Answered(not_run(&call.name, "not run: the turn has its output"))
+                }
+                None => self.prepare(&call.name, Arguments::Text(&call.arguments)),
+            })
+            .collect()
+    }
+
+    /// Step 1: the tool named `name`, and whether it is the control tool.
+    fn lookup(&self, name: &str) -> Result<(&'a BoundTool, bool), ToolCallError> {
+        if let Some(&index) = self.binding.mode_tools(self.mode).by_name.get(name) {
+            return Ok((&self.binding.tools[index], false));
+        }
+        if let Some(output) = self.output.filter(|_| name == STRUCTURED_OUTPUT_TOOL_NAME) {
+            return Ok((output, true));
+        }
+        let available: Vec<&str> = self
+            .binding
+            .mode_tools(self.mode)
+            .tools
+            .iter()
+            .map(|&index| &*self.binding.tools[index].checked.name)
+            .collect();
+        let available = if available.is_empty() {
+            "none".to_owned()
+        } else {
+            available.join(", ")
+        };
+        Err(ToolCallError::new(
+            ToolCallErrorKind::UnknownTool,
+            name,
+            format!("unknown tool `{name}`; available tools: {available}"),
+        ))
+    }
+}
+
+/// Step 2 for a call of `tool`.
+fn prepare_tool(tool: &BoundTool, arguments: Arguments<'_>, is_output: bool) -> Prepared {
+    let name = &*tool.checked.name;
+    let arguments = match arguments {
+        Arguments::Text(text) => parse_arguments(name, text),
+        Arguments::Value(value) => refuse_too_deep(name, value),
+    };
+    match arguments.and_then(|arguments| {
+        check_against(name, &tool.checked.validator, &arguments).map(|()| arguments)
+    }) {
+        Ok(arguments) => Prepared::Ready(Ready {
+            tool: Arc::clone(&tool.tool),
+            checked: Arc::clone(&tool.checked),
+            arguments,
+            is_output,
+        }),
+        Err(error) => Prepared::Answered(error),
+    }
+}
+
+impl Ready {
+    /// Steps 3 to 6: the call's context (`tool_call_id` empty and
+    /// `cancellation` `None` for a direct call, whose token never fires),
+    /// the middleware chain to the tool, who failed, and the output check.
+    pub(crate) async fn run(
+        self,
+        site: CallSite<'_>,
+        tool_call_id: String,
+        cancellation: Option<Arc<CancellationToken>>,
+    ) -> Ran {
+        let Ready {
+            tool,
+            checked,
+            arguments,
+            is_output,
+        } = self;
+        let name = Arc::clone(&checked.name);
+        let context = CallContext::new(
+            site.ids,
+            site.layout.modes[site.mode].name.clone(),
+            checked,
+            tool_call_id,
+            cancellation,
+        );
+        let output = execute(
+            tool.as_ref(),
+            &name,
+            &site.layout.middlewares,
+            arguments,
+            context,
+        )
+        .await;
+        Ran {
+            // The control call's output is the turn's value, not text for
+            // the model, so it is not checked here.
+            output: match output {
+                Ok(output) if !is_output => refuse_deep_output(&name, output),
+                other => other,
+            },
+            is_output,
+        }
+    }
+}
+
+impl From<ToolCallError> for Ran {
+    /// A call answered without running.
+    fn from(error: ToolCallError) -> Self {
+        Self {
+            output: Err(error),
+            is_output: false,
+        }
+    }
+}
+
+impl Ran {
+    /// Step 7: the tool result the model reads for `call`, and the call's
+    /// statistics (`duration` is its time through the chain).
+    pub(crate) fn finish(
+        self,
+        limits: &ResolvedToolLimits,
+        call: &ToolCall,
+        duration: Duration,
+    ) -> Finished {
+        let mut value = None;
+        let (content, error) = match self.output {
+            // What the chain returned is the output; a middleware that made
+            // it content parts made it their text.
+            Ok(output) if self.is_output => {
+                value = Some(output.into_json());
+                (vec![ContentPart::text(OUTPUT_RECEIVED)], None)
+            }
+            Ok(ToolOutput::Content(parts)) if !parts.is_empty() => (parts, None),
+            Ok(output) => (vec![ContentPart::text(output.text())], None),
+            // Bounded here to `result_bytes` too, with the error text's own
+            // one-line marker: the result cut below would break the line.
+            Err(error) => (
+                vec![ContentPart::text(clean_error_text(
+                    &error.message,
+                    limits.result_bytes.map_or(ERROR_TEXT_BYTES, |limit| {
+                        ERROR_TEXT_BYTES.min(limit.get() as usize)
+                    }),
+                ))],
+                Some(error.kind),
+            ),
+        };
+        let (content, result_bytes, truncated) = bound_text(content, limits);
+        Finished {
+            result: ToolResult::with_content(call.id.clone(), content, error.is_some()),
+            stats: CallStats {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                duration,
+                error,
+                result_bytes,
+                truncated,
+            },
+            output: value,
+        }
+    }
+}
+
+impl CallSite<'_> {
+    /// The limits of the site's mode.
+    pub(crate) fn limits(&self) -> &ResolvedToolLimits {
+        &self.layout.modes[self.mode].tool_limits
+    }
+}
+
+/// Applies `result_bytes` to the text of a result's parts: when the text
+/// parts together are longer than the limit, they become one text part, cut
+/// head + marker + tail, where the first one was; other parts (images) stay
+/// as they are. Returns the parts, the text bytes before the cut and
+/// whether it cut.
+fn bound_text(
+    content: Vec<ContentPart>,
+    limits: &ResolvedToolLimits,
+) -> (Vec<ContentPart>, usize, bool) {
+    let is_text = |part: &ContentPart| matches!(part, ContentPart::Text(_));
+    let text_bytes: usize = content
+        .iter()
+        .map(|part| match part {
+            ContentPart::Text(text) => text.text.len(),
+            _ => 0,
+        })
+        .sum();
+    let Some(limit) = limits.result_bytes.map(|limit| limit.get() as usize) else {
+        return (content, text_bytes, false);
+    };
+    if text_bytes <= limit {
+        return (content, text_bytes, false);
+    }
+    let text = text_of(&content);
+    let shown = ContentPart::text(truncate_middle(&text, limit).into_owned());
+    let first_text = content.iter().position(is_text).unwrap_or(0);
+    let mut parts: Vec<ContentPart> = content.into_iter().filter(|part| !is_text(part)).collect();
+    parts.insert(first_text.min(parts.len()), shown);
+    (parts, text_bytes, true)
+}
+
+/// The error of a call not run because the turn has its output.
+fn not_run(tool_name: &str, message: &str) -> ToolCallError {
+    ToolCallError::new(ToolCallErrorKind::NotRun, tool_name, message.to_owned())
+}
+
+/// The error of a call whose response the output limit cut off.
+fn cut_off_error(tool_name: &str) -> ToolCallError {
+    ToolCallError::new(
+        ToolCallErrorKind::CutOff,
+        tool_name,
+        format!(
+            "the call to `{tool_name}` was cut off by the output token limit and did not run; send it again with shorter arguments, or split the work into smaller calls"
+        ),
+    )
 }
 
 /// Reads the model's arguments text: empty (or white space) counts as `{}`,
 /// as providers send for tools without parameters; anything else must be a
 /// JSON object.
-pub(crate) fn parse_arguments(tool_name: &str, text: &str) -> Result<Value, ToolCallError> {
+fn parse_arguments(tool_name: &str, text: &str) -> Result<Value, ToolCallError> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
@@ -78,7 +459,7 @@ fn not_object(tool_name: &str, value: &Value) -> ToolCallError {
 /// without recursion. Arguments a model sends are parsed from JSON text,
 /// which cannot nest deeper; a value built in code can, and the schema
 /// check, the middlewares and the tool would all recurse into it.
-pub(crate) fn refuse_too_deep(tool_name: &str, arguments: Value) -> Result<Value, ToolCallError> {
+fn refuse_too_deep(tool_name: &str, arguments: Value) -> Result<Value, ToolCallError> {
     json::within_depth(arguments).ok_or_else(|| {
         ToolCallError::new(
             ToolCallErrorKind::ArgumentsTooDeep,
@@ -92,10 +473,7 @@ pub(crate) fn refuse_too_deep(tool_name: &str, arguments: Value) -> Result<Value
 /// levels; otherwise [`ToolCallErrorKind::OutputTooDeep`], and the output
 /// is dropped without recursion. Turning an output into the model's text
 /// (and copying or exporting the result) walks every value it holds.
-pub(crate) fn refuse_deep_output(
-    tool_name: &str,
-    output: ToolOutput,
-) -> Result<ToolOutput, ToolCallError> {
+fn refuse_deep_output(tool_name: &str, output: ToolOutput) -> Result<ToolOutput, ToolCallError> {
     let too_deep = match &output {
         ToolOutput::Json(value) => json::too_deep(value),
         ToolOutput::Content(parts) => parts
@@ -124,12 +502,6 @@ pub(crate) fn refuse_deep_output(
 
 /// How many schema violations one error message lists at most.
 const MAX_LISTED_VIOLATIONS: usize = 3;
-
-/// Checks `arguments` against the tool's compiled schema; the message names
-/// each failing field (as a JSON pointer) and why.
-pub(crate) fn check_arguments(tool: &BoundTool, arguments: &Value) -> Result<(), ToolCallError> {
-    check_against(&tool.checked.name, &tool.checked.validator, arguments)
-}
 
 /// Checks `arguments` of the tool `name` against `validator`; the message
 /// names each failing field (as a JSON pointer) and why.
@@ -199,49 +571,6 @@ fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
     format!("{field}: {}", reason.finish())
 }
 
-/// Invokes the tool named `name` of mode `mode` directly (no model, no
-/// tool call id): the lookup, the checks and the run, in one future.
-pub(crate) async fn invoke_named(
-    binding: &Binding,
-    mode: usize,
-    name: &str,
-    arguments: Value,
-) -> Result<ToolOutput, ToolCallError> {
-    let index = lookup(binding, mode, name)?;
-    let (tool, arguments, context) = prepare_direct(binding, mode, index, arguments)?;
-    let name = &binding.tools[index].checked.name;
-    execute(tool, name, &binding.layout.middlewares, arguments, context).await
-}
-
-/// Invokes the tool at `index` of `binding.tools` directly, in mode
-/// `mode`: the checks and the run, in one future.
-pub(crate) async fn invoke_at(
-    binding: &Binding,
-    mode: usize,
-    index: usize,
-    arguments: Value,
-) -> Result<ToolOutput, ToolCallError> {
-    let (tool, arguments, context) = prepare_direct(binding, mode, index, arguments)?;
-    let name = &binding.tools[index].checked.name;
-    execute(tool, name, &binding.layout.middlewares, arguments, context).await
-}
-
-/// What a direct invocation runs: the tool at `index`, its checked
-/// arguments and its context. Plain code, not a future of its own: the
-/// invocation's future then holds no nested future for it.
-fn prepare_direct(
-    binding: &Binding,
-    mode: usize,
-    index: usize,
-    arguments: Value,
-) -> Result<(&dyn Tool, Value, CallContext), ToolCallError> {
-    let tool = &binding.tools[index];
-    let arguments = refuse_too_deep(&tool.checked.name, arguments)?;
-    check_arguments(tool, &arguments)?;
-    let context = binding.context(mode, Arc::clone(&tool.checked), String::new(), None);
-    Ok((tool.tool.as_ref(), arguments, context))
-}
-
 /// Runs checked arguments through the middleware chain to `tool`, named
 /// `name`.
 ///
@@ -250,7 +579,7 @@ fn prepare_direct(
 /// [`Next`](crate::middleware::Next) and its wrapping of the tool's error
 /// in [`ToolFailed`] would be work with nothing to show for it. The
 /// resulting [`ToolCallError`] is the same either way.
-pub(crate) async fn execute(
+async fn execute(
     tool: &dyn Tool,
     name: &str,
     middlewares: &[Arc<dyn ToolMiddleware>],

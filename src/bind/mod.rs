@@ -31,6 +31,13 @@
 //! Any failure is a typed [`BindError`] and no binding exists. A bound
 //! definition is a `Definition<`[`Bound`]`>`: its methods (tools, modes,
 //! invocation) are here, and the turn runner's in [`turn`](crate::turn).
+//!
+//! Every tool call of a binding, a turn's or a direct one, goes through one
+//! pipeline, in this order: the lookup in the call's mode, the arguments
+//! (read, an object, passing the tool's schema), the call's context, the
+//! middleware chain down to the tool and back, who failed, the output
+//! check, and the model-facing finish (error text cleaned and bounded, the
+//! mode's `result_bytes`). A turn only decides when each call may start.
 
 mod bindings;
 mod bound;
@@ -38,6 +45,7 @@ mod build;
 pub(crate) mod call;
 mod call_error;
 mod error;
+mod outcome;
 
 pub use bindings::Bindings;
 pub(crate) use bound::Binding;
@@ -45,3 +53,4 @@ pub(crate) use bound::BoundTool;
 pub use bound::{Bound, BoundMode, ToolHandle, UnknownMode};
 pub use call_error::{ToolCallError, ToolCallErrorKind};
 pub use error::{BindError, BindErrorKind, Duplicate, FactoryPanic};
+pub use outcome::{CallOutcome, CallStats};

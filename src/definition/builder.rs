@@ -10,9 +10,8 @@
 //! order and are copied in.
 
 use std::marker::PhantomData;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use crate::definition::layout::Layout;
 use crate::definition::{Defined, Definition};
 use crate::limits::ToolLimits;
 use crate::middleware::ToolMiddleware;
@@ -38,9 +37,6 @@ pub(crate) struct Recipe {
     pub(crate) instructions: Option<String>,
     /// Which tool names are valid; [`NameRules::OpenAi`] by default.
     pub(crate) name_rules: NameRules,
-    /// The layout of its bindings, worked out at the first bind
-    /// ([`Recipe::layout`]).
-    pub(crate) layout: OnceLock<Arc<Layout>>,
 }
 
 /// A set-once option not given yet. Zero-sized, used only as a type
@@ -157,7 +153,6 @@ impl DefinitionBuilder {
                 initial_mode: None,
                 instructions: None,
                 name_rules: NameRules::default(),
-                layout: OnceLock::new(),
             },
             state: PhantomData,
         }

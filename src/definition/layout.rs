@@ -1,20 +1,20 @@
 //! [`Layout`]: what every binding of a validated definition has in common,
-//! worked out once: its distinct tool definitions, where each one's tools
-//! go, each mode's tools, names, limits and instructions, and the
-//! model-facing tool lists.
+//! worked out once, by [`validate`](crate::Definition::validate): its
+//! distinct tool definitions and their collisions, where each one's tools
+//! go, and each mode's tools, name, resolved limits and instructions.
 //!
 //! A binding then holds only what is its own: the tools its factories
 //! built, with a shared pointer to their checked infos. A binding with
-//! extra tools has a layout of its own, since its tool lists differ.
+//! extra tools has a layout of its own, since its tool lists differ, made
+//! from the validated one.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::definition::builder::Recipe;
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
-use crate::tool::checked::CheckedInfo;
-use crate::tool::{self, ToolInfo};
+use crate::tool;
 
 /// The shape of a binding of one definition (and its extra tools, if any).
 pub(crate) struct Layout {
@@ -31,10 +31,6 @@ pub(crate) struct Layout {
     pub(crate) initial: usize,
     /// First = outermost.
     pub(crate) middlewares: Arc<[Arc<dyn ToolMiddleware>]>,
-    /// The model-facing tool lists of each mode, built from the first
-    /// binding's checked infos, for every binding whose tools report the
-    /// same ones.
-    shared_infos: OnceLock<SharedInfos>,
 }
 
 /// One mode of a layout.
@@ -115,30 +111,18 @@ pub(crate) enum Collisions {
     ToolNames(Vec<(String, usize, usize)>),
 }
 
-/// Each mode's model-facing tool list, per mode index.
-pub(crate) type ModeInfos = Arc<[Box<[ToolInfo]>]>;
-
-struct SharedInfos {
-    /// The checked infos the lists were built from, per tool index (kept
-    /// alive, so an address match is a real match).
-    checked: Box<[Arc<CheckedInfo>]>,
-    modes: ModeInfos,
-}
-
-impl Recipe {
-    /// The layout of a binding without extra tools, worked out on first
-    /// use and then shared.
-    pub(crate) fn layout(&self) -> &Arc<Layout> {
-        self.layout.get_or_init(|| Arc::new(Layout::of(self, &[])))
-    }
-}
-
 impl Layout {
     /// The layout of `recipe` bound with the extra tool definitions
-    /// `extra`: the base tool list is the recipe's tools and then the extra
-    /// ones, each mode's its own (or the base's, when it sets none) and
-    /// then the extra ones, each without repeats.
-    pub(crate) fn of(recipe: &Recipe, extra: &[tool::Definition]) -> Self {
+    /// `extra`, its modes' limits resolved already (`limits[0]` the base's,
+    /// then each mode's, in declared order): the base tool list is the
+    /// recipe's tools and then the extra ones, each mode's its own (or the
+    /// base's, when it sets none) and then the extra ones, each without
+    /// repeats.
+    pub(crate) fn of(
+        recipe: &Recipe,
+        limits: &[ResolvedToolLimits],
+        extra: &[tool::Definition],
+    ) -> Self {
         let list = |own: &[tool::Definition]| {
             let mut list: Vec<tool::Definition> = Vec::new();
             for definition in own.iter().chain(extra) {
@@ -174,14 +158,13 @@ impl Layout {
             tool_limits,
             instructions: instructions.clone(),
         };
-        // `validate` refused invalid limits, so `merge` reports no error here.
-        let (base_limits, _) = recipe.tool_limits.merge(ResolvedToolLimits::default());
-        let mut mode_layouts = vec![mode(None, &base, base_limits, &recipe.instructions)];
-        for (declared, list) in recipe.modes.iter().zip(&modes) {
+        let limit = |index: usize| limits.get(index).copied().unwrap_or_default();
+        let mut mode_layouts = vec![mode(None, &base, limit(0), &recipe.instructions)];
+        for (index, (declared, list)) in recipe.modes.iter().zip(&modes).enumerate() {
             mode_layouts.push(mode(
                 Some(declared.name.as_str().into()),
                 list,
-                declared.tool_limits.merge(base_limits).0,
+                limit(index + 1),
                 &declared.instructions,
             ));
         }
@@ -204,52 +187,16 @@ impl Layout {
             modes: mode_layouts,
             initial,
             middlewares: recipe.middlewares.iter().cloned().collect(),
-            shared_infos: OnceLock::new(),
         }
     }
 
-    /// Each mode's model-facing tool list for a binding whose tools are
-    /// placed by `table` and whose tool `i` has the checked info
-    /// `checked[i]`: the shared lists when the table is the layout's own and
-    /// every tool reports the info they were built from (the usual case:
-    /// the infos are fixed, or equal to the last ones checked), else lists
-    /// of the binding's own.
-    pub(crate) fn mode_infos(
-        &self,
-        table: &Arc<ToolTable>,
-        checked: &[&Arc<CheckedInfo>],
-    ) -> ModeInfos {
-        let shareable = Arc::ptr_eq(table, &self.table);
-        if shareable
-            && let Some(shared) = self.shared_infos.get()
-            && shared.checked.len() == checked.len()
-            && shared
-                .checked
-                .iter()
-                .zip(checked)
-                .all(|(shared, own)| Arc::ptr_eq(shared, own))
-        {
-            return Arc::clone(&shared.modes);
-        }
-        let modes: ModeInfos = table
-            .modes
-            .iter()
-            .map(|mode| {
-                mode.tools
-                    .iter()
-                    .map(|&index| ToolInfo::clone(&checked[index].info))
-                    .collect()
-            })
-            .collect();
-        // The first binding's lists are the ones shared; a later binding
-        // whose infos differ keeps its own.
-        if shareable {
-            let _ = self.shared_infos.set(SharedInfos {
-                checked: checked.iter().map(|&checked| Arc::clone(checked)).collect(),
-                modes: Arc::clone(&modes),
-            });
-        }
-        modes
+    /// The layout of a binding of the same recipe with the extra tool
+    /// definitions `extra`: this one's limits, the recipe's tools and
+    /// modes, and the extra tools.
+    pub(crate) fn with_extra(&self, recipe: &Recipe, extra: &[tool::Definition]) -> Self {
+        let limits: Vec<ResolvedToolLimits> =
+            self.modes.iter().map(|mode| mode.tool_limits).collect();
+        Self::of(recipe, &limits, extra)
     }
 }
 

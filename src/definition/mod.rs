@@ -89,13 +89,19 @@ impl Definition<Defined> {
     /// modes have non-blank, unique names and valid limits; an initial mode
     /// is set when modes exist and names one of them. No factory runs.
     ///
+    /// What it checks it keeps: the validated definition holds each mode's
+    /// resolved limits, its tools and where every tool goes, which every
+    /// [`bind`](crate::Definition::bind) uses as they are.
+    ///
     /// Errors: [`DefinitionError`] with the kind, the field path and the
     /// offending value.
     pub fn validate(self) -> Result<Definition<Validated>, DefinitionError> {
-        self.recipe.validate()?;
+        let layout = self.recipe.validate()?;
         Ok(Definition {
             recipe: self.recipe,
-            state: Validated::STATE,
+            state: Validated {
+                layout: Arc::new(layout),
+            },
         })
     }
 }
@@ -107,13 +113,13 @@ impl<S: State> Definition<S> {
     }
 }
 
-/// Cheap: the recipe is shared. A bound definition is one session's and
-/// is not `Clone`.
-impl<S: State + Copy> Clone for Definition<S> {
+/// Cheap: the recipe and the validated layout are shared. A bound
+/// definition is one session's and is not `Clone`.
+impl<S: State + Clone> Clone for Definition<S> {
     fn clone(&self) -> Self {
         Self {
             recipe: Arc::clone(&self.recipe),
-            state: self.state,
+            state: self.state.clone(),
         }
     }
 }

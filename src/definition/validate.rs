@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use crate::definition::builder::Recipe;
+use crate::definition::layout::Layout;
 use crate::definition::{DefinitionError, DefinitionErrorKind};
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::{self, NameRules};
@@ -12,8 +13,9 @@ impl Recipe {
     /// Checks, in this order: name not blank, without control characters;
     /// base limits; every tool
     /// definition of the base; every mode (name, uniqueness, limits, its
-    /// tool definitions); the initial mode.
-    pub(crate) fn validate(&self) -> Result<(), DefinitionError> {
+    /// tool definitions); the initial mode. Returns the layout of its
+    /// bindings, with the limits it resolved.
+    pub(crate) fn validate(&self) -> Result<Layout, DefinitionError> {
         if self.name.trim().is_empty() {
             return Err(DefinitionError::new(
                 DefinitionErrorKind::MissingName,
@@ -28,9 +30,11 @@ impl Recipe {
                 format!("{:?}", self.name),
             ));
         }
-        self.tool_limits.check().map_err(|limit| {
+        let base_limits = self.tool_limits.resolve().map_err(|limit| {
             DefinitionError::limit(DefinitionErrorKind::InvalidToolLimits, "tool_limits", limit)
         })?;
+        // The base's, then each mode's.
+        let mut limits = vec![base_limits];
         for (index, definition) in self.tools.iter().enumerate() {
             check_tool_definition(definition, &format!("tools[{index}]"), self.name_rules)?;
         }
@@ -52,13 +56,13 @@ impl Recipe {
                     format!("{:?}", mode.name),
                 ));
             }
-            mode.tool_limits.check().map_err(|limit| {
+            limits.push(mode.tool_limits.inherit(base_limits).map_err(|limit| {
                 DefinitionError::limit(
                     DefinitionErrorKind::InvalidMode,
                     &format!("{field}.tool_limits"),
                     limit,
                 )
-            })?;
+            })?);
             for (tool_index, definition) in mode.tools.iter().flatten().enumerate() {
                 check_tool_definition(
                     definition,
@@ -68,30 +72,35 @@ impl Recipe {
             }
         }
         match &self.initial_mode {
-            None if !self.modes.is_empty() => Err(DefinitionError::new(
-                DefinitionErrorKind::MissingInitialMode,
-                "initial_mode",
-                "none",
-            )),
-            Some(initial) if !mode_names.contains(initial.as_str()) => Err(DefinitionError::new(
-                DefinitionErrorKind::InvalidInitialMode,
-                "initial_mode",
-                format!("{initial:?}"),
-            )
-            .because(if self.modes.is_empty() {
-                "no modes are declared".to_owned()
-            } else {
-                format!(
-                    "declared modes: {}",
-                    self.modes
-                        .iter()
-                        .map(|m| m.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+            None if !self.modes.is_empty() => {
+                return Err(DefinitionError::new(
+                    DefinitionErrorKind::MissingInitialMode,
+                    "initial_mode",
+                    "none",
+                ));
+            }
+            Some(initial) if !mode_names.contains(initial.as_str()) => {
+                return Err(DefinitionError::new(
+                    DefinitionErrorKind::InvalidInitialMode,
+                    "initial_mode",
+                    format!("{initial:?}"),
                 )
-            })),
-            _ => Ok(()),
+                .because(if self.modes.is_empty() {
+                    "no modes are declared".to_owned()
+                } else {
+                    format!(
+                        "declared modes: {}",
+                        self.modes
+                            .iter()
+                            .map(|m| m.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }));
+            }
+            _ => {}
         }
+        Ok(Layout::of(self, &limits, &[]))
     }
 }
 

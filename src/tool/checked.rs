@@ -1,15 +1,12 @@
-//! A tool's info once checked, with its compiled argument validator, and
-//! the per-definition cache that lets every binding share them.
+//! A tool's info once checked, with its compiled argument validator: made
+//! once when the info is fixed at declaration ([`Declared`]), or at bind for
+//! tools that report their own info, where bindings that report equal
+//! infos share one ([`InfoCache`]).
 //!
 //! Checking a `parameters` schema (meta-schema check, compilation) costs
-//! far more than building a tool, so it is done once per distinct info:
-//! a [`Definition::from_fn`](crate::tool::Definition::from_fn) or
-//! [`typed_fn`](crate::tool::Definition::typed_fn) tool reports the very
-//! info it was declared with (the same allocation, found by address); a
-//! tool another factory builds reports an info of its own, which is reused
-//! when it equals the last one checked under its name and checked afresh
-//! otherwise. Two bindings that see equal infos share one [`CheckedInfo`];
-//! the tools themselves are never shared.
+//! far more than building a tool, so it is done once per distinct info.
+//! Two bindings that see equal infos share one [`CheckedInfo`]; the tools
+//! themselves are never shared.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -27,52 +24,95 @@ pub(crate) struct CheckedInfo {
     pub(crate) validator: Arc<jsonschema::Validator>,
 }
 
-/// The checked infos of one tool definition: per tool name, the last info
-/// checked under that name.
-///
-/// Only a success is kept: a schema that fails its checks fails them again,
-/// with the same error, at every bind. Two first binds racing may each
-/// check; the cache keeps one, and both bindings are correct.
-pub(crate) struct InfoCache {
-    /// The info fixed at declaration, when there is one: the tool reports a
-    /// reference to it, so it is recognised by address.
-    declared: Option<Declared>,
-    /// In the order first seen, which is the order factories usually build
-    /// in, so `position` finds most entries at once.
-    entries: Mutex<Vec<Arc<CheckedInfo>>>,
+impl CheckedInfo {
+    /// `info` checked and compiled now.
+    ///
+    /// Errors: the first [`SchemaProblem`] of `info.parameters`.
+    pub(crate) fn check(info: Arc<ToolInfo>) -> Result<Self, SchemaProblem> {
+        // Before the schema checker, which recurses per level.
+        if schema::info_too_deep(&info) {
+            return Err(SchemaProblem::TooDeep);
+        }
+        let validator = schema::compile(&info.parameters)?;
+        Ok(Self {
+            name: info.name.as_str().into(),
+            info,
+            validator,
+        })
+    }
 }
 
-/// A tool's info fixed at declaration
-/// ([`from_fn`](crate::tool::Definition::from_fn)), which its tools report
-/// by reference.
+/// A tool's info fixed at declaration (`from_fn`, `typed_fn`, a one-tool
+/// factory's `new`), checked there, once: every binding's tool reports it,
+/// and bind takes its checked form as it is.
 pub(crate) struct Declared {
     info: Arc<ToolInfo>,
-    /// The info nested too deeply when declared: its deep values were
-    /// dropped then (see [`Declared::new`]), and every bind refuses it.
-    too_deep: bool,
+    /// `Ok` when the schema passed; a failure is kept as a marker and
+    /// checked again at each bind for its error (a schema error cannot be
+    /// cloned, and every bind of a bad declaration fails alike).
+    checked: Result<Arc<CheckedInfo>, Refused>,
+}
+
+/// Why a declared info was refused when declared.
+#[derive(Clone, Copy)]
+enum Refused {
+    /// Its values nested too deeply and were dropped then.
+    TooDeep,
+    /// Its schema failed a check; checking it again gives the error.
+    Schema,
 }
 
 impl Declared {
-    /// Takes `info` as declared. Values of it that nest deeper than the
-    /// crate walks (see [`schema::info_too_deep`]) are dropped at once,
-    /// without recursion, and remembered as refused: the definition owns
-    /// them now, and serde_json's own drop of them, whenever the
-    /// definition went, could overflow the stack.
+    /// Takes `info` as declared and checks it. Values of it that nest
+    /// deeper than the crate walks (see [`schema::info_too_deep`]) are
+    /// dropped at once, without recursion, and remembered as refused: the
+    /// definition owns them now, and serde_json's own drop of them,
+    /// whenever the definition went, could overflow the stack.
     pub(crate) fn new(mut info: ToolInfo) -> Self {
-        let too_deep = schema::info_too_deep(&info);
-        if too_deep {
+        if schema::info_too_deep(&info) {
             schema::drop_too_deep(&mut info);
+            return Self {
+                info: Arc::new(info),
+                checked: Err(Refused::TooDeep),
+            };
         }
-        Self {
-            info: Arc::new(info),
-            too_deep,
-        }
+        let info = Arc::new(info);
+        let checked = CheckedInfo::check(Arc::clone(&info))
+            .map(Arc::new)
+            .map_err(|_| Refused::Schema);
+        Self { info, checked }
     }
 
     /// The info, shared with the tools built from it.
     pub(crate) fn info(&self) -> &Arc<ToolInfo> {
         &self.info
     }
+
+    /// The checked form, made when declared.
+    ///
+    /// Errors: the [`SchemaProblem`] the declaration has, at every call.
+    pub(crate) fn checked(&self) -> Result<Arc<CheckedInfo>, SchemaProblem> {
+        match &self.checked {
+            Ok(checked) => Ok(Arc::clone(checked)),
+            Err(Refused::TooDeep) => Err(SchemaProblem::TooDeep),
+            // Checked again for its error; a schema check is a pure
+            // function of the schema, so it fails again.
+            Err(Refused::Schema) => CheckedInfo::check(Arc::clone(&self.info)).map(Arc::new),
+        }
+    }
+}
+
+/// The checked infos the tools of one factory reported: per tool name, the
+/// last info checked under that name.
+///
+/// Only a success is kept: a schema that fails its checks fails them again,
+/// with the same error, at every bind. Two first binds racing may both
+/// check one info; the first to store it wins and the other takes the
+/// stored one, so every binding holds the same checked info.
+pub(crate) struct InfoCache {
+    /// In the order first seen, which is the order factories usually build
+    /// in, so `position` finds most entries at once.
+    entries: Mutex<Vec<Arc<CheckedInfo>>>,
 }
 
 /// How many names one definition's cache remembers: far more than a tool
@@ -81,67 +121,59 @@ impl Declared {
 const MAX_CACHED_NAMES: usize = 1024;
 
 impl InfoCache {
-    /// A cache; `declared` is the one tool's info when it is fixed at
-    /// declaration.
-    pub(crate) fn new(declared: Option<Declared>) -> Self {
+    pub(crate) fn new() -> Self {
         Self {
-            declared,
             entries: Mutex::new(Vec::new()),
         }
     }
 
     /// The checked form of `info`, which a built tool reported at
-    /// `position` in its factory's list: the cached one when it is the same
-    /// info or an equal one, else checked and compiled now, and cached.
+    /// `position` in its factory's list: the cached one when it is an
+    /// equal info, else checked and compiled now, and cached.
     ///
-    /// Errors: the first [`SchemaProblem`] of `info.parameters`.
+    /// Errors: the first [`SchemaProblem`] of `info`.
     pub(crate) fn checked(
         &self,
         position: usize,
         info: &ToolInfo,
     ) -> Result<Arc<CheckedInfo>, SchemaProblem> {
-        let cached = {
-            let entries = lock(&self.entries);
-            let named = |entry: &&Arc<CheckedInfo>| *entry.name == *info.name;
-            entries
-                .get(position)
-                .filter(named)
-                .or_else(|| entries.iter().find(named))
-                .cloned()
-        };
-        // A cached info passed the depth check, so comparing with it
-        // recurses no deeper than it nests, however deep `info` is.
-        if let Some(cached) = cached
-            && (std::ptr::eq(&*cached.info, info) || *cached.info == *info)
-        {
+        if let Some(cached) = self.equal(position, info) {
             return Ok(cached);
         }
-        let declared = self
-            .declared
-            .as_ref()
-            .filter(|declared| std::ptr::eq(&*declared.info, info));
         // Before the schema checker and the copy below, which recurse per
         // level.
-        if declared.is_some_and(|declared| declared.too_deep) || schema::info_too_deep(info) {
+        if schema::info_too_deep(info) {
             return Err(SchemaProblem::TooDeep);
         }
-        let validator = schema::compile(&info.parameters)?;
-        let info = match declared {
-            Some(declared) => Arc::clone(&declared.info),
-            None => Arc::new(info.clone()),
-        };
-        let checked = Arc::new(CheckedInfo {
-            name: info.name.as_str().into(),
-            info,
-            validator,
-        });
+        let checked = Arc::new(CheckedInfo::check(Arc::new(info.clone()))?);
         let mut entries = lock(&self.entries);
-        if let Some(entry) = entries.iter_mut().find(|entry| entry.name == checked.name) {
-            *entry = Arc::clone(&checked);
-        } else if entries.len() < MAX_CACHED_NAMES {
-            entries.push(Arc::clone(&checked));
+        match entries.iter_mut().find(|entry| entry.name == checked.name) {
+            // Another bind checked an equal info meanwhile: share its.
+            Some(entry) if *entry.info == *checked.info => Ok(Arc::clone(entry)),
+            Some(entry) => {
+                *entry = Arc::clone(&checked);
+                Ok(checked)
+            }
+            None => {
+                if entries.len() < MAX_CACHED_NAMES {
+                    entries.push(Arc::clone(&checked));
+                }
+                Ok(checked)
+            }
         }
-        Ok(checked)
+    }
+
+    /// The cached checked info equal to `info`, if any.
+    fn equal(&self, position: usize, info: &ToolInfo) -> Option<Arc<CheckedInfo>> {
+        let entries = lock(&self.entries);
+        let named = |entry: &&Arc<CheckedInfo>| *entry.name == *info.name;
+        let cached = entries
+            .get(position)
+            .filter(named)
+            .or_else(|| entries.iter().find(named))?;
+        // A cached info passed the depth check, so comparing with it
+        // recurses no deeper than it nests, however deep `info` is.
+        (std::ptr::eq(&*cached.info, info) || *cached.info == *info).then(|| Arc::clone(cached))
     }
 }
 
@@ -164,20 +196,33 @@ mod tests {
     }
 
     #[test]
-    fn the_declared_info_is_checked_once_and_shared() {
+    fn a_declared_info_is_checked_once_when_declared() {
         let declared = Declared::new(info(json!({"type": "object"})));
-        let declared_info = Arc::clone(declared.info());
-        let cache = InfoCache::new(Some(declared));
-        let declared = declared_info;
-        let first = cache.checked(0, &declared).unwrap();
-        let second = cache.checked(0, &declared).unwrap();
+        let first = declared.checked().unwrap();
+        let second = declared.checked().unwrap();
         assert!(Arc::ptr_eq(&first, &second));
-        assert!(Arc::ptr_eq(&first.info, &declared), "no copy of the info");
+        assert!(
+            Arc::ptr_eq(&first.info, declared.info()),
+            "no copy of the info"
+        );
+    }
+
+    #[test]
+    fn a_declared_info_with_a_bad_schema_fails_at_every_check() {
+        let declared = Declared::new(info(json!({"type": "array"})));
+        for _ in 0..2 {
+            assert!(matches!(declared.checked(), Err(SchemaProblem::NotObject)));
+        }
+        let declared = Declared::new(info(json!({"type": "object", "minProperties": "x"})));
+        assert!(matches!(
+            declared.checked(),
+            Err(SchemaProblem::NotASchema(_))
+        ));
     }
 
     #[test]
     fn an_equal_info_reuses_the_checked_one_wherever_it_was_built() {
-        let cache = InfoCache::new(None);
+        let cache = InfoCache::new();
         let first = cache.checked(0, &info(json!({"type": "object"}))).unwrap();
         let second = cache.checked(3, &info(json!({"type": "object"}))).unwrap();
         assert!(Arc::ptr_eq(&first, &second));
@@ -185,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_different_info_is_checked_afresh_and_replaces_the_cached_one() {
-        let cache = InfoCache::new(None);
+        let cache = InfoCache::new();
         let first = cache.checked(0, &info(json!({"type": "object"}))).unwrap();
         let other = info(json!({"type": "object", "required": ["a"]}));
         let second = cache.checked(0, &other).unwrap();
@@ -199,8 +244,31 @@ mod tests {
     }
 
     #[test]
+    fn racing_checks_of_one_info_end_with_one_checked_info() {
+        let cache = InfoCache::new();
+        let parameters = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+        let barrier = std::sync::Barrier::new(8);
+        let checked: Vec<Arc<CheckedInfo>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let own = info(parameters.clone());
+                        barrier.wait();
+                        cache.checked(0, &own).unwrap()
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|thread| thread.join().unwrap())
+                .collect()
+        });
+        assert!(checked.iter().all(|c| Arc::ptr_eq(c, &checked[0])));
+    }
+
+    #[test]
     fn names_are_cached_apart() {
-        let cache = InfoCache::new(None);
+        let cache = InfoCache::new();
         let a = cache
             .checked(0, &ToolInfo::new("a", "", json!({"type": "object"})))
             .unwrap();
@@ -224,24 +292,14 @@ mod tests {
             Value::Null,
             "dropped when declared"
         );
-        let declared_info = Arc::clone(declared.info());
-        let cache = InfoCache::new(Some(declared));
         for _ in 0..2 {
-            assert!(matches!(
-                cache.checked(0, &declared_info),
-                Err(SchemaProblem::TooDeep)
-            ));
+            assert!(matches!(declared.checked(), Err(SchemaProblem::TooDeep)));
         }
-        // An equal info built elsewhere is a different one, checked as such.
-        assert!(matches!(
-            cache.checked(0, &info(Value::Null)),
-            Err(SchemaProblem::NotObject)
-        ));
     }
 
     #[test]
     fn a_failure_is_not_kept() {
-        let cache = InfoCache::new(None);
+        let cache = InfoCache::new();
         assert!(matches!(
             cache.checked(0, &info(json!({"type": "array"}))),
             Err(SchemaProblem::NotObject)

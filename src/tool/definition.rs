@@ -7,15 +7,18 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use std::pin::Pin;
+
 use crate::session::Session;
-use crate::tool::checked::{CheckedInfo, Declared, InfoCache};
-use crate::tool::schema::SchemaProblem;
-use crate::tool::{BoxError, Tool, ToolInfo};
+use crate::tool::checked::{Declared, InfoCache};
+use crate::tool::handler::HandlerTool;
+use crate::tool::{BoxError, Handler, Tool, ToolInfo};
 
 /// Builds the live tools of one [`Definition`] for one binding.
 ///
-/// Implement it for a factory that needs state of its own; closures go in
-/// through [`Definition::new`] and [`Definition::bundle`] instead. A factory
+/// Implement it for a factory of several tools that needs state of its own;
+/// closures go in through [`Definition::bundle`] instead, and a one-tool
+/// factory through [`Definition::new`]. A factory
 /// runs only inside [`bind`](crate::Definition::bind), once per binding, and
 /// may fail: its error becomes
 /// [`BindErrorKind::FactoryFailed`](crate::bind::BindErrorKind::FactoryFailed),
@@ -31,10 +34,13 @@ pub trait ToolFactory: Send + Sync + 'static {
 /// binding. It is not a tool and has no way to be invoked; only tools reached
 /// through a bound definition can be.
 ///
-/// It declares the model-facing names of the tools it produces (by default
-/// one, named like the definition; a bundle declares several).
+/// It declares the model-facing names of the tools it produces (one, named
+/// after its [`ToolInfo`], for [`new`](Self::new), [`from_fn`](Self::from_fn)
+/// and [`typed_fn`](Self::typed_fn); several for a [`bundle`](Self::bundle)).
 /// [`validate`](crate::Definition::validate) checks the declared names,
 /// [`bind`](crate::Definition::bind) checks the names the built tools report.
+/// A one-tool definition's info is fixed and its schema checked and
+/// compiled when it is declared, so bind only builds its tool.
 ///
 /// Cloning is cheap and keeps identity: a clone is the *same* definition, so
 /// using it in the base and in several modes builds it once per binding, and
@@ -65,79 +71,126 @@ struct Inner {
     /// [`Definition::discovering`]); `tool_names` is then empty.
     discovering: bool,
     factory: Factory,
-    /// The checked infos of the tools it builds, shared by every binding.
-    checked: InfoCache,
 }
 
-/// How a definition builds its tools at bind.
+/// How a definition builds its tools at bind, and where their checked
+/// infos come from.
 pub(crate) enum Factory {
-    /// A factory of the user's: its future runs at bind, concurrently with
-    /// the other definitions' factories.
-    Async(Box<dyn ToolFactory>),
+    /// One tool whose info was fixed and checked at declaration: bind
+    /// builds the tool and takes the checked info as it is.
+    Declared {
+        /// The info and its checked form.
+        declared: Declared,
+        /// How the tool is made.
+        build: Build,
+    },
+    /// Tools that report their own infos (a bundle, an MCP server): each
+    /// is checked at bind, and bindings that report equal infos share the
+    /// checked one.
+    Reported {
+        /// The user's factory: its future runs at bind, concurrently with
+        /// the other definitions' factories.
+        factory: Box<dyn ToolFactory>,
+        /// The infos checked so far, by tool name.
+        infos: InfoCache,
+    },
+}
+
+/// How a [`Factory::Declared`] tool is made for one binding.
+pub(crate) enum Build {
     /// A [`from_fn`](Definition::from_fn) or
     /// [`typed_fn`](Definition::typed_fn) tool, whose instance holds only
     /// the info and handler its declaration shares: made at once, with no
     /// future to box and join, and no user code that could fail or panic.
     Instant(Box<dyn Fn() -> Arc<dyn Tool> + Send + Sync>),
+    /// A [`new`](Definition::new) tool: the user's factory makes its
+    /// [`Handler`] for the binding's session.
+    Session(Box<dyn SessionFactory>),
+}
+
+/// The boxed future of a one-tool factory.
+pub(crate) type BuildFuture = Pin<Box<dyn Future<Output = Result<Arc<dyn Tool>, BoxError>> + Send>>;
+
+/// A one-tool factory, as [`Build::Session`] holds it.
+pub(crate) trait SessionFactory: Send + Sync + 'static {
+    /// The tool for the binding of `session`, with the declared `info`.
+    fn build(&self, session: Session, info: Arc<ToolInfo>) -> BuildFuture;
+}
+
+impl<F, Fut, H, E> SessionFactory for F
+where
+    F: Fn(Session) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<H, E>> + Send + 'static,
+    H: Handler,
+    E: Into<BoxError>,
+{
+    fn build(&self, session: Session, info: Arc<ToolInfo>) -> BuildFuture {
+        let built = self(session);
+        Box::pin(async move {
+            let handler = built.await.map_err(Into::into)?;
+            Ok(Arc::new(HandlerTool { info, handler }) as Arc<dyn Tool>)
+        })
+    }
 }
 
 impl Definition {
-    /// A definition whose factory builds one tool named `name`.
+    /// A definition of one tool whose info is declared here and whose
+    /// [`Handler`] the factory makes for each binding: from the binding's
+    /// [`Session`] (its ids and the caller's data, cheap to clone), e.g. a
+    /// workspace root or a database pool the session's calls use.
     ///
-    /// The factory receives the binding's [`Session`] (its ids and the
-    /// caller's data; cheap to clone) and returns the tool, or an error.
+    /// The definition and its tool are both named `info.name`. The info is
+    /// checked and its schema compiled here, once, and shared by every
+    /// binding; a schema that fails the checks fails every bind with
+    /// [`InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo). A
+    /// factory error is
+    /// [`FactoryFailed`](crate::bind::BindErrorKind::FactoryFailed), a panic
+    /// [`FactoryPanicked`](crate::bind::BindErrorKind::FactoryPanicked).
     ///
     /// ```
-    /// # use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
-    /// # use serde_json::{json, Value};
-    /// # struct Clock { info: ToolInfo, session: String }
-    /// # #[async_trait::async_trait]
-    /// # impl Tool for Clock {
-    /// #     fn info(&self) -> &ToolInfo { &self.info }
-    /// #     async fn invoke(&self, _: Value, _: &CallContext) -> Result<ToolOutput, BoxError> { Ok(json!(self.session).into()) }
-    /// # }
-    /// let clock = tool::Definition::new("clock", |session| async move {
-    ///     Ok::<_, BoxError>(Clock {
-    ///         info: ToolInfo::without_parameters("clock", "The session's clock."),
-    ///         session: session.session_id().to_string(),
-    ///     })
-    /// });
+    /// use agent_loop::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput};
+    /// use serde_json::{json, Value};
+    ///
+    /// /// The session's clock.
+    /// struct Clock { session: String }
+    ///
+    /// #[async_trait::async_trait]
+    /// impl Handler for Clock {
+    ///     async fn invoke(&self, _: Value, _: &CallContext) -> Result<ToolOutput, BoxError> {
+    ///         Ok(json!(self.session).into())
+    ///     }
+    /// }
+    ///
+    /// let clock = tool::Definition::new(
+    ///     ToolInfo::without_parameters("clock", "The session's clock."),
+    ///     |session| async move {
+    ///         Ok::<_, BoxError>(Clock { session: session.session_id().to_string() })
+    ///     },
+    /// );
+    /// assert_eq!(clock.tool_names(), ["clock"]);
     /// ```
-    pub fn new<F, Fut, T, E>(name: impl Into<String>, factory: F) -> Self
+    pub fn new<F, Fut, H, E>(info: ToolInfo, factory: F) -> Self
     where
         F: Fn(Session) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: Tool,
+        Fut: Future<Output = Result<H, E>> + Send + 'static,
+        H: Handler,
         E: Into<BoxError>,
     {
-        let name = name.into();
-        Self::from_parts(
-            name.clone(),
-            Some(vec![name]),
-            Factory::Async(Box::new(ClosureFactory(move |session| {
-                let built = factory(session);
-                async move {
-                    let tool = built.await.map_err(Into::into)?;
-                    Ok(vec![Arc::new(tool) as Arc<dyn Tool>])
-                }
-            }))),
-            None,
-        )
+        Self::declared(Declared::new(info), Build::Session(Box::new(factory)))
     }
 
-    /// A definition of the one tool `build` makes, at once, for each
-    /// binding, whose info was fixed at declaration.
-    pub(crate) fn instant(
-        declared: Declared,
-        build: impl Fn() -> Arc<dyn Tool> + Send + Sync + 'static,
-    ) -> Self {
+    /// A definition of the one tool `build` makes for each binding, whose
+    /// info was fixed and checked at declaration.
+    pub(crate) fn declared(declared: Declared, build: Build) -> Self {
         let name = declared.info().name.clone();
-        Self::from_parts(
-            name.clone(),
-            Some(vec![name]),
-            Factory::Instant(Box::new(build)),
-            Some(declared),
-        )
+        Self {
+            inner: Arc::new(Inner {
+                tool_names: vec![name.clone()],
+                name,
+                discovering: false,
+                factory: Factory::Declared { declared, build },
+            }),
+        }
     }
 
     /// A definition whose factory builds several tools at once (they may
@@ -169,11 +222,10 @@ impl Definition {
         tool_names: impl IntoIterator<Item = impl Into<String>>,
         factory: impl ToolFactory,
     ) -> Self {
-        Self::from_parts(
+        Self::reported(
             name.into(),
             Some(tool_names.into_iter().map(Into::into).collect()),
-            Factory::Async(Box::new(factory)),
-            None,
+            Box::new(factory),
         )
     }
 
@@ -212,23 +264,25 @@ impl Definition {
     /// assert!(catalogue.tool_names().is_empty());
     /// ```
     pub fn discovering(name: impl Into<String>, factory: impl ToolFactory) -> Self {
-        Self::from_parts(name.into(), None, Factory::Async(Box::new(factory)), None)
+        Self::reported(name.into(), None, Box::new(factory))
     }
 
-    /// `tool_names` is `None` for a definition that discovers them.
-    fn from_parts(
+    /// A definition whose tools report their own infos; `tool_names` is
+    /// `None` for a definition that discovers them.
+    fn reported(
         name: String,
         tool_names: Option<Vec<String>>,
-        factory: Factory,
-        declared: Option<Declared>,
+        factory: Box<dyn ToolFactory>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                checked: InfoCache::new(declared),
                 name,
                 discovering: tool_names.is_none(),
                 tool_names: tool_names.unwrap_or_default(),
-                factory,
+                factory: Factory::Reported {
+                    factory,
+                    infos: InfoCache::new(),
+                },
             }),
         }
     }
@@ -259,20 +313,6 @@ impl Definition {
 
     pub(crate) fn factory(&self) -> &Factory {
         &self.inner.factory
-    }
-
-    /// The checked form of `info`, which the tool this definition built at
-    /// `position` in its list reported: shared with every binding that
-    /// reported the same or an equal info under that name, checked and
-    /// compiled now otherwise.
-    ///
-    /// Errors: the first [`SchemaProblem`] of `info.parameters`.
-    pub(crate) fn checked_info(
-        &self,
-        position: usize,
-        info: &ToolInfo,
-    ) -> Result<Arc<CheckedInfo>, SchemaProblem> {
-        self.inner.checked.checked(position, info)
     }
 }
 

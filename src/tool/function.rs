@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::tool::checked::Declared;
+use crate::tool::definition::Build;
 use crate::tool::{BoxError, CallContext, Definition, Tool, ToolInfo, ToolOutput};
 
 impl Definition {
@@ -22,9 +23,9 @@ impl Definition {
     ///
     /// The definition and the tool are both named `info.name`. Every binding
     /// builds a fresh tool that shares the handler and the info. The schema
-    /// is checked and compiled on the first bind and the compiled validator
-    /// is shared by every later binding (a bad schema fails every bind
-    /// alike). A `parameters` or extras value nested deeper than 128
+    /// is checked and compiled here, once, and the compiled validator is
+    /// shared by every binding (a bad schema fails every bind alike, with
+    /// [`InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo)). A `parameters` or extras value nested deeper than 128
     /// levels is dropped here, without recursion, and every bind refuses
     /// the definition with
     /// [`InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo).
@@ -60,12 +61,15 @@ impl Definition {
         // bind recognises it by address, so its schema is compiled once.
         let declared = Declared::new(info);
         let info = Arc::clone(declared.info());
-        Definition::instant(declared, move || {
-            Arc::new(FnTool {
-                info: Arc::clone(&info),
-                handler: Arc::clone(&handler),
-            })
-        })
+        Definition::declared(
+            declared,
+            Build::Instant(Box::new(move || {
+                Arc::new(FnTool {
+                    info: Arc::clone(&info),
+                    handler: Arc::clone(&handler),
+                })
+            })),
+        )
     }
 
     /// A definition of one stateless tool whose arguments are a Rust type:

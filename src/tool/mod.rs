@@ -4,7 +4,8 @@
 //! - [`Definition`] (`tool::Definition`): a named factory, declared once per
 //!   process. It is not a tool and cannot be invoked.
 //! - [`Tool`]: a live tool built by a factory for one binding, returning a
-//!   [`ToolOutput`] (JSON, or text and images).
+//!   [`ToolOutput`] (JSON, or text and images); [`Handler`], what a one-tool
+//!   factory builds: a tool's behaviour, its info declared up front.
 //! - [`ToolInfo`]: what the model sees (name, description, JSON Schema).
 //! - [`NameRules`]: which model-facing names a provider accepts, and
 //!   [`NameRules::sanitize`] to turn any name into one it accepts.
@@ -12,6 +13,7 @@
 pub(crate) mod checked;
 pub(crate) mod definition;
 mod function;
+mod handler;
 mod info;
 mod invoke;
 pub(crate) mod name;
@@ -20,6 +22,7 @@ pub(crate) mod schema;
 
 pub use definition::{Definition, ToolFactory};
 pub use function::schema_of;
+pub use handler::Handler;
 pub use info::{ToolAnnotations, ToolInfo};
 pub use invoke::{BoxError, CallContext, Tool};
 pub use name::{NameError, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};

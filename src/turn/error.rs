@@ -29,7 +29,7 @@ pub enum TurnError {
         usage: Usage,
     },
     /// The turn asks for structured output, and the model answered in text
-    /// once more than [`TurnOptions::output_retries`](crate::turn::TurnOptions::output_retries)
+    /// once more than `output_retries` ([`TurnOptionsBuilder::output_retries`](crate::turn::TurnOptionsBuilder::output_retries))
     /// allows. The last text answer is the last message of the conversation.
     #[error("turn: the model answered in text instead of calling `structured_output`")]
     NoOutput {

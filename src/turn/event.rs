@@ -89,6 +89,9 @@ pub struct TurnEvents {
 }
 
 impl TurnEvents {
+    /// Events sent nowhere, as a constant.
+    pub(crate) const NOWHERE: Self = Self { sender: None };
+
     /// Events sent to a new channel, and its receiving end. Events sent
     /// after the receiver is dropped are discarded.
     pub fn channel() -> (Self, UnboundedReceiver<TurnEvent>) {

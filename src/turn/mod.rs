@@ -9,12 +9,15 @@ mod outcome;
 mod output;
 mod runner;
 
+pub use crate::bind::CallStats;
 pub use crate::text::ERROR_TEXT_BYTES;
 pub use error::{ExceededLimit, ToolLimitError, TurnError};
 pub use event::{TurnEvent, TurnEvents};
-pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
-pub use outcome::{CallStats, IterationStats, TurnOutcome, TurnStats, TurnStatus};
+pub use model::{
+    Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel, ToolList, ToolListIter,
+};
+pub use outcome::{IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use output::{
     DEFAULT_OUTPUT_RETRIES, MixedBatch, NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, Output,
-    OutputError, OutputErrorKind, OutputMode, TurnOptions,
+    OutputError, OutputErrorKind, OutputMode, TurnOptions, TurnOptionsBuilder,
 };

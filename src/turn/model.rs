@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
+use crate::bind::BoundTool;
 use crate::conversation::{Message, ModelResponse};
 use crate::tool::{BoxError, ToolInfo};
 use crate::turn::{Output, TurnEvents};
@@ -56,8 +57,23 @@ pub trait Model: Send + Sync {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError>;
 }
 
-/// One request to the model.
+/// One request to the model. Built by the turn runner; build one yourself
+/// with [`ModelRequest::new`] to call a model directly.
+///
+/// ```
+/// use agent_loop::conversation::Message;
+/// use agent_loop::tool::ToolInfo;
+/// use agent_loop::turn::ModelRequest;
+///
+/// let conversation = [Message::user("Weather in Paris?")];
+/// let tools = [ToolInfo::without_parameters("now", "The time.")];
+/// let request = ModelRequest::new(&conversation)
+///     .instructions("Be brief.")
+///     .tools(&tools[..]);
+/// assert_eq!(request.tools.len(), 1);
+/// ```
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct ModelRequest<'a> {
     /// The whole conversation so far, oldest first (its system messages
     /// included).
@@ -66,7 +82,7 @@ pub struct ModelRequest<'a> {
     /// before the conversation's own system messages.
     pub instructions: Option<&'a str>,
     /// The tools the model may call in the current mode, in order.
-    pub tools: &'a [ToolInfo],
+    pub tools: ToolList<'a>,
     /// The current mode's name; `None` for the base mode.
     pub mode: Option<&'a str>,
     /// The output the final answer's text must be, in
@@ -83,6 +99,247 @@ pub struct ModelRequest<'a> {
     /// they arrive. Sends nowhere unless the turn is watched.
     pub events: &'a TurnEvents,
 }
+
+/// Where a request built by hand sends its events: nowhere.
+static NO_EVENTS: TurnEvents = TurnEvents::NOWHERE;
+
+impl<'a> ModelRequest<'a> {
+    /// A request for `conversation` with no instructions, no tools, the
+    /// base mode, no native output, and events sent nowhere.
+    pub fn new(conversation: &'a [Message]) -> Self {
+        Self {
+            conversation,
+            instructions: None,
+            tools: ToolList::default(),
+            mode: None,
+            output: None,
+            events: &NO_EVENTS,
+        }
+    }
+
+    /// Sets the instructions (a system prompt).
+    #[must_use]
+    pub fn instructions(mut self, instructions: &'a str) -> Self {
+        self.instructions = Some(instructions);
+        self
+    }
+
+    /// Sets the tools the model may call.
+    #[must_use]
+    pub fn tools(mut self, tools: impl Into<ToolList<'a>>) -> Self {
+        self.tools = tools.into();
+        self
+    }
+
+    /// Sets the mode's name.
+    #[must_use]
+    pub fn mode(mut self, mode: &'a str) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Asks for `output` natively (see [`ModelRequest::output`]).
+    #[must_use]
+    pub fn output(mut self, output: &'a Output) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    /// Sends streamed deltas to `events`.
+    #[must_use]
+    pub fn events(mut self, events: &'a TurnEvents) -> Self {
+        self.events = events;
+        self
+    }
+}
+
+/// The tools a [`ModelRequest`] offers, in order: a view of the bound
+/// mode's tools (no copy is made per request or per binding), or of a slice
+/// of [`ToolInfo`]s. Iterate it for `&ToolInfo`s; the
+/// [`wire`](crate::wire) exports take it as it is.
+///
+/// ```
+/// use agent_loop::tool::ToolInfo;
+/// use agent_loop::turn::ToolList;
+///
+/// let tools = [ToolInfo::without_parameters("a", ""), ToolInfo::without_parameters("b", "")];
+/// let list = ToolList::from(&tools[..]);
+/// assert_eq!(list.iter().map(|tool| tool.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+/// assert_eq!(list.get(1).map(|tool| tool.name.as_str()), Some("b"));
+/// ```
+#[derive(Clone, Copy)]
+pub struct ToolList<'a> {
+    repr: Repr<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Repr<'a> {
+    Slice(&'a [ToolInfo]),
+    /// A mode's tools: `order` indexes `tools`; then `extra`, the turn's
+    /// structured-output tool.
+    Bound {
+        tools: &'a [BoundTool],
+        order: &'a [usize],
+        extra: Option<&'a ToolInfo>,
+    },
+}
+
+impl<'a> ToolList<'a> {
+    /// The list of a bound mode's tools, then `extra`.
+    pub(crate) fn bound(
+        tools: &'a [BoundTool],
+        order: &'a [usize],
+        extra: Option<&'a ToolInfo>,
+    ) -> Self {
+        Self {
+            repr: Repr::Bound {
+                tools,
+                order,
+                extra,
+            },
+        }
+    }
+
+    /// How many tools.
+    pub fn len(&self) -> usize {
+        match self.repr {
+            Repr::Slice(slice) => slice.len(),
+            Repr::Bound { order, extra, .. } => order.len() + usize::from(extra.is_some()),
+        }
+    }
+
+    /// `true` when there is no tool.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The tool at `index`, in order.
+    pub fn get(&self, index: usize) -> Option<&'a ToolInfo> {
+        match self.repr {
+            Repr::Slice(slice) => slice.get(index),
+            Repr::Bound {
+                tools,
+                order,
+                extra,
+            } => match order.get(index) {
+                Some(&tool) => tools.get(tool).map(|tool| &*tool.checked.info),
+                None if index == order.len() => extra,
+                None => None,
+            },
+        }
+    }
+
+    /// The tools, in order.
+    pub fn iter(&self) -> ToolListIter<'a> {
+        ToolListIter {
+            list: *self,
+            next: 0,
+            end: self.len(),
+        }
+    }
+}
+
+impl Default for ToolList<'_> {
+    /// No tools.
+    fn default() -> Self {
+        Self {
+            repr: Repr::Slice(&[]),
+        }
+    }
+}
+
+impl<'a> From<&'a [ToolInfo]> for ToolList<'a> {
+    fn from(tools: &'a [ToolInfo]) -> Self {
+        Self {
+            repr: Repr::Slice(tools),
+        }
+    }
+}
+
+impl<'a> From<&'a Vec<ToolInfo>> for ToolList<'a> {
+    fn from(tools: &'a Vec<ToolInfo>) -> Self {
+        Self::from(tools.as_slice())
+    }
+}
+
+impl<'a, const N: usize> From<&'a [ToolInfo; N]> for ToolList<'a> {
+    fn from(tools: &'a [ToolInfo; N]) -> Self {
+        Self::from(tools.as_slice())
+    }
+}
+
+impl<'a> IntoIterator for ToolList<'a> {
+    type Item = &'a ToolInfo;
+    type IntoIter = ToolListIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &ToolList<'a> {
+    type Item = &'a ToolInfo;
+    type IntoIter = ToolListIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for ToolList<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|tool| &tool.name))
+            .finish()
+    }
+}
+
+impl PartialEq for ToolList<'_> {
+    /// Equal when they hold equal tools in the same order.
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+/// The tools of a [`ToolList`], in order.
+#[derive(Clone)]
+pub struct ToolListIter<'a> {
+    list: ToolList<'a>,
+    next: usize,
+    end: usize,
+}
+
+impl<'a> Iterator for ToolListIter<'a> {
+    type Item = &'a ToolInfo;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.end {
+            return None;
+        }
+        let item = self.list.get(self.next);
+        self.next += 1;
+        item
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.end.saturating_sub(self.next);
+        (left, Some(left))
+    }
+}
+
+impl DoubleEndedIterator for ToolListIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.next >= self.end {
+            return None;
+        }
+        self.end -= 1;
+        self.list.get(self.end)
+    }
+}
+
+impl ExactSizeIterator for ToolListIter<'_> {}
+
+impl std::iter::FusedIterator for ToolListIter<'_> {}
 
 /// A model that replays a fixed list of responses, one per request, and
 /// records what it was asked. For tests and examples.
@@ -154,7 +411,7 @@ impl Model for ScriptedModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
         lock(&self.requests).push(RecordedRequest {
             conversation: request.conversation.to_vec(),
-            tool_names: request.tools.iter().map(|t| t.name.clone()).collect(),
+            tool_names: request.tools.iter().map(|tool| tool.name.clone()).collect(),
             mode: request.mode.map(str::to_owned),
             instructions: request.instructions.map(str::to_owned),
             native_output: request.output.map(|output| output.name().to_owned()),

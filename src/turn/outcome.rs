@@ -3,7 +3,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use crate::bind::ToolCallErrorKind;
+use crate::bind::CallStats;
 use crate::conversation::{FinishReason, Message, Usage};
 
 /// How a turn ended without error.
@@ -17,7 +17,7 @@ pub enum TurnStatus {
     /// The model called [`STRUCTURED_OUTPUT_TOOL_NAME`](crate::STRUCTURED_OUTPUT_TOOL_NAME)
     /// with arguments that pass the turn's [`Output`](crate::turn::Output)
     /// schema (a turn run with
-    /// [`TurnOptions::output`](crate::turn::TurnOptions::output)). The call
+    /// [`TurnOptionsBuilder::output`](crate::turn::TurnOptionsBuilder::output)). The call
     /// and its ok result are the last messages of the turn.
     Output {
         /// The output, unwrapped when the schema was wrapped.
@@ -163,28 +163,6 @@ pub struct IterationStats {
     pub finish_reason: FinishReason,
     /// Tokens used by the model request that asked for this batch.
     pub usage: Usage,
-}
-
-/// One tool call of a batch, whether it ran or not.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CallStats {
-    /// The provider's tool call id.
-    pub tool_call_id: String,
-    /// The tool name the model asked for.
-    pub tool_name: String,
-    /// Wall time of the call through the middleware chain, from the start
-    /// (after waiting for a `parallel` slot) to the end; zero for calls
-    /// that did not run (unknown tool, bad arguments, cut off).
-    pub duration: Duration,
-    /// `None` for a successful call, the kind of failure otherwise.
-    pub error: Option<ToolCallErrorKind>,
-    /// Bytes of the result text (the tool's output, every text part of a
-    /// content output together, or for an error the cleaned error sentence
-    /// the model reads), before `result_bytes` cut it; images are not
-    /// counted.
-    pub result_bytes: usize,
-    /// `true` when `result_bytes` cut the result the model sees.
-    pub truncated: bool,
 }
 
 #[cfg(test)]

@@ -4,12 +4,19 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+use typed_builder::TypedBuilder;
 
+use crate::bind::BoundTool;
 use crate::json;
+use crate::tool::checked::CheckedInfo;
 use crate::tool::schema::{self, SchemaProblem};
-use crate::tool::{STRUCTURED_OUTPUT_TOOL_NAME, ToolInfo, schema_of};
+use crate::tool::{
+    BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput, schema_of,
+};
 use crate::turn::TurnEvents;
 
 /// How many plain-text answers (in [`OutputMode::Native`], answers that are
@@ -54,9 +61,10 @@ pub const NATIVE_OUTPUT_INSTRUCTION: &str =
 #[derive(Clone)]
 pub struct Output {
     name: String,
-    info: ToolInfo,
     wrapped: bool,
-    validator: Arc<jsonschema::Validator>,
+    /// The control tool: its checked info holds the tool's info and the
+    /// compiled schema, and a turn in tool mode offers it as it is.
+    control: BoundTool,
 }
 
 impl std::fmt::Debug for Output {
@@ -130,11 +138,25 @@ impl Output {
                 "Give your final answer ({name}) by calling this tool; the turn ends with it. {description}"
             )
         };
+        let info = Arc::new(ToolInfo::new(
+            STRUCTURED_OUTPUT_TOOL_NAME,
+            tool_description,
+            parameters,
+        ));
+        let control = BoundTool {
+            tool: Arc::new(ControlTool {
+                info: Arc::clone(&info),
+            }),
+            checked: Arc::new(CheckedInfo {
+                name: Arc::from(STRUCTURED_OUTPUT_TOOL_NAME),
+                info,
+                validator,
+            }),
+        };
         Ok(Self {
-            info: ToolInfo::new(STRUCTURED_OUTPUT_TOOL_NAME, tool_description, parameters),
             name,
             wrapped,
-            validator,
+            control,
         })
     }
 
@@ -146,7 +168,7 @@ impl Output {
     /// The tool the model is offered: named [`STRUCTURED_OUTPUT_TOOL_NAME`],
     /// its parameters the (wrapped) schema.
     pub fn info(&self) -> &ToolInfo {
-        &self.info
+        &self.control.checked.info
     }
 
     /// `true` when the schema is not an object schema and was wrapped in a
@@ -159,11 +181,27 @@ impl Output {
     /// as offered in the tool's parameters and, in [`OutputMode::Native`],
     /// sent to the provider.
     pub fn schema(&self) -> &Value {
-        &self.info.parameters
+        &self.info().parameters
     }
 
-    pub(crate) fn validator(&self) -> &Arc<jsonschema::Validator> {
-        &self.validator
+    /// The output a native-mode answer holds: its text (trimmed, a
+    /// surrounding code fence removed) parsed as JSON and passing the
+    /// schema, unwrapped; `None` when it is not valid output.
+    pub(crate) fn value_in_answer(&self, text: &str) -> Option<Value> {
+        let mut text = text.trim();
+        if let Some(fenced) = text.strip_prefix("```").and_then(|t| t.strip_suffix("```")) {
+            // The fence's first line is its language tag (`json`), if any.
+            text = fenced
+                .split_once('\n')
+                .map_or(fenced, |(_, body)| body)
+                .trim();
+        }
+        let value: Value = serde_json::from_str(text).ok()?;
+        self.control
+            .checked
+            .validator
+            .is_valid(&value)
+            .then(|| self.unwrap_value(value))
     }
 
     /// The turn's value from the control call's (checked) arguments.
@@ -176,6 +214,26 @@ impl Output {
         } else {
             arguments
         }
+    }
+}
+
+/// The control tool's handler: its output is its (checked) arguments.
+struct ControlTool {
+    info: Arc<ToolInfo>,
+}
+
+#[async_trait]
+impl Tool for ControlTool {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        Ok(arguments.into())
     }
 }
 
@@ -233,6 +291,90 @@ pub enum OutputErrorKind {
     DoesNotCompile,
 }
 
+/// A turn's side of its structured output: the control tool it offers (in
+/// tool mode), the output it asks the provider for (native mode), and what
+/// becomes of each final answer in text.
+pub(crate) struct OutputProtocol<'a> {
+    output: Option<&'a Output>,
+    native: bool,
+    retries: u32,
+    mixed_batch: MixedBatch,
+    /// Text answers answered with an instruction so far.
+    instructed: u32,
+}
+
+/// What a turn does with a final answer in text.
+pub(crate) enum AnswerStep {
+    /// No output asked for: the turn completed.
+    Completed,
+    /// A native answer that is the output (unwrapped).
+    Output(Value),
+    /// Not the output: ask again with this user message.
+    Instruct(&'static str),
+    /// Not the output, and no retry is left.
+    NoOutput,
+}
+
+impl<'a> OutputProtocol<'a> {
+    pub(crate) fn new(options: &'a TurnOptions<'_>) -> Self {
+        Self {
+            output: options.output.as_ref(),
+            native: options.output_mode == OutputMode::Native,
+            retries: options.output_retries,
+            mixed_batch: options.mixed_batch,
+            instructed: 0,
+        }
+    }
+
+    /// The control tool the model is offered, in tool mode.
+    pub(crate) fn control(&self) -> Option<&'a BoundTool> {
+        self.output
+            .filter(|_| !self.native)
+            .map(|output| &output.control)
+    }
+
+    /// The output asked for natively.
+    pub(crate) fn native(&self) -> Option<&'a Output> {
+        self.output.filter(|_| self.native)
+    }
+
+    /// `true` when a batch with the output runs none of its other calls.
+    pub(crate) fn ends_batch(&self) -> bool {
+        self.mixed_batch == MixedBatch::EndEarly
+    }
+
+    /// The turn's value from what the control call returned.
+    pub(crate) fn value(&self, returned: Value) -> Value {
+        match self.output {
+            Some(output) => output.unwrap_value(returned),
+            None => returned,
+        }
+    }
+
+    /// What becomes of the final answer `text`: without an output, the
+    /// turn completes; a native answer may be the output; any other
+    /// answer is instructed to give it, at most `retries` times.
+    pub(crate) fn answer(&mut self, text: &str) -> AnswerStep {
+        let Some(output) = self.output else {
+            return AnswerStep::Completed;
+        };
+        if self.native
+            && let Some(value) = output.value_in_answer(text)
+        {
+            return AnswerStep::Output(value);
+        }
+        if self.instructed >= self.retries {
+            return AnswerStep::NoOutput;
+        }
+        self.instructed = self.instructed.saturating_add(1);
+        AnswerStep::Instruct(if self.native {
+            NATIVE_OUTPUT_INSTRUCTION
+        } else {
+            OUTPUT_INSTRUCTION
+        })
+    }
+}
+
 /// What to do with the other calls of a batch holding a valid
 /// [`STRUCTURED_OUTPUT_TOOL_NAME`] call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -264,94 +406,97 @@ pub enum OutputMode {
     Native,
 }
 
-/// Options of one turn, for
-/// [`run_turn_with`](crate::Definition::run_turn_with): the output it must
-/// end in, and where its events go.
+/// Options of one turn, for [`run_turn`](crate::Definition::run_turn):
+/// its cancellation token, where its events go, and the structured output
+/// it must end in. Every option is set at most once (a second call of a
+/// setter does not compile: "Repeated field"), and each left out has its
+/// default: never cancelled, no events, no output.
+///
+/// A `&CancellationToken` converts into options with only that token, so
+/// `run_turn(&model, &mut conversation, &token)` is the short form.
 ///
 /// ```
 /// use agent_loop::turn::{MixedBatch, Output, TurnEvents, TurnOptions};
+/// use tokio_util::sync::CancellationToken;
 ///
 /// #[derive(schemars::JsonSchema, serde::Deserialize)]
 /// struct Verdict { spam: bool }
 ///
 /// let (events, _receiver) = TurnEvents::channel();
-/// let options = TurnOptions::new()
+/// let cancellation = CancellationToken::new();
+/// let options = TurnOptions::builder()
+///     .cancellation(&cancellation)
+///     .events(&events)
 ///     .output(Output::typed::<Verdict>()?)
 ///     .output_retries(1)
 ///     .mixed_batch(MixedBatch::RunAll)
-///     .events(&events);
+///     .build();
+/// # let _ = options;
 /// # Ok::<_, agent_loop::turn::OutputError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, TypedBuilder)]
+#[builder(
+    doc,
+    builder_method(doc = "Options set one by one; `.build()` makes them."),
+    build_method(doc = "The options, each one left out at its default.")
+)]
+#[non_exhaustive]
 pub struct TurnOptions<'a> {
-    pub(crate) output: Option<Output>,
-    pub(crate) output_retries: u32,
-    pub(crate) mixed_batch: MixedBatch,
-    pub(crate) output_mode: OutputMode,
+    #[builder(
+        default,
+        setter(
+            strip_option,
+            doc = "The turn's cancellation token: when it fires, the turn returns promptly with [`TurnStatus::Interrupted`](crate::turn::TurnStatus::Interrupted). Never cancelled unless set."
+        )
+    )]
+    pub(crate) cancellation: Option<&'a CancellationToken>,
+    #[builder(
+        default,
+        setter(
+            strip_option,
+            doc = "Sends the turn's [`TurnEvent`](crate::turn::TurnEvent)s to `events` as the turn runs; sending never blocks the turn. Nowhere unless set."
+        )
+    )]
     pub(crate) events: Option<&'a TurnEvents>,
+    #[builder(
+        default,
+        setter(
+            strip_option,
+            doc = "The turn must end in `output` ([`TurnStatus::Output`](crate::turn::TurnStatus::Output)). No output unless set."
+        )
+    )]
+    pub(crate) output: Option<Output>,
+    #[builder(
+        default = DEFAULT_OUTPUT_RETRIES,
+        setter(
+            doc = "How many plain-text answers get an instruction to call [`STRUCTURED_OUTPUT_TOOL_NAME`] (in [`OutputMode::Native`]: answers that are not valid output get [`NATIVE_OUTPUT_INSTRUCTION`]) before the turn fails with [`TurnError::NoOutput`](crate::turn::TurnError::NoOutput): [`DEFAULT_OUTPUT_RETRIES`] unless set; `0` fails at the first."
+        )
+    )]
+    pub(crate) output_retries: u32,
+    #[builder(
+        default,
+        setter(
+            doc = "What to do with the other calls of a batch that holds the output: [`MixedBatch::EndEarly`] unless set."
+        )
+    )]
+    pub(crate) mixed_batch: MixedBatch,
+    #[builder(
+        default,
+        setter(doc = "How the model is asked for the output: [`OutputMode::Tool`] unless set.")
+    )]
+    pub(crate) output_mode: OutputMode,
 }
 
 impl Default for TurnOptions<'_> {
+    /// Every option at its default: never cancelled, no events, no output.
     fn default() -> Self {
-        Self::new()
+        Self::builder().build()
     }
 }
 
-impl<'a> TurnOptions<'a> {
-    /// No output required, no events: what
-    /// [`run_turn`](crate::Definition::run_turn) uses.
-    pub fn new() -> Self {
-        Self {
-            output: None,
-            output_retries: DEFAULT_OUTPUT_RETRIES,
-            mixed_batch: MixedBatch::default(),
-            output_mode: OutputMode::default(),
-            events: None,
-        }
-    }
-
-    /// The turn must end in `output`. Replaces an earlier output.
-    pub fn output(mut self, output: Output) -> Self {
-        self.output = Some(output);
-        self
-    }
-
-    /// How many plain-text answers get an instruction to call
-    /// [`STRUCTURED_OUTPUT_TOOL_NAME`] (in [`OutputMode::Native`]: answers
-    /// that are not valid output get [`NATIVE_OUTPUT_INSTRUCTION`]) before
-    /// the turn fails
-    /// ([`DEFAULT_OUTPUT_RETRIES`] unless set; `0` fails at the first).
-    pub fn output_retries(mut self, retries: u32) -> Self {
-        self.output_retries = retries;
-        self
-    }
-
-    /// What to do with the other calls of a batch that holds the output
-    /// ([`MixedBatch::EndEarly`] unless set).
-    pub fn mixed_batch(mut self, mixed_batch: MixedBatch) -> Self {
-        self.mixed_batch = mixed_batch;
-        self
-    }
-
-    /// How the model is asked for the output ([`OutputMode::Tool`] unless
-    /// set).
-    pub fn output_mode(mut self, mode: OutputMode) -> Self {
-        self.output_mode = mode;
-        self
-    }
-
-    /// [`OutputMode::Native`] when `native`, else [`OutputMode::Tool`].
-    pub fn native_output(self, native: bool) -> Self {
-        self.output_mode(if native {
-            OutputMode::Native
-        } else {
-            OutputMode::Tool
-        })
-    }
-
-    /// Sends the turn's events to `events`.
-    pub fn events(mut self, events: &'a TurnEvents) -> Self {
-        self.events = Some(events);
-        self
+impl<'a> From<&'a CancellationToken> for TurnOptions<'a> {
+    /// Options with only the cancellation token set.
+    fn from(cancellation: &'a CancellationToken) -> Self {
+        Self::builder().cancellation(cancellation).build()
     }
 }

@@ -525,8 +525,8 @@ impl From<&ToolInfo> for Tool {
 /// The request's `tools` array for these tools, in order. Extras are
 /// written only when they came from Anthropic
 /// ([`Extras::fields_for`]); `strict` only when set.
-pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
-    tools.iter().map(Tool::from).collect()
+pub fn export_tools<'t>(tools: impl IntoIterator<Item = &'t ToolInfo>) -> Vec<Tool> {
+    tools.into_iter().map(Tool::from).collect()
 }
 
 /// Parses a request's `tools` array.

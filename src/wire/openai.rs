@@ -246,8 +246,8 @@ impl From<&ToolInfo> for Tool {
 /// assert_eq!(json[0]["function"]["strict"], true);
 /// # Ok::<_, serde_json::Error>(())
 /// ```
-pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
-    tools.iter().map(Tool::from).collect()
+pub fn export_tools<'t>(tools: impl IntoIterator<Item = &'t ToolInfo>) -> Vec<Tool> {
+    tools.into_iter().map(Tool::from).collect()
 }
 
 /// Parses a request's `tools` array.

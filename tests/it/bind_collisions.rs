@@ -51,8 +51,8 @@ async fn same_definition_in_base_twice_and_two_modes_builds_once() {
 
 /// A tool that answers the session id its factory was given.
 fn whoami() -> agent_loop::tool::Definition {
-    use agent_loop::tool::{self, BoxError, ToolInfo};
-    tool::Definition::new("whoami", |session| async move {
+    use agent_loop::tool::{BoxError, ToolInfo};
+    crate::common::tool_factory("whoami", |session| async move {
         let session_id = session.session_id().to_string();
         Ok::<_, BoxError>(crate::common::FnTool::new(
             ToolInfo::without_parameters("whoami", "The session of this binding."),

@@ -32,7 +32,7 @@ struct IndexOffline;
 
 #[tokio::test]
 async fn failing_factory_is_factory_failed_with_its_error_as_source() {
-    let error = bind_err(one_tool(tool::Definition::new(
+    let error = bind_err(one_tool(crate::common::tool_factory(
         "search",
         |_bindings| async { Err::<EchoTool, _>(IndexOffline) },
     )))
@@ -56,7 +56,7 @@ async fn failing_factory_is_factory_failed_with_its_error_as_source() {
 #[tokio::test]
 async fn missing_binding_data_fails_the_factory() {
     struct Workspace;
-    let error = bind_err(one_tool(tool::Definition::new(
+    let error = bind_err(one_tool(crate::common::tool_factory(
         "read",
         |bindings| async move {
             bindings.get::<Workspace>()?;
@@ -75,7 +75,7 @@ async fn missing_binding_data_fails_the_factory() {
 
 #[tokio::test]
 async fn panicking_factory_future_is_factory_panicked() {
-    let error = bind_err(one_tool(tool::Definition::new(
+    let error = bind_err(one_tool(crate::common::tool_factory(
         "search",
         |_bindings| async {
             if true {
@@ -99,7 +99,7 @@ async fn factory_panicking_before_its_future_is_factory_panicked() {
     fn build(_session: agent_loop::Session) -> std::future::Ready<Result<EchoTool, BoxError>> {
         panic!("no future at all")
     }
-    let error = bind_err(one_tool(tool::Definition::new("search", build))).await;
+    let error = bind_err(one_tool(crate::common::tool_factory("search", build))).await;
     assert_eq!(error.kind, BindErrorKind::FactoryPanicked);
 }
 
@@ -109,7 +109,7 @@ async fn failed_bind_leaves_the_definition_bindable_again() {
     let attempts = Arc::new(AtomicUsize::new(0));
     let flaky = {
         let attempts = Arc::clone(&attempts);
-        tool::Definition::new("flaky", move |_bindings| {
+        crate::common::tool_factory("flaky", move |_bindings| {
             let first = attempts.fetch_add(1, Ordering::SeqCst) == 0;
             async move {
                 if first {
@@ -218,7 +218,7 @@ async fn bundle_builds_all_its_tools_once() {
 async fn factories_receive_the_binding() {
     #[derive(Debug)]
     struct Root(&'static str);
-    let definition = one_tool(tool::Definition::new("root", |bindings| async move {
+    let definition = one_tool(crate::common::tool_factory("root", |bindings| async move {
         let root = bindings.get::<Root>()?.0;
         Ok::<_, BoxError>(EchoTool::with_info(ToolInfo::without_parameters(
             "root",
@@ -241,7 +241,7 @@ async fn mode_factory_failure_fails_the_whole_bind() {
             .name("agent")
             .tool(counted("search", &counter))
             .mode(
-                Mode::new("broken").tool(tool::Definition::new("broken", |_b| async {
+                Mode::new("broken").tool(crate::common::tool_factory("broken", |_b| async {
                     Err::<EchoTool, BoxError>("down".into())
                 })),
             )
@@ -320,7 +320,7 @@ async fn every_factory_of_a_large_binding_runs_concurrently() {
     let definitions: Vec<tool::Definition> = (0..FACTORIES)
         .map(|i| {
             let all_started = Arc::clone(&all_started);
-            tool::Definition::new(format!("tool_{i}"), move |_session| {
+            crate::common::tool_factory(format!("tool_{i}"), move |_session| {
                 let all_started = Arc::clone(&all_started);
                 async move {
                     all_started.wait().await;

@@ -75,6 +75,27 @@ impl<F: Fn() -> Value + Send + Sync + 'static> Tool for FnTool<F> {
     }
 }
 
+/// A definition named `name`, declaring the one tool name `name`, whose
+/// factory builds a [`Tool`] that reports its own info (checked at bind,
+/// and which may differ from what was declared): a one-tool
+/// [`bundle`](tool::Definition::bundle).
+pub fn tool_factory<F, Fut, T, E>(name: impl Into<String>, factory: F) -> tool::Definition
+where
+    F: Fn(agent_loop::Session) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<T, E>> + Send + 'static,
+    T: Tool,
+    E: Into<BoxError> + 'static,
+{
+    let name = name.into();
+    tool::Definition::bundle(name.clone(), [name], move |session| {
+        let built = factory(session);
+        async move {
+            let tool = built.await.map_err(Into::into)?;
+            Ok::<_, BoxError>(vec![Arc::new(tool) as Arc<dyn Tool>])
+        }
+    })
+}
+
 /// Counts factory calls across bindings.
 #[derive(Clone, Default)]
 pub struct Counter(Arc<AtomicUsize>);
@@ -108,7 +129,7 @@ pub fn counted(name: &str, counter: &Counter) -> tool::Definition {
 /// declared) and counts each call in `counter`.
 pub fn counted_with_info(name: &str, counter: &Counter, info: ToolInfo) -> tool::Definition {
     let counter = counter.clone();
-    tool::Definition::new(name, move |_bindings| {
+    tool_factory(name, move |_bindings| {
         counter.bump();
         let tool = EchoTool::with_info(info.clone());
         async move { Ok::<_, BoxError>(tool) }

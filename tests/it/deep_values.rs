@@ -148,7 +148,7 @@ async fn a_factory_tool_with_parameters_10000_levels_deep_is_refused_at_bind() {
         schema_with_deep_default(DEEP),
     ));
     let shared = Arc::clone(&info);
-    let definition = tool::Definition::new("deep", move |_session| {
+    let definition = crate::common::tool_factory("deep", move |_session| {
         let tool = SharedInfoTool(Arc::clone(&shared));
         async move { Ok::<_, BoxError>(tool) }
     });

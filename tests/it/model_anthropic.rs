@@ -5,7 +5,7 @@
 
 use agent_loop::conversation::Message;
 use agent_loop::model::{AnthropicModel, ModelError, ModelErrorKind, ToolChoice};
-use agent_loop::turn::{Model, ModelRequest, TurnEvents};
+use agent_loop::turn::{Model, ModelRequest, ToolList, TurnEvents};
 use agent_loop::wire::anthropic;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -117,14 +117,10 @@ fn settings_reach_the_body() {
     let conversation = start();
     let tools = [agent_loop::ToolInfo::without_parameters("echo", "Echoes.")];
     let events = TurnEvents::default();
-    let request = ModelRequest {
-        conversation: &conversation,
-        instructions: Some("Be brief."),
-        tools: &tools,
-        mode: None,
-        output: None,
-        events: &events,
-    };
+    let request = ModelRequest::new(&conversation)
+        .instructions("Be brief.")
+        .tools(&tools)
+        .events(&events);
     let body = model.request_body(&request);
     assert_eq!(body["max_tokens"], 8000);
     assert_eq!(body["system"], "Be brief.");
@@ -148,11 +144,9 @@ fn settings_reach_the_body() {
         forced["tool_choice"],
         json!({ "type": "any", "disable_parallel_tool_use": true })
     );
-    let bare = model.request_body(&ModelRequest {
-        tools: &[],
-        instructions: None,
-        ..request
-    });
+    let mut bare = request.tools(ToolList::default());
+    bare.instructions = None;
+    let bare = model.request_body(&bare);
     assert!(bare.get("tools").is_none() && bare.get("tool_choice").is_none());
     assert!(bare.get("system").is_none());
 }
@@ -170,14 +164,12 @@ async fn refused(model: AnthropicModel) -> ModelError {
     let tools = [agent_loop::ToolInfo::without_parameters("echo", "Echoes.")];
     let events = TurnEvents::default();
     let error = model
-        .respond(ModelRequest {
-            conversation: &conversation,
-            instructions: Some("Be brief."),
-            tools: &tools,
-            mode: None,
-            output: None,
-            events: &events,
-        })
+        .respond(
+            ModelRequest::new(&conversation)
+                .instructions("Be brief.")
+                .tools(&tools)
+                .events(&events),
+        )
         .await
         .expect_err("refused before sending");
     assert!(

@@ -117,16 +117,12 @@ pub const INVOICE_JSON: &str = r#"{"number":"A-17","total_cents":4200}"#;
 /// Runs one native-output turn for [`Invoice`] against `model`.
 pub async fn native_invoice_turn<M: agent_loop::turn::Model>(model: &M) -> Invoice {
     let session = session_for(&ModelResponse::answer("")).await;
-    let options = agent_loop::turn::TurnOptions::new()
+    let options = agent_loop::turn::TurnOptions::builder()
         .output(agent_loop::turn::Output::typed::<Invoice>().expect("a valid schema"))
-        .native_output(true);
+        .output_mode(agent_loop::turn::OutputMode::Native)
+        .build();
     let outcome = session
-        .run_turn_with(
-            model,
-            &mut start(),
-            &tokio_util::sync::CancellationToken::new(),
-            options,
-        )
+        .run_turn(model, &mut start(), options)
         .await
         .expect("the turn ends in its output");
     outcome

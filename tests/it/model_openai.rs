@@ -4,7 +4,7 @@
 //! tools.
 
 use agent_loop::model::{MaxTokensField, ModelErrorKind, OpenAiModel, ReasoningEffort, ToolChoice};
-use agent_loop::turn::{ModelRequest, TurnEvents};
+use agent_loop::turn::{ModelRequest, ToolList, TurnEvents};
 use agent_loop::wire::openai;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -117,14 +117,9 @@ fn settings_and_extra_fields_reach_the_body_and_no_tools_means_no_tool_fields() 
     let conversation = start();
     let tools = [agent_loop::ToolInfo::without_parameters("echo", "Echoes.")];
     let events = TurnEvents::default();
-    let request = ModelRequest {
-        conversation: &conversation,
-        instructions: None,
-        tools: &tools,
-        mode: None,
-        output: None,
-        events: &events,
-    };
+    let request = ModelRequest::new(&conversation)
+        .tools(&tools)
+        .events(&events);
     let body = model.request_body(&request);
     assert_eq!(body["max_completion_tokens"], 300);
     assert_eq!(body["reasoning_effort"], "low");
@@ -140,10 +135,7 @@ fn settings_and_extra_fields_reach_the_body_and_no_tools_means_no_tool_fields() 
         "no instructions, no system"
     );
 
-    let bare = model.request_body(&ModelRequest {
-        tools: &[],
-        ..request
-    });
+    let bare = model.request_body(&request.tools(ToolList::default()));
     for field in ["tools", "tool_choice", "parallel_tool_calls"] {
         assert!(bare.get(field).is_none(), "{field} without tools");
     }
@@ -196,14 +188,7 @@ async fn a_200_with_a_json_error_body_is_an_error_with_the_providers_type_messag
 fn the_output_cap_goes_as_max_completion_tokens_unless_the_server_reads_max_tokens() {
     let conversation = start();
     let events = TurnEvents::default();
-    let request = ModelRequest {
-        conversation: &conversation,
-        instructions: None,
-        tools: &[],
-        mode: None,
-        output: None,
-        events: &events,
-    };
+    let request = ModelRequest::new(&conversation).events(&events);
     let default = OpenAiModel::new("gpt-4.1")
         .max_tokens(300)
         .request_body(&request);
@@ -271,14 +256,9 @@ fn native_output_names_are_made_valid_and_strict_is_a_setting() {
     let output =
         agent_loop::turn::Output::from_schema("my output: v2.0", "", json!({"type": "string"}))
             .unwrap();
-    let request = ModelRequest {
-        conversation: &conversation,
-        instructions: None,
-        tools: &[],
-        mode: None,
-        output: Some(&output),
-        events: &events,
-    };
+    let request = ModelRequest::new(&conversation)
+        .output(&output)
+        .events(&events);
     let body = OpenAiModel::new("gpt-4o")
         .strict_output(true)
         .request_body(&request);
@@ -291,10 +271,7 @@ fn native_output_names_are_made_valid_and_strict_is_a_setting() {
     let long =
         agent_loop::turn::Output::from_schema("x".repeat(100), "", json!({"type": "object"}))
             .unwrap();
-    let body = OpenAiModel::new("gpt-4o").request_body(&ModelRequest {
-        output: Some(&long),
-        ..request
-    });
+    let body = OpenAiModel::new("gpt-4o").request_body(&request.output(&long));
     assert_eq!(
         body["response_format"]["json_schema"]["name"]
             .as_str()
@@ -302,9 +279,8 @@ fn native_output_names_are_made_valid_and_strict_is_a_setting() {
             .len(),
         64
     );
-    let plain = OpenAiModel::new("gpt-4o").request_body(&ModelRequest {
-        output: None,
-        ..request
-    });
+    let mut plain = request;
+    plain.output = None;
+    let plain = OpenAiModel::new("gpt-4o").request_body(&plain);
     assert!(plain.get("response_format").is_none());
 }

@@ -7,10 +7,10 @@
 
 use agent_loop::conversation::Message;
 use agent_loop::model::{AnthropicModel, ModelError, ModelErrorKind, OpenAiModel};
+use agent_loop::turn::TurnOptions;
 use agent_loop::turn::{Model, TurnError, TurnEvent, TurnEvents, TurnOutcome};
 use agent_loop::wire::{anthropic, openai};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -197,7 +197,11 @@ async fn watched_turn(
     let session = session_for(response).await;
     let (events, mut receiver) = TurnEvents::channel();
     let outcome = session
-        .run_turn_with_events(model, conversation, &CancellationToken::new(), &events)
+        .run_turn(
+            model,
+            conversation,
+            TurnOptions::builder().events(&events).build(),
+        )
         .await;
     drop(events);
     let mut seen = Vec::new();

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use agent_loop::model::{AnthropicModel, ModelError, ModelErrorKind, OpenAiModel};
+use agent_loop::turn::TurnOptions;
 use agent_loop::turn::{TurnError, TurnStatus};
 use agent_loop::wire::WireError;
 use serde_json::{Value, json};
@@ -278,7 +279,11 @@ async fn a_stream_that_stalls_after_its_first_events_is_a_timeout_and_not_retrie
     let session = session_for(&agent_loop::wire::openai::parse_response(&answer()).unwrap()).await;
     let (events, mut receiver) = agent_loop::turn::TurnEvents::channel();
     let error = session
-        .run_turn_with_events(&model, &mut start(), &CancellationToken::new(), &events)
+        .run_turn(
+            &model,
+            &mut start(),
+            TurnOptions::builder().events(&events).build(),
+        )
         .await
         .expect_err("the stalled stream fails");
     server.abort();

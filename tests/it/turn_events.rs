@@ -9,6 +9,7 @@ use crate::turn_common::{answer, bind_tools, call, user_says, weather_tool};
 use agent_loop::ToolLimits;
 use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::{FinishReason, ModelResponse, Usage};
+use agent_loop::turn::TurnOptions;
 use agent_loop::turn::{ScriptedModel, TurnEvent, TurnEvents};
 use tokio_util::sync::CancellationToken;
 
@@ -73,11 +74,10 @@ async fn a_watched_turn_reports_requests_calls_and_batches_in_order() {
     let (events, mut receiver) = TurnEvents::channel();
     let mut conversation = user_says("Weather?");
     session
-        .run_turn_with_events(
+        .run_turn(
             &model,
             &mut conversation,
-            &CancellationToken::new(),
-            &events,
+            TurnOptions::builder().events(&events).build(),
         )
         .await
         .unwrap();
@@ -132,11 +132,10 @@ async fn cut_off_calls_finish_without_starting() {
     let (events, mut receiver) = TurnEvents::channel();
     let mut conversation = user_says("Weather?");
     session
-        .run_turn_with_events(
+        .run_turn(
             &model,
             &mut conversation,
-            &CancellationToken::new(),
-            &events,
+            TurnOptions::builder().events(&events).build(),
         )
         .await
         .unwrap();
@@ -169,7 +168,11 @@ async fn a_dropped_receiver_or_no_watcher_changes_nothing() {
     drop(receiver);
     assert!(!events.is_watched());
     session
-        .run_turn_with_events(&script(), &mut watched, &CancellationToken::new(), &events)
+        .run_turn(
+            &script(),
+            &mut watched,
+            TurnOptions::builder().events(&events).build(),
+        )
         .await
         .unwrap();
     let mut unwatched = user_says("Weather?");

@@ -13,7 +13,6 @@ use agent_loop::{Bound, Definition, STRUCTURED_OUTPUT_TOOL_NAME, ToolLimits};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use crate::turn_common::{
     answer, assert_every_call_answered, batch, bind_tools, call, counting_tool, user_says,
@@ -46,9 +45,14 @@ async fn session() -> (Definition<Bound>, Arc<AtomicUsize>) {
 }
 
 fn native() -> TurnOptions<'static> {
-    TurnOptions::new()
-        .output(Output::typed::<Invoice>().expect("the invoice schema is valid"))
-        .native_output(true)
+    TurnOptions::builder()
+        .output(invoice_output())
+        .output_mode(OutputMode::Native)
+        .build()
+}
+
+fn invoice_output() -> Output {
+    Output::typed::<Invoice>().expect("the invoice schema is valid")
 }
 
 async fn run(
@@ -57,9 +61,7 @@ async fn run(
     conversation: &mut Vec<Message>,
     options: TurnOptions<'_>,
 ) -> Result<TurnOutcome, TurnError> {
-    session
-        .run_turn_with(model, conversation, &CancellationToken::new(), options)
-        .await
+    session.run_turn(model, conversation, options).await
 }
 
 fn instructions(conversation: &[Message]) -> usize {
@@ -99,7 +101,10 @@ async fn tool_mode_sends_no_native_output() {
     let (session, _) = session().await;
     let model = ScriptedModel::new([batch([call("c1", STRUCTURED_OUTPUT_TOOL_NAME, INVOICE)])]);
     let mut conversation = user_says("Read the invoice.");
-    let options = native().output_mode(OutputMode::Tool);
+    let options = TurnOptions::builder()
+        .output(invoice_output())
+        .output_mode(OutputMode::Tool)
+        .build();
     run(&session, &model, &mut conversation, options)
         .await
         .unwrap();
@@ -164,7 +169,11 @@ async fn invalid_answers_past_the_retry_cap_are_no_output() {
         &session,
         &model,
         &mut conversation,
-        native().output_retries(0),
+        TurnOptions::builder()
+            .output(invoice_output())
+            .output_mode(OutputMode::Native)
+            .output_retries(0)
+            .build(),
     )
     .await
     .unwrap_err();
@@ -182,9 +191,10 @@ async fn a_wrapped_schema_answer_is_unwrapped() {
     .unwrap();
     let model = ScriptedModel::new([answer(r#"["bug"]"#), answer(r#"{"value": ["bug", "ui"]}"#)]);
     let mut conversation = user_says("Label the ticket.");
-    let options = TurnOptions::new()
+    let options = TurnOptions::builder()
         .output(output)
-        .output_mode(OutputMode::Native);
+        .output_mode(OutputMode::Native)
+        .build();
     let outcome = run(&session, &model, &mut conversation, options)
         .await
         .unwrap();

@@ -9,6 +9,7 @@ use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::ToolResult;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::turn::ScriptedModel;
+use agent_loop::turn::TurnOptions;
 use agent_loop::{Bound, Definition, ToolLimits, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -333,7 +334,7 @@ fn ready_then_panics_on_drop() -> ToolFuture {
 
 /// The definition `name` of a [`HandWritten`] tool, without parameters.
 fn hand_written(name: &'static str, future: fn() -> ToolFuture) -> tool::Definition {
-    tool::Definition::new(name, move |_session| async move {
+    crate::common::tool_factory(name, move |_session| async move {
         Ok::<_, tool::BoxError>(HandWritten {
             info: tool::ToolInfo::without_parameters(name, "Written by hand."),
             future,
@@ -507,11 +508,10 @@ async fn a_call_whose_task_died_gets_an_error_result_and_a_finished_event() {
     let (events, mut receiver) = agent_loop::turn::TurnEvents::channel();
 
     let outcome = session
-        .run_turn_with_events(
+        .run_turn(
             &model,
             &mut conversation,
-            &CancellationToken::new(),
-            &events,
+            TurnOptions::builder().events(&events).build(),
         )
         .await
         .expect("the turn completes");

@@ -53,13 +53,15 @@ async fn run(
     conversation: &mut Vec<Message>,
     options: TurnOptions<'_>,
 ) -> Result<TurnOutcome, TurnError> {
-    session
-        .run_turn_with(model, conversation, &CancellationToken::new(), options)
-        .await
+    session.run_turn(model, conversation, options).await
 }
 
 fn typed() -> TurnOptions<'static> {
-    TurnOptions::new().output(Output::typed::<Invoice>().expect("the invoice schema is valid"))
+    TurnOptions::builder().output(invoice_output()).build()
+}
+
+fn invoice_output() -> Output {
+    Output::typed::<Invoice>().expect("the invoice schema is valid")
 }
 
 /// Every call answered once, and the conversation exports cleanly.
@@ -187,7 +189,10 @@ async fn prose_past_the_retry_cap_is_a_typed_error_carrying_the_text() {
         &session,
         &model,
         &mut conversation,
-        typed().output_retries(0),
+        TurnOptions::builder()
+            .output(invoice_output())
+            .output_retries(0)
+            .build(),
     )
     .await
     .unwrap_err();
@@ -274,7 +279,10 @@ async fn a_mixed_batch_runs_every_call_first_when_asked() {
         &session,
         &model,
         &mut conversation,
-        typed().mixed_batch(MixedBatch::RunAll),
+        TurnOptions::builder()
+            .output(invoice_output())
+            .mixed_batch(MixedBatch::RunAll)
+            .build(),
     )
     .await
     .unwrap();
@@ -361,7 +369,7 @@ async fn a_non_object_schema_is_wrapped_and_unwrapped() {
         &session,
         &model,
         &mut conversation,
-        TurnOptions::new().output(output),
+        TurnOptions::builder().output(output).build(),
     )
     .await
     .unwrap();
@@ -431,9 +439,17 @@ async fn the_control_call_goes_through_middlewares_and_sends_events() {
     let model = ScriptedModel::new([batch([call("c1", STRUCTURED_OUTPUT_TOOL_NAME, INVOICE)])]);
     let (events, mut received) = TurnEvents::channel();
     let mut conversation = user_says("Read the invoice.");
-    run(&session, &model, &mut conversation, typed().events(&events))
-        .await
-        .unwrap();
+    run(
+        &session,
+        &model,
+        &mut conversation,
+        TurnOptions::builder()
+            .output(invoice_output())
+            .events(&events)
+            .build(),
+    )
+    .await
+    .unwrap();
     assert_eq!(*seen.lock().unwrap(), [STRUCTURED_OUTPUT_TOOL_NAME]);
     let mut names = Vec::new();
     while let Ok(event) = received.try_recv() {
@@ -637,7 +653,10 @@ where
             &session,
             &model,
             &mut conversation,
-            TurnOptions::new().output(output).output_retries(0),
+            TurnOptions::builder()
+                .output(output)
+                .output_retries(0)
+                .build(),
         )
         .await
         .map_err(|error| TestCaseError::fail(format!("{error}: {conversation:?}")))?;

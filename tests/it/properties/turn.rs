@@ -289,7 +289,7 @@ fn script(case: &TurnCase) -> Vec<ModelResponse> {
 
 fn options(case: &TurnCase) -> Result<TurnOptions<'static>, String> {
     let Some(output) = &case.output else {
-        return Ok(TurnOptions::new());
+        return Ok(TurnOptions::default());
     };
     let schema = json!({
         "type": "object",
@@ -298,7 +298,7 @@ fn options(case: &TurnCase) -> Result<TurnOptions<'static>, String> {
     });
     let required = Output::from_schema("answer", "The answer.", schema)
         .map_err(|error| format!("the case's output is refused: {error}"))?;
-    Ok(TurnOptions::new()
+    Ok(TurnOptions::builder()
         .output(required)
         .mixed_batch(if output.run_all {
             MixedBatch::RunAll
@@ -309,7 +309,8 @@ fn options(case: &TurnCase) -> Result<TurnOptions<'static>, String> {
             OutputMode::Native
         } else {
             OutputMode::Tool
-        }))
+        })
+        .build())
 }
 
 /// Runs the case's turn and checks the conversation it leaves.
@@ -330,12 +331,7 @@ pub fn check_turn(case: &TurnCase) -> Result<(), String> {
         let turn_start = conversation.len() + unanswered;
         let model = ScriptedModel::new(script(case));
         let result = session
-            .run_turn_with(
-                &model,
-                &mut conversation,
-                &CancellationToken::new(),
-                options(case)?,
-            )
+            .run_turn(&model, &mut conversation, options(case)?)
             .await;
         match &result {
             Ok(outcome) => {
