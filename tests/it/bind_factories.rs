@@ -346,3 +346,92 @@ async fn every_factory_of_a_large_binding_runs_concurrently() {
     let expected: Vec<String> = (0..FACTORIES).map(|i| format!("tool_{i}")).collect();
     assert_eq!(names, expected, "in declared order");
 }
+
+/// A [`tool::Handler`] that answers the root its session gave it.
+struct Rooted {
+    root: String,
+}
+
+#[async_trait::async_trait]
+impl tool::Handler for Rooted {
+    async fn invoke(
+        &self,
+        _arguments: serde_json::Value,
+        _context: &tool::CallContext,
+    ) -> Result<tool::ToolOutput, BoxError> {
+        Ok(serde_json::json!(self.root).into())
+    }
+}
+
+#[derive(Clone)]
+struct Root(&'static str);
+
+/// A one-tool definition whose info is declared up front and whose handler
+/// reads the session's [`Root`].
+fn rooted(parameters: serde_json::Value) -> tool::Definition {
+    tool::Definition::new(
+        ToolInfo::new("root", "The session's root.", parameters),
+        |session| async move {
+            Ok::<_, BoxError>(Rooted {
+                root: session.get::<Root>()?.0.to_owned(),
+            })
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_one_tool_factory_makes_a_handler_per_session_with_the_declared_info() {
+    let definition = one_tool(rooted(serde_json::json!({"type": "object"})));
+    let first = definition.bind(bindings().with(Root("/a"))).await.unwrap();
+    let second = definition.bind(bindings().with(Root("/b"))).await.unwrap();
+    assert_eq!(
+        first.invoke("root", serde_json::json!({})).await.unwrap(),
+        serde_json::json!("/a")
+    );
+    assert_eq!(
+        second.invoke("root", serde_json::json!({})).await.unwrap(),
+        serde_json::json!("/b")
+    );
+    let (a, b) = (first.tools()[0], second.tools()[0]);
+    assert!(!a.same_instance(&b), "a handler per binding");
+    assert!(
+        std::ptr::eq(a.info(), b.info()),
+        "one declared info, checked once, shared"
+    );
+    assert_eq!(a.definition_name(), "root");
+}
+
+#[tokio::test]
+async fn a_one_tool_factory_with_a_bad_schema_fails_every_bind() {
+    let definition = one_tool(rooted(serde_json::json!({"type": "array"})));
+    for _ in 0..2 {
+        let error = definition
+            .bind(bindings().with(Root("/a")))
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
+        assert_eq!(error.name.as_deref(), Some("root"));
+    }
+}
+
+#[tokio::test]
+async fn a_one_tool_factory_failing_or_panicking_is_a_bind_error() {
+    let error = bind_err(one_tool(rooted(serde_json::json!({"type": "object"})))).await;
+    assert_eq!(error.kind, BindErrorKind::FactoryFailed, "no Root given");
+    assert!(error.source().unwrap().to_string().contains("Root"));
+    let panicking = tool::Definition::new(
+        ToolInfo::without_parameters("boom", "Never built."),
+        |_session| async {
+            if true {
+                panic!("no handler today");
+            }
+            Ok::<_, BoxError>(Rooted {
+                root: String::new(),
+            })
+        },
+    );
+    crate::turn_common::quiet_expected_panics();
+    let error = bind_err(one_tool(panicking)).await;
+    assert_eq!(error.kind, BindErrorKind::FactoryPanicked);
+    assert_eq!(error.name.as_deref(), Some("boom"));
+}

@@ -289,3 +289,22 @@ fn crate_paths_are_read_from_plain_grouped_nested_and_super_paths() {
         ]
     );
 }
+
+/// A validated definition is what `validate` returned, computed once: no
+/// module of `definition` hides a cache that a first bind fills (the
+/// layout a bind uses is the `Validated` state's own).
+#[test]
+fn the_definition_module_holds_no_interior_cache() {
+    let mut files = Vec::new();
+    rust_files(&Path::new(SRC).join("definition"), &mut files);
+    assert!(files.len() >= 5, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        let code = code(&text);
+        for cache in [
+            "OnceLock", "OnceCell", "LazyLock", "Mutex", "RwLock", "Cell<",
+        ] {
+            assert!(!code.contains(cache), "{} uses `{cache}`", file.display());
+        }
+    }
+}

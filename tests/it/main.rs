@@ -16,6 +16,7 @@ mod bind_ids;
 mod bind_tool_info;
 mod bound_loop;
 mod builder_copies;
+mod call_pipeline;
 mod common;
 mod deep_values;
 mod layers;
