@@ -325,6 +325,8 @@ async fn main() -> Result<(), BoxError> {
         TurnStatus::Completed { answer } => println!("  final answer: {answer}"),
         TurnStatus::Output { value } => println!("  output: {value}"),
         TurnStatus::Interrupted => println!("  interrupted"),
+        // `TurnStatus` may gain statuses (a paused turn, say).
+        other => println!("  ended: {other:?}"),
     }
     println!(
         "  {} iterations, {} calls, {:?} in all; the conversation now has {} messages",

@@ -87,6 +87,7 @@ pub trait ToolMiddleware: Send + Sync + 'static {
 
 /// One tool execution as a middleware sees it.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ToolInvocation {
     /// The arguments: a JSON object that passed the tool's schema. A
     /// middleware may rewrite them; the tool receives what reaches it.

@@ -88,6 +88,7 @@ pub(crate) struct BoundTool {
 /// A mode of a bound definition, as a fresh copy: changing it changes
 /// nothing in the binding.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct BoundMode<'a> {
     /// The mode's name; `None` for the base mode.
     pub name: Option<String>,

@@ -124,10 +124,14 @@ impl<S: State + Clone> Clone for Definition<S> {
     }
 }
 
+/// Prints as `Definition<Validated> { name: .., tools: [..], modes: [..], .. }`:
+/// the state in the name, so it never reads as a
+/// [`tool::Definition`](crate::tool::Definition), which prints as
+/// `tool::Definition { .. }`.
 impl<S: State> fmt::Debug for Definition<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Definition")
-            .field("state", &std::any::type_name::<S>().rsplit("::").next())
+        let state = std::any::type_name::<S>().rsplit("::").next().unwrap_or("");
+        f.debug_struct(&format!("Definition<{state}>"))
             .field("name", &self.recipe.name)
             .field("tools", &self.recipe.tools)
             .field(

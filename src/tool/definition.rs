@@ -316,15 +316,44 @@ impl Definition {
     }
 }
 
+/// No type implements it: what makes [`Definition::invoke`] a compile
+/// error that says why.
+#[diagnostic::on_unimplemented(
+    message = "a tool definition is a factory, not a tool: it cannot be invoked",
+    label = "bind the loop definition, then invoke the bound tool: `bound.invoke(name, arguments)`",
+    note = "`tool::Definition` builds the tools of each binding; only a bound definition (`Definition<Bound>`) has tools to invoke"
+)]
+pub trait NotInvokable: sealed::Sealed {
+    #[doc(hidden)]
+    fn unreachable(self) -> std::convert::Infallible;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl Definition {
+    /// Does not compile: a tool definition is a factory. Bind the loop
+    /// definition and invoke through the bound one
+    /// ([`Definition::invoke`](crate::Definition::invoke)). It exists so
+    /// the compiler says so.
+    #[doc(hidden)]
+    pub fn invoke<A: NotInvokable>(&self, arguments: A) -> std::convert::Infallible {
+        arguments.unreachable()
+    }
+}
+
 impl From<&Definition> for Definition {
     fn from(definition: &Definition) -> Self {
         definition.clone()
     }
 }
 
+/// Prints as `tool::Definition { name: .., tool_names: [..], .. }`, so it
+/// never reads as the loop's [`Definition`](crate::Definition).
 impl fmt::Debug for Definition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Definition")
+        f.debug_struct("tool::Definition")
             .field("name", &self.inner.name)
             .field("tool_names", &self.inner.tool_names)
             .field("discovering", &self.inner.discovering)

@@ -42,6 +42,7 @@ use crate::conversation::{Extras, WireFormat};
 /// assert_eq!(info.name, "get_weather");
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolInfo {
     /// Model-facing tool name, e.g. `get_weather`. By default it must match
     /// `^[a-zA-Z0-9_-]{1,64}$`, the OpenAI and Anthropic function name

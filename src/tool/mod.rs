@@ -21,6 +21,8 @@ mod output;
 pub(crate) mod schema;
 
 pub use definition::{Definition, ToolFactory};
+#[doc(hidden)]
+pub use definition::NotInvokable;
 pub use function::schema_of;
 pub use handler::Handler;
 pub use info::{ToolAnnotations, ToolInfo};

@@ -364,6 +364,7 @@ pub struct ScriptedModel {
 
 /// What a [`ScriptedModel`] was asked, for assertions.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecordedRequest {
     /// The conversation as sent.
     pub conversation: Vec<Message>,

@@ -8,6 +8,7 @@ use crate::conversation::{FinishReason, Message, Usage};
 
 /// How a turn ended without error.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TurnStatus {
     /// The model gave a final answer.
     Completed {
@@ -32,6 +33,7 @@ pub enum TurnStatus {
 /// A turn that ended: with a final answer, its structured output, or
 /// interrupted.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct TurnOutcome {
     /// How it ended.
     pub status: TurnStatus,
@@ -106,6 +108,7 @@ impl TurnOutcome {
 
 /// Per-turn statistics.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TurnStats {
     /// One entry per batch the turn answered, in order: a batch that ran,
     /// or a batch of a cut-off response, whose calls were answered with
@@ -149,6 +152,7 @@ fn saturating_sum(counts: impl IntoIterator<Item = usize>) -> u32 {
 
 /// One batch the turn answered (see [`TurnStats::iterations`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IterationStats {
     /// Wall time of the model request that asked for this batch.
     pub model_duration: Duration,

@@ -104,3 +104,29 @@ async fn a_validated_definition_is_not_changed_by_binding_it() {
         "extras belong to one binding"
     );
 }
+
+#[test]
+fn the_two_definitions_print_apart() {
+    let echo = agent_loop::tool::Definition::from_fn(
+        agent_loop::tool::ToolInfo::without_parameters("echo", "Echoes."),
+        |arguments: serde_json::Value, _context| async move {
+            Ok::<_, agent_loop::tool::BoxError>(arguments)
+        },
+    );
+    let defined = agent_loop::Definition::builder()
+        .name("agent")
+        .tool(&echo)
+        .build();
+    let printed = format!("{defined:?}");
+    assert!(
+        printed.starts_with(
+            r#"Definition<Defined> { name: "agent", tools: [tool::Definition { name: "echo""#
+        ),
+        "{printed}"
+    );
+    let validated = format!("{:?}", defined.validate().expect("valid"));
+    assert!(
+        validated.starts_with("Definition<Validated> {"),
+        "{validated}"
+    );
+}

@@ -300,9 +300,10 @@ async fn every_mcp_tool_list_binds_under_mcp_and_sanitised_default_rules() {
         let sanitised: Vec<ToolInfo> = listed
             .tools
             .iter()
-            .map(|info| ToolInfo {
-                name: NameRules::default().sanitize(&info.name),
-                ..info.clone()
+            .map(|info| {
+                let mut sanitized = info.clone();
+                sanitized.name = NameRules::default().sanitize(&info.name);
+                sanitized
             })
             .collect();
         bind(sanitised, NameRules::default())
