@@ -1,5 +1,7 @@
 //! [`ToolCallError`]: why one tool call produced no output.
 
+use std::borrow::Cow;
+
 use crate::tool::BoxError;
 
 /// Why a tool call produced no output. In a turn each becomes a
@@ -64,14 +66,16 @@ pub enum ToolCallErrorKind {
 /// [`ToolHandle::invoke`](crate::bind::ToolHandle::invoke); in a turn, the
 /// runner shows it to the model as an error result.
 ///
-/// Display is `message`, the short sentence the model is shown (the turn
-/// runner cleans it of control and format characters and bounds it), e.g.
+/// `message` is the short sentence the model is shown (the turn runner
+/// cleans it of control and format characters and bounds it), e.g.
 /// ``the call to `delete_file` was refused: deleting is not allowed in
-/// review mode``. `source()` is the tool's own error for `ToolFailed`, the
-/// [`Refusal`](crate::middleware::Refusal) for `Refused`, and the
-/// middleware's error for `MiddlewareFailed`.
+/// review mode``. Display is the same sentence without its cause when the
+/// cause is `source()`: the tool's own error for `ToolFailed` (``the tool
+/// `search` failed``), the [`Refusal`](crate::middleware::Refusal) for
+/// `Refused`, the middleware's error for `MiddlewareFailed`; an error
+/// reporter (anyhow's `{:#}`, eyre) prints the chain once.
 #[derive(Debug, thiserror::Error)]
-#[error("{message}")]
+#[error("{}", operator_line(*.kind, .tool_name, .message))]
 #[non_exhaustive]
 pub struct ToolCallError {
     /// What went wrong.
@@ -96,5 +100,18 @@ impl ToolCallError {
     pub(crate) fn caused_by(mut self, source: BoxError) -> Self {
         self.source = Some(source);
         self
+    }
+}
+
+/// The operator's line of a call error: the model's sentence, less the
+/// cause where `source()` holds it.
+fn operator_line<'m>(kind: ToolCallErrorKind, tool_name: &str, message: &'m str) -> Cow<'m, str> {
+    match kind {
+        ToolCallErrorKind::ToolFailed => format!("the tool `{tool_name}` failed").into(),
+        ToolCallErrorKind::Refused => format!("the call to `{tool_name}` was refused").into(),
+        ToolCallErrorKind::MiddlewareFailed => {
+            format!("the call to `{tool_name}` failed in a middleware").into()
+        }
+        _ => Cow::Borrowed(message),
     }
 }

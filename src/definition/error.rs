@@ -39,9 +39,10 @@ pub enum DefinitionErrorKind {
     InvalidInitialMode,
 }
 
-impl DefinitionErrorKind {
-    fn describe(self) -> &'static str {
-        match self {
+impl fmt::Display for DefinitionErrorKind {
+    /// What the kind means, in a few words: `invalid mode`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
             Self::MissingName => "the definition's name is blank",
             Self::InvalidName => "the definition's name holds control characters",
             Self::InvalidTool => "invalid tool definition",
@@ -51,7 +52,7 @@ impl DefinitionErrorKind {
             Self::DuplicateMode => "duplicate mode name",
             Self::MissingInitialMode => "modes are declared but no initial mode is set",
             Self::InvalidInitialMode => "the initial mode names no declared mode",
-        }
+        })
     }
 }
 
@@ -71,7 +72,8 @@ impl DefinitionErrorKind {
 ///
 /// Display is one line, e.g. ``validate: invalid mode at `modes[0].name`
 /// (value ""): a mode name must not be blank``.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("validate: {kind} at `{field}` (value {value}){}", Reason(.reason))]
 #[non_exhaustive]
 pub struct DefinitionError {
     /// The rule broken.
@@ -82,7 +84,23 @@ pub struct DefinitionError {
     pub value: String,
     /// Why, when the kind alone does not say.
     pub reason: Option<String>,
-    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    #[source]
+    source: Option<SharedSource>,
+}
+
+/// A rule's own error, shared so that a [`DefinitionError`] stays `Clone`.
+/// Not an error itself: it dereferences to the rule's error, so the
+/// derived `source()` hands that one out, and it downcasts to its own type
+/// (a source typed `Arc<dyn Error>` would downcast only to the `Arc`).
+#[derive(Clone, Debug)]
+struct SharedSource(Arc<dyn std::error::Error + Send + Sync>);
+
+impl std::ops::Deref for SharedSource {
+    type Target = dyn std::error::Error + Send + Sync;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
 }
 
 impl DefinitionError {
@@ -108,7 +126,7 @@ impl DefinitionError {
             format!("{field}.{}", limit.field),
             limit.value.clone(),
         );
-        error.source = Some(Arc::new(limit));
+        error.source = Some(SharedSource(Arc::new(limit)));
         error
     }
 
@@ -119,7 +137,7 @@ impl DefinitionError {
 
     /// The name rule broken, kept as `source()`.
     pub(crate) fn caused_by(mut self, source: NameError) -> Self {
-        self.source = Some(Arc::new(source));
+        self.source = Some(SharedSource(Arc::new(source)));
         self
     }
 }
@@ -133,30 +151,5 @@ impl fmt::Display for Reason<'_> {
             Some(reason) => write!(f, ": {reason}"),
             None => Ok(()),
         }
-    }
-}
-
-// The one error type written by hand, not derived: a definition error is
-// `Clone` (it can be kept and shown again, like the definition), so its
-// source is shared in an `Arc`; a derived `source()` would return the `Arc`
-// itself, which does not downcast to the rule's own error.
-impl fmt::Display for DefinitionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "validate: {} at `{}` (value {}){}",
-            self.kind.describe(),
-            self.field,
-            self.value,
-            Reason(&self.reason)
-        )
-    }
-}
-
-impl std::error::Error for DefinitionError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|source| source as &(dyn std::error::Error + 'static))
     }
 }

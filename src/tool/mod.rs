@@ -20,9 +20,9 @@ pub(crate) mod name;
 mod output;
 pub(crate) mod schema;
 
-pub use definition::{Definition, ToolFactory};
 #[doc(hidden)]
 pub use definition::NotInvokable;
+pub use definition::{Definition, ToolFactory};
 pub use function::schema_of;
 pub use handler::Handler;
 pub use info::{ToolAnnotations, ToolInfo};

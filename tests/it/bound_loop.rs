@@ -464,10 +464,13 @@ async fn both_invokes(bound: &Definition<Bound>) -> agent_loop::bind::ToolCallEr
 async fn invoke_reports_a_middleware_refusal_as_refused_with_the_refusal_as_source() {
     let error = both_invokes(&save_behind(RefuseWrites).await).await;
     assert_eq!(error.kind, ToolCallErrorKind::Refused);
+    // The model reads why; the operator's line leaves the cause to
+    // `source()`, so a reporter prints it once.
     assert_eq!(
-        error.to_string(),
+        error.message,
         "the call to `save` was refused: writes are disabled in this session"
     );
+    assert_eq!(error.to_string(), "the call to `save` was refused");
     assert_eq!(
         error.source().and_then(|s| s.downcast_ref::<Refusal>()),
         Some(&Refusal::new("writes are disabled in this session"))
@@ -492,10 +495,13 @@ async fn a_refusal_wrapped_by_an_outer_middleware_is_still_refused() {
         .unwrap();
     let error = both_invokes(&bound).await;
     assert_eq!(error.kind, ToolCallErrorKind::Refused);
+    // The model reads why; the operator's line leaves the cause to
+    // `source()`, so a reporter prints it once.
     assert_eq!(
-        error.to_string(),
+        error.message,
         "the call to `save` was refused: writes are disabled in this session"
     );
+    assert_eq!(error.to_string(), "the call to `save` was refused");
     assert!(
         error
             .source()
@@ -508,8 +514,12 @@ async fn invoke_reports_a_middleware_error_as_middleware_failed_with_it_as_sourc
     let error = both_invokes(&save_behind(Audit).await).await;
     assert_eq!(error.kind, ToolCallErrorKind::MiddlewareFailed);
     assert_eq!(
-        error.to_string(),
+        error.message,
         "the call to `save` failed in a middleware: the audit log is unreachable"
+    );
+    assert_eq!(
+        error.to_string(),
+        "the call to `save` failed in a middleware"
     );
     assert!(
         error
@@ -522,7 +532,8 @@ async fn invoke_reports_a_middleware_error_as_middleware_failed_with_it_as_sourc
 async fn invoke_keeps_a_tool_error_through_a_pass_through_middleware_as_tool_failed() {
     let error = both_invokes(&save_behind(PassThrough).await).await;
     assert_eq!(error.kind, ToolCallErrorKind::ToolFailed);
-    assert_eq!(error.to_string(), "the tool `save` failed: disk full");
+    assert_eq!(error.message, "the tool `save` failed: disk full");
+    assert_eq!(error.to_string(), "the tool `save` failed");
     assert!(
         error
             .source()
