@@ -223,6 +223,12 @@ impl Binding {
             .position(|mode| mode.name.as_deref() == Some(name))
     }
 
+    /// The tools calls of the current mode are looked up in, with a
+    /// turn's structured-output control tool.
+    pub(crate) fn current_table<'a>(&'a self, output: Option<&'a BoundTool>) -> CallTable<'a> {
+        CallTable::new(self, self.current, output)
+    }
+
     /// The tools calls of mode `mode` are looked up in, with a turn's
     /// structured-output control tool.
     pub(crate) fn call_table<'a>(
@@ -360,7 +366,7 @@ impl Definition<Bound> {
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send {
         let binding = self.binding();
         async move {
-            let table = binding.call_table(binding.current, None);
+            let table = binding.current_table(None);
             invoke(table, table.prepare(name, Arguments::Value(arguments))).await
         }
     }
@@ -402,7 +408,7 @@ impl Definition<Bound> {
     ) -> impl Future<Output = CallOutcome> + Send + 'a {
         let binding = self.binding();
         async move {
-            let table = binding.call_table(binding.current, None);
+            let table = binding.current_table(None);
             let site = table.site();
             let (ran, duration) = match table.prepare(&call.name, Arguments::Text(&call.arguments))
             {

@@ -97,9 +97,27 @@ pub(crate) struct Ready {
 /// middlewares, under which limits.
 #[derive(Clone, Copy)]
 pub(crate) struct CallSite<'s> {
-    pub(crate) layout: &'s Layout,
-    pub(crate) mode: usize,
-    pub(crate) ids: (SessionId, LoopId),
+    layout: &'s Layout,
+    mode: usize,
+    ids: (SessionId, LoopId),
+}
+
+/// A [`CallSite`] that owns its share of the layout: what a call running
+/// on a task of its own holds.
+pub(crate) struct OwnedSite {
+    layout: Arc<Layout>,
+    mode: usize,
+    ids: (SessionId, LoopId),
+}
+
+impl OwnedSite {
+    pub(crate) fn site(&self) -> CallSite<'_> {
+        CallSite {
+            layout: &self.layout,
+            mode: self.mode,
+            ids: self.ids,
+        }
+    }
 }
 
 /// What running a call gave, before the model-facing finish.
@@ -127,9 +145,13 @@ impl<'a> CallTable<'a> {
         }
     }
 
-    /// The layout of the binding, for a task that runs a call of it.
-    pub(crate) fn layout(&self) -> Arc<Layout> {
-        Arc::clone(&self.binding.layout)
+    /// What this table's calls share, for a task of its own.
+    pub(crate) fn owned_site(&self) -> OwnedSite {
+        OwnedSite {
+            layout: Arc::clone(&self.binding.layout),
+            mode: self.mode,
+            ids: (self.binding.session_id, self.binding.loop_id),
+        }
     }
 
     /// What this table's calls share.
@@ -369,10 +391,20 @@ impl Ran {
     }
 }
 
-impl CallSite<'_> {
+impl<'s> CallSite<'s> {
     /// The limits of the site's mode.
-    pub(crate) fn limits(&self) -> &ResolvedToolLimits {
+    pub(crate) fn limits(&self) -> &'s ResolvedToolLimits {
         &self.layout.modes[self.mode].tool_limits
+    }
+
+    /// The mode's name; `None` for the base mode.
+    pub(crate) fn mode_name(&self) -> Option<&'s str> {
+        self.layout.modes[self.mode].name.as_deref()
+    }
+
+    /// The mode's instructions.
+    pub(crate) fn instructions(&self) -> Option<&'s str> {
+        self.layout.modes[self.mode].instructions.as_deref()
     }
 }
 

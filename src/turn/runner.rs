@@ -14,8 +14,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
-use crate::bind::call::{CallSite, CallTable, Finished, Prepared, Ran};
-use crate::bind::{Binding, Bound, ToolCallError, ToolCallErrorKind};
+use crate::bind::call::{CallTable, Finished, Prepared, Ran};
+use crate::bind::{Bound, ToolCallError, ToolCallErrorKind};
 use crate::conversation::ids::{IdSet, fresh_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
@@ -177,18 +177,17 @@ impl Definition<Bound> {
         let options = options.into();
         let never = CancellationToken::new();
         let unwatched = TurnEvents::default();
-        let binding: &Binding = self.binding();
-        let mode = binding.current;
+        let output = OutputProtocol::new(&options);
+        let table = self.binding().current_table(output.control());
         let span = info_span!(
             "invoke_agent",
             "gen_ai.operation.name" = "invoke_agent",
             "gen_ai.agent.name" = %self.recipe.name,
-            "gen_ai.conversation.id" = %binding.session_id,
-            mode = binding.mode(mode).name.as_deref().unwrap_or(""),
+            "gen_ai.conversation.id" = %self.session_id(),
+            mode = table.site().mode_name().unwrap_or(""),
         );
-        let output = OutputProtocol::new(&options);
         Turn {
-            table: binding.call_table(mode, output.control()),
+            table,
             model,
             cancellation: options.cancellation.unwrap_or(&never),
             events: options.events.unwrap_or(&unwatched),
@@ -397,13 +396,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// fails the turn like a failing one.
     async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, BoxError> {
         let site = self.table.site();
-        let mode = &site.layout.modes[site.mode];
         let (tools, order, control) = self.table.offered();
         let request = ModelRequest {
             conversation,
-            instructions: mode.instructions.as_deref(),
+            instructions: site.instructions(),
             tools: ToolList::bound(tools, order, control),
-            mode: mode.name.as_deref(),
+            mode: site.mode_name(),
             output: self.output.native(),
             events: self.events,
         };
@@ -462,9 +460,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // Every call's context shares the turn's token (one lock here, an
         // `Arc` per call).
         let turn_token = Arc::new(self.cancellation.clone());
-        let site = self.table.site();
-        // Each task holds the layout the calls' site reads.
-        let layout = self.table.layout();
+
         for ((index, call), prepared) in batch.iter().enumerate().zip(prepared) {
             let ready = match prepared {
                 Prepared::Ready(ready) => ready,
@@ -473,8 +469,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     continue;
                 }
             };
-            let layout = Arc::clone(&layout);
-            let (mode, ids) = (site.mode, site.ids);
+            let site = self.table.owned_site();
             let semaphore = Arc::clone(&semaphore);
             let gate = Arc::clone(&gate);
             let token = Arc::clone(&turn_token);
@@ -507,12 +502,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         tool_name,
                     });
                     let started = Instant::now();
-                    let site = CallSite {
-                        layout: &layout,
-                        mode,
-                        ids,
-                    };
-                    let ran = ready.run(site, tool_call_id, Some(token)).await;
+                    let ran = ready.run(site.site(), tool_call_id, Some(token)).await;
                     Some((index, ran, started.elapsed()))
                 }
                 .instrument(span),
