@@ -228,16 +228,6 @@ impl Binding {
     pub(crate) fn current_table<'a>(&'a self, output: Option<&'a BoundTool>) -> CallTable<'a> {
         CallTable::new(self, self.current, output)
     }
-
-    /// The tools calls of mode `mode` are looked up in, with a turn's
-    /// structured-output control tool.
-    pub(crate) fn call_table<'a>(
-        &'a self,
-        mode: usize,
-        output: Option<&'a BoundTool>,
-    ) -> CallTable<'a> {
-        CallTable::new(self, mode, output)
-    }
 }
 
 /// A direct invocation's run of a prepared call: its raw output, no
