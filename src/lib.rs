@@ -171,13 +171,48 @@
 //! - **A blank tool description is allowed**: OpenAI and Anthropic both
 //!   accept it and real tool lists have it; bind logs a `tracing` warning,
 //!   since a model calls an undescribed tool less reliably.
+//! - **`validate` returns what `bind` uses** ([`Validated`] holds it):
+//!   each mode's resolved limits, its tools and where every tool goes,
+//!   worked out once. No bind resolves or lays out anything again, and no
+//!   cache fills at the first bind, so bindings made at once hold exactly
+//!   what bindings made one after another hold.
+//! - **A one-tool definition declares its info** ([`tool::Definition::new`],
+//!   `from_fn`, `typed_fn`): the name is given once, and the schema is
+//!   checked and compiled when the definition is made, so bind only
+//!   builds the tool (for `new`, the factory makes a [`tool::Handler`]
+//!   per session). Tools that report their own infos (a bundle, an MCP
+//!   server) are checked at bind.
 //! - **Bindings share what does not change**: a tool's checked info and
 //!   compiled schema are shared by every binding that reports that info
-//!   (the same one, for `from_fn` and `typed_fn` tools; an equal one, for a
-//!   factory's tools), and so are the modes and the model-facing tool
-//!   lists. A binding holds its tools and a few pointers, so a binding of
-//!   a `from_fn` definition costs about what its tools cost. Tools are
-//!   never shared between bindings.
+//!   (the declared one; an equal one, for a factory's tools: two first
+//!   binds checking one at once end with the first one stored), and so
+//!   are the modes. The tools a model is offered are a view over the
+//!   binding's tools ([`turn::ToolList`]), never a copy. A binding holds
+//!   its tools and a few pointers, so a binding of a `from_fn` definition
+//!   costs about what its tools cost. Tools are never shared between
+//!   bindings.
+//! - **One call pipeline.** A turn's calls and direct calls
+//!   ([`Definition::invoke`], [`bind::ToolHandle::invoke`],
+//!   [`Definition::run_tool_call`]) go through the same steps, in the
+//!   order the [`bind`] module lists, so they refuse the same things the
+//!   same way; the turn runner only decides when a ready call may start. A
+//!   direct call's output is checked for depth too
+//!   ([`bind::ToolCallErrorKind::OutputTooDeep`]): a value that deep
+//!   would overflow the stack of whoever drops it.
+//! - **Options of a turn: one argument, set once each.**
+//!   [`Definition::run_turn`] takes `impl Into<`[`turn::TurnOptions`]`>`:
+//!   a `&CancellationToken` is the short form, and
+//!   [`turn::TurnOptions::builder`] sets the rest. The builder is derived
+//!   with `typed-builder`, which makes a second call of a setter a compile
+//!   error ("Repeated field"): a turn's options are a plain record with a
+//!   default for every field, which is what that crate serves. The loop
+//!   definition's builder stays hand-written: its compiler messages ("call
+//!   `.name(..)` before `.build()`") name the fix, which typed-builder's
+//!   generic ones do not, and it appends tools, middlewares and modes. A
+//!   [`Mode`] and the HTTP models and MCP servers keep plain setters: they
+//!   are values kept in `Vec`s or configured after construction
+//!   (`from_env()` then `.temperature(..)`), which a typed builder's
+//!   changing type would get in the way of.
 //! - **A turn's outcome points at what it appended** ([`turn::TurnOutcome::appended`],
 //!   [`turn::TurnOutcome::messages`]) instead of holding a copy: the
 //!   conversation already holds those messages, and copying every tool
@@ -210,14 +245,14 @@
 //!   value in an `Arc` you drop yourself, or take it apart iteratively).
 //!   The `wire` exports copy what a conversation or a `ToolInfo` holds as
 //!   it is: what a binding or a turn passes them has been checked.
-//! - **One error pattern.** Every error type derives `thiserror::Error`,
-//!   but one: [`DefinitionError`] is `Clone`, so it shares its source in an
-//!   `Arc`, and writes `source()` by hand so that the source downcasts to
-//!   the rule's own error. An operator-facing `Display` is one line a user
-//!   can act on and does not repeat its cause: the cause is `source()`, and
-//!   an error reporter (anyhow, eyre) prints the chain. A
-//!   [`bind::ToolCallError`]'s `Display` is the sentence the model reads,
-//!   so it does say why. An error is a `#[non_exhaustive]` struct with public
+//! - **One error pattern.** Every error type derives `thiserror::Error`
+//!   ([`DefinitionError`], which is `Clone`, shares its source through a
+//!   pointer that dereferences to the rule's own error, so the source
+//!   still downcasts to it). An operator-facing `Display` is one line a
+//!   user can act on and does not repeat its cause: the cause is
+//!   `source()`, and an error reporter (anyhow, eyre) prints the chain. A
+//!   [`bind::ToolCallError`] also carries the sentence the model reads in
+//!   its `message`, cause included. An error is a `#[non_exhaustive]` struct with public
 //!   fields: `kind`, a `#[non_exhaustive]` enum to match on, when it has
 //!   several causes ([`BindError`], [`DefinitionError`],
 //!   [`bind::ToolCallError`], [`wire::WireError`],
