@@ -179,13 +179,13 @@ impl AnthropicModel {
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
         if let Some(system) = exported.system {
-            body.insert("system".into(), json!(system));
+            body.insert("system".into(), system);
         }
-        body.insert("messages".into(), json!(exported.messages));
+        body.insert("messages".into(), Value::Array(exported.messages));
         if !request.tools.is_empty() {
             body.insert(
                 "tools".into(),
-                json!(anthropic::export_tools(request.tools)),
+                Value::Array(anthropic::export_tools(request.tools)),
             );
             let parallel = self.settings.parallel_tool_calls;
             if self.settings.tool_choice.is_some() || parallel.is_some() {

@@ -254,10 +254,13 @@ impl OpenAiModel {
         body.insert("model".into(), json!(self.model));
         body.insert(
             "messages".into(),
-            json!(openai::export_messages(&conversation)),
+            Value::Array(openai::export_messages(&conversation)),
         );
         if !request.tools.is_empty() {
-            body.insert("tools".into(), json!(openai::export_tools(request.tools)));
+            body.insert(
+                "tools".into(),
+                Value::Array(openai::export_tools(request.tools)),
+            );
             if let Some(choice) = &self.settings.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
             }

@@ -19,21 +19,29 @@ use crate::conversation::{
 use crate::wire::arguments::{arguments_object, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
 use crate::wire::decode::{check_depth, decode};
+use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
 
 /// What [`export_messages`] builds: the request's top-level `system` and
-/// its `messages`. Serialises as `{"system"?, "messages"}`, ready to merge
-/// into a request body (`model`, `max_tokens`, `tools`, … are the caller's).
+/// its `messages`, as the Messages API reference documents them
+/// (<https://docs.anthropic.com/en/api/messages>). Serialises as
+/// `{"system"?, "messages"}`, ready to merge into a request body (`model`,
+/// `max_tokens`, `tools`, … are the caller's).
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ExportedMessages {
     /// The system prompt, for the request's top-level `system` field (the
-    /// Messages API has no `system` role); `None` (omitted) when the
-    /// conversation has no non-blank system message.
+    /// Messages API has no `system` role): a string, or an array of text
+    /// blocks `{"type": "text", "text", "cache_control"?, …}`. `None`
+    /// (omitted) when the conversation has no non-blank system message.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub system: Option<SystemPrompt>,
-    /// The request's `messages` array.
-    pub messages: Vec<MessageParam>,
+    pub system: Option<Value>,
+    /// The request's `messages` array: each one `{"role": "user" |
+    /// "assistant", "content": [blocks]}`, its blocks `text`, `image`,
+    /// `tool_use`, `tool_result`, `thinking`, `redacted_thinking` or a
+    /// provider block of this format, verbatim.
+    pub messages: Vec<Value>,
 }
 
 /// The request's top-level `system` and `messages` for a conversation.
@@ -103,7 +111,10 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
             }
         }
     }
-    ExportedMessages { system, messages }
+    ExportedMessages {
+        system: system.as_ref().map(to_value),
+        messages: to_values(&messages),
+    }
 }
 
 fn export_system(conversation: &[Message]) -> Option<SystemPrompt> {
@@ -418,7 +429,7 @@ fn image_part(block: ImageBlock) -> ContentPart {
 fn provider_part(block: ContentBlock) -> ContentPart {
     let value = match block {
         ContentBlock::Other(value) => value,
-        block => serde_json::to_value(&block).unwrap_or(Value::Null),
+        block => to_value(&block),
     };
     ContentPart::Provider(ProviderPart {
         format: FORMAT,

@@ -167,11 +167,6 @@ pub use messages::{ExportedMessages, export_messages, parse_messages};
 pub use request::parse_request;
 pub use response::parse_response;
 pub use tools::{export_declarations, export_tools, parse_tools};
-pub use types::{
-    ContentBlock, ImageBlock, ImageSourceParam, MessageParam, MessageResponse,
-    RedactedThinkingBlock, ResponseUsage, Role, SystemBlock, SystemPrompt, TextBlock,
-    ThinkingBlock, Tool, ToolResultBlock, ToolResultContent, ToolUseBlock,
-};
 
 use crate::conversation::WireFormat;
 

@@ -10,23 +10,21 @@ use crate::conversation::{FinishReason, ModelResponse, Usage};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::error::{WireError, WireErrorKind};
 
-impl From<&ResponseUsage> for Usage {
-    /// `input_tokens` is the sum of the three input counts; a missing count
-    /// is `0`.
-    fn from(usage: &ResponseUsage) -> Self {
-        let read = usage.cache_read_input_tokens.unwrap_or(0);
-        let write = usage.cache_creation_input_tokens.unwrap_or(0);
-        Usage {
-            input_tokens: usage
-                .input_tokens
-                .unwrap_or(0)
-                .saturating_add(read)
-                .saturating_add(write),
-            output_tokens: usage.output_tokens.unwrap_or(0),
-            cache_read_tokens: read,
-            cache_write_tokens: write,
-            reasoning_tokens: 0,
-        }
+/// A response's [`Usage`]: `input_tokens` is the sum of the three input
+/// counts; a missing count is `0`.
+fn read_usage(usage: &ResponseUsage) -> Usage {
+    let read = usage.cache_read_input_tokens.unwrap_or(0);
+    let write = usage.cache_creation_input_tokens.unwrap_or(0);
+    Usage {
+        input_tokens: usage
+            .input_tokens
+            .unwrap_or(0)
+            .saturating_add(read)
+            .saturating_add(write),
+        output_tokens: usage.output_tokens.unwrap_or(0),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
+        reasoning_tokens: 0,
     }
 }
 
@@ -110,7 +108,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         None if message.has_tool_calls() => FinishReason::ToolCalls,
         None => FinishReason::Stop,
     };
-    let usage = raw.usage.as_ref().map(Usage::from).unwrap_or_default();
+    let usage = raw.usage.as_ref().map(read_usage).unwrap_or_default();
     Ok(ModelResponse {
         message,
         finish_reason,

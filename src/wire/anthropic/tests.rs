@@ -670,7 +670,7 @@ fn system_prompt_is_a_string_or_blocks_with_their_extras() {
     let exported = exported(&parsed.conversation);
     assert_eq!(exported["system"], request["system"]);
     let single = export_messages(&[Message::system("Rules."), Message::user("hi")]);
-    assert_eq!(single.system, Some(SystemPrompt::Text("Rules.".into())));
+    assert_eq!(single.system, Some(json!("Rules.")));
 }
 
 #[test]
@@ -715,45 +715,4 @@ fn rich_conversation_parse_export_parse_is_the_identity() {
     }))
     .unwrap();
     assert_eq!(reparsed, parsed);
-}
-
-#[test]
-fn response_bodies_deserialise_and_serialise_back() {
-    let body = json!({
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
-        "content": [
-            { "type": "thinking", "thinking": "t", "signature": "s" },
-            { "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} },
-            { "type": "tool_use", "id": "toolu_1", "name": "f", "input": { "a": 1 } }
-        ],
-        "stop_reason": "tool_use", "stop_sequence": null,
-        "usage": { "input_tokens": 1, "output_tokens": 2, "service_tier": "standard" },
-        "container": null
-    });
-    let response: MessageResponse = serde_json::from_value(body.clone()).unwrap();
-    assert!(matches!(response.content[1], ContentBlock::Other(_)));
-    assert_eq!(serde_json::to_value(&response).unwrap(), body);
-}
-
-#[test]
-fn content_blocks_deserialise_as_parse_reads_them() {
-    let param: MessageParam = serde_json::from_value(json!({
-        "role": "assistant",
-        "content": [{ "type": "mcp_tool_use", "id": "x" }, { "type": "text", "text": "t", "citations": [] }]
-    }))
-    .unwrap();
-    assert!(
-        matches!(&param.content[0], ContentBlock::Other(value) if value["type"] == "mcp_tool_use")
-    );
-    assert!(
-        matches!(&param.content[1], ContentBlock::Text(text) if text.extras.contains_key("citations") && !text.extras.contains_key("type"))
-    );
-    let string: MessageParam =
-        serde_json::from_value(json!({ "role": "user", "content": "hi" })).unwrap();
-    assert_eq!(
-        serde_json::to_value(string).unwrap()["content"][0]["type"],
-        "text"
-    );
-    let bad = serde_json::from_value::<ContentBlock>(json!({ "type": "tool_use", "id": "x" }));
-    assert!(bad.is_err());
 }

@@ -7,9 +7,10 @@ use super::FORMAT;
 use super::types::{Tool, own_extras};
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
-use crate::wire::declaration::{ProviderTool, ToolDeclaration};
+use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
-use crate::wire::error::{WireError, WireErrorKind};
+use crate::wire::encode::to_value;
+use crate::wire::error::WireError;
 
 impl From<&ToolInfo> for Tool {
     /// The tool's name, description, schema and `strict`, plus its extras
@@ -28,11 +29,27 @@ impl From<&ToolInfo> for Tool {
     }
 }
 
-/// The request's `tools` array for these tools, in order. Extras are
-/// written only when they came from Anthropic
-/// ([`Extras::fields_for`]); `strict` only when set.
-pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
-    tools.iter().map(Tool::from).collect()
+/// The request's `tools` array for these tools, in order: each one a
+/// custom tool `{"name", "description", "input_schema", "strict"?, …}`, as
+/// the Messages API reference documents it
+/// (<https://docs.anthropic.com/en/api/messages#body-tools>). Extras are
+/// written only when they came from Anthropic ([`Extras::fields_for`]), as
+/// further fields of the tool; `strict` only when set.
+///
+/// ```
+/// use agent_loop::{tool::ToolInfo, wire::anthropic};
+///
+/// let tools = anthropic::export_tools(&[ToolInfo::without_parameters("now", "The time.")]);
+/// assert_eq!(tools[0]["name"], "now");
+/// assert_eq!(tools[0]["input_schema"]["type"], "object");
+/// ```
+pub fn export_tools(tools: &[ToolInfo]) -> Vec<Value> {
+    tools.iter().map(export_tool).collect()
+}
+
+/// One custom tool as [`export_tools`] writes it.
+fn export_tool(info: &ToolInfo) -> Value {
+    to_value(&Tool::from(info))
 }
 
 /// Parses a request's `tools` array.
@@ -48,8 +65,8 @@ pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
 ///
 /// # Errors
 ///
-/// [`WireErrorKind::WrongType`] when `tools` is not an array of objects or
-/// a field has the wrong type; [`WireErrorKind::MissingField`] when a
+/// [`WireErrorKind::WrongType`](crate::wire::WireErrorKind::WrongType) when `tools` is not an array of objects or
+/// a field has the wrong type; [`WireErrorKind::MissingField`](crate::wire::WireErrorKind::MissingField) when a
 /// custom tool has no `name` or `input_schema`. The path is `tools[i]`.
 pub fn parse_tools(tools: &Value) -> Result<Vec<ToolDeclaration>, WireError> {
     check_depth(FORMAT, "tools", tools)?;
@@ -103,35 +120,9 @@ fn parse_tool(path: &str, value: &Value) -> Result<ToolDeclaration, WireError> {
 ///
 /// # Errors
 ///
-/// [`WireErrorKind::ProviderTool`] at `tools[i]` for a provider tool of
+/// [`WireErrorKind::ProviderTool`](crate::wire::WireErrorKind::ProviderTool) at `tools[i]` for a provider tool of
 /// another format (an OpenAI `custom` tool): only its own provider knows
 /// what it is.
 pub fn export_declarations(tools: &[ToolDeclaration]) -> Result<Vec<Value>, WireError> {
-    tools
-        .iter()
-        .enumerate()
-        .map(|(index, declaration)| match declaration {
-            ToolDeclaration::Function(info) => {
-                serde_json::to_value(Tool::from(info)).map_err(|error| {
-                    WireError::new(
-                        FORMAT,
-                        format!("tools[{index}]"),
-                        WireErrorKind::Invalid {
-                            message: error.to_string(),
-                        },
-                    )
-                })
-            }
-            ToolDeclaration::Provider(tool) if tool.format == FORMAT => Ok(tool.value.clone()),
-            ToolDeclaration::Provider(tool) => Err(WireError::new(
-                FORMAT,
-                format!("tools[{index}]"),
-                WireErrorKind::ProviderTool {
-                    name: tool.name.clone(),
-                    tool_type: tool.tool_type.clone(),
-                    format: tool.format,
-                },
-            )),
-        })
-        .collect()
+    declaration::export(FORMAT, tools, export_tool)
 }

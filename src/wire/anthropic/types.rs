@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::FORMAT;
-use super::messages::parse_block;
 use crate::conversation::Extras;
 
 /// One custom tool of a request's `tools` array:
@@ -18,31 +17,31 @@ use crate::conversation::Extras;
 /// Anthropic-defined tools (`{"type": "memory_20250818", "name": "memory"}`)
 /// are not this shape; [`parse_tools`](super::parse_tools) keeps them as [`ProviderTool`](crate::wire::ProviderTool)s.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Tool {
+pub(crate) struct Tool {
     /// The model-facing tool name.
-    pub name: String,
+    pub(crate) name: String,
     /// What the tool does, for the model; optional in the API, `""` when
     /// absent.
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
     /// JSON Schema of the `input` object.
-    pub input_schema: Value,
+    pub(crate) input_schema: Value,
     /// Strict tool use: the API constrains `input` to the schema. Omitted
     /// when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strict: Option<bool>,
+    pub(crate) strict: Option<bool>,
     /// Every other field of the declaration (`cache_control`,
     /// `defer_loading`, `allowed_callers`, `input_examples`, a `type` of
     /// `custom`), verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// Who wrote a [`MessageParam`]: Anthropic has only these two roles (the
 /// system prompt is the request's top-level `system`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Role {
+pub(crate) enum Role {
     /// `"user"`: user content and tool results.
     User,
     /// `"assistant"`: the model's thinking, text and tool calls.
@@ -50,17 +49,15 @@ pub enum Role {
 }
 
 /// One element of a request's `messages` array:
-/// `{"role", "content": [blocks]}`.
-///
-/// Deserialising accepts a string `content` too (the API's shorthand for
-/// one text block).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MessageParam {
+/// `{"role", "content": [blocks]}`. Only written: parsing reads each
+/// message's role and blocks on their own, for error paths that name the
+/// block.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct MessageParam {
     /// Who wrote it.
-    pub role: Role,
+    pub(crate) role: Role,
     /// Its content blocks, in order; never empty when exported.
-    #[serde(deserialize_with = "blocks_or_text")]
-    pub content: Vec<ContentBlock>,
+    pub(crate) content: Vec<ContentBlock>,
 }
 
 /// A content block, tagged by `type`.
@@ -68,11 +65,10 @@ pub struct MessageParam {
 /// Blocks this crate does not model (`document`, `search_result`,
 /// `server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, an `image`
 /// whose source is a `file`, …) are [`Other`](Self::Other), verbatim.
-/// Deserialising fails on a block of a modelled type with the wrong shape
-/// (a `tool_use` without `id`, say), as [`parse_messages`](super::parse_messages) does.
+/// Only written: `parse_block` reads a block into one of these.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentBlock {
+pub(crate) enum ContentBlock {
     /// `{"type": "text", "text", …}`.
     Text(TextBlock),
     /// `{"type": "image", "source": {…}, …}` with a `base64` or `url`
@@ -91,37 +87,30 @@ pub enum ContentBlock {
     Other(Value),
 }
 
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        parse_block("content", &value).map_err(|error| de::Error::custom(&error.kind))
-    }
-}
-
 /// A text block: `{"type": "text", "text", …}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TextBlock {
+pub(crate) struct TextBlock {
     /// The text; the API refuses an empty one.
-    pub text: String,
+    pub(crate) text: String,
     /// Other fields (`citations`, `cache_control`), verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// An image block: `{"type": "image", "source", …}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ImageBlock {
+pub(crate) struct ImageBlock {
     /// Where the image is.
-    pub source: ImageSourceParam,
+    pub(crate) source: ImageSourceParam,
     /// Other fields (`cache_control`), verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// An image block's `source`, tagged by `type`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ImageSourceParam {
+pub(crate) enum ImageSourceParam {
     /// `{"type": "base64", "media_type", "data"}`.
     Base64 {
         /// `image/jpeg`, `image/png`, `image/gif` or `image/webp`.
@@ -138,173 +127,112 @@ pub enum ImageSourceParam {
 
 /// A tool call: `{"type": "tool_use", "id", "name", "input", …}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolUseBlock {
+pub(crate) struct ToolUseBlock {
     /// The tool call id, e.g. `toolu_01A09q90qw90lq917835lq9`; it matches
     /// `^[a-zA-Z0-9_-]+$`.
-    pub id: String,
+    pub(crate) id: String,
     /// The tool name the model asked for.
-    pub name: String,
+    pub(crate) name: String,
     /// The arguments object.
     #[serde(deserialize_with = "object")]
-    pub input: Map<String, Value>,
+    pub(crate) input: Map<String, Value>,
     /// Other fields (`caller`, `cache_control`), verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// A tool result:
 /// `{"type": "tool_result", "tool_use_id", "content"?, "is_error"?, …}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolResultBlock {
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct ToolResultBlock {
     /// The id of the `tool_use` this answers.
-    pub tool_use_id: String,
+    pub(crate) tool_use_id: String,
     /// The result; omitted when empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<ToolResultContent>,
+    pub(crate) content: Option<ToolResultContent>,
     /// `true` when the call failed; omitted when `false` (the API's
     /// default).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub is_error: bool,
+    pub(crate) is_error: bool,
     /// Other fields (`cache_control`), verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// A `tool_result`'s `content`: a string, or blocks (`text`, `image`,
 /// `search_result`, `document`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum ToolResultContent {
+pub(crate) enum ToolResultContent {
     /// One text.
     Text(String),
     /// Blocks, in order.
     Blocks(Vec<ContentBlock>),
 }
 
-impl<'de> Deserialize<'de> for ToolResultContent {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(
-            match StringOrArray::<ContentBlock>::deserialize(deserializer)? {
-                StringOrArray::Text(text) => Self::Text(text),
-                StringOrArray::Array(blocks) => Self::Blocks(blocks),
-            },
-        )
-    }
-}
-
 /// Extended thinking: `{"type": "thinking", "thinking", "signature"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ThinkingBlock {
+pub(crate) struct ThinkingBlock {
     /// The model's reasoning (a summary of it on Claude 4 models).
-    pub thinking: String,
+    pub(crate) thinking: String,
     /// The API's signature over the block, required when it is sent back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
+    pub(crate) signature: Option<String>,
     /// Other fields, verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// Thinking the API encrypted: `{"type": "redacted_thinking", "data"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RedactedThinkingBlock {
+pub(crate) struct RedactedThinkingBlock {
     /// The encrypted reasoning, to send back unchanged.
-    pub data: String,
+    pub(crate) data: String,
     /// Other fields, verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// A request's top-level `system`: a string, or text blocks (which can
 /// carry `cache_control`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum SystemPrompt {
+pub(crate) enum SystemPrompt {
     /// `"system": "…"`.
     Text(String),
     /// `"system": [{"type": "text", "text", …}, …]`.
     Blocks(Vec<SystemBlock>),
 }
 
-impl<'de> Deserialize<'de> for SystemPrompt {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(
-            match StringOrArray::<SystemBlock>::deserialize(deserializer)? {
-                StringOrArray::Text(text) => Self::Text(text),
-                StringOrArray::Array(blocks) => Self::Blocks(blocks),
-            },
-        )
-    }
-}
-
 /// One block of a [`SystemPrompt`]: only text blocks are allowed there.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum SystemBlock {
+pub(crate) enum SystemBlock {
     /// `{"type": "text", "text", …}`.
     Text(TextBlock),
-}
-
-/// A response body: `{"type": "message", "id", "role": "assistant",
-/// "content", "model", "stop_reason", "stop_sequence", "usage", …}`.
-///
-/// [`parse_response`](super::parse_response) reads one into a [`ModelResponse`](crate::conversation::ModelResponse); this type is for
-/// code that wants the body itself (a test server, say).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MessageResponse {
-    /// The message id, e.g. `msg_01…`.
-    #[serde(default)]
-    pub id: String,
-    /// Always `"message"`.
-    #[serde(rename = "type", default = "message_type")]
-    pub kind: String,
-    /// Always [`Role::Assistant`].
-    pub role: Role,
-    /// The content blocks, in order.
-    pub content: Vec<ContentBlock>,
-    /// The model that answered.
-    #[serde(default)]
-    pub model: String,
-    /// `end_turn`, `max_tokens`, `stop_sequence`, `tool_use`, `pause_turn`,
-    /// `refusal`, `model_context_window_exceeded`; `null` while streaming.
-    #[serde(default)]
-    pub stop_reason: Option<String>,
-    /// The stop sequence that ended generation, if one did.
-    #[serde(default)]
-    pub stop_sequence: Option<String>,
-    /// Token counts.
-    #[serde(default)]
-    pub usage: ResponseUsage,
-    /// Other fields (`container`, …), verbatim.
-    #[serde(flatten)]
-    pub extras: Map<String, Value>,
-}
-
-fn message_type() -> String {
-    "message".to_owned()
 }
 
 /// A response's `usage`. `input_tokens` counts only the input after the
 /// last cache breakpoint: the whole input is the sum of the three input
 /// counts.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ResponseUsage {
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub(crate) struct ResponseUsage {
     /// Input tokens not read from or written to the cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_tokens: Option<u64>,
+    pub(crate) input_tokens: Option<u64>,
     /// Output tokens, thinking included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_tokens: Option<u64>,
+    pub(crate) output_tokens: Option<u64>,
     /// Input tokens read from the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_read_input_tokens: Option<u64>,
+    pub(crate) cache_read_input_tokens: Option<u64>,
     /// Input tokens written to the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_creation_input_tokens: Option<u64>,
+    pub(crate) cache_creation_input_tokens: Option<u64>,
     /// Other fields (`cache_creation`, `server_tool_use`, `service_tier`),
     /// verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// The extras of this format, without the fields the block models (a
@@ -378,18 +306,4 @@ pub(super) fn object<'de, D: Deserializer<'de>>(
     }
 
     deserializer.deserialize_any(ObjectVisitor)
-}
-
-fn blocks_or_text<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Vec<ContentBlock>, D::Error> {
-    Ok(
-        match StringOrArray::<ContentBlock>::deserialize(deserializer)? {
-            StringOrArray::Text(text) => vec![ContentBlock::Text(TextBlock {
-                text,
-                extras: Map::new(),
-            })],
-            StringOrArray::Array(blocks) => blocks,
-        },
-    )
 }

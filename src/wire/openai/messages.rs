@@ -16,10 +16,14 @@ use crate::conversation::{
 use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
 use crate::wire::decode::{check_depth, decode};
+use crate::wire::encode::to_value;
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
 
-/// The request's `messages` array for a conversation, in order.
+/// The request's `messages` array for a conversation, in order: each
+/// element a message object of the Chat Completions reference
+/// (<https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages>),
+/// ready to be the body's `messages`.
 ///
 /// - [`Message::System`] → `{"role": "system" | "developer", "content": text}`.
 /// - [`Message::User`] → `content` a string when it is one text part
@@ -44,14 +48,14 @@ use crate::wire::ids::ExportIds;
 /// written, so every call keeps its result. Extras, reasoning and provider
 /// parts of another format are left out. See the module docs for what a
 /// round trip loses.
-pub fn export_messages(conversation: &[Message]) -> Vec<ChatMessage> {
+pub fn export_messages(conversation: &[Message]) -> Vec<Value> {
     let mut ids = ExportIds::new(FORMAT, conversation);
     let mut messages = Vec::with_capacity(conversation.len());
     // Images of the current run of tool results, for one user message.
     let mut tool_images: Vec<UserContentPart> = Vec::new();
     for message in conversation {
         if !matches!(message, Message::Tool(_)) && !tool_images.is_empty() {
-            messages.push(images_message(std::mem::take(&mut tool_images)));
+            messages.push(to_value(&images_message(std::mem::take(&mut tool_images))));
         }
         match message {
             Message::System(system) => {
@@ -63,19 +67,19 @@ pub fn export_messages(conversation: &[Message]) -> Vec<ChatMessage> {
                     content,
                     extras: fields_for(&system.extras),
                 };
-                messages.push(match system.system_role {
+                messages.push(to_value(&match system.system_role {
                     SystemRole::System => ChatMessage::System(system_message),
                     SystemRole::Developer => ChatMessage::Developer(system_message),
-                });
+                }));
             }
             Message::User(user) => {
                 if let Some(user) = export_user(user) {
-                    messages.push(ChatMessage::User(user));
+                    messages.push(to_value(&ChatMessage::User(user)));
                 }
             }
             Message::Assistant(assistant) => {
                 if let Some(assistant) = export_assistant(assistant, &mut ids) {
-                    messages.push(ChatMessage::Assistant(assistant));
+                    messages.push(to_value(&ChatMessage::Assistant(assistant)));
                 }
             }
             Message::Tool(result) => {
@@ -94,16 +98,16 @@ pub fn export_messages(conversation: &[Message]) -> Vec<ChatMessage> {
                     ))));
                     tool_images.extend(images);
                 }
-                messages.push(ChatMessage::Tool(ToolChatMessage {
+                messages.push(to_value(&ChatMessage::Tool(ToolChatMessage {
                     tool_call_id: id,
                     content: MessageContent::Text(non_blank_text(&result.content)),
                     extras: fields_for(&result.extras),
-                }));
+                })));
             }
         }
     }
     if !tool_images.is_empty() {
-        messages.push(images_message(tool_images));
+        messages.push(to_value(&images_message(tool_images)));
     }
     messages
 }
@@ -247,8 +251,9 @@ fn export_assistant(
 ///   an array of text parts, `null` or absent), where a content part of
 ///   another `type` (Mistral's `thinking`) is a [`ContentPart::Provider`]
 ///   in its place, splitting the text around it; then the tool calls in
-///   order. A call's `arguments` is kept as text (see [`FunctionCall`]),
-///   except that exactly `{"_raw_arguments": "<text>"}` (one key, a string)
+///   order. A call's `arguments` is kept as the text the model wrote: a
+///   string verbatim, a JSON object or array (llama.cpp, mlx-lm) as its
+///   compact JSON text, missing or `null` (OpenRouter) as `""`; except that exactly `{"_raw_arguments": "<text>"}` (one key, a string)
 ///   reads as the text it wraps (see the module docs);
 ///   a missing or `null` `id` reads as `""`; a call of another `type` is a
 ///   [`ContentPart::Provider`] in its place. A non-null `refusal` (and

@@ -166,13 +166,7 @@ pub use messages::{export_messages, parse_messages};
 pub use request::parse_request;
 pub use response::parse_response;
 pub use tools::{export_declarations, export_tools, parse_tools};
-pub use types::{
-    AssistantChatMessage, AssistantContentPart, AssistantToolCall, ChatCompletion,
-    ChatCompletionMessage, ChatMessage, ChatTextPart, Choice, CompletionTokensDetails,
-    CompletionUsage, FunctionCall, FunctionDefinition, FunctionType, ImageUrl, ImageUrlPart,
-    ImageUrlType, MessageContent, MessageToolCall, PromptTokensDetails, RefusalPart, RefusalType,
-    SystemChatMessage, TextType, Tool, ToolChatMessage, UserChatMessage, UserContentPart,
-};
+pub(crate) use types::CompletionUsage;
 
 use crate::conversation::WireFormat;
 

@@ -10,28 +10,27 @@ use crate::wire::blank_text::is_blank;
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::error::{WireError, WireErrorKind};
 
-impl From<&CompletionUsage> for Usage {
-    /// `prompt_tokens` → `input_tokens`, `completion_tokens` →
-    /// `output_tokens`, `prompt_tokens_details.cached_tokens` (else
-    /// DeepSeek's `prompt_cache_hit_tokens`) → `cache_read_tokens`,
-    /// `completion_tokens_details.reasoning_tokens` → `reasoning_tokens`.
-    fn from(usage: &CompletionUsage) -> Self {
-        Usage {
-            input_tokens: usage.prompt_tokens,
-            output_tokens: usage.completion_tokens,
-            cache_read_tokens: usage
-                .prompt_tokens_details
-                .as_ref()
-                .and_then(|details| details.cached_tokens)
-                .or(usage.prompt_cache_hit_tokens)
-                .unwrap_or(0),
-            cache_write_tokens: 0,
-            reasoning_tokens: usage
-                .completion_tokens_details
-                .as_ref()
-                .and_then(|details| details.reasoning_tokens)
-                .unwrap_or(0),
-        }
+/// A response's [`Usage`]: `prompt_tokens` → `input_tokens`,
+/// `completion_tokens` → `output_tokens`,
+/// `prompt_tokens_details.cached_tokens` (else DeepSeek's
+/// `prompt_cache_hit_tokens`) → `cache_read_tokens`,
+/// `completion_tokens_details.reasoning_tokens` → `reasoning_tokens`.
+fn read_usage(usage: &CompletionUsage) -> Usage {
+    Usage {
+        input_tokens: usage.prompt_tokens,
+        output_tokens: usage.completion_tokens,
+        cache_read_tokens: usage
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|details| details.cached_tokens)
+            .or(usage.prompt_cache_hit_tokens)
+            .unwrap_or(0),
+        cache_write_tokens: 0,
+        reasoning_tokens: usage
+            .completion_tokens_details
+            .as_ref()
+            .and_then(|details| details.reasoning_tokens)
+            .unwrap_or(0),
     }
 }
 
@@ -52,8 +51,12 @@ impl From<&CompletionUsage> for Usage {
 /// [`ToolCalls`](FinishReason::ToolCalls) when the message has tool calls,
 /// else [`Stop`](FinishReason::Stop), anything else →
 /// [`FinishReason::Other`]; a `refusal` makes it
-/// [`FinishReason::Refusal`]. `usage` is read as [`CompletionUsage`]'s
-/// `From` says; without it, [`Usage::default`].
+/// [`FinishReason::Refusal`]. `usage`: `prompt_tokens` → `input_tokens`,
+/// `completion_tokens` → `output_tokens`,
+/// `prompt_tokens_details.cached_tokens` (else DeepSeek's
+/// `prompt_cache_hit_tokens`) → `cache_read_tokens`,
+/// `completion_tokens_details.reasoning_tokens` → `reasoning_tokens`;
+/// without it, [`Usage::default`].
 ///
 /// # Errors
 ///
@@ -69,7 +72,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     let usage = completion
         .usage
         .as_ref()
-        .map(Usage::from)
+        .map(read_usage)
         .unwrap_or_default();
     let Some(choice) = completion.choices.into_iter().next() else {
         return Err(WireError::new(

@@ -6,9 +6,10 @@ use super::FORMAT;
 use super::types::{FunctionDefinition, FunctionType, Tool, TypeTag, fields_for};
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
-use crate::wire::declaration::{ProviderTool, ToolDeclaration};
+use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
-use crate::wire::error::{WireError, WireErrorKind};
+use crate::wire::encode::to_value;
+use crate::wire::error::WireError;
 
 impl From<&ToolInfo> for Tool {
     /// The tool for `info`: its name, description, parameters, `strict`
@@ -27,22 +28,32 @@ impl From<&ToolInfo> for Tool {
     }
 }
 
-/// The request's `tools` array for these tools, in order (see
-/// [`Tool`]'s `From<&ToolInfo>`). Serialise it with `serde_json`.
+/// The request's `tools` array for these tools, in order: each one
+/// `{"type": "function", "function": {"name", "description", "parameters",
+/// "strict"?, ...}}`, as the Chat Completions reference documents a
+/// function tool
+/// (<https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools>).
+/// `strict` is written only when set; the tool's extras only when they came
+/// from this format ([`Extras::fields_for`]), as further fields of
+/// `function`.
 ///
 /// ```
 /// use agent_loop::{tool::ToolInfo, wire::openai};
 ///
 /// let mut info = ToolInfo::without_parameters("now", "The current time.");
 /// info.strict = Some(true);
-/// let json = serde_json::to_value(openai::export_tools(&[info]))?;
-/// assert_eq!(json[0]["type"], "function");
-/// assert_eq!(json[0]["function"]["name"], "now");
-/// assert_eq!(json[0]["function"]["strict"], true);
-/// # Ok::<_, serde_json::Error>(())
+/// let tools = openai::export_tools(&[info]);
+/// assert_eq!(tools[0]["type"], "function");
+/// assert_eq!(tools[0]["function"]["name"], "now");
+/// assert_eq!(tools[0]["function"]["strict"], true);
 /// ```
-pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
-    tools.iter().map(Tool::from).collect()
+pub fn export_tools(tools: &[ToolInfo]) -> Vec<Value> {
+    tools.iter().map(export_tool).collect()
+}
+
+/// One function tool as [`export_tools`] writes it.
+fn export_tool(info: &ToolInfo) -> Value {
+    to_value(&Tool::from(info))
 }
 
 /// Parses a request's `tools` array.
@@ -58,9 +69,9 @@ pub fn export_tools(tools: &[ToolInfo]) -> Vec<Tool> {
 ///
 /// # Errors
 ///
-/// A [`WireError`] at `tools` or `tools[i]…`: [`WireErrorKind::WrongType`]
+/// A [`WireError`] at `tools` or `tools[i]…`: [`WireErrorKind::WrongType`](crate::wire::WireErrorKind::WrongType)
 /// when `tools` is not an array of objects or a field has the wrong JSON
-/// type; [`WireErrorKind::MissingField`] for a function tool without
+/// type; [`WireErrorKind::MissingField`](crate::wire::WireErrorKind::MissingField) for a function tool without
 /// `function` or `function.name`.
 pub fn parse_tools(tools: &Value) -> Result<Vec<ToolDeclaration>, WireError> {
     check_depth(FORMAT, "tools", tools)?;
@@ -72,40 +83,11 @@ pub fn parse_tools(tools: &Value) -> Result<Vec<ToolDeclaration>, WireError> {
 ///
 /// # Errors
 ///
-/// [`WireErrorKind::ProviderTool`] at `tools[i]` for a provider tool of
+/// [`WireErrorKind::ProviderTool`](crate::wire::WireErrorKind::ProviderTool) at `tools[i]` for a provider tool of
 /// another format (an Anthropic `memory_20250818`, say): only its own
 /// provider knows what it is.
 pub fn export_declarations(tools: &[ToolDeclaration]) -> Result<Vec<Value>, WireError> {
-    tools
-        .iter()
-        .enumerate()
-        .map(|(index, tool)| {
-            let path = format!("tools[{index}]");
-            match tool {
-                ToolDeclaration::Function(info) => {
-                    serde_json::to_value(Tool::from(info)).map_err(|error| {
-                        WireError::new(
-                            FORMAT,
-                            path,
-                            WireErrorKind::Invalid {
-                                message: error.to_string(),
-                            },
-                        )
-                    })
-                }
-                ToolDeclaration::Provider(tool) if tool.format == FORMAT => Ok(tool.value.clone()),
-                ToolDeclaration::Provider(tool) => Err(WireError::new(
-                    FORMAT,
-                    path,
-                    WireErrorKind::ProviderTool {
-                        name: tool.name.clone(),
-                        tool_type: tool.tool_type.clone(),
-                        format: tool.format,
-                    },
-                )),
-            }
-        })
-        .collect()
+    declaration::export(FORMAT, tools, export_tool)
 }
 
 pub(super) fn parse_tools_at(root: &str, tools: &Value) -> Result<Vec<ToolDeclaration>, WireError> {

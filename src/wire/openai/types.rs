@@ -15,7 +15,7 @@ use crate::conversation::Extras;
 /// `"function"`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FunctionType {
+pub(crate) enum FunctionType {
     /// `"function"`.
     #[default]
     Function,
@@ -28,36 +28,36 @@ pub enum FunctionType {
 /// A missing `type` reads as `"function"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a tool object")]
-pub struct Tool {
+pub(crate) struct Tool {
     /// Always [`FunctionType::Function`].
     #[serde(rename = "type", default)]
-    pub kind: FunctionType,
+    pub(crate) kind: FunctionType,
     /// The function the model may call.
-    pub function: FunctionDefinition,
+    pub(crate) function: FunctionDefinition,
 }
 
 /// The `function` of a [`Tool`]:
 /// `{"name", "description", "parameters", "strict"?, ...}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a function object")]
-pub struct FunctionDefinition {
+pub(crate) struct FunctionDefinition {
     /// The model-facing tool name.
-    pub name: String,
+    pub(crate) name: String,
     /// What the tool does, for the model; a missing or `null` description
     /// reads as `""`.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub description: String,
+    pub(crate) description: String,
     /// JSON Schema of the arguments object; missing or `null` reads as the
     /// empty object schema `{"type": "object", "properties": {}}`.
     #[serde(default = "empty_schema", deserialize_with = "schema_or_empty")]
-    pub parameters: Value,
+    pub(crate) parameters: Value,
     /// Strict mode (structured outputs for the arguments); left out when
     /// `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strict: Option<bool>,
+    pub(crate) strict: Option<bool>,
     /// Any other field of `function`, kept verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// The `type` of an object, read before its shape is chosen.
@@ -78,12 +78,12 @@ pub(super) struct RoleTag {
 /// One element of a request's `messages` array, tagged by `role`
 /// ([reference](https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages)).
 ///
-/// Serialise it with `serde_json`. Its derived `Deserialize` reads one
-/// message of a known role; [`parse_messages`](super::parse_messages) reads a whole array with
-/// better error paths and converts it to a conversation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Only written: [`parse_messages`](super::parse_messages) reads the
+/// `role` first, then the message type it names, so that an unknown role
+/// is a [`WireErrorKind::UnknownRole`](crate::wire::WireErrorKind::UnknownRole).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
-pub enum ChatMessage {
+pub(crate) enum ChatMessage {
     /// `{"role": "system", "content"}`.
     System(SystemChatMessage),
     /// `{"role": "developer", "content"}`: OpenAI's name for the system
@@ -100,42 +100,42 @@ pub enum ChatMessage {
 /// A `system` or `developer` message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a system message object")]
-pub struct SystemChatMessage {
+pub(crate) struct SystemChatMessage {
     /// The instructions: a string or an array of text parts.
-    pub content: MessageContent<ChatTextPart>,
+    pub(crate) content: MessageContent<ChatTextPart>,
     /// Any other field (`name`), kept verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// A `user` message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a user message object")]
-pub struct UserChatMessage {
+pub(crate) struct UserChatMessage {
     /// A string, or an array of text, image and other parts.
-    pub content: MessageContent<UserContentPart>,
+    pub(crate) content: MessageContent<UserContentPart>,
     /// Any other field (`name`), kept verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// An `assistant` message, as a request sends it back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "an assistant message object")]
-pub struct AssistantChatMessage {
+pub(crate) struct AssistantChatMessage {
     /// The model's text; `null` (written as such) when it only called
     /// tools. Read as a string or an array of `text`, `refusal` and other
     /// parts (kept verbatim); written as an array when the message holds
     /// such another part.
     #[serde(default)]
-    pub content: Option<MessageContent<AssistantContentPart>>,
+    pub(crate) content: Option<MessageContent<AssistantContentPart>>,
     /// The model's reasoning, as DeepSeek and vLLM send it and DeepSeek
     /// requires it back across tool calls; left out when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_content: Option<String>,
+    pub(crate) reasoning_content: Option<String>,
     /// The model's refusal message; left out when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refusal: Option<String>,
+    pub(crate) refusal: Option<String>,
     /// The tool calls, in order; left out when empty, as the API expects.
     /// `null` reads as empty.
     #[serde(
@@ -143,23 +143,23 @@ pub struct AssistantChatMessage {
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub tool_calls: Vec<AssistantToolCall>,
+    pub(crate) tool_calls: Vec<AssistantToolCall>,
     /// Any other field (`name`, Gemini's `extra_content`), kept verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// A `tool` message: the result of one tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a tool message object")]
-pub struct ToolChatMessage {
+pub(crate) struct ToolChatMessage {
     /// The id of the tool call this answers.
-    pub tool_call_id: String,
+    pub(crate) tool_call_id: String,
     /// The result: a string or an array of text parts.
-    pub content: MessageContent<ChatTextPart>,
+    pub(crate) content: MessageContent<ChatTextPart>,
     /// Any other field, kept verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// A message's `content`: a string, or an array of parts `P`.
@@ -168,7 +168,7 @@ pub struct ToolChatMessage {
 /// (`null` is a [`WireErrorKind::WrongType`](crate::wire::WireErrorKind::WrongType) where content is required).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum MessageContent<P> {
+pub(crate) enum MessageContent<P> {
     /// `"content": "..."`.
     Text(String),
     /// `"content": [...]`.
@@ -210,7 +210,7 @@ impl<'de, P: Deserialize<'de>> Deserialize<'de> for MessageContent<P> {
 /// The `type` of a [`ChatTextPart`]: always `"text"`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TextType {
+pub(crate) enum TextType {
     /// `"text"`.
     #[default]
     Text,
@@ -219,20 +219,20 @@ pub enum TextType {
 /// A text part: `{"type": "text", "text"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a text part object")]
-pub struct ChatTextPart {
+pub(crate) struct ChatTextPart {
     /// Always [`TextType::Text`].
     #[serde(rename = "type")]
-    pub kind: TextType,
+    pub(crate) kind: TextType,
     /// The text.
-    pub text: String,
+    pub(crate) text: String,
     /// Any other field (OpenRouter's `cache_control`), kept verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 impl ChatTextPart {
     /// A text part without extras.
-    pub fn new(text: impl Into<String>) -> Self {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
         Self {
             kind: TextType::Text,
             text: text.into(),
@@ -244,7 +244,7 @@ impl ChatTextPart {
 /// The `type` of an [`ImageUrlPart`]: always `"image_url"`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ImageUrlType {
+pub(crate) enum ImageUrlType {
     /// `"image_url"`.
     #[default]
     ImageUrl,
@@ -253,23 +253,23 @@ pub enum ImageUrlType {
 /// An image part of a user message: `{"type": "image_url", "image_url": {"url", "detail"?}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "an image part object")]
-pub struct ImageUrlPart {
+pub(crate) struct ImageUrlPart {
     /// Always [`ImageUrlType::ImageUrl`].
     #[serde(rename = "type")]
-    pub kind: ImageUrlType,
+    pub(crate) kind: ImageUrlType,
     /// Where the image is.
-    pub image_url: ImageUrl,
+    pub(crate) image_url: ImageUrl,
 }
 
 /// The `image_url` of an [`ImageUrlPart`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "an image_url object")]
-pub struct ImageUrl {
+pub(crate) struct ImageUrl {
     /// An `http(s)` URL, or a `data:<media type>;base64,<data>` URL.
-    pub url: String,
+    pub(crate) url: String,
     /// Any other field (`detail`: `auto`, `low`, `high`), kept verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// One part of a user message's content array.
@@ -278,7 +278,7 @@ pub struct ImageUrl {
 /// (`input_audio`, `file`) verbatim; serialises each as it is.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum UserContentPart {
+pub(crate) enum UserContentPart {
     /// `{"type": "text", "text"}`.
     Text(ChatTextPart),
     /// `{"type": "image_url", "image_url": {...}}`.
@@ -337,7 +337,7 @@ impl<'de> Deserialize<'de> for UserContentPart {
 /// The `type` of a [`RefusalPart`]: always `"refusal"`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RefusalType {
+pub(crate) enum RefusalType {
     /// `"refusal"`.
     #[default]
     Refusal,
@@ -346,12 +346,12 @@ pub enum RefusalType {
 /// A refusal part of an assistant message's content array:
 /// `{"type": "refusal", "refusal"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RefusalPart {
+pub(crate) struct RefusalPart {
     /// Always [`RefusalType::Refusal`].
     #[serde(rename = "type")]
-    pub kind: RefusalType,
+    pub(crate) kind: RefusalType,
     /// The refusal message.
-    pub refusal: String,
+    pub(crate) refusal: String,
 }
 
 /// One part of an assistant message's content array: text, a refusal, or
@@ -359,7 +359,7 @@ pub struct RefusalPart {
 /// [...]}`) kept verbatim.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum AssistantContentPart {
+pub(crate) enum AssistantContentPart {
     /// `{"type": "text", "text"}`.
     Text(ChatTextPart),
     /// `{"type": "refusal", "refusal"}`.
@@ -417,7 +417,7 @@ impl<'de> Deserialize<'de> for AssistantContentPart {
 /// [`MessageToolCall`] and a call of any other `type` (`custom`) verbatim.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum AssistantToolCall {
+pub(crate) enum AssistantToolCall {
     /// A function tool call.
     Function(MessageToolCall),
     /// A call of another `type`, verbatim.
@@ -428,35 +428,35 @@ pub enum AssistantToolCall {
 /// `{"id", "type": "function", "function": {"name", "arguments"}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a tool call object")]
-pub struct MessageToolCall {
+pub(crate) struct MessageToolCall {
     /// The tool call id, e.g. `call_abc123`. Missing or `null` reads as
     /// `""` (Gemini sends `""`; the conversation parser mints a fresh one).
     #[serde(default, deserialize_with = "null_as_default")]
-    pub id: String,
+    pub(crate) id: String,
     /// Always [`FunctionType::Function`]; a missing `type` reads as it.
     #[serde(rename = "type", default)]
-    pub kind: FunctionType,
+    pub(crate) kind: FunctionType,
     /// The called function and its arguments.
-    pub function: FunctionCall,
+    pub(crate) function: FunctionCall,
     /// Any other field (Gemini's `extra_content`, which holds the
     /// `thought_signature` Gemini needs back; a streamed `index`), kept
     /// verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// The `function` of a [`MessageToolCall`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a function call object")]
-pub struct FunctionCall {
+pub(crate) struct FunctionCall {
     /// The tool name the model asked for.
-    pub name: String,
+    pub(crate) name: String,
     /// The arguments as the JSON text the model wrote. Read from a string
     /// verbatim, from a JSON object or array (llama.cpp, mlx-lm) as its
     /// compact JSON text, and as `""` when missing or `null` (OpenRouter,
     /// for a tool whose parameters are all optional).
     #[serde(default, deserialize_with = "arguments_text")]
-    pub arguments: String,
+    pub(crate) arguments: String,
 }
 
 #[derive(Deserialize)]
@@ -508,96 +508,96 @@ impl<'de> Deserialize<'de> for AssistantToolCall {
 /// are not read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a chat.completion object")]
-pub struct ChatCompletion {
+pub(crate) struct ChatCompletion {
     /// The completions; one unless the request asked for `n > 1`.
-    pub choices: Vec<Choice>,
+    pub(crate) choices: Vec<Choice>,
     /// Tokens used; absent from some servers' responses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<CompletionUsage>,
+    pub(crate) usage: Option<CompletionUsage>,
 }
 
 /// One element of [`ChatCompletion::choices`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a choice object")]
-pub struct Choice {
+pub(crate) struct Choice {
     /// The choice's position.
     #[serde(default)]
-    pub index: u64,
+    pub(crate) index: u64,
     /// The message the model wrote.
-    pub message: ChatCompletionMessage,
+    pub(crate) message: ChatCompletionMessage,
     /// `stop`, `length`, `tool_calls`, `content_filter`, `function_call`;
     /// other servers send other values, or `null`.
     #[serde(default)]
-    pub finish_reason: Option<String>,
+    pub(crate) finish_reason: Option<String>,
 }
 
 /// The `message` of a [`Choice`]: an assistant message with its `role`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a message object")]
-pub struct ChatCompletionMessage {
+pub(crate) struct ChatCompletionMessage {
     /// `assistant`.
-    pub role: String,
+    pub(crate) role: String,
     /// The model's text; `null` when it only called tools or refused. A
     /// string, or an array of `text`, `refusal` and other parts.
     #[serde(default)]
-    pub content: Option<MessageContent<AssistantContentPart>>,
+    pub(crate) content: Option<MessageContent<AssistantContentPart>>,
     /// The model's reasoning (DeepSeek, vLLM).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_content: Option<String>,
+    pub(crate) reasoning_content: Option<String>,
     /// The model's refusal message, when it refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refusal: Option<String>,
+    pub(crate) refusal: Option<String>,
     /// The tool calls, in order.
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub tool_calls: Vec<AssistantToolCall>,
+    pub(crate) tool_calls: Vec<AssistantToolCall>,
     /// Any other field (`annotations`, `audio`, Gemini's `extra_content`).
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    pub(crate) extras: Map<String, Value>,
 }
 
 /// The `usage` of a [`ChatCompletion`]. Every count reads as `0` when
 /// missing or `null`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a usage object")]
-pub struct CompletionUsage {
+pub(crate) struct CompletionUsage {
     /// Input tokens, cached ones included.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub prompt_tokens: u64,
+    pub(crate) prompt_tokens: u64,
     /// Output tokens, reasoning included.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub completion_tokens: u64,
+    pub(crate) completion_tokens: u64,
     /// Both.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub total_tokens: u64,
+    pub(crate) total_tokens: u64,
     /// The input tokens' breakdown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_tokens_details: Option<PromptTokensDetails>,
+    pub(crate) prompt_tokens_details: Option<PromptTokensDetails>,
     /// The output tokens' breakdown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub completion_tokens_details: Option<CompletionTokensDetails>,
+    pub(crate) completion_tokens_details: Option<CompletionTokensDetails>,
     /// DeepSeek's count of input tokens read from its cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_cache_hit_tokens: Option<u64>,
+    pub(crate) prompt_cache_hit_tokens: Option<u64>,
 }
 
 /// [`CompletionUsage::prompt_tokens_details`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PromptTokensDetails {
+pub(crate) struct PromptTokensDetails {
     /// Input tokens read from the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cached_tokens: Option<u64>,
+    pub(crate) cached_tokens: Option<u64>,
 }
 
 /// [`CompletionUsage::completion_tokens_details`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CompletionTokensDetails {
+pub(crate) struct CompletionTokensDetails {
     /// Output tokens spent reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_tokens: Option<u64>,
+    pub(crate) reasoning_tokens: Option<u64>,
 }
 
 /// `extras`' fields when they came from this format, else none.
