@@ -716,3 +716,57 @@ fn rich_conversation_parse_export_parse_is_the_identity() {
     .unwrap();
     assert_eq!(reparsed, parsed);
 }
+
+mod decoding {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::super::types::{
+        ImageBlock, RedactedThinkingBlock, ResponseUsage, StringOrArray, TextBlock, ThinkingBlock,
+        Tool, ToolUseBlock,
+    };
+    use crate::wire::decode::testing::{json_tree, same_kind};
+
+    const WORDS: &[&str] = &[
+        "type",
+        "name",
+        "description",
+        "input_schema",
+        "strict",
+        "text",
+        "image",
+        "source",
+        "base64",
+        "url",
+        "media_type",
+        "data",
+        "id",
+        "input",
+        "thinking",
+        "signature",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "citations",
+        "cache_control",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// This format's types fail with the kind and path the crate gave
+        /// when it read serde_json's error messages.
+        #[test]
+        fn types_fail_with_the_kind_and_path_of_before(value in json_tree(WORDS)) {
+            same_kind::<Tool>(&value);
+            same_kind::<TextBlock>(&value);
+            same_kind::<ImageBlock>(&value);
+            same_kind::<ToolUseBlock>(&value);
+            same_kind::<ThinkingBlock>(&value);
+            same_kind::<RedactedThinkingBlock>(&value);
+            same_kind::<ResponseUsage>(&value);
+            same_kind::<StringOrArray<Value>>(&value);
+        }
+    }
+}

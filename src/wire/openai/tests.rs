@@ -901,3 +901,63 @@ fn parse_export_parse_is_the_identity_on_a_rich_conversation() {
     assert!(out[3].get("annotations").is_none() && out[3].get("audio").is_none());
     assert!(out[3]["tool_calls"][0].get("index").is_none());
 }
+
+mod decoding {
+    use proptest::prelude::*;
+
+    use super::super::types::{
+        AssistantChatMessage, ChatCompletion, CompletionUsage, SystemChatMessage, Tool,
+        ToolChatMessage, UserChatMessage,
+    };
+    use crate::wire::decode::testing::{json_tree, same_kind};
+
+    const WORDS: &[&str] = &[
+        "type",
+        "function",
+        "name",
+        "description",
+        "parameters",
+        "strict",
+        "role",
+        "content",
+        "text",
+        "image_url",
+        "url",
+        "detail",
+        "refusal",
+        "tool_calls",
+        "id",
+        "arguments",
+        "reasoning_content",
+        "choices",
+        "message",
+        "finish_reason",
+        "usage",
+        "prompt_tokens",
+        "completion_tokens",
+        "prompt_tokens_details",
+        "cached_tokens",
+        "index",
+        "tool_call_id",
+        "assistant",
+        "custom",
+        "input_audio",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// This format's types fail with the kind and path the crate gave
+        /// when it read serde_json's error messages.
+        #[test]
+        fn types_fail_with_the_kind_and_path_of_before(value in json_tree(WORDS)) {
+            same_kind::<Tool>(&value);
+            same_kind::<SystemChatMessage>(&value);
+            same_kind::<UserChatMessage>(&value);
+            same_kind::<AssistantChatMessage>(&value);
+            same_kind::<ToolChatMessage>(&value);
+            same_kind::<ChatCompletion>(&value);
+            same_kind::<CompletionUsage>(&value);
+        }
+    }
+}
