@@ -17,6 +17,13 @@
 //! refused here, before the target's visitor runs, with
 //! [`ExpectedJson`] naming both types; a target that takes several
 //! (`deserialize_any`) reports through `invalid_type` itself.
+//!
+//! Why not a crate: `serde-value`'s `ValueDeserializer<E>` is generic over
+//! the error too, but reads its own `Value` type (every payload would be
+//! copied into it first) and leaves every type check to the target's
+//! visitor; serde's `de::value` deserializers are generic over `E` but
+//! read Rust values, not JSON. They do walk arrays and objects here
+//! ([`SeqDeserializer`], [`MapDeserializer`]).
 
 use std::marker::PhantomData;
 
