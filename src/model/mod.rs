@@ -26,7 +26,13 @@
 //! connection, invalid response, broken stream), the provider's error type,
 //! message and code, the request id and the number of attempts. The API
 //! key ([`ApiKey`]) prints as `<redacted>` everywhere.
-
+//!
+// A model whose feature is off is no link target: its name then links to
+// this module, whose first lines say which feature brings it.
+#![cfg_attr(feature = "openai", doc = "[`OpenAiModel`]: OpenAiModel")]
+#![cfg_attr(not(feature = "openai"), doc = "[`OpenAiModel`]: self")]
+#![cfg_attr(feature = "anthropic", doc = "[`AnthropicModel`]: AnthropicModel")]
+#![cfg_attr(not(feature = "anthropic"), doc = "[`AnthropicModel`]: self")]
 // A `ModelError` is large (the provider's type, message, code and request
 // id), but it is returned once per failed network request: boxing it
 // inside the module would buy nothing.
