@@ -167,13 +167,6 @@ impl ModelError {
         self
     }
 
-    /// Sets the attempts and request id of the request that failed.
-    pub(crate) fn of<T>(mut self, answer: &super::http::Answer<T>) -> Self {
-        self.attempts = answer.attempts;
-        self.request_id.clone_from(&answer.request_id);
-        self
-    }
-
     /// A stream that broke: the provider's error type and message when it
     /// reported one mid-stream.
     pub(crate) fn stream(format: WireFormat, error: crate::wire::WireError) -> Self {

@@ -39,7 +39,9 @@
 #![allow(clippy::result_large_err)]
 
 mod error;
+mod headers;
 mod http;
+mod send;
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
@@ -145,22 +147,6 @@ impl Settings {
     fn merge_extra(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
         for (key, value) in &self.extra {
             body.insert(key.clone(), value.clone());
-        }
-    }
-}
-
-/// Sends streamed pieces as turn events: text (and a refusal, which is
-/// the model's words too) as `TextDelta`, reasoning as `ReasoningDelta`.
-fn emit(events: &crate::turn::TurnEvents, deltas: Vec<crate::wire::stream::StreamDelta>) {
-    use crate::turn::TurnEvent;
-    use crate::wire::stream::StreamDelta;
-    for delta in deltas {
-        match delta {
-            StreamDelta::Text(text) | StreamDelta::Refusal(text) => {
-                events.emit(|| TurnEvent::TextDelta { text });
-            }
-            StreamDelta::Reasoning(text) => events.emit(|| TurnEvent::ReasoningDelta { text }),
-            _ => {}
         }
     }
 }
