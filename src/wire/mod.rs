@@ -68,6 +68,7 @@ mod ids;
 pub mod mcp;
 pub mod openai;
 pub mod stream;
+mod string_or_array;
 
 pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};

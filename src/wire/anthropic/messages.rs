@@ -8,8 +8,7 @@ use serde_json::{Map, Value};
 use super::FORMAT;
 use super::types::{
     ContentBlock, ImageBlock, ImageSourceParam, MessageParam, RedactedThinkingBlock, Role,
-    StringOrArray, SystemBlock, SystemPrompt, TextBlock, ThinkingBlock, ToolResultBlock,
-    ToolResultContent, ToolUseBlock, own_extras,
+    SystemBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, own_extras,
 };
 use crate::conversation::ids::mint_missing_ids;
 use crate::conversation::{
@@ -22,6 +21,7 @@ use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
+use crate::wire::string_or_array::StringOrArray;
 
 /// What [`export_messages`] builds: the request's top-level `system` and
 /// its `messages`, as the Messages API reference documents them
@@ -117,7 +117,7 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
     }
 }
 
-fn export_system(conversation: &[Message]) -> Option<SystemPrompt> {
+fn export_system(conversation: &[Message]) -> Option<StringOrArray<SystemBlock>> {
     let systems: Vec<&SystemMessage> = conversation
         .iter()
         .filter_map(|message| match message {
@@ -128,9 +128,9 @@ fn export_system(conversation: &[Message]) -> Option<SystemPrompt> {
     match systems.as_slice() {
         [] => None,
         [only] if only.extras.fields_for(FORMAT).is_none() => {
-            Some(SystemPrompt::Text(only.text.clone()))
+            Some(StringOrArray::Text(only.text.clone()))
         }
-        systems => Some(SystemPrompt::Blocks(
+        systems => Some(StringOrArray::Array(
             systems
                 .iter()
                 .map(|system| {
@@ -210,9 +210,9 @@ fn export_tool_result(result: &ToolResult, ids: &mut ExportIds) -> ToolResultBlo
     let content = match blocks.as_mut_slice() {
         [] => None,
         [ContentBlock::Text(text)] if text.extras.is_empty() => {
-            Some(ToolResultContent::Text(std::mem::take(&mut text.text)))
+            Some(StringOrArray::Text(std::mem::take(&mut text.text)))
         }
-        _ => Some(ToolResultContent::Blocks(blocks)),
+        _ => Some(StringOrArray::Array(blocks)),
     };
     ToolResultBlock {
         tool_use_id: ids.result(&result.tool_call_id),
@@ -370,8 +370,8 @@ pub(super) fn parse_block(path: &str, value: &Value) -> Result<ContentBlock, Wir
             let raw: RawToolResult = decode_block(path, value)?;
             let content = match raw.content {
                 None => None,
-                Some(StringOrArray::Text(text)) => Some(ToolResultContent::Text(text)),
-                Some(StringOrArray::Array(items)) => Some(ToolResultContent::Blocks(
+                Some(StringOrArray::Text(text)) => Some(StringOrArray::Text(text)),
+                Some(StringOrArray::Array(items)) => Some(StringOrArray::Array(
                     items
                         .iter()
                         .enumerate()
@@ -450,11 +450,11 @@ fn user_part(block: ContentBlock) -> ContentPart {
 fn tool_result_message(block: ToolResultBlock) -> Message {
     let content = match block.content {
         None => Vec::new(),
-        Some(ToolResultContent::Text(text)) => join_blank_text(vec![text_part(TextBlock {
+        Some(StringOrArray::Text(text)) => join_blank_text(vec![text_part(TextBlock {
             text,
             extras: Map::new(),
         })]),
-        Some(ToolResultContent::Blocks(blocks)) => {
+        Some(StringOrArray::Array(blocks)) => {
             join_blank_text(blocks.into_iter().map(user_part).collect())
         }
     };

@@ -722,10 +722,11 @@ mod decoding {
     use serde_json::Value;
 
     use super::super::types::{
-        ImageBlock, RedactedThinkingBlock, ResponseUsage, StringOrArray, TextBlock, ThinkingBlock,
-        Tool, ToolUseBlock,
+        ImageBlock, RedactedThinkingBlock, ResponseUsage, TextBlock, ThinkingBlock, Tool,
+        ToolUseBlock,
     };
     use crate::wire::decode::testing::{json_tree, same_kind};
+    use crate::wire::string_or_array::StringOrArray;
 
     const WORDS: &[&str] = &[
         "type",

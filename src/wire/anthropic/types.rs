@@ -2,14 +2,14 @@
 //! messages and their content blocks, the system prompt and the response.
 
 use std::fmt;
-use std::marker::PhantomData;
 
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::FORMAT;
 use crate::conversation::Extras;
+use crate::wire::string_or_array::StringOrArray;
 
 /// One custom tool of a request's `tools` array:
 /// `{"name", "description", "input_schema", "strict"?, …}`.
@@ -149,7 +149,7 @@ pub(crate) struct ToolResultBlock {
     pub(crate) tool_use_id: String,
     /// The result; omitted when empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) content: Option<ToolResultContent>,
+    pub(crate) content: Option<StringOrArray<ContentBlock>>,
     /// `true` when the call failed; omitted when `false` (the API's
     /// default).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -157,17 +157,6 @@ pub(crate) struct ToolResultBlock {
     /// Other fields (`cache_control`), verbatim.
     #[serde(flatten)]
     pub(crate) extras: Map<String, Value>,
-}
-
-/// A `tool_result`'s `content`: a string, or blocks (`text`, `image`,
-/// `search_result`, `document`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub(crate) enum ToolResultContent {
-    /// One text.
-    Text(String),
-    /// Blocks, in order.
-    Blocks(Vec<ContentBlock>),
 }
 
 /// Extended thinking: `{"type": "thinking", "thinking", "signature"}`.
@@ -193,18 +182,8 @@ pub(crate) struct RedactedThinkingBlock {
     pub(crate) extras: Map<String, Value>,
 }
 
-/// A request's top-level `system`: a string, or text blocks (which can
-/// carry `cache_control`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub(crate) enum SystemPrompt {
-    /// `"system": "…"`.
-    Text(String),
-    /// `"system": [{"type": "text", "text", …}, …]`.
-    Blocks(Vec<SystemBlock>),
-}
-
-/// One block of a [`SystemPrompt`]: only text blocks are allowed there.
+/// One block of a request's top-level `system`: only text blocks are
+/// allowed there.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum SystemBlock {
@@ -248,42 +227,6 @@ pub(super) fn own_extras(extras: &Extras, modelled: &[&str]) -> Map<String, Valu
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// A string or an array: the two shapes of `content`, a `tool_result`'s
-/// `content` and `system`. One visitor, so a wrong shape is a
-/// [`WireErrorKind::WrongType`] naming the field.
-pub(super) enum StringOrArray<T> {
-    Text(String),
-    Array(Vec<T>),
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for StringOrArray<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct StringOrArrayVisitor<T>(PhantomData<T>);
-
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for StringOrArrayVisitor<T> {
-            type Value = StringOrArray<T>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("a string or an array of blocks")
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(StringOrArray::Text(text.to_owned()))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(StringOrArray::Array(items))
-            }
-        }
-
-        deserializer.deserialize_any(StringOrArrayVisitor(PhantomData))
-    }
 }
 
 /// A JSON object, named "an object" in a wrong-type error (serde says "a

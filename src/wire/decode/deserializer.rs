@@ -71,6 +71,34 @@ impl<'de, E: ExpectedJson> ValueDeserializer<'de, E> {
         }
     }
 
+    fn any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        de::Deserializer::deserialize_any(self, visitor)
+    }
+
+    fn boolean<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        self.of_type("a boolean", Value::is_boolean, visitor)
+    }
+
+    fn number<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        self.of_type("a number", Value::is_number, visitor)
+    }
+
+    fn string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        self.of_type("a string", Value::is_string, visitor)
+    }
+
+    fn null<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        self.of_type("null", Value::is_null, visitor)
+    }
+
+    fn array<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        self.of_type("an array", Value::is_array, visitor)
+    }
+
+    fn object<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        self.of_type("an object", Value::is_object, visitor)
+    }
+
     /// A non-negative integer as a `u64`; a negative one as an `i64`, for
     /// the target's visitor to refuse as a value out of its range, as
     /// serde_json does.
@@ -145,6 +173,18 @@ where
     }))
 }
 
+/// `deserialize_*` methods that read the value as the helper named does.
+macro_rules! read_as {
+    ($($(#[$doc:meta])* $method:ident => $helper:ident,)*) => {
+        $(
+            $(#[$doc])*
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+                self.$helper(visitor)
+            }
+        )*
+    };
+}
+
 impl<'de, E: ExpectedJson> de::Deserializer<'de> for ValueDeserializer<'de, E> {
     type Error = E;
 
@@ -179,77 +219,30 @@ impl<'de, E: ExpectedJson> de::Deserializer<'de> for ValueDeserializer<'de, E> {
         }
     }
 
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("a boolean", Value::is_boolean, visitor)
-    }
-
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.unsigned(visitor)
-    }
-
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.unsigned(visitor)
-    }
-
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.unsigned(visitor)
-    }
-
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.unsigned(visitor)
-    }
-
-    fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.unsigned(visitor)
-    }
-
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.signed(visitor)
-    }
-
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.signed(visitor)
-    }
-
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.signed(visitor)
-    }
-
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.signed(visitor)
-    }
-
-    fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.signed(visitor)
-    }
-
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("a number", Value::is_number, visitor)
-    }
-
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("a number", Value::is_number, visitor)
-    }
-
-    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("a string", Value::is_string, visitor)
-    }
-
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("a string", Value::is_string, visitor)
-    }
-
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("a string", Value::is_string, visitor)
-    }
-
-    /// A string, or an array of bytes, as serde_json reads bytes.
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.deserialize_any(visitor)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.deserialize_any(visitor)
+    read_as! {
+        deserialize_bool => boolean,
+        deserialize_u8 => unsigned,
+        deserialize_u16 => unsigned,
+        deserialize_u32 => unsigned,
+        deserialize_u64 => unsigned,
+        deserialize_u128 => unsigned,
+        deserialize_i8 => signed,
+        deserialize_i16 => signed,
+        deserialize_i32 => signed,
+        deserialize_i64 => signed,
+        deserialize_i128 => signed,
+        deserialize_f32 => number,
+        deserialize_f64 => number,
+        deserialize_char => string,
+        deserialize_str => string,
+        deserialize_string => string,
+        deserialize_identifier => string,
+        // A string, or an array of bytes, as serde_json reads bytes.
+        deserialize_bytes => any,
+        deserialize_byte_buf => any,
+        deserialize_unit => null,
+        deserialize_seq => array,
+        deserialize_map => object,
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
@@ -259,16 +252,12 @@ impl<'de, E: ExpectedJson> de::Deserializer<'de> for ValueDeserializer<'de, E> {
         }
     }
 
-    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("null", Value::is_null, visitor)
-    }
-
     fn deserialize_unit_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
         visitor: V,
     ) -> Result<V::Value, E> {
-        self.deserialize_unit(visitor)
+        self.null(visitor)
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -279,12 +268,8 @@ impl<'de, E: ExpectedJson> de::Deserializer<'de> for ValueDeserializer<'de, E> {
         visitor.visit_newtype_struct(self)
     }
 
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("an array", Value::is_array, visitor)
-    }
-
     fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, E> {
-        self.deserialize_seq(visitor)
+        self.array(visitor)
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -293,11 +278,7 @@ impl<'de, E: ExpectedJson> de::Deserializer<'de> for ValueDeserializer<'de, E> {
         _len: usize,
         visitor: V,
     ) -> Result<V::Value, E> {
-        self.deserialize_seq(visitor)
-    }
-
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.of_type("an object", Value::is_object, visitor)
+        self.array(visitor)
     }
 
     /// An object, or an array of the fields in order, as serde_json reads
@@ -348,10 +329,6 @@ impl<'de, E: ExpectedJson> de::Deserializer<'de> for ValueDeserializer<'de, E> {
                 crate::json::type_name(other),
             )),
         }
-    }
-
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        self.deserialize_string(visitor)
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {

@@ -5,9 +5,9 @@ use serde_json::{Map, Value};
 use super::FORMAT;
 use super::types::{
     AssistantChatMessage, AssistantContentPart, AssistantToolCall, ChatMessage, ChatTextPart,
-    FunctionCall, FunctionType, ImageUrl, ImageUrlPart, ImageUrlType, MessageContent,
-    MessageToolCall, RoleTag, SystemChatMessage, TextType, ToolChatMessage, UserChatMessage,
-    UserContentPart, fields_for, without_nulls,
+    FunctionCall, FunctionType, ImageUrl, ImageUrlPart, ImageUrlType, MessageToolCall, RoleTag,
+    SystemChatMessage, TextType, ToolChatMessage, UserChatMessage, UserContentPart, fields_for,
+    without_nulls,
 };
 use crate::conversation::{
     AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, ProviderPart,
@@ -19,6 +19,7 @@ use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
+use crate::wire::string_or_array::StringOrArray;
 
 /// The request's `messages` array for a conversation, in order: each
 /// element a message object of the Chat Completions reference
@@ -62,7 +63,7 @@ pub fn export_messages(conversation: &[Message]) -> Vec<Value> {
                 if is_blank(&system.text) {
                     continue;
                 }
-                let content = MessageContent::Text(system.text.clone());
+                let content = StringOrArray::Text(system.text.clone());
                 let system_message = SystemChatMessage {
                     content,
                     extras: fields_for(&system.extras),
@@ -100,7 +101,7 @@ pub fn export_messages(conversation: &[Message]) -> Vec<Value> {
                 }
                 messages.push(to_value(&ChatMessage::Tool(ToolChatMessage {
                     tool_call_id: id,
-                    content: MessageContent::Text(non_blank_text(&result.content)),
+                    content: StringOrArray::Text(non_blank_text(&result.content)),
                     extras: fields_for(&result.extras),
                 })));
             }
@@ -114,7 +115,7 @@ pub fn export_messages(conversation: &[Message]) -> Vec<Value> {
 
 fn images_message(parts: Vec<UserContentPart>) -> ChatMessage {
     ChatMessage::User(UserChatMessage {
-        content: MessageContent::Parts(parts),
+        content: StringOrArray::Array(parts),
         extras: Map::new(),
     })
 }
@@ -140,11 +141,11 @@ fn export_user(user: &UserMessage) -> Option<UserChatMessage> {
         .collect();
     let content = match <[UserContentPart; 1]>::try_from(parts) {
         Ok([UserContentPart::Text(text)]) if text.extras.is_empty() => {
-            MessageContent::Text(text.text)
+            StringOrArray::Text(text.text)
         }
-        Ok([part]) => MessageContent::Parts(vec![part]),
+        Ok([part]) => StringOrArray::Array(vec![part]),
         Err(parts) if parts.is_empty() => return None,
-        Err(parts) => MessageContent::Parts(parts),
+        Err(parts) => StringOrArray::Array(parts),
     };
     Some(UserChatMessage {
         content,
@@ -215,9 +216,9 @@ fn export_assistant(
         return None;
     }
     let content = if has_provider_content {
-        Some(MessageContent::Parts(parts))
+        Some(StringOrArray::Array(parts))
     } else {
-        (!text.is_empty()).then_some(MessageContent::Text(text))
+        (!text.is_empty()).then_some(StringOrArray::Text(text))
     };
     let mut extras = fields_for(&assistant.extras);
     let refusal = match extras.remove("refusal") {
@@ -308,8 +309,8 @@ fn parse_message(path: &str, value: &Value) -> Result<Option<Message>, WireError
         "system" | "developer" => {
             let message: SystemChatMessage = decode(FORMAT, path, value)?;
             let text = match message.content {
-                MessageContent::Text(text) => text,
-                MessageContent::Parts(parts) => parts.into_iter().map(|part| part.text).collect(),
+                StringOrArray::Text(text) => text,
+                StringOrArray::Array(parts) => parts.into_iter().map(|part| part.text).collect(),
             };
             (!is_blank(&text)).then(|| {
                 Message::System(SystemMessage {
@@ -326,8 +327,8 @@ fn parse_message(path: &str, value: &Value) -> Result<Option<Message>, WireError
         "user" => {
             let message: UserChatMessage = decode(FORMAT, path, value)?;
             let content = join_blank_text(match message.content {
-                MessageContent::Text(text) => vec![ContentPart::text(text)],
-                MessageContent::Parts(parts) => parts.into_iter().map(user_part).collect(),
+                StringOrArray::Text(text) => vec![ContentPart::text(text)],
+                StringOrArray::Array(parts) => parts.into_iter().map(user_part).collect(),
             });
             (!content.is_empty()).then(|| {
                 Message::User(UserMessage {
@@ -350,8 +351,8 @@ fn parse_message(path: &str, value: &Value) -> Result<Option<Message>, WireError
         "tool" => {
             let message: ToolChatMessage = decode(FORMAT, path, value)?;
             let text = match message.content {
-                MessageContent::Text(text) => text,
-                MessageContent::Parts(parts) => parts.into_iter().map(|part| part.text).collect(),
+                StringOrArray::Text(text) => text,
+                StringOrArray::Array(parts) => parts.into_iter().map(|part| part.text).collect(),
             };
             let content = if is_blank(&text) {
                 Vec::new()
@@ -432,8 +433,8 @@ pub(super) fn assistant_message(
     let mut text = String::new();
     match message.content {
         None => {}
-        Some(MessageContent::Text(whole)) => text = whole,
-        Some(MessageContent::Parts(parts)) => {
+        Some(StringOrArray::Text(whole)) => text = whole,
+        Some(StringOrArray::Array(parts)) => {
             for part in parts {
                 match part {
                     AssistantContentPart::Text(part) => text.push_str(&part.text),

@@ -1,15 +1,13 @@
 //! The serde types that mirror the Chat Completions API reference: the
 //! request's `tools` and `messages`, and the `chat.completion` response.
 
-use std::fmt;
-use std::marker::PhantomData;
-
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::FORMAT;
 use crate::conversation::Extras;
+use crate::wire::string_or_array::StringOrArray;
 
 /// The `type` of a function tool and of a function tool call: always
 /// `"function"`.
@@ -102,7 +100,7 @@ pub(crate) enum ChatMessage {
 #[serde(expecting = "a system message object")]
 pub(crate) struct SystemChatMessage {
     /// The instructions: a string or an array of text parts.
-    pub(crate) content: MessageContent<ChatTextPart>,
+    pub(crate) content: StringOrArray<ChatTextPart>,
     /// Any other field (`name`), kept verbatim.
     #[serde(flatten)]
     pub(crate) extras: Map<String, Value>,
@@ -113,7 +111,7 @@ pub(crate) struct SystemChatMessage {
 #[serde(expecting = "a user message object")]
 pub(crate) struct UserChatMessage {
     /// A string, or an array of text, image and other parts.
-    pub(crate) content: MessageContent<UserContentPart>,
+    pub(crate) content: StringOrArray<UserContentPart>,
     /// Any other field (`name`), kept verbatim.
     #[serde(flatten)]
     pub(crate) extras: Map<String, Value>,
@@ -128,7 +126,7 @@ pub(crate) struct AssistantChatMessage {
     /// parts (kept verbatim); written as an array when the message holds
     /// such another part.
     #[serde(default)]
-    pub(crate) content: Option<MessageContent<AssistantContentPart>>,
+    pub(crate) content: Option<StringOrArray<AssistantContentPart>>,
     /// The model's reasoning, as DeepSeek and vLLM send it and DeepSeek
     /// requires it back across tool calls; left out when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -156,55 +154,10 @@ pub(crate) struct ToolChatMessage {
     /// The id of the tool call this answers.
     pub(crate) tool_call_id: String,
     /// The result: a string or an array of text parts.
-    pub(crate) content: MessageContent<ChatTextPart>,
+    pub(crate) content: StringOrArray<ChatTextPart>,
     /// Any other field, kept verbatim.
     #[serde(flatten)]
     pub(crate) extras: Map<String, Value>,
-}
-
-/// A message's `content`: a string, or an array of parts `P`.
-///
-/// Serialises as the string or the array; reads either, and nothing else
-/// (`null` is a [`WireErrorKind::WrongType`](crate::wire::WireErrorKind::WrongType) where content is required).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub(crate) enum MessageContent<P> {
-    /// `"content": "..."`.
-    Text(String),
-    /// `"content": [...]`.
-    Parts(Vec<P>),
-}
-
-impl<'de, P: Deserialize<'de>> Deserialize<'de> for MessageContent<P> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ContentVisitor<P>(PhantomData<P>);
-
-        impl<'de, P: Deserialize<'de>> Visitor<'de> for ContentVisitor<P> {
-            type Value = MessageContent<P>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("a string or an array of content parts")
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(MessageContent::Text(text.to_owned()))
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-                Ok(MessageContent::Text(text))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut parts = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
-                while let Some(part) = seq.next_element()? {
-                    parts.push(part);
-                }
-                Ok(MessageContent::Parts(parts))
-            }
-        }
-
-        deserializer.deserialize_any(ContentVisitor(PhantomData))
-    }
 }
 
 /// The `type` of a [`ChatTextPart`]: always `"text"`.
@@ -238,6 +191,16 @@ impl ChatTextPart {
             text: text.into(),
             extras: Map::new(),
         }
+    }
+
+    /// A `text` content part read whole: its `text`, required, and its
+    /// other fields but the `null` ones.
+    fn read<E: de::Error>(text: Option<String>, rest: Map<String, Value>) -> Result<Self, E> {
+        Ok(Self {
+            kind: TextType::Text,
+            text: text.ok_or_else(|| E::missing_field("text"))?,
+            extras: without_nulls(rest),
+        })
     }
 }
 
@@ -306,11 +269,7 @@ impl<'de> Deserialize<'de> for UserContentPart {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let part = AnyUserPart::deserialize(deserializer)?;
         match part.kind.as_str() {
-            "text" => Ok(Self::Text(ChatTextPart {
-                kind: TextType::Text,
-                text: part.text.ok_or_else(|| de::Error::missing_field("text"))?,
-                extras: without_nulls(part.rest),
-            })),
+            "text" => ChatTextPart::read(part.text, part.rest).map(Self::Text),
             // Fields beside `image_url` have no place in an image part;
             // they are dropped.
             "image_url" => Ok(Self::ImageUrl(ImageUrlPart {
@@ -319,17 +278,14 @@ impl<'de> Deserialize<'de> for UserContentPart {
                     .image_url
                     .ok_or_else(|| de::Error::missing_field("image_url"))?,
             })),
-            _ => {
-                let mut value = part.rest;
-                value.insert("type".to_owned(), Value::String(part.kind));
-                if let Some(text) = part.text {
-                    value.insert("text".to_owned(), Value::String(text));
-                }
-                if let Some(image_url) = part.image_url {
-                    value.insert("image_url".to_owned(), image_url_value(image_url));
-                }
-                Ok(Self::Other(Value::Object(value)))
-            }
+            _ => Ok(Self::Other(verbatim(
+                part.kind,
+                [
+                    ("text", part.text.map(Value::String)),
+                    ("image_url", part.image_url.map(image_url_value)),
+                ],
+                part.rest,
+            ))),
         }
     }
 }
@@ -385,30 +341,40 @@ impl<'de> Deserialize<'de> for AssistantContentPart {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let part = AnyAssistantPart::deserialize(deserializer)?;
         match part.kind.as_str() {
-            "text" => Ok(Self::Text(ChatTextPart {
-                kind: TextType::Text,
-                text: part.text.ok_or_else(|| de::Error::missing_field("text"))?,
-                extras: without_nulls(part.rest),
-            })),
+            "text" => ChatTextPart::read(part.text, part.rest).map(Self::Text),
             "refusal" => Ok(Self::Refusal(RefusalPart {
                 kind: RefusalType::Refusal,
                 refusal: part
                     .refusal
                     .ok_or_else(|| de::Error::missing_field("refusal"))?,
             })),
-            _ => {
-                let mut value = part.rest;
-                value.insert("type".to_owned(), Value::String(part.kind));
-                if let Some(text) = part.text {
-                    value.insert("text".to_owned(), Value::String(text));
-                }
-                if let Some(refusal) = part.refusal {
-                    value.insert("refusal".to_owned(), Value::String(refusal));
-                }
-                Ok(Self::Other(Value::Object(value)))
-            }
+            _ => Ok(Self::Other(verbatim(
+                part.kind,
+                [
+                    ("text", part.text.map(Value::String)),
+                    ("refusal", part.refusal.map(Value::String)),
+                ],
+                part.rest,
+            ))),
         }
     }
+}
+
+/// A content part of a `type` this crate does not model, put back
+/// together as it came: its `type`, the fields read on the way (when
+/// present) and its other fields.
+fn verbatim<const N: usize>(
+    kind: String,
+    read: [(&str, Option<Value>); N],
+    mut rest: Map<String, Value>,
+) -> Value {
+    rest.insert("type".to_owned(), Value::String(kind));
+    for (name, value) in read {
+        if let Some(value) = value {
+            rest.insert(name.to_owned(), value);
+        }
+    }
+    Value::Object(rest)
 }
 
 /// One element of an assistant message's `tool_calls`.
@@ -540,7 +506,7 @@ pub(crate) struct ChatCompletionMessage {
     /// The model's text; `null` when it only called tools or refused. A
     /// string, or an array of `text`, `refusal` and other parts.
     #[serde(default)]
-    pub(crate) content: Option<MessageContent<AssistantContentPart>>,
+    pub(crate) content: Option<StringOrArray<AssistantContentPart>>,
     /// The model's reasoning (DeepSeek, vLLM).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) reasoning_content: Option<String>,
