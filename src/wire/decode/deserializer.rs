@@ -336,6 +336,13 @@ impl<'de, E: ExpectedJson> de::Deserializer<'de> for ValueDeserializer<'de, E> {
     }
 }
 
+/// A variant with content named by a string alone (`"newtype"` for
+/// `{"newtype": 1}`): serde_json says "unit variant"; what the payload
+/// holds is a string where the one-member object was needed.
+fn name_only<E: ExpectedJson>() -> E {
+    E::wrong_type("an object of one member", "a string")
+}
+
 /// One enum variant: its name, and its content when it has one.
 struct Variant<'de, E> {
     name: &'de str,
@@ -366,10 +373,7 @@ impl<'de, E: ExpectedJson> VariantAccess<'de> for Variant<'de, E> {
     fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, E> {
         match self.content {
             Some(content) => seed.deserialize(ValueDeserializer::new(content)),
-            None => Err(de::Error::invalid_type(
-                de::Unexpected::UnitVariant,
-                &"a newtype variant",
-            )),
+            None => Err(name_only()),
         }
     }
 
@@ -378,10 +382,7 @@ impl<'de, E: ExpectedJson> VariantAccess<'de> for Variant<'de, E> {
             Some(content) => {
                 de::Deserializer::deserialize_seq(ValueDeserializer::<E>::new(content), visitor)
             }
-            None => Err(de::Error::invalid_type(
-                de::Unexpected::UnitVariant,
-                &"a tuple variant",
-            )),
+            None => Err(name_only()),
         }
     }
 
@@ -394,10 +395,7 @@ impl<'de, E: ExpectedJson> VariantAccess<'de> for Variant<'de, E> {
             Some(content) => {
                 de::Deserializer::deserialize_map(ValueDeserializer::<E>::new(content), visitor)
             }
-            None => Err(de::Error::invalid_type(
-                de::Unexpected::UnitVariant,
-                &"a struct variant",
-            )),
+            None => Err(name_only()),
         }
     }
 }
