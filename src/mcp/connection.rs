@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::mcp::McpErrorKind;
 use crate::mcp::error::McpError;
-use crate::mcp::server::{HttpEndpoint, McpStream, StdioCommand};
+use crate::mcp::transport::{HttpEndpoint, McpStream, StdioCommand};
 
 /// How long a server gets to exit by itself once its input is closed, and
 /// then after `SIGTERM`, before it is killed: the stdio shutdown sequence

@@ -55,8 +55,8 @@ mod connection;
 mod error;
 mod server;
 mod tool;
+mod transport;
 
 pub use error::{McpCallError, McpError, McpErrorKind};
-pub use server::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, HttpEndpoint, McpServer, McpStream, StdioCommand,
-};
+pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpServer};
+pub use transport::{HttpEndpoint, McpStream, StdioCommand};

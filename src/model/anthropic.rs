@@ -1,17 +1,20 @@
 //! [`AnthropicModel`]: Anthropic Messages.
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::error::{EnvError, ModelError, ModelErrorKind};
 use super::http::{ApiKey, Transport, secret_header};
-use super::{EnvEndpoint, Settings, ToolChoice, emit, env_var, shared_setters};
+use super::send::{Provider, StreamAssembler, send};
+use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::redact::redact_url;
 use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
+use crate::wire::WireError;
 use crate::wire::anthropic;
+use crate::wire::stream::StreamDelta;
 use crate::wire::stream::anthropic::EventAssembler;
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
@@ -179,13 +182,13 @@ impl AnthropicModel {
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
         if let Some(system) = exported.system {
-            body.insert("system".into(), json!(system));
+            body.insert("system".into(), system);
         }
-        body.insert("messages".into(), json!(exported.messages));
+        body.insert("messages".into(), Value::Array(exported.messages));
         if !request.tools.is_empty() {
             body.insert(
                 "tools".into(),
-                json!(anthropic::export_tools(request.tools)),
+                Value::Array(anthropic::export_tools(request.tools)),
             );
             let parallel = self.settings.parallel_tool_calls;
             if self.settings.tool_choice.is_some() || parallel.is_some() {
@@ -226,15 +229,6 @@ impl AnthropicModel {
         }
         self.settings.merge_extra(&mut body);
         Value::Object(body)
-    }
-
-    fn headers(&self) -> Result<HeaderMap, ModelError> {
-        let mut headers = HeaderMap::new();
-        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.api_key {
-            headers.insert("x-api-key", secret_header(FORMAT, key, "")?);
-        }
-        Ok(headers)
     }
 
     /// Refuses a request that breaks the API's rules for extended
@@ -279,50 +273,59 @@ impl AnthropicModel {
         }
         Ok(())
     }
+}
 
-    async fn send(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        self.check_thinking(&request)?;
-        self.settings.check_depth(FORMAT, &request)?;
-        let body = self.request_body(&request);
-        let body = serde_json::to_vec(&body)
-            .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;
-        let url = format!("{}/v1/messages", self.base_url);
-        let headers = self.headers()?;
-        if self.settings.stream {
-            return self.send_streamed(&request, &url, headers, body).await;
+impl Provider for AnthropicModel {
+    const FORMAT: WireFormat = FORMAT;
+    type Stream = EventAssembler;
+
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    fn check(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        self.check_thinking(request)
+    }
+
+    fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        AnthropicModel::request_body(self, request)
+    }
+
+    fn url(&self) -> String {
+        format!("{}/v1/messages", self.base_url)
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        if let Some(key) = &self.api_key {
+            headers.insert("x-api-key", secret_header(FORMAT, key, "")?);
         }
-        self.transport
-            .post_response(&url, &headers, body, anthropic::parse_response)
-            .await
+        Ok(headers)
+    }
+
+    fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
+        anthropic::parse_response(body)
     }
 }
 
-impl AnthropicModel {
-    /// Reads the events as they arrive, sends their text and thinking as
-    /// turn events, and returns the assembled response.
-    async fn send_streamed(
-        &self,
-        request: &ModelRequest<'_>,
-        url: &str,
-        mut headers: HeaderMap,
-        body: Vec<u8>,
-    ) -> Result<ModelResponse, ModelError> {
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        let answer = self.transport.post_streaming(url, &headers, body).await?;
-        let mut assembler = EventAssembler::new();
-        let answer = self
-            .transport
-            .read_events(answer, |event, data| {
-                let deltas = assembler
-                    .push(event, data)
-                    .map_err(|error| ModelError::stream(FORMAT, error))?;
-                emit(request.events, deltas);
-                Ok(event == "message_stop")
-            })
-            .await?;
-        assembler
-            .finish()
-            .map_err(|error| ModelError::stream(FORMAT, error).of(&answer))
+impl StreamAssembler for EventAssembler {
+    /// `message_stop` ends the stream.
+    fn read_event(
+        &mut self,
+        event: &str,
+        data: &str,
+    ) -> Result<(Vec<StreamDelta>, bool), WireError> {
+        let deltas = self.push(event, data)?;
+        Ok((deltas, event == "message_stop"))
+    }
+
+    fn finish(self) -> Result<ModelResponse, WireError> {
+        EventAssembler::finish(self)
     }
 }
 
@@ -338,7 +341,7 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 #[async_trait]
 impl Model for AnthropicModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
-        Ok(self.send(request).await?)
+        Ok(send(self, request).await?)
     }
 }
 

@@ -62,10 +62,10 @@ impl fmt::Display for ModelErrorKind {
     }
 }
 
-/// A model request that failed, as [`OpenAiModel`](super::OpenAiModel) and
-/// [`AnthropicModel`](super::AnthropicModel) return it (boxed, so it is the
-/// source of [`TurnError::Model`](crate::turn::TurnError::Model); downcast
-/// to read it).
+/// A model request that failed, as [`OpenAiModel`] and [`AnthropicModel`]
+/// return it (boxed, so it is the source of
+/// [`TurnError::Model`](crate::turn::TurnError::Model); downcast to read
+/// it).
 ///
 /// [`kind`](Self::kind) says what failed; the provider's own `type`,
 /// `message` and `code` are parsed from its error body when it sent one
@@ -75,6 +75,16 @@ impl fmt::Display for ModelErrorKind {
 /// one line: `OpenAI Chat Completions: HTTP 401 after 1 attempt:
 /// invalid_request_error: Incorrect API key provided (request id req_1)`.
 /// The API key is never part of it.
+///
+// A model whose feature is off is no link target: its name then links to
+// this module, which says which feature brings it.
+#[cfg_attr(feature = "openai", doc = "[`OpenAiModel`]: super::OpenAiModel")]
+#[cfg_attr(not(feature = "openai"), doc = "[`OpenAiModel`]: super")]
+#[cfg_attr(
+    feature = "anthropic",
+    doc = "[`AnthropicModel`]: super::AnthropicModel"
+)]
+#[cfg_attr(not(feature = "anthropic"), doc = "[`AnthropicModel`]: super")]
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct ModelError {
@@ -154,13 +164,6 @@ impl ModelError {
 
     pub(crate) fn with_request_id(mut self, request_id: Option<String>) -> Self {
         self.request_id = request_id;
-        self
-    }
-
-    /// Sets the attempts and request id of the request that failed.
-    pub(crate) fn of<T>(mut self, answer: &super::http::Answer<T>) -> Self {
-        self.attempts = answer.attempts;
-        self.request_id.clone_from(&answer.request_id);
         self
     }
 

@@ -16,15 +16,12 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::error::{ModelError, ModelErrorKind};
+use super::headers::{request_id, retry_after};
 
 use crate::conversation::{ModelResponse, WireFormat};
 use crate::redact::redact_url;
 use crate::tool::BoxError;
 use crate::wire::WireError;
-
-/// The longest wait a server's `Retry-After` can impose: a longer ask is
-/// cut to this, so a turn never sleeps for minutes on one header.
-pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// Statuses worth another attempt: timeouts, conflicts, rate limits,
 /// server errors and Anthropic's `529 overloaded`.
@@ -130,6 +127,16 @@ pub(crate) struct Answer<T> {
     pub(crate) request_id: Option<String>,
 }
 
+impl<T> Answer<T> {
+    /// `error`, found in this answer: with the attempts the request took
+    /// and the request id the server gave.
+    pub(crate) fn failed(&self, mut error: ModelError) -> ModelError {
+        error.attempts = self.attempts;
+        error.request_id.clone_from(&self.request_id);
+        error
+    }
+}
+
 impl Transport {
     pub(crate) fn new(format: WireFormat) -> Self {
         Self {
@@ -174,13 +181,14 @@ impl Transport {
     ) -> Result<ModelResponse, ModelError> {
         let answer = self.post(url, headers, body).await?;
         let invalid = |source: BoxError| {
-            self.error(ModelErrorKind::InvalidResponse)
-                .with_source(source)
-                .of(&answer)
+            answer.failed(
+                self.error(ModelErrorKind::InvalidResponse)
+                    .with_source(source),
+            )
         };
         let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
         if let Some(error) = ModelError::from_error_body(self.format, &value) {
-            return Err(error.of(&answer));
+            return Err(answer.failed(error));
         }
         parse(&value).map_err(|e| invalid(e.into()))
     }
@@ -341,11 +349,12 @@ impl Transport {
             attempts,
             request_id,
         } = answer;
-        let fail = |mut error: ModelError| {
-            error.attempts = attempts;
-            error.request_id.clone_from(&request_id);
-            error
+        let answer = Answer {
+            body: (),
+            attempts,
+            request_id,
         };
+        let fail = |error: ModelError| answer.failed(error);
         // A body that is not an event stream is read whole: JSON is an
         // answer that is not a stream (the provider's error, which some
         // servers send with 200); anything else is read as events, for a
@@ -402,11 +411,7 @@ impl Transport {
                 break;
             }
         }
-        Ok(Answer {
-            body: (),
-            attempts,
-            request_id,
-        })
+        Ok(answer)
     }
 }
 
@@ -420,72 +425,5 @@ fn retryable(error: &ModelError) -> bool {
         // body that stalls times out in `read_events`, which is not retried.
         ModelErrorKind::Connect | ModelErrorKind::Timeout => true,
         _ => false,
-    }
-}
-
-fn request_id(headers: &HeaderMap) -> Option<String> {
-    ["x-request-id", "request-id"]
-        .iter()
-        .find_map(|name| headers.get(*name)?.to_str().ok())
-        .map(str::to_owned)
-}
-
-/// The wait a server asks for: `retry-after-ms` (milliseconds, OpenAI and
-/// Anthropic), else `Retry-After` in seconds or as an HTTP date; capped at
-/// [`MAX_RETRY_AFTER`]. `None` when absent or unreadable.
-pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let header = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
-    // A number of `unit`s, capped before it becomes a `Duration`.
-    let number = |text: &str, unit: f64| {
-        text.parse::<f64>()
-            .ok()
-            .filter(|value| value.is_finite() && *value >= 0.0)
-            .map(|value| Duration::from_secs_f64((value * unit).min(MAX_RETRY_AFTER.as_secs_f64())))
-    };
-    let seconds = |text: &str| number(text, 1.0);
-    let wait = header("retry-after-ms")
-        .and_then(|ms| number(ms, 0.001))
-        .or_else(|| {
-            let value = header("retry-after")?;
-            seconds(value).or_else(|| {
-                let date = httpdate::parse_http_date(value).ok()?;
-                Some(date.duration_since(now).unwrap_or_default())
-            })
-        })?;
-    Some(wait.min(MAX_RETRY_AFTER))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, HeaderValue::from_str(value).unwrap());
-        }
-        map
-    }
-
-    #[test]
-    fn retry_after_reads_milliseconds_seconds_and_dates_and_caps_them() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
-        let date = httpdate::fmt_http_date(now + Duration::from_secs(7));
-        type Case<'a> = (&'a [(&'static str, &'a str)], Option<Duration>);
-        let cases: [Case<'_>; 7] = [
-            (&[], None),
-            (&[("retry-after", "1")], Some(Duration::from_secs(1))),
-            (&[("retry-after", "1.5")], Some(Duration::from_millis(1500))),
-            (&[("retry-after", &date)], Some(Duration::from_secs(7))),
-            (
-                &[("retry-after-ms", "250"), ("retry-after", "9")],
-                Some(Duration::from_millis(250)),
-            ),
-            (&[("retry-after", "86400")], Some(MAX_RETRY_AFTER)),
-            (&[("retry-after", "soon")], None),
-        ];
-        for (pairs, expected) in cases {
-            assert_eq!(retry_after(&headers(pairs), now), expected, "{pairs:?}");
-        }
     }
 }

@@ -26,14 +26,22 @@
 //! connection, invalid response, broken stream), the provider's error type,
 //! message and code, the request id and the number of attempts. The API
 //! key ([`ApiKey`]) prints as `<redacted>` everywhere.
-
+//!
+// A model whose feature is off is no link target: its name then links to
+// this module, whose first lines say which feature brings it.
+#![cfg_attr(feature = "openai", doc = "[`OpenAiModel`]: OpenAiModel")]
+#![cfg_attr(not(feature = "openai"), doc = "[`OpenAiModel`]: self")]
+#![cfg_attr(feature = "anthropic", doc = "[`AnthropicModel`]: AnthropicModel")]
+#![cfg_attr(not(feature = "anthropic"), doc = "[`AnthropicModel`]: self")]
 // A `ModelError` is large (the provider's type, message, code and request
 // id), but it is returned once per failed network request: boxing it
 // inside the module would buy nothing.
 #![allow(clippy::result_large_err)]
 
 mod error;
+mod headers;
 mod http;
+mod send;
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
@@ -139,22 +147,6 @@ impl Settings {
     fn merge_extra(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
         for (key, value) in &self.extra {
             body.insert(key.clone(), value.clone());
-        }
-    }
-}
-
-/// Sends streamed pieces as turn events: text (and a refusal, which is
-/// the model's words too) as `TextDelta`, reasoning as `ReasoningDelta`.
-fn emit(events: &crate::turn::TurnEvents, deltas: Vec<crate::wire::stream::StreamDelta>) {
-    use crate::turn::TurnEvent;
-    use crate::wire::stream::StreamDelta;
-    for delta in deltas {
-        match delta {
-            StreamDelta::Text(text) | StreamDelta::Refusal(text) => {
-                events.emit(|| TurnEvent::TextDelta { text });
-            }
-            StreamDelta::Reasoning(text) => events.emit(|| TurnEvent::ReasoningDelta { text }),
-            _ => {}
         }
     }
 }

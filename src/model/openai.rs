@@ -2,17 +2,20 @@
 //! it.
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
-use super::error::{EnvError, ModelError, ModelErrorKind};
+use super::error::{EnvError, ModelError};
 use super::http::{ApiKey, Transport, secret_header};
-use super::{EnvEndpoint, Settings, ToolChoice, emit, env_var, shared_setters};
+use super::send::{Provider, StreamAssembler, send};
+use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::redact::redact_url;
 use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
+use crate::wire::WireError;
 use crate::wire::openai;
+use crate::wire::stream::StreamDelta;
 use crate::wire::stream::openai::ChunkAssembler;
 
 const FORMAT: WireFormat = WireFormat::OpenAiChat;
@@ -254,10 +257,13 @@ impl OpenAiModel {
         body.insert("model".into(), json!(self.model));
         body.insert(
             "messages".into(),
-            json!(openai::export_messages(&conversation)),
+            Value::Array(openai::export_messages(&conversation)),
         );
         if !request.tools.is_empty() {
-            body.insert("tools".into(), json!(openai::export_tools(request.tools)));
+            body.insert(
+                "tools".into(),
+                Value::Array(openai::export_tools(request.tools)),
+            );
             if let Some(choice) = &self.settings.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
             }
@@ -294,6 +300,27 @@ impl OpenAiModel {
         self.settings.merge_extra(&mut body);
         Value::Object(body)
     }
+}
+
+impl Provider for OpenAiModel {
+    const FORMAT: WireFormat = FORMAT;
+    type Stream = ChunkAssembler;
+
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        OpenAiModel::request_body(self, request)
+    }
+
+    fn url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
 
     fn headers(&self) -> Result<HeaderMap, ModelError> {
         let mut headers = HeaderMap::new();
@@ -303,50 +330,25 @@ impl OpenAiModel {
         Ok(headers)
     }
 
-    async fn send(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        self.settings.check_depth(FORMAT, &request)?;
-        let body = self.request_body(&request);
-        let body = serde_json::to_vec(&body)
-            .map_err(|e| ModelError::new(FORMAT, ModelErrorKind::Request).with_source(e))?;
-        let url = format!("{}/chat/completions", self.base_url);
-        let headers = self.headers()?;
-        if self.settings.stream {
-            return self.send_streamed(&request, &url, headers, body).await;
-        }
-        self.transport
-            .post_response(&url, &headers, body, openai::parse_response)
-            .await
+    fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
+        openai::parse_response(body)
     }
 }
 
-impl OpenAiModel {
-    /// Reads the chunks as they arrive, sends their text and reasoning as
-    /// turn events, and returns the assembled response.
-    async fn send_streamed(
-        &self,
-        request: &ModelRequest<'_>,
-        url: &str,
-        mut headers: HeaderMap,
-        body: Vec<u8>,
-    ) -> Result<ModelResponse, ModelError> {
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        let answer = self.transport.post_streaming(url, &headers, body).await?;
-        let mut assembler = ChunkAssembler::new();
-        let answer = self
-            .transport
-            .read_events(answer, |event, data| {
-                // The event name goes along: an `error` event is the
-                // provider's error whatever its data looks like.
-                let deltas = assembler
-                    .push_event(event, data)
-                    .map_err(|error| ModelError::stream(FORMAT, error))?;
-                emit(request.events, deltas);
-                Ok(data.trim() == "[DONE]")
-            })
-            .await?;
-        assembler
-            .finish()
-            .map_err(|error| ModelError::stream(FORMAT, error).of(&answer))
+impl StreamAssembler for ChunkAssembler {
+    /// The event name goes along: an `error` event is the provider's error
+    /// whatever its data looks like. `[DONE]` ends the stream.
+    fn read_event(
+        &mut self,
+        event: &str,
+        data: &str,
+    ) -> Result<(Vec<StreamDelta>, bool), WireError> {
+        let deltas = self.push_event(event, data)?;
+        Ok((deltas, data.trim() == "[DONE]"))
+    }
+
+    fn finish(self) -> Result<ModelResponse, WireError> {
+        ChunkAssembler::finish(self)
     }
 }
 
@@ -383,7 +385,7 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 #[async_trait]
 impl Model for OpenAiModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
-        Ok(self.send(request).await?)
+        Ok(send(self, request).await?)
     }
 }
 

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::error::{WireError, WireErrorKind};
 use crate::conversation::WireFormat;
 use crate::tool::ToolInfo;
 
@@ -14,6 +15,7 @@ use crate::tool::ToolInfo;
 /// `bash_20250124`; OpenAI's `custom` tools) are kept verbatim as a
 /// [`ProviderTool`]: they are sent back to their own format only.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum ToolDeclaration {
     /// A function tool.
     Function(ToolInfo),
@@ -24,6 +26,7 @@ pub enum ToolDeclaration {
 /// A tool the provider defines (a `type` other than `function` or
 /// `custom`), kept verbatim.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ProviderTool {
     /// The format it was declared in, the only one it can be sent to.
     pub format: WireFormat,
@@ -56,10 +59,40 @@ impl ToolDeclaration {
 /// A whole request body as parsed: its conversation (system prompt first)
 /// and its tools. For reading recorded traffic and stored requests.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ParsedRequest {
     /// The messages, oldest first; the system prompt comes first as
     /// [`Message::System`](crate::conversation::Message::System) messages.
     pub conversation: Vec<crate::conversation::Message>,
     /// The `tools` array, in order; empty when the request has none.
     pub tools: Vec<ToolDeclaration>,
+}
+
+/// A `tools` array of `format` for parsed declarations, in order: function
+/// tools as `export_function` writes them, provider tools of `format`
+/// verbatim. A provider tool of another format is
+/// [`WireErrorKind::ProviderTool`] at `tools[i]`: only its own provider
+/// knows what it is.
+pub(crate) fn export(
+    format: WireFormat,
+    tools: &[ToolDeclaration],
+    export_function: impl Fn(&ToolInfo) -> Value,
+) -> Result<Vec<Value>, WireError> {
+    tools
+        .iter()
+        .enumerate()
+        .map(|(index, tool)| match tool {
+            ToolDeclaration::Function(info) => Ok(export_function(info)),
+            ToolDeclaration::Provider(tool) if tool.format == format => Ok(tool.value.clone()),
+            ToolDeclaration::Provider(tool) => Err(WireError::new(
+                format,
+                format!("tools[{index}]"),
+                WireErrorKind::ProviderTool {
+                    name: tool.name.clone(),
+                    tool_type: tool.tool_type.clone(),
+                    format: tool.format,
+                },
+            )),
+        })
+        .collect()
 }

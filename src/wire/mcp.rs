@@ -43,7 +43,7 @@
 //!
 //! // `title` and `annotations` were kept and go back out.
 //! let exported = mcp::export_list_tools_result(&listed.tools, listed.next_cursor);
-//! assert_eq!(serde_json::to_value(&exported)?, result);
+//! assert_eq!(exported, result);
 //! # Ok::<_, Box<dyn std::error::Error>>(())
 //! ```
 
@@ -51,6 +51,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::decode::{check_depth, decode};
+use super::encode::to_value;
 use super::error::WireError;
 use crate::conversation::Extras;
 use crate::conversation::WireFormat;
@@ -60,19 +61,19 @@ const FORMAT: WireFormat = WireFormat::McpToolsList;
 
 /// One element of the result's `tools` array.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Tool {
+struct Tool {
     /// The tool name.
-    pub name: String,
+    name: String,
     /// What the tool does; optional in MCP, omitted when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    description: Option<String>,
     /// JSON Schema of the arguments (`"type": "object"` per the spec).
     #[serde(rename = "inputSchema")]
-    pub input_schema: Value,
+    input_schema: Value,
     /// Every other field (`title`, `outputSchema`, `annotations`, `_meta`,
     /// `icons`, …), verbatim.
     #[serde(flatten)]
-    pub extras: Map<String, Value>,
+    extras: Map<String, Value>,
 }
 
 impl From<&ToolInfo> for Tool {
@@ -100,16 +101,16 @@ impl From<&ToolInfo> for Tool {
     }
 }
 
-impl From<Tool> for ToolInfo {
+impl Tool {
     /// `inputSchema` as the parameters, a missing description as `""`, the
     /// other fields as MCP extras; no `strict`.
-    fn from(tool: Tool) -> Self {
+    fn into_info(self) -> ToolInfo {
         ToolInfo {
-            name: tool.name,
-            description: tool.description.unwrap_or_default(),
-            parameters: tool.input_schema,
+            name: self.name,
+            description: self.description.unwrap_or_default(),
+            parameters: self.input_schema,
             strict: None,
-            extras: Extras::new(FORMAT, tool.extras),
+            extras: Extras::new(FORMAT, self.extras),
         }
     }
 }
@@ -117,20 +118,21 @@ impl From<Tool> for ToolInfo {
 /// A `tools/list` result: `{"tools": [...], "nextCursor"?}`. Other members
 /// are ignored when deserialising.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ListToolsResult {
+struct ListToolsResult {
     /// The tools of this page.
-    pub tools: Vec<Tool>,
+    tools: Vec<Tool>,
     /// The opaque cursor for the next page; absent on the last page.
     #[serde(
         rename = "nextCursor",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub next_cursor: Option<String>,
+    next_cursor: Option<String>,
 }
 
 /// A parsed `tools/list` result: the tools and the pagination cursor.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ListedTools {
     /// The tools of this page, in order.
     pub tools: Vec<ToolInfo>,
@@ -140,17 +142,17 @@ pub struct ListedTools {
 }
 
 /// A `tools/list` result for these tools, with the cursor of the next page
-/// if there is one. An empty description is left out; extras are written
-/// only when they came from MCP ([`Extras::fields_for`]);
+/// if there is one: `{"tools": [{"name", "description"?, "inputSchema",
+/// …}], "nextCursor"?}`, the JSON-RPC `result` member the MCP
+/// specification documents (see the module docs). An empty description is
+/// left out; extras are written only when they came from MCP
+/// ([`Extras::fields_for`]), as further fields of the tool;
 /// [`ToolInfo::strict`] has no MCP field and is left out.
-pub fn export_list_tools_result(
-    tools: &[ToolInfo],
-    next_cursor: Option<String>,
-) -> ListToolsResult {
-    ListToolsResult {
+pub fn export_list_tools_result(tools: &[ToolInfo], next_cursor: Option<String>) -> Value {
+    to_value(&ListToolsResult {
         tools: tools.iter().map(Tool::from).collect(),
         next_cursor,
-    }
+    })
 }
 
 /// Parses a `tools/list` result (the JSON-RPC `result` member).
@@ -172,7 +174,7 @@ pub fn parse_list_tools_result(result: &Value) -> Result<ListedTools, WireError>
     check_depth(FORMAT, "result", result)?;
     let result: ListToolsResult = decode(FORMAT, "result", result)?;
     Ok(ListedTools {
-        tools: result.tools.into_iter().map(ToolInfo::from).collect(),
+        tools: result.tools.into_iter().map(Tool::into_info).collect(),
         next_cursor: result.next_cursor,
     })
 }

@@ -3,10 +3,14 @@
 //! JSON that OpenAI Chat Completions ([`openai`]), Anthropic Messages
 //! ([`anthropic`]) and MCP `tools/list` ([`mcp`]) use.
 //!
-//! Each format module has serde types that mirror the provider's API
-//! reference; its `parse_*` functions read a `serde_json::Value` with them
-//! (one parser per format), and its `export_*` functions build them
-//! (serialise the result with `serde_json` into the request body).
+//! Each format module reads and writes the provider's JSON through serde
+//! types of its own that mirror the provider's API reference: its
+//! `parse_*` functions read a `serde_json::Value` with them (one parser per
+//! format), and its `export_*` functions return the `Value`s they write,
+//! ready to go into a request body. The mirror types themselves are not
+//! public, so a provider's new field is not a breaking change of this
+//! crate: what is public is the conversation, the tool declarations, and
+//! the JSON.
 //! [`stream`] assembles a streamed response (Chat Completions chunks,
 //! Messages events) into the [`ModelResponse`](crate::conversation::ModelResponse)
 //! the format's `parse_response` gives for the same response unstreamed.
@@ -58,11 +62,13 @@ mod arguments;
 mod blank_text;
 mod declaration;
 mod decode;
+mod encode;
 mod error;
 mod ids;
 pub mod mcp;
 pub mod openai;
 pub mod stream;
+mod string_or_array;
 
 pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};

@@ -1,0 +1,114 @@
+//! The send path both models share: check the request, build the body,
+//! post it, and read the answer whole or assemble its stream, mapping
+//! every failure to a [`ModelError`]. What differs between the providers
+//! is a [`Provider`]: its format, endpoint, headers, body, checks, parser
+//! and stream assembler.
+
+use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use serde_json::Value;
+
+use super::Settings;
+use super::error::{ModelError, ModelErrorKind};
+use super::http::Transport;
+use crate::conversation::{ModelResponse, WireFormat};
+use crate::turn::{ModelRequest, TurnEvent, TurnEvents};
+use crate::wire::WireError;
+use crate::wire::stream::StreamDelta;
+
+/// What one provider's model gives the shared send path.
+pub(crate) trait Provider {
+    /// The format of its bodies, answers and errors.
+    const FORMAT: WireFormat;
+
+    /// Its streamed answer, read event by event.
+    type Stream: StreamAssembler;
+
+    /// The settings both models share (streaming, vendor fields, …).
+    fn settings(&self) -> &Settings;
+
+    /// Its HTTP client, timeouts and retries.
+    fn transport(&self) -> &Transport;
+
+    /// Refuses, unsent, a request the provider would refuse; none by
+    /// default.
+    fn check(&self, _request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        Ok(())
+    }
+
+    /// The request body for `request`.
+    fn request_body(&self, request: &ModelRequest<'_>) -> Value;
+
+    /// The URL requests are posted to.
+    fn url(&self) -> String;
+
+    /// The headers every request carries (the key, a version).
+    fn headers(&self) -> Result<HeaderMap, ModelError>;
+
+    /// Reads an unstreamed answer: the format's `parse_response`.
+    fn parse_response(body: &Value) -> Result<ModelResponse, WireError>;
+}
+
+/// A format's stream assembler, as the send path drives it.
+pub(crate) trait StreamAssembler: Default {
+    /// Reads one server-sent event (its name and data): the pieces to send
+    /// as turn events, and whether the stream ends with it.
+    fn read_event(
+        &mut self,
+        event: &str,
+        data: &str,
+    ) -> Result<(Vec<StreamDelta>, bool), WireError>;
+
+    /// The assembled response, once the stream ended.
+    fn finish(self) -> Result<ModelResponse, WireError>;
+}
+
+/// Sends `request` to `model` and reads its answer: unstreamed, the whole
+/// body parsed; streamed, each event's text and reasoning sent as turn
+/// events as it arrives, and the assembled response returned.
+pub(crate) async fn send<P: Provider>(
+    model: &P,
+    request: ModelRequest<'_>,
+) -> Result<ModelResponse, ModelError> {
+    model.check(&request)?;
+    let settings = model.settings();
+    settings.check_depth(P::FORMAT, &request)?;
+    let body = serde_json::to_vec(&model.request_body(&request))
+        .map_err(|e| ModelError::new(P::FORMAT, ModelErrorKind::Request).with_source(e))?;
+    let url = model.url();
+    let mut headers = model.headers()?;
+    let transport = model.transport();
+    if !settings.stream {
+        return transport
+            .post_response(&url, &headers, body, P::parse_response)
+            .await;
+    }
+    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    let answer = transport.post_streaming(&url, &headers, body).await?;
+    let mut stream = P::Stream::default();
+    let answer = transport
+        .read_events(answer, |event, data| {
+            let (deltas, done) = stream
+                .read_event(event, data)
+                .map_err(|error| ModelError::stream(P::FORMAT, error))?;
+            emit(request.events, deltas);
+            Ok(done)
+        })
+        .await?;
+    stream
+        .finish()
+        .map_err(|error| answer.failed(ModelError::stream(P::FORMAT, error)))
+}
+
+/// Sends streamed pieces as turn events: text (and a refusal, which is
+/// the model's words too) as `TextDelta`, reasoning as `ReasoningDelta`.
+fn emit(events: &TurnEvents, deltas: Vec<StreamDelta>) {
+    for delta in deltas {
+        match delta {
+            StreamDelta::Text(text) | StreamDelta::Refusal(text) => {
+                events.emit(|| TurnEvent::TextDelta { text });
+            }
+            StreamDelta::Reasoning(text) => events.emit(|| TurnEvent::ReasoningDelta { text }),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Reading a payload into a format's serde types, with the path of a bad
+//! field and a typed [`WireErrorKind`]: serde derives do the parsing,
+//! `serde_path_to_error` tracks where they are, and [`ValueDeserializer`]
+//! reads the value with [`Reason`] as its error type, so that each of
+//! serde's error constructors records its kind as it is called
+//! (`missing_field`, `invalid_type`, `unknown_variant`; the others keep
+//! serde's description), and no error message is ever read back.
+
+mod deserializer;
+#[cfg(test)]
+pub(crate) mod testing;
+
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned, Expected, Unexpected};
+use serde_json::Value;
+
+use self::deserializer::{ExpectedJson, ValueDeserializer};
+use super::error::{WireError, WireErrorKind};
+use crate::conversation::WireFormat;
+use crate::json;
+
+/// Refuses a payload that nests deeper than [`json::MAX_DEPTH`] levels,
+/// with [`WireErrorKind::TooDeep`] at `root`: every public parser calls it
+/// first, since deserialising walks the value recursively. JSON text never
+/// nests deeper, so only a value built in code is refused.
+pub(crate) fn check_depth(format: WireFormat, root: &str, value: &Value) -> Result<(), WireError> {
+    if json::too_deep(value) {
+        return Err(WireError::new(
+            format,
+            root,
+            WireErrorKind::TooDeep {
+                limit: json::MAX_DEPTH,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// Deserialises `value` into `T`; an error's path starts with `root`
+/// (`response`, `messages`, `tools`, `result`, or a longer path for a
+/// value found inside one).
+pub(crate) fn decode<T: DeserializeOwned>(
+    format: WireFormat,
+    root: &str,
+    value: &Value,
+) -> Result<T, WireError> {
+    serde_path_to_error::deserialize(ValueDeserializer::<Reason>::new(value)).map_err(|error| {
+        let path = join(root, &error.path().to_string());
+        let kind = error.into_inner().into_kind(|| last_segment(&path));
+        WireError::new(format, path, kind)
+    })
+}
+
+/// Why a value did not deserialise, as serde's constructors said it; the
+/// path is added by [`decode`].
+#[derive(Debug)]
+enum Reason {
+    /// `missing_field`: a required field is absent.
+    MissingField(&'static str),
+    /// `invalid_type`, or the deserializer's own check of the JSON type a
+    /// target needs: what was found, and what the target needs.
+    WrongType { expected: String, found: String },
+    /// `unknown_variant`: a `type` (or other tag) this crate cannot read.
+    UnknownVariant(String),
+    /// Any other constructor (`custom`, `invalid_value`, `invalid_length`,
+    /// `duplicate_field`), with serde's description.
+    Other(String),
+}
+
+impl Reason {
+    /// The kind of a [`WireError`]; `field` names the culprit of a
+    /// [`WireErrorKind::WrongType`] (the last segment of the path).
+    fn into_kind(self, field: impl FnOnce() -> String) -> WireErrorKind {
+        match self {
+            Self::MissingField(name) => WireErrorKind::MissingField {
+                field: name.to_owned(),
+            },
+            Self::WrongType { expected, found } => WireErrorKind::WrongType {
+                field: field(),
+                expected,
+                found,
+            },
+            Self::UnknownVariant(found) => WireErrorKind::UnknownType { found },
+            Self::Other(message) => WireErrorKind::Invalid { message },
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingField(name) => write!(f, "missing field `{name}`"),
+            Self::WrongType { expected, found } => write!(f, "{found}, expected {expected}"),
+            Self::UnknownVariant(found) => write!(f, "unknown variant `{found}`"),
+            Self::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for Reason {}
+
+impl de::Error for Reason {
+    fn custom<T: fmt::Display>(message: T) -> Self {
+        Self::Other(message.to_string())
+    }
+
+    fn invalid_type(found: Unexpected<'_>, expected: &dyn Expected) -> Self {
+        // The target's own words for what it takes (`an object`, `a string
+        // or an array of content parts`): only a target that takes several
+        // JSON types, or one read through serde's buffering, gets here;
+        // the others were refused by the deserializer with the JSON type
+        // they need.
+        Self::WrongType {
+            expected: expected.to_string(),
+            found: found_type(found),
+        }
+    }
+
+    fn unknown_variant(variant: &str, _expected: &'static [&'static str]) -> Self {
+        Self::UnknownVariant(variant.to_owned())
+    }
+
+    fn missing_field(field: &'static str) -> Self {
+        Self::MissingField(field)
+    }
+}
+
+impl ExpectedJson for Reason {
+    fn wrong_type(expected: &'static str, found: &'static str) -> Self {
+        Self::WrongType {
+            expected: expected.to_owned(),
+            found: found.to_owned(),
+        }
+    }
+}
+
+/// What serde found, as the JSON type a reader of the payload knows. The
+/// value itself is left out: it may be long, or something the payload
+/// should not have carried (a key).
+fn found_type(found: Unexpected<'_>) -> String {
+    match found {
+        Unexpected::Bool(_) => "a boolean",
+        Unexpected::Unsigned(_) | Unexpected::Signed(_) | Unexpected::Float(_) => "a number",
+        Unexpected::Char(_) | Unexpected::Str(_) | Unexpected::Bytes(_) => "a string",
+        Unexpected::Unit => "null",
+        Unexpected::Seq => "an array",
+        Unexpected::Map => "an object",
+        // Not a JSON value: serde's own words (`unit variant`, ...).
+        other => return other.to_string(),
+    }
+    .to_owned()
+}
+
+/// `root` followed by serde_path_to_error's path (`.` when empty,
+/// `choices[0].message` otherwise).
+pub(crate) fn join(root: &str, path: &str) -> String {
+    match path {
+        "" | "." => root.to_owned(),
+        path if path.starts_with('[') => format!("{root}{path}"),
+        path => format!("{root}.{path}"),
+    }
+}
+
+fn last_segment(path: &str) -> String {
+    path.rsplit(['.', '['])
+        .next()
+        .unwrap_or(path)
+        .trim_end_matches(']')
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Call {
+        id: String,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Message {
+        tool_calls: Vec<Call>,
+    }
+
+    #[test]
+    fn wrong_type_names_the_field_and_its_path() {
+        let value = json!([{ "tool_calls": [] }, { "tool_calls": [{ "id": 7 }] }]);
+        let error = decode::<Vec<Message>>(WireFormat::OpenAiChat, "messages", &value).unwrap_err();
+        assert_eq!(error.path, "messages[1].tool_calls[0].id");
+        assert_eq!(
+            &error.kind,
+            &WireErrorKind::WrongType {
+                field: "id".into(),
+                expected: "a string".into(),
+                found: "a number".into()
+            }
+        );
+    }
+
+    #[test]
+    fn missing_field_is_reported_at_the_parent() {
+        let value = json!({ "tool_calls": [{}] });
+        let error = decode::<Message>(WireFormat::OpenAiChat, "message", &value).unwrap_err();
+        assert_eq!(error.path, "message.tool_calls[0]");
+        assert_eq!(
+            &error.kind,
+            &WireErrorKind::MissingField { field: "id".into() }
+        );
+    }
+}
