@@ -264,7 +264,10 @@ struct Replay(Mutex<VecDeque<ModelResponse>>);
 
 #[async_trait]
 impl Model for Replay {
-    async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+    async fn respond(
+        &self,
+        _request: ModelRequest<'_>,
+    ) -> Result<ModelResponse, agent_loop::turn::ModelError> {
         let next = self.0.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
         next.ok_or_else(|| "no response left".into())
     }

@@ -5,7 +5,6 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use agent_loop::conversation::ModelResponse;
-use agent_loop::tool::BoxError;
 use agent_loop::turn::{Model, ModelRequest};
 use agent_loop::wire::openai;
 use async_trait::async_trait;
@@ -107,7 +106,10 @@ fn completion(label: &str, number: usize, message: Value, finish_reason: &str) -
 
 #[async_trait]
 impl Model for OpenAiReplayModel {
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+    async fn respond(
+        &self,
+        request: ModelRequest<'_>,
+    ) -> Result<ModelResponse, agent_loop::turn::ModelError> {
         if let Some(early) = request
             .tools
             .iter()

@@ -175,7 +175,10 @@ struct SlowScriptedModel {
 
 #[async_trait]
 impl Model for SlowScriptedModel {
-    async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+    async fn respond(
+        &self,
+        _request: ModelRequest<'_>,
+    ) -> Result<ModelResponse, agent_loop::turn::ModelError> {
         tokio::time::sleep(self.latency).await;
         let next = self
             .script

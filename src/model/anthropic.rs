@@ -4,14 +4,14 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::error::{EnvError, ModelError, ModelErrorKind};
+use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Provider, StreamAssembler, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::redact::redact_url;
-use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
+use crate::turn::{ModelError, ModelErrorKind};
 use crate::wire::WireError;
 use crate::wire::anthropic;
 use crate::wire::stream::StreamDelta;
@@ -240,7 +240,7 @@ impl AnthropicModel {
             return Ok(());
         };
         let refuse = |message: String| {
-            Err(ModelError::new(FORMAT, ModelErrorKind::Request).with_message(message))
+            Err(ModelError::of_format(FORMAT, ModelErrorKind::Request).with_message(message))
         };
         if budget < MIN_THINKING_BUDGET {
             return refuse(format!(
@@ -340,8 +340,8 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 
 #[async_trait]
 impl Model for AnthropicModel {
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
-        Ok(send(self, request).await?)
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        send(self, request).await
     }
 }
 

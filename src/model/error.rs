@@ -1,165 +1,16 @@
-//! [`ModelError`]: a request to a provider that failed, and [`EnvError`]:
-//! a model that cannot be configured from the environment.
-
-use std::fmt;
-use std::time::Duration;
+//! What the HTTP models add to [`ModelError`]: reading a provider's error
+//! body and a broken stream's error, and [`EnvError`]: a model that cannot
+//! be configured from the environment.
 
 use crate::conversation::WireFormat;
-use crate::tool::BoxError;
-
-/// What went wrong with a model request: the [`kind`](ModelError::kind) of
-/// a [`ModelError`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ModelErrorKind {
-    /// The server answered with an HTTP error status (after the retries
-    /// allowed for a retryable one).
-    Http {
-        /// The status code, e.g. `401`.
-        status: u16,
-    },
-    /// No answer within the configured timeout (see the models'
-    /// `timeout` setter). Retried when no response had arrived yet
-    /// (connecting, waiting for the headers, reading an unstreamed answer);
-    /// not retried when a stream stalls after its events began.
-    Timeout,
-    /// The connection could not be made or broke before an answer (after
-    /// the retries allowed).
-    Connect,
-    /// The server answered 2xx with a body that is not the provider's
-    /// response: not JSON (a [`serde_json::Error`] source), not of the
-    /// documented shape (a [`WireError`](crate::wire::WireError) source),
-    /// or the provider's error body (`{"error": {...}}`, which OpenRouter
-    /// and some OpenAI-compatible proxies answer with 200, or Anthropic's
-    /// `{"type": "error", "error": {...}}`), whose type, message and code
-    /// are then in [`ModelError::error_type`], [`ModelError::message`] and
-    /// [`ModelError::code`]. A streamed request answered with a body that
-    /// is not `text/event-stream` but JSON is one too. Not retried.
-    InvalidResponse,
-    /// A streamed response broke: a malformed server-sent event, an
-    /// `error` event sent mid-stream (its type and message are in
-    /// [`ModelError::error_type`] and [`ModelError::message`]), a stream
-    /// cut before its end, or chunks that do not assemble.
-    Stream,
-    /// The request could not be sent for another reason (an invalid base
-    /// URL, a body that does not serialise), or was not sent because the
-    /// provider refuses its settings (Anthropic's rules for extended
-    /// thinking, see `AnthropicModel::thinking_budget`): the message names
-    /// the rule.
-    Request,
-}
-
-impl fmt::Display for ModelErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Http { status } => write!(f, "HTTP {status}"),
-            Self::Timeout => f.write_str("timed out"),
-            Self::Connect => f.write_str("could not connect"),
-            Self::InvalidResponse => f.write_str("invalid response"),
-            Self::Stream => f.write_str("the stream broke"),
-            Self::Request => f.write_str("the request could not be sent"),
-        }
-    }
-}
-
-/// A model request that failed, as [`OpenAiModel`] and [`AnthropicModel`]
-/// return it (boxed, so it is the source of
-/// [`TurnError::Model`](crate::turn::TurnError::Model); downcast to read
-/// it).
-///
-/// [`kind`](Self::kind) says what failed; the provider's own `type`,
-/// `message` and `code` are parsed from its error body when it sent one
-/// (OpenAI `{"error": {"message", "type", "code"}}`, Anthropic
-/// `{"type": "error", "error": {"type", "message"}}`), with the request id
-/// header (`x-request-id`, `request-id`) to quote to support. Display is
-/// one line: `OpenAI Chat Completions: HTTP 401 after 1 attempt:
-/// invalid_request_error: Incorrect API key provided (request id req_1)`.
-/// The API key is never part of it.
-///
-// A model whose feature is off is no link target: its name then links to
-// this module, which says which feature brings it.
-#[cfg_attr(feature = "openai", doc = "[`OpenAiModel`]: super::OpenAiModel")]
-#[cfg_attr(not(feature = "openai"), doc = "[`OpenAiModel`]: super")]
-#[cfg_attr(
-    feature = "anthropic",
-    doc = "[`AnthropicModel`]: super::AnthropicModel"
-)]
-#[cfg_attr(not(feature = "anthropic"), doc = "[`AnthropicModel`]: super")]
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct ModelError {
-    /// The provider's format.
-    pub format: WireFormat,
-    /// What failed.
-    pub kind: ModelErrorKind,
-    /// The provider's error `type`, e.g. `invalid_request_error`,
-    /// `overloaded_error`.
-    pub error_type: Option<String>,
-    /// The provider's error message.
-    pub message: Option<String>,
-    /// The provider's error `code` (OpenAI), e.g. `invalid_api_key`.
-    pub code: Option<String>,
-    /// The request id the server sent (`x-request-id` for OpenAI,
-    /// `request-id` for Anthropic).
-    pub request_id: Option<String>,
-    /// HTTP requests made, retries included (`1`: not retried; `0`: none
-    /// could be sent).
-    pub attempts: u32,
-    /// How long the server asked to wait (`retry-after-ms`, `Retry-After`)
-    /// on the last answer, when it said.
-    pub retry_after: Option<Duration>,
-    source: Option<BoxError>,
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.format, self.kind)?;
-        let plural = if self.attempts == 1 { "" } else { "s" };
-        write!(f, " after {} attempt{plural}", self.attempts)?;
-        match (&self.error_type, &self.message) {
-            (Some(error_type), Some(message)) => write!(f, ": {error_type}: {message}")?,
-            (None, Some(message)) => write!(f, ": {message}")?,
-            (Some(error_type), None) => write!(f, ": {error_type}")?,
-            (None, None) => {}
-        }
-        if let Some(request_id) = &self.request_id {
-            write!(f, " (request id {request_id})")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ModelError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|source| source as &(dyn std::error::Error + 'static))
-    }
-}
+use crate::turn::{ModelError, ModelErrorKind};
 
 impl ModelError {
-    pub(crate) fn new(format: WireFormat, kind: ModelErrorKind) -> Self {
-        Self {
-            format,
-            kind,
-            error_type: None,
-            message: None,
-            code: None,
-            request_id: None,
-            attempts: 0,
-            retry_after: None,
-            source: None,
-        }
-    }
-
-    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
-        self.source = Some(source.into());
-        self
-    }
-
-    pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
+    /// An error of `kind` from the HTTP model of `format`.
+    pub(crate) fn of_format(format: WireFormat, kind: ModelErrorKind) -> Self {
+        let mut error = Self::new(kind);
+        error.format = Some(format);
+        error
     }
 
     pub(crate) fn with_request_id(mut self, request_id: Option<String>) -> Self {
@@ -170,7 +21,7 @@ impl ModelError {
     /// A stream that broke: the provider's error type and message when it
     /// reported one mid-stream.
     pub(crate) fn stream(format: WireFormat, error: crate::wire::WireError) -> Self {
-        let mut this = Self::new(format, ModelErrorKind::Stream);
+        let mut this = Self::of_format(format, ModelErrorKind::Stream);
         if let crate::wire::WireErrorKind::Provider {
             error_type,
             message,
@@ -180,19 +31,6 @@ impl ModelError {
             this.message = Some(message.clone());
         }
         this.with_source(error)
-    }
-
-    /// The HTTP status, for [`ModelErrorKind::Http`].
-    pub fn status(&self) -> Option<u16> {
-        match self.kind {
-            ModelErrorKind::Http { status } => Some(status),
-            _ => None,
-        }
-    }
-
-    /// `true` when the request was retried (more than one attempt).
-    pub fn was_retried(&self) -> bool {
-        self.attempts > 1
     }
 
     /// Fills `error_type`, `message` and `code` from a provider error body
@@ -223,7 +61,7 @@ impl ModelError {
         if !has_error && !typed_error {
             return None;
         }
-        let mut this = Self::new(format, ModelErrorKind::InvalidResponse);
+        let mut this = Self::of_format(format, ModelErrorKind::InvalidResponse);
         this.read_error_value(value);
         if this.message.is_none() {
             this.message = Some("the server answered 2xx with an error body".to_owned());

@@ -15,8 +15,8 @@ use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
-use super::error::{ModelError, ModelErrorKind};
 use super::headers::{request_id, retry_after};
+use crate::turn::{ModelError, ModelErrorKind};
 
 use crate::conversation::{ModelResponse, WireFormat};
 use crate::redact::redact_url;
@@ -86,7 +86,7 @@ pub(crate) fn secret_header(
 ) -> Result<HeaderValue, ModelError> {
     let mut value = HeaderValue::from_str(&format!("{prefix}{}", key.0)).map_err(|_| {
         // `InvalidHeaderValue` quotes nothing, but say nothing of the key either.
-        ModelError::new(format, ModelErrorKind::Request)
+        ModelError::of_format(format, ModelErrorKind::Request)
             .with_message("the API key is not a valid HTTP header value")
     })?;
     value.set_sensitive(true);
@@ -150,7 +150,7 @@ impl Transport {
     }
 
     fn error(&self, kind: ModelErrorKind) -> ModelError {
-        ModelError::new(self.format, kind)
+        ModelError::of_format(self.format, kind)
     }
 
     fn client(&self) -> Result<&reqwest::Client, ModelError> {

@@ -48,7 +48,8 @@ mod anthropic;
 #[cfg(feature = "openai")]
 mod openai;
 
-pub use error::{EnvError, ModelError, ModelErrorKind};
+pub use crate::turn::{ModelError, ModelErrorKind};
+pub use error::EnvError;
 
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
@@ -103,7 +104,7 @@ impl Settings {
 
         if let Some(field) = &self.too_deep_extra {
             return Err(
-                ModelError::new(format, ModelErrorKind::Request).with_message(format!(
+                ModelError::of_format(format, ModelErrorKind::Request).with_message(format!(
                     "the vendor field `{field}` nests deeper than {} levels: the request was not sent",
                     json::MAX_DEPTH
                 )),
@@ -120,7 +121,7 @@ impl Settings {
                 .chain(request.output.map(crate::turn::Output::info))
                 .any(crate::tool::schema::info_too_deep);
         if too_deep {
-            return Err(ModelError::new(format, ModelErrorKind::Request).with_message(format!(
+            return Err(ModelError::of_format(format, ModelErrorKind::Request).with_message(format!(
                 "the request holds a JSON value nested deeper than {} levels (in the conversation or a tool): it was not sent",
                 json::MAX_DEPTH
             )));

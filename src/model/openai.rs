@@ -5,13 +5,13 @@ use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
-use super::error::{EnvError, ModelError};
+use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Provider, StreamAssembler, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::redact::redact_url;
-use crate::tool::BoxError;
+use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::WireError;
 use crate::wire::openai;
@@ -384,8 +384,8 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 
 #[async_trait]
 impl Model for OpenAiModel {
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
-        Ok(send(self, request).await?)
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        send(self, request).await
     }
 }
 

@@ -8,9 +8,9 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::Settings;
-use super::error::{ModelError, ModelErrorKind};
 use super::http::Transport;
 use crate::conversation::{ModelResponse, WireFormat};
+use crate::turn::{ModelError, ModelErrorKind};
 use crate::turn::{ModelRequest, TurnEvent, TurnEvents};
 use crate::wire::WireError;
 use crate::wire::stream::StreamDelta;
@@ -73,7 +73,7 @@ pub(crate) async fn send<P: Provider>(
     let settings = model.settings();
     settings.check_depth(P::FORMAT, &request)?;
     let body = serde_json::to_vec(&model.request_body(&request))
-        .map_err(|e| ModelError::new(P::FORMAT, ModelErrorKind::Request).with_source(e))?;
+        .map_err(|e| ModelError::of_format(P::FORMAT, ModelErrorKind::Request).with_source(e))?;
     let url = model.url();
     let mut headers = model.headers()?;
     let transport = model.transport();

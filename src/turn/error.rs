@@ -2,7 +2,7 @@
 
 use crate::conversation::{ConversationError, Usage};
 use crate::limits::Limit;
-use crate::tool::BoxError;
+use crate::turn::ModelError;
 
 /// A turn that could not finish: returned by
 /// [`run_turn`](crate::Definition::run_turn). The conversation keeps every
@@ -22,9 +22,10 @@ pub enum TurnError {
     /// The model request failed or panicked.
     #[error("turn: the model request failed")]
     Model {
-        /// The model's error (a panic's message for a panic).
+        /// The model's error ([`ModelErrorKind::Panicked`](crate::turn::ModelErrorKind::Panicked)
+        /// for a panic).
         #[source]
-        source: BoxError,
+        source: ModelError,
         /// Tokens used by the turn's earlier requests, added up.
         usage: Usage,
     },

@@ -5,6 +5,7 @@
 mod error;
 mod event;
 mod model;
+mod model_error;
 mod outcome;
 mod output;
 mod runner;
@@ -16,6 +17,7 @@ pub use event::{TurnEvent, TurnEvents};
 pub use model::{
     Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel, ToolList, ToolListIter,
 };
+pub use model_error::{ModelError, ModelErrorKind};
 pub use outcome::{IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use output::{
     DEFAULT_OUTPUT_RETRIES, MixedBatch, NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, Output,

@@ -8,8 +8,8 @@ use async_trait::async_trait;
 
 use crate::bind::BoundTool;
 use crate::conversation::{Message, ModelResponse};
-use crate::tool::{BoxError, ToolInfo};
-use crate::turn::{Output, TurnEvents};
+use crate::tool::ToolInfo;
+use crate::turn::{ModelError, Output, TurnEvents};
 
 /// A language model, as the turn runner sees it: given the conversation, the
 /// current mode's instructions and tools, it answers or asks for tools, and
@@ -23,7 +23,7 @@ use crate::turn::{Output, TurnEvents};
 /// ```
 /// use agent_loop::conversation::{Message, ModelResponse};
 /// use agent_loop::tool::BoxError;
-/// use agent_loop::turn::{Model, ModelRequest};
+/// use agent_loop::turn::{Model, ModelError, ModelRequest};
 /// use agent_loop::wire::openai;
 /// use async_trait::async_trait;
 /// use serde_json::{Value, json};
@@ -36,7 +36,7 @@ use crate::turn::{Output, TurnEvents};
 ///
 /// #[async_trait]
 /// impl Model for ChatCompletions {
-///     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+///     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
 ///         // The mode's instructions go first, as a system message.
 ///         let mut conversation: Vec<Message> =
 ///             request.instructions.map(Message::system).into_iter().collect();
@@ -46,6 +46,8 @@ use crate::turn::{Output, TurnEvents};
 ///             "messages": openai::export_messages(&conversation),
 ///             "tools": openai::export_tools(request.tools),
 ///         });
+///         // `?` makes your client's error `ModelErrorKind::Other` and a
+///         // body that is no response `InvalidResponse`.
 ///         Ok(openai::parse_response(&(self.post)(body)?)?)
 ///     }
 /// }
@@ -53,8 +55,8 @@ use crate::turn::{Output, TurnEvents};
 #[async_trait]
 pub trait Model: Send + Sync {
     /// One model request. An `Err` fails the turn with
-    /// [`TurnError::Model`](crate::turn::TurnError::Model).
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError>;
+    /// [`TurnError::Model`](crate::turn::TurnError::Model), which holds it.
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError>;
 }
 
 /// One request to the model. Built by the turn runner; build one yourself
@@ -409,7 +411,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[async_trait]
 impl Model for ScriptedModel {
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         lock(&self.requests).push(RecordedRequest {
             conversation: request.conversation.to_vec(),
             tool_names: request.tools.iter().map(|tool| tool.name.clone()).collect(),
@@ -418,7 +420,7 @@ impl Model for ScriptedModel {
             native_output: request.output.map(|output| output.name().to_owned()),
         });
         let next = lock(&self.script).pop_front();
-        next.ok_or_else(|| Box::new(ScriptExhausted) as BoxError)
+        next.ok_or_else(|| ModelError::other(ScriptExhausted))
     }
 }
 

@@ -25,11 +25,11 @@ use crate::definition::Definition;
 use crate::json;
 use crate::limits::ResolvedToolLimits;
 use crate::panic::panic_message;
-use crate::tool::BoxError;
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::{
-    CallStats, ExceededLimit, IterationStats, Model, ModelRequest, ToolLimitError, ToolList,
-    TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
+    CallStats, ExceededLimit, IterationStats, Model, ModelError, ModelErrorKind, ModelRequest,
+    ToolLimitError, ToolList, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome,
+    TurnStats, TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -269,11 +269,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 // A `Model` built it in code; the next request would copy it.
                 drop_json_values(message);
                 return Err(TurnError::Model {
-                    source: format!(
+                    source: ModelError::new(ModelErrorKind::InvalidResponse).with_message(format!(
                         "the model's response holds a JSON value nested deeper than {} levels",
                         json::MAX_DEPTH
-                    )
-                    .into(),
+                    )),
                     usage: stats.usage,
                 });
             }
@@ -394,7 +393,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
     /// One model request; `None` when cancelled first. A panicking model
     /// fails the turn like a failing one.
-    async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, BoxError> {
+    async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, ModelError> {
         let site = self.table.site();
         let (tools, order, control) = self.table.offered();
         let request = ModelRequest {
@@ -415,9 +414,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             response = respond => match response {
                 Ok(Ok(response)) => Ok(Some(response)),
                 Ok(Err(error)) => Err(error),
-                Err(panic) => Err(
-                    format!("the model panicked: {}", panic_message(panic.as_ref())).into(),
-                ),
+                Err(panic) => Err(ModelError::panicked(panic_message(panic.as_ref()))),
             },
         }
     }

@@ -101,7 +101,7 @@ pub fn model_error(error: &agent_loop::turn::TurnError) -> &agent_loop::model::M
     let agent_loop::turn::TurnError::Model { source, .. } = error else {
         panic!("not a model error: {error:?}");
     };
-    source.downcast_ref().expect("a ModelError")
+    source
 }
 
 /// The typed output of the native structured-output tests.

@@ -259,7 +259,7 @@ fn model_error(error: &TurnError) -> &ModelError {
     let TurnError::Model { source, .. } = error else {
         panic!("not a model error: {error:?}");
     };
-    source.downcast_ref::<ModelError>().expect("a ModelError")
+    source
 }
 
 #[tokio::test]

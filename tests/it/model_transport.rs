@@ -69,7 +69,7 @@ fn model_error(error: &TurnError) -> &ModelError {
     let TurnError::Model { source, .. } = error else {
         panic!("not a model error: {error:?}");
     };
-    source.downcast_ref::<ModelError>().expect("a ModelError")
+    source
 }
 
 async fn run(model: &OpenAiModel) -> agent_loop::turn::TurnOutcome {

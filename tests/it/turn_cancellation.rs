@@ -175,7 +175,10 @@ struct SlowModel;
 
 #[async_trait::async_trait]
 impl Model for SlowModel {
-    async fn respond(&self, _request: ModelRequest<'_>) -> Result<ModelResponse, BoxError> {
+    async fn respond(
+        &self,
+        _request: ModelRequest<'_>,
+    ) -> Result<ModelResponse, agent_loop::turn::ModelError> {
         tokio::time::sleep(Duration::from_secs(10)).await;
         Ok(ModelResponse::answer("too late"))
     }

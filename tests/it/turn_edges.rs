@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::turn_common::*;
 use agent_loop::conversation::{AssistantMessage, Message, ModelResponse};
-use agent_loop::turn::{ExceededLimit, ScriptExhausted, ScriptedModel, TurnError, TurnStatus};
+use agent_loop::turn::{
+    ExceededLimit, ModelErrorKind, ScriptExhausted, ScriptedModel, TurnError, TurnStatus,
+};
 use agent_loop::{Limit, ToolLimits};
 use tokio_util::sync::CancellationToken;
 
@@ -200,8 +202,10 @@ async fn a_failing_model_fails_the_turn_and_keeps_the_committed_batches() {
     let TurnError::Model { source, .. } = error else {
         panic!("expected a model error, got {error:?}");
     };
+    assert_eq!(source.kind, ModelErrorKind::Other);
     assert!(
-        source.downcast_ref::<ScriptExhausted>().is_some(),
+        std::error::Error::source(&source)
+            .is_some_and(|cause| cause.downcast_ref::<ScriptExhausted>().is_some()),
         "{source}"
     );
     assert_eq!(invocations.load(Ordering::SeqCst), 2);

@@ -233,7 +233,10 @@ impl agent_loop::turn::Model for PanicsBeforeItsResponse {
     ) -> std::pin::Pin<
         Box<
             dyn std::future::Future<
-                    Output = Result<agent_loop::conversation::ModelResponse, tool::BoxError>,
+                    Output = Result<
+                        agent_loop::conversation::ModelResponse,
+                        agent_loop::turn::ModelError,
+                    >,
                 > + Send
                 + 'f,
         >,
@@ -260,6 +263,7 @@ async fn a_model_panicking_before_its_future_fails_the_turn_as_a_model_error() {
     .expect("the model's panic must not escape run_turn");
     match outcome {
         Err(agent_loop::turn::TurnError::Model { source: error, .. }) => {
+            assert_eq!(error.kind, agent_loop::turn::ModelErrorKind::Panicked);
             assert!(
                 error.to_string().contains("the provider client is broken"),
                 "{error}"
