@@ -100,6 +100,7 @@ pub enum SystemRole {
 
 /// Instructions from the application.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SystemMessage {
     /// The instructions.
     pub text: String,
@@ -128,6 +129,7 @@ impl SystemMessage {
 
 /// What the user said: text, images, provider blocks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UserMessage {
     /// The parts, in order.
     pub content: Vec<ContentPart>,
@@ -160,6 +162,7 @@ impl UserMessage {
 /// provider blocks (Anthropic interleaves them; OpenAI's reasoning comes
 /// first, then the text, then the calls).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AssistantMessage {
     /// The parts, in order.
     pub content: Vec<ContentPart>,
@@ -238,6 +241,7 @@ impl AssistantMessage {
 
 /// The result of one tool call, as the model will see it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// The [`ToolCall::id`] this result answers.
     pub tool_call_id: String,

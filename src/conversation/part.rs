@@ -21,6 +21,7 @@ use crate::conversation::{Extras, WireFormat};
 /// Exporters leave out a part a role cannot carry in the target format.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ContentPart {
     /// Text.
     Text(TextPart),
@@ -76,6 +77,7 @@ impl ContentPart {
 
 /// A text part: `{"type": "text", "text"}` in both providers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TextPart {
     /// The text.
     pub text: String,
@@ -96,6 +98,7 @@ impl TextPart {
 
 /// An image: OpenAI `image_url`, Anthropic `image`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ImagePart {
     /// Where the image is.
     pub source: ImageSource,
@@ -130,6 +133,7 @@ impl ImagePart {
 /// Where an image is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ImageSource {
     /// An `http(s)` URL the provider fetches.
     Url {
@@ -152,6 +156,7 @@ pub enum ImageSource {
 /// `reasoning_content`. It is exported only to the [`format`](Self::format)
 /// it came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ReasoningPart {
     /// The reasoning text (empty for redacted reasoning).
     pub text: String,
@@ -169,8 +174,29 @@ pub struct ReasoningPart {
     pub extras: Extras,
 }
 
+impl ReasoningPart {
+    /// Reasoning `text` from `format`, without a signature.
+    pub fn new(text: impl Into<String>, format: WireFormat) -> Self {
+        Self {
+            text: text.into(),
+            signature: None,
+            redacted: None,
+            format,
+            extras: Extras::default(),
+        }
+    }
+
+    /// With the provider's `signature` over it.
+    #[must_use]
+    pub fn signed(mut self, signature: impl Into<String>) -> Self {
+        self.signature = Some(signature.into());
+        self
+    }
+}
+
 /// One tool call requested by the model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The tool call id (OpenAI `call_…`, Anthropic `toolu_…`); its result
     /// carries the same id. The turn runner replaces an empty id, or one the
@@ -209,9 +235,17 @@ impl ToolCall {
 
 /// A provider block this crate does not model, kept verbatim.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ProviderPart {
     /// The format it came from, the only one it is sent back to.
     pub format: WireFormat,
     /// The block as the provider sent it.
     pub value: Value,
+}
+
+impl ProviderPart {
+    /// The block `value` of `format`, kept as it is.
+    pub fn new(format: WireFormat, value: Value) -> Self {
+        Self { format, value }
+    }
 }

@@ -23,6 +23,7 @@ use crate::conversation::{AssistantMessage, ToolCall};
 /// assert_eq!(answer.finish_reason, FinishReason::Stop);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ModelResponse {
     /// The assistant message, appended to the conversation as it is (its
     /// reasoning and provider parts included), after the turn runner has
@@ -112,6 +113,7 @@ pub enum FinishReason {
 ///
 /// Sums with `+` and `+=`: the turn's stats add up every request's usage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Usage {
     /// Every input token of the request, cached or not (OpenAI
     /// `prompt_tokens`; Anthropic `input_tokens` +
@@ -130,6 +132,18 @@ pub struct Usage {
     /// Output tokens spent reasoning (OpenAI
     /// `completion_tokens_details.reasoning_tokens`).
     pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    /// `input_tokens` in and `output_tokens` out, nothing cached or spent
+    /// reasoning.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+            ..Self::default()
+        }
+    }
 }
 
 impl Add for Usage {

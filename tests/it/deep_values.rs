@@ -207,10 +207,10 @@ async fn a_tool_result_10000_levels_deep_becomes_an_error_result() {
         |_arguments: Value, _context| async move {
             Ok::<_, BoxError>(vec![
                 ContentPart::text("see the block"),
-                ContentPart::Provider(ProviderPart {
-                    format: WireFormat::AnthropicMessages,
-                    value: nested(DEEP),
-                }),
+                ContentPart::Provider(ProviderPart::new(
+                    WireFormat::AnthropicMessages,
+                    nested(DEEP),
+                )),
             ])
         },
     );
@@ -304,10 +304,7 @@ async fn a_conversation_holding_a_value_10000_levels_deep_is_refused_before_the_
     let mut conversation = vec![
         Message::user("hello"),
         Message::Assistant(AssistantMessage::new(vec![ContentPart::Provider(
-            ProviderPart {
-                format: WireFormat::AnthropicMessages,
-                value: nested(DEEP),
-            },
+            ProviderPart::new(WireFormat::AnthropicMessages, nested(DEEP)),
         )])),
     ];
     let error = session
@@ -336,10 +333,7 @@ async fn a_model_response_holding_a_value_10000_levels_deep_fails_the_turn() {
     let session = bind_tools([], ToolLimits::new()).await;
     let model = ScriptedModel::new([ModelResponse::new(AssistantMessage::new(vec![
         ContentPart::text("hi"),
-        ContentPart::Provider(ProviderPart {
-            format: WireFormat::OpenAiChat,
-            value: nested(DEEP),
-        }),
+        ContentPart::Provider(ProviderPart::new(WireFormat::OpenAiChat, nested(DEEP))),
     ]))]);
     let mut conversation = user_says("hello");
     let error = session

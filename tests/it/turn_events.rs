@@ -58,11 +58,7 @@ async fn a_watched_turn_reports_requests_calls_and_batches_in_order() {
         ToolLimits::new().parallel(1),
     )
     .await;
-    let usage = Usage {
-        input_tokens: 10,
-        output_tokens: 5,
-        ..Usage::default()
-    };
+    let usage = Usage::new(10, 5);
     let model = ScriptedModel::new([
         ModelResponse::tool_calls([
             call("call_1", "get_weather", r#"{"city": "Oslo"}"#),

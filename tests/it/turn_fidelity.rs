@@ -118,18 +118,14 @@ async fn cut_off_calls_count_against_the_call_limit() {
 async fn usage_is_added_up_per_iteration_and_per_turn() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools([weather_tool(invocations)], ToolLimits::default()).await;
-    let first = Usage {
-        input_tokens: 398,
-        output_tokens: 155,
-        cache_read_tokens: 10,
-        cache_write_tokens: 3,
-        reasoning_tokens: 26,
+    let first = {
+        let mut usage = Usage::new(398, 155);
+        usage.cache_read_tokens = 10;
+        usage.cache_write_tokens = 3;
+        usage.reasoning_tokens = 26;
+        usage
     };
-    let second = Usage {
-        input_tokens: 600,
-        output_tokens: 40,
-        ..Usage::default()
-    };
+    let second = Usage::new(600, 40);
     let model = ScriptedModel::new([
         ModelResponse::tool_calls([ToolCall::new(
             "call_1",
@@ -145,29 +141,23 @@ async fn usage_is_added_up_per_iteration_and_per_turn() {
         .await
         .unwrap();
     assert_eq!(outcome.stats.iterations[0].usage, first);
-    assert_eq!(
-        outcome.stats.usage,
-        Usage {
-            input_tokens: 998,
-            output_tokens: 195,
-            cache_read_tokens: 10,
-            cache_write_tokens: 3,
-            reasoning_tokens: 26,
-        }
-    );
+    assert_eq!(outcome.stats.usage, {
+        let mut usage = Usage::new(998, 195);
+        usage.cache_read_tokens = 10;
+        usage.cache_write_tokens = 3;
+        usage.reasoning_tokens = 26;
+        usage
+    });
 }
 
 #[tokio::test]
 async fn reasoning_and_text_before_calls_stay_in_the_conversation_in_order() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools([weather_tool(invocations)], ToolLimits::default()).await;
-    let thinking = ContentPart::Reasoning(ReasoningPart {
-        text: "I need the weather first.".into(),
-        signature: Some("EqEECkYICxgCKkAo3UA4".into()),
-        redacted: None,
-        format: WireFormat::AnthropicMessages,
-        extras: Default::default(),
-    });
+    let thinking = ContentPart::Reasoning(
+        ReasoningPart::new("I need the weather first.", WireFormat::AnthropicMessages)
+            .signed("EqEECkYICxgCKkAo3UA4"),
+    );
     let message = AssistantMessage::new(vec![
         thinking.clone(),
         ContentPart::text("Let me check."),
@@ -387,11 +377,7 @@ async fn a_second_result_for_one_call_is_refused_and_nothing_changes() {
 async fn a_failed_turn_still_reports_the_tokens_it_used() {
     let invocations = Arc::new(AtomicUsize::new(0));
     let session = bind_tools([weather_tool(invocations)], ToolLimits::new().iterations(1)).await;
-    let spent = Usage {
-        input_tokens: 120,
-        output_tokens: 30,
-        ..Usage::default()
-    };
+    let spent = Usage::new(120, 30);
     let call = |id: &str| ToolCall::new(id, "get_weather", r#"{"city": "Oslo"}"#);
     let model = ScriptedModel::new([
         ModelResponse::tool_calls([call("call_1")]).with_usage(spent),

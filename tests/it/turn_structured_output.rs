@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_loop::bind::ToolCallErrorKind;
-use agent_loop::conversation::{Message, ModelResponse};
+use agent_loop::conversation::Message;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{BoxError, ToolOutput};
 use agent_loop::turn::{
@@ -513,10 +513,8 @@ async fn without_output_the_reserved_name_is_an_unknown_tool() {
 #[tokio::test]
 async fn a_response_cut_off_does_not_end_the_turn() {
     let (session, _) = session_with_counter(ToolLimits::new()).await;
-    let cut = ModelResponse {
-        finish_reason: agent_loop::conversation::FinishReason::Length,
-        ..batch([call("c1", STRUCTURED_OUTPUT_TOOL_NAME, INVOICE)])
-    };
+    let cut = batch([call("c1", STRUCTURED_OUTPUT_TOOL_NAME, INVOICE)])
+        .with_finish_reason(agent_loop::conversation::FinishReason::Length);
     let model = ScriptedModel::new([
         cut,
         batch([call("c2", STRUCTURED_OUTPUT_TOOL_NAME, INVOICE)]),

@@ -40,11 +40,7 @@ fn response_with_content(content: Value) -> Value {
 
 /// The `usage` of [`response_with_content`].
 fn usage() -> Usage {
-    Usage {
-        input_tokens: 472,
-        output_tokens: 91,
-        ..Usage::default()
-    }
+    Usage::new(472, 91)
 }
 
 /// A conversation with every kind of message: a user question, text and a
@@ -322,10 +318,10 @@ fn unknown_block_types_are_kept_verbatim_in_place() {
         response.message.content,
         vec![
             ContentPart::text("Searching."),
-            ContentPart::Provider(ProviderPart {
-                format: WireFormat::AnthropicMessages,
-                value: server_tool_use,
-            }),
+            ContentPart::Provider(ProviderPart::new(
+                WireFormat::AnthropicMessages,
+                server_tool_use
+            )),
             ContentPart::ToolCall(ToolCall::new(
                 "toolu_1",
                 "get_weather",
@@ -344,10 +340,7 @@ fn unknown_block_types_are_kept_verbatim_in_place() {
     assert_eq!(
         parsed,
         vec![Message::User(UserMessage::new(vec![
-            ContentPart::Provider(ProviderPart {
-                format: WireFormat::AnthropicMessages,
-                value: document,
-            }),
+            ContentPart::Provider(ProviderPart::new(WireFormat::AnthropicMessages, document)),
             ContentPart::text("Summarise it."),
         ]))]
     );
@@ -406,10 +399,7 @@ fn tool_use_in_a_user_message_is_a_provider_block_not_a_call() {
     assert_eq!(
         parsed,
         vec![Message::User(UserMessage::new(vec![
-            ContentPart::Provider(ProviderPart {
-                format: WireFormat::AnthropicMessages,
-                value: tool_use,
-            })
+            ContentPart::Provider(ProviderPart::new(WireFormat::AnthropicMessages, tool_use))
         ]))]
     );
 }

@@ -72,21 +72,16 @@ fn part() -> impl Strategy<Value = ContentPart> {
         4 => (id(), name(), arguments())
             .prop_map(|(id, name, arguments)| ContentPart::ToolCall(ToolCall::new(id, name, arguments))),
         1 => (text(), proptest::option::of("[A-Za-z0-9+/]{8}"), format()).prop_map(
-            |(text, signature, format)| ContentPart::Reasoning(ReasoningPart {
-                text,
-                signature,
-                redacted: None,
-                format,
-                extras: Default::default(),
-            })
+            |(text, signature, format)| {
+                let mut part = ReasoningPart::new(text, format);
+                part.signature = signature;
+                ContentPart::Reasoning(part)
+            }
         ),
-        1 => Just(ContentPart::Provider(ProviderPart {
-            format: WireFormat::AnthropicMessages,
-            value: json!({
+        1 => Just(ContentPart::Provider(ProviderPart::new(WireFormat::AnthropicMessages, json!({
                 "type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
                 "input": { "query": "weather" }
-            }),
-        })),
+            })))),
     ]
 }
 

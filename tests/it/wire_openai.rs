@@ -45,11 +45,7 @@ fn response_with_message(message: Value) -> Value {
 
 /// The `usage` of [`response_with_message`].
 fn usage() -> Usage {
-    Usage {
-        input_tokens: 82,
-        output_tokens: 17,
-        ..Usage::default()
-    }
+    Usage::new(82, 17)
 }
 
 /// A conversation with every kind of message: a system prompt, a user
@@ -429,10 +425,10 @@ fn custom_tool_call_is_kept_verbatim_and_sent_back_to_openai_only() {
 
     assert_eq!(
         response.message.content,
-        vec![ContentPart::Provider(ProviderPart {
-            format: WireFormat::OpenAiChat,
-            value: custom.clone(),
-        })]
+        vec![ContentPart::Provider(ProviderPart::new(
+            WireFormat::OpenAiChat,
+            custom.clone()
+        ))]
     );
     assert!(!response.message.has_tool_calls());
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
@@ -489,9 +485,10 @@ fn system_and_developer_messages_parse_to_system_messages_with_their_role() {
         assert_eq!(
             parsed,
             vec![
-                Message::System(SystemMessage {
-                    system_role,
-                    ..SystemMessage::new("You are a helpful assistant.")
+                Message::System({
+                    let mut system = SystemMessage::new("You are a helpful assistant.");
+                    system.system_role = system_role;
+                    system
                 }),
                 Message::user("hi"),
             ]
