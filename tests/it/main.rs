@@ -6,7 +6,6 @@
 //! too (the `*_arbitrary_*` modules check them here, on stable).
 
 mod arbitrary_json;
-mod bfcl_replay;
 mod bind_arbitrary_schemas;
 mod bind_collisions;
 mod bind_discovered_tools;

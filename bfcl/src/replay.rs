@@ -8,7 +8,7 @@
 //! (`involved_classes`, whose declarations come from function-doc files;
 //! see `multi_turn.rs`). A line of neither shape is reported as such.
 //!
-//! Shared by `examples/bfcl/main.rs` and `tests/it/bfcl_replay.rs`, which
+//! Shared by `bfcl/src/main.rs` and `bfcl/tests/replay.rs`, which
 //! includes this file with `#[path]`. Nothing here panics on input: a line
 //! that is not a task, a declaration that cannot be a tool, an answer that
 //! does not fit its task are task failures with their reason.
@@ -89,20 +89,16 @@ impl<'a> Category<'a> {
 }
 
 /// The embedded default: the categories copied under
-/// `tests/fixtures/bfcl/`, with their answers and, for the multi-turn
+/// `bfcl/fixtures/`, with their answers and, for the multi-turn
 /// ones, the function docs of their classes.
 pub fn embedded() -> Vec<Category<'static>> {
     macro_rules! category {
         ($name:literal) => {
             Category::new(
                 $name,
-                include_str!(concat!(
-                    "../../tests/fixtures/bfcl/BFCL_v4_",
-                    $name,
-                    ".json"
-                )),
+                include_str!(concat!("../fixtures/BFCL_v4_", $name, ".json")),
                 Some(include_str!(concat!(
-                    "../../tests/fixtures/bfcl/possible_answer/BFCL_v4_",
+                    "../fixtures/possible_answer/BFCL_v4_",
                     $name,
                     ".json"
                 ))),
@@ -113,7 +109,7 @@ pub fn embedded() -> Vec<Category<'static>> {
         ($($file:literal),*) => {
             BTreeMap::from([$((
                 $file.to_owned(),
-                include_str!(concat!("../../tests/fixtures/bfcl/multi_turn_func_doc/", $file)),
+                include_str!(concat!("../fixtures/multi_turn_func_doc/", $file)),
             )),*])
         };
     }

@@ -13,10 +13,10 @@
 //! a function withheld until a later turn joining through a mode.
 //!
 //! ```text
-//! cargo run --release --example bfcl                   # embedded: 8 categories, 1,550 tasks
-//! cargo run --release --example bfcl -- FILE.json      # any BFCL category file
-//! cargo run --release --example bfcl -- --func-doc DIR FILE.json  # multi-turn docs elsewhere
-//! cargo run --release --example bfcl -- --json [FILE]  # the report as one JSON object
+//! cargo run --release -p bfcl                   # embedded: 8 categories, 1,550 tasks
+//! cargo run --release -p bfcl -- FILE.json      # any BFCL category file
+//! cargo run --release -p bfcl -- --func-doc DIR FILE.json  # multi-turn docs elsewhere
+//! cargo run --release -p bfcl -- --json [FILE]  # the report as one JSON object
 //! ```
 //!
 //! With a file, its answers are read from `possible_answer/<same name>`

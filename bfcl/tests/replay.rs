@@ -8,7 +8,7 @@
 //! checking, the OpenAI wire parser or the turn runner moves one of them.
 //! If a number changes, find out why before updating it.
 
-#[path = "../../examples/bfcl/replay.rs"]
+#[path = "../src/replay.rs"]
 mod replay;
 
 use std::collections::BTreeMap;
@@ -325,19 +325,15 @@ async fn embedded_default_is_every_category_with_one_summary_line_last() {
     assert_eq!(as_json["categories"][7]["passed"], 198);
 }
 
-/// A hand-made category file of `tests/fixtures/bfcl/hand_made/`, with its
+/// A hand-made category file of `bfcl/fixtures/hand_made/`, with its
 /// answers.
 macro_rules! hand_made {
     ($name:literal) => {
         Category::new(
             $name,
-            include_str!(concat!(
-                "../fixtures/bfcl/hand_made/BFCL_v4_",
-                $name,
-                ".json"
-            )),
+            include_str!(concat!("../fixtures/hand_made/BFCL_v4_", $name, ".json")),
             Some(include_str!(concat!(
-                "../fixtures/bfcl/hand_made/possible_answer/BFCL_v4_",
+                "../fixtures/hand_made/possible_answer/BFCL_v4_",
                 $name,
                 ".json"
             ))),
@@ -363,16 +359,16 @@ async fn replay_multi_turn(tasks: &[(Value, Value)]) -> Report {
     .await
 }
 
-/// The function docs of `tests/fixtures/bfcl/hand_made/multi_turn_func_doc/`.
+/// The function docs of `bfcl/fixtures/hand_made/multi_turn_func_doc/`.
 fn hand_made_func_docs() -> BTreeMap<String, &'static str> {
     BTreeMap::from([
         (
             "gorilla_file_system.json".to_owned(),
-            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/gorilla_file_system.json"),
+            include_str!("../fixtures/hand_made/multi_turn_func_doc/gorilla_file_system.json"),
         ),
         (
             "ticket_api.json".to_owned(),
-            include_str!("../fixtures/bfcl/hand_made/multi_turn_func_doc/ticket_api.json"),
+            include_str!("../fixtures/hand_made/multi_turn_func_doc/ticket_api.json"),
         ),
     ])
 }
@@ -670,10 +666,7 @@ async fn a_category_file_from_disk_finds_its_function_docs_or_says_where_it_look
     use replay::category_file::replay_file;
     use std::path::Path;
 
-    let hand_made = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/bfcl/hand_made"
-    ));
+    let hand_made = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hand_made"));
     let file = hand_made.join("BFCL_v4_multi_turn_hand_made.json");
     // Beside the file: the folder the test above embeds.
     let report = replay_file(&file, None).await.unwrap();
