@@ -173,9 +173,11 @@
 //!   since a model calls an undescribed tool less reliably.
 //! - **`validate` returns what `bind` uses** ([`Validated`] holds it):
 //!   each mode's resolved limits, its tools and where every tool goes,
-//!   worked out once. No bind resolves or lays out anything again, and no
-//!   cache fills at the first bind, so bindings made at once hold exactly
-//!   what bindings made one after another hold.
+//!   worked out once. No bind resolves or lays out anything again, and
+//!   nothing fills at the first bind but the checked infos of tools that
+//!   report their own (a bundle, an MCP server), which racing binds end up
+//!   sharing; so bindings made at once hold exactly what bindings made one
+//!   after another hold.
 //! - **A one-tool definition declares its info** ([`tool::Definition::new`],
 //!   `from_fn`, `typed_fn`): the name is given once, and the schema is
 //!   checked and compiled when the definition is made, so bind only

@@ -340,8 +340,7 @@ impl ToolLimits {
     }
 
     /// The resolved limits, and the first invalid field if any (an invalid
-    /// field keeps the inherited value). Bind uses the limits directly:
-    /// validate has already refused invalid fields.
+    /// field keeps the inherited value).
     pub(crate) fn merge(
         &self,
         base: ResolvedToolLimits,

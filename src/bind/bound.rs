@@ -8,11 +8,10 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::bind::call::{Arguments, CallTable, Prepared, Ran};
+use crate::bind::call::{self, Arguments, CallTable, Prepared};
 use crate::bind::{CallOutcome, ToolCallError};
 use crate::conversation::ToolCall;
 use crate::definition::layout::{Layout, ModeLayout, ModeTools, ToolTable};
@@ -83,6 +82,23 @@ impl fmt::Debug for Binding {
 pub(crate) struct BoundTool {
     pub(crate) checked: Arc<CheckedInfo>,
     pub(crate) tool: Arc<dyn Tool>,
+}
+
+impl BoundTool {
+    /// `tool` with its checked info.
+    pub(crate) fn new(tool: Arc<dyn Tool>, checked: Arc<CheckedInfo>) -> Self {
+        Self { checked, tool }
+    }
+
+    /// What the model sees of it.
+    pub(crate) fn info(&self) -> &ToolInfo {
+        &self.checked.info
+    }
+
+    /// Its compiled argument schema.
+    pub(crate) fn validator(&self) -> &jsonschema::Validator {
+        &self.checked.validator
+    }
 }
 
 /// A mode of a bound definition, as a fresh copy: changing it changes
@@ -157,7 +173,8 @@ impl<'a> ToolHandle<'a> {
     /// Errors: [`ToolCallError`] when the arguments nest objects and arrays
     /// deeper than 128 levels (`ArgumentsTooDeep`: refused before anything
     /// walks them, and dropped without recursion), are not an object or
-    /// fail the tool's schema, when the tool fails or panics, or when a
+    /// fail the tool's schema, when the tool fails or panics, when what it
+    /// returned nests deeper than 128 levels (`OutputTooDeep`), or when a
     /// middleware refuses the call, fails or panics; its
     /// [`kind`](ToolCallError::kind) says which, as in a turn.
     pub fn invoke(
@@ -234,7 +251,7 @@ impl Binding {
 /// model-facing finish.
 async fn invoke(table: CallTable<'_>, prepared: Prepared) -> Result<ToolOutput, ToolCallError> {
     match prepared {
-        Prepared::Ready(ready) => ready.run(table.site(), String::new(), None).await.output,
+        Prepared::Ready(ready) => ready.invoke(table.site()).await,
         Prepared::Answered(error) => Err(error),
     }
 }
@@ -400,16 +417,14 @@ impl Definition<Bound> {
         async move {
             let table = binding.current_table(None);
             let site = table.site();
-            let (ran, duration) = match table.prepare(&call.name, Arguments::Text(&call.arguments))
-            {
+            let finished = match table.prepare(&call.name, Arguments::Text(&call.arguments)) {
                 Prepared::Ready(ready) => {
-                    let started = Instant::now();
-                    let ran = ready.run(site, call.id.clone(), None).await;
-                    (ran, started.elapsed())
+                    ready
+                        .call(site, call.id.clone(), call.name.clone(), None, |_, _| {})
+                        .await
                 }
-                Prepared::Answered(error) => (Ran::from(error), Duration::ZERO),
+                Prepared::Answered(error) => call::unrun(site, call, error),
             };
-            let finished = ran.finish(site.limits(), call, duration);
             CallOutcome {
                 result: finished.result,
                 stats: finished.stats,

@@ -24,22 +24,25 @@
 //!    result cut to `result_bytes`, the call's [`CallStats`].
 //!
 //! Steps 1 and 2 are [`CallTable::prepare`]: a call they refuse is
-//! answered without running. A turn prepares a whole batch first
-//! ([`CallTable::prepare_batch`]: a response cut off by the output limit,
-//! and a batch holding the turn's structured output, decide for every call
-//! in it), then starts each ready call when its scheduler lets it
-//! ([`Ready::run`], steps 3 to 6), and finishes each ([`Ran::finish`]). A
-//! direct call does the same without waiting.
+//! answered without running ([`unrun`]). A turn prepares a whole batch
+//! first ([`CallTable::prepare_batch`]: a response cut off by the output
+//! limit, and a batch holding the turn's structured output, decide for
+//! every call in it), then hands each ready call to [`Ready::call`], steps
+//! 3 to 7, when its scheduler lets it start; `run_tool_call` does the same
+//! without waiting. A direct `invoke` stops before the finish
+//! ([`Ready::invoke`]): its caller gets the raw output, not the model's
+//! text.
 
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, info_span};
 
-use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind};
+use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind, ToolList};
 use crate::conversation::{ContentPart, ToolCall, ToolResult, text_of};
 use crate::definition::layout::Layout;
 use crate::json::{self, MAX_DEPTH};
@@ -52,10 +55,10 @@ use crate::panic::panic_message;
 use crate::session::{LoopId, SessionId};
 use crate::text::{Bounded, ERROR_TEXT_BYTES, clean_error_text, json_excerpt, truncate_middle};
 use crate::tool::checked::CheckedInfo;
-use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput};
+use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolOutput};
 
 /// The result text of the structured-output call that ends a turn.
-pub(crate) const OUTPUT_RECEIVED: &str = "output received; the turn is over";
+const OUTPUT_RECEIVED: &str = "output received; the turn is over";
 
 /// The tools a call is looked up in: one mode of a binding, and in a turn
 /// that asks for structured output through a tool, its control tool.
@@ -120,13 +123,6 @@ impl OwnedSite {
     }
 }
 
-/// What running a call gave, before the model-facing finish.
-pub(crate) struct Ran {
-    /// What the chain returned, labelled and checked.
-    pub(crate) output: Result<ToolOutput, ToolCallError>,
-    is_output: bool,
-}
-
 /// A call answered: the result the model reads, its statistics, and for
 /// the turn's structured-output call that succeeded, the output.
 pub(crate) struct Finished {
@@ -165,11 +161,11 @@ impl<'a> CallTable<'a> {
 
     /// The tools the model is offered, in order: the mode's, then the
     /// control tool.
-    pub(crate) fn offered(&self) -> (&'a [BoundTool], &'a [usize], Option<&'a ToolInfo>) {
-        (
+    pub(crate) fn offered(&self) -> ToolList<'a> {
+        ToolList::bound(
             &self.binding.tools,
             &self.binding.mode_tools(self.mode).tools,
-            self.output.map(|output| &*output.checked.info),
+            self.output.map(BoundTool::info),
         )
     }
 
@@ -177,7 +173,14 @@ impl<'a> CallTable<'a> {
     pub(crate) fn prepare(&self, name: &str, arguments: Arguments<'_>) -> Prepared {
         match self.lookup(name) {
             Ok((tool, is_output)) => prepare_tool(tool, arguments, is_output),
-            Err(error) => Prepared::Answered(error),
+            Err(error) => {
+                // Arguments code built for no tool are dropped without
+                // recursion too: they may nest deeper than a drop survives.
+                if let Arguments::Value(value) = arguments {
+                    drop(json::within_depth(value));
+                }
+                Prepared::Answered(error)
+            }
         }
     }
 
@@ -291,15 +294,51 @@ fn prepare_tool(tool: &BoundTool, arguments: Arguments<'_>, is_output: bool) -> 
 }
 
 impl Ready {
-    /// Steps 3 to 6: the call's context (`tool_call_id` empty and
-    /// `cancellation` `None` for a direct call, whose token never fires),
-    /// the middleware chain to the tool, who failed, and the output check.
-    pub(crate) async fn run(
+    /// Steps 3 to 7 for the call `name` with id `id`: once its scheduler
+    /// lets it start (`started` runs first: the turn's event), its context
+    /// (`cancellation` is the turn's token; `None` for a direct call, whose
+    /// token never fires), the middleware chain to the tool, who failed,
+    /// the output check, and the model-facing finish, all in the call's
+    /// `execute_tool` span.
+    pub(crate) async fn call(
+        self,
+        site: CallSite<'_>,
+        id: String,
+        name: String,
+        cancellation: Option<Arc<CancellationToken>>,
+        started: impl FnOnce(&str, &str),
+    ) -> Finished {
+        let span = info_span!(
+            "execute_tool",
+            "gen_ai.operation.name" = "execute_tool",
+            "gen_ai.tool.name" = %name,
+            "gen_ai.tool.call.id" = %id,
+        );
+        async move {
+            started(&id, &name);
+            let began = Instant::now();
+            let is_output = self.is_output;
+            let output = self.execute(site, id.clone(), cancellation).await;
+            finish(site.limits(), output, is_output, id, name, began.elapsed())
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Steps 3 to 6 for a direct invocation (no tool call id, a token that
+    /// never fires): what the chain returned, labelled and checked, without
+    /// the model-facing finish.
+    pub(crate) async fn invoke(self, site: CallSite<'_>) -> Result<ToolOutput, ToolCallError> {
+        self.execute(site, String::new(), None).await
+    }
+
+    /// Steps 3 to 6.
+    async fn execute(
         self,
         site: CallSite<'_>,
         tool_call_id: String,
         cancellation: Option<Arc<CancellationToken>>,
-    ) -> Ran {
+    ) -> Result<ToolOutput, ToolCallError> {
         let Ready {
             tool,
             checked,
@@ -314,7 +353,7 @@ impl Ready {
             tool_call_id,
             cancellation,
         );
-        let output = execute(
+        let output = run_chain_labelled(
             tool.as_ref(),
             &name,
             &site.layout.middlewares,
@@ -322,72 +361,84 @@ impl Ready {
             context,
         )
         .await;
-        Ran {
-            // The control call's output is the turn's value, not text for
-            // the model, so it is not checked here.
-            output: match output {
-                Ok(output) if !is_output => refuse_deep_output(&name, output),
-                other => other,
-            },
-            is_output,
+        // The control call's output is the turn's value, not text for the
+        // model, so it is not checked here.
+        match output {
+            Ok(output) if !is_output => refuse_deep_output(&name, output),
+            other => other,
         }
     }
 }
 
-impl From<ToolCallError> for Ran {
-    /// A call answered without running.
-    fn from(error: ToolCallError) -> Self {
-        Self {
-            output: Err(error),
-            is_output: false,
-        }
-    }
+/// Step 7 for a call answered without running (an unknown tool, bad
+/// arguments, a batch's rules).
+pub(crate) fn unrun(site: CallSite<'_>, call: &ToolCall, error: ToolCallError) -> Finished {
+    finish(
+        site.limits(),
+        Err(error),
+        false,
+        call.id.clone(),
+        call.name.clone(),
+        Duration::ZERO,
+    )
 }
 
-impl Ran {
-    /// Step 7: the tool result the model reads for `call`, and the call's
-    /// statistics (`duration` is its time through the chain).
-    pub(crate) fn finish(
-        self,
-        limits: &ResolvedToolLimits,
-        call: &ToolCall,
-        duration: Duration,
-    ) -> Finished {
-        let mut value = None;
-        let (content, error) = match self.output {
-            // What the chain returned is the output; a middleware that made
-            // it content parts made it their text.
-            Ok(output) if self.is_output => {
-                value = Some(output.into_json());
-                (vec![ContentPart::text(OUTPUT_RECEIVED)], None)
-            }
-            Ok(ToolOutput::Content(parts)) if !parts.is_empty() => (parts, None),
-            Ok(output) => (vec![ContentPart::text(output.text())], None),
-            // Bounded here to `result_bytes` too, with the error text's own
-            // one-line marker: the result cut below would break the line.
-            Err(error) => (
-                vec![ContentPart::text(clean_error_text(
-                    &error.message,
-                    limits.result_bytes.map_or(ERROR_TEXT_BYTES, |limit| {
-                        ERROR_TEXT_BYTES.min(limit.get() as usize)
-                    }),
-                ))],
-                Some(error.kind),
-            ),
-        };
-        let (content, result_bytes, truncated) = bound_text(content, limits);
-        Finished {
-            result: ToolResult::with_content(call.id.clone(), content, error.is_some()),
-            stats: CallStats {
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                duration,
-                error,
-                result_bytes,
-                truncated,
-            },
-            output: value,
+/// Step 7 for a call whose task died outside the contained tool and
+/// middleware code: it still gets its one result.
+pub(crate) fn aborted(site: CallSite<'_>, call: &ToolCall) -> Finished {
+    let error = ToolCallError::new(
+        ToolCallErrorKind::ToolPanicked,
+        &call.name,
+        format!("the call to `{}` was aborted", call.name),
+    );
+    unrun(site, call, error)
+}
+
+/// Step 7: the tool result the model reads for the call `tool_name` with
+/// id `tool_call_id`, and the call's statistics (`duration` is its time
+/// through the chain).
+fn finish(
+    limits: &ResolvedToolLimits,
+    output: Result<ToolOutput, ToolCallError>,
+    is_output: bool,
+    tool_call_id: String,
+    tool_name: String,
+    duration: Duration,
+) -> Finished {
+    let mut value = None;
+    let (content, error) = match output {
+        // What the chain returned is the output; a middleware that made
+        // it content parts made it their text.
+        Ok(output) if is_output => {
+            value = Some(output.into_json());
+            (vec![ContentPart::text(OUTPUT_RECEIVED)], None)
         }
+        Ok(ToolOutput::Content(parts)) if !parts.is_empty() => (parts, None),
+        Ok(output) => (vec![ContentPart::text(output.text())], None),
+        // Bounded here to `result_bytes` too, with the error text's own
+        // one-line marker: the result cut below would break the line.
+        Err(error) => (
+            vec![ContentPart::text(clean_error_text(
+                &error.message,
+                limits.result_bytes.map_or(ERROR_TEXT_BYTES, |limit| {
+                    ERROR_TEXT_BYTES.min(limit.get() as usize)
+                }),
+            ))],
+            Some(error.kind),
+        ),
+    };
+    let (content, result_bytes, truncated) = bound_text(content, limits);
+    Finished {
+        result: ToolResult::with_content(tool_call_id.clone(), content, error.is_some()),
+        stats: CallStats {
+            tool_call_id,
+            tool_name,
+            duration,
+            error,
+            result_bytes,
+            truncated,
+        },
+        output: value,
     }
 }
 
@@ -537,7 +588,7 @@ const MAX_LISTED_VIOLATIONS: usize = 3;
 
 /// Checks `arguments` of the tool `name` against `validator`; the message
 /// names each failing field (as a JSON pointer) and why.
-pub(crate) fn check_against(
+fn check_against(
     name: &str,
     validator: &jsonschema::Validator,
     arguments: &Value,
@@ -611,7 +662,7 @@ fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
 /// [`Next`](crate::middleware::Next) and its wrapping of the tool's error
 /// in [`ToolFailed`] would be work with nothing to show for it. The
 /// resulting [`ToolCallError`] is the same either way.
-async fn execute(
+async fn run_chain_labelled(
     tool: &dyn Tool,
     name: &str,
     middlewares: &[Arc<dyn ToolMiddleware>],

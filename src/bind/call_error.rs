@@ -30,11 +30,11 @@ pub enum ToolCallErrorKind {
     ToolFailed,
     /// The tool panicked.
     ToolPanicked,
-    /// In a turn: what the tool (and the middleware chain) returned holds
-    /// a JSON value nested deeper than 128 levels (a `Json` output, or a
-    /// value in the extras or provider blocks of content parts), which
-    /// only code can build. The tool ran; its output was dropped without
-    /// being turned into text for the model.
+    /// What the tool (and the middleware chain) returned holds a JSON
+    /// value nested deeper than 128 levels (a `Json` output, or a value in
+    /// the extras or provider blocks of content parts), which only code can
+    /// build. The tool ran; its output was dropped without recursion,
+    /// before anything turned it into text or handed it back.
     OutputTooDeep,
     /// A middleware refused the call with a
     /// [`Refusal`](crate::middleware::Refusal), found anywhere in the

@@ -46,6 +46,7 @@ pub(crate) mod call;
 mod call_error;
 mod error;
 mod outcome;
+mod tool_list;
 
 pub use bindings::Bindings;
 pub(crate) use bound::Binding;
@@ -54,3 +55,4 @@ pub use bound::{Bound, BoundMode, ToolHandle, UnknownMode};
 pub use call_error::{ToolCallError, ToolCallErrorKind};
 pub use error::{BindError, BindErrorKind, Duplicate, FactoryPanic};
 pub use outcome::{CallOutcome, CallStats};
+pub use tool_list::{ToolList, ToolListIter};

@@ -158,7 +158,8 @@ impl Layout {
             tool_limits,
             instructions: instructions.clone(),
         };
-        let limit = |index: usize| limits.get(index).copied().unwrap_or_default();
+        // `validate` resolved one per mode, the base's first.
+        let limit = |index: usize| limits[index];
         let mut mode_layouts = vec![mode(None, &base, limit(0), &recipe.instructions)];
         for (index, (declared, list)) in recipe.modes.iter().zip(&modes).enumerate() {
             mode_layouts.push(mode(

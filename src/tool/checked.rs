@@ -25,6 +25,16 @@ pub(crate) struct CheckedInfo {
 }
 
 impl CheckedInfo {
+    /// `info` with the `validator` compiled from its parameters elsewhere
+    /// (an output schema, checked when declared).
+    pub(crate) fn compiled(info: Arc<ToolInfo>, validator: Arc<jsonschema::Validator>) -> Self {
+        Self {
+            name: info.name.as_str().into(),
+            info,
+            validator,
+        }
+    }
+
     /// `info` checked and compiled now.
     ///
     /// Errors: the first [`SchemaProblem`] of `info.parameters`.

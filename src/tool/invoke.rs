@@ -41,7 +41,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// ```
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
-    /// What the model sees of this tool. Checked once, at bind.
+    /// What the model sees of this tool, checked at bind (a one-tool
+    /// definition's tool reports the info it declared, checked then).
     fn info(&self) -> &ToolInfo;
 
     /// Runs the tool. `arguments` is a JSON object that passed the schema in

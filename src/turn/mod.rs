@@ -10,13 +10,11 @@ mod outcome;
 mod output;
 mod runner;
 
-pub use crate::bind::CallStats;
+pub use crate::bind::{CallStats, ToolList, ToolListIter};
 pub use crate::text::ERROR_TEXT_BYTES;
 pub use error::{ExceededLimit, ToolLimitError, TurnError};
 pub use event::{TurnEvent, TurnEvents};
-pub use model::{
-    Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel, ToolList, ToolListIter,
-};
+pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use model_error::{ModelError, ModelErrorKind};
 pub use outcome::{IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use output::{

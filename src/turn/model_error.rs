@@ -65,7 +65,7 @@ impl fmt::Display for ModelErrorKind {
             Self::Stream => f.write_str("the stream broke"),
             Self::Request => f.write_str("the request could not be sent"),
             Self::Panicked => f.write_str("the model panicked"),
-            Self::Other => f.write_str("the model request failed"),
+            Self::Other => f.write_str("failed"),
         }
     }
 }
@@ -86,7 +86,7 @@ impl fmt::Display for ModelErrorKind {
 /// Display is one line and never holds the API key: `OpenAI Chat
 /// Completions: HTTP 401 after 1 attempt: invalid_request_error: Incorrect
 /// API key provided (request id req_1)`; for a model of your own, `model:
-/// the model request failed`, its cause in `source()`.
+/// failed`, its cause in `source()`.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", Line(self))]
 #[non_exhaustive]
@@ -127,7 +127,7 @@ impl fmt::Display for Line<'_> {
             Some(format) => write!(f, "{format}: {}", error.kind)?,
             None => write!(f, "model: {}", error.kind)?,
         }
-        if error.format.is_some() {
+        if error.attempts > 0 {
             let plural = if error.attempts == 1 { "" } else { "s" };
             write!(f, " after {} attempt{plural}", error.attempts)?;
         }
@@ -200,9 +200,13 @@ impl ModelError {
 }
 
 impl From<BoxError> for ModelError {
-    /// A model of your own failed ([`ModelErrorKind::Other`]).
+    /// A model of your own failed ([`ModelErrorKind::Other`]); a boxed
+    /// `ModelError` is taken out of its box as it is.
     fn from(source: BoxError) -> Self {
-        Self::other(source)
+        match source.downcast::<ModelError>() {
+            Ok(error) => *error,
+            Err(source) => Self::other(source),
+        }
     }
 }
 

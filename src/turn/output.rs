@@ -143,16 +143,12 @@ impl Output {
             tool_description,
             parameters,
         ));
-        let control = BoundTool {
-            tool: Arc::new(ControlTool {
+        let control = BoundTool::new(
+            Arc::new(ControlTool {
                 info: Arc::clone(&info),
             }),
-            checked: Arc::new(CheckedInfo {
-                name: Arc::from(STRUCTURED_OUTPUT_TOOL_NAME),
-                info,
-                validator,
-            }),
-        };
+            Arc::new(CheckedInfo::compiled(info, validator)),
+        );
         Ok(Self {
             name,
             wrapped,
@@ -168,7 +164,7 @@ impl Output {
     /// The tool the model is offered: named [`STRUCTURED_OUTPUT_TOOL_NAME`],
     /// its parameters the (wrapped) schema.
     pub fn info(&self) -> &ToolInfo {
-        &self.control.checked.info
+        self.control.info()
     }
 
     /// `true` when the schema is not an object schema and was wrapped in a
@@ -198,8 +194,7 @@ impl Output {
         }
         let value: Value = serde_json::from_str(text).ok()?;
         self.control
-            .checked
-            .validator
+            .validator()
             .is_valid(&value)
             .then(|| self.unwrap_value(value))
     }

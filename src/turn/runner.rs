@@ -14,8 +14,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
-use crate::bind::call::{CallTable, Finished, Prepared, Ran};
-use crate::bind::{Bound, ToolCallError, ToolCallErrorKind};
+use crate::bind::Bound;
+use crate::bind::call::{self, CallTable, Finished, Prepared};
 use crate::conversation::ids::{IdSet, fresh_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
@@ -28,8 +28,8 @@ use crate::panic::panic_message;
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::{
     CallStats, ExceededLimit, IterationStats, Model, ModelError, ModelErrorKind, ModelRequest,
-    ToolLimitError, ToolList, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome,
-    TurnStats, TurnStatus,
+    ToolLimitError, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats,
+    TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -182,7 +182,7 @@ impl Definition<Bound> {
         let span = info_span!(
             "invoke_agent",
             "gen_ai.operation.name" = "invoke_agent",
-            "gen_ai.agent.name" = %self.recipe.name,
+            "gen_ai.agent.name" = %self.name(),
             "gen_ai.conversation.id" = %self.session_id(),
             mode = table.site().mode_name().unwrap_or(""),
         );
@@ -348,7 +348,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let prepared = self
                 .table
                 .prepare_batch(&batch, cut_off, self.output.ends_batch());
-            let run = self.run_batch(&batch, prepared, &limits);
+            let run = self.run_batch(&batch, prepared, cut_off);
             // A cut-off batch runs nothing: it has no iteration span.
             let finished = if cut_off {
                 run.await
@@ -395,11 +395,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// fails the turn like a failing one.
     async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, ModelError> {
         let site = self.table.site();
-        let (tools, order, control) = self.table.offered();
         let request = ModelRequest {
             conversation,
             instructions: site.instructions(),
-            tools: ToolList::bound(tools, order, control),
+            tools: self.table.offered(),
             mode: site.mode_name(),
             output: self.output.native(),
             events: self.events,
@@ -419,18 +418,6 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         }
     }
 
-    /// Finishes a call answered without running.
-    fn answer(
-        &self,
-        call: &ToolCall,
-        error: ToolCallError,
-        limits: &ResolvedToolLimits,
-    ) -> Finished {
-        let finished = Ran::from(error).finish(limits, call, Duration::ZERO);
-        self.finished(&finished.stats);
-        finished
-    }
-
     /// Runs the ready calls of one batch and answers the others; `None`
     /// when cancelled while calls ran (every task is then aborted and
     /// awaited, so no tool of this batch runs after this returns).
@@ -438,8 +425,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         &self,
         batch: &[&ToolCall],
         prepared: Vec<Prepared>,
-        limits: &ResolvedToolLimits,
+        cut_off: bool,
     ) -> Option<Vec<Finished>> {
+        let limits = self.table.site().limits();
         let permits =
             (limits.parallel.get() as usize).clamp(1, batch.len().clamp(1, Semaphore::MAX_PERMITS));
         let semaphore = Arc::new(Semaphore::new(permits));
@@ -458,31 +446,28 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // `Arc` per call).
         let turn_token = Arc::new(self.cancellation.clone());
 
+        let site = self.table.site();
         for ((index, call), prepared) in batch.iter().enumerate().zip(prepared) {
             let ready = match prepared {
                 Prepared::Ready(ready) => ready,
                 Prepared::Answered(error) => {
-                    slots[index] = Some(self.answer(call, error, limits));
+                    let done = call::unrun(site, call, error);
+                    self.finished(&done.stats);
+                    slots[index] = Some(done);
                     continue;
                 }
             };
-            let site = self.table.owned_site();
+            let owned = self.table.owned_site();
             let semaphore = Arc::clone(&semaphore);
             let gate = Arc::clone(&gate);
             let token = Arc::clone(&turn_token);
             let events = self.events.clone();
             let (tool_call_id, tool_name) = (call.id.clone(), call.name.clone());
-            let span = info_span!(
-                "execute_tool",
-                "gen_ai.operation.name" = "execute_tool",
-                "gen_ai.tool.name" = %call.name,
-                "gen_ai.tool.call.id" = %call.id,
-            );
             tasks.spawn(
                 async move {
                     // A free slot is taken at once; waiting for one ends at
-                    // cancellation. Either way a call never starts after
-                    // the turn is cancelled.
+                    // cancellation. Either way a call never starts after the
+                    // turn is cancelled.
                     let _permit = match Arc::clone(&semaphore).try_acquire_owned() {
                         Ok(permit) => permit,
                         Err(_) => tokio::select! {
@@ -494,26 +479,31 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     if gate.is_cancelled() {
                         return None;
                     }
-                    events.emit(|| TurnEvent::ToolCallStarted {
-                        tool_call_id: tool_call_id.clone(),
-                        tool_name,
-                    });
-                    let started = Instant::now();
-                    let ran = ready.run(site.site(), tool_call_id, Some(token)).await;
-                    Some((index, ran, started.elapsed()))
+                    let started = |id: &str, name: &str| {
+                        events.emit(|| TurnEvent::ToolCallStarted {
+                            tool_call_id: id.to_owned(),
+                            tool_name: name.to_owned(),
+                        });
+                    };
+                    let done = ready
+                        .call(owned.site(), tool_call_id, tool_name, Some(token), started)
+                        .await;
+                    Some((index, done))
                 }
-                .instrument(span),
+                // Under the iteration's span: the call's own span is its child.
+                .in_current_span(),
             );
         }
-        // Nothing runs, so nothing can be interrupted (a cut-off batch).
-        let finished = tasks.is_empty()
+        // A cut-off batch runs nothing and is answered whatever happens
+        // next; any other batch is not committed once the turn is
+        // cancelled.
+        let finished = (cut_off && tasks.is_empty())
             || tokio::select! {
                 biased;
                 () = self.cancellation.cancelled() => false,
                 () = async {
                     while let Some(joined) = tasks.join_next().await {
-                        if let Ok(Some((index, ran, duration))) = joined {
-                            let done = ran.finish(limits, batch[index], duration);
+                        if let Ok(Some((index, done))) = joined {
                             self.finished(&done.stats);
                             slots[index] = Some(done);
                         }
@@ -531,14 +521,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             .zip(batch)
             .map(|(slot, call)| {
                 slot.unwrap_or_else(|| {
-                    let error = ToolCallError::new(
-                        ToolCallErrorKind::ToolPanicked,
-                        &call.name,
-                        format!("the call to `{}` was aborted", call.name),
-                    );
+                    let aborted = call::aborted(site, call);
                     // Its task may have sent `ToolCallStarted`: every
                     // started call gets its finished event.
-                    self.answer(call, error, limits)
+                    self.finished(&aborted.stats);
+                    aborted
                 })
             })
             .collect();

@@ -148,9 +148,12 @@ pub struct ListedTools {
 /// left out; extras are written only when they came from MCP
 /// ([`Extras::fields_for`]), as further fields of the tool;
 /// [`ToolInfo::strict`] has no MCP field and is left out.
-pub fn export_list_tools_result(tools: &[ToolInfo], next_cursor: Option<String>) -> Value {
+pub fn export_list_tools_result<'t>(
+    tools: impl IntoIterator<Item = &'t ToolInfo>,
+    next_cursor: Option<String>,
+) -> Value {
     to_value(&ListToolsResult {
-        tools: tools.iter().map(Tool::from).collect(),
+        tools: tools.into_iter().map(Tool::from).collect(),
         next_cursor,
     })
 }

@@ -188,6 +188,13 @@ async fn arguments_built_10000_levels_deep_are_refused_before_the_tool_runs() {
         "the arguments of `echo` nest deeper than 128 levels"
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool did not run");
+    // Arguments for a tool that does not exist are dropped without
+    // recursion too: a recursive drop would abort this test binary.
+    let error = bound
+        .invoke("no_such_tool", object([("a", nested(DEEP))]))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::UnknownTool);
     // 127 levels under the object: 128 in all, as deep as JSON text goes.
     let output = bound
         .invoke("echo", json!({ "a": nested(127) }))

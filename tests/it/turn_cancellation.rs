@@ -285,3 +285,36 @@ async fn dropping_the_turn_mid_batch_stops_the_running_calls_and_starts_no_queue
         );
     }
 }
+
+/// Cancels the turn's token, then answers with calls of tools that do not
+/// exist: a batch that runs nothing.
+struct CancelsThenAsks(CancellationToken);
+
+#[async_trait::async_trait]
+impl Model for CancelsThenAsks {
+    async fn respond(
+        &self,
+        _request: ModelRequest<'_>,
+    ) -> Result<ModelResponse, agent_loop::turn::ModelError> {
+        self.0.cancel();
+        Ok(batch([call("call_1", "no_such_tool", "{}")]))
+    }
+}
+
+#[tokio::test]
+async fn a_batch_of_refused_calls_is_not_committed_once_the_turn_is_cancelled() {
+    let session = bind_tools([echo_tool("echo")], ToolLimits::default()).await;
+    let cancellation = CancellationToken::new();
+    let mut conversation = user_says("go");
+    let outcome = session
+        .run_turn(
+            &CancelsThenAsks(cancellation.clone()),
+            &mut conversation,
+            &cancellation,
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    assert_eq!(conversation, user_says("go"), "the batch was not appended");
+    assert!(outcome.stats.iterations.is_empty());
+}
