@@ -184,7 +184,10 @@ impl<'a> ToolHandle<'a> {
         let (binding, mode, index) = (self.binding, self.mode, self.index);
         async move {
             let table = CallTable::new(binding, mode, None);
-            invoke(table, table.prepare_at(index, Arguments::Value(arguments))).await
+            match table.prepare_at(index, Arguments::Value(arguments)) {
+                Prepared::Ready(ready) => ready.execute(table.site(), String::new(), None).await,
+                Prepared::Answered(error) => Err(error),
+            }
         }
     }
 }
@@ -244,15 +247,6 @@ impl Binding {
     /// turn's structured-output control tool.
     pub(crate) fn current_table<'a>(&'a self, output: Option<&'a BoundTool>) -> CallTable<'a> {
         CallTable::new(self, self.current, output)
-    }
-}
-
-/// A direct invocation's run of a prepared call: its raw output, no
-/// model-facing finish.
-async fn invoke(table: CallTable<'_>, prepared: Prepared) -> Result<ToolOutput, ToolCallError> {
-    match prepared {
-        Prepared::Ready(ready) => ready.invoke(table.site()).await,
-        Prepared::Answered(error) => Err(error),
     }
 }
 
@@ -374,7 +368,10 @@ impl Definition<Bound> {
         let binding = self.binding();
         async move {
             let table = binding.current_table(None);
-            invoke(table, table.prepare(name, Arguments::Value(arguments))).await
+            match table.prepare(name, Arguments::Value(arguments)) {
+                Prepared::Ready(ready) => ready.execute(table.site(), String::new(), None).await,
+                Prepared::Answered(error) => Err(error),
+            }
         }
     }
 

@@ -33,6 +33,7 @@
 //! ([`Ready::invoke`]): its caller gets the raw output, not the model's
 //! text.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -54,7 +55,6 @@ use crate::middleware::{
 use crate::panic::panic_message;
 use crate::session::{LoopId, SessionId};
 use crate::text::{Bounded, ERROR_TEXT_BYTES, clean_error_text, json_excerpt, truncate_middle};
-use crate::tool::checked::CheckedInfo;
 use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolOutput};
 
 /// The result text of the structured-output call that ends a turn.
@@ -79,17 +79,18 @@ pub(crate) enum Arguments<'t> {
 }
 
 /// A call after its lookup and argument checks.
-pub(crate) enum Prepared {
+pub(crate) enum Prepared<'a> {
     /// Ready to run.
-    Ready(Ready),
+    Ready(Ready<'a>),
     /// Not to run: answered with this error.
     Answered(ToolCallError),
 }
 
-/// A call whose tool was found and whose arguments passed its schema.
-pub(crate) struct Ready {
-    tool: Arc<dyn Tool>,
-    checked: Arc<CheckedInfo>,
+/// A call whose tool was found and whose arguments passed its schema. It
+/// borrows the binding's tool; a call that runs on a task of its own takes
+/// its own share ([`Ready::into_owned`]).
+pub(crate) struct Ready<'a> {
+    tool: Cow<'a, BoundTool>,
     arguments: Value,
     /// The turn's structured-output call: what the chain returns is the
     /// turn's output.
@@ -170,7 +171,7 @@ impl<'a> CallTable<'a> {
     }
 
     /// Steps 1 and 2 for the call of the tool named `name`.
-    pub(crate) fn prepare(&self, name: &str, arguments: Arguments<'_>) -> Prepared {
+    pub(crate) fn prepare(&self, name: &str, arguments: Arguments<'_>) -> Prepared<'a> {
         match self.lookup(name) {
             Ok((tool, is_output)) => prepare_tool(tool, arguments, is_output),
             Err(error) => {
@@ -185,7 +186,7 @@ impl<'a> CallTable<'a> {
     }
 
     /// Step 2 for the call of the binding's tool at `index` (a handle's).
-    pub(crate) fn prepare_at(&self, index: usize, arguments: Arguments<'_>) -> Prepared {
+    pub(crate) fn prepare_at(&self, index: usize, arguments: Arguments<'_>) -> Prepared<'a> {
         prepare_tool(&self.binding.tools[index], arguments, false)
     }
 
@@ -201,7 +202,7 @@ impl<'a> CallTable<'a> {
         batch: &[&ToolCall],
         cut_off: bool,
         output_ends_batch: bool,
-    ) -> Vec<Prepared> {
+    ) -> Vec<Prepared<'a>> {
         if cut_off {
             return batch
                 .iter()
@@ -213,7 +214,7 @@ impl<'a> CallTable<'a> {
         // The control calls first: whether the batch has its output
         // decides what becomes of the others.
         let mut has_output = false;
-        let mut prepared: Vec<Option<Prepared>> = batch
+        let mut prepared: Vec<Option<Prepared<'a>>> = batch
             .iter()
             .map(|call| {
                 if !is_control(call) {
@@ -274,7 +275,11 @@ impl<'a> CallTable<'a> {
 }
 
 /// Step 2 for a call of `tool`.
-fn prepare_tool(tool: &BoundTool, arguments: Arguments<'_>, is_output: bool) -> Prepared {
+fn prepare_tool<'a>(
+    tool: &'a BoundTool,
+    arguments: Arguments<'_>,
+    is_output: bool,
+) -> Prepared<'a> {
     let name = &*tool.checked.name;
     let arguments = match arguments {
         Arguments::Text(text) => parse_arguments(name, text),
@@ -284,8 +289,7 @@ fn prepare_tool(tool: &BoundTool, arguments: Arguments<'_>, is_output: bool) -> 
         check_against(name, &tool.checked.validator, &arguments).map(|()| arguments)
     }) {
         Ok(arguments) => Prepared::Ready(Ready {
-            tool: Arc::clone(&tool.tool),
-            checked: Arc::clone(&tool.checked),
+            tool: Cow::Borrowed(tool),
             arguments,
             is_output,
         }),
@@ -293,7 +297,17 @@ fn prepare_tool(tool: &BoundTool, arguments: Arguments<'_>, is_output: bool) -> 
     }
 }
 
-impl Ready {
+impl Ready<'_> {
+    /// The same call, holding its own share of the tool: for a task that
+    /// may outlive the borrow.
+    pub(crate) fn into_owned(self) -> Ready<'static> {
+        Ready {
+            tool: Cow::Owned(self.tool.into_owned()),
+            arguments: self.arguments,
+            is_output: self.is_output,
+        }
+    }
+
     /// Steps 3 to 7 for the call `name` with id `id`: once its scheduler
     /// lets it start (`started` runs first: the turn's event), its context
     /// (`cancellation` is the turn's token; `None` for a direct call, whose
@@ -325,15 +339,11 @@ impl Ready {
         .await
     }
 
-    /// Steps 3 to 6 for a direct invocation (no tool call id, a token that
-    /// never fires): what the chain returned, labelled and checked, without
-    /// the model-facing finish.
-    pub(crate) async fn invoke(self, site: CallSite<'_>) -> Result<ToolOutput, ToolCallError> {
-        self.execute(site, String::new(), None).await
-    }
-
-    /// Steps 3 to 6.
-    async fn execute(
+    /// Steps 3 to 6 (for a direct invocation: no tool call id, a token
+    /// that never fires): what the chain returned, labelled and checked,
+    /// without the model-facing finish. Plain code until the chain: the
+    /// future holds the chain's and little else.
+    pub(crate) async fn execute(
         self,
         site: CallSite<'_>,
         tool_call_id: String,
@@ -341,21 +351,20 @@ impl Ready {
     ) -> Result<ToolOutput, ToolCallError> {
         let Ready {
             tool,
-            checked,
             arguments,
             is_output,
         } = self;
-        let name = Arc::clone(&checked.name);
         let context = CallContext::new(
             site.ids,
             site.layout.modes[site.mode].name.clone(),
-            checked,
+            Arc::clone(&tool.checked),
             tool_call_id,
             cancellation,
         );
+        let name = &tool.checked.name;
         let output = run_chain_labelled(
-            tool.as_ref(),
-            &name,
+            tool.tool.as_ref(),
+            name,
             &site.layout.middlewares,
             arguments,
             context,
@@ -364,7 +373,7 @@ impl Ready {
         // The control call's output is the turn's value, not text for the
         // model, so it is not checked here.
         match output {
-            Ok(output) if !is_output => refuse_deep_output(&name, output),
+            Ok(output) if !is_output => refuse_deep_output(name, output),
             other => other,
         }
     }

@@ -424,7 +424,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     async fn run_batch(
         &self,
         batch: &[&ToolCall],
-        prepared: Vec<Prepared>,
+        prepared: Vec<Prepared<'_>>,
         cut_off: bool,
     ) -> Option<Vec<Finished>> {
         let limits = self.table.site().limits();
@@ -449,7 +449,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let site = self.table.site();
         for ((index, call), prepared) in batch.iter().enumerate().zip(prepared) {
             let ready = match prepared {
-                Prepared::Ready(ready) => ready,
+                // Its own share of the tool: the task may outlive the
+                // borrow (it is aborted, not awaited, when cancelled).
+                Prepared::Ready(ready) => ready.into_owned(),
                 Prepared::Answered(error) => {
                     let done = call::unrun(site, call, error);
                     self.finished(&done.stats);
