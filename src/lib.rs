@@ -11,7 +11,7 @@
 //! | ---: | --- | --- |
 //! | 0 | [`conversation`] | the provider-neutral [`Message`](conversation::Message)s, tool calls and results, and [`ModelResponse`](conversation::ModelResponse) |
 //! | 0 | [`session`] | a session's [`SessionId`], [`LoopId`] and the caller's data ([`Session`]) |
-//! | 0 | `text`, `panic`, `json`, `redact` | crate-private helpers: bounding model-facing text, panic messages, JSON type names and nesting depth, credentials kept out of URLs shown |
+//! | 0 | `support` | crate-private helpers, one file each: bounding model-facing text, panic messages, JSON type names and nesting depth ([`TooDeep`]), credentials kept out of URLs shown |
 //! | 1 | [`tool`] | tool definitions (factories), the [`Tool`] trait, [`ToolInfo`], name rules |
 //! | 2 | [`limits`] | per-turn [`ToolLimits`] and their resolution |
 //! | 2 | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
@@ -225,18 +225,16 @@
 //!   serialises and drops a `Value` recursively, at a few hundred bytes of
 //!   stack per level in release builds and over a kilobyte in debug
 //!   builds: a value 10,000 levels deep overflows a 2 MiB thread stack, an
-//!   abort nothing can contain. So the depth is checked first, without
-//!   recursion, and a deeper value is refused: a tool's `parameters` or
-//!   extras at bind ([`BindErrorKind::InvalidToolInfo`]); arguments handed
-//!   to `invoke` ([`bind::ToolCallErrorKind::ArgumentsTooDeep`]); a tool's
-//!   output in a turn ([`bind::ToolCallErrorKind::OutputTooDeep`], an
-//!   error result); a value handed to a `wire` parser
-//!   ([`wire::WireErrorKind::TooDeep`]); a conversation handed to a turn
-//!   ([`turn::TurnError::TooDeep`]) and a model's response
-//!   ([`turn::TurnError::Model`]); an output schema
-//!   ([`turn::OutputErrorKind::TooDeep`]); a model request and a model's
-//!   `extra` field (`ModelErrorKind::Request`); arguments a middleware
-//!   rewrote before they go to an MCP server (`McpCallError::ArgumentsTooDeep`).
+//!   abort nothing can contain. So the depth is checked once, without
+//!   recursion, where a value enters the crate, and a deeper value is
+//!   refused with one cause, [`TooDeep`], in the refusal's `source()`
+//!   (its page lists each refusal): a tool's info where it is declared or
+//!   reported, a message where a turn gets it (from the caller or the
+//!   model), arguments from code where a call starts and as a middleware
+//!   hands them to the tool (so no tool, an MCP server's included, checks
+//!   again), a tool's output where the chain returns it, a payload where a
+//!   `wire` parser gets it, an output schema where it is made, and a
+//!   request a caller hands a model directly.
 //!   A value the crate took ownership of and refuses (a `from_fn` info, an
 //!   output schema, a model's `extra` value, `invoke`'s arguments, a
 //!   tool's output, a model's response) is dropped without recursion. A
@@ -379,7 +377,6 @@
 pub mod bind;
 pub mod conversation;
 pub mod definition;
-mod json;
 pub mod limits;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
@@ -389,11 +386,8 @@ pub mod mode;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub mod model;
-mod panic;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp"))]
-mod redact;
 pub mod session;
-mod text;
+mod support;
 pub mod tool;
 pub mod turn;
 pub mod wire;
@@ -404,6 +398,7 @@ pub use limits::{Limit, ResolvedToolLimits, ToolLimits};
 pub use middleware::{Next, ToolInvocation, ToolMiddleware};
 pub use mode::Mode;
 pub use session::{LoopId, Session, SessionId};
+pub use support::json::TooDeep;
 pub use tool::{STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
 
 // The README's example is compiled and run as a doc test.

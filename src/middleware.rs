@@ -68,7 +68,8 @@ use async_trait::async_trait;
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::panic::panic_message;
+use crate::support::json::{self, TooDeep};
+use crate::support::panic::panic_message;
 use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
 
 /// A wrapper around every tool execution of a bound definition.
@@ -111,7 +112,11 @@ impl<'a> Next<'a> {
     /// Runs the rest of the chain and the tool. An error the tool returns
     /// comes back as an `Err` holding a [`ToolFailed`] (its `source()` is
     /// the tool's error), a panic in the tool as one holding a
-    /// [`ToolPanicked`].
+    /// [`ToolPanicked`]. Arguments a middleware rewrote to nest deeper than
+    /// 128 levels do not reach the tool: the error is a
+    /// [`TooDeep`], which, returned unchanged, makes the
+    /// call an [`ArgumentsTooDeep`](crate::bind::ToolCallErrorKind::ArgumentsTooDeep)
+    /// one (the arguments are dropped without recursion).
     pub async fn run(self, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
         match self.middlewares.split_first() {
             Some((first, rest)) => {
@@ -127,6 +132,11 @@ impl<'a> Next<'a> {
             }
             None => {
                 let ToolInvocation { arguments, context } = call;
+                // What the chain's end was handed was checked before the
+                // first middleware; only a rewrite can make it too deep.
+                let Some(arguments) = json::within_depth(arguments) else {
+                    return Err(Box::new(TooDeep::new()));
+                };
                 match run_tool(self.tool, arguments, &context).await {
                     Ok(Ok(output)) => Ok(output),
                     Ok(Err(error)) => Err(Box::new(ToolFailed {

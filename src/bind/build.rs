@@ -18,10 +18,10 @@ use crate::definition::builder::Recipe;
 use crate::definition::layout::{Collisions, Layout, ToolTable};
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
-use crate::json::MAX_DEPTH;
-use crate::panic::panic_message;
 use crate::session::Session;
-use crate::text::json_excerpt;
+use crate::support::json::TooDeep;
+use crate::support::panic::panic_message;
+use crate::support::text::json_excerpt;
 use crate::tool::checked::{Declared, InfoCache};
 use crate::tool::definition::{Build, Factory};
 use crate::tool::name::{ToolNameProblem, check_tool_name};
@@ -492,9 +492,10 @@ fn schema_error(info: &ToolInfo, index: usize, problem: SchemaProblem) -> BindEr
             json_excerpt(&info.parameters, 80)
         )),
         SchemaProblem::TooDeep => invalid(format!(
-            "the parameters or extras of tool `{}` nest deeper than {MAX_DEPTH} levels",
+            "the parameters or extras of tool `{}` cannot be used",
             info.name
-        )),
+        ))
+        .source(TooDeep::new()),
         SchemaProblem::NotASchema(error) => invalid(format!(
             "the parameters of tool `{}` are not a valid JSON Schema",
             info.name

@@ -46,15 +46,17 @@ use tracing::{Instrument, info_span};
 use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind, ToolList};
 use crate::conversation::{ContentPart, ToolCall, ToolResult, text_of};
 use crate::definition::layout::Layout;
-use crate::json::{self, MAX_DEPTH};
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::{
     ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
     run_tool,
 };
-use crate::panic::panic_message;
 use crate::session::{LoopId, SessionId};
-use crate::text::{Bounded, ERROR_TEXT_BYTES, clean_error_text, json_excerpt, truncate_middle};
+use crate::support::json::{self, MAX_DEPTH, TooDeep};
+use crate::support::panic::panic_message;
+use crate::support::text::{
+    Bounded, ERROR_TEXT_BYTES, clean_error_text, json_excerpt, truncate_middle,
+};
 use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolOutput};
 
 /// The result text of the structured-output call that ends a turn.
@@ -552,13 +554,17 @@ fn not_object(tool_name: &str, value: &Value) -> ToolCallError {
 /// which cannot nest deeper; a value built in code can, and the schema
 /// check, the middlewares and the tool would all recurse into it.
 fn refuse_too_deep(tool_name: &str, arguments: Value) -> Result<Value, ToolCallError> {
-    json::within_depth(arguments).ok_or_else(|| {
-        ToolCallError::new(
-            ToolCallErrorKind::ArgumentsTooDeep,
-            tool_name,
-            format!("the arguments of `{tool_name}` nest deeper than {MAX_DEPTH} levels"),
-        )
-    })
+    json::within_depth(arguments).ok_or_else(|| arguments_too_deep(tool_name))
+}
+
+/// [`ToolCallErrorKind::ArgumentsTooDeep`] for the tool `tool_name`.
+fn arguments_too_deep(tool_name: &str) -> ToolCallError {
+    ToolCallError::new(
+        ToolCallErrorKind::ArgumentsTooDeep,
+        tool_name,
+        format!("the arguments of `{tool_name}` nest deeper than {MAX_DEPTH} levels"),
+    )
+    .caused_by(Box::new(TooDeep::new()))
 }
 
 /// `output` when every JSON value it holds nests at most [`MAX_DEPTH`]
@@ -589,7 +595,8 @@ fn refuse_deep_output(tool_name: &str, output: ToolOutput) -> Result<ToolOutput,
         format!(
             "the output of `{tool_name}` nests deeper than {MAX_DEPTH} levels and cannot be shown"
         ),
-    ))
+    )
+    .caused_by(Box::new(TooDeep::new())))
 }
 
 /// How many schema violations one error message lists at most.
@@ -724,6 +731,10 @@ fn failed(name: &str, error: BoxError) -> ToolCallError {
         Ok(failed) => return tool_failed(name, failed.into_source()),
         Err(error) => error,
     };
+    // The chain's end refused arguments a middleware rewrote too deeply.
+    if error.is::<TooDeep>() {
+        return arguments_too_deep(name);
+    }
     if let Some(panic) = error.downcast_ref::<ToolPanicked>() {
         return ToolCallError::new(
             ToolCallErrorKind::ToolPanicked,

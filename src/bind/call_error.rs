@@ -23,8 +23,9 @@ pub enum ToolCallErrorKind {
     /// [`ToolHandle::invoke`](crate::bind::ToolHandle::invoke) or
     /// [`Definition::invoke`](crate::Definition::invoke), nest objects and
     /// arrays deeper than 128 levels (serde_json parses no JSON text that
-    /// deep, so arguments a model sends never do). Refused before anything walks
-    /// them; the tool did not run.
+    /// deep, so arguments a model sends never do), or as a middleware
+    /// rewrote them. Refused before anything walks them; the tool did not
+    /// run. The source is a [`TooDeep`](crate::TooDeep).
     ArgumentsTooDeep,
     /// The tool returned an error; the source is the tool's own error.
     ToolFailed,
@@ -34,7 +35,8 @@ pub enum ToolCallErrorKind {
     /// value nested deeper than 128 levels (a `Json` output, or a value in
     /// the extras or provider blocks of content parts), which only code can
     /// build. The tool ran; its output was dropped without recursion,
-    /// before anything turned it into text or handed it back.
+    /// before anything turned it into text or handed it back. The source
+    /// is a [`TooDeep`](crate::TooDeep).
     OutputTooDeep,
     /// A middleware refused the call with a
     /// [`Refusal`](crate::middleware::Refusal), found anywhere in the
@@ -72,7 +74,9 @@ pub enum ToolCallErrorKind {
 /// review mode``. Display is the same sentence without its cause when the
 /// cause is `source()`: the tool's own error for `ToolFailed` (``the tool
 /// `search` failed``), the [`Refusal`](crate::middleware::Refusal) for
-/// `Refused`, the middleware's error for `MiddlewareFailed`; an error
+/// `Refused`, the middleware's error for `MiddlewareFailed`, a
+/// [`TooDeep`](crate::TooDeep) for `ArgumentsTooDeep` (``the arguments of
+/// `echo` were refused``) and `OutputTooDeep`; an error
 /// reporter (anyhow's `{:#}`, eyre) prints the chain once.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", operator_line(*.kind, .tool_name, .message))]
@@ -111,6 +115,12 @@ fn operator_line<'m>(kind: ToolCallErrorKind, tool_name: &str, message: &'m str)
         ToolCallErrorKind::Refused => format!("the call to `{tool_name}` was refused").into(),
         ToolCallErrorKind::MiddlewareFailed => {
             format!("the call to `{tool_name}` failed in a middleware").into()
+        }
+        ToolCallErrorKind::ArgumentsTooDeep => {
+            format!("the arguments of `{tool_name}` were refused").into()
+        }
+        ToolCallErrorKind::OutputTooDeep => {
+            format!("the output of `{tool_name}` cannot be shown").into()
         }
         _ => Cow::Borrowed(message),
     }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::redact::RedactedError;
+use crate::support::redact::RedactedError;
 use crate::tool::BoxError;
 
 /// Why an MCP server could not be bound, in the order bind meets them; see
@@ -128,15 +128,6 @@ pub enum McpCallError {
     /// `notifications/cancelled` for the request.
     #[error("the call was cancelled")]
     Cancelled,
-    /// The arguments nest objects and arrays deeper than 128 levels, so
-    /// they were not sent: a middleware rewrote them into a value only code
-    /// can build (arguments a model sends never nest that deep), and
-    /// serialising it would recurse once per level.
-    #[error("the arguments nest deeper than {limit} levels and were not sent")]
-    ArgumentsTooDeep {
-        /// How many levels arguments may nest (128).
-        limit: usize,
-    },
     /// Another failure of the MCP client (an answer of the wrong type, a
     /// transport error). Any URL in the message is shown without userinfo,
     /// query or fragment, where a token may be.

@@ -11,10 +11,9 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 
 use crate::conversation::{ContentPart, ImagePart};
-use crate::json;
 use crate::mcp::connection::Connection;
 use crate::mcp::error::McpCallError;
-use crate::redact::RedactedError;
+use crate::support::redact::RedactedError;
 use crate::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 
 /// One tool of a connected server.
@@ -56,12 +55,8 @@ impl Tool for McpTool {
         arguments: Value,
         context: &CallContext,
     ) -> Result<ToolOutput, BoxError> {
-        let Some(arguments) = json::within_depth(arguments) else {
-            return Err(McpCallError::ArgumentsTooDeep {
-                limit: json::MAX_DEPTH,
-            }
-            .into());
-        };
+        // The call pipeline checked the arguments' depth as the chain's end
+        // received them, so serialising them cannot overflow the stack.
         let mut params = CallToolRequestParams::new(self.mcp_name.clone());
         params.arguments = match arguments {
             Value::Object(arguments) => Some(arguments),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::redact::redact_url;
+use crate::support::redact::redact_url;
 
 /// A program to run as a stdio MCP server: the program, its arguments, the
 /// environment it gets and its working directory.

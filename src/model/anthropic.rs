@@ -9,7 +9,7 @@ use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Provider, StreamAssembler, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
-use crate::redact::redact_url;
+use crate::support::redact::redact_url;
 use crate::turn::{Model, ModelRequest};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::wire::WireError;

@@ -44,7 +44,7 @@ impl ModelError {
                 let text = String::from_utf8_lossy(body);
                 let text = text.trim();
                 if !text.is_empty() {
-                    self.message = Some(crate::text::clean_error_text(text, 1024));
+                    self.message = Some(crate::support::text::clean_error_text(text, 1024));
                 }
             }
         }

@@ -19,7 +19,7 @@ use super::headers::{request_id, retry_after};
 use crate::turn::{ModelError, ModelErrorKind};
 
 use crate::conversation::{ModelResponse, WireFormat};
-use crate::redact::redact_url;
+use crate::support::redact::redact_url;
 use crate::tool::BoxError;
 use crate::wire::WireError;
 

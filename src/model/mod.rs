@@ -100,15 +100,14 @@ impl Settings {
         format: crate::conversation::WireFormat,
         request: &crate::turn::ModelRequest<'_>,
     ) -> Result<(), ModelError> {
-        use crate::json;
+        use crate::support::json;
 
         if let Some(field) = &self.too_deep_extra {
-            return Err(
-                ModelError::of_format(format, ModelErrorKind::Request).with_message(format!(
-                    "the vendor field `{field}` nests deeper than {} levels: the request was not sent",
-                    json::MAX_DEPTH
-                )),
-            );
+            return Err(ModelError::of_format(format, ModelErrorKind::Request)
+                .with_message(format!(
+                    "the vendor field `{field}` cannot be sent: the request was not sent"
+                ))
+                .with_source(json::TooDeep::new()));
         }
         let too_deep = request
             .conversation
@@ -121,10 +120,11 @@ impl Settings {
                 .chain(request.output.map(crate::turn::Output::info))
                 .any(crate::tool::schema::info_too_deep);
         if too_deep {
-            return Err(ModelError::of_format(format, ModelErrorKind::Request).with_message(format!(
-                "the request holds a JSON value nested deeper than {} levels (in the conversation or a tool): it was not sent",
-                json::MAX_DEPTH
-            )));
+            return Err(ModelError::of_format(format, ModelErrorKind::Request)
+                .with_message(
+                    "a value in the conversation or a tool cannot be sent: the request was not sent",
+                )
+                .with_source(json::TooDeep::new()));
         }
         Ok(())
     }
@@ -134,7 +134,7 @@ impl Settings {
     /// serde_json's drop of it could overflow the stack), and remembered so
     /// that every request is refused.
     fn set_extra(&mut self, field: String, value: serde_json::Value) {
-        match crate::json::within_depth(value) {
+        match crate::support::json::within_depth(value) {
             Some(value) => {
                 self.extra.insert(field, value);
             }

@@ -10,7 +10,7 @@ use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Provider, StreamAssembler, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
-use crate::redact::redact_url;
+use crate::support::redact::redact_url;
 use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::WireError;

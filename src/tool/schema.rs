@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::json;
+use crate::support::json;
 use crate::tool::ToolInfo;
 
 /// Why a tool's `parameters` cannot be used, in the order they are checked.

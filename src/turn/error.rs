@@ -2,6 +2,7 @@
 
 use crate::conversation::{ConversationError, Usage};
 use crate::limits::Limit;
+use crate::support::json::TooDeep;
 use crate::turn::ModelError;
 
 /// A turn that could not finish: returned by
@@ -50,10 +51,12 @@ pub enum TurnError {
     /// code builds one, and a model copying and serialising it would
     /// recurse once per level. Nothing was sent and the conversation is
     /// unchanged.
-    #[error("turn: messages[{index}] holds a JSON value nested deeper than 128 levels")]
+    #[error("turn: messages[{index}] cannot be sent")]
     TooDeep {
         /// The message's position in the conversation.
         index: usize,
+        /// The depth rule it breaks.
+        source: TooDeep,
     },
 }
 

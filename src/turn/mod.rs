@@ -11,7 +11,7 @@ mod output;
 mod runner;
 
 pub use crate::bind::{CallStats, ToolList, ToolListIter};
-pub use crate::text::ERROR_TEXT_BYTES;
+pub use crate::support::text::ERROR_TEXT_BYTES;
 pub use error::{ExceededLimit, ToolLimitError, TurnError};
 pub use event::{TurnEvent, TurnEvents};
 pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};

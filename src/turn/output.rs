@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use typed_builder::TypedBuilder;
 
 use crate::bind::BoundTool;
-use crate::json;
+use crate::support::json::{self, TooDeep};
 use crate::tool::checked::CheckedInfo;
 use crate::tool::schema::{self, SchemaProblem};
 use crate::tool::{
@@ -128,7 +128,8 @@ impl Output {
                     }
                     SchemaProblem::DoesNotCompile(_) => OutputErrorKind::DoesNotCompile,
                 };
-                return Err(OutputError { kind, name });
+                let source = (kind == OutputErrorKind::TooDeep).then(TooDeep::new);
+                return Err(OutputError { kind, name, source });
             }
         };
         let tool_description = if description.trim().is_empty() {
@@ -267,6 +268,8 @@ pub struct OutputError {
     pub kind: OutputErrorKind,
     /// The output's name.
     pub name: String,
+    /// The depth rule, for [`OutputErrorKind::TooDeep`].
+    source: Option<TooDeep>,
 }
 
 /// Why an output schema cannot be used: the [`kind`](OutputError::kind) of
@@ -277,8 +280,9 @@ pub enum OutputErrorKind {
     /// Not a valid JSON Schema (checked against its meta-schema).
     #[error("the schema is not a valid JSON Schema")]
     NotASchema,
-    /// Objects and arrays nest deeper than 128 levels.
-    #[error("the schema nests deeper than 128 levels")]
+    /// Objects and arrays nest deeper than 128 levels; the source is a
+    /// [`TooDeep`].
+    #[error("the schema cannot be used")]
     TooDeep,
     /// A valid JSON Schema the validator cannot compile (an unresolvable
     /// `$ref`, say).

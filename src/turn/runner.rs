@@ -22,9 +22,9 @@ use crate::conversation::{
     ToolResult, Usage, repair,
 };
 use crate::definition::Definition;
-use crate::json;
 use crate::limits::ResolvedToolLimits;
-use crate::panic::panic_message;
+use crate::support::json::{self, TooDeep};
+use crate::support::panic::panic_message;
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::{
     CallStats, ExceededLimit, IterationStats, Model, ModelError, ModelErrorKind, ModelRequest,
@@ -218,7 +218,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             .iter()
             .position(|message| message.json_values().any(json::too_deep))
         {
-            return Err(TurnError::TooDeep { index });
+            return Err(TurnError::TooDeep {
+                index,
+                source: TooDeep::new(),
+            });
         }
         let repaired = repair(conversation)?;
         let first_new = conversation.len();
@@ -269,10 +272,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 // A `Model` built it in code; the next request would copy it.
                 drop_json_values(message);
                 return Err(TurnError::Model {
-                    source: ModelError::new(ModelErrorKind::InvalidResponse).with_message(format!(
-                        "the model's response holds a JSON value nested deeper than {} levels",
-                        json::MAX_DEPTH
-                    )),
+                    source: ModelError::new(ModelErrorKind::InvalidResponse)
+                        .with_message("the model's response cannot be kept")
+                        .with_source(TooDeep::new()),
                     usage: stats.usage,
                 });
             }

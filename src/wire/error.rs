@@ -1,6 +1,7 @@
 //! [`WireError`]: a provider payload that does not have the documented shape.
 
 use crate::conversation::WireFormat;
+use crate::support::json::TooDeep;
 
 /// What is wrong with a payload: the [`kind`](WireError::kind) of a
 /// [`WireError`].
@@ -104,15 +105,13 @@ pub enum WireErrorKind {
     /// (Anthropic). The connection was most likely cut.
     #[error("the stream ended early")]
     Incomplete,
-    /// The payload nests objects and arrays deeper than `limit` (128)
+    /// The payload nests objects and arrays deeper than 128
     /// levels: serde_json refuses such JSON text, so only a value built in
     /// code can, and reading it would recurse once per level. Checked
     /// before anything else reads the value; the path is the value's root.
-    #[error("nests deeper than {limit} levels")]
-    TooDeep {
-        /// How many levels a payload may nest (128).
-        limit: usize,
-    },
+    /// The error's source is a [`TooDeep`].
+    #[error("the payload cannot be read")]
+    TooDeep,
     /// Any other departure from the format, as serde describes it.
     #[error("{message}")]
     Invalid {
@@ -141,14 +140,18 @@ pub struct WireError {
     pub path: String,
     /// What is wrong.
     pub kind: WireErrorKind,
+    /// The depth rule, for [`WireErrorKind::TooDeep`].
+    source: Option<TooDeep>,
 }
 
 impl WireError {
     pub(crate) fn new(format: WireFormat, path: impl Into<String>, kind: WireErrorKind) -> Self {
+        let source = (kind == WireErrorKind::TooDeep).then(TooDeep::new);
         Self {
             format,
             path: path.into(),
             kind,
+            source,
         }
     }
 }

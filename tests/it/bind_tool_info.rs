@@ -302,10 +302,14 @@ async fn a_schema_built_hundreds_of_levels_deep_is_refused_before_the_schema_che
     // enough for serde_json to clone and drop in a test thread.
     let error = bind_built("deep", info("deep", "Deep.", deep_object_schema(500))).await;
     assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
-    assert!(
-        error.to_string().contains("deeper than 128 levels"),
-        "{error}"
+    assert_eq!(
+        error.to_string(),
+        "bind: the parameters or extras of tool `deep` cannot be used"
     );
+    let rule = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<agent_loop::TooDeep>())
+        .expect("the depth rule is the cause");
+    assert_eq!(rule.limit, 128);
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ use agent_loop::conversation::{
 use agent_loop::tool::{self, BoxError, ToolInfo, ToolOutput};
 use agent_loop::turn::{Output, OutputErrorKind, ScriptedModel, TurnError};
 use agent_loop::wire::{self, WireErrorKind};
-use agent_loop::{BindError, BindErrorKind, Definition, ToolLimits};
+use agent_loop::{BindError, BindErrorKind, Definition, TooDeep, ToolLimits};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -53,6 +53,16 @@ fn drop_deep(value: Value) {
             _ => {}
         }
     }
+}
+
+/// `true` when a [`TooDeep`] is `error` or in its `source()` chain: the
+/// one cause every depth refusal carries.
+fn caused_by_too_deep(error: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(error), |error| error.source()).any(|error| {
+        error
+            .downcast_ref::<TooDeep>()
+            .is_some_and(|rule| rule.limit == 128 && TooDeep::LIMIT == 128)
+    })
 }
 
 /// An object schema whose one property's `default` nests `levels` deep.
@@ -97,8 +107,9 @@ async fn parameters_built_10000_levels_deep_are_refused_at_bind() {
         assert_eq!(error.name.as_deref(), Some("deep"));
         assert_eq!(
             error.to_string(),
-            "bind: the parameters or extras of tool `deep` nest deeper than 128 levels"
+            "bind: the parameters or extras of tool `deep` cannot be used"
         );
+        assert!(caused_by_too_deep(&error));
     }
     // The definition owns the value; dropping it must not recurse either.
     drop(definition);
@@ -117,7 +128,8 @@ async fn extras_built_10000_levels_deep_are_refused_at_bind() {
     });
     let error = bind_error(deep).await;
     assert_eq!(error.kind, BindErrorKind::InvalidToolInfo);
-    assert!(error.to_string().ends_with("nest deeper than 128 levels"));
+    assert!(error.to_string().ends_with("cannot be used"));
+    assert!(caused_by_too_deep(&error));
 }
 
 /// A tool whose info the test keeps, so that the test, not the crate,
@@ -187,6 +199,8 @@ async fn arguments_built_10000_levels_deep_are_refused_before_the_tool_runs() {
         error.message,
         "the arguments of `echo` nest deeper than 128 levels"
     );
+    assert_eq!(error.to_string(), "the arguments of `echo` were refused");
+    assert!(caused_by_too_deep(&error));
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool did not run");
     // Arguments for a tool that does not exist are dropped without
     // recursion too: a recursive drop would abort this test binary.
@@ -255,6 +269,73 @@ async fn a_tool_result_10000_levels_deep_becomes_an_error_result() {
             Some(ToolCallErrorKind::OutputTooDeep)
         ]
     );
+    // A direct call refuses it the same way, with the rule as its cause.
+    let error = session.invoke("deep_json", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::OutputTooDeep);
+    assert_eq!(
+        error.to_string(),
+        "the output of `deep_json` cannot be shown"
+    );
+    assert!(caused_by_too_deep(&error));
+}
+
+/// Rewrites every call's arguments into a value 10,000 levels deep.
+struct Deepen;
+
+#[async_trait::async_trait]
+impl agent_loop::ToolMiddleware for Deepen {
+    async fn handle(
+        &self,
+        mut call: agent_loop::ToolInvocation,
+        next: agent_loop::Next<'_>,
+    ) -> Result<ToolOutput, BoxError> {
+        call.arguments = object([("a", nested(DEEP))]);
+        next.run(call).await
+    }
+}
+
+#[tokio::test]
+async fn arguments_a_middleware_rewrote_10000_levels_deep_never_reach_the_tool() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let seen = runs.clone();
+    let echo = tool::Definition::from_fn(
+        ToolInfo::without_parameters("echo", "Echo."),
+        move |arguments: Value, _context| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            async move { Ok::<_, BoxError>(arguments) }
+        },
+    );
+    let session = Definition::builder()
+        .name("agent")
+        .tool(echo)
+        .middleware(Deepen)
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap();
+    let error = session.invoke("echo", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::ArgumentsTooDeep);
+    assert_eq!(error.to_string(), "the arguments of `echo` were refused");
+    assert!(caused_by_too_deep(&error));
+    // In a turn, the model reads the same refusal as an error result.
+    let model = ScriptedModel::new([
+        batch([call("c1", "echo", "{}")]),
+        ModelResponse::answer("ok"),
+    ]);
+    let mut conversation = user_says("go");
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let result = result_for(&conversation, "c1");
+    assert!(result.is_error);
+    assert_eq!(
+        result.text(),
+        "the arguments of `echo` nest deeper than 128 levels"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
 }
 
 #[test]
@@ -262,12 +343,13 @@ fn an_mcp_tools_list_result_10000_levels_deep_is_a_wire_error() {
     let tool = object([("name", json!("t")), ("inputSchema", nested(DEEP))]);
     let result = object([("tools", Value::Array(vec![tool]))]);
     let error = wire::mcp::parse_list_tools_result(&result).unwrap_err();
-    assert_eq!(error.kind, WireErrorKind::TooDeep { limit: 128 });
+    assert_eq!(error.kind, WireErrorKind::TooDeep);
     assert_eq!(error.path, "result");
     assert_eq!(
         error.to_string(),
-        "MCP tools/list: at result: nests deeper than 128 levels"
+        "MCP tools/list: at result: the payload cannot be read"
     );
+    assert!(caused_by_too_deep(&error));
     drop_deep(result);
 }
 
@@ -286,8 +368,9 @@ fn every_wire_parser_refuses_a_value_10000_levels_deep() {
     ];
     for (root, error) in outcomes {
         let error = error.expect("refused");
-        assert_eq!(error.kind, WireErrorKind::TooDeep { limit: 128 });
+        assert_eq!(error.kind, WireErrorKind::TooDeep);
         assert_eq!(error.path, root);
+        assert!(caused_by_too_deep(&error));
     }
     drop_deep(deep);
     // As deep as JSON text goes (127 levels) still parses: a tool_use
@@ -319,13 +402,11 @@ async fn a_conversation_holding_a_value_10000_levels_deep_is_refused_before_the_
         .await
         .unwrap_err();
     assert!(
-        matches!(error, TurnError::TooDeep { index: 1 }),
+        matches!(error, TurnError::TooDeep { index: 1, .. }),
         "{error:?}"
     );
-    assert_eq!(
-        error.to_string(),
-        "turn: messages[1] holds a JSON value nested deeper than 128 levels"
-    );
+    assert_eq!(error.to_string(), "turn: messages[1] cannot be sent");
+    assert!(caused_by_too_deep(&error));
     assert_eq!(model.remaining(), 1, "the model was not asked");
     assert_eq!(conversation.len(), 2, "the conversation is unchanged");
     if let Some(Message::Assistant(mut message)) = conversation.pop()
@@ -352,8 +433,9 @@ async fn a_model_response_holding_a_value_10000_levels_deep_fails_the_turn() {
     };
     assert_eq!(
         source.message.as_deref(),
-        Some("the model's response holds a JSON value nested deeper than 128 levels")
+        Some("the model's response cannot be kept")
     );
+    assert!(caused_by_too_deep(&error));
     assert_eq!(
         source.kind,
         agent_loop::turn::ModelErrorKind::InvalidResponse
@@ -370,6 +452,7 @@ fn an_output_schema_10000_levels_deep_is_refused() {
     ] {
         let error = Output::from_schema("deep", "Deep.", schema).unwrap_err();
         assert_eq!(error.kind, OutputErrorKind::TooDeep);
+        assert!(caused_by_too_deep(&error));
     }
 }
 
@@ -395,8 +478,9 @@ async fn a_model_request_holding_a_value_10000_levels_deep_is_not_sent() {
     assert_eq!(error.attempts, 0, "nothing was sent");
     assert_eq!(
         error.message.as_deref(),
-        Some("the vendor field `metadata` nests deeper than 128 levels: the request was not sent")
+        Some("the vendor field `metadata` cannot be sent: the request was not sent")
     );
+    assert!(caused_by_too_deep(&error));
     // The model dropped the deep value when it was set: dropping the model
     // recurses no deeper than a shallow one.
     drop(model);

@@ -67,7 +67,10 @@ impl<'de, E: ExpectedJson> ValueDeserializer<'de, E> {
         if is(self.value) {
             de::Deserializer::deserialize_any(self, visitor)
         } else {
-            Err(E::wrong_type(expected, crate::json::type_name(self.value)))
+            Err(E::wrong_type(
+                expected,
+                crate::support::json::type_name(self.value),
+            ))
         }
     }
 
@@ -128,7 +131,7 @@ impl<'de, E: ExpectedJson> ValueDeserializer<'de, E> {
         } else {
             "a number"
         };
-        E::wrong_type(expected, crate::json::type_name(self.value))
+        E::wrong_type(expected, crate::support::json::type_name(self.value))
     }
 }
 
@@ -326,7 +329,7 @@ impl<'de, E: ExpectedJson> de::Deserializer<'de> for ValueDeserializer<'de, E> {
             }
             other => Err(E::wrong_type(
                 "a string or an object",
-                crate::json::type_name(other),
+                crate::support::json::type_name(other),
             )),
         }
     }
@@ -366,7 +369,10 @@ impl<'de, E: ExpectedJson> VariantAccess<'de> for Variant<'de, E> {
     fn unit_variant(self) -> Result<(), E> {
         match self.content {
             None | Some(Value::Null) => Ok(()),
-            Some(other) => Err(E::wrong_type("null", crate::json::type_name(other))),
+            Some(other) => Err(E::wrong_type(
+                "null",
+                crate::support::json::type_name(other),
+            )),
         }
     }
 

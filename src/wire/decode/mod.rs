@@ -18,7 +18,7 @@ use serde_json::Value;
 use self::deserializer::{ExpectedJson, ValueDeserializer};
 use super::error::{WireError, WireErrorKind};
 use crate::conversation::WireFormat;
-use crate::json;
+use crate::support::json;
 
 /// Refuses a payload that nests deeper than [`json::MAX_DEPTH`] levels,
 /// with [`WireErrorKind::TooDeep`] at `root`: every public parser calls it
@@ -26,13 +26,7 @@ use crate::json;
 /// nests deeper, so only a value built in code is refused.
 pub(crate) fn check_depth(format: WireFormat, root: &str, value: &Value) -> Result<(), WireError> {
     if json::too_deep(value) {
-        return Err(WireError::new(
-            format,
-            root,
-            WireErrorKind::TooDeep {
-                limit: json::MAX_DEPTH,
-            },
-        ));
+        return Err(WireError::new(format, root, WireErrorKind::TooDeep));
     }
     Ok(())
 }
@@ -54,17 +48,21 @@ pub(crate) fn decode<T: DeserializeOwned>(
 
 /// Why a value did not deserialise, as serde's constructors said it; the
 /// path is added by [`decode`].
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum Reason {
     /// `missing_field`: a required field is absent.
+    #[error("missing field `{0}`")]
     MissingField(&'static str),
     /// `invalid_type`, or the deserializer's own check of the JSON type a
     /// target needs: what was found, and what the target needs.
+    #[error("{found}, expected {expected}")]
     WrongType { expected: String, found: String },
     /// `unknown_variant`: a `type` (or other tag) this crate cannot read.
+    #[error("unknown variant `{0}`")]
     UnknownVariant(String),
     /// Any other constructor (`custom`, `invalid_value`, `invalid_length`,
     /// `duplicate_field`), with serde's description.
+    #[error("{0}")]
     Other(String),
 }
 
@@ -86,19 +84,6 @@ impl Reason {
         }
     }
 }
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::MissingField(name) => write!(f, "missing field `{name}`"),
-            Self::WrongType { expected, found } => write!(f, "{found}, expected {expected}"),
-            Self::UnknownVariant(found) => write!(f, "unknown variant `{found}`"),
-            Self::Other(message) => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for Reason {}
 
 impl de::Error for Reason {
     fn custom<T: fmt::Display>(message: T) -> Self {

@@ -351,7 +351,7 @@ impl EventAssembler {
                         WireErrorKind::WrongType {
                             field: index.to_string(),
                             expected: "an object".to_owned(),
-                            found: crate::json::type_name(&block).to_owned(),
+                            found: crate::support::json::type_name(&block).to_owned(),
                         },
                     ));
                 };

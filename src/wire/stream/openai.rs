@@ -377,7 +377,7 @@ impl ChunkAssembler {
                     WireErrorKind::WrongType {
                         field: "content".to_owned(),
                         expected: "a string or an array".to_owned(),
-                        found: crate::json::type_name(&other).to_owned(),
+                        found: crate::support::json::type_name(&other).to_owned(),
                     },
                 ));
             }

@@ -20,6 +20,55 @@ use serde_json::Value;
 /// from text is ever refused for its depth.
 pub(crate) const MAX_DEPTH: usize = 128;
 
+/// A JSON value nested deeper than [`TooDeep::LIMIT`] (128) levels of
+/// objects and arrays: the one cause of every refusal of a value for its
+/// depth, found in the refusal's `source()` chain.
+///
+/// serde_json parses no JSON text nested 128 levels or more, so only a
+/// value built in code is ever refused; serde_json would clone, compare,
+/// serialise and drop it recursively, and a value 10,000 levels deep
+/// overflows a thread's stack, an abort nothing can contain. Where it is
+/// the cause (each checked where a value enters the crate):
+///
+/// | value | refused as |
+/// | --- | --- |
+/// | a tool's `parameters` or extras | [`BindErrorKind::InvalidToolInfo`](crate::BindErrorKind::InvalidToolInfo) |
+/// | arguments from code, or as a middleware rewrote them | [`ToolCallErrorKind::ArgumentsTooDeep`](crate::bind::ToolCallErrorKind::ArgumentsTooDeep) |
+/// | a tool's output | [`ToolCallErrorKind::OutputTooDeep`](crate::bind::ToolCallErrorKind::OutputTooDeep) |
+/// | a message handed to a turn | [`TurnError::TooDeep`](crate::turn::TurnError::TooDeep) |
+/// | an output schema | [`OutputErrorKind::TooDeep`](crate::turn::OutputErrorKind::TooDeep) |
+/// | a value handed to a `wire` parser | [`WireErrorKind::TooDeep`](crate::wire::WireErrorKind::TooDeep) |
+/// | a model request or a model's `extra` field | `ModelErrorKind::Request` (features `openai`, `anthropic`) |
+///
+/// ```
+/// use std::error::Error as _;
+/// use agent_loop::{TooDeep, wire};
+/// use serde_json::{Value, json};
+///
+/// // 200 arrays in one another: deeper than the crate walks.
+/// let deep = (0..200).fold(json!(1), |inner, _| Value::Array(vec![inner]));
+/// let error = wire::openai::parse_tools(&deep).unwrap_err();
+/// let rule = error.source().and_then(|cause| cause.downcast_ref::<TooDeep>());
+/// assert_eq!(rule.map(|rule| rule.limit), Some(TooDeep::LIMIT));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("a JSON value nests deeper than {limit} levels of objects and arrays")]
+#[non_exhaustive]
+pub struct TooDeep {
+    /// How many levels a value may nest: [`TooDeep::LIMIT`].
+    pub limit: usize,
+}
+
+impl TooDeep {
+    /// How many objects and arrays a JSON value the crate walks may nest:
+    /// 128 (`{}` and `[]` are one level, `{"a": []}` two).
+    pub const LIMIT: usize = MAX_DEPTH;
+
+    pub(crate) const fn new() -> Self {
+        Self { limit: MAX_DEPTH }
+    }
+}
+
 /// The JSON type of a value, as error messages say it: `null`, `a boolean`,
 /// `a number`, `a string`, `an array`, `an object`.
 pub(crate) fn type_name(value: &Value) -> &'static str {

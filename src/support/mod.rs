@@ -1,0 +1,11 @@
+//! Crate-private helpers every layer may use, one concern a file: JSON
+//! type names and nesting depth ([`json`]), panic messages ([`panic`]),
+//! model-facing text bounded and cleaned ([`text`]), and credentials kept
+//! out of URLs shown in errors ([`redact`], only with a feature that talks
+//! to a server). Nothing here knows a tool, a binding or a turn.
+
+pub(crate) mod json;
+pub(crate) mod panic;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp"))]
+pub(crate) mod redact;
+pub(crate) mod text;
