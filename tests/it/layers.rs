@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+pub(crate) const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 
 /// Module name → layer, read from the table in the crate docs.
 fn layer_table() -> BTreeMap<String, u32> {
@@ -31,7 +31,7 @@ fn layer_table() -> BTreeMap<String, u32> {
     layers
 }
 
-fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("readable src dir") {
         let path = entry.expect("dir entry").path();
         if path.is_dir() {
@@ -45,7 +45,7 @@ fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
 /// The code of a file without comments and without the contents of string
 /// and char literals: `//` comments (line and doc) are cut where they start
 /// outside a literal, and `/* */` comments are dropped.
-fn code(text: &str) -> String {
+pub(crate) fn code(text: &str) -> String {
     let mut code = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let mut in_string = false;

@@ -18,6 +18,7 @@ mod builder_copies;
 mod call_pipeline;
 mod common;
 mod deep_values;
+mod error_pattern;
 mod layers;
 #[cfg(feature = "mcp")]
 mod mcp_arbitrary_results;
