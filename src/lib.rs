@@ -261,7 +261,11 @@
 //!   index); the underlying error is a private field reached only through
 //!   `source()`. An error whose causes carry different typed data
 //!   ([`turn::TurnError`], [`tool::NameError`]) is a `#[non_exhaustive]`
-//!   enum instead, its variants being its kind.
+//!   enum instead, its variants being its kind. A rule broken in many
+//!   places is one error that is the cause of each ([`TooDeep`]). No
+//!   error implements `Error` by hand and no message prints its source:
+//!   `tests/it/error_pattern.rs` reads the sources to hold that, and
+//!   checks on real errors that none prints a cause of its chain.
 //! - **Middleware errors say who failed.** The chain's end wraps a tool's
 //!   error in [`middleware::ToolFailed`] (a panic in
 //!   [`middleware::ToolPanicked`]), so a tool's failure stays
