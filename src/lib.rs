@@ -225,16 +225,18 @@
 //!   serialises and drops a `Value` recursively, at a few hundred bytes of
 //!   stack per level in release builds and over a kilobyte in debug
 //!   builds: a value 10,000 levels deep overflows a 2 MiB thread stack, an
-//!   abort nothing can contain. So the depth is checked once, without
-//!   recursion, where a value enters the crate, and a deeper value is
-//!   refused with one cause, [`TooDeep`], in the refusal's `source()`
-//!   (its page lists each refusal): a tool's info where it is declared or
-//!   reported, a message where a turn gets it (from the caller or the
-//!   model), arguments from code where a call starts and as a middleware
-//!   hands them to the tool (so no tool, an MCP server's included, checks
-//!   again), a tool's output where the chain returns it, a payload where a
-//!   `wire` parser gets it, an output schema where it is made, and a
-//!   request a caller hands a model directly.
+//!   abort nothing can contain. So the depth is checked, without
+//!   recursion, where a value enters the crate or crosses into code that
+//!   may walk it, and a deeper value is refused with one cause,
+//!   [`TooDeep`], in the refusal's `source()` (its page lists each
+//!   refusal): a tool's info where it is declared or reported, a message
+//!   where a turn gets it (from the caller or the model), arguments from
+//!   code where a call starts and each time a middleware hands them on (a
+//!   rewrite may deepen them; so no tool, an MCP server's included, checks
+//!   again), a tool's output where the tool returns it and where the chain
+//!   does, a payload where a `wire` parser gets it, an output schema where
+//!   it is made, and a request a caller hands a model directly. A call
+//!   through no middleware walks its arguments and its output once each.
 //!   A value the crate took ownership of and refuses (a `from_fn` info, an
 //!   output schema, a model's `extra` value, `invoke`'s arguments, a
 //!   tool's output, a model's response) is dropped without recursion. A

@@ -27,6 +27,11 @@
 //!   to `x` failed in a middleware: …``;
 //! - a panic is [`MiddlewarePanicked`](crate::bind::ToolCallErrorKind::MiddlewarePanicked).
 //!
+//! A value too deep to cross a hop ([`Next::run`]: arguments a middleware
+//! rewrote, a tool's output, nested deeper than 128 levels) comes back as
+//! an error whose source is a [`TooDeep`]; passed up unchanged it makes the
+//! call `ArgumentsTooDeep` or `OutputTooDeep`.
+//!
 //! None of them ends the turn: each becomes that call's error result.
 //!
 //! ```
@@ -91,7 +96,8 @@ pub trait ToolMiddleware: Send + Sync + 'static {
 #[non_exhaustive]
 pub struct ToolInvocation {
     /// The arguments: a JSON object that passed the tool's schema. A
-    /// middleware may rewrite them; the tool receives what reaches it.
+    /// middleware may rewrite them; the tool receives what reaches it
+    /// (anything nested at most 128 levels: see [`Next::run`]).
     pub arguments: Value,
     /// Who is calling: session, loop, mode, tool name, tool call id and the
     /// turn's cancellation token.
@@ -112,12 +118,28 @@ impl<'a> Next<'a> {
     /// Runs the rest of the chain and the tool. An error the tool returns
     /// comes back as an `Err` holding a [`ToolFailed`] (its `source()` is
     /// the tool's error), a panic in the tool as one holding a
-    /// [`ToolPanicked`]. Arguments a middleware rewrote to nest deeper than
-    /// 128 levels do not reach the tool: the error is a
-    /// [`TooDeep`], which, returned unchanged, makes the
-    /// call an [`ArgumentsTooDeep`](crate::bind::ToolCallErrorKind::ArgumentsTooDeep)
-    /// one (the arguments are dropped without recursion).
+    /// [`ToolPanicked`].
+    ///
+    /// What crosses a hop is checked for depth: arguments a middleware
+    /// rewrote to nest deeper than 128 levels reach neither the next
+    /// middleware nor the tool, and a tool's output that deep reaches no
+    /// middleware; each is dropped without recursion and the `Err` has a
+    /// [`TooDeep`] as its `source()`. Returned unchanged, it makes the call
+    /// an [`ArgumentsTooDeep`](crate::bind::ToolCallErrorKind::ArgumentsTooDeep)
+    /// or [`OutputTooDeep`](crate::bind::ToolCallErrorKind::OutputTooDeep)
+    /// one.
     pub async fn run(self, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
+        // The first hop's arguments were checked where the call started;
+        // every later hop's may have been rewritten.
+        let ToolInvocation { arguments, context } = call;
+        let Some(arguments) = json::within_depth(arguments) else {
+            return Err(Box::new(DepthRefusal::Arguments(TooDeep::new())));
+        };
+        self.dispatch(ToolInvocation { arguments, context }).await
+    }
+
+    /// The next middleware, or at the chain's end the tool.
+    async fn dispatch(self, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
         match self.middlewares.split_first() {
             Some((first, rest)) => {
                 first
@@ -132,13 +154,10 @@ impl<'a> Next<'a> {
             }
             None => {
                 let ToolInvocation { arguments, context } = call;
-                // What the chain's end was handed was checked before the
-                // first middleware; only a rewrite can make it too deep.
-                let Some(arguments) = json::within_depth(arguments) else {
-                    return Err(Box::new(TooDeep::new()));
-                };
                 match run_tool(self.tool, arguments, &context).await {
-                    Ok(Ok(output)) => Ok(output),
+                    Ok(Ok(output)) => output
+                        .within_depth()
+                        .ok_or_else(|| Box::new(DepthRefusal::Output(TooDeep::new())) as BoxError),
                     Ok(Err(error)) => Err(Box::new(ToolFailed {
                         tool_name: context.tool_name().to_owned(),
                         source: error,
@@ -150,6 +169,19 @@ impl<'a> Next<'a> {
             }
         }
     }
+}
+
+/// What a hop of the chain refused for its depth: the error a middleware
+/// gets from [`Next::run`], whose source is the [`TooDeep`] rule. The call
+/// pipeline labels it `ArgumentsTooDeep` or `OutputTooDeep`.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DepthRefusal {
+    /// Arguments a middleware handed on.
+    #[error("the arguments handed to the tool were refused")]
+    Arguments(#[source] TooDeep),
+    /// The tool's output.
+    #[error("the tool's output was refused")]
+    Output(#[source] TooDeep),
 }
 
 /// A caught panic's payload.
@@ -256,7 +288,8 @@ pub(crate) async fn run_chain(
     middlewares: &[Arc<dyn ToolMiddleware>],
     call: ToolInvocation,
 ) -> ChainOutcome {
-    match AssertUnwindSafe(Next::new(tool, middlewares).run(call))
+    // The call pipeline checked the arguments: the first hop skips that.
+    match AssertUnwindSafe(Next::new(tool, middlewares).dispatch(call))
         .catch_unwind()
         .await
     {

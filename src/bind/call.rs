@@ -48,8 +48,8 @@ use crate::conversation::{ContentPart, ToolCall, ToolResult, text_of};
 use crate::definition::layout::Layout;
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::{
-    ChainOutcome, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked, run_chain,
-    run_tool,
+    ChainOutcome, DepthRefusal, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked,
+    run_chain, run_tool,
 };
 use crate::session::{LoopId, SessionId};
 use crate::support::json::{self, MAX_DEPTH, TooDeep};
@@ -572,31 +572,21 @@ fn arguments_too_deep(tool_name: &str) -> ToolCallError {
 /// is dropped without recursion. Turning an output into the model's text
 /// (and copying or exporting the result) walks every value it holds.
 fn refuse_deep_output(tool_name: &str, output: ToolOutput) -> Result<ToolOutput, ToolCallError> {
-    let too_deep = match &output {
-        ToolOutput::Json(value) => json::too_deep(value),
-        ToolOutput::Content(parts) => parts
-            .iter()
-            .flat_map(ContentPart::json_values)
-            .any(json::too_deep),
-    };
-    if !too_deep {
-        return Ok(output);
-    }
-    match output {
-        ToolOutput::Json(value) => json::drop_deep(value),
-        ToolOutput::Content(parts) => parts
-            .into_iter()
-            .flat_map(ContentPart::into_json_values)
-            .for_each(json::drop_deep),
-    }
-    Err(ToolCallError::new(
+    output
+        .within_depth()
+        .ok_or_else(|| output_too_deep(tool_name))
+}
+
+/// [`ToolCallErrorKind::OutputTooDeep`] for the tool `tool_name`.
+fn output_too_deep(tool_name: &str) -> ToolCallError {
+    ToolCallError::new(
         ToolCallErrorKind::OutputTooDeep,
         tool_name,
         format!(
             "the output of `{tool_name}` nests deeper than {MAX_DEPTH} levels and cannot be shown"
         ),
     )
-    .caused_by(Box::new(TooDeep::new())))
+    .caused_by(Box::new(TooDeep::new()))
 }
 
 /// How many schema violations one error message lists at most.
@@ -731,9 +721,11 @@ fn failed(name: &str, error: BoxError) -> ToolCallError {
         Ok(failed) => return tool_failed(name, failed.into_source()),
         Err(error) => error,
     };
-    // The chain's end refused arguments a middleware rewrote too deeply.
-    if error.is::<TooDeep>() {
-        return arguments_too_deep(name);
+    // A hop of the chain refused what crossed it for its depth.
+    match error.downcast_ref::<DepthRefusal>() {
+        Some(DepthRefusal::Arguments(_)) => return arguments_too_deep(name),
+        Some(DepthRefusal::Output(_)) => return output_too_deep(name),
+        None => {}
     }
     if let Some(panic) = error.downcast_ref::<ToolPanicked>() {
         return ToolCallError::new(

@@ -19,16 +19,18 @@ impl ModelError {
     }
 
     /// A stream that broke: the provider's error type and message when it
-    /// reported one mid-stream.
+    /// reported one mid-stream (then the error has no source: the wire
+    /// error would say the same again), else the wire error as the source.
     pub(crate) fn stream(format: WireFormat, error: crate::wire::WireError) -> Self {
         let mut this = Self::of_format(format, ModelErrorKind::Stream);
         if let crate::wire::WireErrorKind::Provider {
             error_type,
             message,
-        } = &error.kind
+        } = error.kind
         {
-            this.error_type = Some(error_type.clone());
-            this.message = Some(message.clone());
+            this.error_type = Some(error_type);
+            this.message = Some(message);
+            return this;
         }
         this.with_source(error)
     }

@@ -21,11 +21,13 @@ use serde_json::Value;
 pub(crate) const MAX_DEPTH: usize = 128;
 
 /// A JSON value nested deeper than [`TooDeep::LIMIT`] (128) levels of
-/// objects and arrays: the one cause of every refusal of a value for its
-/// depth, found in the refusal's `source()` chain.
+/// objects and arrays: the one cause of every refusal of a value built in
+/// code for its depth, found in the refusal's `source()` chain.
 ///
-/// serde_json parses no JSON text nested 128 levels or more, so only a
-/// value built in code is ever refused; serde_json would clone, compare,
+/// serde_json parses no JSON text nested 128 levels or more (such text is
+/// refused as text that does not parse: `ArgumentsNotJson`, a response
+/// that is not JSON), so only a value built in code is refused with this
+/// error; serde_json would clone, compare,
 /// serialise and drop it recursively, and a value 10,000 levels deep
 /// overflows a thread's stack, an abort nothing can contain. Where it is
 /// the cause (each checked where a value enters the crate):
@@ -33,9 +35,10 @@ pub(crate) const MAX_DEPTH: usize = 128;
 /// | value | refused as |
 /// | --- | --- |
 /// | a tool's `parameters` or extras | [`BindErrorKind::InvalidToolInfo`](crate::BindErrorKind::InvalidToolInfo) |
-/// | arguments from code, or as a middleware rewrote them | [`ToolCallErrorKind::ArgumentsTooDeep`](crate::bind::ToolCallErrorKind::ArgumentsTooDeep) |
-/// | a tool's output | [`ToolCallErrorKind::OutputTooDeep`](crate::bind::ToolCallErrorKind::OutputTooDeep) |
+/// | arguments from code, and as each middleware hands them on | [`ToolCallErrorKind::ArgumentsTooDeep`](crate::bind::ToolCallErrorKind::ArgumentsTooDeep) |
+/// | a tool's output, as the tool or a middleware returned it | [`ToolCallErrorKind::OutputTooDeep`](crate::bind::ToolCallErrorKind::OutputTooDeep) |
 /// | a message handed to a turn | [`TurnError::TooDeep`](crate::turn::TurnError::TooDeep) |
+/// | a response a [`Model`](crate::turn::Model) returned | [`TurnError::Model`](crate::turn::TurnError::Model), kind `InvalidResponse` |
 /// | an output schema | [`OutputErrorKind::TooDeep`](crate::turn::OutputErrorKind::TooDeep) |
 /// | a value handed to a `wire` parser | [`WireErrorKind::TooDeep`](crate::wire::WireErrorKind::TooDeep) |
 /// | a model request or a model's `extra` field | `ModelErrorKind::Request` (features `openai`, `anthropic`) |

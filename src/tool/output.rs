@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use crate::conversation::{ContentPart, ImagePart};
+use crate::support::json;
 
 /// What a tool (and the middleware chain around it) returns: JSON, or
 /// content parts (text and images) when the result is more than text.
@@ -85,6 +86,30 @@ impl ToolOutput {
             Self::Json(value) => value.to_string(),
             Self::Content(parts) => crate::conversation::text_of(parts),
         }
+    }
+
+    /// `self` when every JSON value it holds (a `Json` value, the extras
+    /// and provider blocks of its parts) nests at most 128 levels;
+    /// otherwise `None`, and the output is dropped without recursion.
+    pub(crate) fn within_depth(self) -> Option<Self> {
+        let too_deep = match &self {
+            Self::Json(value) => json::too_deep(value),
+            Self::Content(parts) => parts
+                .iter()
+                .flat_map(ContentPart::json_values)
+                .any(json::too_deep),
+        };
+        if !too_deep {
+            return Some(self);
+        }
+        match self {
+            Self::Json(value) => json::drop_deep(value),
+            Self::Content(parts) => parts
+                .into_iter()
+                .flat_map(ContentPart::into_json_values)
+                .for_each(json::drop_deep),
+        }
+        None
     }
 
     /// The image parts, in order (none for a `Json` output).

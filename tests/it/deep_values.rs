@@ -294,6 +294,57 @@ impl agent_loop::ToolMiddleware for Deepen {
     }
 }
 
+/// Counts the calls that reach it and whether the output it got was `Ok`.
+#[derive(Clone, Default)]
+struct Watch {
+    reached: Arc<AtomicUsize>,
+    saw_output: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl agent_loop::ToolMiddleware for Watch {
+    async fn handle(
+        &self,
+        call: agent_loop::ToolInvocation,
+        next: agent_loop::Next<'_>,
+    ) -> Result<ToolOutput, BoxError> {
+        self.reached.fetch_add(1, Ordering::SeqCst);
+        let output = next.run(call).await;
+        if output.is_ok() {
+            self.saw_output.fetch_add(1, Ordering::SeqCst);
+        }
+        output
+    }
+}
+
+#[tokio::test]
+async fn a_tool_output_10000_levels_deep_reaches_no_middleware() {
+    let watch = Watch::default();
+    let deep_json = tool::Definition::from_fn(
+        ToolInfo::without_parameters("deep_json", "Deep JSON."),
+        |_arguments: Value, _context| async move { Ok::<_, BoxError>(nested(DEEP)) },
+    );
+    let session = Definition::builder()
+        .name("agent")
+        .tool(deep_json)
+        .middleware(watch.clone())
+        .build()
+        .validate()
+        .unwrap()
+        .bind(bindings())
+        .await
+        .unwrap();
+    let error = session.invoke("deep_json", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::OutputTooDeep);
+    assert!(caused_by_too_deep(&error));
+    assert_eq!(watch.reached.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        watch.saw_output.load(Ordering::SeqCst),
+        0,
+        "the middleware got the refusal, not the output"
+    );
+}
+
 #[tokio::test]
 async fn arguments_a_middleware_rewrote_10000_levels_deep_never_reach_the_tool() {
     let runs = Arc::new(AtomicUsize::new(0));
@@ -305,10 +356,12 @@ async fn arguments_a_middleware_rewrote_10000_levels_deep_never_reach_the_tool()
             async move { Ok::<_, BoxError>(arguments) }
         },
     );
+    let inner = Watch::default();
     let session = Definition::builder()
         .name("agent")
         .tool(echo)
         .middleware(Deepen)
+        .middleware(inner.clone())
         .build()
         .validate()
         .unwrap()
@@ -336,6 +389,11 @@ async fn arguments_a_middleware_rewrote_10000_levels_deep_never_reach_the_tool()
         "the arguments of `echo` nest deeper than 128 levels"
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool never ran");
+    assert_eq!(
+        inner.reached.load(Ordering::SeqCst),
+        0,
+        "nor did the middleware inside the one that rewrote them"
+    );
 }
 
 #[test]

@@ -379,6 +379,18 @@ async fn openai_stream_error(sse: &str) -> (ModelErrorKind, Option<String>, Opti
     assert!(!text.contains("FAKE-KEY"), "{text}");
     let error = model_error(&error);
     assert_eq!(error.attempts, 1, "a broken stream is not retried");
+    if let Some(message) = &error.message {
+        // The provider's words are printed once, by the error and not by a
+        // cause of it.
+        let chain =
+            std::iter::successors(Some(error as &(dyn std::error::Error + 'static)), |error| {
+                error.source()
+            })
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": ");
+        assert_eq!(chain.matches(message.as_str()).count(), 1, "{chain}");
+    }
     (
         error.kind.clone(),
         error.error_type.clone(),
