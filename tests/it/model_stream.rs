@@ -6,7 +6,7 @@
 //! an error event mid-stream and a stream cut short are typed errors.
 
 use agent_loop::conversation::Message;
-use agent_loop::model::{AnthropicModel, ModelError, ModelErrorKind, OpenAiModel};
+use agent_loop::model::{AnthropicModel, ModelErrorKind, OpenAiModel};
 use agent_loop::turn::TurnOptions;
 use agent_loop::turn::{Model, TurnError, TurnEvent, TurnEvents, TurnOutcome};
 use agent_loop::wire::{anthropic, openai};
@@ -253,13 +253,6 @@ fn anthropic_model(server: &MockServer, stream: bool) -> AnthropicModel {
         .base_url(server.uri())
         .api_key(FAKE_KEY)
         .stream(stream)
-}
-
-fn model_error(error: &TurnError) -> &ModelError {
-    let TurnError::Model { source, .. } = error else {
-        panic!("not a model error: {error:?}");
-    };
-    source
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use agent_loop::model::{AnthropicModel, ModelError, ModelErrorKind, OpenAiModel};
+use agent_loop::model::{AnthropicModel, ModelErrorKind, OpenAiModel};
 use agent_loop::turn::TurnOptions;
 use agent_loop::turn::{TurnError, TurnStatus};
 use agent_loop::wire::WireError;
@@ -63,13 +63,6 @@ async fn failing_turn(model: &(impl agent_loop::turn::Model + 'static)) -> (Turn
         .expect_err("the turn fails");
     let text = all_output(&error);
     (error, text)
-}
-
-fn model_error(error: &TurnError) -> &ModelError {
-    let TurnError::Model { source, .. } = error else {
-        panic!("not a model error: {error:?}");
-    };
-    source
 }
 
 async fn run(model: &OpenAiModel) -> agent_loop::turn::TurnOutcome {
