@@ -181,14 +181,10 @@ impl<'a> ToolHandle<'a> {
         &self,
         arguments: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a> {
-        let (binding, mode, index) = (self.binding, self.mode, self.index);
-        async move {
-            let table = CallTable::new(binding, mode, None);
-            match table.prepare_at(index, Arguments::Value(arguments)) {
-                Prepared::Ready(ready) => ready.execute(table.site(), String::new(), None).await,
-                Prepared::Answered(error) => Err(error),
-            }
-        }
+        let (table, index) = (CallTable::new(self.binding, self.mode, None), self.index);
+        call::invoke(table, move || {
+            table.prepare_at(index, Arguments::Value(arguments))
+        })
     }
 }
 
@@ -365,14 +361,10 @@ impl Definition<Bound> {
         name: &str,
         arguments: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send {
-        let binding = self.binding();
-        async move {
-            let table = binding.current_table(None);
-            match table.prepare(name, Arguments::Value(arguments)) {
-                Prepared::Ready(ready) => ready.execute(table.site(), String::new(), None).await,
-                Prepared::Answered(error) => Err(error),
-            }
-        }
+        let table = self.binding().current_table(None);
+        call::invoke(table, move || {
+            table.prepare(name, Arguments::Value(arguments))
+        })
     }
 
     /// Runs one tool call a model asked for in the current mode, outside a

@@ -39,6 +39,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::FutureExt as _;
+use futures::future::Either;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
@@ -299,7 +301,7 @@ fn prepare_tool<'a>(
     }
 }
 
-impl Ready<'_> {
+impl<'a> Ready<'a> {
     /// The same call, holding its own share of the tool: for a task that
     /// may outlive the borrow.
     pub(crate) fn into_owned(self) -> Ready<'static> {
@@ -343,14 +345,15 @@ impl Ready<'_> {
 
     /// Steps 3 to 6 (for a direct invocation: no tool call id, a token
     /// that never fires): what the chain returned, labelled and checked,
-    /// without the model-facing finish. Plain code until the chain: the
-    /// future holds the chain's and little else.
-    pub(crate) async fn execute(
+    /// without the model-facing finish. The context is made here, before
+    /// the future: the future holds the chain's and what the chain takes,
+    /// nothing twice (a direct call's future is a third smaller for it).
+    pub(crate) fn execute<'s>(
         self,
-        site: CallSite<'_>,
+        site: CallSite<'s>,
         tool_call_id: String,
         cancellation: Option<Arc<CancellationToken>>,
-    ) -> Result<ToolOutput, ToolCallError> {
+    ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a, 's> {
         let Ready {
             tool,
             arguments,
@@ -363,22 +366,37 @@ impl Ready<'_> {
             tool_call_id,
             cancellation,
         );
-        let name = &tool.checked.name;
-        let output = run_chain_labelled(
-            tool.tool.as_ref(),
-            name,
-            &site.layout.middlewares,
-            arguments,
-            context,
-        )
-        .await;
-        // The control call's output is the turn's value, not text for the
-        // model, so it is not checked here.
-        match output {
-            Ok(output) if !is_output => refuse_deep_output(name, output),
-            other => other,
+        let middlewares = &site.layout.middlewares[..];
+        async move {
+            let name = &tool.checked.name;
+            let output =
+                run_chain_labelled(tool.tool.as_ref(), name, middlewares, arguments, context).await;
+            // The control call's output is the turn's value, not text for
+            // the model, so it is not checked here.
+            match output {
+                Ok(output) if !is_output => refuse_deep_output(name, output),
+                other => other,
+            }
         }
     }
+}
+
+/// A direct call of `table`: `prepare` (steps 1 and 2) at the first poll,
+/// then [`Ready::execute`]. The future is one state at a time, the
+/// preparation's or the chain's: a direct call costs its chain's future
+/// and little more.
+pub(crate) fn invoke<'a, P>(
+    table: CallTable<'a>,
+    prepare: P,
+) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a, P>
+where
+    P: FnOnce() -> Prepared<'a> + Send,
+{
+    let started = move |_: &mut std::task::Context<'_>| match prepare() {
+        Prepared::Ready(ready) => Either::Left(ready.execute(table.site(), String::new(), None)),
+        Prepared::Answered(error) => Either::Right(std::future::ready(Err(error))),
+    };
+    futures::future::lazy(started).flatten()
 }
 
 /// Step 7 for a call answered without running (an unknown tool, bad
