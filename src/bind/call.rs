@@ -29,9 +29,9 @@
 //! limit, and a batch holding the turn's structured output, decide for
 //! every call in it), then hands each ready call to [`Ready::call`], steps
 //! 3 to 7, when its scheduler lets it start; `run_tool_call` does the same
-//! without waiting. A direct `invoke` stops before the finish
-//! ([`Ready::invoke`]): its caller gets the raw output, not the model's
-//! text.
+//! without waiting. A direct `invoke` ([`invoke`]) stops before the
+//! finish ([`Ready::execute`]): its caller gets the raw output, not the
+//! model's text.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -347,7 +347,7 @@ impl<'a> Ready<'a> {
     /// that never fires): what the chain returned, labelled and checked,
     /// without the model-facing finish. The context is made here, before
     /// the future: the future holds the chain's and what the chain takes,
-    /// nothing twice (a direct call's future is a third smaller for it).
+    /// not this call's parts beside them.
     pub(crate) fn execute<'s>(
         self,
         site: CallSite<'s>,

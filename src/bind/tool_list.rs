@@ -51,6 +51,15 @@ impl<'a> ToolList<'a> {
         }
     }
 
+    /// `true` for a binding's list: every info in it (and the turn's
+    /// structured-output tool) was checked for depth when it was declared,
+    /// bound or made; a caller's own slice was not. (What the HTTP models
+    /// need before they serialise a request.)
+    #[cfg(any(feature = "openai", feature = "anthropic"))]
+    pub(crate) fn is_checked(&self) -> bool {
+        matches!(self.repr, Repr::Bound { .. })
+    }
+
     /// How many tools.
     pub fn len(&self) -> usize {
         match self.repr {

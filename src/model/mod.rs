@@ -94,7 +94,9 @@ impl Settings {
     /// built in code can): building and serialising the body would recurse
     /// once per level. Looks at every value the body copies: the vendor
     /// fields set with `extra`, the conversation's extras and provider
-    /// blocks, the tools' parameters and extras, and the output's schema.
+    /// blocks, and the tools' parameters and extras when the caller listed
+    /// them (a binding's tools were checked when they were bound, and an
+    /// output's schema when it was made: a turn's request walks no schema).
     fn check_depth(
         &self,
         format: crate::conversation::WireFormat,
@@ -114,11 +116,8 @@ impl Settings {
             .iter()
             .flat_map(crate::conversation::Message::json_values)
             .any(json::too_deep)
-            || request
-                .tools
-                .iter()
-                .chain(request.output.map(crate::turn::Output::info))
-                .any(crate::tool::schema::info_too_deep);
+            || (!request.tools.is_checked()
+                && request.tools.iter().any(crate::tool::schema::info_too_deep));
         if too_deep {
             return Err(ModelError::of_format(format, ModelErrorKind::Request)
                 .with_message(

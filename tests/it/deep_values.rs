@@ -543,3 +543,31 @@ async fn a_model_request_holding_a_value_10000_levels_deep_is_not_sent() {
     // recurses no deeper than a shallow one.
     drop(model);
 }
+
+#[cfg(feature = "openai")]
+#[tokio::test]
+async fn a_direct_request_listing_a_tool_10000_levels_deep_is_not_sent() {
+    use agent_loop::model::{ModelErrorKind, OpenAiModel};
+    use agent_loop::turn::{Model, ModelRequest};
+
+    // Nothing listens there: the request must be refused before sending.
+    let model = OpenAiModel::new("gpt-test").base_url("http://127.0.0.1:9");
+    let mut tools = [ToolInfo::new(
+        "deep",
+        "Deep.",
+        schema_with_deep_default(DEEP),
+    )];
+    let conversation = user_says("hello");
+    let error = model
+        .respond(ModelRequest::new(&conversation).tools(&tools))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, ModelErrorKind::Request);
+    assert_eq!(error.attempts, 0, "nothing was sent");
+    assert_eq!(
+        error.message.as_deref(),
+        Some("a value in the conversation or a tool cannot be sent: the request was not sent")
+    );
+    assert!(caused_by_too_deep(&error));
+    drop_deep(std::mem::take(&mut tools[0].parameters));
+}
