@@ -17,6 +17,12 @@ pub enum WireFormat {
     OpenAiChat,
     /// Anthropic Messages (`tools`, `messages`, `message`).
     AnthropicMessages,
+    /// OpenAI Responses (`tools`, `input` items, `response`): OpenAI's API
+    /// for its reasoning models.
+    OpenAiResponses,
+    /// Gemini's native API (`tools`, `contents`, `GenerateContentResponse`),
+    /// Google AI and Vertex AI.
+    Gemini,
     /// MCP `tools/list` result.
     McpToolsList,
 }
@@ -26,6 +32,8 @@ impl fmt::Display for WireFormat {
         f.write_str(match self {
             Self::OpenAiChat => "OpenAI Chat Completions",
             Self::AnthropicMessages => "Anthropic Messages",
+            Self::OpenAiResponses => "OpenAI Responses",
+            Self::Gemini => "Gemini",
             Self::McpToolsList => "MCP tools/list",
         })
     }

@@ -62,6 +62,7 @@ mod arguments;
 mod blank_text;
 mod declaration;
 mod decode;
+mod dropped;
 mod encode;
 mod error;
 mod ids;
@@ -72,5 +73,6 @@ mod string_or_array;
 
 pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
+pub use dropped::{Dropped, DroppedKind};
 pub use error::{WireError, WireErrorKind};
 pub use ids::{OPENAI_MAX_ID_LEN, id_is_valid, name_is_valid};
