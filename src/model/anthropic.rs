@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Provider, StreamAssembler, send};
+use super::send::{Body, Provider, StreamAssembler, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -172,6 +172,10 @@ impl AnthropicModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        self.body(request).value
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Body {
         // The instructions become the first system message, so the export
         // joins them with the conversation's own into `system`.
         let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
@@ -228,7 +232,11 @@ impl AnthropicModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Value::Object(body)
+        Body::new(
+            Value::Object(body),
+            exported.dropped,
+            request.instructions.is_some(),
+        )
     }
 
     /// Refuses a request that breaks the API's rules for extended
@@ -291,8 +299,8 @@ impl Provider for AnthropicModel {
         self.check_thinking(request)
     }
 
-    fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        AnthropicModel::request_body(self, request)
+    fn body(&self, request: &ModelRequest<'_>) -> Body {
+        AnthropicModel::body(self, request)
     }
 
     fn url(&self) -> String {

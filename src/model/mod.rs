@@ -86,6 +86,8 @@ struct Settings {
     /// dropped when set (see [`Settings::set_extra`]).
     too_deep_extra: Option<String>,
     stream: bool,
+    /// Refuse, unsent, a request whose export leaves something out.
+    refuse_dropped: bool,
 }
 
 impl Settings {
@@ -125,6 +127,45 @@ impl Settings {
                 )
                 .with_source(json::TooDeep::new()));
         }
+        Ok(())
+    }
+
+    /// What to do when the export of a request's conversation left
+    /// something out (a conversation begun on another provider): refuse
+    /// the request, unsent, when [`refuse_dropped`](Self::refuse_dropped)
+    /// is set; else send it and log one warning naming what was left out
+    /// (kinds and places only: no content reaches the log).
+    fn check_dropped(
+        &self,
+        format: crate::conversation::WireFormat,
+        dropped: &[crate::wire::Dropped],
+    ) -> Result<(), ModelError> {
+        if dropped.is_empty() {
+            return Ok(());
+        }
+        const SHOWN: usize = 8;
+        let mut list = dropped
+            .iter()
+            .take(SHOWN)
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        if dropped.len() > SHOWN {
+            list.push_str(&format!("; and {} more", dropped.len() - SHOWN));
+        }
+        if self.refuse_dropped {
+            return Err(
+                ModelError::of_format(format, ModelErrorKind::Request).with_message(format!(
+                    "{format} cannot carry {list}: the request was not sent"
+                )),
+            );
+        }
+        tracing::warn!(
+            format = %format,
+            count = dropped.len(),
+            dropped = %list,
+            "the request leaves out what its format cannot carry"
+        );
         Ok(())
     }
 
@@ -246,6 +287,19 @@ macro_rules! shared_setters {
             /// unstreamed request returns. Off by default.
             pub fn stream(mut self, stream: bool) -> Self {
                 self.settings.stream = stream;
+                self
+            }
+
+            /// Refuse a request whose conversation holds what this model's
+            /// format cannot carry (see [`wire::Dropped`](crate::wire::Dropped):
+            /// reasoning, provider parts and extras of another provider's
+            /// format, images where the format takes none), with
+            /// [`ModelErrorKind::Request`](crate::model::ModelErrorKind::Request)
+            /// naming each, unsent. Off by default: the request goes out
+            /// without them and one `tracing` warning per request names
+            /// what was left out (kinds and places, never content).
+            pub fn refuse_dropped(mut self, refuse: bool) -> Self {
+                self.settings.refuse_dropped = refuse;
                 self
             }
 

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Provider, StreamAssembler, send};
+use super::send::{Body, Provider, StreamAssembler, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -250,15 +250,17 @@ impl OpenAiModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        self.body(request).value
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Body {
         let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
         conversation.extend(request.instructions.map(Message::system));
         conversation.extend_from_slice(request.conversation);
+        let exported = openai::export_messages(&conversation);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
-        body.insert(
-            "messages".into(),
-            Value::Array(openai::export_messages(&conversation)),
-        );
+        body.insert("messages".into(), Value::Array(exported.messages));
         if !request.tools.is_empty() {
             body.insert(
                 "tools".into(),
@@ -298,7 +300,11 @@ impl OpenAiModel {
             body.insert("stream_options".into(), json!({ "include_usage": true }));
         }
         self.settings.merge_extra(&mut body);
-        Value::Object(body)
+        Body::new(
+            Value::Object(body),
+            exported.dropped,
+            request.instructions.is_some(),
+        )
     }
 }
 
@@ -314,8 +320,8 @@ impl Provider for OpenAiModel {
         &self.transport
     }
 
-    fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        OpenAiModel::request_body(self, request)
+    fn body(&self, request: &ModelRequest<'_>) -> Body {
+        OpenAiModel::body(self, request)
     }
 
     fn url(&self) -> String {

@@ -12,8 +12,8 @@ use super::http::Transport;
 use crate::conversation::{ModelResponse, WireFormat};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::turn::{ModelRequest, TurnEvent, TurnEvents};
-use crate::wire::WireError;
 use crate::wire::stream::StreamDelta;
+use crate::wire::{Dropped, WireError};
 
 /// What one provider's model gives the shared send path.
 pub(crate) trait Provider {
@@ -35,8 +35,8 @@ pub(crate) trait Provider {
         Ok(())
     }
 
-    /// The request body for `request`.
-    fn request_body(&self, request: &ModelRequest<'_>) -> Value;
+    /// The request body for `request`, and what its export left out.
+    fn body(&self, request: &ModelRequest<'_>) -> Body;
 
     /// The URL requests are posted to.
     fn url(&self) -> String;
@@ -46,6 +46,28 @@ pub(crate) trait Provider {
 
     /// Reads an unstreamed answer: the format's `parse_response`.
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError>;
+}
+
+/// A request body, and what the export of its conversation left out (see
+/// [`Dropped`]), with message indices into the request's conversation.
+pub(crate) struct Body {
+    pub(crate) value: Value,
+    pub(crate) dropped: Vec<Dropped>,
+}
+
+impl Body {
+    /// `value`, with the `dropped` of an export of the instructions (when
+    /// there were `instructions`) followed by the conversation: the indices
+    /// are shifted back to the conversation's own. The instructions are a
+    /// system message without extras, so nothing of them is ever dropped.
+    pub(crate) fn new(value: Value, mut dropped: Vec<Dropped>, instructions: bool) -> Self {
+        if instructions {
+            for item in &mut dropped {
+                item.message = item.message.saturating_sub(1);
+            }
+        }
+        Self { value, dropped }
+    }
 }
 
 /// A format's stream assembler, as the send path drives it.
@@ -72,7 +94,9 @@ pub(crate) async fn send<P: Provider>(
     model.check(&request)?;
     let settings = model.settings();
     settings.check_depth(P::FORMAT, &request)?;
-    let body = serde_json::to_vec(&model.request_body(&request))
+    let body = model.body(&request);
+    settings.check_dropped(P::FORMAT, &body.dropped)?;
+    let body = serde_json::to_vec(&body.value)
         .map_err(|e| ModelError::of_format(P::FORMAT, ModelErrorKind::Request).with_source(e))?;
     let url = model.url();
     let mut headers = model.headers()?;

@@ -42,7 +42,7 @@ use crate::turn::{ModelError, Output, TurnEvents};
 ///         conversation.extend_from_slice(request.conversation);
 ///         let body = json!({
 ///             "model": self.model,
-///             "messages": openai::export_messages(&conversation),
+///             "messages": openai::export_messages(&conversation).messages,
 ///             "tools": openai::export_tools(request.tools),
 ///         });
 ///         // `?` makes your client's error `ModelErrorKind::Other` and a

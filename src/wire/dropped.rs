@@ -76,7 +76,6 @@ impl fmt::Display for Dropped {
 }
 
 /// Where a part sits, for a target's own rules on what it takes there.
-#[allow(dead_code)] // until every export reports (this series)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Place {
     User,
@@ -87,7 +86,6 @@ pub(crate) enum Place {
     },
 }
 
-#[allow(dead_code)] // until every export reports (this series)
 /// What exporting `conversation` to `target` leaves out.
 ///
 /// Reasoning, provider parts and extras of another format are dropped by
@@ -169,13 +167,11 @@ pub(crate) fn report(
     dropped
 }
 
-#[allow(dead_code)]
 /// The format of `extras` when they are not empty and not `target`'s.
 fn foreign(extras: &Extras, target: WireFormat) -> Option<WireFormat> {
     extras.format().filter(|format| *format != target)
 }
 
-#[allow(dead_code)]
 fn part_extras(part: &ContentPart) -> Option<&Extras> {
     match part {
         ContentPart::Text(part) => Some(&part.extras),

@@ -36,6 +36,8 @@ mod model_openai;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_stream;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
+mod model_switch;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_transport;
 mod properties;
 mod send_sync;

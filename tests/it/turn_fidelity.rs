@@ -411,7 +411,7 @@ fn a_stored_conversation_is_repaired_before_export_without_a_turn() {
         Message::tool_calls(None, vec![ToolCall::new("toolu_01", "deploy", "{}")]),
     ];
     // Exported as stored, the call has no result: both providers refuse it.
-    let before = serde_json::to_value(openai::export_messages(&stored)).unwrap();
+    let before = serde_json::to_value(openai::export_messages(&stored).messages).unwrap();
     assert_eq!(before.as_array().map(Vec::len), Some(2));
     assert_eq!(repair(&mut stored).unwrap(), ["toolu_01"]);
     let exported = serde_json::to_value(anthropic::export_messages(&stored).messages).unwrap();

@@ -350,7 +350,7 @@ fn unknown_block_types_are_kept_verbatim_in_place() {
     );
     // OpenAI cannot read it: only the text goes there.
     assert_eq!(
-        serde_json::to_value(openai::export_messages(&parsed)).unwrap(),
+        serde_json::to_value(openai::export_messages(&parsed).messages).unwrap(),
         json!([{ "role": "user", "content": "Summarise it." }])
     );
 }

@@ -182,7 +182,7 @@ fn tools_export_to_function_tools_and_parse_back_equal() {
 fn conversation_exports_to_messages_and_parses_back_with_is_error_lost() {
     let conversation = full_conversation();
 
-    let exported = serde_json::to_value(openai::export_messages(&conversation)).unwrap();
+    let exported = serde_json::to_value(openai::export_messages(&conversation).messages).unwrap();
 
     assert_eq!(
         exported,
@@ -259,7 +259,7 @@ fn content_parts_and_null_assistant_content_are_accepted() {
     );
     assert_eq!(parsed[0].text(), "Weather in Paris?");
     // Two text parts go back out as two text parts.
-    let exported = serde_json::to_value(openai::export_messages(&parsed)).unwrap();
+    let exported = serde_json::to_value(openai::export_messages(&parsed).messages).unwrap();
     assert_eq!(exported[0], messages[0]);
 }
 
@@ -354,7 +354,7 @@ fn arguments_given_as_an_object_in_history_are_kept_as_compact_text() {
         )
     );
     // And it goes back out as the text the API documents.
-    let exported = serde_json::to_value(openai::export_messages(&parsed)).unwrap();
+    let exported = serde_json::to_value(openai::export_messages(&parsed).messages).unwrap();
     assert_eq!(
         exported[0]["tool_calls"][0]["function"]["arguments"],
         r#"{"city":"Paris"}"#
@@ -397,7 +397,7 @@ fn missing_arguments_parse_as_blank_and_go_back_out_as_an_empty_object() {
         Message::tool_calls(None, vec![ToolCall::new("call_1", "now", "")])
     );
 
-    let exported = serde_json::to_value(openai::export_messages(&parsed)).unwrap();
+    let exported = serde_json::to_value(openai::export_messages(&parsed).messages).unwrap();
     assert_eq!(exported[0]["tool_calls"][0]["function"]["arguments"], "{}");
 }
 
@@ -437,7 +437,7 @@ fn custom_tool_call_is_kept_verbatim_and_sent_back_to_openai_only() {
         Message::user("Parse x."),
         Message::Assistant(response.message),
     ];
-    let exported = serde_json::to_value(openai::export_messages(&conversation)).unwrap();
+    let exported = serde_json::to_value(openai::export_messages(&conversation).messages).unwrap();
     assert_eq!(exported[1]["tool_calls"], json!([custom]));
     // Anthropic cannot read it: the message has nothing else, so it is left out.
     let anthropic = serde_json::to_value(anthropic::export_messages(&conversation)).unwrap();
@@ -495,7 +495,7 @@ fn system_and_developer_messages_parse_to_system_messages_with_their_role() {
         );
         // Exported under the role it came with.
         assert_eq!(
-            serde_json::to_value(openai::export_messages(&parsed)).unwrap(),
+            serde_json::to_value(openai::export_messages(&parsed).messages).unwrap(),
             messages
         );
     }
@@ -619,7 +619,7 @@ async fn a_parsed_parallel_response_runs_the_empty_arguments_call_and_refuses_th
         results[1].text()
     );
     // And the whole conversation goes back out as valid OpenAI messages.
-    let exported = serde_json::to_value(openai::export_messages(&conversation)).unwrap();
+    let exported = serde_json::to_value(openai::export_messages(&conversation).messages).unwrap();
     assert_eq!(exported[2]["role"], "tool");
     assert_eq!(exported[3]["tool_call_id"], "call_weather");
 }

@@ -55,7 +55,7 @@ async fn run(
 }
 
 fn openai_messages(conversation: &[Message]) -> Value {
-    serde_json::to_value(openai::export_messages(conversation)).expect("serialises")
+    serde_json::to_value(openai::export_messages(conversation).messages).expect("serialises")
 }
 
 fn anthropic_messages(conversation: &[Message]) -> Value {

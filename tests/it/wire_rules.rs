@@ -271,7 +271,8 @@ pub fn anthropic_violations(messages: &Value) -> Vec<String> {
 /// Exports `conversation` to both formats and returns every violation,
 /// prefixed with the format.
 pub fn export_violations(conversation: &[Message]) -> Vec<String> {
-    let openai = serde_json::to_value(openai::export_messages(conversation)).unwrap_or(Value::Null);
+    let openai =
+        serde_json::to_value(openai::export_messages(conversation).messages).unwrap_or(Value::Null);
     let anthropic = serde_json::to_value(anthropic::export_messages(conversation).messages)
         .unwrap_or(Value::Null);
     openai_violations(&openai)

@@ -18,6 +18,7 @@ use crate::conversation::{
 use crate::wire::arguments::{arguments_object, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
 use crate::wire::decode::{check_depth, decode};
+use crate::wire::dropped::{self, Dropped, Place};
 use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
@@ -42,6 +43,13 @@ pub struct ExportedMessages {
     /// `tool_use`, `tool_result`, `thinking`, `redacted_thinking` or a
     /// provider block of this format, verbatim.
     pub messages: Vec<Value>,
+    /// What the export could not carry (reasoning, provider parts and
+    /// extras of another format; images in assistant messages; `thinking`
+    /// without a signature; images and provider blocks of an error
+    /// result), in conversation order; empty when nothing was left out but
+    /// blank text. Not serialised.
+    #[serde(skip)]
+    pub dropped: Vec<Dropped>,
 }
 
 /// The request's top-level `system` and `messages` for a conversation.
@@ -114,6 +122,24 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
     ExportedMessages {
         system: system.as_ref().map(to_value),
         messages: to_values(&messages),
+        dropped: dropped::report(conversation, FORMAT, takes),
+    }
+}
+
+/// What this format's export keeps of a part of its own (or of none): no
+/// image in an assistant message, no `thinking` without its signature,
+/// text only in an error result.
+fn takes(place: Place, part: &ContentPart) -> bool {
+    match (place, part) {
+        (Place::Assistant, ContentPart::Image(_)) => false,
+        (Place::Assistant, ContentPart::Reasoning(reasoning)) => {
+            reasoning.signature.is_some() || reasoning.redacted.is_some()
+        }
+        (
+            Place::ToolResult { is_error: true },
+            ContentPart::Image(_) | ContentPart::Provider(_),
+        ) => false,
+        _ => true,
     }
 }
 

@@ -16,6 +16,7 @@ use crate::conversation::{
 use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
 use crate::wire::decode::{check_depth, decode};
+use crate::wire::dropped::{self, Dropped, Place};
 use crate::wire::encode::to_value;
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
@@ -47,9 +48,37 @@ use crate::wire::string_or_array::StringOrArray;
 /// nothing (a blank system message, a user message without parts, an
 /// assistant message without text and tool calls); a tool message is always
 /// written, so every call keeps its result. Extras, reasoning and provider
-/// parts of another format are left out. See the module docs for what a
-/// round trip loses.
-pub fn export_messages(conversation: &[Message]) -> Vec<Value> {
+/// parts of another format are left out, and so are images in assistant
+/// messages and provider parts in tool results (a `tool` message holds
+/// text): [`ExportedMessages::dropped`] lists each. See the module docs for
+/// what a round trip loses.
+pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
+    ExportedMessages {
+        messages: export_message_values(conversation),
+        dropped: dropped::report(conversation, FORMAT, |place, part| match place {
+            Place::User => true,
+            Place::Assistant => !matches!(part, ContentPart::Image(_)),
+            Place::ToolResult { .. } => !matches!(part, ContentPart::Provider(_)),
+        }),
+    }
+}
+
+/// What [`export_messages`] builds: the request's `messages`, and what it
+/// left out.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ExportedMessages {
+    /// The request's `messages` array, in order: message objects of the
+    /// Chat Completions reference, ready to be the body's `messages`.
+    pub messages: Vec<Value>,
+    /// What the export could not carry (reasoning, provider parts and
+    /// extras of another format; images in assistant messages; provider
+    /// parts of tool results), in conversation order; empty when nothing
+    /// was left out but blank text.
+    pub dropped: Vec<Dropped>,
+}
+
+fn export_message_values(conversation: &[Message]) -> Vec<Value> {
     let mut ids = ExportIds::new(FORMAT, conversation);
     let mut messages = Vec::with_capacity(conversation.len());
     // Images of the current run of tool results, for one user message.

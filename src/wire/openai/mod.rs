@@ -133,7 +133,7 @@
 //!
 //! let mut conversation = vec![Message::user("Weather in Oslo?")];
 //! conversation.push(Message::Assistant(response.message));
-//! let body = json!({ "messages": openai::export_messages(&conversation) });
+//! let body = json!({ "messages": openai::export_messages(&conversation).messages });
 //! assert_eq!(body["messages"][1]["tool_calls"][0]["function"]["name"], "get_weather");
 //! assert_eq!(openai::parse_messages(&body["messages"])?, conversation);
 //! # Ok::<_, agent_loop::wire::WireError>(())
@@ -162,7 +162,7 @@ mod tests;
 mod tools;
 mod types;
 
-pub use messages::{export_messages, parse_messages};
+pub use messages::{ExportedMessages, export_messages, parse_messages};
 pub use request::parse_request;
 pub use response::parse_response;
 pub use tools::{export_declarations, export_tools, parse_tools};

@@ -13,7 +13,7 @@ use crate::wire::{OPENAI_MAX_ID_LEN, ProviderTool, ToolDeclaration, WireErrorKin
 use serde_json::Value;
 
 fn exported(conversation: &[Message]) -> Value {
-    serde_json::to_value(export_messages(conversation)).unwrap()
+    serde_json::to_value(export_messages(conversation).messages).unwrap()
 }
 
 fn calls(message: &Message) -> Vec<&ToolCall> {
@@ -886,10 +886,13 @@ fn parse_export_parse_is_the_identity_on_a_rich_conversation() {
         8,
         "the blank user message and the text-less refusal are dropped"
     );
-    let out = serde_json::to_value(export_messages(&first)).unwrap();
+    let out = serde_json::to_value(export_messages(&first).messages).unwrap();
     let second = parse_messages(&out).unwrap();
     assert_eq!(second, first);
-    assert_eq!(serde_json::to_value(export_messages(&second)).unwrap(), out);
+    assert_eq!(
+        serde_json::to_value(export_messages(&second).messages).unwrap(),
+        out
+    );
     // A real id: the minted one is kept and shared with its result.
     assert_eq!(out[3]["tool_calls"][0]["id"], out[4]["tool_call_id"]);
     assert!(!out[3]["tool_calls"][0]["id"].as_str().unwrap().is_empty());

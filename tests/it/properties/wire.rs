@@ -79,7 +79,7 @@ impl Format {
         tools: &[ToolDeclaration],
     ) -> Result<Value, WireError> {
         let mut body = match self {
-            Self::OpenAi => json!({ "messages": openai::export_messages(conversation) }),
+            Self::OpenAi => json!({ "messages": openai::export_messages(conversation).messages }),
             Self::Anthropic => {
                 let exported = anthropic::export_messages(conversation);
                 let mut body = json!({ "messages": exported.messages });
