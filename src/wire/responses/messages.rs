@@ -186,7 +186,12 @@ fn export_user_parts(
                 }
             }
             ContentPart::Image(image) => exported.push(export_image(image)),
-            ContentPart::Provider(provider) if provider.format == FORMAT => {
+            // A part of this format goes back as it came: an object with a
+            // `type` (as parsing makes them).
+            ContentPart::Provider(provider)
+                if provider.format == FORMAT
+                    && provider.value.get("type").is_some_and(Value::is_string) =>
+            {
                 exported.push(provider.value.clone());
             }
             part => left_out.push(std::ptr::from_ref(part)),
@@ -297,7 +302,9 @@ fn export_assistant(
                 });
             }
             ContentPart::Provider(provider) if provider.format == FORMAT => {
-                if let Value::Object(item) = &provider.value {
+                if let Value::Object(item) = &provider.value
+                    && is_model_item(item)
+                {
                     items.push(Pending {
                         reasoning: item.get("type").and_then(Value::as_str) == Some("reasoning"),
                         item: item.clone(),
@@ -328,6 +335,22 @@ fn export_assistant(
             Value::Object(item)
         })
         .collect()
+}
+
+/// An item a provider part of an assistant message can be: one that
+/// parsing reads back into an assistant message as a provider part (a
+/// server tool's item, a refusing assistant message), not an item of the
+/// application's side.
+fn is_model_item(item: &Map<String, Value>) -> bool {
+    match (
+        item.get("type").and_then(Value::as_str),
+        item.get("role").and_then(Value::as_str),
+    ) {
+        (Some("function_call_output" | "reasoning" | "function_call"), _) => false,
+        (None | Some("message"), Some(role)) => role == "assistant",
+        (None, None) => false,
+        (Some(_), _) => true,
+    }
 }
 
 /// `function_call` and `message` items: the API pairs their `id` with the
@@ -598,6 +621,33 @@ pub(super) fn assistant_parts(
             }
             (None | Some("message"), Some("assistant")) => {
                 parts.extend(parse_output_message(path, fields)?);
+            }
+            (None | Some("message"), Some(role)) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    path.as_str(),
+                    WireErrorKind::UnknownRole {
+                        role: role.to_owned(),
+                    },
+                ));
+            }
+            (None, None) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    path.as_str(),
+                    WireErrorKind::MissingField {
+                        field: "type".into(),
+                    },
+                ));
+            }
+            (Some("function_call_output"), _) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    path.as_str(),
+                    WireErrorKind::UnknownType {
+                        found: "function_call_output".into(),
+                    },
+                ));
             }
             _ => parts.push(ContentPart::Provider(ProviderPart::new(
                 FORMAT,
