@@ -62,7 +62,7 @@
 //! A reasoning model's `reasoning` items must go back in the next request,
 //! each right before the item it preceded, or the model loses its chain of
 //! thought between tool calls. With `store: false` (what
-//! [`OpenAiResponsesModel`](crate::model) sends by default) the server
+//! `model::OpenAiResponsesModel` (feature `openai`) sends by default) the server
 //! keeps nothing, so the item must carry its `encrypted_content`, which it
 //! returns only when asked with `include: ["reasoning.encrypted_content"]`.
 //! The API refuses (HTTP 400) a reasoning item without the item that
