@@ -1,4 +1,4 @@
-//! Both stream assemblers on any server-sent event text, framed by the
+//! Every stream assembler on any server-sent event text, framed by the
 //! SSE parser the models use (`eventsource-stream`), up to its first
 //! error as the transport stops there; see `properties::stream`. Seeds:
 //! the recorded responses as streams (`fuzz/seeds/stream/`).

@@ -1,5 +1,7 @@
 //! Real models over HTTP: [`OpenAiModel`] (OpenAI Chat Completions and
-//! every OpenAI-compatible server) behind the `openai` feature, and
+//! every OpenAI-compatible server) and [`OpenAiResponsesModel`] (the
+//! OpenAI Responses API, for OpenAI's own models) behind the `openai`
+//! feature, and
 //! [`AnthropicModel`] (Anthropic Messages) behind the `anthropic` feature.
 //! The default build has neither, and no HTTP stack.
 //!
@@ -31,6 +33,11 @@
 // this module, whose first lines say which feature brings it.
 #![cfg_attr(feature = "openai", doc = "[`OpenAiModel`]: OpenAiModel")]
 #![cfg_attr(not(feature = "openai"), doc = "[`OpenAiModel`]: self")]
+#![cfg_attr(
+    feature = "openai",
+    doc = "[`OpenAiResponsesModel`]: OpenAiResponsesModel"
+)]
+#![cfg_attr(not(feature = "openai"), doc = "[`OpenAiResponsesModel`]: self")]
 #![cfg_attr(feature = "anthropic", doc = "[`AnthropicModel`]: AnthropicModel")]
 #![cfg_attr(not(feature = "anthropic"), doc = "[`AnthropicModel`]: self")]
 // A `ModelError` is large (the provider's type, message, code and request
@@ -47,6 +54,8 @@ mod send;
 mod anthropic;
 #[cfg(feature = "openai")]
 mod openai;
+#[cfg(feature = "openai")]
+mod responses;
 
 pub use crate::turn::{ModelError, ModelErrorKind};
 pub use error::EnvError;
@@ -58,6 +67,9 @@ pub use http::ApiKey;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub use openai::{MaxTokensField, OpenAiModel, ReasoningEffort};
+#[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+pub use responses::{OpenAiResponsesModel, ReasoningSummary};
 
 /// Which tool the model must call, if any: a request's `tool_choice`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -38,7 +38,7 @@ pub enum ReasoningEffort {
 }
 
 impl ReasoningEffort {
-    fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Self::Minimal => "minimal",
             Self::Low => "low",

@@ -17,11 +17,18 @@ use crate::tool::name::fnv1a_64;
 /// long. Expected a string with maximum length 40").
 pub const OPENAI_MAX_ID_LEN: usize = 40;
 
-/// `true` when `id` is a tool call id `format` accepts: for OpenAI 1 to
-/// [`OPENAI_MAX_ID_LEN`] characters; for Anthropic `^[a-zA-Z0-9_-]+$`
-/// (the pattern of `tool_use.id` in the Messages API reference).
+/// The longest `call_id` OpenAI Responses accepts, in characters (`maxLength`
+/// of `FunctionCallOutputItemParam.call_id`).
+pub const RESPONSES_MAX_ID_LEN: usize = 64;
+
+/// `true` when `id` is a tool call id `format` accepts: for OpenAI Chat
+/// Completions 1 to [`OPENAI_MAX_ID_LEN`] characters; for OpenAI Responses
+/// 1 to [`RESPONSES_MAX_ID_LEN`] (`FunctionCallOutputItemParam.call_id` in
+/// the OpenAPI description); for Anthropic `^[a-zA-Z0-9_-]+$` (the
+/// pattern of `tool_use.id` in the Messages API reference).
 pub fn id_is_valid(format: WireFormat, id: &str) -> bool {
     match format {
+        WireFormat::OpenAiResponses => (1..=RESPONSES_MAX_ID_LEN).contains(&id.chars().count()),
         WireFormat::AnthropicMessages => {
             !id.is_empty()
                 && id

@@ -1,7 +1,8 @@
 //! Provider wire formats: [`ToolInfo`](crate::tool::ToolInfo) and the
 //! [`Message`](crate::conversation::Message) conversation to and from the
-//! JSON that OpenAI Chat Completions ([`openai`]), Anthropic Messages
-//! ([`anthropic`]) and MCP `tools/list` ([`mcp`]) use.
+//! JSON that OpenAI Chat Completions ([`openai`]), OpenAI Responses
+//! ([`responses`]), Anthropic Messages ([`anthropic`]) and MCP
+//! `tools/list` ([`mcp`]) use.
 //!
 //! Each format module reads and writes the provider's JSON through serde
 //! types of its own that mirror the provider's API reference: its
@@ -33,7 +34,8 @@
 //!
 //! **Exporting is strict**: what leaves the crate passes the target
 //! provider's documented rules. Tool call ids that break them (Anthropic
-//! `^[a-zA-Z0-9_-]+$`; OpenAI at most 40 characters) and recorded tool names
+//! `^[a-zA-Z0-9_-]+$`; OpenAI Chat Completions at most 40 characters, Responses
+//! at most 64) and recorded tool names
 //! that break `^[a-zA-Z0-9_-]{1,64}$` are mapped to valid ones,
 //! deterministically and the same for a call and its result; empty and
 //! whitespace-only text is left out, and so is an assistant message left
@@ -68,6 +70,7 @@ mod error;
 mod ids;
 pub mod mcp;
 pub mod openai;
+pub mod responses;
 pub mod stream;
 mod string_or_array;
 
@@ -75,4 +78,4 @@ pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 pub use dropped::{Dropped, DroppedKind};
 pub use error::{WireError, WireErrorKind};
-pub use ids::{OPENAI_MAX_ID_LEN, id_is_valid, name_is_valid};
+pub use ids::{OPENAI_MAX_ID_LEN, RESPONSES_MAX_ID_LEN, id_is_valid, name_is_valid};

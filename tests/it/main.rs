@@ -33,6 +33,8 @@ mod model_anthropic;
 mod model_common;
 #[cfg(feature = "openai")]
 mod model_openai;
+#[cfg(feature = "openai")]
+mod model_responses;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_stream;
 #[cfg(all(feature = "openai", feature = "anthropic"))]

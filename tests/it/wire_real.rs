@@ -119,7 +119,14 @@ async fn check_request(format: Format, path: &Path) {
         .parse_request(&exported)
         .unwrap_or_else(|error| panic!("{what}: the export does not parse: {error}"));
     assert_eq!(again, parsed, "{what}: parse → export → parse changed it");
-    check_rules(&what, &parsed.conversation);
+    // A request chained with `previous_response_id` (Responses) holds only
+    // what follows the stored response: its history is on the server.
+    if !body
+        .get("previous_response_id")
+        .is_some_and(Value::is_string)
+    {
+        check_rules(&what, &parsed.conversation);
+    }
 }
 
 /// The assistant message of a response, round-tripped through a messages
@@ -316,5 +323,282 @@ async fn every_mcp_tool_list_binds_under_mcp_and_sanitised_default_rules() {
         .expect("serialises");
         let again = mcp::parse_list_tools_result(&exported).expect("the export parses");
         assert_eq!(again, listed, "{what}: parse → export → parse changed it");
+    }
+}
+
+// ------------------------------------------------------ OpenAI Responses
+
+/// The `(event, data)` pairs of a recorded `.sse` body (CR/LF kept as
+/// recorded; comment lines skipped).
+fn sse_events(text: &str) -> Vec<(String, String)> {
+    let mut events = Vec::new();
+    let (mut name, mut data) = (String::new(), Vec::<String>::new());
+    for line in text.split('\n').map(|line| line.trim_end_matches('\r')) {
+        if line.is_empty() {
+            if !data.is_empty() {
+                events.push((std::mem::take(&mut name), data.join("\n")));
+                data.clear();
+            }
+            name.clear();
+        } else if let Some(value) = line.strip_prefix("event:") {
+            name = value.trim().to_owned();
+        } else if let Some(value) = line.strip_prefix("data:") {
+            data.push(value.strip_prefix(' ').unwrap_or(value).to_owned());
+        }
+    }
+    if !data.is_empty() {
+        events.push((name, data.join("\n")));
+    }
+    events
+}
+
+/// A Responses `input` as the follow-up comparison sees it: application
+/// instructions (`system`/`developer` messages, which the recording
+/// clients sent as `instructions`) and blank assistant messages left out,
+/// `status` and the `id` of calls and messages (which clients send or not,
+/// see `wire_rules`) removed, a one-part `input_text` content as its text,
+/// a missing reasoning `summary` as `[]`, arguments as JSON values, and
+/// call ids renamed `c0`, `c1`, … in order of appearance.
+fn comparable(input: &[Value]) -> Vec<Value> {
+    let mut ids: Vec<String> = Vec::new();
+    input
+        .iter()
+        .filter(|item| !matches!(item["role"].as_str(), Some("system" | "developer")))
+        .filter(|item| {
+            !(item["role"] == "assistant"
+                && item["content"]
+                    .as_str()
+                    .is_some_and(|t| t.trim().is_empty()))
+        })
+        .map(|item| {
+            let mut item = item.as_object().cloned().unwrap_or_default();
+            item.remove("status");
+            if matches!(
+                item.get("type").and_then(Value::as_str),
+                Some("function_call")
+            ) || item.get("role").is_some()
+            {
+                item.remove("id");
+            }
+            if item.get("type").and_then(Value::as_str) == Some("reasoning") {
+                item.entry("summary").or_insert_with(|| json!([]));
+            }
+            if let Some(Value::Array(parts)) = item.get("content")
+                && let [part] = parts.as_slice()
+                && part["type"] == "input_text"
+                && part.as_object().is_some_and(|p| p.len() == 2)
+            {
+                let text = part["text"].clone();
+                item.insert("content".into(), text);
+            }
+            if let Some(Value::String(arguments)) = item.get("arguments") {
+                let parsed = serde_json::from_str(arguments).unwrap_or(Value::Null);
+                item.insert("arguments".into(), parsed);
+            }
+            if let Some(Value::String(id)) = item.get("call_id") {
+                let position = ids.iter().position(|seen| seen == id).unwrap_or_else(|| {
+                    ids.push(id.clone());
+                    ids.len() - 1
+                });
+                item.insert("call_id".into(), json!(format!("c{position}")));
+            }
+            Value::Object(item)
+        })
+        .collect()
+}
+
+/// Drives a turn on a recorded Responses answer from the recorded
+/// request's history; when a follow-up was recorded, the request the turn
+/// makes next (with the recorded tool outputs) equals it, up to the
+/// renaming of ids and the differences [`comparable`] removes; with
+/// `previous_response_id`, only the items after the answer are compared.
+async fn check_responses_turn(what: &str, dir: &Path, name: &str, response: &ModelResponse) {
+    let format = Format::Responses;
+    let sibling = |role: &str| dir.join(format!("{name}.{role}.json"));
+    let request = sibling("request");
+    let request = request.exists().then(|| read(&request));
+    let followup = sibling("followup_request");
+    let followup = followup.exists().then(|| read(&followup));
+    let mut conversation = match &request {
+        Some(body) => {
+            format
+                .parse_request(body)
+                .unwrap_or_else(|error| panic!("{what}: the request: {error}"))
+                .conversation
+        }
+        None => vec![Message::user("Go on.")],
+    };
+    let offered: Vec<ToolInfo> = request
+        .as_ref()
+        .and_then(|body| format.parse_request(body).ok())
+        .map(|parsed| functions(&parsed.tools))
+        .unwrap_or_default();
+    let mut names: BTreeSet<String> = response
+        .message
+        .tool_calls()
+        .map(|c| c.name.clone())
+        .filter(|name| NameRules::default().check(name).is_ok())
+        .collect();
+    for info in &offered {
+        names.remove(&info.name);
+    }
+    let tools: Vec<ToolInfo> = offered
+        .into_iter()
+        .chain(
+            names
+                .into_iter()
+                .map(|n| ToolInfo::new(n, "", json!({ "type": "object" }))),
+        )
+        .collect();
+    let session = bind(tools, NameRules::default())
+        .await
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+    let start = conversation.len();
+    let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
+    check_rules(what, &conversation);
+    let Some(followup) = followup else {
+        return;
+    };
+    let theirs = followup["input"].as_array().cloned().unwrap_or_default();
+    let theirs_parsed = agent_loop::wire::responses::parse_messages(&Value::Array(theirs.clone()))
+        .unwrap_or_else(|error| panic!("{what}: the follow-up: {error}"));
+    let mut recorded_outputs = theirs_parsed.iter().filter_map(Message::as_tool_result);
+    // Our next request: the turn's messages up to its results, each result
+    // holding the output the recording sent.
+    let results_end = conversation.len() - 1;
+    let mut ours_conversation = conversation[..results_end].to_vec();
+    for message in &mut ours_conversation[start..] {
+        if let Message::Tool(result) = message {
+            let recorded = recorded_outputs
+                .next()
+                .unwrap_or_else(|| panic!("{what}: fewer outputs recorded than calls run"));
+            result.content = recorded.content.clone();
+            result.is_error = false;
+        }
+    }
+    let chained = followup
+        .get("previous_response_id")
+        .is_some_and(Value::is_string);
+    let ours_conversation = if chained {
+        ours_conversation[start + 1..].to_vec()
+    } else {
+        ours_conversation
+    };
+    let ours = agent_loop::wire::responses::export_messages(&ours_conversation);
+    let violations = crate::wire_rules::responses_violations(&Value::Array(ours.input.clone()));
+    if !chained {
+        assert!(violations.is_empty(), "{what}: {violations:#?}");
+    }
+    assert_eq!(
+        comparable(&ours.input),
+        comparable(&theirs),
+        "{what}: the follow-up differs from the recorded one"
+    );
+}
+
+#[tokio::test]
+async fn every_openai_responses_payload_parses_binds_runs_and_round_trips() {
+    let dir = Path::new(FIXTURES).join("openai-responses");
+    for path in files("openai-responses") {
+        let what = path.display().to_string();
+        let (name, role) = name_and_role(&path);
+        match role.as_str() {
+            "request" | "followup_request" => {
+                check_request(Format::Responses, &path).await;
+                let body = read(&path);
+                if let Some(tools) = body.get("tools") {
+                    let parsed = Format::Responses.parse_tools(tools).expect("tools parse");
+                    let exported = Format::Responses.export_tools(&parsed).expect("export");
+                    let violations = crate::wire_rules::responses_tool_violations(&exported);
+                    assert!(violations.is_empty(), "{what}: {violations:#?}");
+                }
+            }
+            "response" => {
+                let response = Format::Responses
+                    .parse_response(&read(&path))
+                    .unwrap_or_else(|error| panic!("{what}: {error}"));
+                let conversation = [
+                    Message::user("q"),
+                    Message::Assistant(response.message.clone()),
+                ];
+                let exported = Format::Responses
+                    .export_request(&conversation, &[])
+                    .unwrap();
+                let again = Format::Responses.parse_request(&exported).unwrap();
+                let mut expected = response.message.clone();
+                expected.extras = Default::default(); // the response id is no item field
+                assert_eq!(
+                    again.conversation[1],
+                    Message::Assistant(expected),
+                    "{what}"
+                );
+                check_responses_turn(&what, &dir, &name, &response).await;
+            }
+            role => panic!("{what}: unknown role {role:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_openai_responses_stream_assembles_to_its_final_response_or_its_error() {
+    use agent_loop::wire::stream::responses::EventAssembler;
+    let dir = Path::new(FIXTURES).join("openai-responses");
+    let mut streams: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "sse"))
+        .collect();
+    streams.sort();
+    assert!(!streams.is_empty());
+    for path in streams {
+        let what = path.display().to_string();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let events = sse_events(&std::fs::read_to_string(&path).unwrap());
+        let mut stream = EventAssembler::new();
+        let mut failed = None;
+        for (event, data) in &events {
+            if let Err(error) = stream.push(event, data) {
+                failed = Some(error);
+                break;
+            }
+        }
+        let last = events.iter().rev().find_map(|(_, data)| {
+            let value: Value = serde_json::from_str(data).ok()?;
+            matches!(
+                value["type"].as_str(),
+                Some("response.completed" | "response.incomplete")
+            )
+            .then(|| value["response"].clone())
+        });
+        let error_event = events.iter().find_map(|(_, data)| {
+            let value: Value = serde_json::from_str(data).ok()?;
+            (value["type"] == "error" || value["type"] == "response.failed").then_some(value)
+        });
+        match (last, error_event) {
+            (Some(last), None) => {
+                assert!(failed.is_none(), "{what}: {failed:?}");
+                let response = stream.finish().unwrap_or_else(|e| panic!("{what}: {e}"));
+                let expected = Format::Responses.parse_response(&last).unwrap();
+                assert_eq!(response, expected, "{what}");
+                check_responses_turn(&what, &dir, &name, &response).await;
+            }
+            (_, Some(event)) => {
+                let error = stream.finish().expect_err("the stream carries an error");
+                let agent_loop::wire::WireErrorKind::Provider { message, .. } = &error.kind else {
+                    panic!("{what}: {error:?}");
+                };
+                let sent = event["error"]["message"]
+                    .as_str()
+                    .or(event["message"].as_str())
+                    .or(event["response"]["error"]["message"].as_str())
+                    .unwrap_or_default();
+                assert_eq!(message, sent, "{what}: the provider's message");
+            }
+            (None, None) => panic!("{what}: a stream without an end"),
+        }
     }
 }

@@ -18,12 +18,25 @@
 //!   true", "all content must be type 'text' if 'is_error' is true").
 //! - OpenAI-compatible servers (vLLM, llama.cpp) parse every earlier
 //!   call's `arguments` as JSON and answer 400 when it is not an object.
+//! - OpenAI Responses (`openai/openai-openapi`, `openapi.yaml`): every
+//!   `function_call` answered by exactly one later `function_call_output`
+//!   with its `call_id` (1 to 64 characters,
+//!   `FunctionCallOutputItemParam.call_id`), call ids unique; a `reasoning`
+//!   item has its `id` and `summary` (`ReasoningItem.required`) and is
+//!   immediately followed by the item it preceded (a call or an assistant
+//!   message: the API answers 400 "reasoning item … without its required
+//!   following item"); a `function_call` or `message` item carries an `id`
+//!   only in a run of items that holds its reasoning (400 "provided without
+//!   its required 'reasoning' item"); `input_image` has `detail`
+//!   (`InputImageContent.required`); no blank text; nothing of another
+//!   format (a `tool` role, `tool_calls`, `text`/`image_url`/`tool_use`/
+//!   `thinking` items or parts).
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::HashSet;
 
 use agent_loop::conversation::Message;
-use agent_loop::wire::{anthropic, openai};
+use agent_loop::wire::{anthropic, openai, responses};
 use serde_json::Value;
 
 fn name_ok(name: &str) -> bool {
@@ -268,13 +281,14 @@ pub fn anthropic_violations(messages: &Value) -> Vec<String> {
     violations
 }
 
-/// Exports `conversation` to both formats and returns every violation,
+/// Exports `conversation` to every format and returns every violation,
 /// prefixed with the format.
 pub fn export_violations(conversation: &[Message]) -> Vec<String> {
     let openai =
         serde_json::to_value(openai::export_messages(conversation).messages).unwrap_or(Value::Null);
     let anthropic = serde_json::to_value(anthropic::export_messages(conversation).messages)
         .unwrap_or(Value::Null);
+    let responses = Value::Array(responses::export_messages(conversation).input);
     openai_violations(&openai)
         .into_iter()
         .map(|v| format!("OpenAI: {v}"))
@@ -283,5 +297,177 @@ pub fn export_violations(conversation: &[Message]) -> Vec<String> {
                 .into_iter()
                 .map(|v| format!("Anthropic: {v}")),
         )
+        .chain(
+            responses_violations(&responses)
+                .into_iter()
+                .map(|v| format!("Responses: {v}")),
+        )
         .collect()
+}
+
+/// Where an item of a Responses `input` stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// A user, system or developer message, or a call's output.
+    Application,
+    /// Reasoning, a call, an assistant message, a server tool's item.
+    Model,
+}
+
+fn side(item: &Value) -> Side {
+    match (item["type"].as_str(), item["role"].as_str()) {
+        (None | Some("message"), Some("assistant")) => Side::Model,
+        (None | Some("message"), Some(_)) | (Some("function_call_output"), _) => Side::Application,
+        _ => Side::Model,
+    }
+}
+
+/// The violations of the Responses API's rules in an exported `input`;
+/// empty when it would be accepted.
+pub fn responses_violations(input: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    let Some(items) = input.as_array() else {
+        return vec!["input is not an array".into()];
+    };
+    let mut calls: Vec<String> = Vec::new();
+    let mut answered: Vec<String> = Vec::new();
+    // The run of model items so far holds a reasoning item.
+    let mut run_has_reasoning = false;
+    for (index, item) in items.iter().enumerate() {
+        let at = format!("input[{index}]");
+        if side(item) == Side::Application {
+            run_has_reasoning = false;
+        }
+        let kind = item["type"].as_str();
+        let parts_ok = |parts: &Value, allowed: &[&str], violations: &mut Vec<String>| match parts {
+            Value::String(text) if blank(text) => {
+                violations.push(format!("{at}: blank content"));
+            }
+            Value::String(_) => {}
+            Value::Array(parts) if parts.is_empty() => {
+                violations.push(format!("{at}: empty content"));
+            }
+            Value::Array(parts) => {
+                for part in parts {
+                    let kind = part["type"].as_str().unwrap_or("");
+                    if !allowed.contains(&kind) {
+                        violations.push(format!("{at}: a `{kind}` part here"));
+                    }
+                    if kind.ends_with("_text") && blank(part["text"].as_str().unwrap_or("")) {
+                        violations.push(format!("{at}: blank {kind}"));
+                    }
+                    if kind == "input_image" && !part["detail"].is_string() {
+                        violations.push(format!("{at}: input_image without detail"));
+                    }
+                }
+            }
+            other => violations.push(format!("{at}: content is {other}")),
+        };
+        match (kind, item["role"].as_str()) {
+            (None | Some("message"), Some(role)) => match role {
+                "user" | "system" | "developer" => parts_ok(
+                    &item["content"],
+                    &["input_text", "input_image", "input_file", "input_audio"],
+                    &mut violations,
+                ),
+                "assistant" => {
+                    parts_ok(
+                        &item["content"],
+                        &["output_text", "refusal"],
+                        &mut violations,
+                    );
+                    if item.get("id").is_some() && !run_has_reasoning {
+                        violations.push(format!("{at}: a message id without its reasoning"));
+                    }
+                }
+                other => violations.push(format!("{at}: role `{other}`")),
+            },
+            (Some("reasoning"), _) => {
+                run_has_reasoning = true;
+                if !item["id"].is_string() {
+                    violations.push(format!("{at}: reasoning without id"));
+                }
+                if !item["summary"].is_array() {
+                    violations.push(format!("{at}: reasoning without summary"));
+                }
+                match items.get(index + 1) {
+                    Some(next) if side(next) == Side::Model && next["type"] != "reasoning" => {}
+                    _ => violations.push(format!("{at}: reasoning not followed by its item")),
+                }
+            }
+            (Some("function_call"), _) => {
+                let id = item["call_id"].as_str().unwrap_or("");
+                if !(1..=64).contains(&id.chars().count()) {
+                    violations.push(format!("{at}: call_id {id:?}"));
+                }
+                if calls.iter().any(|call| call == id) {
+                    violations.push(format!("{at}: call_id {id:?} repeats"));
+                }
+                calls.push(id.to_owned());
+                if !name_ok(item["name"].as_str().unwrap_or("")) {
+                    violations.push(format!("{at}: tool name {}", item["name"]));
+                }
+                let arguments = item["arguments"].as_str().unwrap_or("");
+                if !serde_json::from_str::<Value>(arguments).is_ok_and(|value| value.is_object()) {
+                    violations.push(format!("{at}: arguments {arguments:?} are not an object"));
+                }
+                if item.get("id").is_some() && !run_has_reasoning {
+                    violations.push(format!("{at}: an fc id without its reasoning"));
+                }
+            }
+            (Some("function_call_output"), _) => {
+                let id = item["call_id"].as_str().unwrap_or("");
+                if !calls.iter().any(|call| call == id) {
+                    violations.push(format!("{at}: output {id:?} answers no earlier call"));
+                }
+                if answered.iter().any(|done| done == id) {
+                    violations.push(format!("{at}: a second output for {id:?}"));
+                }
+                answered.push(id.to_owned());
+                match &item["output"] {
+                    Value::String(_) => {}
+                    parts @ Value::Array(_) => parts_ok(
+                        parts,
+                        &["input_text", "input_image", "input_file"],
+                        &mut violations,
+                    ),
+                    other => violations.push(format!("{at}: output is {other}")),
+                }
+            }
+            (Some("function" | "tool_use" | "tool_result" | "text" | "thinking"), _) => {
+                violations.push(format!("{at}: an item of another format"));
+            }
+            _ if item.get("tool_calls").is_some() => {
+                violations.push(format!("{at}: Chat Completions `tool_calls`"));
+            }
+            _ => {}
+        }
+    }
+    for call in &calls {
+        if !answered.contains(call) {
+            violations.push(format!("call {call:?} has no output"));
+        }
+    }
+    violations
+}
+
+/// The violations of the Responses rules for a `tools` array: every
+/// function tool has a valid name, `parameters` and `strict`.
+pub fn responses_tool_violations(tools: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    for (index, tool) in tools.as_array().into_iter().flatten().enumerate() {
+        if tool["type"] != "function" {
+            continue;
+        }
+        if !tool["strict"].is_boolean() {
+            violations.push(format!("tools[{index}]: no strict"));
+        }
+        if !name_ok(tool["name"].as_str().unwrap_or("")) {
+            violations.push(format!("tools[{index}]: name {}", tool["name"]));
+        }
+        if tool.get("parameters").is_none() {
+            violations.push(format!("tools[{index}]: no parameters"));
+        }
+    }
+    violations
 }

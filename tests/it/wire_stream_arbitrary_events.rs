@@ -1,7 +1,7 @@
 //! The stream properties (`properties::stream`: no panic, the first error
 //! sticks, calls start once each in order, the text pieces are the text)
-//! on runs of events built from both formats' stream vocabulary, each run
-//! fed to both assemblers. The `stream` fuzz target checks the same on
+//! on runs of events built from each format's stream vocabulary (Chat
+//! Completions, Messages, Responses), each run fed to every assembler. The `stream` fuzz target checks the same on
 //! arbitrary server-sent event text.
 
 use proptest::prelude::*;
@@ -166,6 +166,81 @@ proptest! {
         if stopped {
             events.push(("message_delta".to_owned(), MESSAGE_DELTA.to_owned()));
             events.push(("message_stop".to_owned(), r#"{"type":"message_stop"}"#.to_owned()));
+        }
+        check_stream(&events).map_err(TestCaseError::fail)?;
+    }
+}
+
+const RESPONSES_EVENTS: &[&str] = &[
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.refusal.delta",
+    "response.function_call_arguments.delta",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_text.delta",
+    "response.code_interpreter_call_code.delta",
+    "response.failed",
+    "error",
+];
+
+const RESPONSES_ITEMS: &[&str] = &[
+    r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"get_weather","arguments":""}"#,
+    r#"{"type":"message","id":"msg_1","role":"assistant","status":"in_progress","content":[]}"#,
+    r#"{"type":"reasoning","id":"rs_1","summary":[]}"#,
+    r#"{"type":"web_search_call","id":"ws_1","status":"in_progress"}"#,
+];
+
+/// One Responses event: a name of its vocabulary, with an item, indexes
+/// and a delta, or any JSON.
+fn responses_event() -> impl Strategy<Value = Event> {
+    let shaped = (
+        proptest::sample::select(RESPONSES_EVENTS),
+        0u64..3,
+        0u64..2,
+        proptest::sample::select(RESPONSES_ITEMS),
+        word(STREAM_WORDS),
+    )
+        .prop_map(|(event, output_index, part_index, item, delta)| {
+            let item: Value = serde_json::from_str(item).unwrap_or(Value::Null);
+            let data = json!({
+                "type": event, "output_index": output_index, "content_index": part_index,
+                "summary_index": part_index, "item": item, "delta": delta,
+                "part": { "type": "output_text", "text": "" },
+                "code": "rate_limit", "message": delta,
+            });
+            (event.to_owned(), data.to_string())
+        });
+    prop_oneof![
+        8 => shaped,
+        1 => (proptest::sample::select(RESPONSES_EVENTS), any_json(STREAM_WORDS))
+            .prop_map(|(event, data)| (event.to_owned(), data.to_string())),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_run_of_responses_events_has_the_stream_properties(
+        middle in proptest::collection::vec(responses_event(), 0..14),
+        ended in any::<bool>(),
+        with_output in any::<bool>(),
+    ) {
+        let mut events = middle;
+        if ended {
+            let output = if with_output {
+                json!([{ "type": "function_call", "call_id": "call_9", "name": "f", "arguments": "{}" }])
+            } else {
+                json!([])
+            };
+            let response = json!({ "object": "response", "status": "completed", "output": output });
+            events.push((
+                "response.completed".to_owned(),
+                json!({ "type": "response.completed", "response": response }).to_string(),
+            ));
         }
         check_stream(&events).map_err(TestCaseError::fail)?;
     }

@@ -8,6 +8,7 @@
 //! | --- | --- | --- |
 //! | OpenAI Chat Completions | [`openai::ChunkAssembler`] | each `data:` payload (`chat.completion.chunk` JSON, then `[DONE]`), with its event name when it has one (an `error` event is the provider's error) |
 //! | Anthropic Messages | [`anthropic::EventAssembler`] | each event's name and `data:` payload |
+//! | OpenAI Responses | [`responses::EventAssembler`] | each event's name and `data:` payload |
 //!
 //! `push` returns the [`StreamDelta`]s a live UI shows as they arrive (text,
 //! reasoning, a tool call starting); `finish` returns the whole response.
@@ -28,6 +29,7 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod responses;
 
 use serde_json::{Map, Value};
 

@@ -1,4 +1,5 @@
-//! Streams: both assemblers fed any run of server-sent events.
+//! Streams: every assembler (Chat Completions, Messages, Responses) fed
+//! any run of server-sent events.
 //!
 //! - Nothing panics; a bad event is a `WireError`.
 //! - The first error sticks: every later `push` returns it, and `finish`.
@@ -6,13 +7,16 @@
 //!   as a call (its name may grow, never change its start).
 //! - The text pieces are the assembled text: equal once white space is
 //!   left out (blank text is dropped from the response, as
-//!   `parse_response` drops it).
+//!   `parse_response` drops it). Not for Responses, whose last event
+//!   carries the whole response: that response is the answer, whatever
+//!   pieces came before it.
 
 use agent_loop::conversation::ModelResponse;
 use agent_loop::wire::WireError;
 use agent_loop::wire::stream::StreamDelta;
 use agent_loop::wire::stream::anthropic::EventAssembler;
 use agent_loop::wire::stream::openai::ChunkAssembler;
+use agent_loop::wire::stream::responses::EventAssembler as ResponsesAssembler;
 
 use super::ensure;
 
@@ -22,6 +26,8 @@ pub type Event = (String, String);
 /// What the two assemblers have in common.
 trait Assembler: Default {
     const NAME: &'static str;
+    /// The response is built from the pieces (not given whole at the end).
+    const FROM_PIECES: bool = true;
     fn push(&mut self, event: &str, data: &str) -> Result<Vec<StreamDelta>, WireError>;
     fn finish(self) -> Result<ModelResponse, WireError>;
 }
@@ -53,10 +59,25 @@ impl Assembler for EventAssembler {
     }
 }
 
-/// Both assemblers on `events`.
+impl Assembler for ResponsesAssembler {
+    const NAME: &'static str = "Responses";
+    const FROM_PIECES: bool = false;
+
+    fn push(&mut self, event: &str, data: &str) -> Result<Vec<StreamDelta>, WireError> {
+        let event = if event.is_empty() { "message" } else { event };
+        ResponsesAssembler::push(self, event, data)
+    }
+
+    fn finish(self) -> Result<ModelResponse, WireError> {
+        ResponsesAssembler::finish(self)
+    }
+}
+
+/// Every assembler on `events`.
 pub fn check_stream(events: &[Event]) -> Result<(), String> {
     check::<ChunkAssembler>(events)?;
-    check::<EventAssembler>(events)
+    check::<EventAssembler>(events)?;
+    check::<ResponsesAssembler>(events)
 }
 
 fn check<A: Assembler>(events: &[Event]) -> Result<(), String> {
@@ -97,6 +118,9 @@ fn check<A: Assembler>(events: &[Event]) -> Result<(), String> {
     let Ok(response) = finished else {
         return Ok(());
     };
+    if !A::FROM_PIECES {
+        return Ok(());
+    }
     let names: Vec<&str> = response
         .message
         .tool_calls()

@@ -14,26 +14,30 @@
 //!   (parsing is lossless).
 
 use agent_loop::conversation::{self, ContentPart, Message, ModelResponse};
-use agent_loop::wire::{ParsedRequest, ToolDeclaration, WireError, anthropic, mcp, openai};
+use agent_loop::wire::{
+    ParsedRequest, ToolDeclaration, WireError, anthropic, mcp, openai, responses,
+};
 use serde_json::{Value, json};
 
 use super::ensure;
 
-/// The two provider formats, each with its parsers and its export into a
+/// The provider formats, each with its parsers and its export into a
 /// request body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
 impl Format {
-    pub const ALL: [Format; 2] = [Format::OpenAi, Format::Anthropic];
+    pub const ALL: [Format; 3] = [Format::OpenAi, Format::Anthropic, Format::Responses];
 
     pub fn parse_request(self, body: &Value) -> Result<ParsedRequest, WireError> {
         match self {
             Self::OpenAi => openai::parse_request(body),
             Self::Anthropic => anthropic::parse_request(body),
+            Self::Responses => responses::parse_request(body),
         }
     }
 
@@ -41,6 +45,7 @@ impl Format {
         match self {
             Self::OpenAi => openai::parse_response(body),
             Self::Anthropic => anthropic::parse_response(body),
+            Self::Responses => responses::parse_response(body),
         }
     }
 
@@ -48,6 +53,7 @@ impl Format {
         match self {
             Self::OpenAi => openai::parse_messages(messages),
             Self::Anthropic => anthropic::parse_messages(messages),
+            Self::Responses => responses::parse_messages(messages),
         }
     }
 
@@ -55,6 +61,7 @@ impl Format {
         match self {
             Self::OpenAi => openai::parse_tools(tools),
             Self::Anthropic => anthropic::parse_tools(tools),
+            Self::Responses => responses::parse_tools(tools),
         }
     }
 
@@ -65,6 +72,7 @@ impl Format {
         match self {
             Self::OpenAi => openai::export_declarations(tools),
             Self::Anthropic => anthropic::export_declarations(tools),
+            Self::Responses => responses::export_declarations(tools),
         }
         .map(Value::Array)
     }
@@ -88,6 +96,7 @@ impl Format {
                 }
                 body
             }
+            Self::Responses => json!({ "input": responses::export_messages(conversation).input }),
         };
         if !tools.is_empty() {
             body["tools"] = self.export_tools(tools)?;
@@ -105,7 +114,7 @@ pub fn check_payload(payload: &Value) -> Result<(), String> {
             check_conversation(format, request.conversation)?;
             check_tools(format, &request.tools)?;
         }
-        for messages in [payload, &payload["messages"]] {
+        for messages in [payload, &payload["messages"], &payload["input"]] {
             if let Ok(conversation) = format.parse_messages(messages) {
                 check_conversation(format, conversation)?;
             }

@@ -1,0 +1,496 @@
+//! [`OpenAiResponsesModel`]: the OpenAI Responses API, for OpenAI's own
+//! models.
+
+use async_trait::async_trait;
+use reqwest::header::{AUTHORIZATION, HeaderMap};
+use serde_json::{Map, Value, json};
+
+use super::error::EnvError;
+use super::http::{ApiKey, Transport, secret_header};
+use super::openai::ReasoningEffort;
+use super::send::{Provider, StreamAssembler, send};
+use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
+use crate::conversation::{Message, ModelResponse, WireFormat};
+use crate::support::redact::redact_url;
+use crate::turn::{Model, ModelError, ModelRequest};
+use crate::wire::WireError;
+use crate::wire::responses::{self, RESPONSE_ID_KEY};
+use crate::wire::stream::StreamDelta;
+use crate::wire::stream::responses::EventAssembler;
+
+const FORMAT: WireFormat = WireFormat::OpenAiResponses;
+
+/// The official endpoint.
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// What `include` asks for so that a stateless request gets its reasoning
+/// back.
+const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
+
+/// How much of its reasoning a model summarises: `reasoning.summary`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReasoningSummary {
+    /// `"auto"`: the most detailed summary the model offers.
+    Auto,
+    /// `"concise"`.
+    Concise,
+    /// `"detailed"`.
+    Detailed,
+}
+
+impl ReasoningSummary {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Concise => "concise",
+            Self::Detailed => "detailed",
+        }
+    }
+}
+
+/// A model behind OpenAI's Responses API (`POST {base_url}/responses`):
+/// the API OpenAI's reasoning models need for tools (since gpt-5.4, Chat
+/// Completions answers 400 to function tools with reasoning), and the only
+/// one that returns their reasoning, so that it carries across tool calls.
+/// For OpenAI-compatible servers, use [`OpenAiModel`](crate::model::OpenAiModel).
+///
+/// ```
+/// use agent_loop::model::{OpenAiResponsesModel, ReasoningEffort, ReasoningSummary};
+///
+/// let model = OpenAiResponsesModel::new("gpt-5")
+///     .api_key("sk-...")
+///     .reasoning_effort(ReasoningEffort::Low)
+///     .reasoning_summary(ReasoningSummary::Auto)
+///     .max_output_tokens(4096);
+/// assert!(!format!("{model:?}").contains("sk-"));
+/// ```
+///
+/// **Stateless by default.** Each request sends `store: false` and the
+/// whole conversation as `input` (exported by
+/// [`wire::responses::export_messages`](crate::wire::responses::export_messages)),
+/// so nothing is kept on OpenAI's side. Reasoning models then need their
+/// reasoning back encrypted: for a model named `gpt-5…`, `o1…`, `o3…`,
+/// `o4…` or `codex…` (after an `openai/` prefix) the body asks for it with
+/// `include: ["reasoning.encrypted_content"]`, and the reasoning items
+/// come back in the next request right before the calls they led to.
+/// Models without reasoning (gpt-4o, gpt-4.1) answer 400 "Encrypted content
+/// is not supported with this model" to that `include`, so it is off for
+/// them; [`include_encrypted_reasoning`](Self::include_encrypted_reasoning)
+/// decides it for any other name.
+///
+/// **Chained, on request.** With
+/// [`previous_response_id`](Self::previous_response_id), requests send
+/// `store: true`, and once the conversation holds an answer of this API,
+/// `previous_response_id` (the id kept in that assistant message's extras,
+/// [`RESPONSE_ID_KEY`]) and only the messages after it.
+///
+/// The body is `model`, `instructions` (the mode's instructions), `input`,
+/// `store`, `include` when on, `tools` (each with `strict`, see
+/// [`wire::responses::export_tools`](crate::wire::responses::export_tools)),
+/// `tool_choice` and `parallel_tool_calls` when the mode has tools,
+/// `temperature`, `max_output_tokens`, `reasoning: {effort, summary}` when
+/// set, `stream: true` when streaming, then the [`extra`](Self::extra)
+/// fields. A request with a native [`output`](ModelRequest::output) adds
+/// `text: {"format": {"type": "json_schema", "name", "schema", "strict"}}`
+/// (the name's characters outside `[a-zA-Z0-9_-]` replaced by `_`, cut to
+/// 64; `strict` is [`strict_output`](Self::strict_output)). The key goes
+/// as `Authorization: Bearer`.
+#[derive(Clone)]
+pub struct OpenAiResponsesModel {
+    model: String,
+    base_url: String,
+    api_key: Option<ApiKey>,
+    max_output_tokens: Option<u32>,
+    reasoning_effort: Option<ReasoningEffort>,
+    reasoning_summary: Option<ReasoningSummary>,
+    include_encrypted_reasoning: Option<bool>,
+    previous_response_id: bool,
+    strict_output: bool,
+    settings: Settings,
+    transport: Transport,
+}
+
+/// The base URL without userinfo or query (which may hold credentials),
+/// the key as `<redacted>`.
+impl std::fmt::Debug for OpenAiResponsesModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiResponsesModel")
+            .field("model", &self.model)
+            .field("base_url", &redact_url(&self.base_url))
+            .field("api_key", &self.api_key)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("reasoning_summary", &self.reasoning_summary)
+            .field(
+                "include_encrypted_reasoning",
+                &self.include_encrypted_reasoning,
+            )
+            .field("previous_response_id", &self.previous_response_id)
+            .field("strict_output", &self.strict_output)
+            .field("settings", &self.settings)
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
+shared_setters!(OpenAiResponsesModel);
+
+impl OpenAiResponsesModel {
+    /// The model `model` (e.g. `gpt-5`, `gpt-4.1`) at the official
+    /// endpoint, with no key: set one with [`api_key`](Self::api_key).
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: None,
+            max_output_tokens: None,
+            reasoning_effort: None,
+            reasoning_summary: None,
+            include_encrypted_reasoning: None,
+            previous_response_id: false,
+            strict_output: false,
+            settings: Settings::default(),
+            transport: Transport::new(FORMAT),
+        }
+    }
+
+    /// A model configured from the environment, as
+    /// [`OpenAiModel::from_env`](crate::model::OpenAiModel::from_env):
+    /// `OPENAI_MODEL` (required), `OPENAI_API_KEY` and `OPENAI_BASE_URL`
+    /// (at least one of them).
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`] naming what to set.
+    pub fn from_env() -> Result<Self, EnvError> {
+        Self::from_lookup(env_var)
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
+        let env = EnvEndpoint::read(
+            lookup,
+            "OPENAI",
+            "OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)",
+        )?;
+        let mut this = Self::new(env.model);
+        this.api_key = env.api_key;
+        if let Some(base_url) = env.base_url {
+            this = this.base_url(base_url);
+        }
+        Ok(this)
+    }
+
+    /// The server's base URL, up to and including `/v1` (default
+    /// `https://api.openai.com/v1`); requests go to `{base_url}/responses`.
+    /// Credentials in it are sent but never shown: tracing fields and
+    /// `Debug` print it without userinfo and query.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The API key, sent as `Authorization: Bearer`. Without one, no
+    /// `Authorization` header is sent.
+    pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// The model name sent as `model`.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The most tokens the answer may use, reasoning included
+    /// (`max_output_tokens`). A response cut off by it has
+    /// [`FinishReason::Length`](crate::conversation::FinishReason::Length).
+    pub fn max_output_tokens(mut self, max_output_tokens: u32) -> Self {
+        self.max_output_tokens = Some(max_output_tokens);
+        self
+    }
+
+    /// How hard a reasoning model thinks (`reasoning.effort`).
+    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
+        self.reasoning_effort = Some(effort);
+        self
+    }
+
+    /// Ask for a summary of the reasoning (`reasoning.summary`): it
+    /// streams as [`TurnEvent::ReasoningDelta`](crate::turn::TurnEvent::ReasoningDelta)s
+    /// and is the text of the reasoning parts.
+    pub fn reasoning_summary(mut self, summary: ReasoningSummary) -> Self {
+        self.reasoning_summary = Some(summary);
+        self
+    }
+
+    /// Whether requests send `include: ["reasoning.encrypted_content"]`.
+    /// Unset, it is sent for reasoning models only (see the type's docs).
+    pub fn include_encrypted_reasoning(mut self, include: bool) -> Self {
+        self.include_encrypted_reasoning = Some(include);
+        self
+    }
+
+    /// Chain requests with `previous_response_id` (off by default): sends
+    /// `store: true`, and once the conversation holds an answer of this
+    /// API, its response id and only the messages after it. The responses
+    /// then live on OpenAI's side (30 days by default).
+    pub fn previous_response_id(mut self, chain: bool) -> Self {
+        self.previous_response_id = chain;
+        self
+    }
+
+    /// The `strict` flag of a native output's `text.format` (`false`
+    /// unless set): strict mode takes only schemas whose every property is
+    /// required and whose objects have `"additionalProperties": false`.
+    pub fn strict_output(mut self, strict: bool) -> Self {
+        self.strict_output = strict;
+        self
+    }
+
+    /// Whether `include` asks for encrypted reasoning.
+    fn includes_encrypted_reasoning(&self) -> bool {
+        self.include_encrypted_reasoning
+            .unwrap_or_else(|| is_reasoning_model(&self.model))
+    }
+
+    /// The request body this model sends for `request`.
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        if let Some(instructions) = request.instructions {
+            body.insert("instructions".into(), json!(instructions));
+        }
+        let mut conversation: &[Message] = request.conversation;
+        if self.previous_response_id
+            && let Some((index, id)) = last_response_id(conversation)
+        {
+            body.insert("previous_response_id".into(), json!(id));
+            conversation = &conversation[index + 1..];
+        }
+        let exported = responses::export_messages(conversation);
+        if !exported.dropped.is_empty() {
+            tracing::debug!(
+                dropped = exported.dropped.len(),
+                "the Responses export left out parts of another format"
+            );
+        }
+        body.insert("input".into(), Value::Array(exported.input));
+        body.insert("store".into(), json!(self.previous_response_id));
+        if self.includes_encrypted_reasoning() {
+            body.insert("include".into(), json!([ENCRYPTED_REASONING]));
+        }
+        if !request.tools.is_empty() {
+            body.insert(
+                "tools".into(),
+                Value::Array(responses::export_tools(request.tools)),
+            );
+            if let Some(choice) = &self.settings.tool_choice {
+                body.insert("tool_choice".into(), tool_choice(choice));
+            }
+            if let Some(parallel) = self.settings.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), json!(parallel));
+            }
+        }
+        if let Some(output) = request.output {
+            body.insert(
+                "text".into(),
+                json!({
+                    "format": {
+                        "type": "json_schema",
+                        "name": format_name(output.name()),
+                        "schema": output.schema(),
+                        "strict": self.strict_output,
+                    },
+                }),
+            );
+        }
+        if let Some(temperature) = self.settings.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(max_output_tokens) = self.max_output_tokens {
+            body.insert("max_output_tokens".into(), json!(max_output_tokens));
+        }
+        if self.reasoning_effort.is_some() || self.reasoning_summary.is_some() {
+            let mut reasoning = Map::new();
+            if let Some(effort) = self.reasoning_effort {
+                reasoning.insert("effort".into(), json!(effort.as_str()));
+            }
+            if let Some(summary) = self.reasoning_summary {
+                reasoning.insert("summary".into(), json!(summary.as_str()));
+            }
+            body.insert("reasoning".into(), Value::Object(reasoning));
+        }
+        if self.settings.stream {
+            body.insert("stream".into(), json!(true));
+        }
+        self.settings.merge_extra(&mut body);
+        Value::Object(body)
+    }
+}
+
+/// `true` for OpenAI's reasoning models by name: `gpt-5…`, `o1…`, `o3…`,
+/// `o4…`, `codex…`, with or without an `openai/` prefix (OpenRouter).
+fn is_reasoning_model(model: &str) -> bool {
+    let name = model.strip_prefix("openai/").unwrap_or(model);
+    let o_series = name
+        .strip_prefix('o')
+        .and_then(|rest| rest.chars().next())
+        .is_some_and(|c| c.is_ascii_digit());
+    name.starts_with("gpt-5") || name.starts_with("codex") || o_series
+}
+
+/// The index and response id of the last assistant message that holds
+/// one.
+fn last_response_id(conversation: &[Message]) -> Option<(usize, &str)> {
+    conversation
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(index, message)| {
+            let id = message
+                .as_assistant()?
+                .extras
+                .fields_for(FORMAT)?
+                .get(RESPONSE_ID_KEY)?
+                .as_str()?;
+            Some((index, id))
+        })
+}
+
+/// A `text.format` name OpenAI takes (`^[a-zA-Z0-9_-]{1,64}$`): other
+/// characters become `_`, cut to 64; `output` when empty.
+fn format_name(name: &str) -> String {
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        "output".into()
+    } else {
+        name
+    }
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({ "type": "function", "name": name }),
+    }
+}
+
+impl Provider for OpenAiResponsesModel {
+    const FORMAT: WireFormat = FORMAT;
+    type Stream = EventAssembler;
+
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        OpenAiResponsesModel::request_body(self, request)
+    }
+
+    fn url(&self) -> String {
+        format!("{}/responses", self.base_url)
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.api_key {
+            headers.insert(AUTHORIZATION, secret_header(FORMAT, key, "Bearer ")?);
+        }
+        Ok(headers)
+    }
+
+    fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
+        responses::parse_response(body)
+    }
+}
+
+impl StreamAssembler for EventAssembler {
+    /// The stream ends with `response.completed` or `response.incomplete`.
+    fn read_event(
+        &mut self,
+        event: &str,
+        data: &str,
+    ) -> Result<(Vec<StreamDelta>, bool), WireError> {
+        let deltas = self.push(event, data)?;
+        Ok((deltas, self.is_done()))
+    }
+
+    fn finish(self) -> Result<ModelResponse, WireError> {
+        EventAssembler::finish(self)
+    }
+}
+
+#[async_trait]
+impl Model for OpenAiResponsesModel {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        send(self, request).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_env_names_what_is_missing() {
+        let error = OpenAiResponsesModel::from_lookup(|_| None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "set OPENAI_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)"
+        );
+        let error = OpenAiResponsesModel::from_lookup(|name| {
+            (name == "OPENAI_API_KEY").then(|| "sk-1".to_owned())
+        })
+        .unwrap_err();
+        assert_eq!(error.variables, ["OPENAI_MODEL"]);
+        let model = OpenAiResponsesModel::from_lookup(|name| match name {
+            "OPENAI_MODEL" => Some("gpt-5".into()),
+            "OPENAI_API_KEY" => Some("sk-secret".into()),
+            "OPENAI_BASE_URL" => Some("https://user:pw@proxy.example/v1/?key=k".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(model.base_url, "https://user:pw@proxy.example/v1/?key=k");
+        let shown = format!("{model:?}");
+        for secret in ["sk-secret", "pw", "key=k"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+    }
+
+    #[test]
+    fn reasoning_models_are_told_by_name() {
+        for name in [
+            "gpt-5",
+            "gpt-5.5",
+            "o3-mini",
+            "o4-mini",
+            "o1",
+            "openai/gpt-5-mini",
+        ] {
+            assert!(is_reasoning_model(name), "{name}");
+        }
+        for name in ["gpt-4o", "gpt-4.1", "omni-moderation", "openai/gpt-4o-mini"] {
+            assert!(!is_reasoning_model(name), "{name}");
+        }
+        let forced = OpenAiResponsesModel::new("gpt-4o").include_encrypted_reasoning(true);
+        assert!(forced.includes_encrypted_reasoning());
+    }
+}

@@ -1,0 +1,877 @@
+//! A request's `input` items: a conversation exported, and parsed back.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::FORMAT;
+use crate::conversation::ids::mint_missing_ids;
+use crate::conversation::{
+    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, ProviderPart,
+    ReasoningPart, SystemMessage, SystemRole, TextPart, ToolCall, ToolResult, UserMessage,
+};
+use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
+use crate::wire::blank_text::{is_blank, join_blank_text};
+use crate::wire::decode::{check_depth, decode};
+use crate::wire::dropped::{Dropped, Place, report};
+use crate::wire::error::{WireError, WireErrorKind};
+use crate::wire::ids::ExportIds;
+use crate::wire::string_or_array::StringOrArray;
+
+/// The key of a text part's [`Extras`] that holds the fields of the
+/// `message` item the part opens (`id`, `status`, `type`, `phase`): the
+/// first text part of each assistant `message` item carries it, so that
+/// an export writes the items back as they were split.
+pub(super) const ITEM_KEY: &str = "item";
+
+/// The key of an [`AssistantMessage`]'s extras that holds the id of the
+/// `response` it came from (`resp_…`), for `previous_response_id`.
+pub const RESPONSE_ID_KEY: &str = "response_id";
+
+/// What [`export_messages`] builds: the request's `input` items, and what
+/// the export left out.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ExportedInput {
+    /// The request's `input` array: `message` items (`{"role", "content"}`,
+    /// roles `system`, `developer`, `user` and `assistant`), `reasoning`,
+    /// `function_call` and `function_call_output` items, and this format's
+    /// provider items verbatim, in conversation order.
+    pub input: Vec<Value>,
+    /// What the conversation holds that the export left out: reasoning,
+    /// provider parts and extras of another format, images in assistant
+    /// messages, reasoning that cannot be sent (no item `id`, or no item
+    /// after it). Blank text is left out unreported.
+    pub dropped: Vec<Dropped>,
+}
+
+/// The request's `input` items for a conversation.
+///
+/// - [`Message::System`] → `{"role": "system" | "developer", "content": text}`.
+/// - [`Message::User`] → `{"role": "user", "content"}`: a string for one
+///   text part without extras, else `input_text` and `input_image` parts
+///   (an inline image as a `data:` URL, `detail` `"auto"` unless the part
+///   says otherwise: the API requires it) and this format's provider parts.
+/// - [`Message::Assistant`] → its items in part order: this format's
+///   reasoning as a `reasoning` item (`id`, `summary`, `encrypted_content`),
+///   each run of text as an assistant `message` item (split where the
+///   parsed items were), each call as a `function_call` item (`call_id`,
+///   `name`, `arguments`), this format's provider parts verbatim. A
+///   reasoning item without an `id` (the API requires one) or with no item
+///   after it in its message (the API answers 400 to a reasoning item
+///   without its following item) is left out; when none of the message's
+///   reasoning goes out, its `function_call` and `message` items go
+///   without their `id` (the API answers 400 to an `fc_…` id sent without
+///   its reasoning).
+/// - [`Message::Tool`] → `{"type": "function_call_output", "call_id",
+///   "output"}`: a string for text only, else `input_text` and
+///   `input_image` parts.
+///
+/// Call ids longer than 64 characters (the `call_id` limit of
+/// `function_call_output`) and names that break `^[a-zA-Z0-9_-]{1,64}$`
+/// are mapped to valid ones, the same for a call and its result.
+/// Arguments: blank as `{}`, text that is not a JSON object as
+/// `{"_raw_arguments": "<the text>"}` (see the module docs). Blank text is
+/// never written.
+pub fn export_messages(conversation: &[Message]) -> ExportedInput {
+    let mut ids = ExportIds::new(FORMAT, conversation);
+    let mut left_out: Vec<*const ContentPart> = Vec::new();
+    let mut input = Vec::new();
+    for message in conversation {
+        match message {
+            Message::System(system) => {
+                if let Some(item) = export_system(system) {
+                    input.push(item);
+                }
+            }
+            Message::User(user) => {
+                let parts = export_user_parts(&user.content, Place::User, &mut left_out);
+                if parts.is_empty() {
+                    continue;
+                }
+                let mut item = own_extras(&user.extras, &["role", "content"]);
+                item.insert("role".into(), json!("user"));
+                item.insert("content".into(), content_value(parts));
+                input.push(Value::Object(item));
+            }
+            Message::Assistant(assistant) => {
+                input.extend(export_assistant(assistant, &mut ids, &mut left_out));
+            }
+            Message::Tool(result) => {
+                let place = Place::ToolResult {
+                    is_error: result.is_error,
+                };
+                let parts = export_user_parts(&result.content, place, &mut left_out);
+                let mut item = own_extras(&result.extras, &["type", "call_id", "output"]);
+                item.insert("type".into(), json!("function_call_output"));
+                item.insert("call_id".into(), json!(ids.result(&result.tool_call_id)));
+                let output = if parts.is_empty() {
+                    Value::String(String::new())
+                } else {
+                    content_value(parts)
+                };
+                item.insert("output".into(), output);
+                input.push(Value::Object(item));
+            }
+        }
+    }
+    let dropped = report(conversation, FORMAT, |_, part| {
+        !left_out.contains(&std::ptr::from_ref(part))
+    });
+    ExportedInput { input, dropped }
+}
+
+/// The extras of this format, without the fields the item models (a
+/// hand-built [`Extras`] could repeat them).
+pub(super) fn own_extras(extras: &Extras, modelled: &[&str]) -> Map<String, Value> {
+    extras
+        .fields_for(FORMAT)
+        .map(|fields| {
+            fields
+                .iter()
+                .filter(|(key, _)| !modelled.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn export_system(system: &SystemMessage) -> Option<Value> {
+    let mut item = own_extras(&system.extras, &["role"]);
+    // A `content` of parts that is not plain text is kept verbatim in the
+    // extras (see `parse_system`).
+    if !item.contains_key("content") {
+        if is_blank(&system.text) {
+            return None;
+        }
+        item.insert("content".into(), json!(system.text));
+    }
+    let role = match system.system_role {
+        SystemRole::System => "system",
+        SystemRole::Developer => "developer",
+    };
+    item.insert("role".into(), json!(role));
+    Some(Value::Object(item))
+}
+
+/// A `content` (or `output`) value: a string for one plain `input_text`,
+/// else the parts.
+fn content_value(mut parts: Vec<Value>) -> Value {
+    if let [Value::Object(only)] = parts.as_mut_slice()
+        && only.len() == 2
+        && only.get("type").and_then(Value::as_str) == Some("input_text")
+        && let Some(Value::String(text)) = only.remove("text")
+    {
+        return Value::String(text);
+    }
+    Value::Array(parts)
+}
+
+/// `input_text`, `input_image` and this format's provider parts: what a
+/// user message and a function call's output hold. Parts left out are
+/// recorded in `left_out` (blank text is not).
+fn export_user_parts(
+    parts: &[ContentPart],
+    _place: Place,
+    left_out: &mut Vec<*const ContentPart>,
+) -> Vec<Value> {
+    let mut exported = Vec::new();
+    for part in parts {
+        match part {
+            ContentPart::Text(text) => {
+                if !is_blank(&text.text) {
+                    let mut fields = own_extras(&text.extras, &["type", "text"]);
+                    fields.insert("type".into(), json!("input_text"));
+                    fields.insert("text".into(), json!(text.text));
+                    exported.push(Value::Object(fields));
+                }
+            }
+            ContentPart::Image(image) => exported.push(export_image(image)),
+            // A part of this format goes back as it came: an object with a
+            // `type` (as parsing makes them).
+            ContentPart::Provider(provider)
+                if provider.format == FORMAT
+                    && provider.value.get("type").is_some_and(Value::is_string) =>
+            {
+                exported.push(provider.value.clone());
+            }
+            part => left_out.push(std::ptr::from_ref(part)),
+        }
+    }
+    exported
+}
+
+fn export_image(image: &ImagePart) -> Value {
+    let mut fields = own_extras(&image.extras, &["type", "image_url"]);
+    fields.insert("type".into(), json!("input_image"));
+    let url = match &image.source {
+        ImageSource::Url { url } => url.clone(),
+        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+    };
+    fields.insert("image_url".into(), json!(url));
+    // Required by `InputImageContent`; parsing reads `"auto"` as no extra.
+    fields.entry("detail").or_insert_with(|| json!("auto"));
+    Value::Object(fields)
+}
+
+/// One item of an assistant message's export, before the reasoning rules
+/// are applied.
+struct Pending {
+    item: Map<String, Value>,
+    /// The part it came from (the first text part of a `message` item).
+    part: *const ContentPart,
+    reasoning: bool,
+}
+
+/// The assistant `message` item being written: its fields, the part that
+/// opened it, its `output_text` parts.
+type OpenMessage = (Map<String, Value>, *const ContentPart, Vec<Value>);
+
+/// Closes the open `message` item: `content` a string for one plain
+/// text, else its parts.
+fn flush_message(items: &mut Vec<Pending>, message: &mut Option<OpenMessage>) {
+    let Some((mut item, part, content)) = message.take() else {
+        return;
+    };
+    let content = match <[Value; 1]>::try_from(content) {
+        Ok([Value::Object(mut only)]) if only.len() == 2 => only.remove("text").unwrap_or_default(),
+        Ok([only]) => Value::Array(vec![only]),
+        Err(content) if content.is_empty() => return,
+        Err(content) => Value::Array(content),
+    };
+    item.insert("role".into(), json!("assistant"));
+    item.insert("content".into(), content);
+    items.push(Pending {
+        item,
+        part,
+        reasoning: false,
+    });
+}
+
+fn export_assistant(
+    assistant: &AssistantMessage,
+    ids: &mut ExportIds,
+    left_out: &mut Vec<*const ContentPart>,
+) -> Vec<Value> {
+    let mut items: Vec<Pending> = Vec::new();
+    let mut message: Option<OpenMessage> = None;
+    for part in &assistant.content {
+        let at = std::ptr::from_ref(part);
+        if let ContentPart::Text(text) = part {
+            if is_blank(&text.text) {
+                continue;
+            }
+            let mut fields = own_extras(&text.extras, &["type", "text"]);
+            let opens = fields.remove(ITEM_KEY);
+            if opens.is_some() || message.is_none() {
+                flush_message(&mut items, &mut message);
+                let item = match opens {
+                    Some(Value::Object(item)) => item,
+                    _ => Map::new(),
+                };
+                message = Some((item, at, Vec::new()));
+            }
+            fields.insert("type".into(), json!("output_text"));
+            fields.insert("text".into(), json!(text.text));
+            if let Some((_, _, content)) = &mut message {
+                content.push(Value::Object(fields));
+            }
+            continue;
+        }
+        flush_message(&mut items, &mut message);
+        match part {
+            ContentPart::Reasoning(reasoning) if reasoning.format == FORMAT => {
+                match export_reasoning(reasoning) {
+                    Some(item) => items.push(Pending {
+                        item,
+                        part: at,
+                        reasoning: true,
+                    }),
+                    None => left_out.push(at),
+                }
+            }
+            ContentPart::ToolCall(call) => {
+                let mut item = own_extras(&call.extras, &["type", "call_id", "name", "arguments"]);
+                item.insert("type".into(), json!("function_call"));
+                item.insert("call_id".into(), json!(ids.call(&call.id)));
+                item.insert("name".into(), json!(ids.name(&call.name)));
+                item.insert("arguments".into(), json!(export_arguments(&call.arguments)));
+                items.push(Pending {
+                    item,
+                    part: at,
+                    reasoning: false,
+                });
+            }
+            ContentPart::Provider(provider) if provider.format == FORMAT => {
+                if let Value::Object(item) = &provider.value
+                    && is_model_item(item)
+                {
+                    items.push(Pending {
+                        reasoning: item.get("type").and_then(Value::as_str) == Some("reasoning"),
+                        item: item.clone(),
+                        part: at,
+                    });
+                } else {
+                    left_out.push(at);
+                }
+            }
+            _ => left_out.push(at),
+        }
+    }
+    flush_message(&mut items, &mut message);
+    // A reasoning item must be followed by the item it preceded: trailing
+    // reasoning has none.
+    while items.last().is_some_and(|item| item.reasoning) {
+        if let Some(item) = items.pop() {
+            left_out.push(item.part);
+        }
+    }
+    let with_reasoning = items.iter().any(|item| item.reasoning);
+    items
+        .into_iter()
+        .map(|Pending { mut item, .. }| {
+            if !with_reasoning && pairs_with_reasoning(&item) {
+                item.remove("id");
+            }
+            Value::Object(item)
+        })
+        .collect()
+}
+
+/// An item a provider part of an assistant message can be: one that
+/// parsing reads back into an assistant message as a provider part (a
+/// server tool's item, a refusing assistant message), not an item of the
+/// application's side.
+fn is_model_item(item: &Map<String, Value>) -> bool {
+    match (
+        item.get("type").and_then(Value::as_str),
+        item.get("role").and_then(Value::as_str),
+    ) {
+        (Some("function_call_output" | "reasoning" | "function_call"), _) => false,
+        (None | Some("message"), Some(role)) => role == "assistant",
+        (None, None) => false,
+        (Some(_), _) => true,
+    }
+}
+
+/// `function_call` and `message` items: the API pairs their `id` with the
+/// reasoning item that came before them.
+pub(super) fn pairs_with_reasoning(item: &Map<String, Value>) -> bool {
+    matches!(
+        item.get("type").and_then(Value::as_str),
+        Some("function_call" | "message")
+    ) || (item.get("type").is_none() && item.get("role").is_some())
+}
+
+/// A `reasoning` item for reasoning of this format; `None` without an item
+/// `id` (required by `ReasoningItem`).
+fn export_reasoning(reasoning: &ReasoningPart) -> Option<Map<String, Value>> {
+    let mut item = own_extras(&reasoning.extras, &["type", "encrypted_content"]);
+    if !item.get("id").is_some_and(Value::is_string) {
+        return None;
+    }
+    item.insert("type".into(), json!("reasoning"));
+    item.entry("summary")
+        .or_insert_with(|| summary_of(&reasoning.text));
+    if let Some(encrypted) = &reasoning.redacted {
+        item.insert("encrypted_content".into(), json!(encrypted));
+    }
+    Some(item)
+}
+
+/// The `summary` a reasoning text stands for: none for empty text, else
+/// one `summary_text`.
+pub(super) fn summary_of(text: &str) -> Value {
+    if text.is_empty() {
+        json!([])
+    } else {
+        json!([{ "type": "summary_text", "text": text }])
+    }
+}
+
+/// `arguments` text for a call: an object as the model wrote it, blank as
+/// `{}`, anything else wrapped (see the module docs).
+fn export_arguments(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(object)) if raw_arguments(&object).is_none() => arguments.to_owned(),
+        // `Display` of a JSON value is its compact serialisation.
+        _ => Value::Object(arguments_object(arguments)).to_string(),
+    }
+}
+
+/// Undoes [`export_arguments`]' wrapper.
+fn restore_arguments(arguments: String) -> String {
+    if !arguments.contains(RAW_ARGUMENTS_KEY) {
+        return arguments;
+    }
+    match serde_json::from_str::<Value>(&arguments) {
+        Ok(Value::Object(object)) => {
+            raw_arguments(&object).map_or(arguments.clone(), str::to_owned)
+        }
+        _ => arguments,
+    }
+}
+
+// ---------------------------------------------------------------- parsing
+
+#[derive(Deserialize)]
+#[serde(expecting = "an input item object")]
+struct ItemHead {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a content part object")]
+struct PartHead {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a text part")]
+struct RawText {
+    text: String,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a reasoning item")]
+struct RawReasoning {
+    #[serde(default)]
+    summary: Option<Vec<Value>>,
+    #[serde(default)]
+    encrypted_content: Option<String>,
+    #[serde(default)]
+    content: Option<Vec<Value>>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a function_call item")]
+struct RawCall {
+    #[serde(default)]
+    call_id: Option<String>,
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a function_call_output item")]
+struct RawOutput {
+    #[serde(default)]
+    call_id: Option<String>,
+    #[serde(default)]
+    output: Option<StringOrArray<Value>>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "a message item")]
+struct RawMessage {
+    content: StringOrArray<Value>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+/// Parses a request's `input` into a conversation: a string is one user
+/// message; an array holds items.
+///
+/// - a `message` item (with or without `"type": "message"`) of role
+///   `user` → a [`Message::User`] (`content` a string → one text part;
+///   `input_text` → [`ContentPart::Text`], `input_image` with an
+///   `image_url` → [`ContentPart::Image`] (a `data:` URL as inline data,
+///   `detail` other than `"auto"` in its extras), any other part
+///   (`input_file`, `input_audio`, an `input_image` by `file_id`) → a
+///   [`ContentPart::Provider`]); of role `system` or `developer` → a
+///   [`Message::System`] of its text;
+/// - a run of `reasoning`, assistant `message`, `function_call` and items
+///   of other types (`web_search_call`, `item_reference`, …) → one
+///   [`Message::Assistant`], parts in item order (see
+///   [`parse_response`](super::parse_response) for each item);
+/// - a `function_call_output` → a [`Message::Tool`] (`output` a string →
+///   one text part; parts as for a user message).
+///
+/// Fields not modelled (`id`, `status`, `phase`, `type`, annotations) are
+/// kept as [`Extras`]. Whitespace-only text is joined to its neighbours;
+/// a message left without parts is dropped. Empty or repeated call ids get
+/// a fresh id, shared with their result.
+///
+/// # Errors
+///
+/// [`WireErrorKind::UnknownRole`] for a message role other than `user`,
+/// `assistant`, `system` and `developer`; [`WireErrorKind::MissingField`]
+/// for an item with neither `type` nor `role`, a `function_call` without
+/// `name`, a text part without `text`; [`WireErrorKind::WrongType`] for
+/// a field of the wrong type. The path names the item and part, e.g.
+/// `input[3].content[1]`.
+pub fn parse_messages(input: &Value) -> Result<Vec<Message>, WireError> {
+    check_depth(FORMAT, "input", input)?;
+    let mut conversation = parse_input_unminted("input", input)?;
+    mint_missing_ids(&mut conversation);
+    Ok(conversation)
+}
+
+/// [`parse_messages`] without minting, paths rooted at `root`.
+pub(super) fn parse_input_unminted(root: &str, input: &Value) -> Result<Vec<Message>, WireError> {
+    let items = match decode::<StringOrArray<Value>>(FORMAT, root, input)? {
+        StringOrArray::Text(text) => {
+            return Ok(if text.is_empty() {
+                Vec::new()
+            } else {
+                vec![Message::user(text)]
+            });
+        }
+        StringOrArray::Array(items) => items,
+    };
+    let mut conversation = Vec::new();
+    let mut run: Vec<(String, &Value)> = Vec::new();
+    let flush = |conversation: &mut Vec<Message>,
+                 run: &mut Vec<(String, &Value)>|
+     -> Result<(), WireError> {
+        if run.is_empty() {
+            return Ok(());
+        }
+        let parts = assistant_parts(run, true)?;
+        run.clear();
+        if !parts.is_empty() {
+            conversation.push(Message::Assistant(AssistantMessage::new(parts)));
+        }
+        Ok(())
+    };
+    for (index, item) in items.iter().enumerate() {
+        let path = format!("{root}[{index}]");
+        let head: ItemHead = decode(FORMAT, &path, item)?;
+        match (head.kind.as_deref(), head.role.as_deref()) {
+            (None | Some("message"), Some("assistant")) => run.push((path, item)),
+            (None | Some("message"), Some(role)) => {
+                flush(&mut conversation, &mut run)?;
+                conversation.extend(parse_input_message(&path, role, item)?);
+            }
+            (None, None) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    path,
+                    WireErrorKind::MissingField {
+                        field: "type".into(),
+                    },
+                ));
+            }
+            (Some("function_call_output"), _) => {
+                flush(&mut conversation, &mut run)?;
+                conversation.push(parse_output(&path, item)?);
+            }
+            _ => run.push((path, item)),
+        }
+    }
+    flush(&mut conversation, &mut run)?;
+    Ok(conversation)
+}
+
+fn object_of(value: &Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// The parts of one run of assistant-side items (a response's `output`,
+/// or consecutive items of an `input`). `restore_raw` undoes the
+/// arguments wrapper (history only, not what the model sent).
+///
+/// `function_call` and `message` items keep their `id` only when the run
+/// has a reasoning item: the API needs it only to pair them with it.
+pub(super) fn assistant_parts(
+    run: &[(String, &Value)],
+    restore_raw: bool,
+) -> Result<Vec<ContentPart>, WireError> {
+    let with_reasoning = run
+        .iter()
+        .any(|(_, item)| item.get("type").and_then(Value::as_str) == Some("reasoning"));
+    let mut parts = Vec::new();
+    for (path, item) in run {
+        let head: ItemHead = decode(FORMAT, path, item)?;
+        let mut fields = object_of(item);
+        if !with_reasoning && pairs_with_reasoning(&fields) {
+            fields.remove("id");
+        }
+        match (head.kind.as_deref(), head.role.as_deref()) {
+            (Some("reasoning"), _) => parts.push(parse_reasoning(path, item)?),
+            (Some("function_call"), _) => {
+                let raw: RawCall = decode(FORMAT, path, &Value::Object(fields))?;
+                let mut rest = raw.rest;
+                rest.remove("type");
+                let arguments = match raw.arguments {
+                    None | Some(Value::Null) => String::new(),
+                    Some(Value::String(text)) if restore_raw => restore_arguments(text),
+                    Some(Value::String(text)) => text,
+                    // Tolerated: a server that sends an object.
+                    Some(other) => other.to_string(),
+                };
+                parts.push(ContentPart::ToolCall(ToolCall {
+                    id: raw.call_id.unwrap_or_default(),
+                    name: raw.name,
+                    arguments,
+                    extras: Extras::new(FORMAT, rest),
+                }));
+            }
+            (None | Some("message"), Some("assistant")) => {
+                parts.extend(parse_output_message(path, fields)?);
+            }
+            (None | Some("message"), Some(role)) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    path.as_str(),
+                    WireErrorKind::UnknownRole {
+                        role: role.to_owned(),
+                    },
+                ));
+            }
+            (None, None) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    path.as_str(),
+                    WireErrorKind::MissingField {
+                        field: "type".into(),
+                    },
+                ));
+            }
+            (Some("function_call_output"), _) => {
+                return Err(WireError::new(
+                    FORMAT,
+                    path.as_str(),
+                    WireErrorKind::UnknownType {
+                        found: "function_call_output".into(),
+                    },
+                ));
+            }
+            _ => parts.push(ContentPart::Provider(ProviderPart::new(
+                FORMAT,
+                Value::Object(fields),
+            ))),
+        }
+    }
+    Ok(join_blank_text(parts))
+}
+
+fn parse_reasoning(path: &str, item: &Value) -> Result<ContentPart, WireError> {
+    let raw: RawReasoning = decode(FORMAT, path, item)?;
+    let mut rest = raw.rest;
+    rest.remove("type");
+    let summary = raw.summary.unwrap_or_default();
+    let texts = |parts: &[Value], kind: &str| -> Vec<String> {
+        parts
+            .iter()
+            .filter(|part| part.get("type").and_then(Value::as_str) == Some(kind))
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut text = texts(&summary, "summary_text").join("\n\n");
+    if text.is_empty()
+        && let Some(content) = &raw.content
+    {
+        text = texts(content, "reasoning_text").join("\n\n");
+    }
+    let summary = Value::Array(summary);
+    if summary != summary_of(&text) {
+        rest.insert("summary".into(), summary);
+    }
+    if let Some(content) = raw.content {
+        rest.insert("content".into(), Value::Array(content));
+    }
+    Ok(ContentPart::Reasoning(ReasoningPart {
+        text,
+        signature: None,
+        redacted: raw.encrypted_content,
+        format: FORMAT,
+        extras: Extras::new(FORMAT, rest),
+    }))
+}
+
+/// An assistant `message` item: its `output_text` parts as text parts, the
+/// first carrying the item's fields under [`ITEM_KEY`]; a message with any
+/// other part (a `refusal`) is kept whole as one provider part.
+fn parse_output_message(
+    path: &str,
+    fields: Map<String, Value>,
+) -> Result<Vec<ContentPart>, WireError> {
+    let value = Value::Object(fields);
+    let raw: RawMessage = decode(FORMAT, path, &value)?;
+    let mut item = raw.rest;
+    item.remove("role");
+    let texts = match raw.content {
+        StringOrArray::Text(text) => vec![TextPart::new(text)],
+        StringOrArray::Array(parts) => {
+            let all_text = parts
+                .iter()
+                .all(|part| part.get("type").and_then(Value::as_str) == Some("output_text"));
+            if !all_text {
+                return Ok(vec![ContentPart::Provider(ProviderPart::new(
+                    FORMAT, value,
+                ))]);
+            }
+            parts
+                .iter()
+                .enumerate()
+                .map(|(index, part)| {
+                    let raw: RawText = decode(FORMAT, &format!("{path}.content[{index}]"), part)?;
+                    let mut rest = raw.rest;
+                    rest.remove("type");
+                    Ok(TextPart {
+                        text: raw.text,
+                        extras: Extras::new(FORMAT, rest),
+                    })
+                })
+                .collect::<Result<Vec<_>, WireError>>()?
+        }
+    };
+    Ok(texts
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut part)| {
+            if index == 0 {
+                let mut extras = part.extras.fields().clone();
+                extras.insert(ITEM_KEY.into(), Value::Object(item.clone()));
+                part.extras = Extras::new(FORMAT, extras);
+            }
+            ContentPart::Text(part)
+        })
+        .collect())
+}
+
+fn parse_input_message(path: &str, role: &str, item: &Value) -> Result<Vec<Message>, WireError> {
+    let raw: RawMessage = decode(FORMAT, path, item)?;
+    let mut extras = raw.rest;
+    extras.remove("role");
+    match role {
+        "user" => {
+            let content = match raw.content {
+                StringOrArray::Text(text) => vec![ContentPart::text(text)],
+                StringOrArray::Array(parts) => input_parts(&format!("{path}.content"), &parts)?,
+            };
+            let content = join_blank_text(content);
+            if content.is_empty() && extras.is_empty() {
+                return Ok(Vec::new());
+            }
+            Ok(vec![Message::User(UserMessage {
+                content,
+                extras: Extras::new(FORMAT, extras),
+            })])
+        }
+        "system" | "developer" => {
+            let system_role = if role == "system" {
+                SystemRole::System
+            } else {
+                SystemRole::Developer
+            };
+            let text = match raw.content {
+                StringOrArray::Text(text) => text,
+                StringOrArray::Array(parts) => {
+                    let plain = parts.iter().all(|part| {
+                        part.get("type").and_then(Value::as_str) == Some("input_text")
+                            && part.get("text").is_some_and(Value::is_string)
+                            && part.as_object().is_some_and(|part| part.len() == 2)
+                    });
+                    let text: String = parts
+                        .iter()
+                        .filter_map(|part| part.get("text").and_then(Value::as_str))
+                        .collect();
+                    if !plain {
+                        // Kept verbatim: a system message is text only.
+                        extras.insert("content".into(), Value::Array(parts));
+                    }
+                    text
+                }
+            };
+            if is_blank(&text) && !extras.contains_key("content") {
+                return Ok(Vec::new());
+            }
+            Ok(vec![Message::System(SystemMessage {
+                text,
+                system_role,
+                extras: Extras::new(FORMAT, extras),
+            })])
+        }
+        role => Err(WireError::new(
+            FORMAT,
+            path,
+            WireErrorKind::UnknownRole {
+                role: role.to_owned(),
+            },
+        )),
+    }
+}
+
+/// Parts of a user message or a function call's output.
+fn input_parts(root: &str, parts: &[Value]) -> Result<Vec<ContentPart>, WireError> {
+    parts
+        .iter()
+        .enumerate()
+        .map(|(index, part)| {
+            let path = format!("{root}[{index}]");
+            let head: PartHead = decode(FORMAT, &path, part)?;
+            Ok(match head.kind.as_str() {
+                "input_text" => {
+                    let raw: RawText = decode(FORMAT, &path, part)?;
+                    let mut rest = raw.rest;
+                    rest.remove("type");
+                    ContentPart::Text(TextPart {
+                        text: raw.text,
+                        extras: Extras::new(FORMAT, rest),
+                    })
+                }
+                "input_image" if part.get("image_url").is_some_and(Value::is_string) => {
+                    let mut rest = object_of(part);
+                    rest.remove("type");
+                    let url = match rest.remove("image_url") {
+                        Some(Value::String(url)) => url,
+                        _ => String::new(),
+                    };
+                    if rest.get("detail").and_then(Value::as_str) == Some("auto") {
+                        rest.remove("detail");
+                    }
+                    let source = match data_url(&url) {
+                        Some((media_type, data)) => ImageSource::Base64 {
+                            media_type: media_type.to_owned(),
+                            data: data.to_owned(),
+                        },
+                        None => ImageSource::Url { url },
+                    };
+                    ContentPart::Image(ImagePart {
+                        source,
+                        extras: Extras::new(FORMAT, rest),
+                    })
+                }
+                _ => ContentPart::Provider(ProviderPart::new(FORMAT, part.clone())),
+            })
+        })
+        .collect()
+}
+
+/// `data:<media type>;base64,<data>` → its media type and data.
+fn data_url(url: &str) -> Option<(&str, &str)> {
+    let (media_type, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
+    (!media_type.is_empty() && !media_type.contains(',')).then_some((media_type, data))
+}
+
+fn parse_output(path: &str, item: &Value) -> Result<Message, WireError> {
+    let raw: RawOutput = decode(FORMAT, path, item)?;
+    let mut rest = raw.rest;
+    rest.remove("type");
+    let content = match raw.output {
+        None => Vec::new(),
+        Some(StringOrArray::Text(text)) => vec![ContentPart::text(text)],
+        Some(StringOrArray::Array(parts)) => input_parts(&format!("{path}.output"), &parts)?,
+    };
+    Ok(Message::Tool(ToolResult {
+        tool_call_id: raw.call_id.unwrap_or_default(),
+        content: join_blank_text(content),
+        is_error: false,
+        extras: Extras::new(FORMAT, rest),
+    }))
+}
