@@ -14,7 +14,9 @@
 //!   (parsing is lossless).
 
 use agent_loop::conversation::{self, ContentPart, Message, ModelResponse};
-use agent_loop::wire::{ParsedRequest, ToolDeclaration, WireError, anthropic, mcp, openai};
+use agent_loop::wire::{
+    ParsedRequest, ToolDeclaration, WireError, anthropic, gemini, mcp, openai,
+};
 use serde_json::{Value, json};
 
 use super::ensure;
@@ -25,15 +27,17 @@ use super::ensure;
 pub enum Format {
     OpenAi,
     Anthropic,
+    Gemini,
 }
 
 impl Format {
-    pub const ALL: [Format; 2] = [Format::OpenAi, Format::Anthropic];
+    pub const ALL: [Format; 3] = [Format::OpenAi, Format::Anthropic, Format::Gemini];
 
     pub fn parse_request(self, body: &Value) -> Result<ParsedRequest, WireError> {
         match self {
             Self::OpenAi => openai::parse_request(body),
             Self::Anthropic => anthropic::parse_request(body),
+            Self::Gemini => gemini::parse_request(body),
         }
     }
 
@@ -41,6 +45,7 @@ impl Format {
         match self {
             Self::OpenAi => openai::parse_response(body),
             Self::Anthropic => anthropic::parse_response(body),
+            Self::Gemini => gemini::parse_response(body),
         }
     }
 
@@ -48,6 +53,7 @@ impl Format {
         match self {
             Self::OpenAi => openai::parse_messages(messages),
             Self::Anthropic => anthropic::parse_messages(messages),
+            Self::Gemini => gemini::parse_contents(messages),
         }
     }
 
@@ -55,6 +61,7 @@ impl Format {
         match self {
             Self::OpenAi => openai::parse_tools(tools),
             Self::Anthropic => anthropic::parse_tools(tools),
+            Self::Gemini => gemini::parse_tools(tools),
         }
     }
 
@@ -65,12 +72,14 @@ impl Format {
         match self {
             Self::OpenAi => openai::export_declarations(tools),
             Self::Anthropic => anthropic::export_declarations(tools),
+            Self::Gemini => gemini::export_declarations(tools),
         }
         .map(Value::Array)
     }
 
     /// A request body holding `conversation` (Anthropic's system prompt in
-    /// `system`) and, when there are any, `tools`.
+    /// `system`, Gemini's in `systemInstruction`) and, when there are any,
+    /// `tools`.
     ///
     /// Errors: those of [`export_tools`](Self::export_tools).
     pub fn export_request(
@@ -85,6 +94,14 @@ impl Format {
                 let mut body = json!({ "messages": exported.messages });
                 if let Some(system) = exported.system {
                     body["system"] = json!(system);
+                }
+                body
+            }
+            Self::Gemini => {
+                let exported = gemini::export_contents(conversation);
+                let mut body = json!({ "contents": exported.contents });
+                if let Some(system) = exported.system_instruction {
+                    body["systemInstruction"] = system;
                 }
                 body
             }
@@ -105,7 +122,7 @@ pub fn check_payload(payload: &Value) -> Result<(), String> {
             check_conversation(format, request.conversation)?;
             check_tools(format, &request.tools)?;
         }
-        for messages in [payload, &payload["messages"]] {
+        for messages in [payload, &payload["messages"], &payload["contents"]] {
             if let Ok(conversation) = format.parse_messages(messages) {
                 check_conversation(format, conversation)?;
             }
