@@ -38,7 +38,10 @@ fn model(server: &MockServer) -> GeminiModel {
 
 /// The SSE body of `chunks` (`data:` lines, as `alt=sse` sends them).
 fn sse(chunks: &[Value]) -> String {
-    chunks.iter().map(|chunk| format!("data: {chunk}\r\n\r\n")).collect()
+    chunks
+        .iter()
+        .map(|chunk| format!("data: {chunk}\r\n\r\n"))
+        .collect()
 }
 
 fn streamed(text: String) -> ResponseTemplate {
@@ -50,21 +53,29 @@ fn streamed(text: String) -> ResponseTemplate {
 async fn check_requests(name: &str, server: &MockServer) -> Vec<Value> {
     let requests = server.received_requests().await.expect("recording on");
     for request in &requests {
-        assert!(!request.url.as_str().contains(FAKE_KEY), "{name}: key in the URL");
+        assert!(
+            !request.url.as_str().contains(FAKE_KEY),
+            "{name}: key in the URL"
+        );
         assert!(request.url.query().is_none_or(|query| query == "alt=sse"));
         assert_eq!(
-            request.headers.get("x-goog-api-key").map(|v| v.to_str().unwrap()),
+            request
+                .headers
+                .get("x-goog-api-key")
+                .map(|v| v.to_str().unwrap()),
             Some(FAKE_KEY)
         );
         let body: Value = serde_json::from_slice(&request.body).unwrap();
-        assert!(!body.to_string().contains(FAKE_KEY), "{name}: key in the body");
+        assert!(
+            !body.to_string().contains(FAKE_KEY),
+            "{name}: key in the body"
+        );
         let violations = crate::wire_rules::gemini_violations(&body["contents"]);
         assert!(violations.is_empty(), "{name}: {violations:#?}\n{body:#}");
         let violations = crate::wire_rules::gemini_tool_violations(&body["tools"]);
         assert!(violations.is_empty(), "{name}: {violations:#?}");
         assert_eq!(
-            body["systemInstruction"]["parts"][0]["text"],
-            INSTRUCTIONS,
+            body["systemInstruction"]["parts"][0]["text"], INSTRUCTIONS,
             "{name}"
         );
     }
@@ -91,7 +102,11 @@ async fn recorded_responses_drive_whole_turns_and_every_request_passes_the_rules
         let session = session_for(&response).await;
         let mut conversation = start();
         let outcome = session
-            .run_turn(&model(&server), &mut conversation, &CancellationToken::new())
+            .run_turn(
+                &model(&server),
+                &mut conversation,
+                &CancellationToken::new(),
+            )
             .await
             .unwrap_or_else(|error| panic!("{name}: {error:#}"));
         let calls = response.message.tool_calls().count();
@@ -167,8 +182,10 @@ async fn every_thought_signature_stays_on_its_part_across_two_tool_rounds() {
     let first = recorded_signatures(&parallel);
     let second = recorded_signatures(&single);
     assert_eq!(first.len(), 1);
-    let expected_second_body: Vec<(usize, usize, String)> =
-        first.iter().map(|(part, sig)| (1, *part, sig.clone())).collect();
+    let expected_second_body: Vec<(usize, usize, String)> = first
+        .iter()
+        .map(|(part, sig)| (1, *part, sig.clone()))
+        .collect();
     assert_eq!(signatures(&bodies[1]), expected_second_body);
     let mut expected_third_body = expected_second_body.clone();
     expected_third_body.extend(second.iter().map(|(part, sig)| (3, *part, sig.clone())));
@@ -180,7 +197,10 @@ async fn every_thought_signature_stays_on_its_part_across_two_tool_rounds() {
     // Results carry the call's name and the id the runner minted.
     let results = bodies[2]["contents"][2]["parts"].as_array().unwrap();
     for (call, result) in model_turn.as_array().unwrap().iter().zip(results) {
-        assert_eq!(result["functionResponse"]["name"], call["functionCall"]["name"]);
+        assert_eq!(
+            result["functionResponse"]["name"],
+            call["functionCall"]["name"]
+        );
         assert_eq!(result["functionResponse"]["id"], call["functionCall"]["id"]);
     }
 }
@@ -321,7 +341,13 @@ async fn retryable_statuses_are_retried_and_errors_are_typed_without_the_key() {
     let error = model_error(&error);
     assert_eq!(error.kind, ModelErrorKind::Http { status: 400 });
     assert_eq!(error.error_type.as_deref(), Some("INVALID_ARGUMENT"));
-    assert!(error.message.as_deref().unwrap().contains("thought_signature"));
+    assert!(
+        error
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("thought_signature")
+    );
     assert_eq!(error.attempts, 1);
     assert!(!all_output(error).contains(FAKE_KEY));
     assert!(!format!("{:?}", model(&limited)).contains(FAKE_KEY));
@@ -340,21 +366,34 @@ async fn an_error_chunk_mid_stream_is_a_stream_error_with_the_providers_message(
         .await;
     let session = session_for(&gemini::parse_response(&final_answer()).unwrap()).await;
     let error = session
-        .run_turn(&model(&server).stream(true), &mut start(), &CancellationToken::new())
+        .run_turn(
+            &model(&server).stream(true),
+            &mut start(),
+            &CancellationToken::new(),
+        )
         .await
         .expect_err("the stream failed");
     let error = model_error(&error);
     assert_eq!(error.kind, ModelErrorKind::Stream, "{error}");
     assert_eq!(error.error_type.as_deref(), Some("INTERNAL"));
-    assert_eq!(error.message.as_deref(), Some("Internal error encountered."));
+    assert_eq!(
+        error.message.as_deref(),
+        Some("Internal error encountered.")
+    );
 
     let cut = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(streamed(sse(&[json!({ "candidates": [{ "content": { "parts": [{ "text": "Par" }] } }] })])))
+        .respond_with(streamed(sse(&[
+            json!({ "candidates": [{ "content": { "parts": [{ "text": "Par" }] } }] }),
+        ])))
         .mount(&cut)
         .await;
     let error = session
-        .run_turn(&model(&cut).stream(true), &mut start(), &CancellationToken::new())
+        .run_turn(
+            &model(&cut).stream(true),
+            &mut start(),
+            &CancellationToken::new(),
+        )
         .await
         .expect_err("a cut stream");
     assert_eq!(model_error(&error).kind, ModelErrorKind::Stream);
@@ -378,7 +417,10 @@ fn settings_reach_the_body() {
         .tools(&tools)
         .events(&events);
     let body = model.request_body(&request);
-    assert_eq!(body["systemInstruction"], json!({ "parts": [{ "text": "Be brief." }] }));
+    assert_eq!(
+        body["systemInstruction"],
+        json!({ "parts": [{ "text": "Be brief." }] })
+    );
     assert_eq!(
         body["toolConfig"],
         json!({ "functionCallingConfig": { "mode": "ANY", "allowedFunctionNames": ["echo"] } })
@@ -393,11 +435,25 @@ fn settings_reach_the_body() {
     );
     assert_eq!(body["tools"][0]["functionDeclarations"][0]["name"], "echo");
     assert_eq!(body["safetySettings"], json!([]));
-    for (choice, mode) in [(ToolChoice::Auto, "AUTO"), (ToolChoice::None, "NONE"), (ToolChoice::Required, "ANY")] {
-        let body = GeminiModel::new("g").tool_choice(choice).request_body(&request);
-        assert_eq!(body["toolConfig"]["functionCallingConfig"], json!({ "mode": mode }));
+    for (choice, mode) in [
+        (ToolChoice::Auto, "AUTO"),
+        (ToolChoice::None, "NONE"),
+        (ToolChoice::Required, "ANY"),
+    ] {
+        let body = GeminiModel::new("g")
+            .tool_choice(choice)
+            .request_body(&request);
+        assert_eq!(
+            body["toolConfig"]["functionCallingConfig"],
+            json!({ "mode": mode })
+        );
     }
-    assert!(GeminiModel::new("g").request_body(&request).get("generationConfig").is_none());
+    assert!(
+        GeminiModel::new("g")
+            .request_body(&request)
+            .get("generationConfig")
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -421,6 +477,9 @@ async fn native_output_sends_response_json_schema_and_the_json_text_is_the_value
     let bodies = bodies(&server).await;
     let generation = &bodies[0]["generationConfig"];
     assert_eq!(generation["responseMimeType"], "application/json");
-    assert_eq!(generation["responseJsonSchema"]["required"], json!(["number", "total_cents"]));
+    assert_eq!(
+        generation["responseJsonSchema"]["required"],
+        json!(["number", "total_cents"])
+    );
     assert_no_control_tool(&bodies[0]);
 }

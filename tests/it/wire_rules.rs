@@ -387,7 +387,9 @@ pub fn gemini_violations(contents: &Value) -> Vec<String> {
                 if !call["args"].is_object() {
                     violations.push(format!("{at}: args is not an object"));
                 }
-                let id = call.get("id").map(|id| id.as_str().unwrap_or_default().to_owned());
+                let id = call
+                    .get("id")
+                    .map(|id| id.as_str().unwrap_or_default().to_owned());
                 if let Some(id) = &id
                     && (id.is_empty() || !ids.insert(id.clone()))
                 {
@@ -431,7 +433,9 @@ pub fn gemini_violations(contents: &Value) -> Vec<String> {
             }
             for (id, name) in &answered {
                 let position = match id {
-                    Some(id) => open.iter().position(|(call, _)| call.as_deref() == Some(id)),
+                    Some(id) => open
+                        .iter()
+                        .position(|(call, _)| call.as_deref() == Some(id)),
                     None => open
                         .iter()
                         .position(|(call, call_name)| call.is_none() && call_name == name),
@@ -469,7 +473,13 @@ pub fn gemini_violations(contents: &Value) -> Vec<String> {
 /// valid name and a `parametersJsonSchema` object.
 pub fn gemini_tool_violations(tools: &Value) -> Vec<String> {
     let mut violations = Vec::new();
-    for (index, tool) in tools.as_array().cloned().unwrap_or_default().iter().enumerate() {
+    for (index, tool) in tools
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
         for (position, declaration) in tool["functionDeclarations"]
             .as_array()
             .cloned()

@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::FORMAT;
 use super::parts::{
-    CallPart, PART_DATA_FIELDS, Part, ResponsePart, array, get, inline_data, object,
-    own_extras, parse_part,
+    CallPart, PART_DATA_FIELDS, Part, ResponsePart, array, get, inline_data, object, own_extras,
+    parse_part,
 };
 use crate::conversation::ids::mint_missing_ids;
 use crate::conversation::{
@@ -161,9 +161,10 @@ fn export_system(conversation: &[Message]) -> Option<Value> {
     let parts: Vec<Value> = conversation
         .iter()
         .filter_map(|message| match message {
-            Message::System(system) if !is_blank(&system.text) => {
-                Some(text_part(&system.text, own_extras(&system.extras, PART_DATA_FIELDS)))
-            }
+            Message::System(system) if !is_blank(&system.text) => Some(text_part(
+                &system.text,
+                own_extras(&system.extras, PART_DATA_FIELDS),
+            )),
             _ => None,
         })
         .collect();
@@ -183,7 +184,8 @@ fn text_part(text: &str, extras: Map<String, Value>) -> Value {
 }
 
 fn export_text(text: &TextPart) -> Option<Value> {
-    (!is_blank(&text.text)).then(|| text_part(&text.text, own_extras(&text.extras, PART_DATA_FIELDS)))
+    (!is_blank(&text.text))
+        .then(|| text_part(&text.text, own_extras(&text.extras, PART_DATA_FIELDS)))
 }
 
 fn export_image(image: &ImagePart) -> Option<Value> {
@@ -286,8 +288,15 @@ fn export_call(
         inner.insert("id".into(), Value::String(ids.call(&call.id)));
     }
     inner.insert("name".into(), Value::String(name.clone()));
-    inner.insert("args".into(), Value::Object(arguments_object(&call.arguments)));
-    inner.extend(inner_extras(&call.extras, "functionCall", &["id", "name", "args"]));
+    inner.insert(
+        "args".into(),
+        Value::Object(arguments_object(&call.arguments)),
+    );
+    inner.extend(inner_extras(
+        &call.extras,
+        "functionCall",
+        &["id", "name", "args"],
+    ));
     open_calls.push((call.id.clone(), name));
     let mut part = Map::new();
     part.insert("functionCall".into(), Value::Object(inner));
@@ -337,7 +346,11 @@ fn export_result(
     }
     // Kept fields (`willContinue`, a `response` that is neither `output`
     // nor `error`, a name that differed from the call's) win.
-    inner.extend(inner_extras(&result.extras, "functionResponse", &["id", "parts"]));
+    inner.extend(inner_extras(
+        &result.extras,
+        "functionResponse",
+        &["id", "parts"],
+    ));
     let mut part = Map::new();
     part.insert("functionResponse".into(), Value::Object(inner));
     part.extend(own_extras(&result.extras, PART_DATA_FIELDS));
@@ -382,10 +395,7 @@ fn image(mime_type: String, data: String, extras: Map<String, Value>) -> Content
 /// A model content's parts as an assistant message, in order; blank text
 /// joined to its neighbours, blank unsigned thoughts dropped. Returns the
 /// message and its calls' (id, name).
-pub(super) fn model_message(
-    parts: Vec<(Part, Value)>,
-    restore_raw: bool,
-) -> AssistantMessage {
+pub(super) fn model_message(parts: Vec<(Part, Value)>, restore_raw: bool) -> AssistantMessage {
     let content = parts
         .into_iter()
         .filter_map(|(part, value)| {
@@ -524,7 +534,11 @@ fn push_user(
                 let answered = open_calls
                     .iter()
                     .position(|(id, _)| !response.id.is_empty() && *id == response.id)
-                    .or_else(|| open_calls.iter().position(|(_, name)| *name == response.name))
+                    .or_else(|| {
+                        open_calls
+                            .iter()
+                            .position(|(_, name)| *name == response.name)
+                    })
                     .map(|position| open_calls.remove(position).1);
                 conversation.push(result_message(response, answered.as_deref()));
             }

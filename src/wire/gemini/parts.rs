@@ -102,7 +102,11 @@ pub(super) fn take(fields: &mut Map<String, Value>, camel: &str, snake: &str) ->
 }
 
 /// The field spelled `camel` or `snake`, read in place.
-pub(super) fn get<'v>(fields: &'v Map<String, Value>, camel: &str, snake: &str) -> Option<&'v Value> {
+pub(super) fn get<'v>(
+    fields: &'v Map<String, Value>,
+    camel: &str,
+    snake: &str,
+) -> Option<&'v Value> {
     fields.get(camel).or_else(|| fields.get(snake))
 }
 
@@ -140,7 +144,11 @@ pub(super) fn object<'v>(
 }
 
 /// `value` as an array (`null` as none), or a `WrongType` error.
-pub(super) fn array<'v>(path: &str, field: &str, value: &'v Value) -> Result<&'v [Value], WireError> {
+pub(super) fn array<'v>(
+    path: &str,
+    field: &str,
+    value: &'v Value,
+) -> Result<&'v [Value], WireError> {
     match value {
         Value::Array(items) => Ok(items),
         Value::Null => Ok(&[]),
@@ -253,8 +261,8 @@ pub(super) fn parse_part(path: &str, value: &Value) -> Result<Part, WireError> {
         let name = string(&response_path, "name", inner.remove("name"))?
             .ok_or_else(|| missing(&response_path, "name"))?;
         let id = string(&response_path, "id", inner.remove("id"))?.unwrap_or_default();
-        let response = object_field(&response_path, "response", inner.remove("response"))?
-            .unwrap_or_default();
+        let response =
+            object_field(&response_path, "response", inner.remove("response"))?.unwrap_or_default();
         let parts = match inner.remove("parts") {
             None => Vec::new(),
             Some(parts) => array(&response_path, "parts", &parts)?.to_vec(),

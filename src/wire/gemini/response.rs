@@ -12,7 +12,9 @@ use crate::wire::error::{WireError, WireErrorKind};
 /// A count of `usageMetadata` (either key case); a missing or unreadable
 /// one is `0`.
 fn count(usage: &Map<String, Value>, camel: &str, snake: &str) -> u64 {
-    get(usage, camel, snake).and_then(Value::as_u64).unwrap_or(0)
+    get(usage, camel, snake)
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }
 
 /// A response's [`Usage`] from its `usageMetadata`.
@@ -22,12 +24,18 @@ fn read_usage(usage: Option<&Value>) -> Usage {
     };
     let thoughts = count(usage, "thoughtsTokenCount", "thoughts_token_count");
     Usage {
-        input_tokens: count(usage, "promptTokenCount", "prompt_token_count").saturating_add(
-            count(usage, "toolUsePromptTokenCount", "tool_use_prompt_token_count"),
-        ),
+        input_tokens: count(usage, "promptTokenCount", "prompt_token_count").saturating_add(count(
+            usage,
+            "toolUsePromptTokenCount",
+            "tool_use_prompt_token_count",
+        )),
         output_tokens: count(usage, "candidatesTokenCount", "candidates_token_count")
             .saturating_add(thoughts),
-        cache_read_tokens: count(usage, "cachedContentTokenCount", "cached_content_token_count"),
+        cache_read_tokens: count(
+            usage,
+            "cachedContentTokenCount",
+            "cached_content_token_count",
+        ),
         cache_write_tokens: 0,
         reasoning_tokens: thoughts,
     }
@@ -43,8 +51,14 @@ fn finish_reason(reason: Option<&str>, has_calls: bool) -> FinishReason {
         None | Some("STOP" | "FINISH_REASON_UNSPECIFIED") => FinishReason::Stop,
         Some("MAX_TOKENS") => FinishReason::Length,
         Some(
-            "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY"
-            | "IMAGE_PROHIBITED_CONTENT" | "IMAGE_RECITATION",
+            "SAFETY"
+            | "RECITATION"
+            | "BLOCKLIST"
+            | "PROHIBITED_CONTENT"
+            | "SPII"
+            | "IMAGE_SAFETY"
+            | "IMAGE_PROHIBITED_CONTENT"
+            | "IMAGE_RECITATION",
         ) => FinishReason::ContentFilter,
         Some(other) => FinishReason::Other(other.to_owned()),
     }
@@ -91,7 +105,11 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     check_depth(FORMAT, "response", body)?;
     let response = object("response", "response", body)?;
     if let Some(error) = response.get("error").filter(|error| !error.is_null()) {
-        return Err(WireError::new(FORMAT, "response.error", provider_error(error)));
+        return Err(WireError::new(
+            FORMAT,
+            "response.error",
+            provider_error(error),
+        ));
     }
     let usage = read_usage(get(response, "usageMetadata", "usage_metadata"));
     let candidates = match response.get("candidates") {

@@ -122,7 +122,12 @@ fn snake_case_keys_are_read() {
     ]);
     let conversation = parse_contents(&contents).unwrap();
     assert_eq!(conversation.len(), 4);
-    let call = conversation[1].as_assistant().unwrap().tool_calls().next().unwrap();
+    let call = conversation[1]
+        .as_assistant()
+        .unwrap()
+        .tool_calls()
+        .next()
+        .unwrap();
     assert_eq!(call.id, "c1");
     assert_eq!(
         call.extras.fields_for(WireFormat::Gemini).unwrap()["thoughtSignature"],
@@ -224,7 +229,10 @@ fn other_formats_and_url_images_are_dropped_and_reported() {
 #[test]
 fn system_instruction_and_tools_parse_from_a_request() {
     let parsed = parse_request(&fixture("gemini/gem_retry_error.request.json")).unwrap();
-    assert_eq!(parsed.conversation[0], Message::system("You are a helpful chatbot."));
+    assert_eq!(
+        parsed.conversation[0],
+        Message::system("You are a helpful chatbot.")
+    );
     let ToolDeclaration::Function(info) = &parsed.tools[0] else {
         panic!()
     };
@@ -269,9 +277,7 @@ fn openapi_parameters_are_lowered_and_other_tools_kept() {
 
 #[test]
 fn finish_reasons_and_blocked_prompts() {
-    let body = |reason: &str| {
-        json!({ "candidates": [{ "content": { "role": "model", "parts": [{ "text": "x" }] }, "finishReason": reason }] })
-    };
+    let body = |reason: &str| json!({ "candidates": [{ "content": { "role": "model", "parts": [{ "text": "x" }] }, "finishReason": reason }] });
     let cases = [
         ("STOP", FinishReason::Stop),
         ("MAX_TOKENS", FinishReason::Length),
@@ -283,9 +289,13 @@ fn finish_reasons_and_blocked_prompts() {
         ),
     ];
     for (reason, expected) in cases {
-        assert_eq!(parse_response(&body(reason)).unwrap().finish_reason, expected);
+        assert_eq!(
+            parse_response(&body(reason)).unwrap().finish_reason,
+            expected
+        );
     }
-    let blocked = parse_response(&json!({ "promptFeedback": { "blockReason": "SAFETY" } })).unwrap();
+    let blocked =
+        parse_response(&json!({ "promptFeedback": { "blockReason": "SAFETY" } })).unwrap();
     assert_eq!(blocked.finish_reason, FinishReason::ContentFilter);
     assert!(blocked.message.content.is_empty());
     let cut = parse_response(&fixture("gemini/gem_max_tokens.response.json")).unwrap();
@@ -308,12 +318,21 @@ fn errors_are_typed_with_paths() {
     );
     let error = parse_response(&json!({})).unwrap_err();
     assert!(matches!(error.kind, WireErrorKind::MissingField { .. }));
-    let error = parse_contents(&json!([{ "role": "model", "parts": [{ "functionCall": { "args": {} } }] }])).unwrap_err();
+    let error = parse_contents(
+        &json!([{ "role": "model", "parts": [{ "functionCall": { "args": {} } }] }]),
+    )
+    .unwrap_err();
     assert_eq!(error.path, "contents[0].parts[0].functionCall");
     let error = parse_contents(&json!([{ "role": "system", "parts": [] }])).unwrap_err();
     assert!(matches!(error.kind, WireErrorKind::UnknownRole { .. }));
-    let error = parse_contents(&json!([{ "role": "model", "parts": [{ "functionCall": { "name": "f", "args": [1] } }] }])).unwrap_err();
-    assert!(matches!(error.kind, WireErrorKind::WrongType { .. }), "{error}");
+    let error = parse_contents(
+        &json!([{ "role": "model", "parts": [{ "functionCall": { "name": "f", "args": [1] } }] }]),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error.kind, WireErrorKind::WrongType { .. }),
+        "{error}"
+    );
     let error = parse_request(&json!({ "tools": [] })).unwrap_err();
     assert_eq!(error.path, "request");
 }
@@ -325,7 +344,10 @@ fn deep_values_are_refused_at_the_root() {
         deep = json!([deep]);
     }
     let error = parse_contents(&deep).unwrap_err();
-    assert_eq!((error.path.as_str(), &error.kind), ("contents", &WireErrorKind::TooDeep));
+    assert_eq!(
+        (error.path.as_str(), &error.kind),
+        ("contents", &WireErrorKind::TooDeep)
+    );
 }
 
 #[test]

@@ -180,9 +180,15 @@ fn parse_declaration(path: &str, value: &Value) -> Result<ToolInfo, WireError> {
         Some(Value::String(description)) => description,
         Some(other) => return Err(wrong_type(path, "description", "a string", &other)),
     };
-    let json_schema = take(&mut fields, "parametersJsonSchema", "parameters_json_schema")
+    let json_schema = take(
+        &mut fields,
+        "parametersJsonSchema",
+        "parameters_json_schema",
+    )
+    .filter(|schema| !schema.is_null());
+    let openapi = fields
+        .remove("parameters")
         .filter(|schema| !schema.is_null());
-    let openapi = fields.remove("parameters").filter(|schema| !schema.is_null());
     let parameters = match (json_schema, openapi) {
         // Both given (the API refuses that): the JSON Schema wins.
         (Some(schema), _) => schema,

@@ -93,7 +93,9 @@ fn signature(part: &Map<String, Value>) -> Option<&Value> {
 }
 
 fn is_thought(part: &Map<String, Value>) -> bool {
-    part.get("thought").and_then(Value::as_bool).unwrap_or(false)
+    part.get("thought")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// A text part (its only data field is a string `text`).
@@ -157,7 +159,8 @@ impl ChunkAssembler {
         }
         let path = format!("chunks[{}]", self.chunks);
         self.chunks += 1;
-        self.read_chunk(&path, chunk).map_err(|error| self.fail(error))
+        self.read_chunk(&path, chunk)
+            .map_err(|error| self.fail(error))
     }
 
     fn read_chunk(&mut self, path: &str, chunk: &Value) -> Result<Vec<StreamDelta>, WireError> {
@@ -203,11 +206,7 @@ impl ChunkAssembler {
         };
         // The first candidate only, as `parse_response` reads it.
         let Some((position, candidate)) = candidates.iter().enumerate().find(|(_, candidate)| {
-            candidate
-                .get("index")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                == 0
+            candidate.get("index").and_then(Value::as_u64).unwrap_or(0) == 0
         }) else {
             return Ok(deltas);
         };
@@ -291,7 +290,10 @@ impl ChunkAssembler {
             }
             return;
         }
-        if let Some(call) = part.get("functionCall").or_else(|| part.get("function_call")) {
+        if let Some(call) = part
+            .get("functionCall")
+            .or_else(|| part.get("function_call"))
+        {
             let text = |key: &str| {
                 call.get(key)
                     .and_then(Value::as_str)
@@ -379,7 +381,9 @@ mod tests {
         for data in sse_data("gem_sse_sig.sse") {
             deltas.extend(stream.push(&data).unwrap());
         }
-        assert!(matches!(&deltas[..], [StreamDelta::ToolCallStarted { index: 0, name, .. }] if name == "get_country"));
+        assert!(
+            matches!(&deltas[..], [StreamDelta::ToolCallStarted { index: 0, name, .. }] if name == "get_country")
+        );
         let merged = stream.merged();
         let response = stream.finish().unwrap();
         assert_eq!(response, gemini::parse_response(&merged).unwrap());
@@ -397,10 +401,18 @@ mod tests {
         for chunk in chunks.as_array().unwrap() {
             deltas.extend(stream.push_chunk(chunk).unwrap());
         }
-        assert!(matches!(&deltas[0], StreamDelta::Reasoning(text) if text.starts_with("**Generating")));
+        assert!(
+            matches!(&deltas[0], StreamDelta::Reasoning(text) if text.starts_with("**Generating"))
+        );
         let response = stream.finish().unwrap();
-        assert!(matches!(&response.message.content[0], ContentPart::Reasoning(_)));
-        assert!(matches!(&response.message.content[1], ContentPart::ToolCall(_)));
+        assert!(matches!(
+            &response.message.content[0],
+            ContentPart::Reasoning(_)
+        ));
+        assert!(matches!(
+            &response.message.content[1],
+            ContentPart::ToolCall(_)
+        ));
     }
 
     #[test]
@@ -414,7 +426,8 @@ mod tests {
             json!({ "text": "", "thoughtSignature": "c2ln" }),
             json!({ "text": " again" }),
         ] {
-            let chunk = json!({ "candidates": [{ "content": { "role": "model", "parts": [part] } }] });
+            let chunk =
+                json!({ "candidates": [{ "content": { "role": "model", "parts": [part] } }] });
             stream.push_chunk(&chunk).unwrap();
         }
         stream
@@ -452,6 +465,9 @@ mod tests {
             .unwrap();
         assert_eq!(cut.finish().unwrap_err().kind, WireErrorKind::Incomplete);
         let mut bad = ChunkAssembler::new();
-        assert!(matches!(bad.push("nope").unwrap_err().kind, WireErrorKind::NotJson { .. }));
+        assert!(matches!(
+            bad.push("nope").unwrap_err().kind,
+            WireErrorKind::NotJson { .. }
+        ));
     }
 }

@@ -14,9 +14,7 @@
 //!   (parsing is lossless).
 
 use agent_loop::conversation::{self, ContentPart, Message, ModelResponse};
-use agent_loop::wire::{
-    ParsedRequest, ToolDeclaration, WireError, anthropic, gemini, mcp, openai,
-};
+use agent_loop::wire::{ParsedRequest, ToolDeclaration, WireError, anthropic, gemini, mcp, openai};
 use serde_json::{Value, json};
 
 use super::ensure;
