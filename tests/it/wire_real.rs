@@ -552,10 +552,10 @@ fn map_ids(ours: &mut Value, theirs: &Value, what: &str) {
         match value {
             Value::Object(fields) => {
                 for (key, value) in fields {
-                    if key == "functionCall" || key == "functionResponse" {
-                        if let Some(id) = value["id"].as_str() {
-                            ids.push(id.to_owned());
-                        }
+                    if (key == "functionCall" || key == "functionResponse")
+                        && let Some(id) = value["id"].as_str()
+                    {
+                        ids.push(id.to_owned());
                     }
                     collect(value, ids);
                 }

@@ -1,5 +1,5 @@
 //! Gemini `streamGenerateContent` chunks assembled into the response
-//! [`gemini::parse_response`](crate::wire::gemini::parse_response) gives
+//! [`gemini::parse_response`] gives
 //! for the same answer unstreamed.
 //!
 //! Each chunk is a whole `GenerateContentResponse` holding the parts that
