@@ -98,12 +98,19 @@ fn is_thought(part: &Map<String, Value>) -> bool {
         .unwrap_or(false)
 }
 
-/// A text part (its only data field is a string `text`).
+/// A text part: one with `text`, which `parse_response` reads first.
 fn is_text(part: &Map<String, Value>) -> bool {
-    part.get("text").is_some_and(Value::is_string)
-        && DATA_FIELDS
-            .iter()
-            .all(|field| *field == "text" || !part.contains_key(*field))
+    part.contains_key("text")
+}
+
+/// A function call as `parse_response` reads it: no `text` or
+/// `inlineData` before it.
+fn call(part: &Map<String, Value>) -> Option<&Value> {
+    if is_text(part) || part.contains_key("inlineData") || part.contains_key("inline_data") {
+        return None;
+    }
+    part.get("functionCall")
+        .or_else(|| part.get("function_call"))
 }
 
 /// A part with no data at all (a `thoughtSignature` sent alone).
