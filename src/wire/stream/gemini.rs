@@ -297,10 +297,7 @@ impl ChunkAssembler {
             }
             return;
         }
-        if let Some(call) = part
-            .get("functionCall")
-            .or_else(|| part.get("function_call"))
-        {
+        if let Some(call) = call(part) {
             let text = |key: &str| {
                 call.get(key)
                     .and_then(Value::as_str)
