@@ -389,8 +389,11 @@ pub mod limits;
 pub mod mcp;
 pub mod middleware;
 pub mod mode;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "openai", feature = "anthropic", feature = "gemini")))
+)]
 pub mod model;
 pub mod session;
 mod support;

@@ -1,5 +1,6 @@
-//! Every stream assembler on any server-sent event text, framed by the
-//! SSE parser the models use (`eventsource-stream`), up to its first
+//! Every stream assembler (OpenAI Chat Completions and Responses,
+//! Anthropic, Gemini) on any server-sent event text, framed by the SSE
+//! parser the models use (`eventsource-stream`), up to its first
 //! error as the transport stops there; see `properties::stream`. Seeds:
 //! the recorded responses as streams (`fuzz/seeds/stream/`).
 #![no_main]

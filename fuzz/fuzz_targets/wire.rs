@@ -1,4 +1,4 @@
-//! Every wire parser (OpenAI, Anthropic, MCP `tools/list`) on any JSON
+//! Every wire parser (OpenAI, Anthropic, Gemini, MCP `tools/list`) on any JSON
 //! text; see `properties::wire`. Seeds: the recorded payloads.
 #![no_main]
 

@@ -55,7 +55,7 @@ impl<'a> ToolList<'a> {
     /// structured-output tool) was checked for depth when it was declared,
     /// bound or made; a caller's own slice was not. (What the HTTP models
     /// need before they serialise a request.)
-    #[cfg(any(feature = "openai", feature = "anthropic"))]
+    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
     pub(crate) fn is_checked(&self) -> bool {
         matches!(self.repr, Repr::Bound { .. })
     }

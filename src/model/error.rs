@@ -80,7 +80,8 @@ impl ModelError {
             _ => None,
         };
         if error.is_object() {
-            self.error_type = string("type");
+            // Gemini names its error by `status` (`RESOURCE_EXHAUSTED`).
+            self.error_type = string("type").or_else(|| string("status"));
             self.message = string("message");
             self.code = string("code");
         } else if let Some(message) = error.as_str() {

@@ -1,9 +1,9 @@
 //! Real models over HTTP: [`OpenAiModel`] (OpenAI Chat Completions and
 //! every OpenAI-compatible server) and [`OpenAiResponsesModel`] (the
 //! OpenAI Responses API, for OpenAI's own models) behind the `openai`
-//! feature, and
-//! [`AnthropicModel`] (Anthropic Messages) behind the `anthropic` feature.
-//! The default build has neither, and no HTTP stack.
+//! feature, [`AnthropicModel`] (Anthropic Messages) behind the `anthropic`
+//! feature, and [`GeminiModel`] (Gemini's native API) behind the `gemini`
+//! feature. The default build has none of them, and no HTTP stack.
 //!
 //! Each implements [`Model`](crate::turn::Model): the mode's instructions
 //! go out as the system prompt, ahead of the conversation's own system
@@ -40,6 +40,8 @@
 #![cfg_attr(not(feature = "openai"), doc = "[`OpenAiResponsesModel`]: self")]
 #![cfg_attr(feature = "anthropic", doc = "[`AnthropicModel`]: AnthropicModel")]
 #![cfg_attr(not(feature = "anthropic"), doc = "[`AnthropicModel`]: self")]
+#![cfg_attr(feature = "gemini", doc = "[`GeminiModel`]: GeminiModel")]
+#![cfg_attr(not(feature = "gemini"), doc = "[`GeminiModel`]: self")]
 // A `ModelError` is large (the provider's type, message, code and request
 // id), but it is returned once per failed network request: boxing it
 // inside the module would buy nothing.
@@ -52,6 +54,8 @@ mod send;
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
+#[cfg(feature = "gemini")]
+mod gemini;
 #[cfg(feature = "openai")]
 mod openai;
 #[cfg(feature = "openai")]
@@ -63,6 +67,9 @@ pub use error::EnvError;
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub use anthropic::AnthropicModel;
+#[cfg(feature = "gemini")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
+pub use gemini::{GeminiModel, ThinkingLevel};
 pub use http::ApiKey;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
@@ -77,10 +84,11 @@ pub use responses::{OpenAiResponsesModel, ReasoningSummary};
 pub enum ToolChoice {
     /// The model decides (the providers' default when tools are given).
     Auto,
-    /// No tool call: OpenAI `"none"`, Anthropic `{"type": "none"}`.
+    /// No tool call: OpenAI `"none"`, Anthropic `{"type": "none"}`, Gemini
+    /// `NONE`.
     None,
     /// At least one tool call: OpenAI `"required"`, Anthropic
-    /// `{"type": "any"}`.
+    /// `{"type": "any"}`, Gemini `ANY`.
     Required,
     /// A call of this tool.
     Tool(String),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::openai::ReasoningEffort;
-use super::send::{Provider, StreamAssembler, send};
+use super::send::{Body, Provider, StreamAssembler, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -257,25 +257,27 @@ impl OpenAiResponsesModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        self.body(request).value
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Body {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         if let Some(instructions) = request.instructions {
             body.insert("instructions".into(), json!(instructions));
         }
         let mut conversation: &[Message] = request.conversation;
+        // With `previous_response_id`, the messages up to the response
+        // named are on the server: only those after it are sent.
+        let mut skipped = 0;
         if self.previous_response_id
             && let Some((index, id)) = last_response_id(conversation)
         {
             body.insert("previous_response_id".into(), json!(id));
-            conversation = &conversation[index + 1..];
+            skipped = index + 1;
+            conversation = &conversation[skipped..];
         }
         let exported = responses::export_messages(conversation);
-        if !exported.dropped.is_empty() {
-            tracing::debug!(
-                dropped = exported.dropped.len(),
-                "the Responses export left out parts of another format"
-            );
-        }
         body.insert("input".into(), Value::Array(exported.input));
         body.insert("store".into(), json!(self.previous_response_id));
         if self.includes_encrypted_reasoning() {
@@ -326,7 +328,7 @@ impl OpenAiResponsesModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Value::Object(body)
+        Body::new(Value::Object(body), exported.dropped, 0, skipped)
     }
 }
 
@@ -401,8 +403,8 @@ impl Provider for OpenAiResponsesModel {
         &self.transport
     }
 
-    fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        OpenAiResponsesModel::request_body(self, request)
+    fn body(&self, request: &ModelRequest<'_>) -> Body {
+        OpenAiResponsesModel::body(self, request)
     }
 
     fn url(&self) -> String {

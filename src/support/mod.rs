@@ -6,6 +6,11 @@
 
 pub(crate) mod json;
 pub(crate) mod panic;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "mcp"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "mcp"
+))]
 pub(crate) mod redact;
 pub(crate) mod text;

@@ -25,10 +25,13 @@ pub const RESPONSES_MAX_ID_LEN: usize = 64;
 /// Completions 1 to [`OPENAI_MAX_ID_LEN`] characters; for OpenAI Responses
 /// 1 to [`RESPONSES_MAX_ID_LEN`] (`FunctionCallOutputItemParam.call_id` in
 /// the OpenAPI description); for Anthropic `^[a-zA-Z0-9_-]+$` (the
-/// pattern of `tool_use.id` in the Messages API reference).
+/// pattern of `tool_use.id` in the Messages API reference); for Gemini any
+/// non-empty id (`FunctionCall.id` documents no pattern; a call without
+/// one is written without `id`).
 pub fn id_is_valid(format: WireFormat, id: &str) -> bool {
     match format {
         WireFormat::OpenAiResponses => (1..=RESPONSES_MAX_ID_LEN).contains(&id.chars().count()),
+        WireFormat::Gemini => !id.is_empty(),
         WireFormat::AnthropicMessages => {
             !id.is_empty()
                 && id
@@ -40,9 +43,24 @@ pub fn id_is_valid(format: WireFormat, id: &str) -> bool {
 }
 
 /// `true` when `name` is a tool name `format` accepts in a tool call:
-/// `^[a-zA-Z0-9_-]{1,64}$` for both OpenAI and Anthropic.
-pub fn name_is_valid(_format: WireFormat, name: &str) -> bool {
-    NameRules::OpenAi.check(name).is_ok()
+/// `^[a-zA-Z0-9_-]{1,64}$` for OpenAI and Anthropic; for Gemini
+/// `^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$` ("Must start with a letter or an
+/// underscore. Must be a-z, A-Z, 0-9, or contain underscores, dots, colons
+/// and dashes, with a maximum length of 128", `FunctionDeclaration.name`).
+pub fn name_is_valid(format: WireFormat, name: &str) -> bool {
+    match format {
+        WireFormat::Gemini => {
+            name.len() <= 128
+                && name
+                    .bytes()
+                    .next()
+                    .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+                && name.bytes().all(|byte| {
+                    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b':' | b'-')
+                })
+        }
+        _ => NameRules::OpenAi.check(name).is_ok(),
+    }
 }
 
 /// The export mapping of one conversation's tool call ids and tool names to

@@ -1,8 +1,8 @@
 //! Provider wire formats: [`ToolInfo`](crate::tool::ToolInfo) and the
 //! [`Message`](crate::conversation::Message) conversation to and from the
 //! JSON that OpenAI Chat Completions ([`openai`]), OpenAI Responses
-//! ([`responses`]), Anthropic Messages ([`anthropic`]) and MCP
-//! `tools/list` ([`mcp`]) use.
+//! ([`responses`]), Anthropic Messages ([`anthropic`]), Gemini's native
+//! API ([`gemini`]) and MCP `tools/list` ([`mcp`]) use.
 //!
 //! Each format module reads and writes the provider's JSON through serde
 //! types of its own that mirror the provider's API reference: its
@@ -13,7 +13,8 @@
 //! crate: what is public is the conversation, the tool declarations, and
 //! the JSON.
 //! [`stream`] assembles a streamed response (Chat Completions chunks,
-//! Messages events) into the [`ModelResponse`](crate::conversation::ModelResponse)
+//! Messages events, Gemini `GenerateContentResponse` chunks) into the
+//! [`ModelResponse`](crate::conversation::ModelResponse)
 //! the format's `parse_response` gives for the same response unstreamed.
 //!
 //! **Parsing is tolerant** of what real servers send: arguments given as a
@@ -34,9 +35,10 @@
 //!
 //! **Exporting is strict**: what leaves the crate passes the target
 //! provider's documented rules. Tool call ids that break them (Anthropic
-//! `^[a-zA-Z0-9_-]+$`; OpenAI Chat Completions at most 40 characters, Responses
-//! at most 64) and recorded tool names
-//! that break `^[a-zA-Z0-9_-]{1,64}$` are mapped to valid ones,
+//! `^[a-zA-Z0-9_-]+$`; OpenAI Chat Completions at most 40 characters,
+//! Responses at most 64; Gemini non-empty) and recorded tool names that
+//! break `^[a-zA-Z0-9_-]{1,64}$` (Gemini:
+//! `^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$`) are mapped to valid ones,
 //! deterministically and the same for a call and its result; empty and
 //! whitespace-only text is left out, and so is an assistant message left
 //! with nothing to say; blank arguments go out as `{}`, as they ran;
@@ -67,6 +69,7 @@ mod decode;
 mod dropped;
 mod encode;
 mod error;
+pub mod gemini;
 mod ids;
 pub mod mcp;
 pub mod openai;

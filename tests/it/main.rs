@@ -29,8 +29,10 @@ mod mcp_real_servers;
 mod middleware_order;
 #[cfg(feature = "anthropic")]
 mod model_anthropic;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod model_common;
+#[cfg(feature = "gemini")]
+mod model_gemini;
 #[cfg(feature = "openai")]
 mod model_openai;
 #[cfg(feature = "openai")]

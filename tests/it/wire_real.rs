@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::tool::{self, BoxError, NameRules, ToolInfo};
 use agent_loop::turn::ScriptedModel;
-use agent_loop::wire::{ToolDeclaration, mcp};
+use agent_loop::wire::{ToolDeclaration, gemini, mcp, stream};
 use agent_loop::{Bindings, LoopId, SessionId};
 use agent_loop::{Bound, Definition};
 use serde_json::{Value, json};
@@ -601,4 +601,290 @@ async fn every_openai_responses_stream_assembles_to_its_final_response_or_its_er
             (None, None) => panic!("{what}: a stream without an end"),
         }
     }
+}
+
+/// The Gemini recordings: `<name>.request.json`, `.response.json`,
+/// `.followup_request.json`, `.sse` (`streamGenerateContent?alt=sse`) and
+/// `.stream.json` (the JSON array `streamGenerateContent` sends without
+/// `alt=sse`). Requests as for the other formats; a response (or a stream,
+/// assembled) parses, round-trips, drives a turn from its request's
+/// history, and with a follow-up reproduces it: the contents our turn
+/// exports, with the tool results taken from the recording, equal the
+/// recorded ones up to a one-to-one mapping of ids (the recording clients
+/// minted their own), with keys in either case, signatures compared by
+/// their decoded bytes (pydantic re-encodes them URL-safe), blank text and
+/// unsigned thought summaries left aside (the recording clients send a
+/// blank `{"text": ""}`, and some do not replay thought summaries).
+#[tokio::test]
+async fn every_gemini_payload_parses_binds_runs_and_reproduces_its_follow_up() {
+    let dir = Path::new(FIXTURES).join("gemini");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the gemini fixtures")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    paths.sort();
+    let mut streams = 0;
+    for path in paths {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(name) = file.strip_suffix(".sse") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut assembler = stream::gemini::ChunkAssembler::new();
+            for line in text.lines() {
+                if let Some(data) = line.strip_prefix("data:") {
+                    assembler
+                        .push(data.trim())
+                        .unwrap_or_else(|e| panic!("{file}: {e}"));
+                }
+            }
+            check_gemini_stream(&dir, name, assembler).await;
+            streams += 1;
+        } else if let Some(name) = file.strip_suffix(".stream.json") {
+            let chunks = read(&path);
+            let mut assembler = stream::gemini::ChunkAssembler::new();
+            for chunk in chunks.as_array().expect("an array of chunks") {
+                assembler
+                    .push_chunk(chunk)
+                    .unwrap_or_else(|e| panic!("{file}: {e}"));
+            }
+            check_gemini_stream(&dir, name, assembler).await;
+            streams += 1;
+        } else if file.ends_with(".json") {
+            let (name, role) = name_and_role(&path);
+            match role.as_str() {
+                "request" | "followup_request" => check_request(Format::Gemini, &path).await,
+                "response" => {
+                    let response = gemini::parse_response(&read(&path))
+                        .unwrap_or_else(|error| panic!("{file}: {error}"));
+                    check_gemini_response(&dir, &name, response).await;
+                }
+                role => panic!("{file}: unknown role {role:?}"),
+            }
+        }
+    }
+    assert!(streams > 0, "no Gemini streams");
+}
+
+async fn check_gemini_stream(dir: &Path, name: &str, assembler: stream::gemini::ChunkAssembler) {
+    let merged = assembler.merged();
+    let response = assembler.finish().unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(
+        Ok(response.clone()),
+        gemini::parse_response(&merged),
+        "{name}: the stream is not its merged chunks"
+    );
+    check_gemini_response(dir, name, response).await;
+}
+
+async fn check_gemini_response(dir: &Path, name: &str, response: ModelResponse) {
+    let what = format!("gemini/{name}");
+    // Calls without id come back with minted ones: compared without ids.
+    let without_ids = |message: Message| match message {
+        Message::Assistant(mut assistant) => {
+            assistant.tool_calls_mut().for_each(|call| call.id.clear());
+            Message::Assistant(assistant)
+        }
+        other => other,
+    };
+    assert_eq!(
+        without_ids(round_trip_message(Format::Gemini, &response)),
+        without_ids(Message::Assistant(response.message.clone())),
+        "{what}: parse → export → parse changed the message"
+    );
+    let sibling = |role: &str| dir.join(format!("{name}.{role}.json"));
+    let request = sibling("request");
+    let request = request
+        .exists()
+        .then(|| gemini::parse_request(&read(&request)).expect("the request parses"));
+    let followup_path = sibling("followup_request");
+    let followup_body = followup_path.exists().then(|| read(&followup_path));
+    let mut conversation = request
+        .as_ref()
+        .map(|r| r.conversation.clone())
+        .unwrap_or_else(|| vec![Message::user("Go on.")]);
+    let offered = request
+        .as_ref()
+        .map(|r| functions(&r.tools))
+        .unwrap_or_default();
+    let mut tools = offered.clone();
+    for call in response.message.tool_calls() {
+        if !tools.iter().any(|info| info.name == call.name) {
+            tools.push(ToolInfo::new(
+                call.name.clone(),
+                "",
+                json!({ "type": "object" }),
+            ));
+        }
+    }
+    let session = bind(tools, NameRules::default())
+        .await
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+    let start = conversation.len();
+    let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
+    check_rules(&what, &conversation);
+    let Some(followup_body) = followup_body else {
+        return;
+    };
+    let followup = gemini::parse_request(&followup_body).expect("the follow-up parses");
+    let last = followup
+        .conversation
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant(_)))
+        .expect("a follow-up holds the model turn");
+    // Our history and model turn, then the recording's results (under our
+    // call ids, in order) and whatever it sent after them.
+    let mut ours: Vec<Message> = conversation[..=start].to_vec();
+    let mut call_ids = conversation[start]
+        .as_assistant()
+        .expect("the model turn")
+        .tool_calls()
+        .map(|call| call.id.clone())
+        .collect::<Vec<_>>()
+        .into_iter();
+    for message in &followup.conversation[last + 1..] {
+        let mut message = message.clone();
+        if let Message::Tool(result) = &mut message {
+            result.tool_call_id = call_ids.next().expect("a call for each recorded result");
+        }
+        ours.push(message);
+    }
+    let exported = gemini::export_contents(&ours);
+    let mut ours = normalise_gemini(&Value::Array(exported.contents));
+    let theirs = normalise_gemini(&followup_body["contents"]);
+    map_ids(&mut ours, &theirs, &what);
+    assert_eq!(ours, theirs, "{what}: the follow-up differs");
+}
+
+/// `contents` as compared: camelCase keys, signatures in standard base64,
+/// without blank text parts, unsigned thought summaries, or contents left
+/// empty by that.
+fn normalise_gemini(contents: &Value) -> Value {
+    fn camel(key: &str) -> String {
+        let mut out = String::new();
+        let mut upper = false;
+        for c in key.chars() {
+            if c == '_' {
+                upper = true;
+            } else if upper {
+                out.extend(c.to_uppercase());
+                upper = false;
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+    fn keys(value: &Value, in_args: bool) -> Value {
+        match value {
+            // Arguments and responses are the tool's own keys: kept.
+            Value::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(key, value)| {
+                        let key = if in_args { key.clone() } else { camel(key) };
+                        let inner = in_args || key == "args" || key == "response";
+                        let value = match (key.as_str(), value) {
+                            ("thoughtSignature", Value::String(sig)) => {
+                                Value::String(sig.replace('-', "+").replace('_', "/"))
+                            }
+                            _ => keys(value, inner),
+                        };
+                        (key, value)
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(|v| keys(v, in_args)).collect()),
+            other => other.clone(),
+        }
+    }
+    let contents = keys(contents, false);
+    let kept: Vec<Value> = contents
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|mut content| {
+            let parts: Vec<Value> = content["parts"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|part| {
+                    let signed = part.get("thoughtSignature").is_some();
+                    let blank = part["text"].as_str().is_some_and(|t| t.trim().is_empty());
+                    let thought = part["thought"] == true;
+                    signed || !(blank || thought)
+                })
+                .collect();
+            if parts.is_empty() {
+                return None;
+            }
+            content["parts"] = Value::Array(parts);
+            Some(content)
+        })
+        .collect();
+    Value::Array(kept)
+}
+
+/// Replaces the call ids of `ours` with those of `theirs`, checking the
+/// mapping is one-to-one.
+fn map_ids(ours: &mut Value, theirs: &Value, what: &str) {
+    fn collect(value: &Value, ids: &mut Vec<String>) {
+        match value {
+            Value::Object(fields) => {
+                for (key, value) in fields {
+                    if (key == "functionCall" || key == "functionResponse")
+                        && let Some(id) = value["id"].as_str()
+                    {
+                        ids.push(id.to_owned());
+                    }
+                    collect(value, ids);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, ids)),
+            _ => {}
+        }
+    }
+    fn replace(value: &mut Value, map: &std::collections::HashMap<String, String>) {
+        match value {
+            Value::Object(fields) => {
+                for (key, value) in fields.iter_mut() {
+                    if (key == "functionCall" || key == "functionResponse")
+                        && let Some(id) = value["id"].as_str().and_then(|id| map.get(id))
+                    {
+                        value["id"] = Value::String(id.clone());
+                    }
+                    replace(value, map);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| replace(v, map)),
+            _ => {}
+        }
+    }
+    let (mut mine, mut recorded) = (Vec::new(), Vec::new());
+    collect(ours, &mut mine);
+    collect(theirs, &mut recorded);
+    assert_eq!(
+        mine.len(),
+        recorded.len(),
+        "{what}: ids {mine:?} vs {recorded:?}"
+    );
+    let mut map = std::collections::HashMap::new();
+    let mut back = std::collections::HashMap::new();
+    for (a, b) in mine.iter().zip(&recorded) {
+        assert_eq!(
+            map.insert(a.clone(), b.clone()).unwrap_or(b.clone()),
+            *b,
+            "{what}: ids"
+        );
+        assert_eq!(
+            back.insert(b.clone(), a.clone()).unwrap_or(a.clone()),
+            *a,
+            "{what}: ids"
+        );
+    }
+    replace(ours, &map);
 }

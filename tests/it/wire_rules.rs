@@ -31,12 +31,26 @@
 //!   (`InputImageContent.required`); no blank text; nothing of another
 //!   format (a `tool` role, `tool_calls`, `text`/`image_url`/`tool_use`/
 //!   `thinking` items or parts).
+//! - Gemini (`Content`, `Part`, `FunctionCall`, `FunctionResponse` in
+//!   `google/genai/types.py` of googleapis/python-genai, and the API's
+//!   400s): roles only `user` and `model` ("Content.role: Must be either
+//!   'user' or 'model'"); no content without parts ("contents.parts must
+//!   not be empty"); no blank text part but one carrying a
+//!   `thoughtSignature`; every `functionCall` of a model turn answered in
+//!   the next `user` content by one `functionResponse` with its `name`,
+//!   and its `id` exactly when the call had one ("Please ensure that the
+//!   number of function response parts is equal to the number of function
+//!   call parts of the function call turn"); `args` and `response`
+//!   objects; function names `^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$`
+//!   (`FunctionDeclaration.name`); no part of another format (a `type`
+//!   field, say: Gemini parts are keyed by their data field) and camelCase
+//!   keys; function declarations with a `parametersJsonSchema` object.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::HashSet;
 
 use agent_loop::conversation::Message;
-use agent_loop::wire::{anthropic, openai, responses};
+use agent_loop::wire::{anthropic, gemini, openai, responses};
 use serde_json::Value;
 
 fn name_ok(name: &str) -> bool {
@@ -289,6 +303,7 @@ pub fn export_violations(conversation: &[Message]) -> Vec<String> {
     let anthropic = serde_json::to_value(anthropic::export_messages(conversation).messages)
         .unwrap_or(Value::Null);
     let responses = Value::Array(responses::export_messages(conversation).input);
+    let gemini = Value::Array(gemini::export_contents(conversation).contents);
     openai_violations(&openai)
         .into_iter()
         .map(|v| format!("OpenAI: {v}"))
@@ -301,6 +316,11 @@ pub fn export_violations(conversation: &[Message]) -> Vec<String> {
             responses_violations(&responses)
                 .into_iter()
                 .map(|v| format!("Responses: {v}")),
+        )
+        .chain(
+            gemini_violations(&gemini)
+                .into_iter()
+                .map(|v| format!("Gemini: {v}")),
         )
         .collect()
 }
@@ -467,6 +487,203 @@ pub fn responses_tool_violations(tools: &Value) -> Vec<String> {
         }
         if tool.get("parameters").is_none() {
             violations.push(format!("tools[{index}]: no parameters"));
+        }
+    }
+    violations
+}
+
+fn gemini_name_ok(name: &str) -> bool {
+    name.len() <= 128
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
+
+/// The part fields of Gemini's `Part`, camelCase.
+const GEMINI_PART_FIELDS: &[&str] = &[
+    "text",
+    "thought",
+    "thoughtSignature",
+    "inlineData",
+    "fileData",
+    "functionCall",
+    "functionResponse",
+    "executableCode",
+    "codeExecutionResult",
+    "videoMetadata",
+    "partMetadata",
+    "mediaResolution",
+];
+
+/// Gemini's rules on a request's `contents` (see the module docs).
+pub fn gemini_violations(contents: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    let Some(contents) = contents.as_array() else {
+        return vec!["contents is not an array".into()];
+    };
+    let mut ids = HashSet::new();
+    // The calls of the model turn before: (id, name).
+    let mut open: Vec<(Option<String>, String)> = Vec::new();
+    for (index, content) in contents.iter().enumerate() {
+        let role = content["role"].as_str().unwrap_or_default();
+        if role != "user" && role != "model" {
+            violations.push(format!("contents[{index}]: role {role:?}"));
+        }
+        let parts = content["parts"].as_array().cloned().unwrap_or_default();
+        if parts.is_empty() {
+            violations.push(format!("contents[{index}]: no parts"));
+        }
+        let mut answered: Vec<(Option<String>, String)> = Vec::new();
+        for (position, part) in parts.iter().enumerate() {
+            let at = format!("contents[{index}].parts[{position}]");
+            let Some(fields) = part.as_object() else {
+                violations.push(format!("{at}: not an object"));
+                continue;
+            };
+            for key in fields.keys() {
+                if !GEMINI_PART_FIELDS.contains(&key.as_str()) {
+                    violations.push(format!("{at}: field {key:?} is no Gemini part field"));
+                }
+            }
+            if let Some(text) = part.get("text") {
+                match text.as_str() {
+                    Some(text) if blank(text) && part.get("thoughtSignature").is_none() => {
+                        violations.push(format!("{at}: blank text"));
+                    }
+                    Some(_) => {}
+                    None => violations.push(format!("{at}: text is not a string")),
+                }
+            }
+            if let Some(signature) = part.get("thoughtSignature")
+                && !signature.is_string()
+            {
+                violations.push(format!("{at}: thoughtSignature is not a string"));
+            }
+            if let Some(call) = part.get("functionCall") {
+                if role != "model" {
+                    violations.push(format!("{at}: functionCall outside a model turn"));
+                }
+                let name = call["name"].as_str().unwrap_or_default();
+                if !gemini_name_ok(name) {
+                    violations.push(format!("{at}: call name {name:?}"));
+                }
+                if !call["args"].is_object() {
+                    violations.push(format!("{at}: args is not an object"));
+                }
+                let id = call
+                    .get("id")
+                    .map(|id| id.as_str().unwrap_or_default().to_owned());
+                if let Some(id) = &id
+                    && (id.is_empty() || !ids.insert(id.clone()))
+                {
+                    violations.push(format!("{at}: call id {id:?} empty or repeated"));
+                }
+                open.push((id, name.to_owned()));
+            }
+            if let Some(response) = part.get("functionResponse") {
+                if role != "user" {
+                    violations.push(format!("{at}: functionResponse outside a user turn"));
+                }
+                if !response["response"].is_object() {
+                    violations.push(format!("{at}: response is not an object"));
+                }
+                let name = response["name"].as_str().unwrap_or_default().to_owned();
+                let id = response
+                    .get("id")
+                    .map(|id| id.as_str().unwrap_or_default().to_owned());
+                answered.push((id, name));
+            }
+        }
+        if role == "model" {
+            if !answered.is_empty() {
+                violations.push(format!("contents[{index}]: results in a model turn"));
+            }
+            continue;
+        }
+        // A user content: it answers every call of the model turn before,
+        // or none of it when there were none.
+        if open.is_empty() {
+            if !answered.is_empty() {
+                violations.push(format!("contents[{index}]: results that answer no call"));
+            }
+        } else {
+            if answered.len() != open.len() {
+                violations.push(format!(
+                    "contents[{index}]: {} results for {} calls",
+                    answered.len(),
+                    open.len()
+                ));
+            }
+            for (id, name) in &answered {
+                let position = match id {
+                    Some(id) => open
+                        .iter()
+                        .position(|(call, _)| call.as_deref() == Some(id)),
+                    None => open
+                        .iter()
+                        .position(|(call, call_name)| call.is_none() && call_name == name),
+                };
+                match position {
+                    Some(position) => {
+                        let (_, call_name) = open.remove(position);
+                        if call_name != *name {
+                            violations.push(format!(
+                                "contents[{index}]: result {id:?} named {name:?}, its call {call_name:?}"
+                            ));
+                        }
+                    }
+                    None => violations.push(format!(
+                        "contents[{index}]: result {id:?} ({name}) answers no call of the turn"
+                    )),
+                }
+            }
+            open.clear();
+        }
+    }
+    if !open.is_empty() {
+        // The last model turn's calls are answered by the next request.
+        let last_is_model = contents
+            .last()
+            .is_some_and(|content| content["role"] == "model");
+        if !last_is_model {
+            violations.push(format!("calls {open:?} have no result"));
+        }
+    }
+    violations
+}
+
+/// Gemini's rules on a request's `tools`: function declarations with a
+/// valid name and a `parametersJsonSchema` object.
+pub fn gemini_tool_violations(tools: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    for (index, tool) in tools
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        for (position, declaration) in tool["functionDeclarations"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let at = format!("tools[{index}].functionDeclarations[{position}]");
+            if !gemini_name_ok(declaration["name"].as_str().unwrap_or_default()) {
+                violations.push(format!("{at}: name"));
+            }
+            if !declaration["parametersJsonSchema"].is_object() {
+                violations.push(format!("{at}: no parametersJsonSchema object"));
+            }
+            if declaration.get("parameters").is_some() {
+                violations.push(format!("{at}: both parameters and parametersJsonSchema"));
+            }
         }
     }
     violations

@@ -9,6 +9,7 @@
 //! | OpenAI Chat Completions | [`openai::ChunkAssembler`] | each `data:` payload (`chat.completion.chunk` JSON, then `[DONE]`), with its event name when it has one (an `error` event is the provider's error) |
 //! | Anthropic Messages | [`anthropic::EventAssembler`] | each event's name and `data:` payload |
 //! | OpenAI Responses | [`responses::EventAssembler`] | each event's name and `data:` payload |
+//! | Gemini | [`gemini::ChunkAssembler`] | each `data:` payload of `streamGenerateContent?alt=sse` (a `GenerateContentResponse` chunk), or each element of the JSON array the endpoint sends without `alt=sse` |
 //!
 //! `push` returns the [`StreamDelta`]s a live UI shows as they arrive (text,
 //! reasoning, a tool call starting); `finish` returns the whole response.
@@ -22,12 +23,13 @@
 //! not JSON, an index out of order, an event out of place and an error the
 //! provider reports mid-stream are typed [`WireError`]s, with a path rooted
 //! at the payload's position in the stream (`chunks[3].choices[0].delta`,
-//! `events[7].delta`). After an error, an assembler returns that same error
+//! `events[7].delta`, `chunks[2].candidates[0].content`). After an error, an assembler returns that same error
 //! from every later `push` and from `finish`.
 //!
 //! [`ModelResponse`]: crate::conversation::ModelResponse
 
 pub mod anthropic;
+pub mod gemini;
 pub mod openai;
 pub mod responses;
 

@@ -1,5 +1,5 @@
-//! Streams: every assembler (Chat Completions, Messages, Responses) fed
-//! any run of server-sent events.
+//! Streams: every assembler (Chat Completions, Messages, Responses,
+//! Gemini) fed any run of server-sent events.
 //!
 //! - Nothing panics; a bad event is a `WireError`.
 //! - The first error sticks: every later `push` returns it, and `finish`.
@@ -15,6 +15,7 @@ use agent_loop::conversation::ModelResponse;
 use agent_loop::wire::WireError;
 use agent_loop::wire::stream::StreamDelta;
 use agent_loop::wire::stream::anthropic::EventAssembler;
+use agent_loop::wire::stream::gemini::ChunkAssembler as GeminiAssembler;
 use agent_loop::wire::stream::openai::ChunkAssembler;
 use agent_loop::wire::stream::responses::EventAssembler as ResponsesAssembler;
 
@@ -73,11 +74,24 @@ impl Assembler for ResponsesAssembler {
     }
 }
 
+impl Assembler for GeminiAssembler {
+    const NAME: &'static str = "Gemini";
+
+    fn push(&mut self, _event: &str, data: &str) -> Result<Vec<StreamDelta>, WireError> {
+        GeminiAssembler::push(self, data)
+    }
+
+    fn finish(self) -> Result<ModelResponse, WireError> {
+        GeminiAssembler::finish(self)
+    }
+}
+
 /// Every assembler on `events`.
 pub fn check_stream(events: &[Event]) -> Result<(), String> {
     check::<ChunkAssembler>(events)?;
     check::<EventAssembler>(events)?;
-    check::<ResponsesAssembler>(events)
+    check::<ResponsesAssembler>(events)?;
+    check::<GeminiAssembler>(events)
 }
 
 fn check<A: Assembler>(events: &[Event]) -> Result<(), String> {

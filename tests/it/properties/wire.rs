@@ -15,7 +15,7 @@
 
 use agent_loop::conversation::{self, ContentPart, Message, ModelResponse};
 use agent_loop::wire::{
-    ParsedRequest, ToolDeclaration, WireError, anthropic, mcp, openai, responses,
+    ParsedRequest, ToolDeclaration, WireError, anthropic, gemini, mcp, openai, responses,
 };
 use serde_json::{Value, json};
 
@@ -28,16 +28,23 @@ pub enum Format {
     OpenAi,
     Anthropic,
     Responses,
+    Gemini,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::OpenAi, Format::Anthropic, Format::Responses];
+    pub const ALL: [Format; 4] = [
+        Format::OpenAi,
+        Format::Anthropic,
+        Format::Responses,
+        Format::Gemini,
+    ];
 
     pub fn parse_request(self, body: &Value) -> Result<ParsedRequest, WireError> {
         match self {
             Self::OpenAi => openai::parse_request(body),
             Self::Anthropic => anthropic::parse_request(body),
             Self::Responses => responses::parse_request(body),
+            Self::Gemini => gemini::parse_request(body),
         }
     }
 
@@ -46,6 +53,7 @@ impl Format {
             Self::OpenAi => openai::parse_response(body),
             Self::Anthropic => anthropic::parse_response(body),
             Self::Responses => responses::parse_response(body),
+            Self::Gemini => gemini::parse_response(body),
         }
     }
 
@@ -54,6 +62,7 @@ impl Format {
             Self::OpenAi => openai::parse_messages(messages),
             Self::Anthropic => anthropic::parse_messages(messages),
             Self::Responses => responses::parse_messages(messages),
+            Self::Gemini => gemini::parse_contents(messages),
         }
     }
 
@@ -62,6 +71,7 @@ impl Format {
             Self::OpenAi => openai::parse_tools(tools),
             Self::Anthropic => anthropic::parse_tools(tools),
             Self::Responses => responses::parse_tools(tools),
+            Self::Gemini => gemini::parse_tools(tools),
         }
     }
 
@@ -73,12 +83,14 @@ impl Format {
             Self::OpenAi => openai::export_declarations(tools),
             Self::Anthropic => anthropic::export_declarations(tools),
             Self::Responses => responses::export_declarations(tools),
+            Self::Gemini => gemini::export_declarations(tools),
         }
         .map(Value::Array)
     }
 
     /// A request body holding `conversation` (Anthropic's system prompt in
-    /// `system`) and, when there are any, `tools`.
+    /// `system`, Gemini's in `systemInstruction`) and, when there are any,
+    /// `tools`.
     ///
     /// Errors: those of [`export_tools`](Self::export_tools).
     pub fn export_request(
@@ -97,6 +109,14 @@ impl Format {
                 body
             }
             Self::Responses => json!({ "input": responses::export_messages(conversation).input }),
+            Self::Gemini => {
+                let exported = gemini::export_contents(conversation);
+                let mut body = json!({ "contents": exported.contents });
+                if let Some(system) = exported.system_instruction {
+                    body["systemInstruction"] = system;
+                }
+                body
+            }
         };
         if !tools.is_empty() {
             body["tools"] = self.export_tools(tools)?;
@@ -114,7 +134,12 @@ pub fn check_payload(payload: &Value) -> Result<(), String> {
             check_conversation(format, request.conversation)?;
             check_tools(format, &request.tools)?;
         }
-        for messages in [payload, &payload["messages"], &payload["input"]] {
+        for messages in [
+            payload,
+            &payload["messages"],
+            &payload["input"],
+            &payload["contents"],
+        ] {
             if let Ok(conversation) = format.parse_messages(messages) {
                 check_conversation(format, conversation)?;
             }
