@@ -335,6 +335,10 @@ impl StreamAssembler for EventAssembler {
     fn finish(self) -> Result<ModelResponse, WireError> {
         EventAssembler::finish(self)
     }
+
+    fn is_whole(&self) -> bool {
+        EventAssembler::is_whole(self)
+    }
 }
 
 fn tool_choice(choice: &ToolChoice) -> Value {

@@ -15,6 +15,7 @@ use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
+use super::event_body::{BodyError, WHOLE_GRACE, event_body};
 use super::headers::{request_id, retry_after};
 use crate::turn::{ModelError, ModelErrorKind};
 
@@ -337,12 +338,17 @@ impl Transport {
 
     /// Reads the server-sent events of `answer` until `on_event` says the
     /// stream is done or the body ends, handing it each event's name and
-    /// data. An event must arrive within the timeout of the previous one.
-    /// Returns the attempts and request id, for errors found afterwards.
+    /// data. Some bytes (an event, a keep-alive comment) must arrive within
+    /// the timeout of the previous ones; once `on_event` has said the
+    /// answer is whole ([`Flow::Whole`]), no event for
+    /// [`WHOLE_GRACE`] (or the timeout, if shorter) ends the stream as if
+    /// its terminal event had come. The body is decoded as UTF-8
+    /// lossily, as the SSE specification says. Returns the attempts and
+    /// request id, for errors found afterwards.
     pub(crate) async fn read_events(
         &self,
         answer: Answer<reqwest::Response>,
-        mut on_event: impl FnMut(&str, &str) -> Result<bool, ModelError>,
+        mut on_event: impl FnMut(&str, &str) -> Result<Flow, ModelError>,
     ) -> Result<Answer<()>, ModelError> {
         let Answer {
             body: response,
@@ -386,33 +392,56 @@ impl Transport {
             }
             futures::future::Either::Right(futures::stream::once(std::future::ready(Ok(bytes))))
         };
-        let mut events = body.eventsource();
+        let mut events = event_body(body, self.timeout).eventsource();
+        let mut whole = false;
         loop {
-            let next = tokio::time::timeout(self.timeout, events.next())
-                .await
-                .map_err(|_| fail(self.error(ModelErrorKind::Timeout)))?;
-            let Some(event) = next else {
-                break;
+            let next = if whole {
+                // Comments do not count here: only an event shows the
+                // stream is still going somewhere.
+                match tokio::time::timeout(self.timeout.min(WHOLE_GRACE), events.next()).await {
+                    Ok(next) => next,
+                    Err(_) => break,
+                }
+            } else {
+                events.next().await
             };
+            let Some(event) = next else { break };
             let event = event.map_err(|error| {
-                let kind = match &error {
-                    eventsource_stream::EventStreamError::Transport(_) => ModelErrorKind::Connect,
-                    _ => ModelErrorKind::Stream,
-                };
-                let source: crate::tool::BoxError = match error {
-                    eventsource_stream::EventStreamError::Transport(error) => {
-                        error.without_url().into()
+                let error = match error {
+                    eventsource_stream::EventStreamError::Transport(BodyError::Idle) => {
+                        self.error(ModelErrorKind::Timeout)
                     }
-                    other => other.to_string().into(),
+                    eventsource_stream::EventStreamError::Transport(BodyError::Transport(
+                        error,
+                    )) => self
+                        .error(ModelErrorKind::Connect)
+                        .with_source(error.without_url()),
+                    other => self
+                        .error(ModelErrorKind::Stream)
+                        .with_source(BoxError::from(other.to_string())),
                 };
-                fail(self.error(kind).with_source(source))
+                fail(error)
             })?;
-            if on_event(&event.event, &event.data).map_err(fail)? {
-                break;
+            match on_event(&event.event, &event.data).map_err(fail)? {
+                Flow::Done => break,
+                Flow::Whole => whole = true,
+                Flow::More => {}
             }
         }
         Ok(answer)
     }
+}
+
+/// What one event told [`Transport::read_events`] about the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Read on.
+    More,
+    /// The answer is whole (the model said why it stopped); its terminal
+    /// event may still come, or the server may hold the stream open.
+    Whole,
+    /// The stream's terminal event: stop reading.
+    Done,
 }
 
 fn retryable(error: &ModelError) -> bool {

@@ -39,6 +39,7 @@
 #![allow(clippy::result_large_err)]
 
 mod error;
+mod event_body;
 mod headers;
 mod http;
 mod send;
@@ -305,7 +306,14 @@ macro_rules! shared_setters {
 
             /// The timeout of each attempt (120 s by default): unstreamed,
             /// until the whole answer is read; streamed, until the headers
-            /// and then between two events. A timeout before any response
+            /// and then between two pieces of the body (an event, or a
+            /// keep-alive comment such as OpenRouter's `: OPENROUTER
+            /// PROCESSING`, so a long-thinking stream is not cut). Once
+            /// the stream has said why the model stopped, 2 s without an
+            /// event (or this timeout, if shorter) end it with the whole
+            /// answer: servers that never send `[DONE]` or `message_stop`
+            /// and hold the connection open cost neither the timeout nor
+            /// the answer. A timeout before any response
             /// arrived (connecting, the headers, a whole unstreamed
             /// answer) is retried like a connection error; a stream that
             /// stalls once its events began is not.

@@ -356,6 +356,10 @@ impl StreamAssembler for ChunkAssembler {
     fn finish(self) -> Result<ModelResponse, WireError> {
         ChunkAssembler::finish(self)
     }
+
+    fn is_whole(&self) -> bool {
+        ChunkAssembler::is_whole(self)
+    }
 }
 
 /// A `response_format` name OpenAI takes (`^[a-zA-Z0-9_-]{1,64}$`): other

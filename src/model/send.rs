@@ -8,7 +8,7 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::Settings;
-use super::http::Transport;
+use super::http::{Flow, Transport};
 use crate::conversation::{ModelResponse, WireFormat};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::turn::{ModelRequest, TurnEvent, TurnEvents};
@@ -82,6 +82,13 @@ pub(crate) trait StreamAssembler: Default {
 
     /// The assembled response, once the stream ended.
     fn finish(self) -> Result<ModelResponse, WireError>;
+
+    /// `true` once the stream has said why the model stopped, so that
+    /// [`finish`](Self::finish) returns the whole answer even if the
+    /// terminal event never comes; `false` unless the format can tell.
+    fn is_whole(&self) -> bool {
+        false
+    }
 }
 
 /// Sends `request` to `model` and reads its answer: unstreamed, the whole
@@ -115,7 +122,13 @@ pub(crate) async fn send<P: Provider>(
                 .read_event(event, data)
                 .map_err(|error| ModelError::stream(P::FORMAT, error))?;
             emit(request.events, deltas);
-            Ok(done)
+            Ok(if done {
+                Flow::Done
+            } else if stream.is_whole() {
+                Flow::Whole
+            } else {
+                Flow::More
+            })
         })
         .await?;
     stream

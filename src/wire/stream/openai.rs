@@ -544,6 +544,14 @@ impl ChunkAssembler {
         }))
     }
 
+    /// `true` once a chunk gave the `finish_reason` and no error came:
+    /// [`finish`](Self::finish) then returns the whole answer even if
+    /// `[DONE]` never comes (servers that hold the stream open after the
+    /// answer). Usage, if the server sends it, may still follow.
+    pub fn is_whole(&self) -> bool {
+        self.failed.is_none() && self.finish_reason.is_some()
+    }
+
     /// Starts a call, for the server's `index` when it gave one; returns
     /// its position.
     fn new_call(&mut self, index: Option<u64>) -> usize {
