@@ -16,7 +16,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::event_body::{BodyError, WHOLE_GRACE, event_body};
-use super::headers::{request_id, retry_after};
+use super::headers::{MAX_RETRY_AFTER, request_id, retry_after, should_retry};
 use crate::turn::{ModelError, ModelErrorKind};
 
 use crate::conversation::{ModelResponse, WireFormat};
@@ -150,6 +150,24 @@ impl Transport {
         }
     }
 
+    /// The retry waits: exponential from `min_backoff`, at most
+    /// `max_backoff`, with jitter, `max_retries` of them.
+    fn backoff_builder(&self) -> ExponentialBuilder {
+        ExponentialBuilder::default()
+            .with_min_delay(self.min_backoff)
+            .with_max_delay(self.max_backoff)
+            .with_factor(2.0)
+            .with_jitter()
+            .with_max_times(self.max_retries as usize)
+    }
+
+    /// The waits of [`backoff_builder`](Self::backoff_builder), for
+    /// retries outside one HTTP exchange (a stream that failed before its
+    /// content).
+    pub(crate) fn backoff(&self) -> impl Iterator<Item = Duration> + Send + use<> {
+        backon::BackoffBuilder::build(self.backoff_builder())
+    }
+
     fn error(&self, kind: ModelErrorKind) -> ModelError {
         ModelError::of_format(self.format, kind)
     }
@@ -201,22 +219,31 @@ impl Transport {
         headers: &HeaderMap,
         body: Vec<u8>,
     ) -> Result<Answer<Vec<u8>>, ModelError> {
-        self.retrying(url, headers, body, |response| async move {
-            response.bytes().await.map(|body| body.to_vec())
-        })
+        self.retrying(
+            url,
+            headers,
+            body,
+            self.max_retries,
+            |response| async move { response.bytes().await.map(|body| body.to_vec()) },
+        )
         .await
     }
 
     /// POSTs `body` and returns the response once its headers say success
     /// (retrying as configured); its body is read with [`read_events`](Self::read_events).
+    /// At most `retries` retries (a request's stream retries use up its
+    /// budget too).
     pub(crate) async fn post_streaming(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: Vec<u8>,
+        retries: u32,
     ) -> Result<Answer<reqwest::Response>, ModelError> {
-        self.retrying(url, headers, body, |response| async move { Ok(response) })
-            .await
+        self.retrying(url, headers, body, retries, |response| async move {
+            Ok(response)
+        })
+        .await
     }
 
     async fn retrying<T, F, Fut>(
@@ -224,6 +251,7 @@ impl Transport {
         url: &str,
         headers: &HeaderMap,
         body: Vec<u8>,
+        retries: u32,
         read: F,
     ) -> Result<Answer<T>, ModelError>
     where
@@ -244,25 +272,30 @@ impl Transport {
                 .headers(headers.clone())
                 .header(CONTENT_TYPE, "application/json")
                 .body(body.clone());
-            match tokio::time::timeout(self.timeout, self.once(request, &read)).await {
+            // A growing budget: each attempt after the first may take
+            // twice as long as the one before (at most 8 times the
+            // timeout), so a slow model is not sent the same request again
+            // and again, each one generated and billed, only to be cut at
+            // the same point.
+            let budget = self.timeout.saturating_mul(1 << (number - 1).min(3));
+            match tokio::time::timeout(budget, self.once(request, &read)).await {
                 Ok(result) => result,
                 Err(_) => Err(self.error(ModelErrorKind::Timeout)),
             }
         };
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(self.min_backoff)
-            .with_max_delay(self.max_backoff)
-            .with_factor(2.0)
-            .with_jitter()
-            .with_max_times(self.max_retries as usize);
         let result = attempt
-            .retry(backoff)
+            .retry(self.backoff_builder().with_max_times(retries as usize))
             .sleep(tokio::time::sleep)
             .when(retryable)
             .adjust(|error: &ModelError, planned| {
                 // The server's wait, when it said, instead of ours (and no
-                // retry at all once ours are used up).
-                planned.map(|planned| error.retry_after.unwrap_or(planned))
+                // retry at all once ours are used up, or when it asks for
+                // longer than we wait: the error then says how long).
+                match error.retry_after {
+                    Some(wait) if wait > MAX_RETRY_AFTER => None,
+                    Some(wait) => planned.map(|_| wait),
+                    None => planned,
+                }
             })
             .notify(|error: &ModelError, wait| {
                 tracing::warn!(
@@ -315,6 +348,7 @@ impl Transport {
             })
             .with_request_id(request_id);
         error.retry_after = retry_after;
+        error.should_retry = should_retry(response.headers());
         // The error body is best effort: a broken one leaves the status.
         if let Ok(body) = response.bytes().await {
             error.read_error_body(&body);
@@ -444,7 +478,18 @@ pub(crate) enum Flow {
     Done,
 }
 
+/// Whether another attempt may help: what the server said first
+/// (`x-should-retry`), then what the error is. An exhausted quota
+/// (`insufficient_quota`, sent with 429) is no rate limit: another attempt
+/// is billed the whole prompt again, to no end.
 fn retryable(error: &ModelError) -> bool {
+    if let Some(should) = error.should_retry {
+        return should;
+    }
+    let quota = |field: &Option<String>| field.as_deref() == Some("insufficient_quota");
+    if quota(&error.code) || quota(&error.error_type) {
+        return false;
+    }
     match error.kind {
         ModelErrorKind::Http { status } => RETRYABLE_STATUSES.contains(&status),
         // A timeout here came before any response: connecting, waiting for

@@ -34,6 +34,8 @@ mod model_common;
 #[cfg(feature = "openai")]
 mod model_openai;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
+mod model_retries;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_sse_bytes;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_stream;
