@@ -235,7 +235,8 @@ impl AnthropicModel {
         Body::new(
             Value::Object(body),
             exported.dropped,
-            request.instructions.is_some(),
+            usize::from(request.instructions.is_some()),
+            0,
         )
     }
 

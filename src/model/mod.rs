@@ -195,10 +195,15 @@ impl Settings {
         }
     }
 
-    /// Merges the vendor fields into `body`, replacing what is there.
+    /// Merges the vendor fields into `body`, replacing what is there; a
+    /// `null` one removes the field.
     fn merge_extra(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
         for (key, value) in &self.extra {
-            body.insert(key.clone(), value.clone());
+            if value.is_null() {
+                body.remove(key);
+            } else {
+                body.insert(key.clone(), value.clone());
+            }
         }
     }
 }
@@ -277,8 +282,11 @@ macro_rules! shared_setters {
 
             /// A top-level body field for anything vendor-specific
             /// (`top_p`, `seed`, `metadata`, `service_tier`, …), written
-            /// last: it replaces a field this model sets itself. Repeat for
-            /// several fields.
+            /// last: it replaces a field this model sets itself, and
+            /// `serde_json::Value::Null` removes one (Mistral answers 422
+            /// and xAI 400 to the `stream_options` a streamed Chat
+            /// Completions request carries: `.extra("stream_options",
+            /// Value::Null)`). Repeat for several fields.
             ///
             /// A `value` nested deeper than 128 levels (only code builds
             /// one) is dropped here, without recursion, and every request

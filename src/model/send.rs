@@ -56,15 +56,21 @@ pub(crate) struct Body {
 }
 
 impl Body {
-    /// `value`, with the `dropped` of an export of the instructions (when
-    /// there were `instructions`) followed by the conversation: the indices
-    /// are shifted back to the conversation's own. The instructions are a
-    /// system message without extras, so nothing of them is ever dropped.
-    pub(crate) fn new(value: Value, mut dropped: Vec<Dropped>, instructions: bool) -> Self {
-        if instructions {
-            for item in &mut dropped {
-                item.message = item.message.saturating_sub(1);
-            }
+    /// `value`, with the `dropped` of an export of a conversation that is
+    /// `lead` messages of the model's own (the instructions, or the
+    /// instructions and the conversation's first `skipped` system messages
+    /// merged into one), then the request's conversation from `skipped`
+    /// on: the indices are turned back into the conversation's own. The
+    /// model's own messages are system messages without extras, so nothing
+    /// of them is ever dropped.
+    pub(crate) fn new(
+        value: Value,
+        mut dropped: Vec<Dropped>,
+        lead: usize,
+        skipped: usize,
+    ) -> Self {
+        for item in &mut dropped {
+            item.message = item.message.saturating_sub(lead) + skipped;
         }
         Self { value, dropped }
     }
