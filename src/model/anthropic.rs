@@ -235,7 +235,8 @@ impl AnthropicModel {
         Body::new(
             Value::Object(body),
             exported.dropped,
-            request.instructions.is_some(),
+            usize::from(request.instructions.is_some()),
+            0,
         )
     }
 
@@ -334,6 +335,10 @@ impl StreamAssembler for EventAssembler {
 
     fn finish(self) -> Result<ModelResponse, WireError> {
         EventAssembler::finish(self)
+    }
+
+    fn is_whole(&self) -> bool {
+        EventAssembler::is_whole(self)
     }
 }
 

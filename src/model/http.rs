@@ -15,7 +15,8 @@ use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
-use super::headers::{request_id, retry_after};
+use super::event_body::{BodyError, WHOLE_GRACE, event_body};
+use super::headers::{MAX_RETRY_AFTER, request_id, retry_after, should_retry};
 use crate::turn::{ModelError, ModelErrorKind};
 
 use crate::conversation::{ModelResponse, WireFormat};
@@ -149,6 +150,24 @@ impl Transport {
         }
     }
 
+    /// The retry waits: exponential from `min_backoff`, at most
+    /// `max_backoff`, with jitter, `max_retries` of them.
+    fn backoff_builder(&self) -> ExponentialBuilder {
+        ExponentialBuilder::default()
+            .with_min_delay(self.min_backoff)
+            .with_max_delay(self.max_backoff)
+            .with_factor(2.0)
+            .with_jitter()
+            .with_max_times(self.max_retries as usize)
+    }
+
+    /// The waits of [`backoff_builder`](Self::backoff_builder), for
+    /// retries outside one HTTP exchange (a stream that failed before its
+    /// content).
+    pub(crate) fn backoff(&self) -> impl Iterator<Item = Duration> + Send + use<> {
+        backon::BackoffBuilder::build(self.backoff_builder())
+    }
+
     fn error(&self, kind: ModelErrorKind) -> ModelError {
         ModelError::of_format(self.format, kind)
     }
@@ -200,22 +219,31 @@ impl Transport {
         headers: &HeaderMap,
         body: Vec<u8>,
     ) -> Result<Answer<Vec<u8>>, ModelError> {
-        self.retrying(url, headers, body, |response| async move {
-            response.bytes().await.map(|body| body.to_vec())
-        })
+        self.retrying(
+            url,
+            headers,
+            body,
+            self.max_retries,
+            |response| async move { response.bytes().await.map(|body| body.to_vec()) },
+        )
         .await
     }
 
     /// POSTs `body` and returns the response once its headers say success
     /// (retrying as configured); its body is read with [`read_events`](Self::read_events).
+    /// At most `retries` retries (a request's stream retries use up its
+    /// budget too).
     pub(crate) async fn post_streaming(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: Vec<u8>,
+        retries: u32,
     ) -> Result<Answer<reqwest::Response>, ModelError> {
-        self.retrying(url, headers, body, |response| async move { Ok(response) })
-            .await
+        self.retrying(url, headers, body, retries, |response| async move {
+            Ok(response)
+        })
+        .await
     }
 
     async fn retrying<T, F, Fut>(
@@ -223,6 +251,7 @@ impl Transport {
         url: &str,
         headers: &HeaderMap,
         body: Vec<u8>,
+        retries: u32,
         read: F,
     ) -> Result<Answer<T>, ModelError>
     where
@@ -243,25 +272,30 @@ impl Transport {
                 .headers(headers.clone())
                 .header(CONTENT_TYPE, "application/json")
                 .body(body.clone());
-            match tokio::time::timeout(self.timeout, self.once(request, &read)).await {
+            // A growing budget: each attempt after the first may take
+            // twice as long as the one before (at most 8 times the
+            // timeout), so a slow model is not sent the same request again
+            // and again, each one generated and billed, only to be cut at
+            // the same point.
+            let budget = self.timeout.saturating_mul(1 << (number - 1).min(3));
+            match tokio::time::timeout(budget, self.once(request, &read)).await {
                 Ok(result) => result,
                 Err(_) => Err(self.error(ModelErrorKind::Timeout)),
             }
         };
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(self.min_backoff)
-            .with_max_delay(self.max_backoff)
-            .with_factor(2.0)
-            .with_jitter()
-            .with_max_times(self.max_retries as usize);
         let result = attempt
-            .retry(backoff)
+            .retry(self.backoff_builder().with_max_times(retries as usize))
             .sleep(tokio::time::sleep)
             .when(retryable)
             .adjust(|error: &ModelError, planned| {
                 // The server's wait, when it said, instead of ours (and no
-                // retry at all once ours are used up).
-                planned.map(|planned| error.retry_after.unwrap_or(planned))
+                // retry at all once ours are used up, or when it asks for
+                // longer than we wait: the error then says how long).
+                match error.retry_after {
+                    Some(wait) if wait > MAX_RETRY_AFTER => None,
+                    Some(wait) => planned.map(|_| wait),
+                    None => planned,
+                }
             })
             .notify(|error: &ModelError, wait| {
                 tracing::warn!(
@@ -314,6 +348,7 @@ impl Transport {
             })
             .with_request_id(request_id);
         error.retry_after = retry_after;
+        error.should_retry = should_retry(response.headers());
         // The error body is best effort: a broken one leaves the status.
         if let Ok(body) = response.bytes().await {
             error.read_error_body(&body);
@@ -337,12 +372,17 @@ impl Transport {
 
     /// Reads the server-sent events of `answer` until `on_event` says the
     /// stream is done or the body ends, handing it each event's name and
-    /// data. An event must arrive within the timeout of the previous one.
-    /// Returns the attempts and request id, for errors found afterwards.
+    /// data. Some bytes (an event, a keep-alive comment) must arrive within
+    /// the timeout of the previous ones; once `on_event` has said the
+    /// answer is whole ([`Flow::Whole`]), no event for
+    /// [`WHOLE_GRACE`] (or the timeout, if shorter) ends the stream as if
+    /// its terminal event had come. The body is decoded as UTF-8
+    /// lossily, as the SSE specification says. Returns the attempts and
+    /// request id, for errors found afterwards.
     pub(crate) async fn read_events(
         &self,
         answer: Answer<reqwest::Response>,
-        mut on_event: impl FnMut(&str, &str) -> Result<bool, ModelError>,
+        mut on_event: impl FnMut(&str, &str) -> Result<Flow, ModelError>,
     ) -> Result<Answer<()>, ModelError> {
         let Answer {
             body: response,
@@ -386,36 +426,70 @@ impl Transport {
             }
             futures::future::Either::Right(futures::stream::once(std::future::ready(Ok(bytes))))
         };
-        let mut events = body.eventsource();
+        let mut events = event_body(body, self.timeout).eventsource();
+        let mut whole = false;
         loop {
-            let next = tokio::time::timeout(self.timeout, events.next())
-                .await
-                .map_err(|_| fail(self.error(ModelErrorKind::Timeout)))?;
-            let Some(event) = next else {
-                break;
+            let next = if whole {
+                // Comments do not count here: only an event shows the
+                // stream is still going somewhere.
+                match tokio::time::timeout(self.timeout.min(WHOLE_GRACE), events.next()).await {
+                    Ok(next) => next,
+                    Err(_) => break,
+                }
+            } else {
+                events.next().await
             };
+            let Some(event) = next else { break };
             let event = event.map_err(|error| {
-                let kind = match &error {
-                    eventsource_stream::EventStreamError::Transport(_) => ModelErrorKind::Connect,
-                    _ => ModelErrorKind::Stream,
-                };
-                let source: crate::tool::BoxError = match error {
-                    eventsource_stream::EventStreamError::Transport(error) => {
-                        error.without_url().into()
+                let error = match error {
+                    eventsource_stream::EventStreamError::Transport(BodyError::Idle) => {
+                        self.error(ModelErrorKind::Timeout)
                     }
-                    other => other.to_string().into(),
+                    eventsource_stream::EventStreamError::Transport(BodyError::Transport(
+                        error,
+                    )) => self
+                        .error(ModelErrorKind::Connect)
+                        .with_source(error.without_url()),
+                    other => self
+                        .error(ModelErrorKind::Stream)
+                        .with_source(BoxError::from(other.to_string())),
                 };
-                fail(self.error(kind).with_source(source))
+                fail(error)
             })?;
-            if on_event(&event.event, &event.data).map_err(fail)? {
-                break;
+            match on_event(&event.event, &event.data).map_err(fail)? {
+                Flow::Done => break,
+                Flow::Whole => whole = true,
+                Flow::More => {}
             }
         }
         Ok(answer)
     }
 }
 
+/// What one event told [`Transport::read_events`] about the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Read on.
+    More,
+    /// The answer is whole (the model said why it stopped); its terminal
+    /// event may still come, or the server may hold the stream open.
+    Whole,
+    /// The stream's terminal event: stop reading.
+    Done,
+}
+
+/// Whether another attempt may help: what the server said first
+/// (`x-should-retry`), then what the error is. An exhausted quota
+/// (`insufficient_quota`, sent with 429) is no rate limit: another attempt
+/// is billed the whole prompt again, to no end.
 fn retryable(error: &ModelError) -> bool {
+    if let Some(should) = error.should_retry {
+        return should;
+    }
+    let quota = |field: &Option<String>| field.as_deref() == Some("insufficient_quota");
+    if quota(&error.code) || quota(&error.error_type) {
+        return false;
+    }
     match error.kind {
         ModelErrorKind::Http { status } => RETRYABLE_STATUSES.contains(&status),
         // A timeout here came before any response: connecting, waiting for

@@ -12,15 +12,25 @@
 //! exports and the answer parsed with its `parse_response`.
 //!
 //! **Transport.** One `reqwest` client (rustls) per model value, shared by
-//! its clones. An attempt that answers 408, 409, 429, 500, 502, 503, 504 or
-//! 529, cannot connect, or times out before any response arrived (while
-//! connecting or waiting for the headers, or anywhere in an unstreamed
-//! attempt) is retried (3 times by default) after an exponential backoff
-//! with jitter, or after the wait the server asks for in `retry-after-ms`
-//! or `Retry-After` (seconds or an HTTP date, at most a minute). Each
-//! attempt has a timeout (120 s by default). A streamed body that stalls
-//! or breaks after its events began is not retried: its text already
-//! reached the turn's events. Dropping the `respond` future (what the turn runner does when
+//! its clones. What the server says about retrying comes first: an
+//! `x-should-retry: true` or `false` header (which the official OpenAI and
+//! Anthropic SDKs obey) decides; else an attempt that answers 408, 409,
+//! 429, 500, 502, 503, 504 or 529, cannot connect, or times out before any
+//! response arrived is retried (3 times by default), but never a 429 for
+//! an exhausted quota (`insufficient_quota`: another attempt bills the
+//! prompt again, to no end). The wait is an exponential backoff with
+//! jitter, or the one the server asks for in `retry-after-ms` or
+//! `Retry-After` (seconds or an HTTP date); a server that asks for more
+//! than a minute is not retried, and the error's `retry_after` says what
+//! it asked for, so the caller can schedule. Each attempt has a timeout
+//! (120 s by default) that doubles on each retry (at most 8 times), so a
+//! slow model is not sent the same request again only to be cut at the
+//! same point. A streamed request whose stream reports a provider error
+//! (overloaded, rate limited, a server error) before any text or
+//! reasoning reached the turn's events is retried the same way, while the
+//! request's attempts stay within `max_retries + 1`; a stream that breaks
+//! after its text began is not: that text already reached the turn's
+//! events. Dropping the `respond` future (what the turn runner does when
 //! the turn's `CancellationToken` fires) drops the connection: nothing runs
 //! on in the background.
 //!
@@ -48,6 +58,7 @@
 #![allow(clippy::result_large_err)]
 
 mod error;
+mod event_body;
 mod headers;
 mod http;
 mod send;
@@ -204,10 +215,15 @@ impl Settings {
         }
     }
 
-    /// Merges the vendor fields into `body`, replacing what is there.
+    /// Merges the vendor fields into `body`, replacing what is there; a
+    /// `null` one removes the field.
     fn merge_extra(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
         for (key, value) in &self.extra {
-            body.insert(key.clone(), value.clone());
+            if value.is_null() {
+                body.remove(key);
+            } else {
+                body.insert(key.clone(), value.clone());
+            }
         }
     }
 }
@@ -286,8 +302,11 @@ macro_rules! shared_setters {
 
             /// A top-level body field for anything vendor-specific
             /// (`top_p`, `seed`, `metadata`, `service_tier`, …), written
-            /// last: it replaces a field this model sets itself. Repeat for
-            /// several fields.
+            /// last: it replaces a field this model sets itself, and
+            /// `serde_json::Value::Null` removes one (Mistral answers 422
+            /// and xAI 400 to the `stream_options` a streamed Chat
+            /// Completions request carries: `.extra("stream_options",
+            /// Value::Null)`). Repeat for several fields.
             ///
             /// A `value` nested deeper than 128 levels (only code builds
             /// one) is dropped here, without recursion, and every request
@@ -325,16 +344,26 @@ macro_rules! shared_setters {
 
             /// The timeout of each attempt (120 s by default): unstreamed,
             /// until the whole answer is read; streamed, until the headers
-            /// and then between two events. A timeout before any response
+            /// and then between two pieces of the body (an event, or a
+            /// keep-alive comment such as OpenRouter's `: OPENROUTER
+            /// PROCESSING`, so a long-thinking stream is not cut). Once
+            /// the stream has said why the model stopped, 2 s without an
+            /// event (or this timeout, if shorter) end it with the whole
+            /// answer: servers that never send `[DONE]` or `message_stop`
+            /// and hold the connection open cost neither the timeout nor
+            /// the answer. A timeout before any response
             /// arrived (connecting, the headers, a whole unstreamed
-            /// answer) is retried like a connection error; a stream that
-            /// stalls once its events began is not.
+            /// answer) is retried like a connection error, and the retry
+            /// has twice the time (at most 8 times this timeout); a stream
+            /// that stalls once its events began is not retried.
             pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
                 self.transport.timeout = timeout;
                 self
             }
 
-            /// Retries after a retryable failure (3 by default; 0 sends once).
+            /// Retries after a retryable failure (3 by default; 0 sends
+            /// once), a stream's error before its content included: a
+            /// request makes at most this many attempts plus one.
             pub fn max_retries(mut self, retries: u32) -> Self {
                 self.transport.max_retries = retries;
                 self

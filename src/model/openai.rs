@@ -254,9 +254,7 @@ impl OpenAiModel {
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Body {
-        let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
-        conversation.extend(request.instructions.map(Message::system));
-        conversation.extend_from_slice(request.conversation);
+        let (conversation, lead, skipped) = leading_system_merged(request);
         let exported = openai::export_messages(&conversation);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
@@ -300,11 +298,7 @@ impl OpenAiModel {
             body.insert("stream_options".into(), json!({ "include_usage": true }));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(
-            Value::Object(body),
-            exported.dropped,
-            request.instructions.is_some(),
-        )
+        Body::new(Value::Object(body), exported.dropped, lead, skipped)
     }
 }
 
@@ -356,6 +350,53 @@ impl StreamAssembler for ChunkAssembler {
     fn finish(self) -> Result<ModelResponse, WireError> {
         ChunkAssembler::finish(self)
     }
+
+    fn is_whole(&self) -> bool {
+        ChunkAssembler::is_whole(self)
+    }
+}
+
+/// The conversation a request sends: one system message first, holding
+/// the mode's instructions and the conversation's own leading system
+/// messages (their non-blank texts joined by a blank line, the role of
+/// the first one of the conversation's, else `system`), then the rest;
+/// and, for [`Body::new`], how many messages of its own it put first and
+/// how many of the conversation it merged. Chat templates of Qwen on vLLM
+/// and llama.cpp refuse any system message but one at the start. A system
+/// message with provider fields is not merged (they belong to it), and a
+/// system message after the first message of another role stays where it
+/// is: moving it would change what the model reads when; OpenAI and most
+/// servers take it there.
+fn leading_system_merged(request: &ModelRequest<'_>) -> (Vec<Message>, usize, usize) {
+    let leading: Vec<&crate::conversation::SystemMessage> = request
+        .conversation
+        .iter()
+        .map_while(|message| match message {
+            Message::System(system) if system.extras.is_empty() => Some(system),
+            _ => None,
+        })
+        .collect();
+    let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
+    let pieces = usize::from(request.instructions.is_some()) + leading.len();
+    if pieces < 2 {
+        conversation.extend(request.instructions.map(Message::system));
+        conversation.extend_from_slice(request.conversation);
+        return (conversation, usize::from(request.instructions.is_some()), 0);
+    }
+    let text = request
+        .instructions
+        .into_iter()
+        .chain(leading.iter().map(|system| system.text.as_str()))
+        .filter(|text| !text.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let mut merged = crate::conversation::SystemMessage::new(text);
+    if let Some(first) = leading.first() {
+        merged.system_role = first.system_role;
+    }
+    conversation.push(Message::System(merged));
+    conversation.extend_from_slice(&request.conversation[leading.len()..]);
+    (conversation, 1, leading.len())
 }
 
 /// A `response_format` name OpenAI takes (`^[a-zA-Z0-9_-]{1,64}$`): other

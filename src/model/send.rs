@@ -8,7 +8,7 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::Settings;
-use super::http::Transport;
+use super::http::{Flow, Transport};
 use crate::conversation::{ModelResponse, WireFormat};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::turn::{ModelRequest, TurnEvent, TurnEvents};
@@ -56,15 +56,21 @@ pub(crate) struct Body {
 }
 
 impl Body {
-    /// `value`, with the `dropped` of an export of the instructions (when
-    /// there were `instructions`) followed by the conversation: the indices
-    /// are shifted back to the conversation's own. The instructions are a
-    /// system message without extras, so nothing of them is ever dropped.
-    pub(crate) fn new(value: Value, mut dropped: Vec<Dropped>, instructions: bool) -> Self {
-        if instructions {
-            for item in &mut dropped {
-                item.message = item.message.saturating_sub(1);
-            }
+    /// `value`, with the `dropped` of an export of a conversation that is
+    /// `lead` messages of the model's own (the instructions, or the
+    /// instructions and the conversation's first `skipped` system messages
+    /// merged into one), then the request's conversation from `skipped`
+    /// on: the indices are turned back into the conversation's own. The
+    /// model's own messages are system messages without extras, so nothing
+    /// of them is ever dropped.
+    pub(crate) fn new(
+        value: Value,
+        mut dropped: Vec<Dropped>,
+        lead: usize,
+        skipped: usize,
+    ) -> Self {
+        for item in &mut dropped {
+            item.message = item.message.saturating_sub(lead) + skipped;
         }
         Self { value, dropped }
     }
@@ -82,6 +88,13 @@ pub(crate) trait StreamAssembler: Default {
 
     /// The assembled response, once the stream ended.
     fn finish(self) -> Result<ModelResponse, WireError>;
+
+    /// `true` once the stream has said why the model stopped, so that
+    /// [`finish`](Self::finish) returns the whole answer even if the
+    /// terminal event never comes; `false` unless the format can tell.
+    fn is_whole(&self) -> bool {
+        false
+    }
 }
 
 /// Sends `request` to `model` and reads its answer: unstreamed, the whole
@@ -107,32 +120,117 @@ pub(crate) async fn send<P: Provider>(
             .await;
     }
     headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-    let answer = transport.post_streaming(&url, &headers, body).await?;
-    let mut stream = P::Stream::default();
-    let answer = transport
-        .read_events(answer, |event, data| {
-            let (deltas, done) = stream
-                .read_event(event, data)
-                .map_err(|error| ModelError::stream(P::FORMAT, error))?;
-            emit(request.events, deltas);
-            Ok(done)
-        })
-        .await?;
-    stream
-        .finish()
-        .map_err(|error| answer.failed(ModelError::stream(P::FORMAT, error)))
+    // An error event before anything reached the turn's events (Anthropic's
+    // `overloaded_error` right after HTTP 200, an OpenRouter rate limit) is
+    // retried like the same error as an HTTP status: nothing was shown, so
+    // nothing is shown twice. Once text or reasoning went out, it is not.
+    let mut delays = transport.backoff();
+    let mut earlier_attempts = 0;
+    loop {
+        let retries = transport.max_retries.saturating_sub(earlier_attempts);
+        let answer = transport
+            .post_streaming(&url, &headers, body.clone(), retries)
+            .await;
+        let answer = answer.map_err(|mut error| {
+            error.attempts += earlier_attempts;
+            error
+        })?;
+        let attempts = answer.attempts;
+        let mut stream = P::Stream::default();
+        let mut shown = false;
+        let read = transport
+            .read_events(answer, |event, data| {
+                let (deltas, done) = stream
+                    .read_event(event, data)
+                    .map_err(|error| ModelError::stream(P::FORMAT, error))?;
+                shown |= emit(request.events, deltas);
+                Ok(if done {
+                    Flow::Done
+                } else if stream.is_whole() {
+                    Flow::Whole
+                } else {
+                    Flow::More
+                })
+            })
+            .await;
+        let finished = read.and_then(|answer| {
+            stream
+                .finish()
+                .map_err(|error| answer.failed(ModelError::stream(P::FORMAT, error)))
+        });
+        match finished {
+            Err(mut error) => {
+                error.attempts += earlier_attempts;
+                // One budget of retries for the whole request: those of
+                // its HTTP exchanges and those of its streams.
+                let retries_left = transport.max_retries > error.attempts.saturating_sub(1);
+                let delay = (!shown && retries_left && retryable_stream_error(&error))
+                    .then(|| delays.next())
+                    .flatten();
+                let Some(delay) = delay else {
+                    return Err(error);
+                };
+                tracing::warn!(
+                    format = %P::FORMAT,
+                    kind = %error.kind,
+                    wait_ms = delay.as_millis() as u64,
+                    "the stream failed before any content; retrying"
+                );
+                earlier_attempts += attempts;
+                tokio::time::sleep(delay).await;
+            }
+            ok => return ok,
+        }
+    }
+}
+
+/// An error a stream reported before any content that another attempt may
+/// not meet: the provider's overload, rate limit or server error (by its
+/// type, or an HTTP-status code such as OpenRouter's `429`), never a
+/// refused request (`invalid_request_error`, Groq's `tool_use_failed`) or
+/// an exhausted quota.
+fn retryable_stream_error(error: &ModelError) -> bool {
+    if error.kind != ModelErrorKind::Stream {
+        return false;
+    }
+    let retryable = |name: &str| {
+        matches!(
+            name,
+            "overloaded_error"
+                | "rate_limit_error"
+                | "rate_limit_exceeded"
+                | "api_error"
+                | "server_error"
+                | "internal_server_error"
+                | "service_unavailable"
+                | "timeout_error"
+        ) || name
+            .parse::<u16>()
+            .is_ok_and(|status| status == 429 || (500..600).contains(&status))
+    };
+    [&error.error_type, &error.code]
+        .into_iter()
+        .flatten()
+        .any(|name| retryable(name))
 }
 
 /// Sends streamed pieces as turn events: text (and a refusal, which is
 /// the model's words too) as `TextDelta`, reasoning as `ReasoningDelta`.
-fn emit(events: &TurnEvents, deltas: Vec<StreamDelta>) {
+/// Returns whether any was sent.
+fn emit(events: &TurnEvents, deltas: Vec<StreamDelta>) -> bool {
+    let mut sent = false;
     for delta in deltas {
         match delta {
             StreamDelta::Text(text) | StreamDelta::Refusal(text) => {
                 events.emit(|| TurnEvent::TextDelta { text });
+                sent = true;
             }
-            StreamDelta::Reasoning(text) => events.emit(|| TurnEvent::ReasoningDelta { text }),
+            StreamDelta::Reasoning(text) => {
+                events.emit(|| TurnEvent::ReasoningDelta { text });
+                sent = true;
+            }
             _ => {}
         }
     }
+    sent
 }

@@ -111,8 +111,14 @@ pub struct ModelError {
     /// could be sent, or not an HTTP model).
     pub attempts: u32,
     /// How long the server asked to wait (`retry-after-ms`, `Retry-After`)
-    /// on the last answer, when it said.
+    /// on the last answer, when it said: what it said, even when that was
+    /// longer than the models wait (60 s), so a caller can schedule the
+    /// next try.
     pub retry_after: Option<Duration>,
+    /// The server's `x-should-retry` header, when it sent one: the official
+    /// OpenAI and Anthropic SDKs obey it before the status, and so do the
+    /// models.
+    pub(crate) should_retry: Option<bool>,
     #[source]
     source: Option<BoxError>,
 }
@@ -156,6 +162,7 @@ impl ModelError {
             request_id: None,
             attempts: 0,
             retry_after: None,
+            should_retry: None,
             source: None,
         }
     }

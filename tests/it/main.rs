@@ -38,6 +38,10 @@ mod model_openai;
 #[cfg(feature = "openai")]
 mod model_responses;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
+mod model_retries;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
+mod model_sse_bytes;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_stream;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_switch;

@@ -284,3 +284,51 @@ fn native_output_names_are_made_valid_and_strict_is_a_setting() {
     let plain = OpenAiModel::new("gpt-4o").request_body(&plain);
     assert!(plain.get("response_format").is_none());
 }
+
+/// Chat templates of Qwen on vLLM and llama.cpp refuse any system message
+/// but one at the start: the instructions and the conversation's leading
+/// system messages go out as one; a later one stays where it is.
+#[test]
+fn instructions_and_leading_system_messages_go_out_as_one_system_message() {
+    let model = OpenAiModel::new("qwen3");
+    let conversation = vec![
+        agent_loop::conversation::Message::system("Answer in French."),
+        agent_loop::conversation::Message::system("  "),
+        agent_loop::conversation::Message::system("Be brief."),
+        agent_loop::conversation::Message::user("Hi"),
+        agent_loop::conversation::Message::system("Later note."),
+    ];
+    let events = TurnEvents::default();
+    let request = ModelRequest::new(&conversation)
+        .instructions(INSTRUCTIONS)
+        .events(&events);
+    let body = model.request_body(&request);
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "system"]);
+    assert_eq!(
+        body["messages"][0]["content"],
+        format!("{INSTRUCTIONS}\n\nAnswer in French.\n\nBe brief.")
+    );
+    assert_eq!(body["messages"][2]["content"], "Later note.");
+}
+
+/// `extra(field, null)` removes a field the model writes: Mistral answers
+/// 422 and xAI 400 to `stream_options`.
+#[test]
+fn a_null_extra_removes_the_field() {
+    let model = OpenAiModel::new("mistral-small-latest")
+        .stream(true)
+        .extra("stream_options", Value::Null)
+        .extra("never_set", Value::Null);
+    let conversation = start();
+    let events = TurnEvents::default();
+    let body = model.request_body(&ModelRequest::new(&conversation).events(&events));
+    assert_eq!(body["stream"], true);
+    assert!(body.get("stream_options").is_none(), "{body}");
+    assert!(body.get("never_set").is_none(), "{body}");
+}

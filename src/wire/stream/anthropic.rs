@@ -549,6 +549,20 @@ impl EventAssembler {
         Ok(())
     }
 
+    /// `true` once the message has its `stop_reason` (from
+    /// `message_delta`) or `message_stop` came, and no error: [`finish`](Self::finish)
+    /// then returns the whole answer even if `message_stop` never comes.
+    pub fn is_whole(&self) -> bool {
+        self.failed.is_none()
+            && self.message.is_some()
+            && (self.stopped
+                || self
+                    .message
+                    .as_ref()
+                    .and_then(|message| message.get("stop_reason"))
+                    .is_some_and(|reason| !reason.is_null()))
+    }
+
     /// The assembled response: what [`anthropic::parse_response`] returns
     /// for the unstreamed message with the same content (see the type's
     /// docs for how events assemble). Blocks still open are closed first.

@@ -71,7 +71,14 @@ const FORMAT: WireFormat = WireFormat::OpenAiChat;
 /// - `reasoning_content` and `refusal`: pieces concatenated; present only
 ///   when some piece is not empty (servers send `""` in every chunk).
 /// - `tool_calls`: by `index`. A new `index` must be the next one (`0`,
-///   then `1`, …); a lower one continues that call, in any order. Without
+///   then `1`, …); a lower one continues that index's latest call, in any
+///   order (interleaved pieces of parallel calls), except for a piece that
+///   is plainly another call, which starts one: once the call's arguments
+///   are a whole JSON value, a piece with an `id` other than the call's,
+///   or with a name and arguments (Ollama's `/v1` sends every call whole
+///   at `index: 0`). A piece at a new `index` with neither `id` nor name
+///   continues the last call (SGLang sends a call's arguments so), so no
+///   nameless call appears. Without
 ///   `index` (Gemini once omitted it), a piece with an id other than the
 ///   last call's, or with a name when the last call already has a
 ///   different name or some arguments, starts a new call; any other
@@ -79,7 +86,10 @@ const FORMAT: WireFormat = WireFormat::OpenAiChat;
 ///   send it late, or `""`). A `name` piece equal to the name so far is a
 ///   repeat and ignored, one that starts with it replaces it, any other is
 ///   appended. `function.arguments` pieces are concatenated (a piece that
-///   is a JSON object, not text, adds its compact JSON text). The last
+///   is a JSON object, not text, adds its compact JSON text), except that a
+///   piece holding all the text so far and more replaces it, and one equal
+///   to a whole JSON text so far is a repeat: DeepSeek-style servers resend
+///   the arguments so far in every piece. The last
 ///   `type` wins. Other fields of a call (Gemini's `extra_content`) are
 ///   kept.
 /// - Other fields of the delta (OpenRouter's `reasoning`, say) and of a
@@ -110,6 +120,9 @@ pub struct ChunkAssembler {
     reasoning: String,
     refusal: String,
     calls: Vec<CallState>,
+    /// For each tool call `index` the server used, the position in
+    /// `calls` of its latest call.
+    latest: Vec<usize>,
     extras: Map<String, Value>,
     finish_reason: Option<String>,
     usage: Option<Value>,
@@ -446,13 +459,33 @@ impl ChunkAssembler {
             .and_then(|function| function.name.as_deref())
             .unwrap_or("");
         let id = call.id.as_deref().unwrap_or("");
-        let next = self.calls.len();
+        // Neither an id nor a name: a piece of arguments only.
+        let anonymous = id.is_empty() && name.is_empty();
+        let has_arguments = call
+            .function
+            .as_ref()
+            .and_then(|function| function.arguments.as_ref())
+            .is_some_and(|arguments| match arguments {
+                Value::String(text) => !text.trim().is_empty(),
+                other => !other.is_null(),
+            });
+        let next = self.latest.len();
         let at = match call.index {
-            Some(index) if index < next as u64 => index as usize,
-            Some(index) if index == next as u64 => {
-                self.calls.push(CallState::default());
-                next
+            // A known index: its latest call, unless the piece is plainly
+            // another call (Ollama labels every call `index: 0`).
+            Some(index) if index < next as u64 => {
+                let at = self.latest[index as usize];
+                if reuses_index(&self.calls[at], id, name, has_arguments) {
+                    self.new_call(Some(index))
+                } else {
+                    at
+                }
             }
+            // A new index with arguments only continues the last call
+            // (SGLang sends a call's arguments at the next index, without
+            // its id and name), so no nameless call appears.
+            Some(_) if anonymous && !self.calls.is_empty() => self.calls.len() - 1,
+            Some(index) if index == next as u64 => self.new_call(Some(index)),
             Some(index) => {
                 return Err(WireError::new(
                     FORMAT,
@@ -464,11 +497,8 @@ impl ChunkAssembler {
                 ));
             }
             None => match self.calls.last() {
-                Some(last) if !starts_new_call(last, id, name) => next - 1,
-                _ => {
-                    self.calls.push(CallState::default());
-                    next
-                }
+                Some(last) if !starts_new_call(last, id, name) => self.calls.len() - 1,
+                _ => self.new_call(None),
             },
         };
         let Some(state) = self.calls.get_mut(at) else {
@@ -493,7 +523,7 @@ impl ChunkAssembler {
             }
             match function.arguments {
                 None | Some(Value::Null) => {}
-                Some(Value::String(piece)) => state.arguments.push_str(&piece),
+                Some(Value::String(piece)) => push_arguments(&mut state.arguments, piece),
                 // `Display` of a JSON value is its compact text, as the
                 // unstreamed parser reads such arguments.
                 Some(other) => state.arguments.push_str(&other.to_string()),
@@ -512,6 +542,27 @@ impl ChunkAssembler {
             id: state.id.clone().unwrap_or_default(),
             name: state.name.clone(),
         }))
+    }
+
+    /// `true` once a chunk gave the `finish_reason` and no error came:
+    /// [`finish`](Self::finish) then returns the whole answer even if
+    /// `[DONE]` never comes (servers that hold the stream open after the
+    /// answer). Usage, if the server sends it, may still follow.
+    pub fn is_whole(&self) -> bool {
+        self.failed.is_none() && self.finish_reason.is_some()
+    }
+
+    /// Starts a call, for the server's `index` when it gave one; returns
+    /// its position.
+    fn new_call(&mut self, index: Option<u64>) -> usize {
+        let at = self.calls.len();
+        self.calls.push(CallState::default());
+        match index.map(|index| index as usize) {
+            Some(index) if index < self.latest.len() => self.latest[index] = at,
+            Some(_) => self.latest.push(at),
+            None => {}
+        }
+        at
     }
 
     /// The assembled response: what [`openai::parse_response`] returns for
@@ -634,6 +685,40 @@ fn starts_new_call(last: &CallState, id: &str, name: &str) -> bool {
     let other_name = !name.is_empty()
         && (!last.name.is_empty() && last.name != name || !last.arguments.is_empty());
     other_id || other_name
+}
+
+/// `true` when a piece at the index of `call` is another call: the call's
+/// arguments are already a whole JSON value, and the piece has an id other
+/// than the call's, or a name and arguments (Ollama's `/v1` sends each
+/// call whole, every one at `index: 0`). While the call is being written,
+/// any piece at its index is its own: a server that changes the id
+/// mid-call keeps its first one, and a repeated name is a repeat.
+fn reuses_index(call: &CallState, id: &str, name: &str, has_arguments: bool) -> bool {
+    let other_id = !id.is_empty() && call.id.as_deref().is_some_and(|known| known != id);
+    let another = other_id || (!name.is_empty() && has_arguments);
+    another
+        && !call.arguments.trim().is_empty()
+        && serde_json::from_str::<serde::de::IgnoredAny>(&call.arguments).is_ok()
+}
+
+/// Adds an arguments piece. A piece that starts with all the text so far
+/// (and is longer) replaces it, and one equal to a whole JSON text so far
+/// is a repeat: some servers resend the whole arguments so far in every
+/// piece, which appended would never parse. Appending such a piece could
+/// give valid JSON only inside a string that repeats the text before it,
+/// which no model writes piece by piece.
+fn push_arguments(arguments: &mut String, piece: String) {
+    if !arguments.is_empty()
+        && piece.len() >= arguments.len()
+        && piece.starts_with(arguments.as_str())
+    {
+        let repeat = piece.len() == arguments.len();
+        if !repeat || serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok() {
+            *arguments = piece;
+            return;
+        }
+    }
+    arguments.push_str(&piece);
 }
 
 /// `true` for `{"type": "text", "text": "…"}` with no other field.
@@ -946,6 +1031,136 @@ mod tests {
         assert_eq!(
             blank.map(|response| response.message.text()),
             Ok("Hi".into())
+        );
+    }
+
+    /// (id, name, arguments) of each assembled call.
+    fn calls_of(chunks: &[&str]) -> Vec<(String, String, String)> {
+        let (_, response) = assemble(chunks);
+        response
+            .expect("the stream assembles")
+            .message
+            .tool_calls()
+            .map(|call| (call.id.clone(), call.name.clone(), call.arguments.clone()))
+            .collect()
+    }
+
+    fn call_piece(index: u64, id: Option<&str>, name: Option<&str>, arguments: &str) -> String {
+        let mut call = json!({ "index": index, "function": { "arguments": arguments } });
+        if let Some(id) = id {
+            call["id"] = json!(id);
+            call["type"] = json!("function");
+        }
+        if let Some(name) = name {
+            call["function"]["name"] = json!(name);
+        }
+        json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [call] } }] }).to_string()
+    }
+
+    const FINISH: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+
+    fn owned(calls: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+        calls
+            .iter()
+            .map(|(id, name, arguments)| (id.to_string(), name.to_string(), arguments.to_string()))
+            .collect()
+    }
+
+    /// Ollama's `/v1` sends each call whole, every one at `index: 0`, with
+    /// its own id: they stay two calls (they merged into one, `{..}{..}`).
+    #[test]
+    fn whole_calls_at_one_index_with_their_own_ids_stay_apart() {
+        let first = call_piece(0, Some("call_a"), Some("get_weather"), r#"{"city":"Oslo"}"#);
+        let second = call_piece(0, Some("call_b"), Some("get_time"), r#"{"zone":"CET"}"#);
+        let (deltas, _) = assemble(&[first.as_str(), second.as_str(), FINISH, "[DONE]"]);
+        assert_eq!(
+            deltas,
+            [
+                StreamDelta::ToolCallStarted {
+                    index: 0,
+                    id: "call_a".into(),
+                    name: "get_weather".into()
+                },
+                StreamDelta::ToolCallStarted {
+                    index: 1,
+                    id: "call_b".into(),
+                    name: "get_time".into()
+                },
+            ]
+        );
+        assert_eq!(
+            calls_of(&[&first, &second, FINISH, "[DONE]"]),
+            owned(&[
+                ("call_a", "get_weather", r#"{"city":"Oslo"}"#),
+                ("call_b", "get_time", r#"{"zone":"CET"}"#),
+            ])
+        );
+        // Without ids, a name with arguments after a whole call is another
+        // call too.
+        let first = call_piece(0, None, Some("get_weather"), r#"{"city":"Oslo"}"#);
+        let second = call_piece(0, None, Some("get_weather"), r#"{"city":"Rome"}"#);
+        assert_eq!(
+            calls_of(&[&first, &second, FINISH]),
+            owned(&[
+                ("", "get_weather", r#"{"city":"Oslo"}"#),
+                ("", "get_weather", r#"{"city":"Rome"}"#),
+            ])
+        );
+    }
+
+    /// SGLang sends a call's arguments at the next index, with neither id
+    /// nor name: they belong to the call before (it ran with `{}`, and a
+    /// nameless call appeared).
+    #[test]
+    fn arguments_at_a_new_index_without_id_or_name_continue_the_last_call() {
+        let head = call_piece(0, Some("call_1"), Some("get_weather"), "");
+        let body = call_piece(1, None, None, r#"{"city":"#);
+        let tail = call_piece(1, None, None, r#""Oslo"}"#);
+        assert_eq!(
+            calls_of(&[&head, &body, &tail, FINISH, "[DONE]"]),
+            owned(&[("call_1", "get_weather", r#"{"city":"Oslo"}"#)])
+        );
+    }
+
+    /// DeepSeek-style servers resend the whole arguments so far in every
+    /// piece (appended, they never parsed); a last piece repeating the
+    /// whole text is a repeat.
+    #[test]
+    fn arguments_resent_whole_in_every_piece_are_the_last_piece() {
+        let mut chunks = vec![call_piece(0, Some("call_1"), Some("get_weather"), "")];
+        for so_far in [
+            r#"{""#,
+            r#"{"city": "#,
+            r#"{"city": "Oslo"}"#,
+            r#"{"city": "Oslo"}"#,
+        ] {
+            chunks.push(call_piece(0, None, None, so_far));
+        }
+        chunks.push(FINISH.to_owned());
+        let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
+        assert_eq!(
+            calls_of(&chunks),
+            owned(&[("call_1", "get_weather", r#"{"city": "Oslo"}"#)])
+        );
+    }
+
+    /// What worked before still does: pieces of two calls interleaved,
+    /// routed by their index, a repeated name on a call being written.
+    #[test]
+    fn interleaved_pieces_of_two_calls_are_routed_by_index() {
+        let chunks = [
+            call_piece(0, Some("call_a"), Some("f"), ""),
+            call_piece(1, Some("call_b"), Some("g"), ""),
+            call_piece(0, None, None, r#"{"x":"#),
+            call_piece(1, None, None, r#"{"y":"#),
+            call_piece(0, None, Some("f"), "1}"),
+            call_piece(1, None, None, "2}"),
+            FINISH.to_owned(),
+        ];
+        let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
+        assert_eq!(
+            calls_of(&chunks),
+            owned(&[("call_a", "f", r#"{"x":1}"#), ("call_b", "g", r#"{"y":2}"#)])
         );
     }
 
