@@ -4,12 +4,18 @@
 //! stdout.
 //!
 //! ```sh
-//! # Any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama's /v1, OpenRouter, ...):
+//! # OpenAI's own models, through the Responses API:
+//! OPENAI_API_KEY=... OPENAI_MODEL=gpt-5.4 \
+//!   cargo run --example chat --features openai -- --responses "What is 17 * 23?"
+//! # Any OpenAI-compatible server (vLLM, llama.cpp, Ollama's /v1, OpenRouter, ...):
 //! OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen3 \
 //!   cargo run --example chat --features openai -- "What is 17 * 23, and what time is it?"
 //! # Anthropic:
 //! ANTHROPIC_API_KEY=... ANTHROPIC_MODEL=claude-sonnet-4-5 \
 //!   cargo run --example chat --features anthropic -- --anthropic "List the files in ."
+//! # Gemini's native API:
+//! GEMINI_API_KEY=... GEMINI_MODEL=gemini-3-flash-preview \
+//!   cargo run --example chat --features gemini -- --gemini "What time is it?"
 //! # The listing tool reads the directory given with --dir (default: the current one).
 //! ```
 //!
@@ -17,7 +23,7 @@
 
 use std::process::ExitCode;
 
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod agent {
     use std::path::PathBuf;
     use std::process::ExitCode;
@@ -51,16 +57,29 @@ mod agent {
     #[derive(Deserialize, JsonSchema)]
     struct ListFiles {}
 
+    /// Which API the model speaks.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub enum Api {
+        /// OpenAI Chat Completions, and every compatible server (the default).
+        Chat,
+        /// OpenAI Responses (`--responses`).
+        Responses,
+        /// Anthropic Messages (`--anthropic`).
+        Anthropic,
+        /// Gemini's native API (`--gemini`).
+        Gemini,
+    }
+
     /// What the command line asked for.
     pub struct Options {
-        pub anthropic: bool,
+        pub api: Api,
         pub dir: PathBuf,
         pub prompt: String,
     }
 
     pub fn options(args: impl Iterator<Item = String>) -> Result<Options, String> {
         let mut options = Options {
-            anthropic: false,
+            api: Api::Chat,
             dir: PathBuf::from("."),
             prompt: String::new(),
         };
@@ -68,7 +87,9 @@ mod agent {
         let mut words = Vec::new();
         while let Some(arg) = args.next() {
             match arg.as_str() {
-                "--anthropic" => options.anthropic = true,
+                "--responses" => options.api = Api::Responses,
+                "--anthropic" => options.api = Api::Anthropic,
+                "--gemini" => options.api = Api::Gemini,
                 "--dir" => {
                     options.dir = args.next().ok_or("--dir needs a directory")?.into();
                 }
@@ -189,7 +210,7 @@ mod agent {
     }
 }
 
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 #[tokio::main]
 async fn main() -> ExitCode {
     let options = match agent::options(std::env::args().skip(1)) {
@@ -199,7 +220,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let model: Box<dyn agent_loop::turn::Model> = match model(options.anthropic) {
+    let model: Box<dyn agent_loop::turn::Model> = match model(options.api) {
         Ok(model) => model,
         Err(problem) => {
             eprintln!("chat: {problem}");
@@ -222,29 +243,51 @@ async fn main() -> ExitCode {
     }
 }
 
-/// The model the environment describes, streaming.
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-fn model(anthropic: bool) -> Result<Box<dyn agent_loop::turn::Model>, String> {
-    if anthropic {
-        #[cfg(feature = "anthropic")]
-        return agent_loop::model::AnthropicModel::from_env()
-            .map(|model| Box::new(model.stream(true)) as Box<dyn agent_loop::turn::Model>)
-            .map_err(|error| error.to_string());
-        #[cfg(not(feature = "anthropic"))]
-        return Err("--anthropic needs the `anthropic` feature: cargo run --example chat --features anthropic -- --anthropic \"PROMPT\"".into());
+/// The model the environment describes, streaming; or what to set, or
+/// which feature to build with.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+fn model(api: agent::Api) -> Result<Box<dyn agent_loop::turn::Model>, String> {
+    use agent::Api;
+    use agent_loop::turn::Model;
+
+    fn boxed<M: Model + 'static>(model: M) -> Box<dyn Model> {
+        Box::new(model)
     }
-    #[cfg(feature = "openai")]
-    return agent_loop::model::OpenAiModel::from_env()
-        .map(|model| Box::new(model.stream(true)) as Box<dyn agent_loop::turn::Model>)
-        .map_err(|error| error.to_string());
-    #[cfg(not(feature = "openai"))]
-    Err("without --anthropic the example needs the `openai` feature: cargo run --example chat --features openai -- \"PROMPT\"".into())
+    let needs = |feature: &str, flag: &str| {
+        format!(
+            "{flag}needs the `{feature}` feature: cargo run --example chat --features {feature} -- {flag}\"PROMPT\""
+        )
+    };
+    match api {
+        #[cfg(feature = "openai")]
+        Api::Chat => agent_loop::model::OpenAiModel::from_env().map(|m| boxed(m.stream(true))),
+        #[cfg(feature = "openai")]
+        Api::Responses => {
+            agent_loop::model::OpenAiResponsesModel::from_env().map(|m| boxed(m.stream(true)))
+        }
+        #[cfg(feature = "anthropic")]
+        Api::Anthropic => {
+            agent_loop::model::AnthropicModel::from_env().map(|m| boxed(m.stream(true)))
+        }
+        #[cfg(feature = "gemini")]
+        Api::Gemini => agent_loop::model::GeminiModel::from_env().map(|m| boxed(m.stream(true))),
+        #[allow(unreachable_patterns)] // with every feature on
+        other => {
+            return Err(match other {
+                Api::Chat => needs("openai", ""),
+                Api::Responses => needs("openai", "--responses "),
+                Api::Anthropic => needs("anthropic", "--anthropic "),
+                Api::Gemini => needs("gemini", "--gemini "),
+            });
+        }
+    }
+    .map_err(|error| error.to_string())
 }
 
-#[cfg(not(any(feature = "openai", feature = "anthropic")))]
+#[cfg(not(any(feature = "openai", feature = "anthropic", feature = "gemini")))]
 fn main() -> ExitCode {
     eprintln!(
-        "chat: this example needs a model feature: cargo run --example chat --features openai -- \"PROMPT\" (or --features anthropic -- --anthropic \"PROMPT\")"
+        "chat: this example needs a model feature: cargo run --example chat --features openai -- \"PROMPT\" (or --features openai -- --responses, --features anthropic -- --anthropic, --features gemini -- --gemini)"
     );
     ExitCode::from(2)
 }
