@@ -7,24 +7,15 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 
 /// Why the body stopped before its end.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub(crate) enum BodyError {
     /// The connection failed.
-    Transport(reqwest::Error),
+    #[error("the connection failed")]
+    Transport(#[source] reqwest::Error),
     /// No byte arrived within the idle timeout.
+    #[error("no data within the timeout")]
     Idle,
 }
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Transport(error) => error.fmt(f),
-            Self::Idle => f.write_str("no data within the timeout"),
-        }
-    }
-}
-
-impl std::error::Error for BodyError {}
 
 /// How long a stream whose answer is whole (the model said why it
 /// stopped) may go without an event before it is taken as ended: a server

@@ -43,7 +43,7 @@ mod model_retries;
 mod model_sse_bytes;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_stream;
-#[cfg(all(feature = "openai", feature = "anthropic"))]
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod model_switch;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_transport;

@@ -4,8 +4,10 @@
 //! sends nothing.
 
 use agent_loop::conversation::{ContentPart, Message, WireFormat};
-use agent_loop::model::{AnthropicModel, ModelErrorKind, OpenAiModel};
-use agent_loop::wire::{DroppedKind, anthropic, openai};
+use agent_loop::model::{
+    AnthropicModel, GeminiModel, ModelErrorKind, OpenAiModel, OpenAiResponsesModel,
+};
+use agent_loop::wire::{Dropped, DroppedKind, anthropic, gemini, openai, responses};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{method, path};
@@ -172,4 +174,141 @@ async fn a_model_set_to_refuse_dropped_parts_sends_nothing_and_names_them() {
     );
     assert!(bodies(&server).await.is_empty(), "nothing was sent");
     assert_eq!(conversation, before, "the conversation is as it was");
+}
+
+/// The drop report of an export, as (message, part, kind).
+fn reported(dropped: &[Dropped]) -> Vec<(usize, Option<usize>, DroppedKind)> {
+    dropped
+        .iter()
+        .map(|dropped| (dropped.message, dropped.part, dropped.kind))
+        .collect()
+}
+
+/// What every export of the conversation must report: each signed
+/// thinking block, where it was.
+fn thinking_dropped(conversation: &[Message]) -> Vec<(usize, Option<usize>, DroppedKind)> {
+    thinking_places(conversation)
+        .into_iter()
+        .map(|(message, part)| {
+            (
+                message,
+                Some(part),
+                DroppedKind::Reasoning {
+                    format: WireFormat::AnthropicMessages,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The thinking texts of `conversation`, none of which may leave for
+/// another provider.
+fn thinking_texts(conversation: &[Message]) -> Vec<String> {
+    conversation
+        .iter()
+        .filter_map(Message::as_assistant)
+        .flat_map(|assistant| assistant.content.iter())
+        .filter_map(|part| match part {
+            ContentPart::Reasoning(reasoning) if !reasoning.text.trim().is_empty() => {
+                Some(reasoning.text.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Continues `conversation` with one more user message on `model` (whose
+/// server answers `answer` at `endpoint`) and returns the body it sent.
+async fn continue_on<M: agent_loop::turn::Model + 'static>(
+    conversation: &mut Vec<Message>,
+    server: &MockServer,
+    endpoint: &str,
+    answer: Value,
+    model: &M,
+) -> Value {
+    Mock::given(method("POST"))
+        .and(path(endpoint))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer))
+        .mount(server)
+        .await;
+    let session = session_for(&agent_loop::conversation::ModelResponse::answer("")).await;
+    conversation.push(Message::user("And now?"));
+    session
+        .run_turn(model, conversation, &CancellationToken::new())
+        .await
+        .expect("the turn on the second provider runs");
+    let mut bodies = bodies(server).await;
+    assert_eq!(bodies.len(), 1);
+    bodies.remove(0)
+}
+
+#[tokio::test]
+async fn an_anthropic_thinking_conversation_continues_on_responses_and_on_gemini() {
+    let original = thinking_conversation().await;
+    let expected = thinking_dropped(&original);
+    assert!(!expected.is_empty(), "the recording has a thinking block");
+    let thoughts = thinking_texts(&original);
+
+    // The exports report each signed thinking block they leave out, and
+    // nothing else, and write within their provider's rules.
+    let exported = responses::export_messages(&original);
+    assert_eq!(reported(&exported.dropped), expected);
+    let violations = crate::wire_rules::responses_violations(&json!(exported.input));
+    assert!(violations.is_empty(), "Responses: {violations:#?}");
+    let exported = gemini::export_contents(&original);
+    assert_eq!(reported(&exported.dropped), expected);
+    let violations = crate::wire_rules::gemini_violations(&json!(exported.contents));
+    assert!(violations.is_empty(), "Gemini: {violations:#?}");
+
+    // On OpenAI Responses: a turn's body holds no thinking, and its input
+    // passes the rules.
+    let server = MockServer::start().await;
+    let gpt = OpenAiResponsesModel::new("gpt-5.4")
+        .base_url(format!("{}/v1", server.uri()))
+        .api_key(FAKE_KEY);
+    let answer = json!({
+        "id": "resp_1", "object": "response", "status": "completed",
+        "output": [{ "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{ "type": "output_text", "text": "Still done.", "annotations": [] }] }],
+        "usage": { "input_tokens": 10, "output_tokens": 2 }
+    });
+    let mut conversation = original.clone();
+    let body = continue_on(&mut conversation, &server, "/v1/responses", answer, &gpt).await;
+    let sent = body.to_string();
+    for thought in &thoughts {
+        assert!(!sent.contains(thought.as_str()), "thinking went out: {sent}");
+    }
+    assert!(!sent.contains("signature"), "{sent}");
+    assert_eq!(body["store"], false);
+    let violations = crate::wire_rules::responses_violations(&body["input"]);
+    assert!(violations.is_empty(), "Responses: {violations:#?}");
+    assert_eq!(thinking_dropped(&conversation), expected, "the conversation keeps it");
+
+    // On Gemini: the same.
+    let server = MockServer::start().await;
+    let gemini_model = GeminiModel::new("gemini-3-flash-preview")
+        .base_url(server.uri())
+        .api_key(FAKE_KEY);
+    let answer = json!({
+        "candidates": [{ "content": { "role": "model", "parts": [{ "text": "Still done." }] },
+            "finishReason": "STOP", "index": 0 }],
+        "usageMetadata": { "promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12 }
+    });
+    let mut conversation = original.clone();
+    let body = continue_on(
+        &mut conversation,
+        &server,
+        "/v1beta/models/gemini-3-flash-preview:generateContent",
+        answer,
+        &gemini_model,
+    )
+    .await;
+    let sent = body.to_string();
+    for thought in &thoughts {
+        assert!(!sent.contains(thought.as_str()), "thinking went out: {sent}");
+    }
+    assert!(!sent.to_lowercase().contains("signature"), "{sent}");
+    let violations = crate::wire_rules::gemini_violations(&body["contents"]);
+    assert!(violations.is_empty(), "Gemini: {violations:#?}");
+    assert_eq!(thinking_dropped(&conversation), expected, "the conversation keeps it");
 }
