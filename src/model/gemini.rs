@@ -348,6 +348,10 @@ impl StreamAssembler for ChunkAssembler {
     fn finish(self) -> Result<ModelResponse, WireError> {
         ChunkAssembler::finish(self)
     }
+
+    fn is_whole(&self) -> bool {
+        ChunkAssembler::is_whole(self)
+    }
 }
 
 #[async_trait]

@@ -276,13 +276,20 @@ async fn an_anthropic_thinking_conversation_continues_on_responses_and_on_gemini
     let body = continue_on(&mut conversation, &server, "/v1/responses", answer, &gpt).await;
     let sent = body.to_string();
     for thought in &thoughts {
-        assert!(!sent.contains(thought.as_str()), "thinking went out: {sent}");
+        assert!(
+            !sent.contains(thought.as_str()),
+            "thinking went out: {sent}"
+        );
     }
     assert!(!sent.contains("signature"), "{sent}");
     assert_eq!(body["store"], false);
     let violations = crate::wire_rules::responses_violations(&body["input"]);
     assert!(violations.is_empty(), "Responses: {violations:#?}");
-    assert_eq!(thinking_dropped(&conversation), expected, "the conversation keeps it");
+    assert_eq!(
+        thinking_dropped(&conversation),
+        expected,
+        "the conversation keeps it"
+    );
 
     // On Gemini: the same.
     let server = MockServer::start().await;
@@ -305,10 +312,17 @@ async fn an_anthropic_thinking_conversation_continues_on_responses_and_on_gemini
     .await;
     let sent = body.to_string();
     for thought in &thoughts {
-        assert!(!sent.contains(thought.as_str()), "thinking went out: {sent}");
+        assert!(
+            !sent.contains(thought.as_str()),
+            "thinking went out: {sent}"
+        );
     }
     assert!(!sent.to_lowercase().contains("signature"), "{sent}");
     let violations = crate::wire_rules::gemini_violations(&body["contents"]);
     assert!(violations.is_empty(), "Gemini: {violations:#?}");
-    assert_eq!(thinking_dropped(&conversation), expected, "the conversation keeps it");
+    assert_eq!(
+        thinking_dropped(&conversation),
+        expected,
+        "the conversation keeps it"
+    );
 }

@@ -339,6 +339,14 @@ impl ChunkAssembler {
         Value::Object(response)
     }
 
+    /// `true` once a chunk gave a `finishReason` (or the prompt's
+    /// `blockReason`) and no error came: [`finish`](Self::finish) then
+    /// returns the whole answer even if the server holds the stream open.
+    /// The usage of a later chunk may still follow.
+    pub fn is_whole(&self) -> bool {
+        self.failed.is_none() && self.finished
+    }
+
     /// The assembled response: [`merged`](Self::merged) parsed with
     /// [`gemini::parse_response`].
     ///
