@@ -39,6 +39,27 @@ impl ModelError {
     /// (`{"error": {...}}` or `{"type": "error", "error": {...}}`); a body
     /// that is not one leaves them as they are, except that a short plain
     /// text body becomes the message.
+    /// Replaces every occurrence of `secret` in the texts the error keeps
+    /// (message, type, code, request id) with `<redacted>`.
+    pub(crate) fn scrub(&mut self, secret: &str) {
+        if secret.is_empty() {
+            return;
+        }
+        for text in [
+            &mut self.message,
+            &mut self.error_type,
+            &mut self.code,
+            &mut self.request_id,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if text.contains(secret) {
+                *text = text.replace(secret, "<redacted>");
+            }
+        }
+    }
+
     pub(crate) fn read_error_body(&mut self, body: &[u8]) {
         match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(value) => self.read_error_value(&value),

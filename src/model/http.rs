@@ -198,35 +198,58 @@ impl Transport {
         body: Vec<u8>,
         parse: fn(&Value) -> Result<ModelResponse, WireError>,
     ) -> Result<ModelResponse, ModelError> {
-        let answer = self.post(url, headers, body).await?;
-        let invalid = |source: BoxError| {
-            answer.failed(
-                self.error(ModelErrorKind::InvalidResponse)
-                    .with_source(source),
+        let answer = self
+            .retrying(
+                url,
+                headers,
+                body,
+                self.max_retries,
+                |response| async move {
+                    let content_type = content_type(&response);
+                    response
+                        .bytes()
+                        .await
+                        .map(|body| (content_type, body.to_vec()))
+                },
             )
+            .await?;
+        let (content_type, bytes) = &answer.body;
+        let value: Value = match serde_json::from_slice(bytes) {
+            Ok(value) => value,
+            Err(error) => {
+                let error = self.not_the_api(content_type, bytes).unwrap_or_else(|| {
+                    self.error(ModelErrorKind::InvalidResponse)
+                        .with_source(error)
+                });
+                return Err(answer.failed(error));
+            }
         };
-        let value: Value = serde_json::from_slice(&answer.body).map_err(|e| invalid(e.into()))?;
         if let Some(error) = ModelError::from_error_body(self.format, &value) {
             return Err(answer.failed(error));
         }
-        parse(&value).map_err(|e| invalid(e.into()))
+        parse(&value).map_err(|error| {
+            answer.failed(
+                self.error(ModelErrorKind::InvalidResponse)
+                    .with_source(error),
+            )
+        })
     }
 
-    /// POSTs `body` and reads the whole answer, retrying as configured.
-    pub(crate) async fn post(
-        &self,
-        url: &str,
-        headers: &HeaderMap,
-        body: Vec<u8>,
-    ) -> Result<Answer<Vec<u8>>, ModelError> {
-        self.retrying(
-            url,
-            headers,
-            body,
-            self.max_retries,
-            |response| async move { response.bytes().await.map(|body| body.to_vec()) },
-        )
-        .await
+    /// The error for an answer that is a web page, not the API (a base
+    /// URL without its `/v1`, a proxy's login page): it names the content
+    /// type and says where to look. `None` for anything else.
+    fn not_the_api(&self, content_type: &str, body: &[u8]) -> Option<ModelError> {
+        let start = String::from_utf8_lossy(&body[..body.len().min(64)]);
+        let page = content_type.to_ascii_lowercase().contains("html")
+            || start.trim_start().starts_with('<');
+        page.then(|| {
+            self.error(ModelErrorKind::InvalidResponse)
+                .with_message(format!(
+                    "the server answered a web page (Content-Type {content_type:?}), not the {} API: check the model's base URL ({})",
+                    self.format,
+                    base_url_hint(self.format),
+                ))
+        })
     }
 
     /// POSTs `body` and returns the response once its headers say success
@@ -399,12 +422,7 @@ impl Transport {
         // answer that is not a stream (the provider's error, which some
         // servers send with 200); anything else is read as events, for a
         // server that labels its stream wrongly.
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
+        let content_type = content_type(&response);
         let body = if content_type
             .trim_start()
             .to_ascii_lowercase()
@@ -416,6 +434,9 @@ impl Transport {
                 .await
                 .map_err(|_| fail(self.error(ModelErrorKind::Timeout)))?
                 .map_err(|error| fail(self.reqwest_error(error)))?;
+            if let Some(error) = self.not_the_api(&content_type, &bytes) {
+                return Err(fail(error));
+            }
             if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) {
                 let error = ModelError::from_error_body(self.format, &value).unwrap_or_else(|| {
                     self.error(ModelErrorKind::InvalidResponse).with_message(format!(
@@ -463,6 +484,32 @@ impl Transport {
             }
         }
         Ok(answer)
+    }
+}
+
+/// The `Content-Type` of `response`, `""` when it has none.
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Where a format's base URL usually ends, for an error that points at it.
+fn base_url_hint(format: WireFormat) -> &'static str {
+    match format {
+        WireFormat::OpenAiChat | WireFormat::OpenAiResponses => {
+            "an OpenAI-compatible server's usually ends in `/v1`"
+        }
+        WireFormat::AnthropicMessages => {
+            "Anthropic's is `https://api.anthropic.com`, without `/v1`"
+        }
+        WireFormat::Gemini => {
+            "Gemini's is `https://generativelanguage.googleapis.com`, without a version"
+        }
+        _ => "is it the API's?",
     }
 }
 

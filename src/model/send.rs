@@ -100,7 +100,41 @@ pub(crate) trait StreamAssembler: Default {
 /// Sends `request` to `model` and reads its answer: unstreamed, the whole
 /// body parsed; streamed, each event's text and reasoning sent as turn
 /// events as it arrives, and the assembled response returned.
+///
+/// Every error it returns is scrubbed of the model's secrets (the
+/// sensitive header values, the API key alone included): a provider or
+/// proxy error body that echoes the key does not put it into the error's
+/// `Display`.
 pub(crate) async fn send<P: Provider>(
+    model: &P,
+    request: ModelRequest<'_>,
+) -> Result<ModelResponse, ModelError> {
+    send_unscrubbed(model, request).await.map_err(|mut error| {
+        if let Ok(headers) = model.headers() {
+            for secret in secrets(&headers) {
+                error.scrub(&secret);
+            }
+        }
+        error
+    })
+}
+
+/// The secrets of `headers`: each sensitive value, and its last word (the
+/// key of `Bearer <key>`), when long enough to be a key.
+fn secrets(headers: &HeaderMap) -> Vec<String> {
+    let mut secrets = Vec::new();
+    for value in headers.values().filter(|value| value.is_sensitive()) {
+        let Ok(value) = value.to_str() else { continue };
+        for secret in [value, value.rsplit(' ').next().unwrap_or(value)] {
+            if secret.len() >= 8 && !secrets.iter().any(|known| known == secret) {
+                secrets.push(secret.to_owned());
+            }
+        }
+    }
+    secrets
+}
+
+async fn send_unscrubbed<P: Provider>(
     model: &P,
     request: ModelRequest<'_>,
 ) -> Result<ModelResponse, ModelError> {

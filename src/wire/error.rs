@@ -155,3 +155,31 @@ impl WireError {
         }
     }
 }
+
+/// The error a provider reported in a body or a stream, as a
+/// [`WireErrorKind::Provider`]: a bare string is the message; an object's
+/// type is the first of `type_keys` it has as a non-empty string or a
+/// number (`type`, `code`, or Gemini's `status`), else `error`, and its
+/// message its `message`, else its compact JSON text.
+pub(crate) fn provider_error_kind(error: &serde_json::Value, type_keys: &[&str]) -> WireErrorKind {
+    use serde_json::Value;
+    let text = |key: &str| match error.get(key) {
+        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
+        Some(Value::Number(number)) => Some(number.to_string()),
+        _ => None,
+    };
+    match error {
+        Value::String(message) => WireErrorKind::Provider {
+            error_type: "error".to_owned(),
+            message: message.clone(),
+        },
+        _ => WireErrorKind::Provider {
+            error_type: type_keys
+                .iter()
+                .find_map(|key| text(key))
+                .unwrap_or_else(|| "error".to_owned()),
+            // `Display` of a JSON value is its compact text.
+            message: text("message").unwrap_or_else(|| error.to_string()),
+        },
+    }
+}

@@ -31,6 +31,8 @@ mod middleware_order;
 mod model_anthropic;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod model_common;
+#[cfg(feature = "openai")]
+mod model_error_reports;
 #[cfg(feature = "gemini")]
 mod model_gemini;
 #[cfg(feature = "openai")]

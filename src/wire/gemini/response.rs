@@ -7,7 +7,7 @@ use super::contents::{model_message, parse_response_content};
 use super::parts::{array, get, missing, object, wrong_type};
 use crate::conversation::{AssistantMessage, FinishReason, ModelResponse, Usage};
 use crate::wire::decode::check_depth;
-use crate::wire::error::{WireError, WireErrorKind};
+use crate::wire::error::{WireError, WireErrorKind, provider_error_kind};
 
 /// A count of `usageMetadata` (either key case); a missing or unreadable
 /// one is `0`.
@@ -153,21 +153,5 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
 /// [`WireErrorKind::Provider`]: its `status` (`RESOURCE_EXHAUSTED`), else
 /// its `code`, as the type.
 pub(crate) fn provider_error(error: &Value) -> WireErrorKind {
-    let text = |key: &str| match error.get(key) {
-        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
-        Some(Value::Number(number)) => Some(number.to_string()),
-        _ => None,
-    };
-    match error {
-        Value::String(message) => WireErrorKind::Provider {
-            error_type: "error".to_owned(),
-            message: message.clone(),
-        },
-        _ => WireErrorKind::Provider {
-            error_type: text("status")
-                .or_else(|| text("code"))
-                .unwrap_or_else(|| "error".to_owned()),
-            message: text("message").unwrap_or_else(|| error.to_string()),
-        },
-    }
+    provider_error_kind(error, &["status", "code"])
 }

@@ -7,7 +7,7 @@ use super::FORMAT;
 use super::messages::{RESPONSE_ID_KEY, assistant_parts};
 use crate::conversation::{AssistantMessage, Extras, FinishReason, ModelResponse, Usage};
 use crate::wire::decode::{check_depth, decode};
-use crate::wire::error::{WireError, WireErrorKind};
+use crate::wire::error::{WireError, WireErrorKind, provider_error_kind};
 
 #[derive(Deserialize)]
 #[serde(expecting = "a response object")]
@@ -81,24 +81,7 @@ fn read_usage(usage: &RawUsage) -> Usage {
 /// The provider's error `{"code", "message"}` (or `{"type", …}`) as a
 /// [`WireErrorKind::Provider`].
 pub(crate) fn provider_error(error: &Value) -> WireErrorKind {
-    let text = |key: &str| match error.get(key) {
-        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
-        Some(Value::Number(number)) => Some(number.to_string()),
-        _ => None,
-    };
-    match error {
-        Value::String(message) => WireErrorKind::Provider {
-            error_type: "error".to_owned(),
-            message: message.clone(),
-        },
-        _ => WireErrorKind::Provider {
-            error_type: text("code")
-                .or_else(|| text("type"))
-                .unwrap_or_else(|| "error".to_owned()),
-            // `Display` of a JSON value is its compact text.
-            message: text("message").unwrap_or_else(|| error.to_string()),
-        },
-    }
+    provider_error_kind(error, &["code", "type"])
 }
 
 /// Parses a response body (`"object": "response"`) into a

@@ -95,7 +95,9 @@ const FORMAT: WireFormat = WireFormat::AnthropicMessages;
 /// - `message_delta`: each non-`null` field of its `delta` (`stop_reason`,
 ///   `stop_sequence`, …) set on the message, each non-`null` field of its
 ///   `usage` (`output_tokens`, and the input and cache counts when sent:
-///   they are cumulative) set on the message's `usage`.
+///   they are cumulative) set on the message's `usage`, but for a `0`
+///   input or cache count where `message_start` gave one (SGLang sends
+///   `input_tokens: 0` there).
 /// - `ping` and events of names this crate does not know are skipped.
 ///
 /// An event's name is its SSE `event:` field; when that is empty or
@@ -321,7 +323,13 @@ impl EventAssembler {
                     }
                     if let Value::Object(counts) = slot {
                         for (key, value) in usage {
-                            if !value.is_null() {
+                            // The counts are cumulative, but a zero input
+                            // count is no count: SGLang sends
+                            // `input_tokens: 0` here, after the real one
+                            // in `message_start`.
+                            let zero_input = key.contains("input") && value.as_u64() == Some(0);
+                            let known = counts.get(&key).and_then(Value::as_u64).unwrap_or(0) > 0;
+                            if !value.is_null() && !(zero_input && known) {
                                 counts.insert(key, value);
                             }
                         }
@@ -1125,6 +1133,21 @@ mod tests {
         let response = assemble(&events).1.expect("assembles");
         assert_eq!(response.usage.input_tokens, 107);
         assert_eq!(response.usage.cache_read_tokens, 100);
+        assert_eq!(response.usage.output_tokens, 3);
+    }
+
+    /// SGLang's Anthropic endpoint sends `input_tokens: 0` in
+    /// `message_delta`: it overwrote the real count of `message_start`.
+    #[test]
+    fn a_zero_input_count_in_message_delta_keeps_the_start_count() {
+        let mut events = vec![start()];
+        events.push(event(
+            "message_delta",
+            json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" },
+                    "usage": { "input_tokens": 0, "output_tokens": 3 } }),
+        ));
+        let response = assemble(&events).1.expect("assembles");
+        assert_eq!(response.usage.input_tokens, 5);
         assert_eq!(response.usage.output_tokens, 3);
     }
 }

@@ -35,7 +35,7 @@ pub mod responses;
 
 use serde_json::{Map, Value};
 
-use super::error::{WireError, WireErrorKind};
+use super::error::{WireError, WireErrorKind, provider_error_kind};
 use crate::conversation::WireFormat;
 
 /// A piece of a streamed response, as it arrives: what a live UI shows
@@ -92,24 +92,7 @@ fn parse_data(format: WireFormat, path: &str, data: &str) -> Result<Value, WireE
 /// The error a provider reported in a stream: `{"type", "message", "code"}`
 /// (or a bare string) as a [`WireErrorKind::Provider`].
 fn provider_error(error: &Value) -> WireErrorKind {
-    let text = |key: &str| match error.get(key) {
-        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
-        Some(Value::Number(number)) => Some(number.to_string()),
-        _ => None,
-    };
-    match error {
-        Value::String(message) => WireErrorKind::Provider {
-            error_type: "error".to_owned(),
-            message: message.clone(),
-        },
-        _ => WireErrorKind::Provider {
-            error_type: text("type")
-                .or_else(|| text("code"))
-                .unwrap_or_else(|| "error".to_owned()),
-            // `Display` of a JSON value is its compact text.
-            message: text("message").unwrap_or_else(|| error.to_string()),
-        },
-    }
+    provider_error_kind(error, &["type", "code"])
 }
 
 /// Adds one streamed field to `fields`: `null` is nothing; a string is
