@@ -329,7 +329,8 @@ impl EventAssembler {
                             // in `message_start`.
                             let zero_input = key.contains("input") && value.as_u64() == Some(0);
                             let known = counts.get(&key).and_then(Value::as_u64).unwrap_or(0) > 0;
-                            if !value.is_null() && !(zero_input && known) {
+                            let keeps_known = zero_input && known;
+                            if !value.is_null() && !keeps_known {
                                 counts.insert(key, value);
                             }
                         }
