@@ -23,10 +23,15 @@ const FORMAT: WireFormat = WireFormat::OpenAiChat;
 /// The official endpoint.
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// How hard a reasoning model thinks: `reasoning_effort`.
+/// How hard a reasoning model thinks: `reasoning_effort` (Chat
+/// Completions) or `reasoning.effort` (Responses), the values of
+/// `ReasoningEffort` in OpenAI's OpenAPI description; which a model takes
+/// depends on the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReasoningEffort {
+    /// `"none"`: no reasoning (the default of gpt-5.1 and later).
+    None,
     /// `"minimal"`.
     Minimal,
     /// `"low"`.
@@ -35,15 +40,22 @@ pub enum ReasoningEffort {
     Medium,
     /// `"high"`.
     High,
+    /// `"xhigh"`.
+    XHigh,
+    /// `"max"`.
+    Max,
 }
 
 impl ReasoningEffort {
     pub(super) fn as_str(self) -> &'static str {
         match self {
+            Self::None => "none",
             Self::Minimal => "minimal",
             Self::Low => "low",
             Self::Medium => "medium",
             Self::High => "high",
+            Self::XHigh => "xhigh",
+            Self::Max => "max",
         }
     }
 }

@@ -340,7 +340,11 @@ fn is_reasoning_model(model: &str) -> bool {
         .strip_prefix('o')
         .and_then(|rest| rest.chars().next())
         .is_some_and(|c| c.is_ascii_digit());
-    name.starts_with("gpt-5") || name.starts_with("codex") || o_series
+    // `gpt-5-chat-latest` is a chat model without reasoning: OpenAI
+    // answers 400 "Encrypted content is not supported with this model" to
+    // the include (pydantic-ai#3326).
+    let chat = name.contains("-chat");
+    (name.starts_with("gpt-5") || name.starts_with("codex") || o_series) && !chat
 }
 
 /// The index and response id of the last assistant message that holds
@@ -489,7 +493,14 @@ mod tests {
         ] {
             assert!(is_reasoning_model(name), "{name}");
         }
-        for name in ["gpt-4o", "gpt-4.1", "omni-moderation", "openai/gpt-4o-mini"] {
+        for name in [
+            "gpt-4o",
+            "gpt-4.1",
+            "omni-moderation",
+            "openai/gpt-4o-mini",
+            "gpt-5-chat-latest",
+            "openai/gpt-5-chat",
+        ] {
             assert!(!is_reasoning_model(name), "{name}");
         }
         let forced = OpenAiResponsesModel::new("gpt-4o").include_encrypted_reasoning(true);

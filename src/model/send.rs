@@ -238,6 +238,11 @@ fn retryable_stream_error(error: &ModelError) -> bool {
                 | "internal_server_error"
                 | "service_unavailable"
                 | "timeout_error"
+                // Gemini's statuses (google.rpc.Code names).
+                | "UNAVAILABLE"
+                | "INTERNAL"
+                | "DEADLINE_EXCEEDED"
+                | "RESOURCE_EXHAUSTED"
         ) || name
             .parse::<u16>()
             .is_ok_and(|status| status == 429 || (500..600).contains(&status))

@@ -483,3 +483,33 @@ async fn native_output_sends_response_json_schema_and_the_json_text_is_the_value
     );
     assert_no_control_tool(&bodies[0]);
 }
+
+/// Gemini's "model is overloaded" as the stream's first chunk, before any
+/// content, is retried like the same error as HTTP 503.
+#[tokio::test]
+async fn an_unavailable_chunk_before_any_content_is_retried() {
+    let server = MockServer::start().await;
+    let overloaded = sse(&[json!({ "error": {
+        "code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE" } })]);
+    Mock::given(method("POST"))
+        .respond_with(streamed(overloaded))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    let answer = sse(&[final_answer()]);
+    Mock::given(method("POST"))
+        .respond_with(streamed(answer))
+        .mount(&server)
+        .await;
+    let session = session_for(&gemini::parse_response(&final_answer()).unwrap()).await;
+    let outcome = session
+        .run_turn(
+            &model(&server).stream(true),
+            &mut start(),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("the retry answers");
+    assert_eq!(outcome.answer(), Some("Done."));
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
