@@ -277,7 +277,14 @@ impl OpenAiResponsesModel {
             skipped = index + 1;
             conversation = &conversation[skipped..];
         }
-        let exported = responses::export_messages(conversation);
+        // Stateless (`store: false`), nothing the server could look up
+        // by id goes out: reasoning without its encrypted content is left
+        // out (and reported), as are its items' ids.
+        let exported = if self.previous_response_id {
+            responses::export_messages(conversation)
+        } else {
+            responses::export_messages_stateless(conversation)
+        };
         body.insert("input".into(), Value::Array(exported.input));
         body.insert("store".into(), json!(self.previous_response_id));
         if self.includes_encrypted_reasoning() {

@@ -96,6 +96,10 @@ async fn server_with(first: ResponseTemplate, rest: ResponseTemplate) -> MockSer
 fn check_body(body: &Value) {
     let violations = crate::wire_rules::responses_violations(&body["input"]);
     assert!(violations.is_empty(), "{violations:#?}\n{body:#}");
+    if body["store"] == false {
+        let violations = crate::wire_rules::responses_stateless_violations(&body["input"]);
+        assert!(violations.is_empty(), "{violations:#?}\n{body:#}");
+    }
     let violations = crate::wire_rules::responses_tool_violations(&body["tools"]);
     assert!(violations.is_empty(), "{violations:#?}");
     assert_eq!(body["instructions"], INSTRUCTIONS);
@@ -407,4 +411,61 @@ async fn native_output_sends_text_format_json_schema_and_the_text_is_the_value()
     assert_eq!(format["strict"], false, "strict is opt-in");
     assert_eq!(format["schema"]["type"], "object");
     assert_no_control_tool(&bodies[0]);
+}
+
+/// A reasoning item without its encrypted content (a history from a
+/// `store: true` chain, or the include turned off) refers to nothing
+/// stored: a stateless request leaves it out, sends its call without the
+/// `fc_` id, and reports it.
+#[tokio::test]
+async fn a_stateless_request_sends_no_reasoning_it_cannot_carry() {
+    use agent_loop::conversation::{ContentPart, Message, ReasoningPart, ToolCall, WireFormat};
+    let mut reasoning = ReasoningPart::new("Plan: look it up.", WireFormat::OpenAiResponses);
+    reasoning.extras = agent_loop::conversation::Extras::new(
+        WireFormat::OpenAiResponses,
+        json!({ "id": "rs_1" })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    let mut call = ToolCall::new("call_1", "echo", "{}");
+    call.extras = agent_loop::conversation::Extras::new(
+        WireFormat::OpenAiResponses,
+        json!({ "id": "fc_1" })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    let mut assistant =
+        agent_loop::conversation::AssistantMessage::with_tool_calls(None, vec![call]);
+    assistant
+        .content
+        .insert(0, ContentPart::Reasoning(reasoning));
+    let conversation = vec![
+        Message::user("Go."),
+        Message::Assistant(assistant),
+        Message::tool_result(agent_loop::conversation::ToolResult::ok("call_1", "found")),
+    ];
+
+    let stateless = agent_loop::wire::responses::export_messages_stateless(&conversation);
+    assert!(
+        stateless
+            .input
+            .iter()
+            .all(|item| item["type"] != "reasoning")
+    );
+    assert!(!json!(stateless.input).to_string().contains("fc_1"));
+    assert_eq!(stateless.dropped.len(), 1);
+    assert_eq!(
+        (stateless.dropped[0].message, stateless.dropped[0].part),
+        (1, Some(0))
+    );
+    let violations = crate::wire_rules::responses_stateless_violations(&json!(stateless.input));
+    assert!(violations.is_empty(), "{violations:#?}");
+    // With the response stored, the id is what the server reads.
+    let stored = agent_loop::wire::responses::export_messages(&conversation);
+    assert!(stored.input.iter().any(|item| item["type"] == "reasoning"));
+    assert!(stored.dropped.is_empty());
+    let violations = crate::wire_rules::responses_stateless_violations(&json!(stored.input));
+    assert_eq!(violations.len(), 1, "the rule sees the bare id");
 }

@@ -342,6 +342,22 @@ fn side(item: &Value) -> Side {
     }
 }
 
+/// The violations of a `store: false` request's `input` beyond
+/// [`responses_violations`]: every reasoning item carries its
+/// `encrypted_content` (nothing is stored, so OpenAI answers 400 "Item with
+/// id 'rs_…' not found. Items are not persisted when `store` is set to
+/// false" to a bare id).
+pub fn responses_stateless_violations(input: &Value) -> Vec<String> {
+    input
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, item)| item["type"] == "reasoning" && !item["encrypted_content"].is_string())
+        .map(|(index, _)| format!("input[{index}]: reasoning without encrypted_content, stateless"))
+        .collect()
+}
+
 /// The violations of the Responses API's rules in an exported `input`;
 /// empty when it would be accepted.
 pub fn responses_violations(input: &Value) -> Vec<String> {

@@ -73,6 +73,21 @@ pub struct ExportedInput {
 /// `{"_raw_arguments": "<the text>"}` (see the module docs). Blank text is
 /// never written.
 pub fn export_messages(conversation: &[Message]) -> ExportedInput {
+    export(conversation, false)
+}
+
+/// [`export_messages`] for a request with `store: false` (what
+/// [`OpenAiResponsesModel`](crate::model::OpenAiResponsesModel) sends by
+/// default): a reasoning item without its `encrypted_content` is left out
+/// too (and reported), and its message's items go without their `id`s.
+/// Nothing is stored then, so OpenAI cannot look a bare `rs_…` id up, and
+/// answers 400 "Item with id 'rs_…' not found. Items are not persisted
+/// when `store` is set to false".
+pub fn export_messages_stateless(conversation: &[Message]) -> ExportedInput {
+    export(conversation, true)
+}
+
+fn export(conversation: &[Message], stateless: bool) -> ExportedInput {
     let mut ids = ExportIds::new(FORMAT, conversation);
     let mut left_out: Vec<*const ContentPart> = Vec::new();
     let mut input = Vec::new();
@@ -94,7 +109,12 @@ pub fn export_messages(conversation: &[Message]) -> ExportedInput {
                 input.push(Value::Object(item));
             }
             Message::Assistant(assistant) => {
-                input.extend(export_assistant(assistant, &mut ids, &mut left_out));
+                input.extend(export_assistant(
+                    assistant,
+                    &mut ids,
+                    &mut left_out,
+                    stateless,
+                ));
             }
             Message::Tool(result) => {
                 let place = Place::ToolResult {
@@ -251,6 +271,7 @@ fn export_assistant(
     assistant: &AssistantMessage,
     ids: &mut ExportIds,
     left_out: &mut Vec<*const ContentPart>,
+    stateless: bool,
 ) -> Vec<Value> {
     let mut items: Vec<Pending> = Vec::new();
     let mut message: Option<OpenMessage> = None;
@@ -280,7 +301,7 @@ fn export_assistant(
         flush_message(&mut items, &mut message);
         match part {
             ContentPart::Reasoning(reasoning) if reasoning.format == FORMAT => {
-                match export_reasoning(reasoning) {
+                match export_reasoning(reasoning, stateless) {
                     Some(item) => items.push(Pending {
                         item,
                         part: at,
@@ -363,10 +384,12 @@ pub(super) fn pairs_with_reasoning(item: &Map<String, Value>) -> bool {
 }
 
 /// A `reasoning` item for reasoning of this format; `None` without an item
-/// `id` (required by `ReasoningItem`).
-fn export_reasoning(reasoning: &ReasoningPart) -> Option<Map<String, Value>> {
+/// `id` (required by `ReasoningItem`), or, `stateless`, without its
+/// `encrypted_content` (a bare id refers to nothing stored).
+fn export_reasoning(reasoning: &ReasoningPart, stateless: bool) -> Option<Map<String, Value>> {
     let mut item = own_extras(&reasoning.extras, &["type", "encrypted_content"]);
-    if !item.get("id").is_some_and(Value::is_string) {
+    if !item.get("id").is_some_and(Value::is_string) || (stateless && reasoning.redacted.is_none())
+    {
         return None;
     }
     item.insert("type".into(), json!("reasoning"));

@@ -140,7 +140,9 @@ mod response;
 mod tests;
 mod tools;
 
-pub use messages::{ExportedInput, RESPONSE_ID_KEY, export_messages, parse_messages};
+pub use messages::{
+    ExportedInput, RESPONSE_ID_KEY, export_messages, export_messages_stateless, parse_messages,
+};
 pub use request::parse_request;
 pub use response::parse_response;
 pub(crate) use response::provider_error;
