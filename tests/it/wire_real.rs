@@ -783,16 +783,23 @@ fn normalise_gemini(contents: &Value) -> Value {
             Value::Object(fields) => Value::Object(
                 fields
                     .iter()
-                    .map(|(key, value)| {
+                    .filter_map(|(key, value)| {
                         let key = if in_args { key.clone() } else { camel(key) };
                         let inner = in_args || key == "args" || key == "response";
                         let value = match (key.as_str(), value) {
+                            // The stand-in an export writes for a call the
+                            // model did not sign: no signature at all.
+                            ("thoughtSignature", Value::String(sig))
+                                if sig == "skip_thought_signature_validator" =>
+                            {
+                                return None;
+                            }
                             ("thoughtSignature", Value::String(sig)) => {
                                 Value::String(sig.replace('-', "+").replace('_', "/"))
                             }
                             _ => keys(value, inner),
                         };
-                        (key, value)
+                        Some((key, value))
                     })
                     .collect(),
             ),

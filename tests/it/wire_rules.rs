@@ -36,7 +36,10 @@
 //!   400s): roles only `user` and `model` ("Content.role: Must be either
 //!   'user' or 'model'"); no content without parts ("contents.parts must
 //!   not be empty"); no blank text part but one carrying a
-//!   `thoughtSignature`; every `functionCall` of a model turn answered in
+//!   `thoughtSignature`; the first `functionCall` of a model content with
+//!   a `thoughtSignature` (Gemini 3: "Function call is missing a
+//!   thought_signature in functionCall parts"; the documented stand-in
+//!   `skip_thought_signature_validator` counts); every `functionCall` of a model turn answered in
 //!   the next `user` content by one `functionResponse` with its `name`,
 //!   and its `id` exactly when the call had one ("Please ensure that the
 //!   number of function response parts is equal to the number of function
@@ -582,6 +585,15 @@ pub fn gemini_violations(contents: &Value) -> Vec<String> {
             if let Some(call) = part.get("functionCall") {
                 if role != "model" {
                     violations.push(format!("{at}: functionCall outside a model turn"));
+                }
+                // Gemini 3: "Function call is missing a thought_signature
+                // in functionCall parts" for the first call of a model
+                // turn without one.
+                let first_call = parts[..position]
+                    .iter()
+                    .all(|before| before.get("functionCall").is_none());
+                if first_call && !part["thoughtSignature"].is_string() {
+                    violations.push(format!("{at}: the first call has no thoughtSignature"));
                 }
                 let name = call["name"].as_str().unwrap_or_default();
                 if !gemini_name_ok(name) {

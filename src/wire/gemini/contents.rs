@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::FORMAT;
 use super::parts::{
-    CallPart, PART_DATA_FIELDS, Part, ResponsePart, array, get, inline_data, object, own_extras,
-    parse_part,
+    CallPart, PART_DATA_FIELDS, Part, ResponsePart, SKIP_SIGNATURE, array, get, inline_data,
+    object, own_extras, parse_part,
 };
 use crate::conversation::ids::mint_missing_ids;
 use crate::conversation::{
@@ -237,7 +237,7 @@ fn export_model(
     ids: &mut ExportIds,
     open_calls: &mut Vec<(String, String)>,
 ) -> Vec<Value> {
-    assistant
+    let mut parts: Vec<Value> = assistant
         .content
         .iter()
         .filter_map(|part| match part {
@@ -247,7 +247,21 @@ fn export_model(
             ContentPart::Image(image) => export_image(image),
             ContentPart::Provider(provider) => export_provider(provider),
         })
-        .collect()
+        .collect();
+    // The first call of a model turn carries a signature (Gemini signs
+    // only the first of parallel calls); one without (from another
+    // provider, or Gemini 2.x) gets the documented stand-in.
+    if let Some(Value::Object(first)) = parts
+        .iter_mut()
+        .find(|part| part.get("functionCall").is_some())
+        && !first.contains_key("thoughtSignature")
+    {
+        first.insert(
+            "thoughtSignature".into(),
+            Value::String(SKIP_SIGNATURE.to_owned()),
+        );
+    }
+    parts
 }
 
 const REASONING_FIELDS: &[&str] = &[

@@ -129,7 +129,14 @@
 //!   parts is equal to the number of function call parts of the function
 //!   call turn", the API's 400) — provided the conversation pairs them
 //!   (see [`wire`](crate::wire));
-//! - every `thoughtSignature` goes back on the part it came with;
+//! - every `thoughtSignature` goes back on the part it came with, and the
+//!   first `functionCall` of a model content that has none (a call made by
+//!   another provider, or by Gemini 2.x) gets
+//!   `"thoughtSignature": "skip_thought_signature_validator"`, the value
+//!   the Gemini API's thought-signature guide gives for histories from
+//!   another model: Gemini 3 answers 400 "Function call is missing a
+//!   thought_signature in functionCall parts" otherwise. Parsing drops
+//!   that value again, so it never reads as the model's;
 //! - reasoning, provider parts and extras of another format are left out,
 //!   and so are images given by URL (Gemini reads images inline, or from a
 //!   file it hosts): [`ExportedContents::dropped`] lists them;

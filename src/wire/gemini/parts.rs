@@ -245,6 +245,10 @@ pub(super) fn parse_part(path: &str, value: &Value) -> Result<Part, WireError> {
         let id = string(&call_path, "id", call.remove("id"))?.unwrap_or_default();
         let args = object_field(&call_path, "args", call.remove("args"))?.unwrap_or_default();
         normalise_signature(&mut fields);
+        // The stand-in an export writes is no signature of the model's.
+        if fields.get("thoughtSignature").and_then(Value::as_str) == Some(SKIP_SIGNATURE) {
+            fields.remove("thoughtSignature");
+        }
         if !call.is_empty() {
             fields.insert("functionCall".to_owned(), Value::Object(call));
         }
@@ -279,6 +283,14 @@ pub(super) fn parse_part(path: &str, value: &Value) -> Result<Part, WireError> {
     }
     Ok(Part::Other)
 }
+
+/// The `thoughtSignature` Gemini documents for a function call that has
+/// none of its own (a history from another model or provider): Gemini 3
+/// answers 400 "Function call is missing a thought_signature" to the first
+/// call of a model turn without one, and skips the check for this value
+/// (the Gemini API's thought-signature guide). An export writes it; a parse
+/// drops it, so that it never reads as the model's.
+pub(super) const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// A `thought_signature` kept among extras is written back as
 /// `thoughtSignature`: the API's JSON reads either, and exports write

@@ -79,7 +79,11 @@ fn a_call_without_id_is_answered_without_id() {
     let exported = export_contents(&conversation);
     assert_eq!(
         exported.contents[1]["parts"][0],
-        json!({ "functionCall": { "name": "f", "args": { "a": 1 } } })
+        json!({
+            "functionCall": { "name": "f", "args": { "a": 1 } },
+            // Unsigned, the first call of the turn gets the stand-in.
+            "thoughtSignature": "skip_thought_signature_validator"
+        })
     );
     assert_eq!(
         exported.contents[2]["parts"][0],
@@ -163,7 +167,48 @@ fn other_response_objects_are_kept_and_error_keys_fail() {
     let second = conversation[2].as_tool_result().unwrap();
     assert!(second.is_error);
     let exported = export_contents(&conversation);
-    assert_eq!(exported.contents, contents.as_array().unwrap().clone());
+    // As parsed, but the first (unsigned) call carries the stand-in.
+    let mut expected = contents.as_array().unwrap().clone();
+    expected[0]["parts"][0]["thoughtSignature"] = json!("skip_thought_signature_validator");
+    assert_eq!(exported.contents, expected);
+    // Which parsing drops again.
+    assert_eq!(
+        parse_contents(&json!(exported.contents)).unwrap(),
+        conversation
+    );
+}
+
+/// Gemini 3 answers 400 "Function call is missing a thought_signature"
+/// to the first call of a model turn without one: a call from another
+/// provider gets the documented stand-in, a signed call keeps its own,
+/// and a later parallel call gets none.
+#[test]
+fn the_first_unsigned_call_of_a_turn_gets_the_documented_stand_in() {
+    let calls = vec![
+        ToolCall::new("toolu_1", "f", "{}"),
+        ToolCall::new("toolu_2", "g", "{}"),
+    ];
+    let conversation = vec![
+        Message::user("go"),
+        Message::tool_calls(Some("Calling.".into()), calls),
+    ];
+    let exported = export_contents(&conversation);
+    let parts = &exported.contents[1]["parts"];
+    assert_eq!(
+        parts[1]["thoughtSignature"],
+        "skip_thought_signature_validator"
+    );
+    assert!(parts[2].get("thoughtSignature").is_none(), "{parts}");
+    assert!(
+        parts[0].get("thoughtSignature").is_none(),
+        "text stays as it was"
+    );
+
+    let signed = json!([{ "role": "model", "parts": [
+        { "functionCall": { "name": "f", "args": {} }, "thoughtSignature": "c2ln" }
+    ] }]);
+    let exported = export_contents(&parse_contents(&signed).unwrap());
+    assert_eq!(exported.contents[0]["parts"][0]["thoughtSignature"], "c2ln");
 }
 
 #[test]
