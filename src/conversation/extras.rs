@@ -21,7 +21,7 @@ pub enum WireFormat {
     /// for its reasoning models.
     OpenAiResponses,
     /// Gemini's native API (`tools`, `contents`, `GenerateContentResponse`),
-    /// Google AI and Vertex AI.
+    /// the format of the Gemini API and of Vertex AI.
     Gemini,
     /// MCP `tools/list` result.
     McpToolsList,
