@@ -77,7 +77,7 @@ pub fn export_messages(conversation: &[Message]) -> ExportedInput {
 }
 
 /// [`export_messages`] for a request with `store: false` (what
-/// [`OpenAiResponsesModel`](crate::model::OpenAiResponsesModel) sends by
+/// `model::OpenAiResponsesModel` (feature `openai`) sends by
 /// default): a reasoning item without its `encrypted_content` is left out
 /// too (and reported), and its message's items go without their `id`s.
 /// Nothing is stored then, so OpenAI cannot look a bare `rs_…` id up, and
