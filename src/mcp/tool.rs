@@ -99,12 +99,18 @@ fn call_error(error: ServiceError) -> McpCallError {
     }
 }
 
+/// The media types an image block may have to go out as an image: the ones
+/// OpenAI (`image_url`) and Anthropic (`image.source.media_type`: "image/jpeg",
+/// "image/png", "image/gif", "image/webp") both take.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
 /// The output of a `tools/call` result, read as the MCP specification
 /// writes it ("Tools" / "Tool Result": `content`, `structuredContent`,
 /// `isError`):
 ///
 /// - text blocks are joined with `\n` into one text; a text resource
-///   counts as text; image blocks become image parts after it; audio,
+///   counts as text; image blocks of a type models read (PNG, JPEG, GIF,
+///   WebP) become image parts after it, others a line naming them; audio,
 ///   binary resources and resource links, which no model here reads,
 ///   become a short line naming them;
 /// - no text and no image but `structuredContent`: that JSON;
@@ -120,10 +126,21 @@ pub(crate) fn output_of(result: &Value) -> Result<ToolOutput, McpCallError> {
         let field = |name: &str| block[name].as_str().unwrap_or_default();
         match field("type") {
             "text" => texts.push(field("text").to_owned()),
-            "image" => images.push(ContentPart::Image(ImagePart::base64(
-                field("mimeType"),
-                field("data"),
-            ))),
+            // Only the media types the providers take as images: an SVG,
+            // a BMP or an image without its type in the history makes every
+            // later request of the session answer 400.
+            "image" if IMAGE_TYPES.contains(&field("mimeType")) => images.push(ContentPart::Image(
+                ImagePart::base64(field("mimeType"), field("data")),
+            )),
+            "image" => {
+                let media_type = match field("mimeType") {
+                    "" => "no media type",
+                    media_type => media_type,
+                };
+                texts.push(format!(
+                    "[image ({media_type}) not shown: models read PNG, JPEG, GIF and WebP images]"
+                ));
+            }
             "resource" => {
                 let resource = &block["resource"];
                 match resource["text"].as_str() {
@@ -213,6 +230,34 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "the tool reported an error without a message"
+        );
+    }
+
+    /// An MCP tool returning an SVG (or a BMP, or an image without its
+    /// type) put an image into the history that OpenAI and Anthropic
+    /// refuse, and every later request of the session answered 400.
+    #[test]
+    fn images_of_a_type_models_do_not_read_are_named_not_sent() {
+        let output = output_of(&json!({"content": [
+            {"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"},
+            {"type": "image", "data": "Qk0=", "mimeType": "image/bmp"},
+            {"type": "image", "data": "AAAA"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/webp"}
+        ]}))
+        .unwrap();
+        let ToolOutput::Content(parts) = output else {
+            panic!("{output:?}");
+        };
+        assert_eq!(
+            parts,
+            vec![
+                ContentPart::text(
+                    "[image (image/svg+xml) not shown: models read PNG, JPEG, GIF and WebP images]\n\
+                     [image (image/bmp) not shown: models read PNG, JPEG, GIF and WebP images]\n\
+                     [image (no media type) not shown: models read PNG, JPEG, GIF and WebP images]"
+                ),
+                ContentPart::Image(ImagePart::base64("image/webp", "AAAA")),
+            ]
         );
     }
 

@@ -209,7 +209,7 @@ impl NameRules {
     /// idempotent. Otherwise, in this order:
     ///
     /// 1. every character the rule does not allow becomes `_`, one `_` per
-    ///    character (`über tool!` → `_ber_tool_`);
+    ///    character (`my tool!` → `my_tool_`);
     /// 2. for [`Portable`](Self::Portable), a name whose first character is
     ///    not a letter or `_` gets a `_` prefix (`1st` → `_1st`);
     /// 3. the empty name becomes `_`;
@@ -218,7 +218,12 @@ impl NameRules {
     ///    appended, exactly `max_len` in all. The digits are the upper 32 bits
     ///    of the 64-bit FNV-1a hash of the *original* name's UTF-8 bytes, so
     ///    two long names that share their first 55 (MCP: 119) characters
-    ///    still get different names, barring a 1 in 2³² coincidence.
+    ///    still get different names, barring a 1 in 2³² coincidence;
+    /// 5. a name with a character outside ASCII (`天气`, `über`) gets the
+    ///    same `_` and 8 hex digits appended (after a cut to `max_len - 9`
+    ///    when longer): step 1 leaves little of a name in another script
+    ///    (`天气` and `查询` would both be `__`, and the whole bind would fail
+    ///    on the collision), and the hash keeps such names apart.
     ///
     /// The result is deterministic: the same input gives the same output on
     /// every run, platform and version of this crate (FNV-1a is fixed, unlike
@@ -238,6 +243,12 @@ impl NameRules {
     /// assert_eq!(NameRules::Portable.sanitize("3d-render"), "_3d-render");
     /// assert_eq!(NameRules::Mcp.sanitize("spotify.play"), "spotify.play");
     /// assert_eq!(NameRules::OpenAi.sanitize(""), "_");
+    ///
+    /// // Another script: what is left, `_` and a hash of the original.
+    /// let weather = NameRules::OpenAi.sanitize("天气");
+    /// let search = NameRules::OpenAi.sanitize("查询");
+    /// assert!(weather.starts_with("___") && weather.len() == 11);
+    /// assert_ne!(weather, search);
     ///
     /// // Too long: a prefix, `_` and a hash of the whole original name.
     /// let long = NameRules::OpenAi.sanitize(&"a".repeat(200));
@@ -260,7 +271,10 @@ impl NameRules {
         }
         // Only ASCII is left, so byte lengths and indices are character ones.
         let max_len = self.max_len();
-        if sanitized.len() > max_len {
+        // A name in another script is mostly `_` by now (`天气` and `查询`
+        // both `__`): the hash keeps such names apart.
+        let lost_script = !name.is_ascii();
+        if sanitized.len() > max_len || lost_script {
             sanitized.truncate(max_len - HASH_SUFFIX_LEN);
             let hash = fnv1a_64(name.as_bytes());
             // The upper half: FNV-1a mixes high bits best (its low bit is
@@ -450,8 +464,14 @@ mod tests {
     fn sanitize_replaces_each_disallowed_character_with_underscore() {
         assert_eq!(NameRules::OpenAi.sanitize("spotify.play"), "spotify_play");
         assert_eq!(NameRules::OpenAi.sanitize("  my tool! "), "__my_tool__");
-        assert_eq!(NameRules::OpenAi.sanitize("über-tool"), "_ber-tool");
-        assert_eq!(NameRules::OpenAi.sanitize("🦀crab"), "_crab");
+        // Outside ASCII, the hash of the original name follows.
+        assert_eq!(
+            NameRules::OpenAi.sanitize("über-tool"),
+            "_ber-tool_5fe1007d"
+        );
+        assert_eq!(NameRules::OpenAi.sanitize("🦀crab"), "_crab_fa0b55e5");
+        assert_eq!(NameRules::OpenAi.sanitize("天气"), "___b2ac4fec");
+        assert_eq!(NameRules::OpenAi.sanitize("查询"), "___0737accc");
         assert_eq!(NameRules::Mcp.sanitize("a/b.c"), "a_b.c");
     }
 

@@ -54,14 +54,29 @@ proptest! {
     }
 
     #[test]
-    fn short_names_keep_their_length_in_characters(rules in any_rules(), name in any_name()) {
+    fn short_ascii_names_keep_their_length_in_characters(rules in any_rules(), name in any_name()) {
         // One `_` per replaced character, plus at most the portable prefix.
         let sanitized = rules.sanitize(&name);
         let chars = name.chars().count();
-        if chars >= 1 && chars < rules.max_len() {
+        if name.is_ascii() && chars >= 1 && chars < rules.max_len() {
             let extra = sanitized.len() - chars;
             prop_assert!(extra <= 1, "{:?} -> {:?}", name, sanitized);
         }
+    }
+
+    /// Names in another script (MCP servers with Chinese tool names) all
+    /// became `____`-like and collided: invalid names with a character
+    /// outside ASCII keep apart, barring a 1 in 2³² coincidence.
+    #[test]
+    fn invalid_names_outside_ascii_stay_distinct(
+        rules in any_rules(),
+        a in "[一-龥é🦀]{1,8}",
+        b in "[一-龥é🦀]{1,8}",
+    ) {
+        prop_assume!(a != b);
+        let (sa, sb) = (rules.sanitize(&a), rules.sanitize(&b));
+        prop_assert_ne!(&sa, &sb, "{:?} and {:?}", a, b);
+        prop_assert_eq!(rules.check(&sa), Ok(()));
     }
 
     #[test]
