@@ -85,10 +85,12 @@ impl ModelResponse {
 /// | --- | --- | --- |
 /// | `Stop` | `stop` | `end_turn`, `stop_sequence` |
 /// | `ToolCalls` | `tool_calls`, `function_call` | `tool_use` |
-/// | `Length` | `length` | `max_tokens`, `model_context_window_exceeded` |
+/// | `Length` | `length` | `max_tokens` |
+/// | `ContextWindowExceeded` | – | `model_context_window_exceeded` |
 /// | `ContentFilter` | `content_filter` | – |
 /// | `Refusal` | a `refusal` message | `refusal` |
-/// | `Other` | anything else | anything else (`pause_turn`) |
+/// | `Paused` | – | `pause_turn` |
+/// | `Other` | anything else | anything else |
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -101,6 +103,15 @@ pub enum FinishReason {
     /// The output token limit cut the response off: its last tool call's
     /// arguments may be incomplete.
     Length,
+    /// The conversation filled the model's context window: no room was
+    /// left to answer (Anthropic's `model_context_window_exceeded`).
+    /// Asking again cannot help, so the turn runner ends the turn with
+    /// [`TurnError::ContextWindowExceeded`](crate::turn::TurnError::ContextWindowExceeded).
+    ContextWindowExceeded,
+    /// The provider paused a long turn (Anthropic's `pause_turn`, while its
+    /// server tools run): the message is to be sent back as it is, and the
+    /// model goes on. The turn runner does so, counting an iteration.
+    Paused,
     /// The provider's content filter withheld output.
     ContentFilter,
     /// The model refused to answer.

@@ -40,6 +40,29 @@ pub enum TurnError {
         /// Tokens used by the turn's requests, added up.
         usage: Usage,
     },
+    /// The turn asks for structured output, and the model refused
+    /// ([`FinishReason::Refusal`](crate::conversation::FinishReason::Refusal):
+    /// OpenAI's `refusal`, Anthropic's `refusal` stop reason). Asking again
+    /// for the value would be refused again, so the turn ends at the first
+    /// refusal. The refusal is the last message of the conversation.
+    #[error("turn: the model refused to give the structured output")]
+    Refused {
+        /// What the model said instead.
+        text: String,
+        /// Tokens used by the turn's requests, added up.
+        usage: Usage,
+    },
+    /// The model stopped because the conversation filled its context
+    /// window ([`FinishReason::ContextWindowExceeded`](crate::conversation::FinishReason::ContextWindowExceeded)):
+    /// asking again would send the same full context. The response was not
+    /// added (its calls, if any, did not run), so the conversation holds
+    /// what it held before that request; shorten or compact it and run a
+    /// turn again.
+    #[error("turn: the conversation no longer fits the model's context window")]
+    ContextWindowExceeded {
+        /// Tokens used by the turn's requests, added up.
+        usage: Usage,
+    },
     /// The conversation handed to the turn pairs its tool results wrongly
     /// (see [`conversation::repair`](crate::conversation::repair)). Nothing
     /// was sent and the conversation is unchanged.
@@ -66,7 +89,10 @@ impl TurnError {
     pub fn usage(&self) -> Usage {
         match self {
             Self::ToolLimit(error) => error.usage,
-            Self::Model { usage, .. } | Self::NoOutput { usage, .. } => *usage,
+            Self::Model { usage, .. }
+            | Self::NoOutput { usage, .. }
+            | Self::Refused { usage, .. }
+            | Self::ContextWindowExceeded { usage } => *usage,
             Self::Conversation(_) | Self::TooDeep { .. } => Usage::default(),
         }
     }

@@ -283,6 +283,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 usage,
                 duration: model_duration,
             });
+            if finish_reason == FinishReason::ContextWindowExceeded {
+                // Asking again would resend the same full context; the
+                // cut response is not kept, so nothing is left half-done.
+                return Err(TurnError::ContextWindowExceeded { usage: stats.usage });
+            }
             let answered = |calls| IterationStats {
                 model_duration,
                 batch_duration: Duration::ZERO,
@@ -292,9 +297,33 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             };
             if !message.has_tool_calls() {
                 // A final answer: nothing to run, never blocked by limits.
+                if finish_reason == FinishReason::Paused {
+                    // Anthropic paused a long server-tool turn: the message
+                    // goes back as it is and the model goes on. Asking
+                    // again is an iteration with no calls.
+                    check_limits(&limits, iteration, calls, 0, stats.usage)?;
+                    conversation.push(Message::Assistant(message));
+                    self.events.emit(|| TurnEvent::BatchFinished {
+                        iteration,
+                        calls: 0,
+                    });
+                    stats.iterations.push(answered(Vec::new()));
+                    continue;
+                }
                 let answer = message.text();
                 conversation.push(Message::Assistant(message));
-                match self.output.answer(&answer) {
+                let step = self.output.answer(&answer);
+                // A refusal is no malformed output: asking again for the
+                // value would only be refused again.
+                if finish_reason == FinishReason::Refusal
+                    && matches!(step, AnswerStep::Instruct(_) | AnswerStep::NoOutput)
+                {
+                    return Err(TurnError::Refused {
+                        text: answer,
+                        usage: stats.usage,
+                    });
+                }
+                match step {
                     AnswerStep::Completed => {
                         return Ok(end(
                             TurnStatus::Completed { answer },

@@ -236,3 +236,96 @@ async fn assistant_text_alongside_tool_calls_is_kept() {
     );
     assert_every_call_answered(&conversation);
 }
+
+/// A response cut because the conversation filled the context window
+/// (Anthropic's `model_context_window_exceeded`) was mapped to the output
+/// limit, so the model was asked again and again to resend into a full
+/// context: the turn ends at once with a typed error, its calls not run
+/// and the response not kept.
+#[tokio::test]
+async fn a_full_context_window_ends_the_turn_with_a_typed_error() {
+    use agent_loop::conversation::{FinishReason, Usage};
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits::new(),
+    )
+    .await;
+    let mut first = pings(1);
+    first.push(
+        batch([call("call_full", "ping", r#"{"par"#)])
+            .with_finish_reason(FinishReason::ContextWindowExceeded)
+            .with_usage(Usage::new(199_000, 12)),
+    );
+    first.push(answer("never asked"));
+    let model = ScriptedModel::new(first);
+    let mut conversation = user_says("ping");
+
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect_err("the context is full");
+    let TurnError::ContextWindowExceeded { usage } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(usage.input_tokens, 199_000);
+    assert_eq!(error.usage(), *usage);
+    assert_eq!(
+        invocations.load(Ordering::SeqCst),
+        1,
+        "only the first batch ran"
+    );
+    // The user message, the first batch and its result: the cut response
+    // is not there, and every call kept its one result.
+    assert_eq!(conversation.len(), 3, "{conversation:#?}");
+    assert!(
+        conversation
+            .iter()
+            .all(|m| !m.text().contains("never asked"))
+    );
+    assert_eq!(model.remaining(), 1, "not asked again");
+}
+
+/// Anthropic's `pause_turn` (a long server-tool turn) ended the turn with
+/// an empty answer: the paused message goes back as it is and the model
+/// goes on, each pause an iteration within the limit.
+#[tokio::test]
+async fn a_paused_turn_goes_on_within_the_iteration_limit() {
+    use agent_loop::conversation::{ContentPart, FinishReason, ProviderPart, WireFormat};
+    let session = bind_tools(
+        [counting_tool("ping", Arc::new(AtomicUsize::new(0)))],
+        ToolLimits::new().iterations(2),
+    )
+    .await;
+    let paused = || {
+        let mut message = AssistantMessage::from_text("Searching.");
+        message.content.push(ContentPart::Provider(ProviderPart::new(
+            WireFormat::AnthropicMessages,
+            serde_json::json!({ "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} }),
+        )));
+        ModelResponse::new(message).with_finish_reason(FinishReason::Paused)
+    };
+    let model = ScriptedModel::new([paused(), answer("Found it.")]);
+    let mut conversation = user_says("Search.");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the paused turn goes on");
+    assert_eq!(outcome.answer(), Some("Found it."));
+    // The pause is an iteration (the final answer is none, as always).
+    assert_eq!(outcome.stats.iteration_count(), 1);
+    // The second request carries the paused message as it was.
+    let second = &model.requests()[1].conversation;
+    assert_eq!(second.last(), Some(&Message::Assistant(paused().message)));
+
+    // Pauses past the iteration limit are a limit error, typed.
+    let model = ScriptedModel::new([paused(), paused(), paused(), answer("late")]);
+    let error = session
+        .run_turn(&model, &mut user_says("Search."), &CancellationToken::new())
+        .await
+        .expect_err("three pauses, two iterations");
+    assert!(
+        matches!(&error, TurnError::ToolLimit(limit) if limit.kind == ExceededLimit::Iterations),
+        "{error:?}"
+    );
+}

@@ -699,3 +699,47 @@ proptest! {
         prop_assert_eq!(round_trip(&value)?, value);
     }
 }
+
+/// A refusal was retried as malformed output until the turn ended in
+/// `NoOutput`: it ends at the first refusal, typed, and a plain turn still
+/// takes a refusal as its answer.
+#[tokio::test]
+async fn a_refusal_ends_a_structured_output_turn_at_once() {
+    use agent_loop::conversation::FinishReason;
+    let (session, _) = session_with_counter(ToolLimits::new()).await;
+    let refusal = || {
+        answer("I can't help with reading that document.").with_finish_reason(FinishReason::Refusal)
+    };
+    let model = ScriptedModel::new([refusal(), answer("never asked")]);
+    let mut conversation = user_says("Read the invoice.");
+    let error = run(&session, &model, &mut conversation, typed())
+        .await
+        .unwrap_err();
+    match &error {
+        TurnError::Refused { text, .. } => {
+            assert_eq!(text, "I can't help with reading that document.");
+        }
+        other => panic!("expected Refusal, got {other:?}"),
+    }
+    assert_eq!(model.requests().len(), 1, "not asked again");
+    assert_eq!(
+        conversation.last().map(Message::text).as_deref(),
+        Some("I can't help with reading that document.")
+    );
+    assert_valid(&conversation);
+
+    let model = ScriptedModel::new([refusal()]);
+    let mut conversation = user_says("Read the invoice.");
+    let outcome = run(
+        &session,
+        &model,
+        &mut conversation,
+        TurnOptions::builder().build(),
+    )
+    .await
+    .expect("a plain turn answers with the refusal");
+    assert_eq!(
+        outcome.answer(),
+        Some("I can't help with reading that document.")
+    );
+}

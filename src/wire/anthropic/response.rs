@@ -51,10 +51,12 @@ struct RawResponse {
 ///
 /// `stop_reason`: `end_turn` and `stop_sequence` →
 /// [`FinishReason::Stop`]; `tool_use` → [`FinishReason::ToolCalls`];
-/// `max_tokens` and `model_context_window_exceeded` →
-/// [`FinishReason::Length`]; `refusal` → [`FinishReason::Refusal`]; `null`
+/// `max_tokens` → [`FinishReason::Length`];
+/// `model_context_window_exceeded` →
+/// [`FinishReason::ContextWindowExceeded`]; `refusal` → [`FinishReason::Refusal`]; `null`
 /// or missing → `ToolCalls` when the message has tool calls, `Stop`
-/// otherwise; anything else (`pause_turn`) → [`FinishReason::Other`].
+/// otherwise; `pause_turn` → [`FinishReason::Paused`]; anything else →
+/// [`FinishReason::Other`].
 ///
 /// [`Usage`]: `input_tokens` is the sum of `input_tokens`,
 /// `cache_read_input_tokens` and `cache_creation_input_tokens`;
@@ -102,8 +104,10 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     let finish_reason = match raw.stop_reason.as_deref() {
         Some("end_turn" | "stop_sequence") => FinishReason::Stop,
         Some("tool_use") => FinishReason::ToolCalls,
-        Some("max_tokens" | "model_context_window_exceeded") => FinishReason::Length,
+        Some("max_tokens") => FinishReason::Length,
+        Some("model_context_window_exceeded") => FinishReason::ContextWindowExceeded,
         Some("refusal") => FinishReason::Refusal,
+        Some("pause_turn") => FinishReason::Paused,
         Some(other) => FinishReason::Other(other.to_owned()),
         None if message.has_tool_calls() => FinishReason::ToolCalls,
         None => FinishReason::Stop,

@@ -546,11 +546,15 @@ fn usage_and_stop_reasons_are_mapped() {
         (json!("stop_sequence"), FinishReason::Stop),
         (json!("tool_use"), FinishReason::ToolCalls),
         (json!("max_tokens"), FinishReason::Length),
-        (json!("model_context_window_exceeded"), FinishReason::Length),
-        (json!("refusal"), FinishReason::Refusal),
         (
-            json!("pause_turn"),
-            FinishReason::Other("pause_turn".into()),
+            json!("model_context_window_exceeded"),
+            FinishReason::ContextWindowExceeded,
+        ),
+        (json!("refusal"), FinishReason::Refusal),
+        (json!("pause_turn"), FinishReason::Paused),
+        (
+            json!("compaction"),
+            FinishReason::Other("compaction".into()),
         ),
         (Value::Null, FinishReason::Stop),
     ] {
