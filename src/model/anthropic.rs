@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Body, Provider, StreamAssembler, send};
-use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
+use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::{Model, ModelRequest};
@@ -52,7 +52,10 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// `x-api-key`, with `anthropic-version: 2023-06-01`. A request with a
 /// native [`output`](ModelRequest::output) adds Anthropic's documented
 /// structured-outputs field, `output_config: {"format": {"type":
-/// "json_schema", "schema": ...}}`.
+/// "json_schema", "schema": ...}}`, its schema the subset Anthropic accepts
+/// ([`Output::anthropic_schema`](crate::turn::Output::anthropic_schema));
+/// an output Anthropic cannot express is refused, unsent, with a
+/// [`ModelError`] of kind [`Request`](ModelErrorKind::Request).
 #[derive(Clone)]
 pub struct AnthropicModel {
     model: String,
@@ -213,10 +216,13 @@ impl AnthropicModel {
         }
         if let Some(output) = request.output {
             // Anthropic's structured outputs (GA): the answer's text is
-            // JSON that passes the schema.
+            // JSON that passes the schema. The subset it accepts is sent;
+            // the answer is checked against the full schema. (An
+            // inexpressible one is refused in `check`: shown here as is.)
+            let schema = output.anthropic_schema().unwrap_or(output.schema());
             body.insert(
                 "output_config".into(),
-                json!({ "format": { "type": "json_schema", "schema": output.schema() } }),
+                json!({ "format": { "type": "json_schema", "schema": schema } }),
             );
         }
         if let Some(temperature) = self.settings.temperature {
@@ -297,6 +303,15 @@ impl Provider for AnthropicModel {
     }
 
     fn check(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        if let Some(output) = request.output
+            && let Err(problem) = output.anthropic_schema()
+        {
+            return Err(inexpressible_output(
+                FORMAT,
+                problem,
+                "ask for this output with OutputMode::Tool",
+            ));
+        }
         self.check_thinking(request)
     }
 

@@ -75,7 +75,8 @@ impl ThinkingLevel {
 /// in the `x-goog-api-key` header, never in the URL. A request with a
 /// native [`output`](ModelRequest::output) adds Gemini's structured output,
 /// `generationConfig.responseMimeType: "application/json"` and
-/// `responseJsonSchema` (a full JSON Schema). Gemini has no setting for
+/// `responseJsonSchema`: the subset of JSON Schema Gemini documents
+/// ([`Output::gemini_schema`](crate::turn::Output::gemini_schema)). Gemini has no setting for
 /// parallel calls: [`parallel_tool_calls`](Self::parallel_tool_calls) is
 /// not sent.
 #[derive(Clone)]
@@ -261,7 +262,9 @@ impl GeminiModel {
         }
         if let Some(output) = request.output {
             generation.insert("responseMimeType".into(), json!("application/json"));
-            generation.insert("responseJsonSchema".into(), output.schema().clone());
+            // The subset Gemini documents; the answer is checked against
+            // the full schema.
+            generation.insert("responseJsonSchema".into(), output.gemini_schema().clone());
         }
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));

@@ -121,6 +121,23 @@ struct Settings {
     refuse_dropped: bool,
 }
 
+/// The typed refusal of a native-output request whose schema the
+/// provider cannot express (see
+/// [`wire::output_schema`](crate::wire::output_schema)): sending it would
+/// be answered 400, or (closing an open object) constrain the answer to
+/// `{}`.
+fn inexpressible_output(
+    format: crate::conversation::WireFormat,
+    problem: &crate::wire::output_schema::Inexpressible,
+    instead: &str,
+) -> ModelError {
+    ModelError::of_format(format, ModelErrorKind::Request)
+        .with_message(format!(
+            "native output: {problem}; the request was not sent ({instead})"
+        ))
+        .with_source(problem.clone())
+}
+
 impl Settings {
     /// Refuses a request that holds a JSON value nested deeper than 128
     /// levels (serde_json parses no JSON text that deep, so only a value

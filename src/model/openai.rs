@@ -8,11 +8,11 @@ use serde_json::{Map, Value, json};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Body, Provider, StreamAssembler, send};
-use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
+use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::ModelError;
-use crate::turn::{Model, ModelRequest};
+use crate::turn::{Model, ModelRequest, Output};
 use crate::wire::WireError;
 use crate::wire::openai;
 use crate::wire::stream::StreamDelta;
@@ -252,9 +252,15 @@ impl OpenAiModel {
     /// The `strict` flag of a native output's `response_format` (`false`
     /// unless set). OpenAI's strict mode constrains the answer to the
     /// schema, but takes only schemas whose every property is required and
-    /// whose objects all have `"additionalProperties": false` (which
-    /// `schemars` does not produce for optional fields); the runner checks
-    /// the answer against the schema either way.
+    /// whose objects all have `"additionalProperties": false`: with it set,
+    /// the schema sent is
+    /// [`Output::openai_strict_schema`](crate::turn::Output::openai_strict_schema)
+    /// (optional properties required and nullable, unsupported keywords
+    /// moved into descriptions), and an output strict mode cannot express
+    /// (a map, a free-form object) is refused, unsent, with a
+    /// [`ModelError`] of kind [`Request`](crate::turn::ModelErrorKind::Request). Without
+    /// it, the full schema is sent. The runner checks the answer against
+    /// the full schema either way.
     pub fn strict_output(mut self, strict: bool) -> Self {
         self.strict_output = strict;
         self
@@ -284,13 +290,20 @@ impl OpenAiModel {
             }
         }
         if let Some(output) = request.output {
+            // Strict mode takes its own subset (an inexpressible schema is
+            // refused in `check`: shown here as is).
+            let schema = if self.strict_output {
+                output.openai_strict_schema().unwrap_or(output.schema())
+            } else {
+                output.schema()
+            };
             body.insert(
                 "response_format".into(),
                 json!({
                     "type": "json_schema",
                     "json_schema": {
                         "name": response_format_name(output.name()),
-                        "schema": output.schema(),
+                        "schema": schema,
                         "strict": self.strict_output,
                     },
                 }),
@@ -324,6 +337,17 @@ impl Provider for OpenAiModel {
 
     fn transport(&self) -> &Transport {
         &self.transport
+    }
+
+    fn check(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        match request.output.map(Output::openai_strict_schema) {
+            Some(Err(problem)) if self.strict_output => Err(inexpressible_output(
+                FORMAT,
+                problem,
+                "set strict_output(false), or ask with OutputMode::Tool",
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Body {

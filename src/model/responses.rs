@@ -9,10 +9,10 @@ use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::openai::ReasoningEffort;
 use super::send::{Body, Provider, StreamAssembler, send};
-use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
+use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
-use crate::turn::{Model, ModelError, ModelRequest};
+use crate::turn::{Model, ModelError, ModelRequest, Output};
 use crate::wire::WireError;
 use crate::wire::responses::{self, RESPONSE_ID_KEY};
 use crate::wire::stream::StreamDelta;
@@ -243,7 +243,13 @@ impl OpenAiResponsesModel {
 
     /// The `strict` flag of a native output's `text.format` (`false`
     /// unless set): strict mode takes only schemas whose every property is
-    /// required and whose objects have `"additionalProperties": false`.
+    /// required and whose objects have `"additionalProperties": false`, so
+    /// with it set the schema sent is
+    /// [`Output::openai_strict_schema`](crate::turn::Output::openai_strict_schema),
+    /// and an output strict mode cannot express is refused, unsent, with a
+    /// [`ModelError`] of kind [`Request`](crate::turn::ModelErrorKind::Request). Without
+    /// it, the full schema is sent. The answer is checked against the full
+    /// schema either way.
     pub fn strict_output(mut self, strict: bool) -> Self {
         self.strict_output = strict;
         self
@@ -303,13 +309,20 @@ impl OpenAiResponsesModel {
             }
         }
         if let Some(output) = request.output {
+            // Strict mode takes its own subset (an inexpressible schema is
+            // refused in `check`: shown here as is).
+            let schema = if self.strict_output {
+                output.openai_strict_schema().unwrap_or(output.schema())
+            } else {
+                output.schema()
+            };
             body.insert(
                 "text".into(),
                 json!({
                     "format": {
                         "type": "json_schema",
                         "name": format_name(output.name()),
-                        "schema": output.schema(),
+                        "schema": schema,
                         "strict": self.strict_output,
                     },
                 }),
@@ -412,6 +425,17 @@ impl Provider for OpenAiResponsesModel {
 
     fn transport(&self) -> &Transport {
         &self.transport
+    }
+
+    fn check(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        match request.output.map(Output::openai_strict_schema) {
+            Some(Err(problem)) if self.strict_output => Err(inexpressible_output(
+                FORMAT,
+                problem,
+                "set strict_output(false), or ask with OutputMode::Tool",
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Body {

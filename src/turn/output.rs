@@ -18,6 +18,7 @@ use crate::tool::{
     BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput, schema_of,
 };
 use crate::turn::TurnEvents;
+use crate::wire::output_schema::{self, Inexpressible};
 
 /// How many plain-text answers (in [`OutputMode::Native`], answers that are
 /// not valid output) a turn that asks for output answers with an
@@ -65,6 +66,17 @@ pub struct Output {
     /// The control tool: its checked info holds the tool's info and the
     /// compiled schema, and a turn in tool mode offers it as it is.
     control: BoundTool,
+    /// The schema as each provider family is sent it, made once here so
+    /// that a turn's request walks no schema.
+    sent: Arc<SentSchemas>,
+}
+
+/// The (wrapped) schema transformed for each provider family by
+/// [`wire::output_schema`](crate::wire::output_schema).
+struct SentSchemas {
+    anthropic: Result<Value, Inexpressible>,
+    openai_strict: Result<Value, Inexpressible>,
+    gemini: Value,
 }
 
 impl std::fmt::Debug for Output {
@@ -139,6 +151,11 @@ impl Output {
                 "Give your final answer ({name}) by calling this tool; the turn ends with it. {description}"
             )
         };
+        let sent = Arc::new(SentSchemas {
+            anthropic: output_schema::anthropic(&parameters),
+            openai_strict: output_schema::openai_strict(&parameters),
+            gemini: output_schema::gemini(&parameters),
+        });
         let info = Arc::new(ToolInfo::new(
             STRUCTURED_OUTPUT_TOOL_NAME,
             tool_description,
@@ -154,6 +171,7 @@ impl Output {
             name,
             wrapped,
             control,
+            sent,
         })
     }
 
@@ -174,30 +192,68 @@ impl Output {
         self.wrapped
     }
 
-    /// The JSON Schema the model's answer must pass: the (wrapped) schema,
-    /// as offered in the tool's parameters and, in [`OutputMode::Native`],
-    /// sent to the provider.
+    /// The JSON Schema the model's answer must pass: the full (wrapped)
+    /// schema, as offered in the tool's parameters, and the one every
+    /// answer is checked against. In [`OutputMode::Native`] a provider is
+    /// sent the subset it accepts instead:
+    /// [`anthropic_schema`](Self::anthropic_schema),
+    /// [`openai_strict_schema`](Self::openai_strict_schema),
+    /// [`gemini_schema`](Self::gemini_schema); OpenAI's non-strict mode and
+    /// other servers get this one.
     pub fn schema(&self) -> &Value {
         &self.info().parameters
     }
 
-    /// The output a native-mode answer holds: its text (trimmed, a
-    /// surrounding code fence removed) parsed as JSON and passing the
-    /// schema, unwrapped; `None` when it is not valid output.
+    /// The schema Anthropic's structured outputs are sent
+    /// ([`wire::output_schema::anthropic`](crate::wire::output_schema::anthropic)
+    /// of [`schema`](Self::schema)), made when the output was.
+    ///
+    /// # Errors
+    ///
+    /// The [`Inexpressible`] part when Anthropic cannot express the schema
+    /// (a map, a free-form object or value): `AnthropicModel` then refuses
+    /// a native-mode request, unsent.
+    pub fn anthropic_schema(&self) -> Result<&Value, &Inexpressible> {
+        self.sent.anthropic.as_ref()
+    }
+
+    /// The schema OpenAI's strict mode is sent
+    /// ([`wire::output_schema::openai_strict`](crate::wire::output_schema::openai_strict)
+    /// of [`schema`](Self::schema)): every property required, the optional
+    /// ones nullable. An answer's `null` for a property that was optional
+    /// reads as the property left out.
+    ///
+    /// # Errors
+    ///
+    /// The [`Inexpressible`] part when strict mode cannot express the
+    /// schema: the OpenAI models then refuse a strict native-mode request,
+    /// unsent.
+    pub fn openai_strict_schema(&self) -> Result<&Value, &Inexpressible> {
+        self.sent.openai_strict.as_ref()
+    }
+
+    /// The schema Gemini's `responseJsonSchema` is sent
+    /// ([`wire::output_schema::gemini`](crate::wire::output_schema::gemini)
+    /// of [`schema`](Self::schema)).
+    pub fn gemini_schema(&self) -> &Value {
+        &self.sent.gemini
+    }
+
+    /// The output a native-mode answer holds: the JSON in its text (see
+    /// [`json_in_answer`]) passing the schema, unwrapped; `None` when it is
+    /// not valid output. A value that fails only because it holds `null`
+    /// for properties the schema does not require (what OpenAI's strict
+    /// mode answers for them) passes with those properties left out.
     pub(crate) fn value_in_answer(&self, text: &str) -> Option<Value> {
-        let mut text = text.trim();
-        if let Some(fenced) = text.strip_prefix("```").and_then(|t| t.strip_suffix("```")) {
-            // The fence's first line is its language tag (`json`), if any.
-            text = fenced
-                .split_once('\n')
-                .map_or(fenced, |(_, body)| body)
-                .trim();
+        let mut value: Value = json_in_answer(text)?;
+        let validator = self.control.validator();
+        if !validator.is_valid(&value) {
+            output_schema::without_optional_nulls(&mut value, self.schema());
+            if !validator.is_valid(&value) {
+                return None;
+            }
         }
-        let value: Value = serde_json::from_str(text).ok()?;
-        self.control
-            .validator()
-            .is_valid(&value)
-            .then(|| self.unwrap_value(value))
+        Some(self.unwrap_value(value))
     }
 
     /// The turn's value from the control call's (checked) arguments.
@@ -210,6 +266,77 @@ impl Output {
         } else {
             arguments
         }
+    }
+}
+
+/// The JSON value of a native-mode answer's text, as models write it:
+///
+/// - the text itself, trimmed;
+/// - after a reasoning block: `<think>…</think>` at the start (reasoning
+///   models served without a reasoning parser, DeepSeek-R1 and Qwen3 on
+///   vLLM, SGLang or llama.cpp), or the text after the first `</think>`
+///   when the opening tag was part of the prompt;
+/// - the text is one code fence (its first line a language tag, if any);
+/// - or prose around exactly one fenced block tagged `json` or untagged.
+///
+/// Anything else is `None`: no JSON, two fenced blocks (which one would be
+/// a guess), an unclosed `<think>`, a block in another language.
+fn json_in_answer(text: &str) -> Option<Value> {
+    let mut text = text.trim();
+    if let Ok(value) = serde_json::from_str(text) {
+        return Some(value);
+    }
+    if let Some(reasoning) = text.strip_prefix("<think>") {
+        let (_, after) = reasoning.split_once("</think>")?;
+        text = after.trim();
+    } else if let Some((_, after)) = text.split_once("</think>") {
+        text = after.trim();
+    }
+    if let Some(fenced) = text.strip_prefix("```").and_then(|t| t.strip_suffix("```")) {
+        // The fence's first line is its language tag (`json`), if any.
+        let body = fenced.split_once('\n').map_or(fenced, |(_, body)| body);
+        if let Ok(value) = serde_json::from_str(body.trim()) {
+            return Some(value);
+        }
+    }
+    if let Ok(value) = serde_json::from_str(text) {
+        return Some(value);
+    }
+    serde_json::from_str(&one_fenced_block(text)?).ok()
+}
+
+/// The body of the only fenced block (lines from an opening ```` ``` ````
+/// line to a closing one) in `text`, when it is tagged `json` or not
+/// tagged; `None` when there is no such block or more than one block.
+fn one_fenced_block(text: &str) -> Option<String> {
+    let mut blocks: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut open: Option<(&str, Vec<&str>)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        match open.take() {
+            None => {
+                if let Some(tag) = trimmed.strip_prefix("```") {
+                    open = Some((tag.trim(), Vec::new()));
+                }
+            }
+            Some((tag, mut body)) => {
+                if trimmed == "```" {
+                    blocks.push((tag, body));
+                } else {
+                    body.push(line);
+                    open = Some((tag, body));
+                }
+            }
+        }
+    }
+    if open.is_some() {
+        return None;
+    }
+    match blocks.as_slice() {
+        [(tag, body)] if tag.is_empty() || tag.eq_ignore_ascii_case("json") => {
+            Some(body.join("\n"))
+        }
+        _ => None,
     }
 }
 
@@ -497,5 +624,61 @@ impl<'a> From<&'a CancellationToken> for TurnOptions<'a> {
     /// Options with only the cancellation token set.
     fn from(cancellation: &'a CancellationToken) -> Self {
         Self::builder().cancellation(cancellation).build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_read_after_a_think_block_and_from_one_fenced_block_after_prose() {
+        let cases = [
+            (r#"{"a": 1}"#, json!({"a": 1})),
+            ("  [1, 2]\n", json!([1, 2])),
+            ("```json\n{\"a\": 1}\n```", json!({"a": 1})),
+            ("```\n{\"a\": 1}\n```", json!({"a": 1})),
+            (
+                "<think>\nThe total is $42, so 4200 cents.\n</think>\n\n{\"total_cents\": 4200}",
+                json!({"total_cents": 4200}),
+            ),
+            (
+                // Served without the opening tag (it was in the prompt).
+                "The user wants the total.\n</think>\n{\"total_cents\": 4200}",
+                json!({"total_cents": 4200}),
+            ),
+            (
+                "<think>Check the {braces}.</think>```json\n{\"a\": [1]}\n```",
+                json!({"a": [1]}),
+            ),
+            (
+                "Here is the invoice you asked for:\n\n```json\n{\n  \"number\": \"A-17\"\n}\n```\n\nLet me know if anything is missing.",
+                json!({"number": "A-17"}),
+            ),
+            (
+                "<think>ok</think>\nSure:\n```JSON\n{\"b\": true}\n```",
+                json!({"b": true}),
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(json_in_answer(text), Some(expected), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_answers_are_still_refused() {
+        let cases = [
+            "It is invoice A-17, for $42.",
+            "<think>I will answer {\"a\": 1}",
+            "<think>done</think> It is A-17.",
+            "Either:\n```json\n{\"a\": 1}\n```\nor:\n```json\n{\"a\": 2}\n```",
+            "In Python:\n```python\n{\"a\": 1}\n```",
+            "Here:\n```json\n{\"a\": 1}\n",
+            "Here:\n```json\n{\"a\": 1,}\n```",
+            "{\"a\": 1} and some more text",
+        ];
+        for text in cases {
+            assert_eq!(json_in_answer(text), None, "{text:?}");
+        }
     }
 }

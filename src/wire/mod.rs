@@ -12,6 +12,8 @@
 //! public, so a provider's new field is not a breaking change of this
 //! crate: what is public is the conversation, the tool declarations, and
 //! the JSON.
+//! [`output_schema`] turns a native structured output's JSON Schema into
+//! the subset each provider's structured outputs accept.
 //! [`stream`] assembles a streamed response (Chat Completions chunks,
 //! Messages events, Gemini `GenerateContentResponse` chunks) into the
 //! [`ModelResponse`](crate::conversation::ModelResponse)
@@ -73,6 +75,7 @@ pub mod gemini;
 mod ids;
 pub mod mcp;
 pub mod openai;
+pub mod output_schema;
 pub mod responses;
 pub mod stream;
 mod string_or_array;
