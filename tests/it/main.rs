@@ -35,6 +35,8 @@ mod model_common;
 mod model_error_reports;
 #[cfg(feature = "gemini")]
 mod model_gemini;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod model_native_schemas;
 #[cfg(feature = "openai")]
 mod model_openai;
 #[cfg(feature = "openai")]

@@ -265,7 +265,12 @@ fn native_output_names_are_made_valid_and_strict_is_a_setting() {
     let schema = &body["response_format"]["json_schema"];
     assert_eq!(schema["name"], "my_output__v2_0");
     assert_eq!(schema["strict"], true);
-    assert_eq!(schema["schema"], *output.schema(), "the wrapped schema");
+    assert_eq!(
+        schema["schema"],
+        *output.openai_strict_schema().unwrap(),
+        "the wrapped schema, in strict form"
+    );
+    assert_eq!(schema["schema"]["additionalProperties"], false);
     assert_eq!(schema["schema"]["required"], json!(["value"]));
 
     let long =

@@ -239,3 +239,49 @@ async fn the_reserved_name_is_an_unknown_tool_in_native_mode() {
     assert!(crate::turn_common::result_for(&conversation, "c1").is_error);
     assert_eq!(outcome.output_as::<Invoice>().unwrap().unwrap(), invoice());
 }
+
+/// Reasoning models served without a reasoning parser put their thinking
+/// before the JSON; others write prose around one fenced block. Both are
+/// the output, in one iteration, with no instruction.
+#[tokio::test]
+async fn an_answer_after_a_think_block_or_around_one_fenced_block_is_the_output() {
+    let (session, _) = session().await;
+    for text in [
+        format!("<think>\nThe invoice says A-17 and $42: 4200 cents.\n</think>\n\n{INVOICE}"),
+        format!("Okay, the total is 4200 cents.\n</think>\n{INVOICE}"),
+        format!("Here is the invoice:\n\n```json\n{INVOICE}\n```\n\nAnything else?"),
+        format!("<think>Read it.</think>\nSure:\n```\n{INVOICE}\n```"),
+    ] {
+        let model = ScriptedModel::new([answer(&text)]);
+        let mut conversation = user_says("Read the invoice.");
+        let outcome = run(&session, &model, &mut conversation, native())
+            .await
+            .unwrap();
+        assert_eq!(
+            outcome.output_as::<Invoice>().transpose().unwrap(),
+            Some(invoice()),
+            "{text:?}"
+        );
+        assert_eq!(instructions(&conversation), 0, "{text:?}");
+    }
+}
+
+/// Two fenced blocks (which one?), an unclosed think block, and a block in
+/// another language are not the output: the model is asked again.
+#[tokio::test]
+async fn ambiguous_or_unfinished_answers_get_the_instruction() {
+    let (session, _) = session().await;
+    for text in [
+        format!("Either\n```json\n{INVOICE}\n```\nor\n```json\n{INVOICE}\n```"),
+        format!("<think>I will answer {INVOICE}"),
+        format!("In Python:\n```python\n{INVOICE}\n```"),
+    ] {
+        let model = ScriptedModel::new([answer(&text), answer(INVOICE)]);
+        let mut conversation = user_says("Read the invoice.");
+        let outcome = run(&session, &model, &mut conversation, native())
+            .await
+            .unwrap();
+        assert_eq!(outcome.output_as::<Invoice>().unwrap().unwrap(), invoice());
+        assert_eq!(instructions(&conversation), 1, "{text:?}");
+    }
+}

@@ -48,13 +48,43 @@
 //!   (`FunctionDeclaration.name`); no part of another format (a `type`
 //!   field, say: Gemini parts are keyed by their data field) and camelCase
 //!   keys; function declarations with a `parametersJsonSchema` object.
+//! - Native structured-output schemas (what each provider refuses with 400
+//!   before the model runs):
+//!   - Anthropic `output_config.format.schema` (the structured outputs
+//!     guide's "JSON Schema limitations", and `transform_schema` of
+//!     `anthropic-sdk-python`): only `type` (one type, not a list),
+//!     `anyOf`, `allOf`, `enum`, `const`, `$ref`/`$defs`/`definitions`,
+//!     `properties`, `required`, `additionalProperties`, `items`,
+//!     `description`, `title`, `format` (strings: `date-time`, `time`,
+//!     `date`, `duration`, `email`, `hostname`, `uri`, `ipv4`, `ipv6`,
+//!     `uuid`) and `minItems` 0 or 1 ("For 'integer' type, property
+//!     'minimum' is not supported"); every object `additionalProperties:
+//!     false`; a `$ref` alone; every schema typed.
+//!   - OpenAI strict mode (`response_format.json_schema` and Responses
+//!     `text.format` with `strict: true`; "Supported schemas" of the
+//!     structured outputs guide, `_ensure_strict_json_schema` of
+//!     `openai-python`): an object at the root; every object
+//!     `additionalProperties: false` and every property in `required`;
+//!     only `type`, `anyOf`, `enum`, `const`, `$ref`/`$defs`/`definitions`,
+//!     `properties`, `required`, `additionalProperties`, `items`,
+//!     `description`, `title`, `pattern`, `format` (`date-time`, `time`,
+//!     `date`, `duration`, `email`, `hostname`, `ipv4`, `ipv6`, `uuid`),
+//!     `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
+//!     `multipleOf`, `minItems`, `maxItems`; a `$ref` alone.
+//!   - Gemini `generationConfig.responseJsonSchema`
+//!     (`GenerationConfig.response_json_schema` of `google/genai/types.py`):
+//!     only `$id`, `$defs`, `$ref`, `$anchor`, `type`, `format`, `title`,
+//!     `description`, `enum`, `items`, `prefixItems`, `minItems`,
+//!     `maxItems`, `minimum`, `maximum`, `anyOf`, `oneOf`, `properties`,
+//!     `additionalProperties`, `required`, `propertyOrdering`; beside a
+//!     `$ref` only `$` keywords.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::HashSet;
 
 use agent_loop::conversation::Message;
 use agent_loop::wire::{anthropic, gemini, openai, responses};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn name_ok(name: &str) -> bool {
     (1..=64).contains(&name.len())
@@ -712,6 +742,275 @@ pub fn gemini_tool_violations(tools: &Value) -> Vec<String> {
             if declaration.get("parameters").is_some() {
                 violations.push(format!("{at}: both parameters and parametersJsonSchema"));
             }
+        }
+    }
+    violations
+}
+
+/// A keyword of a schema, `null` when absent.
+fn field<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> &'a Value {
+    map.get(key).unwrap_or(&Value::Null)
+}
+
+/// The sub-schemas of `schema` with their JSON Pointers: every schema a
+/// keyword holds (`properties`, `items`, unions, definitions, an
+/// `additionalProperties` schema, `prefixItems`).
+fn schema_nodes<'a>(schema: &'a Value, at: String, nodes: &mut Vec<(String, &'a Value)>) {
+    nodes.push((at.clone(), schema));
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    for key in ["properties", "$defs", "definitions"] {
+        if let Some(children) = map.get(key).and_then(Value::as_object) {
+            for (name, child) in children {
+                schema_nodes(child, format!("{at}/{key}/{name}"), nodes);
+            }
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(children) = map.get(key).and_then(Value::as_array) {
+            for (index, child) in children.iter().enumerate() {
+                schema_nodes(child, format!("{at}/{key}/{index}"), nodes);
+            }
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = map.get(key).filter(|child| child.is_object()) {
+            schema_nodes(child, format!("{at}/{key}"), nodes);
+        }
+    }
+}
+
+fn keywords_outside(
+    map: &serde_json::Map<String, Value>,
+    allowed: &[&str],
+    at: &str,
+    violations: &mut Vec<String>,
+) {
+    for key in map.keys() {
+        if !allowed.contains(&key.as_str()) {
+            violations.push(format!("{at}: keyword {key:?} is not supported"));
+        }
+    }
+}
+
+fn is_object_schema(map: &serde_json::Map<String, Value>) -> bool {
+    map.get("type") == Some(&json!("object"))
+        || field(map, "type")
+            .as_array()
+            .is_some_and(|types| types.contains(&json!("object")))
+        || map.contains_key("properties")
+}
+
+const ANTHROPIC_SCHEMA_KEYWORDS: &[&str] = &[
+    "type",
+    "anyOf",
+    "allOf",
+    "enum",
+    "const",
+    "$ref",
+    "$defs",
+    "definitions",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "description",
+    "title",
+    "format",
+    "minItems",
+];
+
+/// Anthropic's rules on a structured-output schema (see the module docs).
+pub fn anthropic_output_schema_violations(schema: &Value) -> Vec<String> {
+    const FORMATS: &[&str] = &[
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "uri",
+        "ipv4",
+        "ipv6",
+        "uuid",
+    ];
+    let mut violations = Vec::new();
+    let mut nodes = Vec::new();
+    schema_nodes(schema, String::new(), &mut nodes);
+    for (at, node) in nodes {
+        let Some(map) = node.as_object() else {
+            violations.push(format!("{at}: a boolean schema"));
+            continue;
+        };
+        keywords_outside(map, ANTHROPIC_SCHEMA_KEYWORDS, &at, &mut violations);
+        if map.contains_key("$ref") {
+            if map.keys().any(|key| key != "$ref" && key != "$defs") {
+                violations.push(format!("{at}: keywords beside $ref"));
+            }
+            continue;
+        }
+        if !field(map, "type").is_string()
+            && !map.contains_key("anyOf")
+            && !map.contains_key("allOf")
+        {
+            violations.push(format!("{at}: no single type ({})", field(map, "type")));
+        }
+        if let Some(format) = map.get("format")
+            && (field(map, "type") != "string" || !FORMATS.contains(&format.as_str().unwrap_or("")))
+        {
+            violations.push(format!("{at}: format {format} on {}", field(map, "type")));
+        }
+        if let Some(count) = map.get("minItems")
+            && count != 0
+            && count != 1
+        {
+            violations.push(format!("{at}: minItems {count}"));
+        }
+        if is_object_schema(map) && map.get("additionalProperties") != Some(&json!(false)) {
+            violations.push(format!(
+                "{at}: an object without additionalProperties: false"
+            ));
+        }
+    }
+    violations
+}
+
+const OPENAI_STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "anyOf",
+    "enum",
+    "const",
+    "$ref",
+    "$defs",
+    "definitions",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "description",
+    "title",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+/// OpenAI strict mode's rules on a structured-output schema (see the module
+/// docs).
+pub fn openai_strict_schema_violations(schema: &Value) -> Vec<String> {
+    const FORMATS: &[&str] = &[
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "ipv4",
+        "ipv6",
+        "uuid",
+    ];
+    let mut violations = Vec::new();
+    if schema["type"] != "object" || schema.get("anyOf").is_some() {
+        violations.push("the root is not an object schema".to_owned());
+    }
+    let mut nodes = Vec::new();
+    schema_nodes(schema, String::new(), &mut nodes);
+    for (at, node) in nodes {
+        let Some(map) = node.as_object() else {
+            violations.push(format!("{at}: a boolean schema"));
+            continue;
+        };
+        keywords_outside(map, OPENAI_STRICT_KEYWORDS, &at, &mut violations);
+        if map.contains_key("$ref") {
+            if map.keys().any(|key| key != "$ref" && key != "$defs") {
+                violations.push(format!("{at}: keywords beside $ref"));
+            }
+            continue;
+        }
+        if !map.contains_key("type") && !map.contains_key("anyOf") {
+            violations.push(format!("{at}: no type"));
+        }
+        if let Some(format) = map.get("format")
+            && !FORMATS.contains(&format.as_str().unwrap_or(""))
+        {
+            violations.push(format!("{at}: format {format}"));
+        }
+        if is_object_schema(map) {
+            if map.get("additionalProperties") != Some(&json!(false)) {
+                violations.push(format!(
+                    "{at}: an object without additionalProperties: false"
+                ));
+            }
+            let properties: HashSet<&str> = field(map, "properties")
+                .as_object()
+                .into_iter()
+                .flat_map(|properties| properties.keys().map(String::as_str))
+                .collect();
+            let required: HashSet<&str> = field(map, "required")
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if properties != required {
+                violations.push(format!(
+                    "{at}: required {required:?} is not every property {properties:?}"
+                ));
+            }
+        }
+    }
+    violations
+}
+
+const GEMINI_SCHEMA_KEYWORDS: &[&str] = &[
+    "$id",
+    "$defs",
+    "$ref",
+    "$anchor",
+    "type",
+    "format",
+    "title",
+    "description",
+    "enum",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "anyOf",
+    "oneOf",
+    "properties",
+    "additionalProperties",
+    "required",
+    "propertyOrdering",
+];
+
+/// Gemini's rules on a `responseJsonSchema` (see the module docs).
+pub fn gemini_response_schema_violations(schema: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    let mut nodes = Vec::new();
+    schema_nodes(schema, String::new(), &mut nodes);
+    for (at, node) in nodes {
+        let Some(map) = node.as_object() else {
+            continue;
+        };
+        keywords_outside(map, GEMINI_SCHEMA_KEYWORDS, &at, &mut violations);
+        if map.contains_key("$ref") && map.keys().any(|key| !key.starts_with('$')) {
+            violations.push(format!("{at}: keywords beside $ref"));
+        }
+        if let Some(values) = map.get("enum").and_then(Value::as_array)
+            && values
+                .iter()
+                .any(|value| !value.is_string() && !value.is_number())
+        {
+            violations.push(format!("{at}: enum of other than strings and numbers"));
         }
     }
     violations
