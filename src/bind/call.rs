@@ -48,7 +48,7 @@ use tracing::{Instrument, info_span};
 use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind, ToolList};
 use crate::conversation::{ContentPart, ToolCall, ToolResult, text_of};
 use crate::definition::layout::Layout;
-use crate::limits::ResolvedToolLimits;
+use crate::limits::{ResolvedToolLimits, ResultBytes};
 use crate::middleware::{
     ChainOutcome, DepthRefusal, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked,
     run_chain, run_tool,
@@ -336,8 +336,9 @@ impl<'a> Ready<'a> {
             started(&id, &name);
             let began = Instant::now();
             let is_output = self.is_output;
+            let limits = with_tool_bound(site.limits(), self.tool.tool.result_bytes());
             let output = self.execute(site, id.clone(), cancellation).await;
-            finish(site.limits(), output, is_output, id, name, began.elapsed())
+            finish(&limits, output, is_output, id, name, began.elapsed())
         }
         .instrument(span)
         .await
@@ -486,6 +487,19 @@ impl<'s> CallSite<'s> {
     pub(crate) fn instructions(&self) -> Option<&'s str> {
         self.layout.modes[self.mode].instructions.as_deref()
     }
+}
+
+/// The mode's `limits` with the tool's own result bound
+/// ([`Tool::result_bytes`]) applied: the smaller of the two bounds the
+/// result, and either alone when the other is off. One cut, the same as
+/// for `result_bytes` alone.
+fn with_tool_bound(limits: &ResolvedToolLimits, tool: Option<ResultBytes>) -> ResolvedToolLimits {
+    let mut limits = *limits;
+    limits.result_bytes = match (limits.result_bytes, tool) {
+        (Some(mode), Some(tool)) => Some(mode.min(tool)),
+        (mode, tool) => mode.or(tool),
+    };
+    limits
 }
 
 /// Applies `result_bytes` to the text of a result's parts: when the text

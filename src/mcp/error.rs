@@ -31,6 +31,11 @@ pub enum McpErrorKind {
     /// A name of the allow list is not one of the server's tools (a typo
     /// would otherwise silently bind fewer tools).
     UnknownAllowedTool,
+    /// A tool named in the allow list can only run as an MCP task
+    /// (`execution.taskSupport` is `"required"`), which this client does
+    /// not support; without an allow list such a tool is left out, with a
+    /// `tracing` warning.
+    ToolNeedsTasks,
     /// Two of the server's tools get one model-facing name after the
     /// prefix and sanitising (`a.b` and `a_b` both become `a_b`).
     NameCollision,

@@ -58,5 +58,5 @@ mod tool;
 mod transport;
 
 pub use error::{McpCallError, McpError, McpErrorKind};
-pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpServer};
+pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESULT_BYTES, McpServer};
 pub use transport::{HttpEndpoint, McpStream, StdioCommand};

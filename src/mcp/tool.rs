@@ -11,6 +11,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 
 use crate::conversation::{ContentPart, ImagePart};
+use crate::limits::ResultBytes;
 use crate::mcp::connection::Connection;
 use crate::mcp::error::McpCallError;
 use crate::support::redact::RedactedError;
@@ -23,6 +24,8 @@ pub(crate) struct McpTool {
     mcp_name: String,
     connection: Arc<Connection>,
     call_timeout: Duration,
+    /// The server's result bound ([`McpServer::result_bytes`](crate::mcp::McpServer::result_bytes)).
+    result_bytes: Option<ResultBytes>,
 }
 
 impl McpTool {
@@ -31,12 +34,14 @@ impl McpTool {
         mcp_name: String,
         connection: Arc<Connection>,
         call_timeout: Duration,
+        result_bytes: Option<ResultBytes>,
     ) -> Self {
         Self {
             info,
             mcp_name,
             connection,
             call_timeout,
+            result_bytes,
         }
     }
 }
@@ -45,6 +50,18 @@ impl McpTool {
 impl Tool for McpTool {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    /// The server parses the call with its own schema and fills in the
+    /// defaults the arguments leave out (Zod does, for the TypeScript SDK's
+    /// servers), so a required property with a `default` may be left out;
+    /// see [`Tool::fills_defaults`].
+    fn fills_defaults(&self) -> bool {
+        true
+    }
+
+    fn result_bytes(&self) -> Option<ResultBytes> {
+        self.result_bytes
     }
 
     /// Sends `tools/call`. The SDK sends `notifications/cancelled` for the
