@@ -405,7 +405,9 @@ fn count_limit(field: Field, written: Written) -> Result<Limit, InvalidLimit> {
 ///
 /// Errors: [`InvalidLimitKind::TooFewResultBytes`] for 0 to 255.
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-pub(crate) fn checked_result_bytes(limit: impl IntoLimit) -> Result<Option<ResultBytes>, InvalidLimit> {
+pub(crate) fn checked_result_bytes(
+    limit: impl IntoLimit,
+) -> Result<Option<ResultBytes>, InvalidLimit> {
     result_bytes_limit(limit.into_written())
 }
 

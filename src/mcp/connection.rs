@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::mcp::McpErrorKind;
 use crate::mcp::error::McpError;
+use crate::mcp::listing::{ListingTap, TapReader};
 use crate::mcp::transport::{HttpEndpoint, McpStream, StdioCommand};
 
 /// How long a server gets to exit by itself once its input is closed, and
@@ -35,11 +36,25 @@ pub(crate) struct Connection {
     service: RunningService<RoleClient, ClientConfig>,
     /// The child process of a stdio server; `None` over HTTP.
     child: Option<ChildGuard>,
+    /// The raw `tools/list` results of a stdio or stream server; `None`
+    /// over HTTP.
+    listing: Option<Arc<ListingTap>>,
 }
 
 impl Connection {
     pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
+    }
+
+    /// The listed tools as the server wrote them, by name, read while
+    /// listing (see [`ListingTap`]); reading stops here. Empty over HTTP.
+    pub(crate) fn finish_listing(
+        &self,
+    ) -> HashMap<String, serde_json::Map<String, serde_json::Value>> {
+        self.listing
+            .as_ref()
+            .map(|tap| tap.finish())
+            .unwrap_or_default()
     }
 
     /// Every page of `tools/list`, following `nextCursor` to the last page.
@@ -138,6 +153,8 @@ pub(crate) async fn connect_stdio(
         )
         .source(error)
     })?;
+    let listing = ListingTap::new();
+    let stdout = TapReader::new(stdout, Arc::clone(&listing));
     let stderr_tail = Arc::new(Mutex::new(String::new()));
     let stderr_task = tokio::spawn(forward_stderr(
         server.to_owned(),
@@ -148,6 +165,7 @@ pub(crate) async fn connect_stdio(
         Ok(Ok(service)) => Ok(Connection {
             service,
             child: Some(guard),
+            listing: Some(listing),
         }),
         Ok(Err(error)) => {
             // The server usually said why on its standard error before it
@@ -197,6 +215,7 @@ pub(crate) async fn connect_http(
         server,
         StreamableHttpClientTransport::from_config(config),
         timeout,
+        None,
     )
     .await
 }
@@ -207,7 +226,10 @@ pub(crate) async fn connect_stream(
     stream: Box<dyn McpStream>,
     timeout: Duration,
 ) -> Result<Connection, McpError> {
-    initialize(server, stream, timeout).await
+    let listing = ListingTap::new();
+    let (read, write) = tokio::io::split(stream);
+    let read = TapReader::new(read, Arc::clone(&listing));
+    initialize(server, (read, write), timeout, Some(listing)).await
 }
 
 /// Runs the `initialize` handshake over a transport that needs no process.
@@ -215,6 +237,7 @@ async fn initialize<T, E, A>(
     server: &str,
     transport: T,
     timeout: Duration,
+    listing: Option<Arc<ListingTap>>,
 ) -> Result<Connection, McpError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
@@ -224,6 +247,7 @@ where
         Ok(Ok(service)) => Ok(Connection {
             service,
             child: None,
+            listing,
         }),
         Ok(Err(error)) => Err(initialize_failed(server, error)),
         Err(_) => Err(timed_out(server, timeout)),

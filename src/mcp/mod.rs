@@ -53,6 +53,7 @@
 
 mod connection;
 mod error;
+mod listing;
 mod server;
 mod tool;
 mod transport;

@@ -8,14 +8,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::conversation::WireFormat;
+use crate::limits::{self, IntoLimit, InvalidLimit, ResultBytes};
 use crate::mcp::McpErrorKind;
 use crate::mcp::connection::{self, Connection};
 use crate::mcp::error::McpError;
+use crate::mcp::listing;
 use crate::mcp::tool::McpTool;
 use crate::mcp::transport::{HttpEndpoint, McpStream, StdioCommand};
-use crate::conversation::WireFormat;
 use crate::session::Session;
-use crate::limits::{self, IntoLimit, InvalidLimit, ResultBytes};
 use crate::tool::{self, BoxError, NameRules, Tool, ToolFactory, ToolInfo};
 use crate::wire;
 
@@ -335,9 +336,24 @@ impl McpServer {
             .await
             .map_err(|_| connection::timed_out(&self.name, self.connect_timeout))??;
         // The wire module reads MCP tools losslessly (title, annotations and
-        // other fields kept in the extras), the same as a recorded list.
+        // other fields kept in the extras), the same as a recorded list,
+        // with the fields the SDK's `Tool` dropped (`execution`) put back
+        // from the server's own listing.
+        let raw = connection.finish_listing();
         let infos = serde_json::to_value(&listed)
             .map_err(BoxError::from)
+            .map(|mut tools| {
+                if let serde_json::Value::Array(tools) = &mut tools {
+                    for tool in tools {
+                        let name = tool
+                            .get("name")
+                            .and_then(|name| name.as_str())
+                            .map(str::to_owned);
+                        listing::restore_dropped_fields(tool, name.and_then(|name| raw.get(&name)));
+                    }
+                }
+                tools
+            })
             .and_then(|tools| {
                 wire::mcp::parse_list_tools_result(&serde_json::json!({ "tools": tools }))
                     .map_err(BoxError::from)
@@ -514,5 +530,42 @@ impl ToolFactory for Factory {
             )));
         }
         Ok(tools)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The recorded tool lists: server-filesystem marks each of its 14
+    /// tools `"forbidden"`, the others have no `execution`; none needs
+    /// tasks, so every recorded tool binds. The same tool marked
+    /// `"required"` does.
+    #[test]
+    fn only_a_required_task_support_makes_a_recorded_tool_need_tasks() {
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real/mcp");
+        let mut forbidden = 0;
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let listed: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for info in wire::mcp::parse_list_tools_result(&listed).unwrap().tools {
+                assert!(!needs_tasks(&info), "{} in {path:?}", info.name);
+                forbidden += usize::from(info.extras.fields().contains_key("execution"));
+            }
+        }
+        assert_eq!(forbidden, 14);
+        for (support, needs) in [
+            ("required", true),
+            ("optional", false),
+            ("forbidden", false),
+        ] {
+            let listed = serde_json::json!({"tools": [{
+                "name": "research", "inputSchema": {"type": "object"},
+                "execution": {"taskSupport": support}
+            }]});
+            let info = &wire::mcp::parse_list_tools_result(&listed).unwrap().tools[0];
+            assert_eq!(needs_tasks(info), needs, "{support}");
+        }
     }
 }

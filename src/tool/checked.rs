@@ -53,7 +53,10 @@ impl CheckedInfo {
     /// ([`schema::compile_filling_defaults`]).
     ///
     /// Errors: the first [`SchemaProblem`] of `info.parameters`.
-    pub(crate) fn check_for(info: Arc<ToolInfo>, fills_defaults: bool) -> Result<Self, SchemaProblem> {
+    pub(crate) fn check_for(
+        info: Arc<ToolInfo>,
+        fills_defaults: bool,
+    ) -> Result<Self, SchemaProblem> {
         // Before the schema checker, which recurses per level.
         if schema::info_too_deep(&info) {
             return Err(SchemaProblem::TooDeep);
@@ -264,15 +267,21 @@ mod tests {
     #[test]
     fn an_equal_info_reuses_the_checked_one_wherever_it_was_built() {
         let cache = InfoCache::new();
-        let first = cache.checked(0, &info(json!({"type": "object"})), false).unwrap();
-        let second = cache.checked(3, &info(json!({"type": "object"})), false).unwrap();
+        let first = cache
+            .checked(0, &info(json!({"type": "object"})), false)
+            .unwrap();
+        let second = cache
+            .checked(3, &info(json!({"type": "object"})), false)
+            .unwrap();
         assert!(Arc::ptr_eq(&first, &second));
     }
 
     #[test]
     fn a_different_info_is_checked_afresh_and_replaces_the_cached_one() {
         let cache = InfoCache::new();
-        let first = cache.checked(0, &info(json!({"type": "object"})), false).unwrap();
+        let first = cache
+            .checked(0, &info(json!({"type": "object"})), false)
+            .unwrap();
         let other = info(json!({"type": "object", "required": ["a"]}));
         let second = cache.checked(0, &other, false).unwrap();
         assert!(!Arc::ptr_eq(&first, &second));
@@ -280,7 +289,10 @@ mod tests {
             !second.validator.is_valid(&json!({})),
             "the other schema is the one used"
         );
-        assert!(Arc::ptr_eq(&second, &cache.checked(0, &other, false).unwrap()));
+        assert!(Arc::ptr_eq(
+            &second,
+            &cache.checked(0, &other, false).unwrap()
+        ));
         assert_eq!(lock(&cache.entries).len(), 1, "one entry per name");
     }
 
@@ -371,7 +383,10 @@ mod tests {
         let strict = cache.checked(0, &listed, false).unwrap();
         assert!(!Arc::ptr_eq(&filled, &strict));
         assert!(!strict.validator.is_valid(&json!({})));
-        assert!(Arc::ptr_eq(&strict, &cache.checked(0, &listed, false).unwrap()));
+        assert!(Arc::ptr_eq(
+            &strict,
+            &cache.checked(0, &listed, false).unwrap()
+        ));
     }
 
     #[test]
@@ -396,7 +411,10 @@ mod tests {
         let relaxed = schema::without_defaulted_required(&schema).unwrap();
         assert_eq!(relaxed["required"], json!(["page"]));
         assert_eq!(relaxed["properties"]["page"]["required"], json!(["n"]));
-        assert_eq!(relaxed["properties"]["list"]["items"]["required"], json!([]));
+        assert_eq!(
+            relaxed["properties"]["list"]["items"]["required"],
+            json!([])
+        );
         assert_eq!(
             relaxed["properties"]["example"]["default"],
             schema["properties"]["example"]["default"]

@@ -109,7 +109,9 @@ pub(crate) fn without_defaulted_required(schema: &Value) -> Option<Value> {
 /// Relaxes `value` in place; `true` when it changed anything.
 fn relax(value: &mut Value) -> bool {
     match value {
-        Value::Array(items) => items.iter_mut().fold(false, |changed, item| relax(item) | changed),
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, item| relax(item) | changed),
         Value::Object(object) => {
             let defaulted: Vec<String> = match (object.get("required"), object.get("properties")) {
                 (Some(Value::Array(required)), Some(Value::Object(properties))) => required
