@@ -21,7 +21,8 @@
 //! 6. the **output check**: an output nested too deeply to become text is
 //!    refused;
 //! 7. the **model-facing finish**: error text cleaned and bounded, the
-//!    result cut to `result_bytes`, the call's [`CallStats`].
+//!    result cut to `result_bytes` (or to the tool's own bound,
+//!    [`Tool::result_bytes`], when smaller), the call's [`CallStats`].
 //!
 //! Steps 1 and 2 are [`CallTable::prepare`]: a call they refuse is
 //! answered without running ([`unrun`]). A turn prepares a whole batch

@@ -122,6 +122,22 @@ pub enum McpCallError {
     /// to start it again.
     #[error("the MCP server is not running (its connection closed)")]
     Closed,
+    /// The server answered, over streamable HTTP, with a message larger
+    /// than the client reads (the SDK's limit, 16 MiB for one SSE event or
+    /// one JSON body): the result was not read. The server is still
+    /// running and the next call goes through; ask for less (a page, a
+    /// range, a filter).
+    ///
+    /// Over stdio the SDK drops such a message without knowing which
+    /// request it answered, so there the call ends as a
+    /// [`Timeout`](Self::Timeout).
+    #[error(
+        "the MCP server's result was over the client's limit of {limit_bytes} bytes per message and was not read (the server is still running): ask for less"
+    )]
+    ResultTooLarge {
+        /// The limit, in bytes.
+        limit_bytes: usize,
+    },
     /// No answer within the per-call timeout; the server was sent
     /// `notifications/cancelled` for the request.
     #[error("the MCP server did not answer within {} s", .timeout.as_secs_f64())]

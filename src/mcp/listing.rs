@@ -14,9 +14,12 @@
 //!
 //! It reads only during bind: once the tools are listed it is switched off
 //! and costs one atomic load per read. It sees the bytes of a stdio or
-//! stream server; a streamable HTTP server's messages are read by the SDK's
-//! HTTP client, where this tap does not reach, so over HTTP the listing is
-//! what the SDK kept.
+//! stream server ([`TapReader`]) and the SSE events of a streamable HTTP
+//! server (the binding's HTTP client hands it each event's data). A
+//! streamable HTTP server that answers `tools/list` with a JSON body
+//! instead of an SSE stream is parsed by the SDK's client before this
+//! crate sees it: there the listing is what the SDK kept, and a task-only
+//! tool stays offered (its calls then fail with the server's error).
 
 use std::collections::HashMap;
 use std::io;
@@ -60,12 +63,13 @@ impl ListingTap {
         })
     }
 
-    fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.active.load(Ordering::Relaxed)
     }
 
-    /// Reads one message line: the tools of a `tools/list` result are kept.
-    fn read_line(&self, line: &[u8]) {
+    /// Reads one message (a line, or an SSE event's data): the tools of a
+    /// `tools/list` result are kept.
+    pub(crate) fn read_line(&self, line: &[u8]) {
         let Ok(listing) = serde_json::from_slice::<Listing>(line) else {
             return;
         };

@@ -250,11 +250,13 @@ impl McpServer {
     /// [`DEFAULT_CALL_TIMEOUT`]); then the call is an error result and the
     /// server gets `notifications/cancelled`.
     ///
-    /// It is also how long a call waits for a result bigger than one
-    /// message may be: the `rmcp` client drops a stdio message over 16 MiB
-    /// (its `DEFAULT_MAX_LINE_LENGTH`, the size its HTTP client allows for
-    /// one event) without knowing which request it answered, so that call
-    /// ends as a timeout.
+    /// It is also how long a call over stdio waits for a result bigger
+    /// than one message may be: the `rmcp` client drops a stdio message
+    /// over 16 MiB (its `DEFAULT_MAX_LINE_LENGTH`) without knowing which
+    /// request it answered, so that call ends as a timeout. Over
+    /// streamable HTTP the answer is tied to its request, and such a call
+    /// fails at once with
+    /// [`McpCallError::ResultTooLarge`](crate::mcp::McpCallError::ResultTooLarge).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
         self

@@ -92,7 +92,7 @@ impl Tool for McpTool {
                 }
                 .into());
             }
-            Ok(Err(error)) => return Err(call_error(error).into()),
+            Ok(Err(error)) => return Err(call_error(error, &self.connection).into()),
             Ok(Ok(result)) => result,
         };
         let result = serde_json::to_value(&result).map_err(|error| McpCallError::Client {
@@ -102,11 +102,16 @@ impl Tool for McpTool {
     }
 }
 
-/// The call's error for an SDK error.
-fn call_error(error: ServiceError) -> McpCallError {
+/// The call's error for an SDK error: an answer the connection's HTTP
+/// client refused for its size is [`McpCallError::ResultTooLarge`], not a
+/// refusal or a closed server (see `mcp::http_client`).
+fn call_error(error: ServiceError, connection: &Connection) -> McpCallError {
     match error {
-        ServiceError::McpError(error) => McpCallError::Protocol {
-            message: error.message.to_string(),
+        ServiceError::McpError(error) => match connection.over_limit_bytes(error.data.as_ref()) {
+            Some(limit_bytes) => McpCallError::ResultTooLarge { limit_bytes },
+            None => McpCallError::Protocol {
+                message: error.message.to_string(),
+            },
         },
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => McpCallError::Closed,
         ServiceError::Timeout { timeout } => McpCallError::Timeout { timeout },

@@ -528,9 +528,15 @@ async fn a_middleware_reads_the_annotations_of_the_tool_called() {
     assert_eq!(error.kind, agent_loop::bind::ToolCallErrorKind::Refused);
 }
 
-/// Serves `TestServer` over streamable HTTP on a loopback port; returns
-/// its URL.
+/// Serves `TestServer` over streamable HTTP on a loopback port, answering
+/// with SSE streams; returns its URL.
 async fn http_server() -> String {
+    http_server_answering(false).await
+}
+
+/// Serves `TestServer` over streamable HTTP on a loopback port, answering
+/// with JSON bodies (`json_response`) or SSE streams; returns its URL.
+async fn http_server_answering(json_response: bool) -> String {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -543,7 +549,11 @@ async fn http_server() -> String {
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(TestServer(probe.clone())),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        {
+            let mut config = StreamableHttpServerConfig::default();
+            config.json_response = json_response;
+            config
+        },
     ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -864,4 +874,53 @@ async fn a_result_bound_below_256_bytes_fails_the_bind_as_configuration() {
         cause(source),
         "invalid `result_bytes` limit 100: result_bytes is at least 256 (room for the truncation marker and the result), or \"unlimited\" to never cut results"
     );
+}
+
+/// Over streamable HTTP, a result above the SDK's message limit (16 MiB
+/// for one SSE event or one JSON body) used to read "the MCP server is not
+/// running" although the server was alive: the call now says that the
+/// result was over the limit, with the limit in bytes, and the next call
+/// goes through. Both ways a server answers: an SSE stream and a JSON body.
+#[tokio::test]
+async fn an_http_result_over_the_message_limit_says_so_and_the_next_call_works() {
+    for json_response in [false, true] {
+        let url = http_server_answering(json_response).await;
+        let session =
+            bind(McpServer::http("remote", HttpEndpoint::new(url)).allow(["huge", "greet"])).await;
+        let error = session
+            .invoke("huge", json!({"bytes": 17 << 20}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.message,
+            "the tool `huge` failed: the MCP server's result was over the client's limit of 16777216 bytes per message and was not read (the server is still running): ask for less",
+            "json_response: {json_response}"
+        );
+        let source = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<McpCallError>());
+        assert!(
+            matches!(
+                source,
+                Some(McpCallError::ResultTooLarge {
+                    limit_bytes: 16_777_216
+                })
+            ),
+            "{source:?}"
+        );
+        assert_eq!(
+            session
+                .invoke("greet", json!({"who": "again"}))
+                .await
+                .unwrap(),
+            json!("Hello,\nagain"),
+            "json_response: {json_response}"
+        );
+        // Just below the limit still arrives (cut for the model to the
+        // default result bound, whole for a direct call).
+        let output = session
+            .invoke("huge", json!({"bytes": 16_776_192}))
+            .await
+            .unwrap();
+        assert_eq!(output.text().len(), 16_776_192);
+    }
 }

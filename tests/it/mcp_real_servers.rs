@@ -750,3 +750,59 @@ async fn allowing_a_tool_that_only_runs_as_a_task_fails_the_bind() {
         "MCP server `everything`: the allowed tool `simulate-research-query` can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support"
     );
 }
+
+/// The same over streamable HTTP: server-everything in its
+/// `streamableHttp` mode on a loopback port answers `tools/list` with an
+/// SSE stream, whose data the binding's HTTP client reads beside the SDK;
+/// the task-only tool is left out there too, and the others answer.
+#[tokio::test]
+async fn over_streamable_http_a_tool_that_only_runs_as_a_task_is_left_out_too() {
+    use tokio::io::AsyncBufReadExt;
+
+    let Some(script) = server_script("server-everything") else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new("node")
+        .arg(&script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if line.contains("listening on port") {
+                return;
+            }
+        }
+        panic!("the server exited before listening");
+    })
+    .await
+    .expect("the server listens within 20 s");
+    // Keep reading its standard error, so that it never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+
+    let session = bind(McpServer::http(
+        "everything",
+        agent_loop::mcp::HttpEndpoint::new(format!("http://127.0.0.1:{port}/mcp")),
+    ))
+    .await;
+    let names: Vec<&str> = session.tools().iter().map(|t| t.name()).collect();
+    assert!(names.contains(&"echo"), "{names:?}");
+    assert!(!names.contains(&"simulate-research-query"), "{names:?}");
+    let echo = session
+        .invoke("echo", json!({"message": "over HTTP"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.text(), "Echo: over HTTP");
+    drop(session);
+    let _ = child.kill().await;
+}
