@@ -36,6 +36,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::num::NonZeroU32;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -494,7 +495,8 @@ impl<'s> CallSite<'s> {
 /// ([`Tool::result_bytes`]) applied: the smaller of the two bounds the
 /// result, and either alone when the other is off. One cut, the same as
 /// for `result_bytes` alone.
-fn with_tool_bound(limits: &ResolvedToolLimits, tool: Option<ResultBytes>) -> ResolvedToolLimits {
+fn with_tool_bound(limits: &ResolvedToolLimits, tool: Option<NonZeroU32>) -> ResolvedToolLimits {
+    let tool = tool.map(|bytes| ResultBytes::new(bytes.get()).unwrap_or(ResultBytes::MIN));
     let mut limits = *limits;
     limits.result_bytes = match (limits.result_bytes, tool) {
         (Some(mode), Some(tool)) => Some(mode.min(tool)),

@@ -2,6 +2,7 @@
 //! binding's connection; and how a `tools/call` result becomes a
 //! [`ToolOutput`].
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,8 +61,9 @@ impl Tool for McpTool {
         true
     }
 
-    fn result_bytes(&self) -> Option<ResultBytes> {
+    fn result_bytes(&self) -> Option<NonZeroU32> {
         self.result_bytes
+            .and_then(|bytes| NonZeroU32::new(bytes.get()))
     }
 
     /// Sends `tools/call`. The SDK sends `notifications/cancelled` for the

@@ -1,12 +1,12 @@
 //! The [`Tool`] trait: a live tool, built for one binding, that can be invoked.
 
+use std::num::NonZeroU32;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::limits::ResultBytes;
 use crate::session::{LoopId, SessionId};
 use crate::tool::checked::CheckedInfo;
 use crate::tool::{ToolInfo, ToolOutput};
@@ -82,10 +82,14 @@ pub trait Tool: Send + Sync + 'static {
     /// pass whole). Middlewares and [`Definition::invoke`](crate::Definition::invoke)
     /// see the whole result, as with `result_bytes`.
     ///
+    /// A value below 256 bytes counts as 256, the smallest `result_bytes`
+    /// ([`ResultBytes::MIN`](crate::limits::ResultBytes::MIN)), which
+    /// leaves room for the marker.
+    ///
     /// Default `None`: only the mode's limit applies. MCP tools have one
     /// by default (`mcp::DEFAULT_RESULT_BYTES`, feature `mcp`), since a
     /// server's result size is not the caller's to choose.
-    fn result_bytes(&self) -> Option<ResultBytes> {
+    fn result_bytes(&self) -> Option<NonZeroU32> {
         None
     }
 }

@@ -128,14 +128,14 @@ fn relax(value: &mut Value) -> bool {
                 _ => Vec::new(),
             };
             let mut changed = false;
-            if !defaulted.is_empty() {
-                if let Some(Value::Array(required)) = object.get_mut("required") {
-                    required.retain(|name| {
-                        name.as_str()
-                            .is_none_or(|name| !defaulted.iter().any(|d| d == name))
-                    });
-                    changed = true;
-                }
+            if !defaulted.is_empty()
+                && let Some(Value::Array(required)) = object.get_mut("required")
+            {
+                required.retain(|name| {
+                    name.as_str()
+                        .is_none_or(|name| !defaulted.iter().any(|d| d == name))
+                });
+                changed = true;
             }
             for (key, child) in object.iter_mut() {
                 if !DATA_KEYWORDS.contains(&key.as_str()) {
