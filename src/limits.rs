@@ -398,6 +398,19 @@ fn count_limit(field: Field, written: Written) -> Result<Limit, InvalidLimit> {
     }
 }
 
+/// A `result_bytes` value as a setter takes it (a count of at least 256,
+/// or [`Limit::Unlimited`]: `None`), checked as
+/// [`ToolLimits::result_bytes`] is: for bounds set outside `ToolLimits`
+/// (an MCP server's).
+///
+/// Errors: [`InvalidLimitKind::TooFewResultBytes`] for 0 to 255.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn checked_result_bytes(
+    limit: impl IntoLimit,
+) -> Result<Option<ResultBytes>, InvalidLimit> {
+    result_bytes_limit(limit.into_written())
+}
+
 fn result_bytes_limit(written: Written) -> Result<Option<ResultBytes>, InvalidLimit> {
     match written {
         Written::Count(bytes) => ResultBytes::new(bytes).map(Some).ok_or_else(|| {

@@ -460,7 +460,7 @@ fn reported_tool(
     }
     warn_if_undescribed(definition, info);
     let checked = infos
-        .checked(index, info)
+        .checked(index, info, tool.fills_defaults())
         .map_err(|problem| schema_error(info, index, problem))?;
     Ok(BoundTool { checked, tool })
 }

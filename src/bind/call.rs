@@ -21,7 +21,8 @@
 //! 6. the **output check**: an output nested too deeply to become text is
 //!    refused;
 //! 7. the **model-facing finish**: error text cleaned and bounded, the
-//!    result cut to `result_bytes`, the call's [`CallStats`].
+//!    result cut to `result_bytes` (or to the tool's own bound,
+//!    [`Tool::result_bytes`], when smaller), the call's [`CallStats`].
 //!
 //! Steps 1 and 2 are [`CallTable::prepare`]: a call they refuse is
 //! answered without running ([`unrun`]). A turn prepares a whole batch
@@ -35,6 +36,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::num::NonZeroU32;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,7 +50,7 @@ use tracing::{Instrument, info_span};
 use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind, ToolList};
 use crate::conversation::{ContentPart, ToolCall, ToolResult, text_of};
 use crate::definition::layout::Layout;
-use crate::limits::ResolvedToolLimits;
+use crate::limits::{ResolvedToolLimits, ResultBytes};
 use crate::middleware::{
     ChainOutcome, DepthRefusal, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked,
     run_chain, run_tool,
@@ -336,8 +338,9 @@ impl<'a> Ready<'a> {
             started(&id, &name);
             let began = Instant::now();
             let is_output = self.is_output;
+            let limits = with_tool_bound(site.limits(), self.tool.tool.result_bytes());
             let output = self.execute(site, id.clone(), cancellation).await;
-            finish(site.limits(), output, is_output, id, name, began.elapsed())
+            finish(&limits, output, is_output, id, name, began.elapsed())
         }
         .instrument(span)
         .await
@@ -486,6 +489,20 @@ impl<'s> CallSite<'s> {
     pub(crate) fn instructions(&self) -> Option<&'s str> {
         self.layout.modes[self.mode].instructions.as_deref()
     }
+}
+
+/// The mode's `limits` with the tool's own result bound
+/// ([`Tool::result_bytes`]) applied: the smaller of the two bounds the
+/// result, and either alone when the other is off. One cut, the same as
+/// for `result_bytes` alone.
+fn with_tool_bound(limits: &ResolvedToolLimits, tool: Option<NonZeroU32>) -> ResolvedToolLimits {
+    let tool = tool.map(|bytes| ResultBytes::new(bytes.get()).unwrap_or(ResultBytes::MIN));
+    let mut limits = *limits;
+    limits.result_bytes = match (limits.result_bytes, tool) {
+        (Some(mode), Some(tool)) => Some(mode.min(tool)),
+        (mode, tool) => mode.or(tool),
+    };
+    limits
 }
 
 /// Applies `result_bytes` to the text of a result's parts: when the text

@@ -13,6 +13,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::mcp::McpErrorKind;
 use crate::mcp::error::McpError;
+use crate::mcp::http_client::{self, LimitAwareClient};
+use crate::mcp::listing::{ListingTap, TapReader};
 use crate::mcp::transport::{HttpEndpoint, McpStream, StdioCommand};
 
 /// How long a server gets to exit by itself once its input is closed, and
@@ -35,11 +37,33 @@ pub(crate) struct Connection {
     service: RunningService<RoleClient, ClientConfig>,
     /// The child process of a stdio server; `None` over HTTP.
     child: Option<ChildGuard>,
+    /// The raw `tools/list` results, read while binding.
+    listing: Option<Arc<ListingTap>>,
+    /// Over HTTP, the token of the errors its client makes for an answer
+    /// over the SDK's limit ([`http_client::over_limit_bytes`]).
+    over_limit_token: Option<Arc<str>>,
 }
 
 impl Connection {
     pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
+    }
+
+    /// The limit named by `data`, when it is the error this connection's
+    /// HTTP client made for an answer over the SDK's message limit.
+    pub(crate) fn over_limit_bytes(&self, data: Option<&serde_json::Value>) -> Option<usize> {
+        http_client::over_limit_bytes(data, self.over_limit_token.as_deref()?)
+    }
+
+    /// The listed tools as the server wrote them, by name, read while
+    /// listing (see [`ListingTap`]); reading stops here.
+    pub(crate) fn finish_listing(
+        &self,
+    ) -> HashMap<String, serde_json::Map<String, serde_json::Value>> {
+        self.listing
+            .as_ref()
+            .map(|tap| tap.finish())
+            .unwrap_or_default()
     }
 
     /// Every page of `tools/list`, following `nextCursor` to the last page.
@@ -138,6 +162,8 @@ pub(crate) async fn connect_stdio(
         )
         .source(error)
     })?;
+    let listing = ListingTap::new();
+    let stdout = TapReader::new(stdout, Arc::clone(&listing));
     let stderr_tail = Arc::new(Mutex::new(String::new()));
     let stderr_task = tokio::spawn(forward_stderr(
         server.to_owned(),
@@ -148,6 +174,8 @@ pub(crate) async fn connect_stdio(
         Ok(Ok(service)) => Ok(Connection {
             service,
             child: Some(guard),
+            listing: Some(listing),
+            over_limit_token: None,
         }),
         Ok(Err(error)) => {
             // The server usually said why on its standard error before it
@@ -193,12 +221,28 @@ pub(crate) async fn connect_http(
     let _ = rustls::crypto::ring::default_provider().install_default();
     let config =
         StreamableHttpClientTransportConfig::with_uri(endpoint.url()).custom_headers(headers);
-    initialize(
+    // A token no server can guess marks the errors the client makes for an
+    // answer over the SDK's limit.
+    let token: Arc<str> = uuid::Uuid::new_v4().to_string().into();
+    let listing = ListingTap::new();
+    let client =
+        LimitAwareClient::new(Arc::clone(&token), Arc::clone(&listing)).map_err(|error| {
+            McpError::new(
+                McpErrorKind::Start,
+                server,
+                "the HTTP client could not be built",
+            )
+            .sdk_source(error)
+        })?;
+    let mut connection = initialize(
         server,
-        StreamableHttpClientTransport::from_config(config),
+        StreamableHttpClientTransport::with_client(client, config),
         timeout,
+        Some(listing),
     )
-    .await
+    .await?;
+    connection.over_limit_token = Some(token);
+    Ok(connection)
 }
 
 /// Initialises a server over an opened byte stream within `timeout`.
@@ -207,7 +251,10 @@ pub(crate) async fn connect_stream(
     stream: Box<dyn McpStream>,
     timeout: Duration,
 ) -> Result<Connection, McpError> {
-    initialize(server, stream, timeout).await
+    let listing = ListingTap::new();
+    let (read, write) = tokio::io::split(stream);
+    let read = TapReader::new(read, Arc::clone(&listing));
+    initialize(server, (read, write), timeout, Some(listing)).await
 }
 
 /// Runs the `initialize` handshake over a transport that needs no process.
@@ -215,6 +262,7 @@ async fn initialize<T, E, A>(
     server: &str,
     transport: T,
     timeout: Duration,
+    listing: Option<Arc<ListingTap>>,
 ) -> Result<Connection, McpError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
@@ -224,6 +272,8 @@ where
         Ok(Ok(service)) => Ok(Connection {
             service,
             child: None,
+            listing,
+            over_limit_token: None,
         }),
         Ok(Err(error)) => Err(initialize_failed(server, error)),
         Err(_) => Err(timed_out(server, timeout)),

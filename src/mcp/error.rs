@@ -31,6 +31,11 @@ pub enum McpErrorKind {
     /// A name of the allow list is not one of the server's tools (a typo
     /// would otherwise silently bind fewer tools).
     UnknownAllowedTool,
+    /// A tool named in the allow list can only run as an MCP task
+    /// (`execution.taskSupport` is `"required"`), which this client does
+    /// not support; without an allow list such a tool is left out, with a
+    /// `tracing` warning.
+    ToolNeedsTasks,
     /// Two of the server's tools get one model-facing name after the
     /// prefix and sanitising (`a.b` and `a_b` both become `a_b`).
     NameCollision,
@@ -117,6 +122,22 @@ pub enum McpCallError {
     /// to start it again.
     #[error("the MCP server is not running (its connection closed)")]
     Closed,
+    /// The server answered, over streamable HTTP, with a message larger
+    /// than the client reads (the SDK's limit, 16 MiB for one SSE event or
+    /// one JSON body): the result was not read. The server is still
+    /// running and the next call goes through; ask for less (a page, a
+    /// range, a filter).
+    ///
+    /// Over stdio the SDK drops such a message without knowing which
+    /// request it answered, so there the call ends as a
+    /// [`Timeout`](Self::Timeout).
+    #[error(
+        "the MCP server's result was over the client's limit of {limit_bytes} bytes per message and was not read (the server is still running): ask for less"
+    )]
+    ResultTooLarge {
+        /// The limit, in bytes.
+        limit_bytes: usize,
+    },
     /// No answer within the per-call timeout; the server was sent
     /// `notifications/cancelled` for the request.
     #[error("the MCP server did not answer within {} s", .timeout.as_secs_f64())]

@@ -21,12 +21,39 @@
 //! [`DuplicateToolName`](crate::BindErrorKind::DuplicateToolName), every
 //! collision listed.
 //!
+//! Tool lists, as servers mean them:
+//!
+//! - A tool whose `execution.taskSupport` is `"required"` (MCP
+//!   specification 2025-11-25, "Tools" / "Tool") can only run as a task,
+//!   which this client does not support (it does not declare the `tasks`
+//!   capability): it is left out of the binding with a `tracing` warning
+//!   naming the server and the tool, and naming it in an
+//!   [`allow`](McpServer::allow) list fails the bind. The SDK's `Tool`
+//!   type drops `execution`, so the server's own listing is read beside it
+//!   while binding, and every field the SDK dropped is kept in the tool's
+//!   extras.
+//! - A property both `required` and with a `default` (schemas generated
+//!   from Zod, such as Playwright MCP's) may be left out of a call: the
+//!   server fills the default in. The local check treats it as optional,
+//!   as the official SDK clients, which do not check arguments, never
+//!   refuse it; the model sees the schema as listed
+//!   ([`Tool::fills_defaults`](crate::tool::Tool::fills_defaults)).
+//!
 //! Calls: the arguments go as the turn checked them against the listed
 //! `inputSchema`. The result's text blocks become the tool result's text,
 //! its images image parts, its `structuredContent` the JSON output when
-//! there is no text. `isError: true`, a JSON-RPC error, a dead server and
-//! the per-call timeout are that call's error result ([`McpCallError`]);
-//! cancelling the turn sends the server `notifications/cancelled`.
+//! there is no text. `isError: true`, a JSON-RPC error, a dead server, a
+//! result over the client's message limit (16 MiB, over streamable HTTP)
+//! and the per-call timeout are that call's error result
+//! ([`McpCallError`]); cancelling the turn sends the server
+//! `notifications/cancelled`.
+//!
+//! Results are bounded: the model sees at most [`DEFAULT_RESULT_BYTES`]
+//! (100 000) bytes of one result's text, cut like
+//! [`result_bytes`](crate::ToolLimits::result_bytes) cuts (head, a marker
+//! counting the omitted bytes, tail), and the smaller of that and the
+//! mode's `result_bytes` applies; [`McpServer::result_bytes`] sets
+//! another bound per server.
 //!
 //! ```no_run
 //! use agent_loop::mcp::{McpServer, StdioCommand};
@@ -53,10 +80,12 @@
 
 mod connection;
 mod error;
+mod http_client;
+mod listing;
 mod server;
 mod tool;
 mod transport;
 
 pub use error::{McpCallError, McpError, McpErrorKind};
-pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpServer};
+pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESULT_BYTES, McpServer};
 pub use transport::{HttpEndpoint, McpStream, StdioCommand};

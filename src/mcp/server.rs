@@ -8,9 +8,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::conversation::WireFormat;
+use crate::limits::{self, IntoLimit, InvalidLimit, ResultBytes};
 use crate::mcp::McpErrorKind;
 use crate::mcp::connection::{self, Connection};
 use crate::mcp::error::McpError;
+use crate::mcp::listing;
 use crate::mcp::tool::McpTool;
 use crate::mcp::transport::{HttpEndpoint, McpStream, StdioCommand};
 use crate::session::Session;
@@ -24,6 +27,21 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one tool call may take, by default: the MCP TypeScript SDK's
 /// default request timeout.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The bytes of one MCP tool result's text the model sees, by default:
+/// 100 000, about the 25 000 tokens Claude Code lets one MCP tool result
+/// have by default (its `MAX_MCP_OUTPUT_TOKENS`), at about four bytes a
+/// token. A server's result size is the server's choice, and without a
+/// bound one 5 MB result goes into the next request whole, and every one
+/// after it. Longer text is cut the way
+/// [`result_bytes`](crate::ToolLimits::result_bytes) cuts (head, a marker
+/// counting the omitted bytes, tail; images pass whole), and the smaller of
+/// this bound and the mode's `result_bytes` applies. Set another with
+/// [`McpServer::result_bytes`].
+pub const DEFAULT_RESULT_BYTES: ResultBytes = match ResultBytes::new(100_000) {
+    Some(bytes) => bytes,
+    None => panic!("100 000 is a valid result bound"),
+};
 
 type Computed<T> = Arc<dyn Fn(&Session) -> Result<T, BoxError> + Send + Sync>;
 
@@ -113,6 +131,9 @@ pub struct McpServer {
     name_rules: NameRules,
     connect_timeout: Duration,
     call_timeout: Duration,
+    /// The tools' own result bound; an invalid value set is refused at
+    /// bind.
+    result_bytes: Result<Option<ResultBytes>, InvalidLimit>,
 }
 
 impl McpServer {
@@ -126,6 +147,7 @@ impl McpServer {
             name_rules: NameRules::default(),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            result_bytes: Ok(Some(DEFAULT_RESULT_BYTES)),
         }
     }
 
@@ -228,13 +250,39 @@ impl McpServer {
     /// [`DEFAULT_CALL_TIMEOUT`]); then the call is an error result and the
     /// server gets `notifications/cancelled`.
     ///
-    /// It is also how long a call waits for a result bigger than one
-    /// message may be: the `rmcp` client drops a stdio message over 16 MiB
-    /// (its `DEFAULT_MAX_LINE_LENGTH`, the size its HTTP client allows for
-    /// one event) without knowing which request it answered, so that call
-    /// ends as a timeout.
+    /// It is also how long a call over stdio waits for a result bigger
+    /// than one message may be: the `rmcp` client drops a stdio message
+    /// over 16 MiB (its `DEFAULT_MAX_LINE_LENGTH`) without knowing which
+    /// request it answered, so that call ends as a timeout. Over
+    /// streamable HTTP the answer is tied to its request, and such a call
+    /// fails at once with
+    /// [`McpCallError::ResultTooLarge`](crate::mcp::McpCallError::ResultTooLarge).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// The bytes of one result's text the model sees, for every tool of
+    /// this server (default [`DEFAULT_RESULT_BYTES`]): a count of at least
+    /// 256, or [`Limit::Unlimited`](crate::limits::Limit::Unlimited) to
+    /// leave the bound to the mode's
+    /// [`result_bytes`](crate::ToolLimits::result_bytes) alone. The
+    /// smaller of this and the mode's `result_bytes` applies, with one cut
+    /// (see [`Tool::result_bytes`]). A count from 0 to 255 fails the bind
+    /// with an [`McpError`] of kind
+    /// [`Configuration`](McpErrorKind::Configuration), whose source is the
+    /// [`InvalidLimit`].
+    ///
+    /// ```
+    /// use agent_loop::limits::Limit;
+    /// use agent_loop::mcp::{McpServer, StdioCommand};
+    ///
+    /// let logs = McpServer::stdio("logs", StdioCommand::new("log-server")).result_bytes(20_000);
+    /// let files = McpServer::stdio("files", StdioCommand::new("fs-server")).result_bytes(Limit::Unlimited);
+    /// # let _ = (logs, files);
+    /// ```
+    pub fn result_bytes(mut self, limit: impl IntoLimit) -> Self {
+        self.result_bytes = limits::checked_result_bytes(limit);
         self
     }
 
@@ -290,9 +338,24 @@ impl McpServer {
             .await
             .map_err(|_| connection::timed_out(&self.name, self.connect_timeout))??;
         // The wire module reads MCP tools losslessly (title, annotations and
-        // other fields kept in the extras), the same as a recorded list.
+        // other fields kept in the extras), the same as a recorded list,
+        // with the fields the SDK's `Tool` dropped (`execution`) put back
+        // from the server's own listing.
+        let raw = connection.finish_listing();
         let infos = serde_json::to_value(&listed)
             .map_err(BoxError::from)
+            .map(|mut tools| {
+                if let serde_json::Value::Array(tools) = &mut tools {
+                    for tool in tools {
+                        let name = tool
+                            .get("name")
+                            .and_then(|name| name.as_str())
+                            .map(str::to_owned);
+                        listing::restore_dropped_fields(tool, name.and_then(|name| raw.get(&name)));
+                    }
+                }
+                tools
+            })
             .and_then(|tools| {
                 wire::mcp::parse_list_tools_result(&serde_json::json!({ "tools": tools }))
                     .map_err(BoxError::from)
@@ -310,7 +373,24 @@ impl McpServer {
     }
 
     /// The listed tools that the allow and deny lists keep, in the server's
-    /// order.
+    /// order, without the tools that can only run as tasks.
+    ///
+    /// A tool whose `execution.taskSupport` is `"required"` (MCP
+    /// specification 2025-11-25, "Tools" / "Tool" and "Tasks" / "Tool-Level
+    /// Negotiation": clients MUST invoke such a tool as a task, and the
+    /// server answers a plain `tools/call` with an error) can never succeed
+    /// for this client, which does not implement tasks and does not
+    /// declare the `tasks` capability. Offering it would only teach the
+    /// model a tool whose every call fails, so it is left out of the
+    /// binding, and a `tracing` warning (target `agent_loop::mcp`, fields
+    /// `server` and `tool`) says so. The official TypeScript SDK's client
+    /// refuses a plain call of such a tool the same way (`Client.callTool`,
+    /// "requires task-based execution"). `"forbidden"`, `"optional"`, a
+    /// missing `execution` and a value of a later specification are kept:
+    /// such a tool answers a plain call. A tool named in the
+    /// [`allow`](Self::allow) list that needs tasks fails the bind
+    /// ([`ToolNeedsTasks`](McpErrorKind::ToolNeedsTasks)): the caller asked
+    /// for a tool the binding cannot have.
     fn select(&self, infos: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, McpError> {
         if let Some(allow) = &self.allow {
             let listed: HashSet<&str> = infos.iter().map(|info| info.name.as_str()).collect();
@@ -333,16 +413,50 @@ impl McpServer {
                 ));
             }
         }
-        Ok(infos
-            .into_iter()
-            .filter(|info| {
-                self.allow
-                    .as_ref()
-                    .is_none_or(|allow| allow.contains(&info.name))
-                    && !self.deny.contains(&info.name)
-            })
-            .collect())
+        let selected = infos.into_iter().filter(|info| {
+            self.allow
+                .as_ref()
+                .is_none_or(|allow| allow.contains(&info.name))
+                && !self.deny.contains(&info.name)
+        });
+        let mut kept = Vec::new();
+        for info in selected {
+            if !needs_tasks(&info) {
+                kept.push(info);
+                continue;
+            }
+            if self.allow.is_some() {
+                return Err(McpError::new(
+                    McpErrorKind::ToolNeedsTasks,
+                    &self.name,
+                    format!(
+                        "the allowed tool `{}` can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support",
+                        info.name
+                    ),
+                ));
+            }
+            tracing::warn!(
+                target: "agent_loop::mcp",
+                server = %self.name,
+                tool = %info.name,
+                "tool left out: it can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support"
+            );
+        }
+        Ok(kept)
     }
+}
+
+/// `true` when the listed tool must be called as a task: its
+/// `execution.taskSupport` is `"required"` (MCP specification 2025-11-25,
+/// "Tools" / "Tool": `"forbidden"` (the default), `"optional"` or
+/// `"required"`).
+fn needs_tasks(info: &ToolInfo) -> bool {
+    info.extras
+        .fields_for(WireFormat::McpToolsList)
+        .and_then(|fields| fields.get("execution"))
+        .and_then(|execution| execution.get("taskSupport"))
+        .and_then(serde_json::Value::as_str)
+        == Some("required")
 }
 
 impl fmt::Debug for McpServer {
@@ -363,6 +477,7 @@ impl fmt::Debug for McpServer {
             .field("name_rules", &self.name_rules)
             .field("connect_timeout", &self.connect_timeout)
             .field("call_timeout", &self.call_timeout)
+            .field("result_bytes", &self.result_bytes)
             .finish()
     }
 }
@@ -381,6 +496,14 @@ struct Factory(Arc<McpServer>);
 impl ToolFactory for Factory {
     async fn build(&self, session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
         let server = &self.0;
+        let result_bytes = server.result_bytes.clone().map_err(|invalid| {
+            McpError::new(
+                McpErrorKind::Configuration,
+                &server.name,
+                "the result bound set with `result_bytes` is not a valid bound",
+            )
+            .source(invalid)
+        })?;
         let (connection, infos) = server.connect(session).await?;
         let infos = server.select(infos)?;
         let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(infos.len());
@@ -405,8 +528,46 @@ impl ToolFactory for Factory {
                 mcp_name,
                 Arc::clone(&connection),
                 server.call_timeout,
+                result_bytes,
             )));
         }
         Ok(tools)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The recorded tool lists: server-filesystem marks each of its 14
+    /// tools `"forbidden"`, the others have no `execution`; none needs
+    /// tasks, so every recorded tool binds. The same tool marked
+    /// `"required"` does.
+    #[test]
+    fn only_a_required_task_support_makes_a_recorded_tool_need_tasks() {
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real/mcp");
+        let mut forbidden = 0;
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let listed: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for info in wire::mcp::parse_list_tools_result(&listed).unwrap().tools {
+                assert!(!needs_tasks(&info), "{} in {path:?}", info.name);
+                forbidden += usize::from(info.extras.fields().contains_key("execution"));
+            }
+        }
+        assert_eq!(forbidden, 14);
+        for (support, needs) in [
+            ("required", true),
+            ("optional", false),
+            ("forbidden", false),
+        ] {
+            let listed = serde_json::json!({"tools": [{
+                "name": "research", "inputSchema": {"type": "object"},
+                "execution": {"taskSupport": support}
+            }]});
+            let info = &wire::mcp::parse_list_tools_result(&listed).unwrap().tools[0];
+            assert_eq!(needs_tasks(info), needs, "{support}");
+        }
     }
 }

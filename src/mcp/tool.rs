@@ -2,6 +2,7 @@
 //! binding's connection; and how a `tools/call` result becomes a
 //! [`ToolOutput`].
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 
 use crate::conversation::{ContentPart, ImagePart};
+use crate::limits::ResultBytes;
 use crate::mcp::connection::Connection;
 use crate::mcp::error::McpCallError;
 use crate::support::redact::RedactedError;
@@ -23,6 +25,8 @@ pub(crate) struct McpTool {
     mcp_name: String,
     connection: Arc<Connection>,
     call_timeout: Duration,
+    /// The server's result bound ([`McpServer::result_bytes`](crate::mcp::McpServer::result_bytes)).
+    result_bytes: Option<ResultBytes>,
 }
 
 impl McpTool {
@@ -31,12 +35,14 @@ impl McpTool {
         mcp_name: String,
         connection: Arc<Connection>,
         call_timeout: Duration,
+        result_bytes: Option<ResultBytes>,
     ) -> Self {
         Self {
             info,
             mcp_name,
             connection,
             call_timeout,
+            result_bytes,
         }
     }
 }
@@ -45,6 +51,19 @@ impl McpTool {
 impl Tool for McpTool {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    /// The server parses the call with its own schema and fills in the
+    /// defaults the arguments leave out (Zod does, for the TypeScript SDK's
+    /// servers), so a required property with a `default` may be left out;
+    /// see [`Tool::fills_defaults`].
+    fn fills_defaults(&self) -> bool {
+        true
+    }
+
+    fn result_bytes(&self) -> Option<NonZeroU32> {
+        self.result_bytes
+            .and_then(|bytes| NonZeroU32::new(bytes.get()))
     }
 
     /// Sends `tools/call`. The SDK sends `notifications/cancelled` for the
@@ -75,7 +94,7 @@ impl Tool for McpTool {
                 }
                 .into());
             }
-            Ok(Err(error)) => return Err(call_error(error).into()),
+            Ok(Err(error)) => return Err(call_error(error, &self.connection).into()),
             Ok(Ok(result)) => result,
         };
         let result = serde_json::to_value(&result).map_err(|error| McpCallError::Client {
@@ -85,11 +104,16 @@ impl Tool for McpTool {
     }
 }
 
-/// The call's error for an SDK error.
-fn call_error(error: ServiceError) -> McpCallError {
+/// The call's error for an SDK error: an answer the connection's HTTP
+/// client refused for its size is [`McpCallError::ResultTooLarge`], not a
+/// refusal or a closed server (see `mcp::http_client`).
+fn call_error(error: ServiceError, connection: &Connection) -> McpCallError {
     match error {
-        ServiceError::McpError(error) => McpCallError::Protocol {
-            message: error.message.to_string(),
+        ServiceError::McpError(error) => match connection.over_limit_bytes(error.data.as_ref()) {
+            Some(limit_bytes) => McpCallError::ResultTooLarge { limit_bytes },
+            None => McpCallError::Protocol {
+                message: error.message.to_string(),
+            },
         },
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => McpCallError::Closed,
         ServiceError::Timeout { timeout } => McpCallError::Timeout { timeout },

@@ -22,6 +22,10 @@ pub(crate) struct CheckedInfo {
     pub(crate) name: Arc<str>,
     /// The compiled `info.parameters`.
     pub(crate) validator: Arc<jsonschema::Validator>,
+    /// `validator` treats a required property with a `default` as
+    /// optional: the tool's runner fills defaults in
+    /// ([`Tool::fills_defaults`](crate::tool::Tool::fills_defaults)).
+    fills_defaults: bool,
 }
 
 impl CheckedInfo {
@@ -32,22 +36,41 @@ impl CheckedInfo {
             name: info.name.as_str().into(),
             info,
             validator,
+            fills_defaults: false,
         }
     }
 
-    /// `info` checked and compiled now.
+    /// `info` checked and compiled now, for a tool that gets exactly the
+    /// arguments its schema allows.
     ///
     /// Errors: the first [`SchemaProblem`] of `info.parameters`.
     pub(crate) fn check(info: Arc<ToolInfo>) -> Result<Self, SchemaProblem> {
+        Self::check_for(info, false)
+    }
+
+    /// `info` checked and compiled now; with `fills_defaults`, the
+    /// validator treats a required property with a `default` as optional
+    /// ([`schema::compile_filling_defaults`]).
+    ///
+    /// Errors: the first [`SchemaProblem`] of `info.parameters`.
+    pub(crate) fn check_for(
+        info: Arc<ToolInfo>,
+        fills_defaults: bool,
+    ) -> Result<Self, SchemaProblem> {
         // Before the schema checker, which recurses per level.
         if schema::info_too_deep(&info) {
             return Err(SchemaProblem::TooDeep);
         }
-        let validator = schema::compile(&info.parameters)?;
+        let validator = if fills_defaults {
+            schema::compile_filling_defaults(&info.parameters)?
+        } else {
+            schema::compile(&info.parameters)?
+        };
         Ok(Self {
             name: info.name.as_str().into(),
             info,
             validator,
+            fills_defaults,
         })
     }
 }
@@ -146,8 +169,12 @@ impl InfoCache {
         &self,
         position: usize,
         info: &ToolInfo,
+        fills_defaults: bool,
     ) -> Result<Arc<CheckedInfo>, SchemaProblem> {
-        if let Some(cached) = self.equal(position, info) {
+        if let Some(cached) = self
+            .equal(position, info)
+            .filter(|cached| cached.fills_defaults == fills_defaults)
+        {
             return Ok(cached);
         }
         // Before the schema checker and the copy below, which recurse per
@@ -155,11 +182,18 @@ impl InfoCache {
         if schema::info_too_deep(info) {
             return Err(SchemaProblem::TooDeep);
         }
-        let checked = Arc::new(CheckedInfo::check(Arc::new(info.clone()))?);
+        let checked = Arc::new(CheckedInfo::check_for(
+            Arc::new(info.clone()),
+            fills_defaults,
+        )?);
         let mut entries = lock(&self.entries);
         match entries.iter_mut().find(|entry| entry.name == checked.name) {
             // Another bind checked an equal info meanwhile: share its.
-            Some(entry) if *entry.info == *checked.info => Ok(Arc::clone(entry)),
+            Some(entry)
+                if *entry.info == *checked.info && entry.fills_defaults == fills_defaults =>
+            {
+                Ok(Arc::clone(entry))
+            }
             Some(entry) => {
                 *entry = Arc::clone(&checked);
                 Ok(checked)
@@ -233,23 +267,32 @@ mod tests {
     #[test]
     fn an_equal_info_reuses_the_checked_one_wherever_it_was_built() {
         let cache = InfoCache::new();
-        let first = cache.checked(0, &info(json!({"type": "object"}))).unwrap();
-        let second = cache.checked(3, &info(json!({"type": "object"}))).unwrap();
+        let first = cache
+            .checked(0, &info(json!({"type": "object"})), false)
+            .unwrap();
+        let second = cache
+            .checked(3, &info(json!({"type": "object"})), false)
+            .unwrap();
         assert!(Arc::ptr_eq(&first, &second));
     }
 
     #[test]
     fn a_different_info_is_checked_afresh_and_replaces_the_cached_one() {
         let cache = InfoCache::new();
-        let first = cache.checked(0, &info(json!({"type": "object"}))).unwrap();
+        let first = cache
+            .checked(0, &info(json!({"type": "object"})), false)
+            .unwrap();
         let other = info(json!({"type": "object", "required": ["a"]}));
-        let second = cache.checked(0, &other).unwrap();
+        let second = cache.checked(0, &other, false).unwrap();
         assert!(!Arc::ptr_eq(&first, &second));
         assert!(
             !second.validator.is_valid(&json!({})),
             "the other schema is the one used"
         );
-        assert!(Arc::ptr_eq(&second, &cache.checked(0, &other).unwrap()));
+        assert!(Arc::ptr_eq(
+            &second,
+            &cache.checked(0, &other, false).unwrap()
+        ));
         assert_eq!(lock(&cache.entries).len(), 1, "one entry per name");
     }
 
@@ -264,7 +307,7 @@ mod tests {
                     scope.spawn(|| {
                         let own = info(parameters.clone());
                         barrier.wait();
-                        cache.checked(0, &own).unwrap()
+                        cache.checked(0, &own, false).unwrap()
                     })
                 })
                 .collect();
@@ -280,15 +323,15 @@ mod tests {
     fn names_are_cached_apart() {
         let cache = InfoCache::new();
         let a = cache
-            .checked(0, &ToolInfo::new("a", "", json!({"type": "object"})))
+            .checked(0, &ToolInfo::new("a", "", json!({"type": "object"})), false)
             .unwrap();
         let b = cache
-            .checked(1, &ToolInfo::new("b", "", json!({"type": "object"})))
+            .checked(1, &ToolInfo::new("b", "", json!({"type": "object"})), false)
             .unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
         assert_eq!(&*b.name, "b");
         let again = cache
-            .checked(0, &ToolInfo::new("b", "", json!({"type": "object"})))
+            .checked(0, &ToolInfo::new("b", "", json!({"type": "object"})), false)
             .unwrap();
         assert!(Arc::ptr_eq(&b, &again), "found by name in another position");
     }
@@ -307,11 +350,84 @@ mod tests {
         }
     }
 
+    /// Playwright MCP's `browser_take_screenshot` as it lists it (Zod
+    /// output: the defaulted `type` and `scale` are required).
+    fn screenshot_schema() -> Value {
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "filename": {"type": "string"},
+                "scale": {"default": "css", "enum": ["css", "device"], "type": "string"},
+                "type": {"default": "png", "enum": ["png", "jpeg"], "type": "string"}
+            },
+            "required": ["type", "scale"]
+        })
+    }
+
+    #[test]
+    fn a_tool_that_fills_defaults_is_checked_without_requiring_defaulted_properties() {
+        let cache = InfoCache::new();
+        let listed = info(screenshot_schema());
+        let filled = cache.checked(0, &listed, true).unwrap();
+        assert!(filled.validator.is_valid(&json!({})));
+        assert!(filled.validator.is_valid(&json!({"scale": "device"})));
+        // A property given is still checked, and so is everything else.
+        assert!(!filled.validator.is_valid(&json!({"type": "gif"})));
+        assert!(!filled.validator.is_valid(&json!({"other": 1})));
+        // The model still sees the schema as listed.
+        assert_eq!(filled.info.parameters, screenshot_schema());
+        // The same info for a tool that does not fill defaults is checked
+        // apart, as written.
+        let strict = cache.checked(0, &listed, false).unwrap();
+        assert!(!Arc::ptr_eq(&filled, &strict));
+        assert!(!strict.validator.is_valid(&json!({})));
+        assert!(Arc::ptr_eq(
+            &strict,
+            &cache.checked(0, &listed, false).unwrap()
+        ));
+    }
+
+    #[test]
+    fn defaulted_required_properties_are_relaxed_at_every_level_but_not_in_data() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "page": {
+                    "type": "object",
+                    "properties": {"size": {"type": "integer", "default": 10}, "n": {"type": "integer"}},
+                    "required": ["size", "n"]
+                },
+                "list": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"x": {"default": 0}},
+                    "required": ["x"]
+                }},
+                "example": {"default": {"properties": {"a": {"default": 1}}, "required": ["a"]}}
+            },
+            "required": ["page"]
+        });
+        let relaxed = schema::without_defaulted_required(&schema).unwrap();
+        assert_eq!(relaxed["required"], json!(["page"]));
+        assert_eq!(relaxed["properties"]["page"]["required"], json!(["n"]));
+        assert_eq!(
+            relaxed["properties"]["list"]["items"]["required"],
+            json!([])
+        );
+        assert_eq!(
+            relaxed["properties"]["example"]["default"],
+            schema["properties"]["example"]["default"]
+        );
+        let plain = json!({"type": "object", "properties": {"a": {}}, "required": ["a"]});
+        assert_eq!(schema::without_defaulted_required(&plain), None);
+    }
+
     #[test]
     fn a_failure_is_not_kept() {
         let cache = InfoCache::new();
         assert!(matches!(
-            cache.checked(0, &info(json!({"type": "array"}))),
+            cache.checked(0, &info(json!({"type": "array"})), false),
             Err(SchemaProblem::NotObject)
         ));
         assert!(lock(&cache.entries).is_empty());

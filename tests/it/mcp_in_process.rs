@@ -69,6 +69,12 @@ impl ServerHandler for TestServer {
                 tool("dotted.name", "A name the model may not use as it is."),
                 tool("dotted_name", "The name `dotted.name` becomes."),
                 tool("tenant", "The x-tenant header of the request."),
+                screenshot_tool(),
+                Tool::new(
+                    "huge",
+                    "A text of `bytes` bytes.",
+                    object_schema(json!({"bytes": {"type": "integer"}})),
+                ),
             ]));
         }
         let greet: Tool = serde_json::from_value(json!({
@@ -118,6 +124,13 @@ impl ServerHandler for TestServer {
                 std::future::pending::<()>().await;
                 unreachable!()
             }
+            // The arguments exactly as the server got them.
+            "browser_take_screenshot" => CallToolResult::success(vec![ContentBlock::text(
+                serde_json::Value::Object(arguments).to_string(),
+            )]),
+            "huge" => CallToolResult::success(vec![ContentBlock::text(huge_text(
+                arguments["bytes"].as_u64().unwrap_or(0) as usize,
+            ))]),
             // Over HTTP: the request's `x-tenant` header, as the server got it.
             "tenant" => {
                 let tenant = context
@@ -141,6 +154,37 @@ impl ServerHandler for TestServer {
     ) {
         let _ = self.0.cancelled.send(notification);
     }
+}
+
+/// Playwright MCP's `browser_take_screenshot` as it lists it: generated
+/// from Zod, so its defaulted `type` and `scale` are `required`.
+fn screenshot_tool() -> Tool {
+    serde_json::from_value(json!({
+        "name": "browser_take_screenshot",
+        "description": "Take a screenshot of the current page.",
+        "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "filename": {"description": "File name to save the screenshot to.", "type": "string"},
+                "fullPage": {"description": "Full scrollable page.", "type": "boolean"},
+                "scale": {"default": "css", "description": "Image resolution scale.", "enum": ["css", "device"], "type": "string"},
+                "type": {"default": "png", "description": "Image format for the screenshot. Default is png.", "enum": ["png", "jpeg"], "type": "string"}
+            },
+            "required": ["type", "scale"]
+        }
+    }))
+    .unwrap()
+}
+
+/// `HEAD`, then `a` to `z` over and over, then `TAIL`: `bytes` bytes (at
+/// least 8).
+fn huge_text(bytes: usize) -> String {
+    let filler: String = (0..bytes.saturating_sub(8))
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    format!("HEAD{filler}TAIL")
 }
 
 /// A server definition whose every binding starts a fresh in-process
@@ -239,7 +283,9 @@ async fn every_page_of_tools_binds_with_sanitised_names_and_the_title_kept() {
             "local_slow",
             "local_exit",
             "local_dotted_name",
-            "local_tenant"
+            "local_tenant",
+            "local_browser_take_screenshot",
+            "local_huge"
         ]
     );
     let greet = session.tool("local_greet").unwrap();
@@ -482,9 +528,15 @@ async fn a_middleware_reads_the_annotations_of_the_tool_called() {
     assert_eq!(error.kind, agent_loop::bind::ToolCallErrorKind::Refused);
 }
 
-/// Serves `TestServer` over streamable HTTP on a loopback port; returns
-/// its URL.
+/// Serves `TestServer` over streamable HTTP on a loopback port, answering
+/// with SSE streams; returns its URL.
 async fn http_server() -> String {
+    http_server_answering(false).await
+}
+
+/// Serves `TestServer` over streamable HTTP on a loopback port, answering
+/// with JSON bodies (`json_response`) or SSE streams; returns its URL.
+async fn http_server_answering(json_response: bool) -> String {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -497,7 +549,11 @@ async fn http_server() -> String {
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(TestServer(probe.clone())),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        {
+            let mut config = StreamableHttpServerConfig::default();
+            config.json_response = json_response;
+            config
+        },
     ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -686,4 +742,185 @@ async fn a_command_that_cannot_be_computed_is_a_configuration_bind_error() {
     let source = mcp_error(&error);
     assert_eq!(source.kind, McpErrorKind::Configuration);
     assert!(cause(source).contains("Workspace"), "{}", cause(source));
+}
+
+/// Zod-generated schemas (Playwright MCP's) mark a defaulted property
+/// `required`; the server fills the default in. The call without it passes
+/// the check and reaches the server with exactly the arguments given; the
+/// model still sees the schema as listed, and a wrong value is still refused.
+#[tokio::test]
+async fn a_required_property_with_a_default_may_be_left_out_and_reaches_the_server_unchanged() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = bind(server).await;
+    let screenshot = session.tool("browser_take_screenshot").unwrap();
+    assert_eq!(
+        screenshot.info().parameters["required"],
+        json!(["type", "scale"])
+    );
+    assert_eq!(
+        session
+            .invoke("browser_take_screenshot", json!({}))
+            .await
+            .unwrap(),
+        json!("{}")
+    );
+    assert_eq!(
+        session
+            .invoke("browser_take_screenshot", json!({"scale": "device"}))
+            .await
+            .unwrap(),
+        json!(r#"{"scale":"device"}"#)
+    );
+    let error = session
+        .invoke("browser_take_screenshot", json!({"type": "gif"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.kind,
+        agent_loop::bind::ToolCallErrorKind::InvalidArguments
+    );
+}
+
+/// The text of the one tool result of a turn that calls `huge` for
+/// `bytes` bytes.
+async fn huge_result(session: &Definition<agent_loop::Bound>, bytes: usize) -> String {
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new(
+            "big",
+            "huge",
+            json!({"bytes": bytes}).to_string(),
+        )]),
+        ModelResponse::answer("done"),
+    ]);
+    let mut conversation = vec![Message::user("go")];
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let results: Vec<_> = conversation
+        .iter()
+        .filter_map(Message::as_tool_result)
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert!(!results[0].is_error);
+    results[0].text()
+}
+
+/// The text cut to `limit` bytes the way `result_bytes` cuts: for ASCII
+/// text of `len` bytes with a 6-digit omitted count, the marker is 32
+/// bytes and head and tail share the rest.
+fn cut(text: &str, limit: usize) -> String {
+    let kept = limit - 32;
+    let (head, tail) = (kept.div_ceil(2), kept / 2);
+    format!(
+        "{}\n[… {} bytes omitted …]\n{}",
+        &text[..head],
+        text.len() - head - tail,
+        &text[text.len() - tail..]
+    )
+}
+
+/// One MCP result of 300 000 bytes no longer goes into the next request
+/// whole: the model sees it cut to `DEFAULT_RESULT_BYTES` (100 000), by
+/// the same cut as `result_bytes`; a smaller mode limit wins; the server's
+/// setting can lift the bound.
+#[tokio::test]
+async fn an_oversized_mcp_result_is_cut_to_the_default_bound_and_the_smaller_limit_wins() {
+    assert_eq!(agent_loop::mcp::DEFAULT_RESULT_BYTES.get(), 100_000);
+    let text = huge_text(300_000);
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = bind(server).await;
+    let seen = huge_result(&session, 300_000).await;
+    assert_eq!(seen.len(), 100_000);
+    assert_eq!(seen, cut(&text, 100_000));
+    assert_eq!(&seen[49_984..50_016], "\n[… 200032 bytes omitted …]\n");
+    // A result within the bound is whole.
+    assert_eq!(huge_result(&session, 99_000).await, huge_text(99_000));
+
+    // The mode's smaller `result_bytes` applies.
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .tool_limits(agent_loop::ToolLimits::new().result_bytes(4096))
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap();
+    assert_eq!(huge_result(&session, 300_000).await, cut(&text, 4096));
+
+    // The server's own, smaller or off.
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = bind(server.result_bytes(1000)).await;
+    assert_eq!(huge_result(&session, 300_000).await, cut(&text, 1000));
+    let (server, _probe, _cancelled) = in_process_server();
+    let session = bind(server.result_bytes(agent_loop::limits::Limit::Unlimited)).await;
+    assert_eq!(huge_result(&session, 300_000).await, text);
+}
+
+#[tokio::test]
+async fn a_result_bound_below_256_bytes_fails_the_bind_as_configuration() {
+    let (server, _probe, _cancelled) = in_process_server();
+    let error = bind_error(server.result_bytes(100)).await;
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, McpErrorKind::Configuration);
+    assert_eq!(
+        source.to_string(),
+        "MCP server `local`: the result bound set with `result_bytes` is not a valid bound"
+    );
+    assert_eq!(
+        cause(source),
+        "invalid `result_bytes` limit 100: result_bytes is at least 256 (room for the truncation marker and the result), or \"unlimited\" to never cut results"
+    );
+}
+
+/// Over streamable HTTP, a result above the SDK's message limit (16 MiB
+/// for one SSE event or one JSON body) used to read "the MCP server is not
+/// running" although the server was alive: the call now says that the
+/// result was over the limit, with the limit in bytes, and the next call
+/// goes through. Both ways a server answers: an SSE stream and a JSON body.
+#[tokio::test]
+async fn an_http_result_over_the_message_limit_says_so_and_the_next_call_works() {
+    for json_response in [false, true] {
+        let url = http_server_answering(json_response).await;
+        let session =
+            bind(McpServer::http("remote", HttpEndpoint::new(url)).allow(["huge", "greet"])).await;
+        let error = session
+            .invoke("huge", json!({"bytes": 17 << 20}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.message,
+            "the tool `huge` failed: the MCP server's result was over the client's limit of 16777216 bytes per message and was not read (the server is still running): ask for less",
+            "json_response: {json_response}"
+        );
+        let source = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<McpCallError>());
+        assert!(
+            matches!(
+                source,
+                Some(McpCallError::ResultTooLarge {
+                    limit_bytes: 16_777_216
+                })
+            ),
+            "{source:?}"
+        );
+        assert_eq!(
+            session
+                .invoke("greet", json!({"who": "again"}))
+                .await
+                .unwrap(),
+            json!("Hello,\nagain"),
+            "json_response: {json_response}"
+        );
+        // Just below the limit still arrives (cut for the model to the
+        // default result bound, whole for a direct call).
+        let output = session
+            .invoke("huge", json!({"bytes": 16_776_192}))
+            .await
+            .unwrap();
+        assert_eq!(output.text().len(), 16_776_192);
+    }
 }

@@ -243,6 +243,11 @@ async fn everything_server_tools_bind_answer_and_a_long_call_is_cancelled() {
         names.iter().all(|name| name.starts_with("every_thing_")),
         "{names:?}"
     );
+    // It can only run as an MCP task, which this client does not do.
+    assert!(
+        !names.contains(&"every_thing_simulate-research-query"),
+        "{names:?}"
+    );
     for expected in [
         "every_thing_echo",
         "every_thing_get-sum",
@@ -651,4 +656,153 @@ async fn a_server_whose_tools_list_pages_loop_fails_the_bind_at_once() {
         "MCP server `looping`: `tools/list` gave the cursor `page-2` twice: its pages loop"
     );
     assert_no_process_left(&marker).await;
+}
+
+/// Every warning event: its target and its fields, formatted.
+#[derive(Clone, Default)]
+struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+struct Fields(String);
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _context: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if *event.metadata().level() == tracing::Level::WARN {
+            let mut fields = Fields(format!("{}: ", event.metadata().target()));
+            event.record(&mut fields);
+            self.0.lock().unwrap().push(fields.0);
+        }
+    }
+}
+
+/// server-everything lists `simulate-research-query` with
+/// `execution.taskSupport: "required"` (it answers a plain `tools/call`
+/// with an error): it is left out of the binding, and one warning names
+/// the server and the tool. The SDK's own `Tool` type drops `execution`;
+/// the server's listing is read beside it.
+#[test]
+fn a_tool_that_only_runs_as_a_task_is_left_out_with_a_warning_naming_server_and_tool() {
+    let Some(script) = server_script("server-everything") else {
+        return;
+    };
+    let warnings = Warnings::default();
+    let names = crate::common::with_tracing_layer(warnings.clone(), async {
+        let session = bind(McpServer::stdio(
+            "everything",
+            StdioCommand::new("node").arg(&script),
+        ))
+        .await;
+        let names: Vec<String> = session
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        // The kept tools keep their listed `execution` in their extras.
+        let echo = session.tool("echo").unwrap();
+        assert_eq!(
+            echo.info().extras.fields()["execution"],
+            json!({"taskSupport": "forbidden"})
+        );
+        names
+    });
+    assert!(names.contains(&"echo".to_owned()), "{names:?}");
+    assert!(
+        !names.contains(&"simulate-research-query".to_owned()),
+        "{names:?}"
+    );
+    let warnings = warnings.0.lock().unwrap().clone();
+    let left_out: Vec<&String> = warnings
+        .iter()
+        .filter(|warning| warning.contains("tool left out"))
+        .collect();
+    assert_eq!(
+        left_out,
+        [&"agent_loop::mcp: message=tool left out: it can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support server=everything tool=simulate-research-query ".to_owned()],
+        "{warnings:?}"
+    );
+}
+
+/// Asking for such a tool by name fails the bind: the binding cannot have
+/// it.
+#[tokio::test]
+async fn allowing_a_tool_that_only_runs_as_a_task_fails_the_bind() {
+    let Some(script) = server_script("server-everything") else {
+        return;
+    };
+    let error = bind_error(
+        McpServer::stdio("everything", StdioCommand::new("node").arg(&script))
+            .allow(["echo", "simulate-research-query"]),
+    )
+    .await;
+    let source = mcp_error(&error);
+    assert_eq!(source.kind, agent_loop::mcp::McpErrorKind::ToolNeedsTasks);
+    assert_eq!(
+        source.to_string(),
+        "MCP server `everything`: the allowed tool `simulate-research-query` can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support"
+    );
+}
+
+/// The same over streamable HTTP: server-everything in its
+/// `streamableHttp` mode on a loopback port answers `tools/list` with an
+/// SSE stream, whose data the binding's HTTP client reads beside the SDK;
+/// the task-only tool is left out there too, and the others answer.
+#[tokio::test]
+async fn over_streamable_http_a_tool_that_only_runs_as_a_task_is_left_out_too() {
+    use tokio::io::AsyncBufReadExt;
+
+    let Some(script) = server_script("server-everything") else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new("node")
+        .arg(&script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if line.contains("listening on port") {
+                return;
+            }
+        }
+        panic!("the server exited before listening");
+    })
+    .await
+    .expect("the server listens within 20 s");
+    // Keep reading its standard error, so that it never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+
+    let session = bind(McpServer::http(
+        "everything",
+        agent_loop::mcp::HttpEndpoint::new(format!("http://127.0.0.1:{port}/mcp")),
+    ))
+    .await;
+    let names: Vec<&str> = session.tools().iter().map(|t| t.name()).collect();
+    assert!(names.contains(&"echo"), "{names:?}");
+    assert!(!names.contains(&"simulate-research-query"), "{names:?}");
+    let echo = session
+        .invoke("echo", json!({"message": "over HTTP"}))
+        .await
+        .unwrap();
+    assert_eq!(echo.text(), "Echo: over HTTP");
+    drop(session);
+    let _ = child.kill().await;
 }
