@@ -85,5 +85,7 @@ mod wire_mcp;
 mod wire_openai;
 mod wire_quirks;
 mod wire_real;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
+mod wire_real_streams;
 mod wire_rules;
 mod wire_stream_arbitrary_events;

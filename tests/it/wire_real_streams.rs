@@ -1,0 +1,838 @@
+//! The recorded streams of `tests/fixtures/wire-real/openai-stream/` and
+//! `anthropic-stream/`, data driven (adding a recording is adding a file),
+//! through the real transport: each body is served byte for byte by a
+//! loopback server to the HTTP model of its format (`OpenAiModel`,
+//! `AnthropicModel`, streaming on, no retries).
+//!
+//! By file:
+//!
+//! - `<name>.sse`: what the model returns equals what the stream carries,
+//!   read independently of the crate's stream assemblers: a fold over the
+//!   recorded events (the providers' documented accumulation: OpenAI's
+//!   `delta.content` concatenated, tool call pieces routed by `index` and
+//!   `id`; Anthropic's content blocks by `index`, `message_delta`'s stop
+//!   reason and usage) builds the equivalent unstreamed body, whose parse
+//!   by the unstreamed parser gives the text, tool calls, finish reason
+//!   and usage the streamed answer must have; the text deltas the turn's
+//!   events received are that text. A recording holding the provider's
+//!   error (an `event: error`, an Anthropic `error` event, a chunk with a
+//!   top-level `error`) gives instead a typed
+//!   [`Stream`](ModelErrorKind::Stream) error with the provider's message
+//!   (and type, when it sent one).
+//! - `<name>.response.json` beside the streams: an error body the server
+//!   answered a streamed request with (Anthropic's `{"type": "error"}`),
+//!   served with the HTTP status Anthropic documents for its error type;
+//!   the model returns that status, type and message.
+//! - `<name>.request.json`: the request is the recording's (its
+//!   conversation and function tools), and the body our model sends for it
+//!   keeps the providers' rules of `wire_rules` (and says `stream: true`).
+//!
+//! Sources and licenses: `tests/fixtures/wire-real/SOURCES.md`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::model::{AnthropicModel, OpenAiModel};
+use agent_loop::tool::ToolInfo;
+use agent_loop::turn::{Model, ModelError, ModelErrorKind, ModelRequest, TurnEvent, TurnEvents};
+use agent_loop::wire::ToolDeclaration;
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::properties::wire::Format;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real");
+
+/// The files of `folder` ending in `suffix`, sorted.
+fn files(folder: &str, suffix: &str) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(Path::new(FIXTURES).join(folder))
+        .unwrap_or_else(|error| panic!("{FIXTURES}/{folder}: {error}"))
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|path| path.to_string_lossy().ends_with(suffix))
+        .collect();
+    found.sort();
+    found
+}
+
+/// `deepseek_reasoner_stream` of `.../deepseek_reasoner_stream.sse`.
+fn name_of(path: &Path, suffix: &str) -> String {
+    let file = path.file_name().unwrap_or_default().to_string_lossy();
+    file.strip_suffix(suffix).unwrap_or(&file).to_owned()
+}
+
+// ------------------------------------------------------------- the server
+
+/// What the loopback server answers every request with.
+#[derive(Clone)]
+struct Answer {
+    status: u16,
+    content_type: &'static str,
+    body: Arc<Vec<u8>>,
+}
+
+/// A raw TCP server on a loopback port: it reads each request whole
+/// (head and `content-length` body), keeps its body, and answers with
+/// `answer`'s bytes exactly, written in pieces of 61 bytes (so events and
+/// characters are split across reads, as a real network splits them),
+/// then closes the connection.
+struct Server {
+    base: String,
+    bodies: Arc<Mutex<Vec<Value>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn serve(answer: Answer) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let port = listener.local_addr().expect("bound").port();
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&bodies);
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let answer = answer.clone();
+            let kept = Arc::clone(&kept);
+            tokio::spawn(async move {
+                let Some(body) = read_request(&mut socket).await else {
+                    return;
+                };
+                kept.lock()
+                    .unwrap()
+                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                let head = format!(
+                    "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    answer.status,
+                    answer.content_type,
+                    answer.body.len()
+                );
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for piece in answer.body.chunks(61) {
+                    if socket.write_all(piece).await.is_err() {
+                        return;
+                    }
+                    let _ = socket.flush().await;
+                    tokio::task::yield_now().await;
+                }
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    Server {
+        base: format!("http://127.0.0.1:{port}"),
+        bodies,
+        task,
+    }
+}
+
+/// The body of one HTTP/1.1 request (by its `content-length`).
+async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    let mut buffer = Vec::new();
+    let mut piece = [0u8; 8192];
+    let head_end = loop {
+        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let read = socket.read(&mut piece).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&piece[..read]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or(0);
+    while buffer.len() < head_end + length {
+        let read = socket.read(&mut piece).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&piece[..read]);
+    }
+    Some(buffer[head_end..head_end + length].to_vec())
+}
+
+// ------------------------------------------------- the recording's events
+
+/// The `(event, data)` pairs of an SSE body as the SSE specification reads
+/// them: lines end in LF, CR LF or CR; `:` lines are comments; one space
+/// after the field's colon is dropped; a blank line dispatches.
+fn sse_events(text: &str) -> Vec<(String, String)> {
+    let mut events = Vec::new();
+    let (mut name, mut data) = (String::new(), Vec::<String>::new());
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    for line in text.split('\n') {
+        if line.is_empty() {
+            if !data.is_empty() {
+                events.push((std::mem::take(&mut name), data.join("\n")));
+                data.clear();
+            }
+            name.clear();
+        } else if let Some(value) = line.strip_prefix("event:") {
+            name = value.strip_prefix(' ').unwrap_or(value).to_owned();
+        } else if let Some(value) = line.strip_prefix("data:") {
+            data.push(value.strip_prefix(' ').unwrap_or(value).to_owned());
+        }
+    }
+    // A body that ends without a blank line dispatches nothing more: the
+    // specification drops an unterminated event.
+    events
+}
+
+/// What a recording carries, read from its events.
+#[derive(Debug)]
+enum Carried {
+    /// The equivalent unstreamed body.
+    Response(Value),
+    /// The provider's error: its message and type (when it sent one).
+    Error {
+        message: String,
+        error_type: Option<String>,
+    },
+}
+
+/// The provider's error of `value` (`{"error": {...}}`, `{"error": "..."}`
+/// or `{"type": "error", "error": {...}}`).
+fn provider_error(value: &Value) -> Carried {
+    let error = &value["error"];
+    let message = error["message"]
+        .as_str()
+        .or(error.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let error_type = error["type"].as_str().map(str::to_owned);
+    Carried::Error {
+        message,
+        error_type,
+    }
+}
+
+/// OpenAI Chat Completions: the chunks folded into one `chat.completion`
+/// body. Text is `delta.content` concatenated; `delta.reasoning_content`
+/// likewise; a tool call piece belongs to the call at its `index`, unless
+/// it carries an `id` other than that call's (a new call: servers that
+/// label every call `index: 0`); a piece with neither a call at its index
+/// nor a name continues the last call. The last `finish_reason` and the
+/// last `usage` object win. A chunk with a top-level `error`, or an event
+/// named `error`, is the provider's error.
+fn fold_openai(events: &[(String, String)]) -> Carried {
+    let mut text: Option<String> = None;
+    let mut reasoning: Option<String> = None;
+    // (index, call object)
+    let mut calls: Vec<(u64, Map<String, Value>)> = Vec::new();
+    let mut finish_reason = Value::Null;
+    let mut usage = Value::Null;
+    for (event, data) in events {
+        if data == "[DONE]" {
+            break;
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .unwrap_or_else(|error| panic!("a recorded chunk is not JSON: {error}: {data}"));
+        if event == "error" || chunk.get("error").is_some_and(|e| !e.is_null()) {
+            return provider_error(&chunk);
+        }
+        if chunk["usage"].is_object() {
+            usage = chunk["usage"].clone();
+        }
+        let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
+            continue;
+        };
+        if !choice["finish_reason"].is_null() {
+            finish_reason = choice["finish_reason"].clone();
+        }
+        let delta = &choice["delta"];
+        if let Some(piece) = delta["content"].as_str() {
+            text.get_or_insert_default().push_str(piece);
+        }
+        if let Some(piece) = delta["reasoning_content"].as_str() {
+            reasoning.get_or_insert_default().push_str(piece);
+        }
+        for piece in delta["tool_calls"].as_array().into_iter().flatten() {
+            let index = piece["index"].as_u64().unwrap_or(0);
+            let id = piece["id"].as_str().filter(|id| !id.is_empty());
+            let name = piece["function"]["name"].as_str();
+            let at = calls.iter().rposition(|(i, _)| *i == index);
+            let target = match at {
+                Some(at) if id.is_none_or(|id| calls[at].1["id"] == id) => at,
+                None if id.is_none() && name.is_none() && !calls.is_empty() => calls.len() - 1,
+                _ => {
+                    calls.push((
+                        index,
+                        json!({ "id": "", "type": "function",
+                                "function": { "name": "", "arguments": "" } })
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                    ));
+                    calls.len() - 1
+                }
+            };
+            let call = &mut calls[target].1;
+            if let Some(id) = id {
+                call.insert("id".into(), json!(id));
+            }
+            let function = call
+                .get_mut("function")
+                .and_then(Value::as_object_mut)
+                .expect("a function object");
+            if let Some(name) = name {
+                let known = function["name"].as_str().unwrap_or_default().to_owned();
+                function.insert("name".into(), json!(known + name));
+            }
+            if let Some(arguments) = piece["function"]["arguments"].as_str() {
+                let known = function["arguments"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                function.insert("arguments".into(), json!(known + arguments));
+            }
+        }
+    }
+    let mut message = json!({ "role": "assistant", "content": text });
+    if let Some(reasoning) = reasoning {
+        message["reasoning_content"] = json!(reasoning);
+    }
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(
+            calls
+                .into_iter()
+                .map(|(_, call)| Value::Object(call))
+                .collect(),
+        );
+    }
+    let mut body = json!({
+        "object": "chat.completion",
+        "choices": [{ "index": 0, "message": message, "finish_reason": finish_reason }],
+    });
+    if !usage.is_null() {
+        body["usage"] = usage;
+    }
+    Carried::Response(body)
+}
+
+/// Anthropic Messages: the events folded into one `message` body, as the
+/// Messages streaming documentation accumulates them: `message_start`'s
+/// message, each `content_block_start` block at its `index`, its deltas
+/// (`text_delta` text, `input_json_delta` partial JSON parsed at the
+/// block's stop, `""` as `{}`, `thinking_delta`, `signature_delta`,
+/// `citations_delta` appended to `citations`), `message_delta`'s
+/// `stop_reason` and usage counts (a count of 0 does not replace a
+/// reported one: SGLang sends `input_tokens: 0` there). An `error` event is
+/// the provider's error.
+fn fold_anthropic(events: &[(String, String)]) -> Carried {
+    let mut message = Value::Null;
+    let mut blocks: Vec<(u64, Value, String)> = Vec::new();
+    for (event, data) in events {
+        let value: Value = serde_json::from_str(data)
+            .unwrap_or_else(|error| panic!("a recorded event is not JSON: {error}: {data}"));
+        let kind = value["type"].as_str().unwrap_or(event);
+        let index = value["index"].as_u64().unwrap_or(0);
+        let block = blocks.iter_mut().find(|(i, _, _)| *i == index);
+        match kind {
+            "error" => return provider_error(&value),
+            "message_start" => message = value["message"].clone(),
+            "content_block_start" => {
+                blocks.push((index, value["content_block"].clone(), String::new()));
+            }
+            "content_block_delta" => {
+                let (_, block, json) = block.expect("a delta of a started block");
+                let delta = &value["delta"];
+                let append = |block: &mut Value, field: &str, piece: &Value| {
+                    let known = block[field].as_str().unwrap_or_default().to_owned();
+                    block[field] = json!(known + piece.as_str().unwrap_or_default());
+                };
+                match delta["type"].as_str() {
+                    Some("text_delta") => append(block, "text", &delta["text"]),
+                    Some("thinking_delta") => append(block, "thinking", &delta["thinking"]),
+                    Some("signature_delta") => append(block, "signature", &delta["signature"]),
+                    Some("input_json_delta") => {
+                        json.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                    }
+                    Some("citations_delta") => {
+                        let citations = block
+                            .as_object_mut()
+                            .expect("a block object")
+                            .entry("citations")
+                            .or_insert_with(|| json!([]));
+                        if !citations.is_array() {
+                            *citations = json!([]);
+                        }
+                        citations
+                            .as_array_mut()
+                            .expect("an array")
+                            .push(delta["citation"].clone());
+                    }
+                    other => panic!("a delta of another type: {other:?}"),
+                }
+            }
+            "content_block_stop" => {
+                let (_, block, json) = block.expect("a stop of a started block");
+                if block.get("input").is_some() {
+                    block["input"] = if json.trim().is_empty() {
+                        json!({})
+                    } else {
+                        serde_json::from_str(json).expect("the input's JSON")
+                    };
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = value["delta"].get("stop_reason") {
+                    message["stop_reason"] = reason.clone();
+                }
+                for (field, count) in value["usage"].as_object().into_iter().flatten() {
+                    let reported = message["usage"][field].as_u64().unwrap_or(0);
+                    if count.as_u64().unwrap_or(0) > 0 || reported == 0 {
+                        message["usage"][field] = count.clone();
+                    }
+                }
+            }
+            _ => {} // ping, message_stop
+        }
+    }
+    message["content"] = Value::Array(blocks.into_iter().map(|(_, block, _)| block).collect());
+    Carried::Response(message)
+}
+
+// ---------------------------------------------------------------- the run
+
+/// The recorded request's conversation and function tools, or one user
+/// message and no tools.
+fn recorded_request(format: Format, dir: &Path, name: &str) -> (Vec<Message>, Vec<ToolInfo>) {
+    let path = dir.join(format!("{name}.request.json"));
+    if !path.exists() {
+        return (vec![Message::user("Go on.")], Vec::new());
+    }
+    let body: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("readable"))
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let parsed = format
+        .parse_request(&body)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let tools = parsed
+        .tools
+        .iter()
+        .filter_map(ToolDeclaration::as_function)
+        .cloned()
+        .collect();
+    (parsed.conversation, tools)
+}
+
+/// The model of `format` on `base`, streaming, one attempt, short timeout.
+fn model(format: Format, base: &str) -> Box<dyn Model> {
+    match format {
+        Format::OpenAi => Box::new(
+            OpenAiModel::new("m")
+                .base_url(format!("{base}/v1"))
+                .api_key("sk-test")
+                .stream(true)
+                .max_retries(0)
+                .timeout(Duration::from_secs(10)),
+        ),
+        Format::Anthropic => Box::new(
+            AnthropicModel::new("claude")
+                .base_url(base)
+                .api_key("sk-test")
+                .stream(true)
+                .max_retries(0)
+                .timeout(Duration::from_secs(10)),
+        ),
+        other => panic!("no stream folder for {other:?}"),
+    }
+}
+
+/// What the model returned for a recording, with the text deltas its
+/// events received and the request body the server got.
+struct Run {
+    result: Result<ModelResponse, ModelError>,
+    text_deltas: String,
+    body: Value,
+}
+
+async fn run(format: Format, dir: &Path, name: &str, answer: Answer) -> Run {
+    let server = serve(answer).await;
+    let (conversation, tools) = recorded_request(format, dir, name);
+    let model = model(format, &server.base);
+    let (events, mut receiver) = TurnEvents::channel();
+    let result = model
+        .respond(
+            ModelRequest::new(&conversation)
+                .tools(&tools[..])
+                .events(&events),
+        )
+        .await;
+    drop(events);
+    let mut text_deltas = String::new();
+    while let Ok(event) = receiver.try_recv() {
+        if let TurnEvent::TextDelta { text } = event {
+            text_deltas.push_str(&text);
+        }
+    }
+    let bodies = server.bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 1, "{name}: one request, no retry");
+    let body = bodies.into_iter().next().unwrap_or(Value::Null);
+    Run {
+        result,
+        text_deltas,
+        body,
+    }
+}
+
+/// The body our model sent for a recorded request keeps the providers'
+/// rules, streams, and offers the recorded function tools in order.
+fn check_request_body(format: Format, dir: &Path, name: &str, body: &Value) {
+    if !dir.join(format!("{name}.request.json")).exists() {
+        return;
+    }
+    let violations = match format {
+        Format::OpenAi => crate::wire_rules::openai_violations(&body["messages"]),
+        _ => crate::wire_rules::anthropic_violations(&body["messages"]),
+    };
+    assert!(
+        violations.is_empty(),
+        "{name}: our request: {violations:#?}"
+    );
+    assert_eq!(body["stream"], true, "{name}");
+    let (_, tools) = recorded_request(format, dir, name);
+    let sent: Vec<&str> = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["function"]["name"].as_str().or(tool["name"].as_str()))
+        .collect();
+    let recorded: Vec<&str> = tools.iter().map(|info| info.name.as_str()).collect();
+    assert_eq!(sent, recorded, "{name}: the tools sent");
+}
+
+/// What a streamed answer is compared by: its text, calls, finish reason
+/// and usage.
+fn essentials(
+    response: &ModelResponse,
+) -> (
+    String,
+    Vec<ToolCall>,
+    agent_loop::conversation::FinishReason,
+    agent_loop::conversation::Usage,
+) {
+    (
+        response.message.text(),
+        response.message.tool_calls().cloned().collect(),
+        response.finish_reason.clone(),
+        response.usage,
+    )
+}
+
+/// Every `.sse` of `folder` served to the model of `format`: the answer
+/// the stream carries, or its error. Returns the answers by name.
+async fn check_streams(
+    format: Format,
+    folder: &str,
+) -> Vec<(String, Result<ModelResponse, ModelError>)> {
+    let dir = Path::new(FIXTURES).join(folder);
+    let streams = files(folder, ".sse");
+    assert!(!streams.is_empty(), "no streams under {folder}");
+    let mut answers = Vec::new();
+    for path in streams {
+        let name = name_of(&path, ".sse");
+        let bytes = std::fs::read(&path).expect("readable");
+        let events = sse_events(&String::from_utf8_lossy(&bytes));
+        let carried = match format {
+            Format::OpenAi => fold_openai(&events),
+            _ => fold_anthropic(&events),
+        };
+        let answer = Answer {
+            status: 200,
+            content_type: "text/event-stream",
+            body: Arc::new(bytes),
+        };
+        let run = run(format, &dir, &name, answer).await;
+        check_request_body(format, &dir, &name, &run.body);
+        match carried {
+            Carried::Response(body) => {
+                let expected = format
+                    .parse_response(&body)
+                    .unwrap_or_else(|error| panic!("{name}: the folded body: {error}: {body}"));
+                let got = run
+                    .result
+                    .as_ref()
+                    .unwrap_or_else(|error| panic!("{name}: {error}"));
+                assert_eq!(essentials(got), essentials(&expected), "{name}");
+                assert_eq!(run.text_deltas, expected.message.text(), "{name}: deltas");
+                // Every part too: reasoning (and its signature), text
+                // with its citations, calls, provider blocks. The
+                // message's own provider fields are not compared: a
+                // stream's unknown delta fields are kept by the assembler
+                // as it reads them, which no fold can say better.
+                assert_eq!(got.message.content, expected.message.content, "{name}");
+            }
+            Carried::Error {
+                message,
+                error_type,
+            } => {
+                let error = run
+                    .result
+                    .as_ref()
+                    .expect_err(&format!("{name}: the recording carries an error"));
+                assert_eq!(error.kind, ModelErrorKind::Stream, "{name}: {error}");
+                assert_eq!(error.message.as_deref(), Some(message.as_str()), "{name}");
+                if error_type.is_some() {
+                    assert_eq!(error.error_type, error_type, "{name}");
+                }
+            }
+        }
+        answers.push((name, run.result));
+    }
+    answers
+}
+
+/// The HTTP status Anthropic answers with for each error `type`
+/// (docs.anthropic.com, "Errors": HTTP errors).
+fn anthropic_status(error_type: &str) -> u16 {
+    match error_type {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "billing_error" => 402,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "api_error" => 500,
+        "timeout_error" => 504,
+        "overloaded_error" => 529,
+        other => panic!("an Anthropic error type without a documented status: {other}"),
+    }
+}
+
+/// Every `.response.json` of `folder`: an error body answered to a
+/// streamed request, served with its documented status.
+async fn check_error_answers(format: Format, folder: &str) -> usize {
+    let dir = Path::new(FIXTURES).join(folder);
+    let mut seen = 0;
+    for path in files(folder, ".response.json") {
+        let name = name_of(&path, ".response.json");
+        let bytes = std::fs::read(&path).expect("readable");
+        let value: Value = serde_json::from_slice(&bytes).expect("a JSON body");
+        let Carried::Error {
+            message,
+            error_type,
+        } = provider_error(&value)
+        else {
+            unreachable!()
+        };
+        let error_type = error_type.expect("an error type");
+        let status = anthropic_status(&error_type);
+        let answer = Answer {
+            status,
+            content_type: "application/json",
+            body: Arc::new(bytes),
+        };
+        let run = run(format, &dir, &name, answer).await;
+        check_request_body(format, &dir, &name, &run.body);
+        let error = run.result.expect_err("an error answer");
+        assert_eq!(
+            error.kind,
+            ModelErrorKind::Http { status },
+            "{name}: {error}"
+        );
+        assert_eq!(
+            error.error_type.as_deref(),
+            Some(error_type.as_str()),
+            "{name}"
+        );
+        assert_eq!(error.message.as_deref(), Some(message.as_str()), "{name}");
+        seen += 1;
+    }
+    seen
+}
+
+fn answer_of<'a>(
+    answers: &'a [(String, Result<ModelResponse, ModelError>)],
+    name: &str,
+) -> &'a Result<ModelResponse, ModelError> {
+    &answers
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no recording {name}"))
+        .1
+}
+
+#[tokio::test]
+async fn every_openai_stream_served_to_the_model_gives_what_it_carries() {
+    use agent_loop::conversation::{FinishReason, Usage};
+    let answers = check_streams(Format::OpenAi, "openai-stream").await;
+
+    // Spot checks, read by hand from the recordings.
+    let ok = |name: &str| {
+        answer_of(&answers, name)
+            .as_ref()
+            .unwrap_or_else(|error| panic!("{name}: {error}"))
+    };
+    let calls = |response: &ModelResponse| -> Vec<(String, String, String)> {
+        response
+            .message
+            .tool_calls()
+            .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .collect()
+    };
+    let usage = |input, output, reasoning| {
+        let mut usage = Usage::new(input, output);
+        usage.reasoning_tokens = reasoning;
+        usage
+    };
+    let openai = ok("oai_py_parallel_usage");
+    assert_eq!(
+        calls(openai),
+        [
+            (
+                "call_JMW1whyEaYG438VE1OIflxA2".to_owned(),
+                "GetWeatherArgs".to_owned(),
+                r#"{"city": "Edinburgh", "country": "GB", "units": "c"}"#.to_owned()
+            ),
+            (
+                "call_DNYTawLBoN8fj3KN6qU9N1Ou".to_owned(),
+                "get_stock_price".to_owned(),
+                r#"{"ticker": "AAPL", "exchange": "NASDAQ"}"#.to_owned()
+            ),
+        ]
+    );
+    assert_eq!(openai.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(openai.usage, usage(149, 60, 0));
+    // Both calls in one chunk with the finish reason and usage (Mistral),
+    // and split `{` + `}` by index (llama.cpp): the same two calls.
+    for name in [
+        "mistral_parallel",
+        "llamacpp_two_calls",
+        "openrouter_parallel",
+    ] {
+        let names: Vec<(String, String, String)> = calls(ok(name));
+        assert_eq!(
+            names,
+            [
+                (
+                    "call_REDACTED_1".into(),
+                    "lookup_harbor_label".into(),
+                    "{}".into()
+                ),
+                (
+                    "call_REDACTED_2".into(),
+                    "lookup_orchard_label".into(),
+                    "{}".into()
+                ),
+            ],
+            "{name}"
+        );
+    }
+    assert_eq!(ok("mistral_parallel").usage, usage(213, 16, 0));
+    let groq = ok("groq_retry_tool");
+    assert_eq!(
+        calls(groq),
+        [(
+            "fc_bfb39741-3748-4def-9886-a93fc9c64a90".to_owned(),
+            "get_something_by_name".to_owned(),
+            r#"{"name":"example"}"#.to_owned()
+        )]
+    );
+    assert_eq!(groq.usage, usage(304, 49, 23));
+    let deepseek = ok("deepseek_reasoner_stream");
+    assert_eq!(
+        deepseek.message.text(),
+        "Hello there! \u{1f60a} How can I help you today?"
+    );
+    assert_eq!(deepseek.finish_reason, FinishReason::Stop);
+    assert_eq!(deepseek.usage, usage(6, 212, 198));
+
+    let error = |name: &str| {
+        answer_of(&answers, name)
+            .as_ref()
+            .err()
+            .unwrap_or_else(|| panic!("{name}: an answer, not its error"))
+    };
+    // A top-level `error` after the finish reason, then [DONE].
+    let openrouter = error("openrouter_stream_error");
+    assert_eq!(openrouter.kind, ModelErrorKind::Stream);
+    assert_eq!(openrouter.message.as_deref(), Some("Token limit reached"));
+    // `event: error` inside a 200 stream, after reasoning, no [DONE].
+    let failed = error("groq_tool_use_failed");
+    assert_eq!(failed.kind, ModelErrorKind::Stream);
+    assert_eq!(failed.error_type.as_deref(), Some("invalid_request_error"));
+    assert!(
+        failed
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("Tool call validation failed")),
+        "{failed}"
+    );
+}
+
+#[tokio::test]
+async fn every_anthropic_stream_served_to_the_model_gives_what_it_carries() {
+    use agent_loop::conversation::{ContentPart, FinishReason, Usage};
+    let answers = check_streams(Format::Anthropic, "anthropic-stream").await;
+    assert_eq!(
+        check_error_answers(Format::Anthropic, "anthropic-stream").await,
+        1,
+        "ant_stream_rate_limited"
+    );
+
+    let ok = |name: &str| {
+        answer_of(&answers, name)
+            .as_ref()
+            .unwrap_or_else(|error| panic!("{name}: {error}"))
+    };
+    let parallel = ok("ant_parallel_tool_use");
+    let calls: Vec<(&str, &str, &str)> = parallel
+        .message
+        .tool_calls()
+        .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (
+                "toolu_01LtHJmixrs9NcWQkK8hu8hj",
+                "pelican_name_generator",
+                "{}"
+            ),
+            (
+                "toolu_01N8a4jWyf116qKTMqKKmjyt",
+                "pelican_name_generator",
+                "{}"
+            ),
+        ]
+    );
+    assert_eq!(parallel.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(parallel.usage, Usage::new(542, 62));
+    let thinking = ok("ant_thinking_tool");
+    assert!(
+        matches!(
+            thinking.message.content.first(),
+            Some(ContentPart::Reasoning(reasoning)) if reasoning.signature.is_some()
+        ),
+        "{:?}",
+        thinking.message.content
+    );
+    assert_eq!(thinking.usage, Usage::new(598, 92));
+    let search = ok("ant_web_search_citations");
+    assert!(
+        search.message.text().starts_with(
+            "Based on the search results, here's the current weather in San Francisco"
+        ),
+        "{}",
+        search.message.text()
+    );
+    assert_eq!(search.finish_reason, FinishReason::Stop);
+    assert_eq!(search.usage, Usage::new(10423, 341));
+}
