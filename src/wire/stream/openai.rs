@@ -41,6 +41,8 @@
 //! # Ok::<_, agent_loop::wire::WireError>(())
 //! ```
 
+use std::collections::HashMap;
+
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -96,7 +98,10 @@ const FORMAT: WireFormat = WireFormat::OpenAiChat;
 ///   call: a string piece is appended, an array's elements are appended, an
 ///   object is merged key by key by the same rule, `null` is skipped, any
 ///   other value replaces the one before; they become extras as
-///   `parse_response` makes them.
+///   `parse_response` makes them. A string field whose every piece, two
+///   or more, is the same text is a label sent again with each chunk
+///   (Groq's `"channel": "analysis"`), not text in pieces: it keeps that
+///   text once.
 /// - `role`: the last non-empty one; `assistant` when none.
 /// - `finish_reason`: the last non-`null` one.
 /// - `usage`: the last non-`null` one, usually in the last chunk, whose
@@ -124,6 +129,9 @@ pub struct ChunkAssembler {
     /// `calls` of its latest call.
     latest: Vec<usize>,
     extras: Map<String, Value>,
+    /// For each other string field of the delta, the piece it started
+    /// with and whether every later piece repeated it.
+    labels: HashMap<String, Label>,
     finish_reason: Option<String>,
     usage: Option<Value>,
 }
@@ -138,6 +146,39 @@ enum Content {
     Text(String),
     /// Parts, once a piece was an array.
     Parts(Vec<Value>),
+}
+
+/// A string field of the delta this crate does not model, watched for
+/// being a label rather than text: Groq sends `"channel": "analysis"` in
+/// every chunk, which appended would read `"analysisanalysis…"`.
+#[derive(Debug)]
+struct Label {
+    /// The first piece.
+    piece: String,
+    /// More than one piece came, each equal to the first.
+    repeated: bool,
+    /// Every piece so far equals the first.
+    constant: bool,
+}
+
+/// Notes one string `piece` of the delta field `key` (see [`Label`]).
+fn note_label(labels: &mut HashMap<String, Label>, key: &str, piece: &str) {
+    match labels.get_mut(key) {
+        Some(label) => {
+            label.constant &= label.piece == piece;
+            label.repeated = label.constant;
+        }
+        None => {
+            labels.insert(
+                key.to_owned(),
+                Label {
+                    piece: piece.to_owned(),
+                    repeated: false,
+                    constant: true,
+                },
+            );
+        }
+    }
 }
 
 /// One tool call so far.
@@ -408,6 +449,9 @@ impl ChunkAssembler {
             }
         }
         for (key, value) in delta.rest {
+            if let Value::String(piece) = &value {
+                note_label(&mut self.labels, &key, piece);
+            }
             merge_field(&mut self.extras, key, value);
         }
         Ok(())
@@ -596,6 +640,11 @@ impl ChunkAssembler {
         let mut choices = Vec::new();
         if self.choice_seen {
             let mut message = self.extras;
+            for (key, label) in self.labels {
+                if label.repeated {
+                    message.insert(key, Value::String(label.piece));
+                }
+            }
             message.insert(
                 "role".to_owned(),
                 Value::String(self.role.unwrap_or_else(|| "assistant".to_owned())),
@@ -825,6 +874,53 @@ mod tests {
         let expected = openai::parse_response(body).expect("the body parses");
         let (_, assembled) = assemble(&chunks_of(body, |_, text| pieces(text, 3)));
         assert_eq!(assembled.expect("the stream assembles"), expected);
+    }
+
+    /// Groq repeats `"channel": "analysis"` in every chunk: a label, kept
+    /// once; a field whose pieces differ is text and appended, and one
+    /// piece alone is kept as it came.
+    #[test]
+    fn a_field_repeated_unchanged_in_every_chunk_is_a_label_kept_once() {
+        let chunk = |delta: Value| {
+            json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta }] })
+                .to_string()
+        };
+        let chunks = [
+            chunk(
+                json!({ "role": "assistant", "channel": "analysis", "reasoning": "ha", "tier": "x" }),
+            ),
+            chunk(json!({ "channel": "analysis", "reasoning": "ha" })),
+            chunk(json!({ "channel": "analysis", "reasoning": "!", "content": "Hi" })),
+            json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] })
+                .to_string(),
+            "[DONE]".to_owned(),
+        ];
+        let (_, response) = assemble(&chunks);
+        let response = response.unwrap();
+        let message = &response.message;
+        let fields = message.extras.fields();
+        assert_eq!(fields["channel"], "analysis");
+        assert_eq!(fields["reasoning"], "haha!");
+        assert_eq!(fields["tier"], "x");
+    }
+
+    /// The recorded Groq stream assembles to its one `channel`.
+    #[test]
+    fn groqs_recorded_channel_is_kept_once() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/wire-real/openai-stream/groq_retry_tool.sse"
+        );
+        let sse = std::fs::read_to_string(path).unwrap();
+        let chunks: Vec<String> = sse
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(str::to_owned)
+            .collect();
+        let (_, response) = assemble(&chunks);
+        let response = response.unwrap();
+        let message = &response.message;
+        assert_eq!(message.extras.fields()["channel"], "analysis");
     }
 
     #[test]
