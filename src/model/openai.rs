@@ -461,6 +461,23 @@ impl Model for OpenAiModel {
     }
 }
 
+/// The export target of a model at `base_url` named `model`: the
+/// provider is the URL's host, with its port when the URL gives one
+/// (`api.deepseek.com`, `127.0.0.1:8080`), lower-case; unknown when the URL
+/// does not parse (the request then fails on it anyway).
+pub(super) fn endpoint_target(base_url: &str, model: &str) -> Target {
+    let provider = reqwest::Url::parse(base_url).ok().and_then(|url| {
+        let host = url.host_str()?.to_ascii_lowercase();
+        Some(match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        })
+    });
+    let mut target = Target::new().model(model);
+    target.provider = provider;
+    target
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,21 +552,4 @@ mod tests {
         assert_eq!(local.base_url, "http://127.0.0.1:8080/v1");
         assert!(local.api_key.is_none());
     }
-}
-
-/// The export target of a model at `base_url` named `model`: the
-/// provider is the URL's host, with its port when the URL gives one
-/// (`api.deepseek.com`, `127.0.0.1:8080`), lower-case; unknown when the URL
-/// does not parse (the request then fails on it anyway).
-pub(super) fn endpoint_target(base_url: &str, model: &str) -> Target {
-    let provider = reqwest::Url::parse(base_url).ok().and_then(|url| {
-        let host = url.host_str()?.to_ascii_lowercase();
-        Some(match url.port() {
-            Some(port) => format!("{host}:{port}"),
-            None => host,
-        })
-    });
-    let mut target = Target::new().model(model);
-    target.provider = provider;
-    target
 }
