@@ -1,10 +1,12 @@
 //! [`Extras`]: provider fields this crate does not model, kept with the
-//! [`WireFormat`] they came from.
+//! [`Origin`] they came from; and [`WireFormat`], the formats.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::conversation::Origin;
 
 /// A provider wire format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -63,21 +65,69 @@ impl fmt::Display for WireFormat {
 /// assert!(extras.fields_for(WireFormat::AnthropicMessages).is_none());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "ExtrasRecord", into = "ExtrasRecord")]
 pub struct Extras {
+    origin: Option<Origin>,
+    fields: Map<String, Value>,
+}
+
+/// How [`Extras`] are serialised: the origin's fields beside `fields`, as
+/// version 0.1 wrote `format` beside them.
+#[derive(Clone, Serialize, Deserialize)]
+struct ExtrasRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     format: Option<WireFormat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     fields: Map<String, Value>,
 }
 
+impl From<ExtrasRecord> for Extras {
+    fn from(record: ExtrasRecord) -> Self {
+        // Fields without a format (never written so) have no one to go
+        // back to: kept, but no export writes them.
+        let origin = record.format.map(|format| Origin {
+            format,
+            provider: record.provider,
+            model: record.model,
+        });
+        if record.fields.is_empty() {
+            return Self::default();
+        }
+        Self {
+            origin,
+            fields: record.fields,
+        }
+    }
+}
+
+impl From<Extras> for ExtrasRecord {
+    fn from(extras: Extras) -> Self {
+        let (format, provider, model) = match extras.origin {
+            Some(origin) => (Some(origin.format), origin.provider, origin.model),
+            None => (None, None, None),
+        };
+        Self {
+            format,
+            provider,
+            model,
+            fields: extras.fields,
+        }
+    }
+}
+
 impl Extras {
-    /// Extras of `format`. An empty `fields` map gives empty extras.
-    pub fn new(format: WireFormat, fields: Map<String, Value>) -> Self {
+    /// Extras from `origin` (a [`WireFormat`] alone converts into one). An
+    /// empty `fields` map gives empty extras.
+    pub fn new(origin: impl Into<Origin>, fields: Map<String, Value>) -> Self {
         if fields.is_empty() {
             return Self::default();
         }
         Self {
-            format: Some(format),
+            origin: Some(origin.into()),
             fields,
         }
     }
@@ -89,7 +139,17 @@ impl Extras {
 
     /// The format the fields came from; `None` when empty.
     pub fn format(&self) -> Option<WireFormat> {
-        self.format
+        self.origin.as_ref().map(|origin| origin.format)
+    }
+
+    /// Where the fields came from; `None` when empty.
+    pub fn origin(&self) -> Option<&Origin> {
+        self.origin.as_ref()
+    }
+
+    /// The origin, to record a provider and model on it.
+    pub(crate) fn origin_mut(&mut self) -> Option<&mut Origin> {
+        self.origin.as_mut()
     }
 
     /// Every kept field, whatever its format.
@@ -99,8 +159,16 @@ impl Extras {
 
     /// The kept fields when they came from `format`, to write back to an
     /// object of that format; `None` for empty extras or another format.
+    /// (Whether they also go to a given provider is the export's
+    /// [`Target`](crate::wire::Target)'s to say.)
     pub fn fields_for(&self, format: WireFormat) -> Option<&Map<String, Value>> {
-        (self.format == Some(format) && !self.fields.is_empty()).then_some(&self.fields)
+        (self.format() == Some(format) && !self.fields.is_empty()).then_some(&self.fields)
+    }
+
+    /// Empties them (what an export does to extras its target does not
+    /// take).
+    pub(crate) fn clear(&mut self) {
+        *self = Self::default();
     }
 
     /// The kept fields' values, taken out.

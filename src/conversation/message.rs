@@ -84,6 +84,29 @@ impl Message {
         };
         json_values(extras, parts)
     }
+
+    /// The message's own extras and its parts (none for a system message).
+    pub(crate) fn extras_and_content(&self) -> (&Extras, &[ContentPart]) {
+        match self {
+            Self::System(system) => (&system.extras, &[]),
+            Self::User(user) => (&user.extras, &user.content),
+            Self::Assistant(assistant) => (&assistant.extras, &assistant.content),
+            Self::Tool(result) => (&result.extras, &result.content),
+        }
+    }
+
+    /// [`extras_and_content`](Self::extras_and_content), to change in
+    /// place; `None` for a system message's parts.
+    pub(crate) fn extras_and_content_mut(
+        &mut self,
+    ) -> (&mut Extras, Option<&mut Vec<ContentPart>>) {
+        match self {
+            Self::System(system) => (&mut system.extras, None),
+            Self::User(user) => (&mut user.extras, Some(&mut user.content)),
+            Self::Assistant(assistant) => (&mut assistant.extras, Some(&mut assistant.content)),
+            Self::Tool(result) => (&mut result.extras, Some(&mut result.content)),
+        }
+    }
 }
 
 /// Who sends a [`SystemMessage`] in OpenAI Chat Completions, which has two
@@ -236,6 +259,37 @@ impl AssistantMessage {
     /// `true` when the message asks for at least one tool call.
     pub fn has_tool_calls(&self) -> bool {
         self.tool_calls().next().is_some()
+    }
+
+    /// Records the `provider` and `model` that wrote the message on the
+    /// [`Origin`](crate::conversation::Origin) of every provider-specific
+    /// piece of it (its reasoning, provider parts and extras, the
+    /// message's own and its parts'), where they are unknown. The HTTP
+    /// models do it for every answer; a caller with its own HTTP client
+    /// does it after [`wire`](crate::wire)'s `parse_response`, so exports
+    /// to another provider or model leave out what only this one reads.
+    pub fn record_origin(&mut self, provider: Option<&str>, model: Option<&str>) {
+        if let Some(origin) = self.extras.origin_mut() {
+            origin.record(provider, model);
+        }
+        for part in &mut self.content {
+            let extras = match part {
+                ContentPart::Reasoning(reasoning) => {
+                    reasoning.origin.record(provider, model);
+                    &mut reasoning.extras
+                }
+                ContentPart::Provider(provider_part) => {
+                    provider_part.origin.record(provider, model);
+                    continue;
+                }
+                ContentPart::Text(text) => &mut text.extras,
+                ContentPart::Image(image) => &mut image.extras,
+                ContentPart::ToolCall(call) => &mut call.extras,
+            };
+            if let Some(origin) = extras.origin_mut() {
+                origin.record(provider, model);
+            }
+        }
     }
 }
 

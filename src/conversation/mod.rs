@@ -15,9 +15,12 @@
 //! blocks kept verbatim (Anthropic's `server_tool_use`, for example).
 //! Fields a provider sends that this crate does not model (DeepSeek's
 //! `reasoning_content` is modelled; Gemini's `extra_content`, Anthropic's
-//! `caller` and `cache_control` are not) are kept in [`Extras`], tagged
-//! with the [`WireFormat`] they came from, and written back only to that
-//! format.
+//! `caller` and `cache_control` are not) are kept in [`Extras`]. Each of
+//! these provider-specific pieces (reasoning, provider parts, extras)
+//! records its [`Origin`]: the [`WireFormat`] it came from, and the
+//! provider and model when an HTTP model recorded them; it is written back
+//! only where its origin allows (its format; its provider and model when
+//! known, see [`Origin`]).
 //!
 //! Every tool call carries a [`ToolCall::id`] (OpenAI's `tool_call_id`,
 //! Anthropic's `tool_use.id`) and must be answered by exactly one
@@ -36,12 +39,14 @@
 mod extras;
 pub(crate) mod ids;
 mod message;
+mod origin;
 mod part;
 mod repair;
 mod response;
 
 pub use extras::{Extras, WireFormat};
 pub use message::{AssistantMessage, Message, SystemMessage, SystemRole, ToolResult, UserMessage};
+pub use origin::Origin;
 pub use part::{
     ContentPart, ImagePart, ImageSource, ProviderPart, ReasoningPart, TextPart, ToolCall,
 };

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::conversation::{Extras, WireFormat};
+use crate::conversation::{Extras, Origin};
 
 /// One piece of a message, in the order the provider gave it.
 ///
@@ -153,8 +153,9 @@ pub enum ImageSource {
 /// The model's reasoning. Providers that reason across tool calls need it
 /// back unchanged: Anthropic refuses a follow-up under extended thinking
 /// without the signed `thinking` block, DeepSeek without
-/// `reasoning_content`. It is exported only to the [`format`](Self::format)
-/// it came from.
+/// `reasoning_content`. It is exported only where its
+/// [`origin`](Self::origin) allows: its format, its provider when known,
+/// and for a signed Anthropic block its model when known.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReasoningPart {
@@ -167,21 +168,25 @@ pub struct ReasoningPart {
     /// `redacted_thinking.data`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redacted: Option<String>,
-    /// The format it came from, the only one it is sent back to.
-    pub format: WireFormat,
+    /// Where it came from (format, provider, model), which decides where
+    /// it is sent back. Serialised as the part's own `format`, `provider`
+    /// and `model` fields.
+    #[serde(flatten)]
+    pub origin: Origin,
     /// Other provider fields of the part.
     #[serde(default, skip_serializing_if = "Extras::skip")]
     pub extras: Extras,
 }
 
 impl ReasoningPart {
-    /// Reasoning `text` from `format`, without a signature.
-    pub fn new(text: impl Into<String>, format: WireFormat) -> Self {
+    /// Reasoning `text` from `origin` (a [`WireFormat`](crate::conversation::WireFormat)
+    /// alone converts into one), without a signature.
+    pub fn new(text: impl Into<String>, origin: impl Into<Origin>) -> Self {
         Self {
             text: text.into(),
             signature: None,
             redacted: None,
-            format,
+            origin: origin.into(),
             extras: Extras::default(),
         }
     }
@@ -237,15 +242,22 @@ impl ToolCall {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProviderPart {
-    /// The format it came from, the only one it is sent back to.
-    pub format: WireFormat,
+    /// Where it came from (format, provider, model), which decides where
+    /// it is sent back. Serialised as the part's own `format`, `provider`
+    /// and `model` fields.
+    #[serde(flatten)]
+    pub origin: Origin,
     /// The block as the provider sent it.
     pub value: Value,
 }
 
 impl ProviderPart {
-    /// The block `value` of `format`, kept as it is.
-    pub fn new(format: WireFormat, value: Value) -> Self {
-        Self { format, value }
+    /// The block `value` from `origin` (a [`WireFormat`](crate::conversation::WireFormat)
+    /// alone converts into one), kept as it is.
+    pub fn new(origin: impl Into<Origin>, value: Value) -> Self {
+        Self {
+            origin: origin.into(),
+            value,
+        }
     }
 }

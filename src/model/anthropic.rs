@@ -184,13 +184,17 @@ impl AnthropicModel {
         let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
         conversation.extend(request.instructions.map(Message::system));
         conversation.extend_from_slice(request.conversation);
-        let exported = anthropic::export_messages(&conversation);
+        // A signed `thinking` block goes only to the model that wrote it
+        // (see `wire::Target`).
+        let target = super::openai::endpoint_target(&self.base_url, &self.model);
+        let exported = anthropic::export_messages_for(&conversation, &target);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
         if let Some(system) = exported.system {
             body.insert("system".into(), system);
         }
+        let replayable = thinking_replayable(&exported.messages);
         body.insert("messages".into(), Value::Array(exported.messages));
         if !request.tools.is_empty() {
             body.insert(
@@ -228,7 +232,9 @@ impl AnthropicModel {
         if let Some(temperature) = self.settings.temperature {
             body.insert("temperature".into(), json!(temperature));
         }
-        if let Some(budget) = self.thinking_budget {
+        if let Some(budget) = self.thinking_budget
+            && replayable
+        {
             body.insert(
                 "thinking".into(),
                 json!({ "type": "enabled", "budget_tokens": budget }),
@@ -357,6 +363,41 @@ impl StreamAssembler for EventAssembler {
     }
 }
 
+/// `false` when Anthropic would refuse `messages` with extended thinking
+/// on: its rule is that, with thinking enabled, a final `assistant`
+/// message holding `tool_use` must start with a `thinking` or
+/// `redacted_thinking` block (the API answers 400 "Expected `thinking` or
+/// `redacted_thinking`, but found `tool_use`. When `thinking` is enabled,
+/// a final `assistant` message must start with a thinking block ...
+/// To avoid this requirement, disable `thinking`"; Anthropic's extended
+/// thinking guide, "Preserving thinking blocks"). Such history comes from
+/// another provider, another model (whose blocks are not sent), or a
+/// repair. That request is then sent without `thinking`, as the API
+/// itself advises: the tool loop goes on, and thinking comes back with the
+/// next request whose final assistant message qualifies (a warning is
+/// traced each time).
+fn thinking_replayable(messages: &[Value]) -> bool {
+    let Some(last) = messages.iter().rev().find(|m| m["role"] == "assistant") else {
+        return true;
+    };
+    let blocks = last["content"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let has_tool_use = blocks.iter().any(|block| block["type"] == "tool_use");
+    let starts_thinking = blocks
+        .first()
+        .is_some_and(|block| block["type"] == "thinking" || block["type"] == "redacted_thinking");
+    if has_tool_use && !starts_thinking {
+        tracing::warn!(
+            format = %FORMAT,
+            "the final assistant message uses tools without a thinking block: sending this request without extended thinking"
+        );
+        return false;
+    }
+    true
+}
+
 fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!({ "type": "auto" }),
@@ -369,13 +410,85 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 #[async_trait]
 impl Model for AnthropicModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        send(self, request).await
+        let mut response = send(self, request).await?;
+        let target = super::openai::endpoint_target(&self.base_url, &self.model);
+        response
+            .message
+            .record_origin(target.provider.as_deref(), target.model.as_deref());
+        Ok(response)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::{
+        AssistantMessage, ContentPart, Origin, ReasoningPart, ToolCall, ToolResult,
+    };
+
+    fn tool_loop(reasoning: Option<ReasoningPart>) -> Vec<Message> {
+        let mut assistant =
+            AssistantMessage::with_tool_calls(None, vec![ToolCall::new("toolu_1", "f", "{}")]);
+        if let Some(reasoning) = reasoning {
+            assistant
+                .content
+                .insert(0, ContentPart::Reasoning(reasoning));
+        }
+        vec![
+            Message::user("go"),
+            Message::Assistant(assistant),
+            Message::Tool(ToolResult::ok("toolu_1", "done")),
+        ]
+    }
+
+    fn signed_by(model: &str) -> ReasoningPart {
+        ReasoningPart::new(
+            "plan",
+            Origin::new(FORMAT)
+                .with_provider("api.anthropic.com")
+                .with_model(model),
+        )
+        .signed("sig")
+    }
+
+    #[test]
+    fn a_final_tool_use_without_thinking_is_sent_without_thinking() {
+        let model = AnthropicModel::new("claude-sonnet-4-0").thinking_budget(2048);
+        let conversation = tool_loop(None);
+        let body = model.body(&ModelRequest::new(&conversation));
+        assert_eq!(body.value.get("thinking"), None);
+        assert_eq!(body.value["messages"][1]["content"][0]["type"], "tool_use");
+    }
+
+    #[test]
+    fn thinking_of_the_same_model_is_replayed_with_thinking_on() {
+        let model = AnthropicModel::new("claude-sonnet-4-0").thinking_budget(2048);
+        let conversation = tool_loop(Some(signed_by("claude-sonnet-4-0")));
+        let body = model.body(&ModelRequest::new(&conversation));
+        assert_eq!(
+            body.value["thinking"],
+            json!({ "type": "enabled", "budget_tokens": 2048 })
+        );
+        assert_eq!(
+            body.value["messages"][1]["content"][0],
+            json!({ "type": "thinking", "thinking": "plan", "signature": "sig" })
+        );
+        assert!(body.dropped.is_empty());
+    }
+
+    #[test]
+    fn thinking_of_another_model_is_dropped_and_thinking_turned_off_for_that_request() {
+        let model = AnthropicModel::new("claude-opus-4-1").thinking_budget(2048);
+        let conversation = tool_loop(Some(signed_by("claude-sonnet-4-0")));
+        let body = model.body(&ModelRequest::new(&conversation));
+        assert_eq!(body.value.get("thinking"), None);
+        assert_eq!(body.value["messages"][1]["content"][0]["type"], "tool_use");
+        assert_eq!(body.dropped.len(), 1);
+        assert_eq!(
+            body.dropped[0].to_string(),
+            "reasoning of Anthropic Messages (from api.anthropic.com, model claude-sonnet-4-0) in message 1, part 0"
+        );
+    }
 
     #[test]
     fn from_env_names_what_is_missing() {

@@ -13,6 +13,7 @@ use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest, Output};
+use crate::wire::Target;
 use crate::wire::WireError;
 use crate::wire::openai;
 use crate::wire::stream::StreamDelta;
@@ -266,6 +267,11 @@ impl OpenAiModel {
         self
     }
 
+    /// Where this model's requests go: the host of its base URL, its model.
+    fn target(&self) -> Target {
+        endpoint_target(&self.base_url, &self.model)
+    }
+
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
         self.body(request).value
@@ -273,7 +279,9 @@ impl OpenAiModel {
 
     fn body(&self, request: &ModelRequest<'_>) -> Body {
         let (conversation, lead, skipped) = leading_system_merged(request);
-        let exported = openai::export_messages(&conversation);
+        // DeepSeek's `reasoning_content` and other provider fields go back
+        // only to the provider that wrote them (see `wire::Target`).
+        let exported = openai::export_messages_for(&conversation, &self.target());
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("messages".into(), Value::Array(exported.messages));
@@ -468,13 +476,89 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 #[async_trait]
 impl Model for OpenAiModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        send(self, request).await
+        let mut response = send(self, request).await?;
+        let target = self.target();
+        response
+            .message
+            .record_origin(target.provider.as_deref(), target.model.as_deref());
+        Ok(response)
     }
+}
+
+/// The export target of a model at `base_url` named `model`: the
+/// provider is the URL's host, with its port when the URL gives one
+/// (`api.deepseek.com`, `127.0.0.1:8080`), lower-case; unknown when the URL
+/// does not parse (the request then fails on it anyway).
+pub(super) fn endpoint_target(base_url: &str, model: &str) -> Target {
+    let provider = reqwest::Url::parse(base_url).ok().and_then(|url| {
+        let host = url.host_str()?.to_ascii_lowercase();
+        Some(match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        })
+    });
+    let mut target = Target::new().model(model);
+    target.provider = provider;
+    target
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::{
+        AssistantMessage, ContentPart, Origin, ReasoningPart, ToolCall, ToolResult,
+    };
+
+    /// DeepSeek's reasoning, recorded as the DeepSeek model records it,
+    /// then a tool call and its result.
+    fn deepseek_history() -> Vec<Message> {
+        let origin = Origin::new(FORMAT)
+            .with_provider("api.deepseek.com")
+            .with_model("deepseek-reasoner");
+        let mut assistant =
+            AssistantMessage::with_tool_calls(None, vec![ToolCall::new("call_1", "f", "{}")]);
+        assistant.content.insert(
+            0,
+            ContentPart::Reasoning(ReasoningPart::new("plan", origin)),
+        );
+        vec![
+            Message::user("go"),
+            Message::Assistant(assistant),
+            Message::Tool(ToolResult::ok("call_1", "done")),
+        ]
+    }
+
+    #[test]
+    fn reasoning_content_goes_back_to_its_own_provider_only() {
+        let conversation = deepseek_history();
+        let request = ModelRequest::new(&conversation);
+        let cerebras = OpenAiModel::new("llama").base_url("https://api.cerebras.ai/v1");
+        let body = cerebras.body(&request);
+        assert_eq!(
+            body.value["messages"][1],
+            serde_json::json!({ "role": "assistant", "content": null, "tool_calls": [
+                { "id": "call_1", "type": "function", "function": { "name": "f", "arguments": "{}" } }
+            ] })
+        );
+        assert_eq!(body.dropped.len(), 1);
+        assert_eq!(
+            body.dropped[0].to_string(),
+            "reasoning of OpenAI Chat Completions (from api.deepseek.com, model deepseek-reasoner) in message 1, part 0"
+        );
+        let deepseek =
+            OpenAiModel::new("deepseek-reasoner").base_url("https://API.deepseek.com/v1");
+        let body = deepseek.body(&request);
+        assert_eq!(body.value["messages"][1]["reasoning_content"], "plan");
+        assert!(body.dropped.is_empty());
+    }
+
+    #[test]
+    fn the_provider_is_the_base_urls_host_and_port() {
+        let target = endpoint_target("http://127.0.0.1:8080/v1", "m");
+        assert_eq!(target.provider.as_deref(), Some("127.0.0.1:8080"));
+        assert_eq!(target.model.as_deref(), Some("m"));
+        assert_eq!(endpoint_target("not a url", "m").provider, None);
+    }
 
     #[test]
     fn from_env_names_what_is_missing() {

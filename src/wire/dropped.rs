@@ -8,12 +8,20 @@
 //! images where the target takes none. Each export reports those, beside
 //! the body, so that a caller can log them or refuse to switch.
 //!
+//! Whether provider-specific content goes to the target is read from its
+//! [`Origin`] by the one rule of [`Target`]: the same rule decides what the
+//! export writes and what this report lists, for every format. So
+//! reasoning of the right format but another provider (DeepSeek's
+//! `reasoning_content` sent to Cerebras) or a signed Anthropic `thinking`
+//! block of another model is reported here too.
+//!
 //! Blank text is not reported: it carries nothing, and every export leaves
 //! it out.
 
 use std::fmt;
 
-use crate::conversation::{ContentPart, Extras, Message, WireFormat};
+use crate::conversation::{ContentPart, Extras, Message, Origin, WireFormat};
+use crate::wire::target::{Piece, Target, part_extras};
 
 /// One thing an export left out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +35,9 @@ pub struct Dropped {
     pub part: Option<usize>,
     /// What it was.
     pub kind: DroppedKind,
+    /// Where it came from (its format, and the provider and model when
+    /// recorded); `None` for an image, which has no provider.
+    pub origin: Option<Origin>,
 }
 
 /// What an export left out.
@@ -35,21 +46,24 @@ pub struct Dropped {
 pub enum DroppedKind {
     /// Reasoning the target cannot read: of another format (Anthropic's
     /// signed `thinking`, OpenAI Responses' encrypted `reasoning`, Gemini's
-    /// `thought` parts), or of the target's format in a form it refuses
-    /// (an Anthropic `thinking` block without its signature).
+    /// `thought` parts), of another provider of the target's format
+    /// (DeepSeek's `reasoning_content` sent elsewhere), of another model
+    /// (a signed Anthropic block), or of the target's format in a form it
+    /// refuses (an Anthropic `thinking` block without its signature).
     Reasoning {
         /// The format the reasoning came from.
         format: WireFormat,
     },
     /// A provider part (a block this crate does not model) of another
-    /// format, or one the target takes nowhere in that place.
+    /// format or provider, or one the target takes nowhere in that place.
     ProviderPart {
         /// The format the part came from.
         format: WireFormat,
     },
-    /// Provider fields ([`Extras`]) of another format, on a message or a
-    /// part: Gemini's `thoughtSignature`, Anthropic's `cache_control`,
-    /// Responses' item ids.
+    /// Provider fields ([`Extras`]) of another format or provider, on a
+    /// message or a part: Gemini's `thoughtSignature`, Anthropic's
+    /// `cache_control`, Responses' item ids, OpenRouter's
+    /// `reasoning_details`.
     Extras {
         /// The format the fields came from.
         format: WireFormat,
@@ -66,6 +80,14 @@ impl fmt::Display for Dropped {
             DroppedKind::ProviderPart { format } => write!(f, "a provider part of {format}")?,
             DroppedKind::Extras { format } => write!(f, "provider fields of {format}")?,
             DroppedKind::Image => f.write_str("an image")?,
+        }
+        if let Some(origin) = &self.origin {
+            match (&origin.provider, &origin.model) {
+                (Some(provider), Some(model)) => write!(f, " (from {provider}, model {model})")?,
+                (Some(provider), None) => write!(f, " (from {provider})")?,
+                (None, Some(model)) => write!(f, " (model {model})")?,
+                (None, None) => {}
+            }
         }
         write!(f, " in message {}", self.message)?;
         if let Some(part) = self.part {
@@ -86,16 +108,18 @@ pub(crate) enum Place {
     },
 }
 
-/// What exporting `conversation` to `target` leaves out.
+/// What exporting `conversation` to `target` in `format` leaves out.
 ///
-/// Reasoning, provider parts and extras of another format are dropped by
-/// every export. `takes(place, part)` holds the target's own rules for a
-/// part of its format (or of none, like text and images): `false` where
-/// its export leaves the part out. Extras of a part that is dropped are
-/// not reported again.
+/// Reasoning, provider parts and extras that [`Target::takes`] refuses
+/// (another format, another provider, another model for signed Anthropic
+/// reasoning) are dropped by every export. `takes(place, part)` holds the
+/// format's own rules for a part it may carry (or of no format, like text
+/// and images): `false` where its export leaves the part out. Extras of a
+/// part that is dropped are not reported again.
 pub(crate) fn report(
     conversation: &[Message],
-    target: WireFormat,
+    format: WireFormat,
+    target: &Target,
     takes: impl Fn(Place, &ContentPart) -> bool,
 ) -> Vec<Dropped> {
     let mut dropped = Vec::new();
@@ -116,49 +140,71 @@ pub(crate) fn report(
                 }),
             ),
         };
-        if let Some(format) = foreign(extras, target) {
+        if let Some(origin) = refused(extras, format, target) {
             dropped.push(Dropped {
                 message: index,
                 part: None,
-                kind: DroppedKind::Extras { format },
+                kind: DroppedKind::Extras {
+                    format: origin.format,
+                },
+                origin: Some(origin.clone()),
             });
         }
         let Some(place) = place else { continue };
         for (position, part) in parts.iter().enumerate() {
-            let at = |kind| Dropped {
+            let at = |kind, origin: Option<&Origin>| Dropped {
                 message: index,
                 part: Some(position),
                 kind,
+                origin: origin.cloned(),
             };
-            let kind = match part {
-                ContentPart::Reasoning(reasoning) if reasoning.format != target => {
-                    Some(DroppedKind::Reasoning {
-                        format: reasoning.format,
-                    })
+            let item = match part {
+                ContentPart::Reasoning(reasoning) if !target.takes_reasoning(format, reasoning) => {
+                    Some((
+                        DroppedKind::Reasoning {
+                            format: reasoning.origin.format,
+                        },
+                        Some(&reasoning.origin),
+                    ))
                 }
-                ContentPart::Provider(provider) if provider.format != target => {
-                    Some(DroppedKind::ProviderPart {
-                        format: provider.format,
-                    })
+                ContentPart::Provider(provider)
+                    if !target.takes(format, &provider.origin, Piece::Other) =>
+                {
+                    Some((
+                        DroppedKind::ProviderPart {
+                            format: provider.origin.format,
+                        },
+                        Some(&provider.origin),
+                    ))
                 }
                 _ if !takes(place, part) => Some(match part {
-                    ContentPart::Reasoning(reasoning) => DroppedKind::Reasoning {
-                        format: reasoning.format,
-                    },
-                    ContentPart::Provider(provider) => DroppedKind::ProviderPart {
-                        format: provider.format,
-                    },
+                    ContentPart::Reasoning(reasoning) => (
+                        DroppedKind::Reasoning {
+                            format: reasoning.origin.format,
+                        },
+                        Some(&reasoning.origin),
+                    ),
+                    ContentPart::Provider(provider) => (
+                        DroppedKind::ProviderPart {
+                            format: provider.origin.format,
+                        },
+                        Some(&provider.origin),
+                    ),
                     // Text and tool calls are never dropped; an image is
                     // what is left.
-                    _ => DroppedKind::Image,
+                    _ => (DroppedKind::Image, None),
                 }),
                 _ => None,
             };
-            match kind {
-                Some(kind) => dropped.push(at(kind)),
+            match item {
+                Some((kind, origin)) => dropped.push(at(kind, origin)),
                 None => {
-                    if let Some(format) = part_extras(part).and_then(|e| foreign(e, target)) {
-                        dropped.push(at(DroppedKind::Extras { format }));
+                    if let Some(origin) = part_extras(part).and_then(|e| refused(e, format, target))
+                    {
+                        let kind = DroppedKind::Extras {
+                            format: origin.format,
+                        };
+                        dropped.push(at(kind, Some(origin)));
                     }
                 }
             }
@@ -167,19 +213,12 @@ pub(crate) fn report(
     dropped
 }
 
-/// The format of `extras` when they are not empty and not `target`'s.
-fn foreign(extras: &Extras, target: WireFormat) -> Option<WireFormat> {
-    extras.format().filter(|format| *format != target)
-}
-
-fn part_extras(part: &ContentPart) -> Option<&Extras> {
-    match part {
-        ContentPart::Text(part) => Some(&part.extras),
-        ContentPart::Image(part) => Some(&part.extras),
-        ContentPart::Reasoning(part) => Some(&part.extras),
-        ContentPart::ToolCall(part) => Some(&part.extras),
-        ContentPart::Provider(_) => None,
-    }
+/// The origin of `extras` when they are not empty and `target` does not
+/// take them in `format`.
+fn refused<'e>(extras: &'e Extras, format: WireFormat, target: &Target) -> Option<&'e Origin> {
+    extras
+        .origin()
+        .filter(|origin| !target.takes(format, origin, Piece::Other))
 }
 
 #[cfg(test)]
@@ -209,9 +248,12 @@ mod tests {
             .content
             .push(ContentPart::Image(ImagePart::url("https://x/y.png")));
         let conversation = vec![Message::user("go"), Message::Assistant(assistant)];
-        let dropped = report(&conversation, WireFormat::OpenAiResponses, |place, part| {
-            !(place == Place::Assistant && matches!(part, ContentPart::Image(_)))
-        });
+        let dropped = report(
+            &conversation,
+            WireFormat::OpenAiResponses,
+            &Target::new(),
+            |place, part| !(place == Place::Assistant && matches!(part, ContentPart::Image(_))),
+        );
         let kinds: Vec<_> = dropped
             .iter()
             .map(|d| (d.message, d.part, d.kind))
@@ -241,7 +283,12 @@ mod tests {
             "reasoning of Anthropic Messages in message 1, part 0"
         );
         // Exported to its own format, the reasoning is kept.
-        let own = report(&conversation, WireFormat::AnthropicMessages, |_, _| true);
+        let own = report(
+            &conversation,
+            WireFormat::AnthropicMessages,
+            &Target::new(),
+            |_, _| true,
+        );
         assert_eq!(own.len(), 1, "{own:?}");
     }
 }

@@ -80,7 +80,7 @@ fn thinking_places(conversation: &[Message]) -> Vec<(usize, usize)> {
         if let Message::Assistant(assistant) = message {
             for (position, part) in assistant.content.iter().enumerate() {
                 if let ContentPart::Reasoning(reasoning) = part {
-                    assert_eq!(reasoning.format, WireFormat::AnthropicMessages);
+                    assert_eq!(reasoning.origin.format, WireFormat::AnthropicMessages);
                     assert!(reasoning.signature.is_some(), "signed: {reasoning:?}");
                     places.push((index, position));
                 }
@@ -169,7 +169,8 @@ async fn a_model_set_to_refuse_dropped_parts_sends_nothing_and_names_them() {
     assert_eq!(error.kind, ModelErrorKind::Request);
     let message = error.to_string();
     assert!(
-        message.contains("reasoning of Anthropic Messages in message 1, part 0"),
+        message.contains("reasoning of Anthropic Messages (from ")
+            && message.contains(", model claude-sonnet-4-5) in message 1, part 0"),
         "{message}"
     );
     assert!(bodies(&server).await.is_empty(), "nothing was sent");

@@ -12,7 +12,7 @@ use super::types::{
 };
 use crate::conversation::ids::mint_missing_ids;
 use crate::conversation::{
-    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, ProviderPart,
+    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, Origin, ProviderPart,
     ReasoningPart, SystemMessage, SystemRole, TextPart, ToolCall, ToolResult, UserMessage,
 };
 use crate::wire::arguments::{arguments_object, raw_arguments};
@@ -23,6 +23,7 @@ use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
 use crate::wire::string_or_array::StringOrArray;
+use crate::wire::target::{Target, for_target};
 
 /// What [`export_messages`] builds: the request's top-level `system` and
 /// its `messages`, as the Messages API reference documents them
@@ -73,6 +74,26 @@ pub struct ExportedMessages {
 /// Never fails: see the module docs for arguments that are not a JSON
 /// object.
 pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
+    export_messages_for(conversation, &Target::new())
+}
+
+/// [`export_messages`] for a request to `target`: reasoning, provider
+/// parts and extras its [`Target`] rule refuses are left out too and
+/// reported; in particular a signed `thinking` or `redacted_thinking`
+/// block goes only to the model that wrote it, when both its origin and
+/// the target name a model (Anthropic refuses it on another: "Invalid
+/// signature in thinking block"). The Anthropic model exports with its
+/// base URL's host and its model name.
+pub fn export_messages_for(conversation: &[Message], target: &Target) -> ExportedMessages {
+    let kept = for_target(conversation, FORMAT, target);
+    let mut exported = export_kept(&kept);
+    exported.dropped = dropped::report(conversation, FORMAT, target, takes);
+    exported
+}
+
+/// The export of `conversation`, whose content of this format the target
+/// takes; without its report.
+fn export_kept(conversation: &[Message]) -> ExportedMessages {
     let mut ids = ExportIds::new(FORMAT, conversation);
     let system = export_system(conversation);
     let mut messages: Vec<MessageParam> = Vec::new();
@@ -122,7 +143,7 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
     ExportedMessages {
         system: system.as_ref().map(to_value),
         messages: to_values(&messages),
-        dropped: dropped::report(conversation, FORMAT, takes),
+        dropped: Vec::new(),
     }
 }
 
@@ -200,7 +221,7 @@ fn export_image(image: &ImagePart) -> ContentBlock {
 }
 
 fn export_provider(part: &ProviderPart) -> Option<ContentBlock> {
-    (part.format == FORMAT).then(|| ContentBlock::Other(part.value.clone()))
+    (part.origin.format == FORMAT).then(|| ContentBlock::Other(part.value.clone()))
 }
 
 /// Text, images and this format's provider parts: what a user message and
@@ -283,7 +304,7 @@ fn is_thinking(block: &ContentBlock) -> bool {
 }
 
 fn export_reasoning(reasoning: &ReasoningPart) -> Option<ContentBlock> {
-    if reasoning.format != FORMAT {
+    if reasoning.origin.format != FORMAT {
         return None;
     }
     if let Some(data) = &reasoning.redacted {
@@ -458,7 +479,7 @@ fn provider_part(block: ContentBlock) -> ContentPart {
         block => to_value(&block),
     };
     ContentPart::Provider(ProviderPart {
-        format: FORMAT,
+        origin: Origin::new(FORMAT),
         value,
     })
 }
@@ -526,14 +547,14 @@ pub(super) fn assistant_message(blocks: Vec<ContentBlock>, restore_raw: bool) ->
                 text: thinking.thinking,
                 signature: thinking.signature,
                 redacted: None,
-                format: FORMAT,
+                origin: Origin::new(FORMAT),
                 extras: Extras::new(FORMAT, thinking.extras),
             }),
             ContentBlock::RedactedThinking(redacted) => ContentPart::Reasoning(ReasoningPart {
                 text: String::new(),
                 signature: None,
                 redacted: Some(redacted.data),
-                format: FORMAT,
+                origin: Origin::new(FORMAT),
                 extras: Extras::new(FORMAT, redacted.extras),
             }),
             ContentBlock::ToolUse(call) => ContentPart::ToolCall(ToolCall {

@@ -3,7 +3,7 @@ use serde_json::json;
 use super::messages::arguments_to_input;
 use super::*;
 use crate::conversation::{
-    AssistantMessage, ContentPart, Extras, FinishReason, ImagePart, Message, ProviderPart,
+    AssistantMessage, ContentPart, Extras, FinishReason, ImagePart, Message, Origin, ProviderPart,
     ReasoningPart, ToolCall, ToolResult, Usage,
 };
 use crate::tool::ToolInfo;
@@ -93,7 +93,7 @@ fn thinking_is_kept_with_its_signature_and_exported_first() {
             text: "Let me think.".into(),
             signature: Some("sig".into()),
             redacted: None,
-            format: FORMAT,
+            origin: Origin::new(FORMAT),
             extras: Extras::default(),
         })
     );
@@ -130,7 +130,7 @@ fn unsigned_thinking_and_other_formats_reasoning_are_not_exported() {
             text: "hmm".into(),
             signature: signature.map(str::to_owned),
             redacted: None,
-            format,
+            origin: Origin::new(format),
             extras: Extras::default(),
         })
     };
@@ -184,7 +184,7 @@ fn server_tool_blocks_are_provider_parts_exported_verbatim_to_anthropic_only() {
     assert_eq!(
         content[0],
         ContentPart::Provider(ProviderPart {
-            format: FORMAT,
+            origin: Origin::new(FORMAT),
             value: server_use.clone()
         })
     );
@@ -208,7 +208,7 @@ fn server_tool_blocks_are_provider_parts_exported_verbatim_to_anthropic_only() {
         .iter()
         .map(|part| match part {
             ContentPart::Provider(provider) => ContentPart::Provider(ProviderPart {
-                format: WireFormat::OpenAiChat,
+                origin: Origin::new(WireFormat::OpenAiChat),
                 value: provider.value.clone(),
             }),
             part => part.clone(),
@@ -448,7 +448,7 @@ fn an_empty_error_result_gets_a_text() {
 fn an_error_result_exports_its_text_only() {
     let screenshot = ContentPart::Image(ImagePart::base64("image/png", "iVBORw0K"));
     let document = ContentPart::Provider(ProviderPart {
-        format: FORMAT,
+        origin: Origin::new(FORMAT),
         value: json!({ "type": "document", "source": { "type": "text", "data": "d" } }),
     });
     let conversation = [

@@ -11,7 +11,7 @@ use super::parts::{
 };
 use crate::conversation::ids::mint_missing_ids;
 use crate::conversation::{
-    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, ProviderPart,
+    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, Origin, ProviderPart,
     ReasoningPart, SystemMessage, SystemRole, TextPart, ToolCall, ToolResult, UserMessage,
 };
 use crate::wire::arguments::{arguments_object, raw_arguments};
@@ -140,7 +140,7 @@ pub fn export_contents(conversation: &[Message]) -> ExportedContents {
                 Value::Object(object)
             })
             .collect(),
-        dropped: report(conversation, FORMAT, takes),
+        dropped: report(conversation, FORMAT, &crate::wire::Target::new(), takes),
     }
 }
 
@@ -200,7 +200,7 @@ fn export_image(image: &ImagePart) -> Option<Value> {
 }
 
 fn export_provider(part: &ProviderPart) -> Option<Value> {
-    (part.format == FORMAT).then(|| part.value.clone())
+    (part.origin.format == FORMAT).then(|| part.value.clone())
 }
 
 fn export_user_parts(parts: &[ContentPart]) -> Vec<Value> {
@@ -278,7 +278,9 @@ const REASONING_FIELDS: &[&str] = &[
 ];
 
 fn export_reasoning(reasoning: &ReasoningPart) -> Option<Value> {
-    if reasoning.format != FORMAT || (is_blank(&reasoning.text) && reasoning.signature.is_none()) {
+    if reasoning.origin.format != FORMAT
+        || (is_blank(&reasoning.text) && reasoning.signature.is_none())
+    {
         return None;
     }
     let mut part = Map::new();
@@ -391,7 +393,7 @@ fn with_signature(mut extras: Map<String, Value>, signature: Option<String>) -> 
 
 fn provider(value: Value) -> ContentPart {
     ContentPart::Provider(ProviderPart {
-        format: FORMAT,
+        origin: Origin::new(FORMAT),
         value,
     })
 }
@@ -427,7 +429,7 @@ pub(super) fn model_message(parts: Vec<(Part, Value)>, restore_raw: bool) -> Ass
                         text,
                         signature,
                         redacted: None,
-                        format: FORMAT,
+                        origin: Origin::new(FORMAT),
                         extras: Extras::new(FORMAT, extras),
                     })
                 }

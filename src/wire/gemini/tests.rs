@@ -99,7 +99,7 @@ fn thought_parts_are_reasoning_and_text_signatures_stay_on_the_text() {
     let ContentPart::Reasoning(reasoning) = &content[0] else {
         panic!("{content:?}")
     };
-    assert_eq!(reasoning.format, WireFormat::Gemini);
+    assert_eq!(reasoning.origin.format, WireFormat::Gemini);
     assert!(reasoning.signature.is_none());
     let ContentPart::Text(text) = &content[1] else {
         panic!("{content:?}")

@@ -10,7 +10,7 @@ use super::types::{
     without_nulls,
 };
 use crate::conversation::{
-    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, ProviderPart,
+    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, Origin, ProviderPart,
     ReasoningPart, SystemMessage, SystemRole, TextPart, ToolCall, ToolResult, UserMessage,
 };
 use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
@@ -21,6 +21,7 @@ use crate::wire::encode::to_value;
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
 use crate::wire::string_or_array::StringOrArray;
+use crate::wire::target::{Target, for_target};
 
 /// The request's `messages` array for a conversation, in order: each
 /// element a message object of the Chat Completions reference
@@ -53,9 +54,19 @@ use crate::wire::string_or_array::StringOrArray;
 /// text): [`ExportedMessages::dropped`] lists each. See the module docs for
 /// what a round trip loses.
 pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
+    export_messages_for(conversation, &Target::new())
+}
+
+/// [`export_messages`] for a request to `target`: reasoning, provider
+/// parts and extras its [`Target`] rule refuses are left out too and
+/// reported (DeepSeek's `reasoning_content` goes back to DeepSeek only,
+/// when both the part's origin and the target name a provider). The
+/// OpenAI model exports with the host of its base URL as the provider.
+pub fn export_messages_for(conversation: &[Message], target: &Target) -> ExportedMessages {
+    let kept = for_target(conversation, FORMAT, target);
     ExportedMessages {
-        messages: export_message_values(conversation),
-        dropped: dropped::report(conversation, FORMAT, |place, part| match place {
+        messages: export_message_values(&kept),
+        dropped: dropped::report(conversation, FORMAT, target, |place, part| match place {
             Place::User => true,
             Place::Assistant => !matches!(part, ContentPart::Image(_)),
             Place::ToolResult { .. } => !matches!(part, ContentPart::Provider(_)),
@@ -162,7 +173,7 @@ fn export_user(user: &UserMessage) -> Option<UserChatMessage> {
                 }))
             }
             ContentPart::Image(image) => Some(export_image(image)),
-            ContentPart::Provider(provider) if provider.format == FORMAT => {
+            ContentPart::Provider(provider) if provider.origin.format == FORMAT => {
                 Some(UserContentPart::Other(provider.value.clone()))
             }
             _ => None,
@@ -214,7 +225,7 @@ fn export_assistant(
                     text.text.clone(),
                 )));
             }
-            ContentPart::Reasoning(part) if part.format == FORMAT => {
+            ContentPart::Reasoning(part) if part.origin.format == FORMAT => {
                 reasoning.get_or_insert_default().push_str(&part.text);
             }
             ContentPart::ToolCall(call) => {
@@ -230,11 +241,11 @@ fn export_assistant(
                 }));
             }
             ContentPart::Provider(provider)
-                if provider.format == FORMAT && is_provider_call(&provider.value) =>
+                if provider.origin.format == FORMAT && is_provider_call(&provider.value) =>
             {
                 tool_calls.push(AssistantToolCall::Other(provider.value.clone()));
             }
-            ContentPart::Provider(provider) if provider.format == FORMAT => {
+            ContentPart::Provider(provider) if provider.origin.format == FORMAT => {
                 parts.push(AssistantContentPart::Other(provider.value.clone()));
                 has_provider_content = true;
             }
@@ -426,7 +437,7 @@ fn user_part(part: UserContentPart) -> ContentPart {
             })
         }
         UserContentPart::Other(value) => ContentPart::Provider(ProviderPart {
-            format: FORMAT,
+            origin: Origin::new(FORMAT),
             value,
         }),
     }
@@ -452,7 +463,7 @@ pub(super) fn assistant_message(
             text: reasoning,
             signature: None,
             redacted: None,
-            format: FORMAT,
+            origin: Origin::new(FORMAT),
             extras: Extras::default(),
         }));
     }
@@ -475,7 +486,7 @@ pub(super) fn assistant_message(
                             content.push(ContentPart::text(std::mem::take(&mut text)));
                         }
                         content.push(ContentPart::Provider(ProviderPart {
-                            format: FORMAT,
+                            origin: Origin::new(FORMAT),
                             value,
                         }));
                     }
@@ -504,7 +515,7 @@ pub(super) fn assistant_message(
                 })
             }
             AssistantToolCall::Other(value) => ContentPart::Provider(ProviderPart {
-                format: FORMAT,
+                origin: Origin::new(FORMAT),
                 value,
             }),
         });

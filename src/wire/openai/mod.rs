@@ -162,7 +162,7 @@ mod tests;
 mod tools;
 mod types;
 
-pub use messages::{ExportedMessages, export_messages, parse_messages};
+pub use messages::{ExportedMessages, export_messages, export_messages_for, parse_messages};
 pub use request::parse_request;
 pub use response::parse_response;
 pub use tools::{export_declarations, export_tools, parse_tools};

@@ -4,7 +4,7 @@ use super::messages::is_provider_call;
 use super::types::empty_schema;
 use super::*;
 use crate::conversation::{
-    AssistantMessage, ContentPart, Extras, FinishReason, ImagePart, ImageSource, Message,
+    AssistantMessage, ContentPart, Extras, FinishReason, ImagePart, ImageSource, Message, Origin,
     ProviderPart, ReasoningPart, SystemRole, ToolCall, ToolResult, Usage,
 };
 use crate::tool::ToolInfo;
@@ -56,7 +56,7 @@ fn deepseek_thinking_response_keeps_reasoning_text_calls_and_usage() {
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
     let content = &response.message.content;
     assert!(matches!(&content[0], ContentPart::Reasoning(r)
-        if r.text == "Now I have the dice roll tool." && r.format == FORMAT && r.signature.is_none()));
+        if r.text == "Now I have the dice roll tool." && r.origin.format == FORMAT && r.signature.is_none()));
     assert_eq!(
         response.message.text(),
         "Let me get your name and roll the die!"
@@ -504,7 +504,7 @@ fn unknown_assistant_content_parts_are_kept_in_place_and_exported_back() {
         response.message.content,
         [
             ContentPart::Provider(ProviderPart {
-                format: FORMAT,
+                origin: Origin::new(FORMAT),
                 value: thinking.clone()
             }),
             ContentPart::text("It is 4."),
@@ -526,7 +526,7 @@ fn unknown_assistant_content_parts_are_kept_in_place_and_exported_back() {
     // part is left out.
     let foreign = Message::Assistant(AssistantMessage::new(vec![
         ContentPart::Provider(ProviderPart {
-            format: WireFormat::AnthropicMessages,
+            origin: Origin::new(WireFormat::AnthropicMessages),
             value: thinking,
         }),
         ContentPart::text("x"),
@@ -561,7 +561,7 @@ fn provider_content_parts_and_provider_calls_go_back_to_their_own_place() {
     let assistant = conversation[0].as_assistant().unwrap();
     let provider = |value: &Value| {
         ContentPart::Provider(ProviderPart {
-            format: FORMAT,
+            origin: Origin::new(FORMAT),
             value: value.clone(),
         })
     };
@@ -765,7 +765,7 @@ fn whitespace_text_and_empty_messages_are_not_exported() {
                 text: "thinking".into(),
                 signature: None,
                 redacted: None,
-                format: FORMAT,
+                origin: Origin::new(FORMAT),
                 extras: Extras::default(),
             }),
         ])),
@@ -796,7 +796,7 @@ fn reasoning_is_exported_to_its_own_format_only() {
             text: "hmm".into(),
             signature: Some("sig".into()),
             redacted: None,
-            format,
+            origin: Origin::new(format),
             extras: Extras::default(),
         })
     };
@@ -807,7 +807,7 @@ fn reasoning_is_exported_to_its_own_format_only() {
     let foreign = Message::Assistant(AssistantMessage::new(vec![
         reasoning(WireFormat::AnthropicMessages),
         ContentPart::Provider(ProviderPart {
-            format: WireFormat::AnthropicMessages,
+            origin: Origin::new(WireFormat::AnthropicMessages),
             value: json!({ "type": "server_tool_use" }),
         }),
         ContentPart::text("B"),

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use super::FORMAT;
 use crate::conversation::ids::mint_missing_ids;
 use crate::conversation::{
-    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, ProviderPart,
+    AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, Origin, ProviderPart,
     ReasoningPart, SystemMessage, SystemRole, TextPart, ToolCall, ToolResult, UserMessage,
 };
 use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
@@ -134,9 +134,12 @@ fn export(conversation: &[Message], stateless: bool) -> ExportedInput {
             }
         }
     }
-    let dropped = report(conversation, FORMAT, |_, part| {
-        !left_out.contains(&std::ptr::from_ref(part))
-    });
+    let dropped = report(
+        conversation,
+        FORMAT,
+        &crate::wire::Target::new(),
+        |_, part| !left_out.contains(&std::ptr::from_ref(part)),
+    );
     ExportedInput { input, dropped }
 }
 
@@ -209,7 +212,7 @@ fn export_user_parts(
             // A part of this format goes back as it came: an object with a
             // `type` (as parsing makes them).
             ContentPart::Provider(provider)
-                if provider.format == FORMAT
+                if provider.origin.format == FORMAT
                     && provider.value.get("type").is_some_and(Value::is_string) =>
             {
                 exported.push(provider.value.clone());
@@ -300,7 +303,7 @@ fn export_assistant(
         }
         flush_message(&mut items, &mut message);
         match part {
-            ContentPart::Reasoning(reasoning) if reasoning.format == FORMAT => {
+            ContentPart::Reasoning(reasoning) if reasoning.origin.format == FORMAT => {
                 match export_reasoning(reasoning, stateless) {
                     Some(item) => items.push(Pending {
                         item,
@@ -322,7 +325,7 @@ fn export_assistant(
                     reasoning: false,
                 });
             }
-            ContentPart::Provider(provider) if provider.format == FORMAT => {
+            ContentPart::Provider(provider) if provider.origin.format == FORMAT => {
                 if let Value::Object(item) = &provider.value
                     && is_model_item(item)
                 {
@@ -711,7 +714,7 @@ fn parse_reasoning(path: &str, item: &Value) -> Result<ContentPart, WireError> {
         text,
         signature: None,
         redacted: raw.encrypted_content,
-        format: FORMAT,
+        origin: Origin::new(FORMAT),
         extras: Extras::new(FORMAT, rest),
     }))
 }

@@ -55,7 +55,7 @@ fn a_reasoning_response_is_one_message_reasoning_first_with_its_ids() {
     else {
         panic!("{message:?}");
     };
-    assert_eq!(reasoning.format, WireFormat::OpenAiResponses);
+    assert_eq!(reasoning.origin.format, WireFormat::OpenAiResponses);
     assert!(reasoning.text.starts_with("**Creating a structured poem**"));
     assert_eq!(
         reasoning.text.matches("\n\n**").count(),
