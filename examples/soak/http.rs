@@ -120,21 +120,20 @@ impl Format {
         }
     }
 
-    /// Whether an event puts content (text, reasoning or a call) into the
-    /// turn's events.
+    /// Whether an event puts text or reasoning into the turn's events (the
+    /// pieces of a call are not shown, so a retry after them is allowed).
     fn is_content(self, event: &str) -> bool {
         match self {
-            Format::AnthropicStream => event.contains("content_block_delta"),
-            Format::Gemini | Format::GeminiStream => event.contains("\"parts\""),
-            _ => {
-                event.contains("tool_calls")
-                    || event.match_indices("content\":\"").any(|(at, pattern)| {
-                        event[at + pattern.len()..]
-                            .chars()
-                            .next()
-                            .is_some_and(|c| c != '"')
-                    })
+            Format::AnthropicStream => {
+                event.contains("\"text_delta\"") || event.contains("\"thinking_delta\"")
             }
+            Format::Gemini | Format::GeminiStream => event.contains("\"text\""),
+            _ => event.match_indices("content\":\"").any(|(at, pattern)| {
+                event[at + pattern.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c != '"')
+            }),
         }
     }
 }
@@ -185,7 +184,7 @@ const STREAMED_FAULTS: [Fault; 13] = [
 #[derive(Default, Debug)]
 struct ServerState {
     /// Per body hash: attempts, and whether content was sent.
-    bodies: HashMap<u64, (u32, bool)>,
+    bodies: HashMap<u64, (u32, bool, Option<Fault>)>,
     requests: usize,
     retries: usize,
     faults: BTreeMap<String, usize>,
@@ -272,8 +271,13 @@ impl Server {
             let mut state = self.state();
             state.requests += 1;
             let entry = state.bodies.entry(hash).or_default();
-            let (attempt, content_sent) = *entry;
+            let (attempt, content_sent, last_fault) = *entry;
             entry.0 += 1;
+            if content_sent {
+                eprintln!(
+                    "soak: a retry after text was sent; the attempt before had {last_fault:?}"
+                );
+            }
             if attempt > 0 {
                 state.retries += 1;
             }
@@ -313,6 +317,7 @@ impl Server {
             };
             faults[random.usize(..faults.len())]
         });
+        self.state().bodies.entry(hash).or_default().2 = fault;
         if let Some(fault) = fault {
             *self.state().faults.entry(format!("{fault:?}")).or_default() += 1;
         }
