@@ -14,6 +14,14 @@
 //! before binding and after (a counting allocator's count: no growth).
 //! The exit status is 1 when a must-be-zero count is not, 2 for a usage
 //! error. The same seed gives the same scripts. See `soak.rs`.
+//!
+//! `--http FORMAT|all` (features `openai,anthropic,gemini`) runs the
+//! sessions through the HTTP models instead, against a loopback server
+//! that serves recorded bodies with seeded faults (see `http.rs`), and
+//! prints requests, retries, faults and typed failures by kind; its
+//! must-be-zero counts: invariant violations, turns past their deadline,
+//! client tasks and server connections alive at the end, and retries of
+//! an attempt that had already sent text.
 
 #[path = "../../benches/common/counting_allocator.rs"]
 mod counting_allocator;
