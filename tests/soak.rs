@@ -23,8 +23,14 @@ static ALLOCATOR: Counting = Counting;
 /// more than this.
 const GROWTH_BOUND: isize = 16 * 1024;
 
+/// The HTTP soak allocates beside the measured one otherwise: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn fifty_sessions_of_five_turns_break_no_invariant_and_leave_nothing_behind() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let settings = soak::Settings {
         sessions: 50,
         turns: 5,
@@ -49,4 +55,32 @@ fn fifty_sessions_of_five_turns_break_no_invariant_and_leave_nothing_behind() {
         growth < GROWTH_BOUND,
         "{growth} bytes more live: {report:?}"
     );
+}
+
+/// Each format through its HTTP model against the faulty loopback server:
+/// 20 sessions of 3 turns, the must-be-zero counts at zero, and the faults
+/// and retries were there.
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[test]
+fn http_sessions_through_faults_break_no_invariant_and_leave_nothing_behind() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let settings = soak::Settings {
+        sessions: 20,
+        turns: 3,
+        seed: 5,
+    };
+    for format in soak::http::Format::ALL {
+        let report = soak::http::run(settings, format);
+        assert_eq!(report.turns, 60, "{format:?}: {report:?}");
+        assert_eq!(report.violations, 0, "{format:?}: {report:?}");
+        assert_eq!(report.overdue, 0, "{format:?}: {report:?}");
+        assert_eq!(report.alive_tasks, 0, "{format:?}: {report:?}");
+        assert_eq!(report.open_connections, 0, "{format:?}: {report:?}");
+        assert_eq!(report.retried_after_content, 0, "{format:?}: {report:?}");
+        assert!(!report.faults.is_empty(), "{format:?}: {report:?}");
+        assert!(report.retries > 0, "{format:?}: {report:?}");
+        assert!(report.answered > 0, "{format:?}: {report:?}");
+    }
 }

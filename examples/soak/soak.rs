@@ -32,6 +32,11 @@ use tokio_util::sync::CancellationToken;
 #[path = "../../tests/it/turn_common.rs"]
 mod turn_common;
 
+/// The same sessions through the HTTP models and a faulty loopback server.
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[path = "http.rs"]
+pub mod http;
+
 /// How long a call may run before the timeout middleware ends it.
 pub const CALL_TIMEOUT: Duration = Duration::from_millis(20);
 /// How long the `stall` tool would run: far past the timeout.
