@@ -376,6 +376,40 @@
 //!   without `additionalProperties: false`, which `schemars` produces, so
 //!   strict by default would fail common types. `AnthropicModel` sends the
 //!   documented (GA) `output_config.format` `json_schema` form.
+//! - **Native output schemas.** A provider is sent the subset of JSON
+//!   Schema its structured outputs accept (`wire::output_schema`, rules
+//!   from each provider's documentation and official SDK); the answer is
+//!   checked against the full schema, so a constraint the provider cannot
+//!   enforce is still enforced locally. A dropped keyword goes into the
+//!   schema's description. An answer's `null` for a property the full
+//!   schema does not require reads as absent (OpenAI strict mode makes
+//!   every property required). What cannot be expressed without changing
+//!   the meaning (a map, an object with any keys) is refused before
+//!   sending rather than closed, because closing it makes the provider
+//!   answer `{}`; Gemini and OpenAI's non-strict mode take such schemas.
+//! - **Where content came from.** Provider-specific content records its
+//!   [`conversation::Origin`] (format; provider, the base URL's
+//!   host\[:port\]; model, the model name the request sent, since
+//!   providers answer with dated names no request uses). One rule
+//!   ([`wire::Target`]) decides what every export writes and reports: the
+//!   same format; the same provider when both are known; for signed
+//!   Anthropic thinking, the same model when both are known. Unknown on
+//!   either side means sent, so stored 0.1 conversations keep working.
+//!   With Anthropic thinking on, a final tool-use assistant message
+//!   without a leading thinking block (history from another provider or
+//!   model, or a repaired one) is sent without `thinking` for that
+//!   request, as the API's own error advises, rather than refused; a
+//!   warning is traced.
+//! - **MCP tool lists and result size** (feature `mcp`). A tool that can
+//!   only run as a task (`execution.taskSupport: "required"`, MCP
+//!   2025-11-25) is left out of the binding with a warning, because this
+//!   client does not support tasks; rmcp drops `execution`, so the
+//!   server's own listing is read beside it while binding. MCP servers
+//!   fill in defaults themselves, so a required property with a `default`
+//!   is optional in the local check (the official TypeScript and Python
+//!   clients never refuse such a call); the model still sees the schema as
+//!   listed. MCP results are cut to 100 000 bytes by default, and the
+//!   smaller of that and `result_bytes` applies.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

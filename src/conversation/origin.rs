@@ -19,7 +19,7 @@ use crate::conversation::WireFormat;
 ///
 /// - The parsers of [`wire`](crate::wire) set the format only: a body
 ///   alone does not say which endpoint it came from.
-/// - The HTTP models of [`model`](crate::model) also set the provider and
+/// - `OpenAiModel` and `AnthropicModel` (features `openai`, `anthropic`) also set the provider and
 ///   the model of every piece of their answers (streamed or not):
 ///   `provider` is the host of their base URL with its port when one is
 ///   given (`api.deepseek.com`, `127.0.0.1:8080`), lower-case, so two

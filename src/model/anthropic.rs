@@ -186,7 +186,7 @@ impl AnthropicModel {
         conversation.extend_from_slice(request.conversation);
         // A signed `thinking` block goes only to the model that wrote it
         // (see `wire::Target`).
-        let target = super::openai::endpoint_target(&self.base_url, &self.model);
+        let target = super::endpoint_target(&self.base_url, &self.model);
         let exported = anthropic::export_messages_for(&conversation, &target);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
@@ -411,7 +411,7 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 impl Model for AnthropicModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let mut response = send(self, request).await?;
-        let target = super::openai::endpoint_target(&self.base_url, &self.model);
+        let target = super::endpoint_target(&self.base_url, &self.model);
         response
             .message
             .record_origin(target.provider.as_deref(), target.model.as_deref());

@@ -121,6 +121,7 @@ struct Settings {
     refuse_dropped: bool,
 }
 
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 /// The typed refusal of a native-output request whose schema the
 /// provider cannot express (see
 /// [`wire::output_schema`](crate::wire::output_schema)): sending it would
@@ -281,6 +282,24 @@ impl EnvEndpoint {
             _ => Err(EnvError { variables }),
         }
     }
+}
+
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+/// The export target of a model at `base_url` named `model`: the
+/// provider is the URL's host, with its port when the URL gives one
+/// (`api.deepseek.com`, `127.0.0.1:8080`), lower-case; unknown when the URL
+/// does not parse (the request then fails on it anyway).
+fn endpoint_target(base_url: &str, model: &str) -> crate::wire::Target {
+    let provider = reqwest::Url::parse(base_url).ok().and_then(|url| {
+        let host = url.host_str()?.to_ascii_lowercase();
+        Some(match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        })
+    });
+    let mut target = crate::wire::Target::new().model(model);
+    target.provider = provider;
+    target
 }
 
 /// An environment variable, `None` when unset or blank.

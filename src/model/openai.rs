@@ -8,7 +8,10 @@ use serde_json::{Map, Value, json};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Body, Provider, StreamAssembler, send};
-use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
+use super::{
+    EnvEndpoint, Settings, ToolChoice, endpoint_target, env_var, inexpressible_output,
+    shared_setters,
+};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::ModelError;
@@ -483,23 +486,6 @@ impl Model for OpenAiModel {
             .record_origin(target.provider.as_deref(), target.model.as_deref());
         Ok(response)
     }
-}
-
-/// The export target of a model at `base_url` named `model`: the
-/// provider is the URL's host, with its port when the URL gives one
-/// (`api.deepseek.com`, `127.0.0.1:8080`), lower-case; unknown when the URL
-/// does not parse (the request then fails on it anyway).
-pub(super) fn endpoint_target(base_url: &str, model: &str) -> Target {
-    let provider = reqwest::Url::parse(base_url).ok().and_then(|url| {
-        let host = url.host_str()?.to_ascii_lowercase();
-        Some(match url.port() {
-            Some(port) => format!("{host}:{port}"),
-            None => host,
-        })
-    });
-    let mut target = Target::new().model(model);
-    target.provider = provider;
-    target
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use crate::conversation::{ContentPart, Extras, Message, Origin, ReasoningPart, W
 ///    another (`Invalid signature in thinking block`).
 ///
 /// Where either side is unknown, the rule of that side holds: see
-/// [`Origin`] for why. The HTTP models of [`model`](crate::model) export
+/// [`Origin`] for why. `OpenAiModel` and `AnthropicModel` (features `openai`, `anthropic`) export
 /// with their own target (the host of their base URL, their model name).
 ///
 /// ```
