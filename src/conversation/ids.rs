@@ -1,8 +1,16 @@
-//! Fresh tool call ids, for calls whose provider id is empty or already
+//! Minted tool call ids, for calls whose provider id is empty or already
 //! used: Gemini's OpenAI-compatible endpoint sends `""` for every call, and
 //! some local servers send `call_0` in every response.
+//!
+//! Minting is deterministic: the id is a name-based (version 5) UUID of the
+//! call's place in the conversation, in a scope (the session, for the turn
+//! runner). The same conversation minted twice gets the same ids, so a
+//! paused turn resumed elsewhere, a replayed recording or a retried parse
+//! names its calls as the first run did.
 
 use std::collections::HashSet;
+
+use uuid::Uuid;
 
 use crate::conversation::Message;
 
@@ -14,20 +22,40 @@ use crate::conversation::Message;
 /// chosen by a model or a provider.
 pub(crate) type IdSet<T = String> = HashSet<T, foldhash::quality::RandomState>;
 
-/// A new tool call id: `call_` and 32 hex digits of a random UUID (37
+/// The scope of ids minted outside a session: while parsing a history and
+/// in [`repair`](crate::conversation::repair): the version 5 UUID of
+/// `https://docs.rs/agent-loop` in the URL namespace (a test checks it).
+pub(crate) const UNSCOPED: Uuid = Uuid::from_u128(0xf3ee_ac0d_5b81_52c7_8aec_812e_b33c_450a);
+
+/// The id minted for call `call` (0-based) of the message at index
+/// `message` of a conversation, in `scope`: `call_` and the 32 hex digits
+/// of the version 5 UUID of `"<message>.<call>"` in `scope` (37
 /// characters, valid for OpenAI's 40-character limit and Anthropic's
-/// `^[a-zA-Z0-9_-]+$`), not in `used`.
-pub(crate) fn fresh_tool_call_id(used: &IdSet) -> String {
+/// `^[a-zA-Z0-9_-]+$`). When `used` holds it already (a provider id that
+/// happens to look minted), `"<message>.<call>.<n>"` for n = 1, 2, … until
+/// one is free.
+pub(crate) fn minted_tool_call_id(
+    scope: Uuid,
+    message: usize,
+    call: usize,
+    used: &IdSet,
+) -> String {
+    let place = format!("{message}.{call}");
+    let mut name = place.clone();
+    let mut attempt: u64 = 0;
     loop {
-        let id = format!("call_{}", uuid::Uuid::new_v4().simple());
+        let id = format!("call_{}", Uuid::new_v5(&scope, name.as_bytes()).simple());
         if !used.contains(&id) {
             return id;
         }
+        attempt = attempt.saturating_add(1);
+        name = format!("{place}.{attempt}");
     }
 }
 
 /// Gives every call of `conversation` whose id is empty or used by an
-/// earlier call a fresh id, and the result that answers it the same id.
+/// earlier call a minted id (scope [`UNSCOPED`], its place in
+/// `conversation`), and the result that answers it the same id.
 ///
 /// A result answers a call of the assistant message right before it (the
 /// providers' rule, and [`repair`](crate::conversation::repair)'s): among
@@ -45,14 +73,14 @@ pub(crate) fn mint_missing_ids(conversation: &mut [Message]) {
     // The calls of the assistant message before the current results, not
     // yet answered: (the id it was sent with, its id now), in call order.
     let mut unanswered: Vec<(String, String)> = Vec::new();
-    for message in conversation.iter_mut() {
+    for (index, message) in conversation.iter_mut().enumerate() {
         match message {
             Message::Assistant(assistant) => {
                 unanswered.clear();
-                for call in assistant.tool_calls_mut() {
+                for (position, call) in assistant.tool_calls_mut().enumerate() {
                     let sent = call.id.clone();
                     if call.id.is_empty() || seen.contains(&call.id) {
-                        let fresh = fresh_tool_call_id(&used);
+                        let fresh = minted_tool_call_id(UNSCOPED, index, position, &used);
                         used.insert(fresh.clone());
                         call.id = fresh;
                     } else {
@@ -137,6 +165,67 @@ mod tests {
                 .map(|r| r.tool_call_id.as_str()),
             Some(second.as_str())
         );
+    }
+
+    #[test]
+    fn the_unscoped_namespace_is_the_crates_url_uuid() {
+        assert_eq!(
+            UNSCOPED,
+            Uuid::new_v5(&Uuid::NAMESPACE_URL, b"https://docs.rs/agent-loop")
+        );
+    }
+
+    #[test]
+    fn minting_is_deterministic_by_place_and_scope() {
+        let used = IdSet::default();
+        let scope = Uuid::from_u128(7);
+        let id = minted_tool_call_id(scope, 3, 1, &used);
+        assert_eq!(
+            id,
+            format!("call_{}", Uuid::new_v5(&scope, b"3.1").simple())
+        );
+        assert_eq!(id.len(), 37);
+        assert_eq!(minted_tool_call_id(scope, 3, 1, &used), id);
+        assert_ne!(minted_tool_call_id(scope, 3, 0, &used), id);
+        assert_ne!(
+            minted_tool_call_id(scope, 31, 0, &used),
+            minted_tool_call_id(scope, 3, 10, &used)
+        );
+        assert_ne!(minted_tool_call_id(Uuid::from_u128(8), 3, 1, &used), id);
+        // Taken already: the next name of the same place.
+        let taken = IdSet::from_iter([id.clone()]);
+        assert_eq!(
+            minted_tool_call_id(scope, 3, 1, &taken),
+            format!("call_{}", Uuid::new_v5(&scope, b"3.1.1").simple())
+        );
+    }
+
+    #[test]
+    fn a_conversation_minted_twice_gets_the_same_ids() {
+        let conversation = vec![
+            Message::tool_calls(
+                None,
+                vec![ToolCall::new("", "a", "{}"), ToolCall::new("", "b", "{}")],
+            ),
+            Message::Tool(ToolResult::ok("", "ra")),
+            Message::Tool(ToolResult::ok("", "rb")),
+        ];
+        let mut first = conversation.clone();
+        let mut second = conversation;
+        mint_missing_ids(&mut first);
+        mint_missing_ids(&mut second);
+        assert_eq!(first, second);
+        let ids: Vec<&str> = first[0]
+            .as_assistant()
+            .into_iter()
+            .flat_map(|a| a.tool_calls())
+            .map(|c| c.id.as_str())
+            .collect();
+        let expected = [
+            format!("call_{}", Uuid::new_v5(&UNSCOPED, b"0.0").simple()),
+            format!("call_{}", Uuid::new_v5(&UNSCOPED, b"0.1").simple()),
+        ];
+        assert_eq!(ids, expected);
     }
 
     #[test]

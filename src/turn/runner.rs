@@ -16,7 +16,7 @@ use tracing::{Instrument, info_span};
 
 use crate::bind::Bound;
 use crate::bind::call::{self, CallTable, Finished, Prepared};
-use crate::conversation::ids::{IdSet, fresh_tool_call_id};
+use crate::conversation::ids::{IdSet, minted_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
     ToolResult, Usage, repair,
@@ -73,8 +73,14 @@ impl Definition<Bound> {
     /// result saying it was interrupted, and its id is listed in
     /// [`TurnOutcome::repaired`]; every provider refuses a conversation with
     /// an unanswered call. A call whose id is empty or already used (in
-    /// the conversation or in the response) gets a fresh unique id, shared
-    /// by its result.
+    /// the conversation or in the response) gets a minted one, shared by its
+    /// result: `call_` and 32 hex digits (37 characters, valid for every
+    /// provider), the name-based (version 5) UUID of the message's index
+    /// and the call's position in it, in the session id's namespace. So
+    /// the same turn over the same conversation on the same session mints
+    /// the same ids (a replayed recording or a resumed turn matches the
+    /// first run); another session mints other ids. Any other id is kept
+    /// exactly as the provider sent it.
     ///
     /// Each response's [`Usage`] is added up in
     /// [`TurnStats::usage`], and per batch in [`IterationStats::usage`].
@@ -188,6 +194,7 @@ impl Definition<Bound> {
         );
         Turn {
             table,
+            id_scope: self.session_id().as_uuid(),
             model,
             cancellation: options.cancellation.unwrap_or(&never),
             events: options.events.unwrap_or(&unwatched),
@@ -203,6 +210,8 @@ impl Definition<Bound> {
 struct Turn<'a, M: ?Sized> {
     /// The turn's mode's tools, and the control tool: fixed for the turn.
     table: CallTable<'a>,
+    /// The scope of the tool call ids this turn mints: the session's id.
+    id_scope: uuid::Uuid,
     model: &'a M,
     cancellation: &'a CancellationToken,
     events: &'a TurnEvents,
@@ -229,7 +238,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let mut stats = TurnStats::default();
         let mut calls: u32 = 0;
         // Every tool call id the conversation holds, so a reused one gets a
-        // fresh id before its batch runs.
+        // minted id before its batch runs.
         let mut call_ids: IdSet = conversation
             .iter()
             .filter_map(Message::as_assistant)
@@ -363,11 +372,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let batch_calls = u32::try_from(message.tool_calls().count()).unwrap_or(u32::MAX);
             let would_be = calls.saturating_add(batch_calls);
             check_limits(&limits, iteration, would_be, batch_calls, stats.usage)?;
-            // Empty or reused provider ids get fresh ones, so every call
-            // keeps exactly one result.
-            for call in message.tool_calls_mut() {
+            // Empty or reused provider ids get minted ones, so every call
+            // keeps exactly one result. Minted from the session and the
+            // message's place (it is appended at `conversation.len()`), so
+            // the same turn run again names its calls the same way.
+            let place = conversation.len();
+            for (position, call) in message.tool_calls_mut().enumerate() {
                 if call.id.is_empty() || call_ids.contains(&call.id) {
-                    call.id = fresh_tool_call_id(&call_ids);
+                    call.id = minted_tool_call_id(self.id_scope, place, position, &call_ids);
                 }
                 call_ids.insert(call.id.clone());
             }

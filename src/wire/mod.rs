@@ -20,8 +20,8 @@
 //! the format's `parse_response` gives for the same response unstreamed.
 //!
 //! **Parsing is tolerant** of what real servers send: arguments given as a
-//! JSON object (llama.cpp, mlx-lm) or missing, empty or repeated tool call
-//! ids (a fresh id is minted, shared by the call and its result), content
+//! JSON object (llama.cpp, mlx-lm) or left out (OpenRouter); missing, empty
+//! or repeated tool call ids (see *Where ids are minted* below); content
 //! blocks this crate does not model (kept verbatim as
 //! [`ProviderPart`](crate::conversation::ProviderPart)s), provider fields on
 //! messages, calls and tool declarations (kept as
@@ -46,6 +46,23 @@
 //! with nothing to say; blank arguments go out as `{}`, as they ran;
 //! reasoning, provider parts and extras go back only to the format they
 //! came from.
+//!
+//! **Where ids are minted, and what a round trip keeps.** A response's
+//! `parse_response` (and the stream assemblers) keep what the provider
+//! sent: an empty id stays `""`, missing arguments stay `""`. The turn
+//! runner mints the ids it needs, deterministically per session (see
+//! [`run_turn`](crate::Definition::run_turn)). A history's `parse_request`
+//! or `parse_messages` must pair each result with its call, so it mints an
+//! id for an empty or repeated one there, shared by the call and its
+//! result: `call_` and the version 5 UUID of the message's index and the
+//! call's position, the same every time the history is parsed. So for
+//! everything these parsers accept, parse → export → parse gives the
+//! parsed value back except exactly where the export must normalise: a
+//! call id the target does not accept ([`id_is_valid`]) comes back as one it
+//! does, and blank arguments come back as `{}`; and what an export wrote is
+//! a fixpoint (export → parse → export writes it again). The data-driven
+//! test over recorded traffic (`tests/it/wire_real.rs`) checks this
+//! property on every recording.
 //!
 //! Two things an export takes as given, because fixing them silently would
 //! change what the conversation means:

@@ -220,6 +220,55 @@ async fn empty_provider_ids_in_one_batch_run_both_calls_with_fresh_ids() {
     assert_eq!(texts, ["sunny in Paris", "sunny in Rome"]);
 }
 
+/// Kind 13 of the "providers as they behave" issue: minting is
+/// deterministic per session, so a replayed or resumed turn names its
+/// calls as the first run did.
+#[tokio::test]
+async fn minted_ids_are_the_sessions_uuid_of_the_calls_place_and_repeat_on_a_rerun() {
+    let session = bind_tools([weather_tool(Arc::default())], ToolLimits::default()).await;
+    let script = || {
+        ScriptedModel::new([
+            ModelResponse::tool_calls([
+                ToolCall::new("", "get_weather", r#"{"city": "Paris"}"#),
+                ToolCall::new("", "get_weather", r#"{"city": "Rome"}"#),
+            ]),
+            answer("Sunny in both."),
+        ])
+    };
+    let mut first = user_says("Weather in Paris and Rome?");
+    let mut second = first.clone();
+    session
+        .run_turn(&script(), &mut first, &CancellationToken::new())
+        .await
+        .unwrap();
+    session
+        .run_turn(&script(), &mut second, &CancellationToken::new())
+        .await
+        .unwrap();
+    // The assistant message is appended at index 1; its calls are 0 and 1.
+    let scope = session.session_id().as_uuid();
+    let expected: Vec<String> = ["1.0", "1.1"]
+        .iter()
+        .map(|place| {
+            format!(
+                "call_{}",
+                uuid::Uuid::new_v5(&scope, place.as_bytes()).simple()
+            )
+        })
+        .collect();
+    assert_eq!(call_ids(&first), expected);
+    assert_eq!(first, second);
+
+    let other = bind_tools([weather_tool(Arc::default())], ToolLimits::default()).await;
+    let mut elsewhere = user_says("Weather in Paris and Rome?");
+    other
+        .run_turn(&script(), &mut elsewhere, &CancellationToken::new())
+        .await
+        .unwrap();
+    let theirs = call_ids(&elsewhere);
+    assert!(theirs.iter().all(|id| !expected.contains(id)), "{theirs:?}");
+}
+
 #[tokio::test]
 async fn an_id_reused_from_an_earlier_turn_gets_a_fresh_id() {
     let invocations = Arc::new(AtomicUsize::new(0));

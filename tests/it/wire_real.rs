@@ -7,14 +7,29 @@
 //! file must:
 //!
 //! - **request**: parse (conversation and tools); its function tools bind;
-//!   its conversation and its tool declarations round-trip (parse → export
-//!   → parse is the identity); its conversation exports within both
-//!   providers' rules.
-//! - **response**: parse; round-trip as an assistant message; drive a turn
-//!   whose conversation exports within both providers' rules. With a
+//!   its conversation and its tool declarations round-trip (below); its
+//!   conversation exports within both providers' rules.
+//! - **response**: parse; round-trip as an assistant message (below); drive
+//!   a turn whose conversation exports within both providers' rules. With a
 //!   `followup_request` of the same name, the turn starts from the
 //!   follow-up's history, and the assistant message it appends equals the
-//!   one the real client sent back, with the results under the same ids.
+//!   one the real client sent back, with the results under the same ids
+//!   (but where the provider sent an empty id: there the turn minted one
+//!   and the client its own, so theirs is renamed to ours).
+//!
+//! **The round-trip property**, which holds for every recording of these
+//! kinds, not only the files here. Parsing keeps what the provider sent
+//! (an empty id stays `""`, missing arguments stay `""`; the turn runner
+//! mints ids, deterministically per session); an export writes only what
+//! the target format accepts. So parse → export → parse gives the parsed
+//! value back except exactly where the export must normalise: a call id the
+//! format does not accept ([`id_is_valid`]: Gemini's OpenAI endpoint sends
+//! `""`) comes back as one it does, unique in the export, in the call and
+//! the results that answer it; blank arguments (OpenRouter sends none) come
+//! back as `{}`, as they ran (and where a format sends arguments as an
+//! object, Anthropic's and Gemini's, an object comes back as its compact
+//! JSON text). And a second round changes nothing: what an export wrote is
+//! a fixpoint of parse → export.
 //! - **MCP**: bind under the MCP name rules, and under the default rules
 //!   after sanitising the names; round-trip.
 //!
@@ -26,7 +41,7 @@ use std::path::{Path, PathBuf};
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::tool::{self, BoxError, NameRules, ToolInfo};
 use agent_loop::turn::ScriptedModel;
-use agent_loop::wire::{ToolDeclaration, gemini, mcp, stream};
+use agent_loop::wire::{ToolDeclaration, gemini, id_is_valid, mcp, stream};
 use agent_loop::{Bindings, LoopId, SessionId};
 use agent_loop::{Bound, Definition};
 use serde_json::{Value, json};
@@ -118,7 +133,16 @@ async fn check_request(format: Format, path: &Path) {
     let again = format
         .parse_request(&exported)
         .unwrap_or_else(|error| panic!("{what}: the export does not parse: {error}"));
-    assert_eq!(again, parsed, "{what}: parse → export → parse changed it");
+    let mut expected = parsed.clone();
+    expected.conversation = as_exported(format, &parsed.conversation, &again.conversation, &what);
+    assert_eq!(again, expected, "{what}: parse → export → parse changed it");
+    let twice = format
+        .export_request(&again.conversation, &again.tools)
+        .expect("its own tools export");
+    assert_eq!(
+        twice, exported,
+        "{what}: a second export differs from the first"
+    );
     // A request chained with `previous_response_id` (Responses) holds only
     // what follows the stored response: its history is on the server.
     if !body
@@ -129,12 +153,11 @@ async fn check_request(format: Format, path: &Path) {
     }
 }
 
-/// The assistant message of a response, round-tripped through a messages
-/// array of its format.
-fn round_trip_message(format: Format, response: &ModelResponse) -> Message {
-    let conversation = [Message::Assistant(response.message.clone())];
+/// A message round-tripped through a messages array of its format:
+/// parse(export([message])).
+fn round_trip_message(format: Format, message: &Message) -> Message {
     let exported = format
-        .export_request(&conversation, &[])
+        .export_request(std::slice::from_ref(message), &[])
         .expect("no tools to export");
     let parsed = format
         .parse_request(&exported)
@@ -146,17 +169,156 @@ fn round_trip_message(format: Format, response: &ModelResponse) -> Message {
         .expect("the exported message is there")
 }
 
+fn call_ids(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(Message::as_assistant)
+        .flat_map(|assistant| assistant.tool_calls())
+        .map(|call| call.id.clone())
+        .collect()
+}
+
+/// `original` as an export must change it (the module's round-trip
+/// property), given what came `back` from parse → export → parse: each
+/// call id `format` does not accept replaced by the one the export gave it
+/// (which must be valid, and unique in `back`), in the call and in the
+/// result that answers it; blank arguments as `{}`; for the formats that
+/// send arguments as an object, an object as its compact text.
+fn as_exported(format: Format, original: &[Message], back: &[Message], what: &str) -> Vec<Message> {
+    let back_ids = call_ids(back);
+    let unique: BTreeSet<&String> = back_ids.iter().collect();
+    assert_eq!(
+        unique.len(),
+        back_ids.len(),
+        "{what}: the export repeats a call id: {back_ids:?}"
+    );
+    for id in &back_ids {
+        assert!(
+            id_is_valid(format.wire_format(), id),
+            "{what}: the export sent the id {id:?}"
+        );
+    }
+    let mut back_ids = back_ids.into_iter();
+    // (the id sent, the id exported) of calls renamed and not yet answered.
+    let mut renamed: Vec<(String, String)> = Vec::new();
+    let mut expected = original.to_vec();
+    for message in &mut expected {
+        match message {
+            Message::Assistant(assistant) => {
+                for call in assistant.tool_calls_mut() {
+                    let Some(id) = back_ids.next() else { break };
+                    if !id_is_valid(format.wire_format(), &call.id) {
+                        renamed.push((std::mem::replace(&mut call.id, id.clone()), id));
+                    }
+                    if call.arguments.trim().is_empty() {
+                        call.arguments = "{}".to_owned();
+                    }
+                    // Anthropic and Gemini carry arguments as a JSON object,
+                    // not as text: an object comes back as its compact text.
+                    if matches!(format, Format::Anthropic | Format::Gemini)
+                        && let Ok(object @ Value::Object(_)) =
+                            serde_json::from_str::<Value>(&call.arguments)
+                    {
+                        call.arguments = object.to_string();
+                    }
+                }
+            }
+            Message::Tool(result) => {
+                if let Some(position) = renamed
+                    .iter()
+                    .position(|(sent, _)| *sent == result.tool_call_id)
+                {
+                    result.tool_call_id = renamed.remove(position).1;
+                }
+            }
+            _ => {}
+        }
+    }
+    expected
+}
+
+/// The round-trip property (module docs) of one parsed assistant message.
+fn check_round_trip(format: Format, what: &str, message: &Message) {
+    let back = round_trip_message(format, message);
+    let expected = as_exported(
+        format,
+        std::slice::from_ref(message),
+        std::slice::from_ref(&back),
+        what,
+    );
+    assert_eq!(
+        back, expected[0],
+        "{what}: parse → export → parse changed the message"
+    );
+    assert_eq!(
+        round_trip_message(format, &back),
+        back,
+        "{what}: a second round changed what the export wrote"
+    );
+}
+
+/// Blank arguments as `{}`, as they ran and as an export sends them.
+fn blank_arguments_as_object(messages: &mut [Message]) {
+    for message in messages {
+        if let Message::Assistant(assistant) = message {
+            for call in assistant.tool_calls_mut() {
+                if call.arguments.trim().is_empty() {
+                    call.arguments = "{}".to_owned();
+                }
+            }
+        }
+    }
+}
+
+/// A recorded follow-up (`theirs`, from the assistant message on) with
+/// the ids the client minted, where the provider sent an empty one,
+/// renamed to the ones the turn minted (`ours`), in the calls and the
+/// results; and blank arguments as `{}` on both sides.
+fn adopt_minted_ids(provider: &Message, ours: &mut [Message], theirs: &mut [Message]) {
+    let minted: Vec<usize> = provider
+        .as_assistant()
+        .into_iter()
+        .flat_map(|assistant| assistant.tool_calls())
+        .enumerate()
+        .filter(|(_, call)| call.id.is_empty())
+        .map(|(position, _)| position)
+        .collect();
+    let our_ids = call_ids(&ours[..1]);
+    let mut renamed: Vec<(String, String)> = Vec::new();
+    if let Some(Message::Assistant(assistant)) = theirs.first_mut() {
+        for (position, call) in assistant.tool_calls_mut().enumerate() {
+            if minted.contains(&position)
+                && let Some(id) = our_ids.get(position)
+            {
+                renamed.push((std::mem::replace(&mut call.id, id.clone()), id.clone()));
+            }
+        }
+    }
+    for message in theirs.iter_mut().skip(1) {
+        if let Message::Tool(result) = message
+            && let Some(position) = renamed
+                .iter()
+                .position(|(sent, _)| *sent == result.tool_call_id)
+        {
+            result.tool_call_id = renamed.remove(position).1;
+        }
+    }
+    blank_arguments_as_object(ours);
+    blank_arguments_as_object(theirs);
+}
+
 async fn check_response(format: Format, path: &Path) {
+    check_response_body(format, path, &read(path)).await;
+}
+
+/// [`check_response`] on `body`, with the siblings of `path`.
+async fn check_response_body(format: Format, path: &Path, body: &Value) {
     let what = path.display().to_string();
     let (name, _) = name_and_role(path);
     let response = format
-        .parse_response(&read(path))
+        .parse_response(body)
         .unwrap_or_else(|error| panic!("{what}: {error}"));
-    assert_eq!(
-        round_trip_message(format, &response),
-        Message::Assistant(response.message.clone()),
-        "{what}: parse → export → parse changed the message"
-    );
+    check_round_trip(format, &what, &Message::Assistant(response.message.clone()));
 
     let sibling = |role: &str| path.with_file_name(format!("{name}.{role}.json"));
     let followup = sibling("followup_request");
@@ -231,12 +393,17 @@ async fn check_response(format: Format, path: &Path) {
     check_rules(&what, &conversation);
 
     if let Some(expected) = expected {
+        let results_end = conversation.len() - 1; // the final answer
+        let mut theirs = expected.to_vec();
+        let mut ours = conversation[start..results_end].to_vec();
+        adopt_minted_ids(
+            &Message::Assistant(response.message.clone()),
+            &mut ours,
+            &mut theirs,
+        );
         // The assistant message goes back as the real client sent it:
         // reasoning first and signed, ids and names unchanged.
-        assert_eq!(
-            conversation[start], expected[0],
-            "{what}: the assistant message differs"
-        );
+        assert_eq!(ours[0], theirs[0], "{what}: the assistant message differs");
         let ids = |messages: &[Message]| -> Vec<String> {
             messages
                 .iter()
@@ -244,18 +411,18 @@ async fn check_response(format: Format, path: &Path) {
                 .map(|result| result.tool_call_id.clone())
                 .collect()
         };
-        let results_end = conversation.len() - 1; // the final answer
         assert_eq!(
-            ids(&conversation[start + 1..results_end]),
-            ids(&expected[1..]),
+            ids(&ours[1..]),
+            ids(&theirs[1..]),
             "{what}: the results answer other ids"
         );
         // And the request it makes now exports as the real one did.
+        let history = &conversation[..start];
         let ours = format
-            .export_request(&conversation[..results_end], &[])
+            .export_request(&[history, &ours].concat(), &[])
             .expect("no tools to export");
         let theirs = format
-            .export_request(&followup.as_ref().expect("follow-up").conversation, &[])
+            .export_request(&[history, &theirs].concat(), &[])
             .expect("no tools to export");
         let last_assistant = |body: &Value| -> Value {
             body["messages"]
@@ -281,6 +448,64 @@ async fn every_openai_payload_parses_binds_runs_and_round_trips() {
             role => panic!("{}: unknown role {role:?}", path.display()),
         }
     }
+}
+
+/// The two shapes the round-trip property names, which no recording here
+/// has: every call id `""` (Gemini's OpenAI-compatible endpoint) and a
+/// call without `arguments` (OpenRouter). Made from a real response by
+/// changing only those fields.
+#[tokio::test]
+async fn empty_ids_and_missing_arguments_keep_the_round_trip_property() {
+    let recorded = Path::new(FIXTURES).join("openai/oai_py_parallel.response.json");
+    let mut body = read(&recorded);
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array_mut()
+        .expect("the recording has calls");
+    assert!(calls.len() >= 2, "parallel calls");
+    for call in calls.iter_mut() {
+        call["id"] = json!("");
+    }
+    calls[0]["function"]
+        .as_object_mut()
+        .expect("a function")
+        .remove("arguments");
+    // Parsing keeps what the provider sent.
+    let response = Format::OpenAi.parse_response(&body).expect("parses");
+    let parsed: Vec<(&str, &str)> = response
+        .message
+        .tool_calls()
+        .map(|call| (call.id.as_str(), call.arguments.as_str()))
+        .collect();
+    assert_eq!(parsed[0], ("", ""));
+    assert!(parsed.iter().all(|(id, _)| id.is_empty()));
+    // The export sends valid, distinct ids and `{}`; a second round is still.
+    let back = round_trip_message(
+        Format::OpenAi,
+        &Message::Assistant(response.message.clone()),
+    );
+    let ids = call_ids(std::slice::from_ref(&back));
+    assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), ids.len());
+    assert!(ids.iter().all(|id| !id.is_empty()));
+    assert_eq!(
+        back.as_assistant()
+            .and_then(|a| a.tool_calls().next())
+            .map(|c| c.arguments.as_str()),
+        Some("{}")
+    );
+    for format in Format::ALL {
+        check_round_trip(
+            format,
+            &format!("{format:?}: derived"),
+            &Message::Assistant(response.message.clone()),
+        );
+    }
+    // And the whole data-driven check: a turn runs it, minting ids.
+    check_response_body(
+        Format::OpenAi,
+        &recorded.with_file_name("derived.response.json"),
+        &body,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -531,11 +756,13 @@ async fn every_openai_responses_payload_parses_binds_runs_and_round_trips() {
                 let again = Format::Responses.parse_request(&exported).unwrap();
                 let mut expected = response.message.clone();
                 expected.extras = Default::default(); // the response id is no item field
-                assert_eq!(
-                    again.conversation[1],
-                    Message::Assistant(expected),
-                    "{what}"
+                let expected = as_exported(
+                    Format::Responses,
+                    &[Message::Assistant(expected)],
+                    &again.conversation[1..],
+                    &what,
                 );
+                assert_eq!(again.conversation[1], expected[0], "{what}");
                 check_responses_turn(&what, &dir, &name, &response).await;
             }
             role => panic!("{what}: unknown role {role:?}"),
@@ -677,18 +904,11 @@ async fn check_gemini_stream(dir: &Path, name: &str, assembler: stream::gemini::
 
 async fn check_gemini_response(dir: &Path, name: &str, response: ModelResponse) {
     let what = format!("gemini/{name}");
-    // Calls without id come back with minted ones: compared without ids.
-    let without_ids = |message: Message| match message {
-        Message::Assistant(mut assistant) => {
-            assistant.tool_calls_mut().for_each(|call| call.id.clear());
-            Message::Assistant(assistant)
-        }
-        other => other,
-    };
-    assert_eq!(
-        without_ids(round_trip_message(Format::Gemini, &response)),
-        without_ids(Message::Assistant(response.message.clone())),
-        "{what}: parse → export → parse changed the message"
+    // Calls without id (Gemini's API sends none) come back with minted ones.
+    check_round_trip(
+        Format::Gemini,
+        &what,
+        &Message::Assistant(response.message.clone()),
     );
     let sibling = |role: &str| dir.join(format!("{name}.{role}.json"));
     let request = sibling("request");

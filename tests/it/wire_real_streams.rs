@@ -460,6 +460,9 @@ struct Run {
     result: Result<ModelResponse, ModelError>,
     text_deltas: String,
     body: Value,
+    /// The provider the model records as the origin of what it returns:
+    /// the loopback server's `host:port`.
+    provider: String,
 }
 
 async fn run(format: Format, dir: &Path, name: &str, answer: Answer) -> Run {
@@ -488,6 +491,11 @@ async fn run(format: Format, dir: &Path, name: &str, answer: Answer) -> Run {
         result,
         text_deltas,
         body,
+        provider: server
+            .base
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned(),
     }
 }
 
@@ -562,9 +570,18 @@ async fn check_streams(
         check_request_body(format, &dir, &name, &run.body);
         match carried {
             Carried::Response(body) => {
-                let expected = format
+                let mut expected = format
                     .parse_response(&body)
                     .unwrap_or_else(|error| panic!("{name}: the folded body: {error}: {body}"));
+                // The model records where its answer came from: this
+                // server, and the model it asked for.
+                let asked = match format {
+                    Format::OpenAi => "m",
+                    _ => "claude",
+                };
+                expected
+                    .message
+                    .record_origin(Some(&run.provider), Some(asked));
                 let got = run
                     .result
                     .as_ref()

@@ -39,6 +39,16 @@ impl Format {
         Format::Gemini,
     ];
 
+    /// The conversation's name for this format.
+    pub fn wire_format(self) -> conversation::WireFormat {
+        match self {
+            Self::OpenAi => conversation::WireFormat::OpenAiChat,
+            Self::Anthropic => conversation::WireFormat::AnthropicMessages,
+            Self::Responses => conversation::WireFormat::OpenAiResponses,
+            Self::Gemini => conversation::WireFormat::Gemini,
+        }
+    }
+
     pub fn parse_request(self, body: &Value) -> Result<ParsedRequest, WireError> {
         match self {
             Self::OpenAi => openai::parse_request(body),
