@@ -410,6 +410,16 @@
 //!   clients never refuse such a call); the model still sees the schema as
 //!   listed. MCP results are cut to 100 000 bytes by default, and the
 //!   smaller of that and `result_bytes` applies.
+//! - **Who mints tool call ids.** A response is parsed as the provider
+//!   sent it (an empty id stays `""`, missing arguments stay `""`), so a
+//!   recording replays to the same value. The turn runner mints the ids it
+//!   needs, deterministically: the version 5 UUID of the call's place
+//!   (message index, call position) in the session id's namespace, so the
+//!   same turn run again (a replay, a resumed turn) mints the same ids and
+//!   another session other ones. A history must pair results with calls,
+//!   so its parser mints there, deterministically too. An export changes
+//!   only what the target refuses (an invalid id, blank arguments), and
+//!   what it wrote parses and exports to itself again (see [`wire`]).
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
