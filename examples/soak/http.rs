@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_loop::conversation::Message;
-use agent_loop::model::{AnthropicModel, GeminiModel, OpenAiModel};
+use agent_loop::model::{AnthropicModel, GeminiModel, OpenAiModel, OpenAiResponsesModel};
 use agent_loop::turn::{Model, TurnError};
 use agent_loop::{Bindings, LoopId, SessionId};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -35,15 +35,21 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire
 pub enum Format {
     OpenAi,
     OpenAiStream,
+    Responses,
+    ResponsesStream,
+    Anthropic,
     AnthropicStream,
     Gemini,
     GeminiStream,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 8] = [
         Format::OpenAi,
         Format::OpenAiStream,
+        Format::Responses,
+        Format::ResponsesStream,
+        Format::Anthropic,
         Format::AnthropicStream,
         Format::Gemini,
         Format::GeminiStream,
@@ -53,6 +59,9 @@ impl Format {
         match self {
             Format::OpenAi => "openai",
             Format::OpenAiStream => "openai-stream",
+            Format::Responses => "responses",
+            Format::ResponsesStream => "responses-stream",
+            Format::Anthropic => "anthropic",
             Format::AnthropicStream => "anthropic-stream",
             Format::Gemini => "gemini",
             Format::GeminiStream => "gemini-stream",
@@ -66,7 +75,10 @@ impl Format {
     fn streamed(self) -> bool {
         matches!(
             self,
-            Format::OpenAiStream | Format::AnthropicStream | Format::GeminiStream
+            Format::OpenAiStream
+                | Format::ResponsesStream
+                | Format::AnthropicStream
+                | Format::GeminiStream
         )
     }
 
@@ -91,6 +103,27 @@ impl Format {
                 ],
                 &["openai-stream/deepseek_reasoner_stream.sse"],
             ),
+            Format::Responses => (
+                &[
+                    "openai-responses/resp_parallel_retry.response.json",
+                    "openai-responses/resp_store_false.response.json",
+                ],
+                &["openai-responses/resp_web_search_annotations.response.json"],
+            ),
+            Format::ResponsesStream => (
+                &[
+                    "openai-responses/resp_stream_fn.sse",
+                    "openai-responses/resp_stream_store_false.sse",
+                ],
+                &["openai-responses/resp_stream_reasoning_summary.sse"],
+            ),
+            Format::Anthropic => (
+                &[
+                    "anthropic/ant_parallel.response.json",
+                    "anthropic/ant_thinking.response.json",
+                ],
+                &["anthropic/ant_web_search.response.json"],
+            ),
             Format::AnthropicStream => (
                 &["anthropic-stream/ant_parallel_tool_use.sse"],
                 &["anthropic-stream/ant_thinking_text.sse"],
@@ -108,8 +141,12 @@ impl Format {
     /// An `error` event of this format (an overload).
     fn error_event(self) -> &'static str {
         match self {
-            Format::AnthropicStream => {
+            Format::Anthropic | Format::AnthropicStream => {
                 "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+            }
+            // The shape of `resp_stream_quota_error.sse`, with a retryable type.
+            Format::Responses | Format::ResponsesStream => {
+                "event: error\ndata: {\"type\":\"error\",\"sequence_number\":2,\"error\":{\"type\":\"server_error\",\"code\":\"server_error\",\"message\":\"The server is overloaded.\",\"param\":null}}\n\n"
             }
             Format::Gemini | Format::GeminiStream => {
                 "data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n"
@@ -124,8 +161,13 @@ impl Format {
     /// pieces of a call are not shown, so a retry after them is allowed).
     fn is_content(self, event: &str) -> bool {
         match self {
-            Format::AnthropicStream => {
+            Format::Anthropic | Format::AnthropicStream => {
                 event.contains("\"text_delta\"") || event.contains("\"thinking_delta\"")
+            }
+            Format::Responses | Format::ResponsesStream => {
+                event.contains("\"response.output_text.delta\"")
+                    || event.contains("\"response.reasoning_summary_text.delta\"")
+                    || event.contains("\"response.reasoning_text.delta\"")
             }
             Format::Gemini | Format::GeminiStream => event.contains("\"text\""),
             _ => event.match_indices("content\":\"").any(|(at, pattern)| {
@@ -582,11 +624,20 @@ fn model(format: Format, base_url: &str) -> Box<dyn Model> {
                 .max_retries(RETRIES)
                 .backoff(Duration::from_millis(5), BACKOFF),
         ),
-        Format::AnthropicStream => Box::new(
+        Format::Responses | Format::ResponsesStream => Box::new(
+            OpenAiResponsesModel::new("soak")
+                .base_url(format!("{base_url}/v1"))
+                .api_key("sk-soak")
+                .stream(format.streamed())
+                .timeout(TIMEOUT)
+                .max_retries(RETRIES)
+                .backoff(Duration::from_millis(5), BACKOFF),
+        ),
+        Format::Anthropic | Format::AnthropicStream => Box::new(
             AnthropicModel::new("soak")
                 .base_url(base_url)
                 .api_key("sk-ant-soak")
-                .stream(true)
+                .stream(format.streamed())
                 .timeout(TIMEOUT)
                 .max_retries(RETRIES)
                 .backoff(Duration::from_millis(5), BACKOFF),
