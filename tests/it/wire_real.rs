@@ -210,9 +210,7 @@ fn as_exported(format: Format, original: &[Message], back: &[Message], what: &st
                     if !id_is_valid(format.wire_format(), &call.id) {
                         renamed.push((std::mem::replace(&mut call.id, id.clone()), id));
                     }
-                    if call.arguments.trim().is_empty() {
-                        call.arguments = "{}".to_owned();
-                    }
+                    blank_as_object(call);
                     // Anthropic and Gemini carry arguments as a JSON object,
                     // not as text: an object comes back as its compact text.
                     if matches!(format, Format::Anthropic | Format::Gemini)
@@ -258,14 +256,17 @@ fn check_round_trip(format: Format, what: &str, message: &Message) {
 }
 
 /// Blank arguments as `{}`, as they ran and as an export sends them.
+fn blank_as_object(call: &mut agent_loop::conversation::ToolCall) {
+    if call.arguments.trim().is_empty() {
+        call.arguments = "{}".to_owned();
+    }
+}
+
+/// [`blank_as_object`] on every call of `messages`.
 fn blank_arguments_as_object(messages: &mut [Message]) {
     for message in messages {
         if let Message::Assistant(assistant) = message {
-            for call in assistant.tool_calls_mut() {
-                if call.arguments.trim().is_empty() {
-                    call.arguments = "{}".to_owned();
-                }
-            }
+            assistant.tool_calls_mut().for_each(blank_as_object);
         }
     }
 }
