@@ -117,13 +117,20 @@ pub const WIRE_WORDS: &[&str] = &[
     "\n",
 ];
 
-/// The recorded payloads of `tests/fixtures/wire-real/`, each as JSON,
-/// with their paths.
+/// The recorded JSON payloads of every folder of `tests/fixtures/wire-real/`
+/// (the `.sse` streams are not JSON), with their paths.
 pub static RECORDED: LazyLock<Vec<(String, Value)>> = LazyLock::new(|| {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wire-real");
     let mut payloads = Vec::new();
-    for format in ["openai", "anthropic", "mcp"] {
-        let folder = root.join(format);
+    // Every folder, read from the disk rather than named here: a kind of
+    // recording added later is checked without a change to this list.
+    let mut folders: Vec<_> = std::fs::read_dir(&root)
+        .unwrap_or_else(|error| panic!("{}: {error}", root.display()))
+        .map(|entry| entry.expect("a readable directory entry").path())
+        .filter(|path| path.is_dir())
+        .collect();
+    folders.sort();
+    for folder in folders {
         let mut paths: Vec<_> = std::fs::read_dir(&folder)
             .unwrap_or_else(|error| panic!("{}: {error}", folder.display()))
             .map(|entry| entry.expect("a readable directory entry").path())

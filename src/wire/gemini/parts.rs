@@ -183,8 +183,8 @@ fn object_field(
 /// # Errors
 ///
 /// `WrongType` for a part that is not an object, or a modelled field of the
-/// wrong JSON type (`text` not a string, `thought` not a boolean, `args` or
-/// `response` not an object); `MissingField` for a `functionCall` or
+/// wrong JSON type (`text` or `thoughtSignature` not a string, `thought`
+/// not a boolean, `args` or `response` not an object); `MissingField` for a `functionCall` or
 /// `functionResponse` without `name`.
 pub(super) fn parse_part(path: &str, value: &Value) -> Result<Part, WireError> {
     let mut fields = object(path, "part", value)?.clone();
@@ -228,7 +228,7 @@ pub(super) fn parse_part(path: &str, value: &Value) -> Result<Part, WireError> {
         {
             let (mime, data) = (mime.to_owned(), data.to_owned());
             take(&mut fields, "inlineData", "inline_data");
-            normalise_signature(&mut fields);
+            normalise_signature(path, &mut fields)?;
             return Ok(Part::Image {
                 mime_type: mime,
                 data,
@@ -244,7 +244,7 @@ pub(super) fn parse_part(path: &str, value: &Value) -> Result<Part, WireError> {
             .ok_or_else(|| missing(&call_path, "name"))?;
         let id = string(&call_path, "id", call.remove("id"))?.unwrap_or_default();
         let args = object_field(&call_path, "args", call.remove("args"))?.unwrap_or_default();
-        normalise_signature(&mut fields);
+        normalise_signature(path, &mut fields)?;
         // The stand-in an export writes is no signature of the model's.
         if fields.get("thoughtSignature").and_then(Value::as_str) == Some(SKIP_SIGNATURE) {
             fields.remove("thoughtSignature");
@@ -271,7 +271,7 @@ pub(super) fn parse_part(path: &str, value: &Value) -> Result<Part, WireError> {
             None => Vec::new(),
             Some(parts) => array(&response_path, "parts", &parts)?.to_vec(),
         };
-        normalise_signature(&mut fields);
+        normalise_signature(path, &mut fields)?;
         return Ok(Part::Response(ResponsePart {
             id,
             name,
@@ -294,11 +294,15 @@ pub(super) const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
 /// A `thought_signature` kept among extras is written back as
 /// `thoughtSignature`: the API's JSON reads either, and exports write
-/// camelCase.
-fn normalise_signature(fields: &mut Map<String, Value>) {
-    if let Some(signature) = take(fields, "thoughtSignature", "thought_signature") {
-        fields.insert("thoughtSignature".to_owned(), signature);
+/// camelCase. `null` is no signature; any other value that is not a string
+/// is refused (`Part.thought_signature` is bytes, base64 in JSON), since
+/// written back it would be sent to a model that refuses it.
+fn normalise_signature(path: &str, fields: &mut Map<String, Value>) -> Result<(), WireError> {
+    let signature = take(fields, "thoughtSignature", "thought_signature");
+    if let Some(signature) = string(path, "thoughtSignature", signature)? {
+        fields.insert("thoughtSignature".to_owned(), Value::String(signature));
     }
+    Ok(())
 }
 
 /// The extras of this format, without the fields `modelled` names (a

@@ -463,3 +463,40 @@ fn recorded_requests_round_trip() {
         let _ = system;
     }
 }
+
+/// A signature is bytes (base64 text in JSON): a call's `thoughtSignature`
+/// of another JSON type is refused with its path, `null` is none, and
+/// the snake_case spelling is read as the camelCase one.
+#[test]
+fn a_call_signature_that_is_no_string_is_refused() {
+    let contents = |signature: Value| {
+        json!([{ "role": "model", "parts": [
+            { "functionCall": { "name": "f", "args": {} }, "thought_signature": signature }
+        ] }])
+    };
+    let error = parse_contents(&contents(json!(7))).unwrap_err();
+    assert_eq!(error.path, "contents[0].parts[0]");
+    assert_eq!(
+        error.kind,
+        WireErrorKind::WrongType {
+            field: "thoughtSignature".into(),
+            expected: "a string".into(),
+            found: "a number".into(),
+        }
+    );
+    let parsed = parse_contents(&contents(json!(null))).unwrap();
+    let Message::Assistant(model) = &parsed[0] else {
+        panic!("{parsed:?}")
+    };
+    let call = model.tool_calls().next().unwrap();
+    assert!(call.extras.is_empty(), "{:?}", call.extras);
+    let parsed = parse_contents(&contents(json!("c2ln"))).unwrap();
+    let Message::Assistant(model) = &parsed[0] else {
+        panic!("{parsed:?}")
+    };
+    let call = model.tool_calls().next().unwrap();
+    assert_eq!(
+        call.extras.fields_for(WireFormat::Gemini).unwrap()["thoughtSignature"],
+        "c2ln"
+    );
+}

@@ -448,6 +448,10 @@ struct ItemHead {
     role: Option<String>,
 }
 
+/// The part types of an input message's `content` (`InputContent` in
+/// OpenAI's published OpenAPI document).
+const INPUT_CONTENT_TYPES: [&str; 4] = ["input_text", "input_image", "input_file", "input_audio"];
+
 #[derive(Deserialize)]
 #[serde(expecting = "a content part object")]
 struct PartHead {
@@ -517,7 +521,8 @@ struct RawMessage {
 ///   `detail` other than `"auto"` in its extras), any other part
 ///   (`input_file`, `input_audio`, an `input_image` by `file_id`) → a
 ///   [`ContentPart::Provider`]); of role `system` or `developer` → a
-///   [`Message::System`] of its text;
+///   [`Message::System`] of its text (parts other than plain `input_text`
+///   are kept in its extras as the export writes a user message's parts);
 /// - a run of `reasoning`, assistant `message`, `function_call` and items
 ///   of other types (`web_search_call`, `item_reference`, …) → one
 ///   [`Message::Assistant`], parts in item order (see
@@ -535,8 +540,11 @@ struct RawMessage {
 /// [`WireErrorKind::UnknownRole`] for a message role other than `user`,
 /// `assistant`, `system` and `developer`; [`WireErrorKind::MissingField`]
 /// for an item with neither `type` nor `role`, a `function_call` without
-/// `name`, a text part without `text`; [`WireErrorKind::WrongType`] for
-/// a field of the wrong type. The path names the item and part, e.g.
+/// `name`, a text part without `text`; [`WireErrorKind::UnknownType`] for
+/// a system or developer message's part of a type `InputContent` does not
+/// list (`input_text`, `input_image`, `input_file`, `input_audio`, in
+/// OpenAI's OpenAPI document); [`WireErrorKind::WrongType`] for a field
+/// of the wrong type. The path names the item and part, e.g.
 /// `input[3].content[1]`.
 pub fn parse_messages(input: &Value) -> Result<Vec<Message>, WireError> {
     check_depth(FORMAT, "input", input)?;
@@ -798,18 +806,43 @@ fn parse_input_message(path: &str, role: &str, item: &Value) -> Result<Vec<Messa
             let text = match raw.content {
                 StringOrArray::Text(text) => text,
                 StringOrArray::Array(parts) => {
-                    let plain = parts.iter().all(|part| {
-                        part.get("type").and_then(Value::as_str) == Some("input_text")
-                            && part.get("text").is_some_and(Value::is_string)
-                            && part.as_object().is_some_and(|part| part.len() == 2)
-                    });
-                    let text: String = parts
+                    let root = format!("{path}.content");
+                    let parsed = input_parts(&root, &parts)?;
+                    // A part of no type `EasyInputMessage` lists (a Chat
+                    // Completions `text` part, say) is refused: kept, it
+                    // would go back to a model that refuses it.
+                    for (index, part) in parsed.iter().enumerate() {
+                        if let ContentPart::Provider(provider) = part {
+                            let kind = provider.value["type"].as_str().unwrap_or_default();
+                            if !INPUT_CONTENT_TYPES.contains(&kind) {
+                                return Err(WireError::new(
+                                    FORMAT,
+                                    format!("{root}[{index}]"),
+                                    WireErrorKind::UnknownType {
+                                        found: kind.to_owned(),
+                                    },
+                                ));
+                            }
+                        }
+                    }
+                    let parsed = join_blank_text(parsed);
+                    let plain = parsed.iter().all(
+                        |part| matches!(part, ContentPart::Text(text) if text.extras.is_empty()),
+                    );
+                    let text: String = parsed
                         .iter()
-                        .filter_map(|part| part.get("text").and_then(Value::as_str))
+                        .filter_map(|part| match part {
+                            ContentPart::Text(text) => Some(text.text.as_str()),
+                            _ => None,
+                        })
                         .collect();
                     if !plain {
-                        // Kept verbatim: a system message is text only.
-                        extras.insert("content".into(), Value::Array(parts));
+                        // A system message is text only: parts of other
+                        // kinds ride in the extras, written as a user
+                        // message's parts are (blank text dropped, an
+                        // image's `detail` filled in).
+                        let written = export_user_parts(&parsed, Place::User, &mut Vec::new());
+                        extras.insert("content".into(), Value::Array(written));
                     }
                     text
                 }

@@ -527,3 +527,53 @@ fn system_messages_and_instructions() {
         ])
     );
 }
+
+/// A system message's parts: `input_text` only → its text; other input
+/// content rides along as the export writes it; a part of a type input
+/// content does not have (Chat Completions' `text`, found in a recorded
+/// request) is refused, not sent back to a model that refuses it.
+#[test]
+fn system_message_parts() {
+    let parsed = parse_messages(&json!([{
+        "role": "system",
+        "content": [
+            { "type": "input_text", "text": "Be " },
+            { "type": "input_text", "text": "brief." }
+        ]
+    }]))
+    .unwrap();
+    assert_eq!(parsed, vec![Message::system("Be brief.")]);
+
+    let with_image = json!([{
+        "role": "system",
+        "content": [
+            { "type": "input_text", "text": "Match this logo." },
+            { "type": "input_text", "text": " " },
+            { "type": "input_image", "image_url": "https://example.com/logo.png" }
+        ]
+    }]);
+    let parsed = parse_messages(&with_image).unwrap();
+    assert_eq!(parsed[0].text(), "Match this logo. ");
+    assert_eq!(
+        input(&parsed),
+        json!([{
+            "role": "system",
+            "content": [
+                { "type": "input_text", "text": "Match this logo. " },
+                { "type": "input_image", "image_url": "https://example.com/logo.png", "detail": "auto" }
+            ]
+        }])
+    );
+
+    for (part, kind) in [
+        (
+            json!({ "type": "text", "text": "Be brief." }),
+            "unsupported `type` `text`",
+        ),
+        (json!(null), "is null, expected an object"),
+    ] {
+        let error = parse_messages(&json!([{ "role": "system", "content": [part] }])).unwrap_err();
+        assert_eq!(error.path, "input[0].content[0]", "{error}");
+        assert!(error.to_string().contains(kind), "{error}");
+    }
+}
