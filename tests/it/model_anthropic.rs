@@ -252,6 +252,10 @@ async fn thinking_requests_within_the_rules_are_sent_unchanged() {
     }
     let bodies = bodies(&server).await;
     assert_eq!(bodies.len(), 3);
+    for body in &bodies {
+        let violations = crate::wire_rules::anthropic_thinking_violations(body);
+        assert!(violations.is_empty(), "{violations:#?}");
+    }
     assert_eq!(bodies[1]["thinking"]["budget_tokens"], 7999);
     assert_eq!(bodies[1]["temperature"], 1.0);
     assert_eq!(bodies[2]["tool_choice"], json!({ "type": "none" }));
@@ -312,4 +316,91 @@ async fn native_output_sends_output_config_and_the_json_text_is_the_value() {
         json!(["number", "total_cents"])
     );
     assert_no_control_tool(&bodies[0]);
+}
+
+/// A recorded thinking turn (a signed `thinking` block, then `tool_use`)
+/// with thinking on: the follow-up sends the block back first, signature
+/// unchanged, and both requests pass the thinking rules.
+#[tokio::test]
+async fn a_thinking_turn_sends_its_signed_thinking_back_within_the_rules() {
+    let recorded = fixture("anthropic/ant_thinking.response.json");
+    let signature = recorded["content"][0]["signature"].clone();
+    assert!(signature.is_string(), "the recording is signed");
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&recorded))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(final_answer()))
+        .mount(&server)
+        .await;
+    let session = session_for(&anthropic::parse_response(&recorded).unwrap()).await;
+    let model = model(&server).max_tokens(8000).thinking_budget(2048);
+    let outcome = session
+        .run_turn(&model, &mut start(), &CancellationToken::new())
+        .await
+        .expect("the turn ends");
+    assert_eq!(outcome.answer(), Some("Done."));
+    let bodies = bodies(&server).await;
+    assert_eq!(bodies.len(), 2);
+    for body in &bodies {
+        assert_eq!(
+            body["thinking"],
+            json!({ "type": "enabled", "budget_tokens": 2048 })
+        );
+        let violations = crate::wire_rules::anthropic_thinking_violations(body);
+        assert!(violations.is_empty(), "{violations:#?}");
+        let violations = crate::wire_rules::anthropic_violations(&body["messages"]);
+        assert!(violations.is_empty(), "{violations:#?}");
+    }
+    let replayed = &bodies[1]["messages"][1]["content"][0];
+    assert_eq!(replayed["type"], "thinking");
+    assert_eq!(replayed["signature"], signature);
+}
+
+/// A history whose last tool use carries no thinking (it came from another
+/// provider): the request goes without `thinking`, as the API advises,
+/// since with it the body breaks the rule the check states.
+#[tokio::test]
+async fn a_tool_use_history_without_thinking_is_sent_without_thinking() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(final_answer()))
+        .mount(&server)
+        .await;
+    let conversation = vec![
+        Message::user("Echo hi."),
+        Message::tool_calls(
+            None,
+            vec![agent_loop::conversation::ToolCall::new(
+                "call_abc",
+                "echo",
+                r#"{"text":"hi"}"#,
+            )],
+        ),
+        Message::Tool(agent_loop::conversation::ToolResult::ok("call_abc", "hi")),
+    ];
+    let tools = [agent_loop::ToolInfo::without_parameters("echo", "Echoes.")];
+    let events = TurnEvents::default();
+    let model = model(&server).thinking_budget(2048);
+    let response = model
+        .respond(
+            ModelRequest::new(&conversation)
+                .tools(&tools)
+                .events(&events),
+        )
+        .await
+        .expect("sent");
+    assert_eq!(response.message.text(), "Done.");
+    let mut body = bodies(&server).await.remove(0);
+    assert_eq!(body.get("thinking"), None, "{body:#}");
+    assert_eq!(body["messages"][1]["content"][0]["type"], "tool_use");
+    assert!(crate::wire_rules::anthropic_violations(&body["messages"]).is_empty());
+    body["thinking"] = json!({ "type": "enabled", "budget_tokens": 2048 });
+    assert_eq!(
+        crate::wire_rules::anthropic_thinking_violations(&body),
+        ["messages[1]: the final assistant message uses tools without starting with thinking"]
+    );
 }

@@ -18,6 +18,14 @@ pub const INSTRUCTIONS: &str = "You are a careful test assistant.";
 
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real");
 
+/// The recorded JSON file at `relative` under [`FIXTURES`]
+/// (`anthropic/ant_thinking.response.json`).
+pub fn fixture(relative: &str) -> Value {
+    let path = format!("{FIXTURES}/{relative}");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 /// The recorded `*.response.json` files of `format`, sorted.
 pub fn responses(format: &str) -> Vec<(String, Value)> {
     let mut found: Vec<(String, Value)> = std::fs::read_dir(Path::new(FIXTURES).join(format))

@@ -20,8 +20,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::model_common::*;
 
 fn recorded(name: &str) -> Value {
-    let path = format!("{FIXTURES}/openai-responses/{name}");
-    serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect("JSON")
+    fixture(&format!("openai-responses/{name}"))
 }
 
 fn recorded_text(name: &str) -> String {

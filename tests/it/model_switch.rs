@@ -16,9 +16,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::model_common::*;
 
 fn recorded(name: &str) -> Value {
-    let path = format!("{FIXTURES}/anthropic/{name}");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    fixture(&format!("anthropic/{name}"))
 }
 
 fn anthropic_answer() -> Value {

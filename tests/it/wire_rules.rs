@@ -12,7 +12,8 @@
 //! - Every tool result answers a call of the assistant message right
 //!   before it, and every call has exactly one result.
 //! - Anthropic: an assistant message holding thinking blocks starts with
-//!   one; no `system` role inside `messages`; `tool_use` ids unique in the
+//!   one; with thinking on, the rules of [`anthropic_thinking_violations`];
+//!   no `system` role inside `messages`; `tool_use` ids unique in the
 //!   request ("`tool_use` ids must be unique"); an error `tool_result` has
 //!   content, and text only ("content cannot be empty if `is_error` is
 //!   true", "all content must be type 'text' if 'is_error' is true").
@@ -324,6 +325,64 @@ pub fn anthropic_violations(messages: &Value) -> Vec<String> {
     }
     if !open.is_empty() {
         violations.push(format!("calls {open:?} have no result"));
+    }
+    violations
+}
+
+/// Anthropic's rules for a request with extended thinking on (`"thinking":
+/// {"type": "enabled", "budget_tokens"}`), from the extended thinking
+/// guide and the API's 400s: `budget_tokens` at least 1024 and below
+/// `max_tokens`; `temperature` unset or 1; `tool_choice` neither `any` nor
+/// `tool` (the guide: with thinking, tool use supports only `auto` and
+/// `none`); and the final assistant message, when it holds `tool_use`,
+/// starts with a `thinking` or `redacted_thinking` block ("Expected
+/// `thinking` or `redacted_thinking`, but found `tool_use`. When
+/// `thinking` is enabled, a final `assistant` message must start with a
+/// thinking block"; "Preserving thinking blocks"). Empty without thinking.
+pub fn anthropic_thinking_violations(body: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    if body["thinking"]["type"] != "enabled" {
+        return violations;
+    }
+    let budget = body["thinking"]["budget_tokens"].as_u64().unwrap_or(0);
+    let max_tokens = body["max_tokens"].as_u64().unwrap_or(0);
+    if budget < 1024 {
+        violations.push(format!("thinking: budget_tokens {budget} below 1024"));
+    }
+    if budget >= max_tokens {
+        violations.push(format!(
+            "thinking: budget_tokens {budget} not below max_tokens {max_tokens}"
+        ));
+    }
+    if body
+        .get("temperature")
+        .is_some_and(|t| t.as_f64() != Some(1.0))
+    {
+        violations.push(format!("thinking: temperature {}", body["temperature"]));
+    }
+    if matches!(body["tool_choice"]["type"].as_str(), Some("any" | "tool")) {
+        violations.push("thinking: forced tool use".into());
+    }
+    let messages = body["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    if let Some((index, last)) = messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, message)| message["role"] == "assistant")
+    {
+        let blocks = last["content"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let uses_tools = blocks.iter().any(|block| block["type"] == "tool_use");
+        let starts_thinking = blocks.first().is_some_and(|block| {
+            block["type"] == "thinking" || block["type"] == "redacted_thinking"
+        });
+        if uses_tools && !starts_thinking {
+            violations.push(format!(
+                "messages[{index}]: the final assistant message uses tools without starting with thinking"
+            ));
+        }
     }
     violations
 }
