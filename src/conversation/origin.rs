@@ -19,9 +19,10 @@ use crate::conversation::WireFormat;
 ///
 /// - The parsers of [`wire`](crate::wire) set the format only: a body
 ///   alone does not say which endpoint it came from.
-/// - `OpenAiModel` and `AnthropicModel` (features `openai`, `anthropic`) also set the provider and
-///   the model of every piece of their answers (streamed or not):
-///   `provider` is the host of their base URL with its port when one is
+/// - The four HTTP models (`OpenAiModel`, `OpenAiResponsesModel`,
+///   `AnthropicModel`, `GeminiModel`; features `openai`, `anthropic`,
+///   `gemini`) also set the provider and the model of every piece of
+///   their answers (streamed or not): `provider` is the host of their base URL with its port when one is
 ///   given (`api.deepseek.com`, `127.0.0.1:8080`), lower-case, so two
 ///   local servers on two ports are two providers; `model` is the model
 ///   name the request named (`claude-sonnet-4-0`), which is what the next

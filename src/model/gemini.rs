@@ -222,7 +222,10 @@ impl GeminiModel {
         let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
         conversation.extend(request.instructions.map(Message::system));
         conversation.extend_from_slice(request.conversation);
-        let exported = gemini::export_contents(&conversation);
+        // Thought signatures and provider parts go back only to the
+        // endpoint and model they came from (see `wire::Target`).
+        let target = super::endpoint_target(&self.base_url, &self.model);
+        let exported = gemini::export_contents_for(&conversation, &target);
         let mut body = Map::new();
         body.insert("contents".into(), Value::Array(exported.contents));
         if let Some(system) = exported.system_instruction {
@@ -360,7 +363,12 @@ impl StreamAssembler for ChunkAssembler {
 #[async_trait]
 impl Model for GeminiModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        send(self, request).await
+        let mut response = send(self, request).await?;
+        let target = super::endpoint_target(&self.base_url, &self.model);
+        response
+            .message
+            .record_origin(target.provider.as_deref(), target.model.as_deref());
+        Ok(response)
     }
 }
 

@@ -284,7 +284,7 @@ impl EnvEndpoint {
     }
 }
 
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 /// The export target of a model at `base_url` named `model`: the
 /// provider is the URL's host, with its port when the URL gives one
 /// (`api.deepseek.com`, `127.0.0.1:8080`), lower-case; unknown when the URL

@@ -286,10 +286,13 @@ impl OpenAiResponsesModel {
         // Stateless (`store: false`), nothing the server could look up
         // by id goes out: reasoning without its encrypted content is left
         // out (and reported), as are its items' ids.
+        // Encrypted reasoning and provider items go back only to the
+        // endpoint they came from (see `wire::Target`).
+        let target = super::endpoint_target(&self.base_url, &self.model);
         let exported = if self.previous_response_id {
-            responses::export_messages(conversation)
+            responses::export_messages_for(conversation, &target)
         } else {
-            responses::export_messages_stateless(conversation)
+            responses::export_messages_stateless_for(conversation, &target)
         };
         body.insert("input".into(), Value::Array(exported.input));
         body.insert("store".into(), json!(self.previous_response_id));
@@ -478,7 +481,12 @@ impl StreamAssembler for EventAssembler {
 #[async_trait]
 impl Model for OpenAiResponsesModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        send(self, request).await
+        let mut response = send(self, request).await?;
+        let target = super::endpoint_target(&self.base_url, &self.model);
+        response
+            .message
+            .record_origin(target.provider.as_deref(), target.model.as_deref());
+        Ok(response)
     }
 }
 

@@ -25,8 +25,9 @@ use crate::conversation::{ContentPart, Extras, Message, Origin, ReasoningPart, W
 ///    another (`Invalid signature in thinking block`).
 ///
 /// Where either side is unknown, the rule of that side holds: see
-/// [`Origin`] for why. `OpenAiModel` and `AnthropicModel` (features `openai`, `anthropic`) export
-/// with their own target (the host of their base URL, their model name).
+/// [`Origin`] for why. The four HTTP models (features `openai`,
+/// `anthropic`, `gemini`) export with their own target (the host of their
+/// base URL, their model name).
 ///
 /// ```
 /// use agent_loop::conversation::{AssistantMessage, ContentPart, Message, Origin, ReasoningPart, WireFormat};
@@ -136,16 +137,7 @@ pub(crate) fn for_target<'c>(
             origin.format == format && !target.takes(format, origin, Piece::Other)
         })
     };
-    let refused_part = |part: &ContentPart| match part {
-        ContentPart::Reasoning(reasoning) => {
-            reasoning.origin.format == format && !target.takes_reasoning(format, reasoning)
-        }
-        ContentPart::Provider(provider) => {
-            provider.origin.format == format
-                && !target.takes(format, &provider.origin, Piece::Other)
-        }
-        _ => false,
-    };
+    let refused_part = |part: &ContentPart| refuses_part(target, format, part);
     let any_refused = conversation.iter().any(|message| {
         let (extras, parts) = message.extras_and_content();
         refused_extras(extras)
@@ -173,6 +165,22 @@ pub(crate) fn for_target<'c>(
         }
     }
     Cow::Owned(kept)
+}
+
+/// `true` when [`for_target`] removes `part` for `target` in `format`:
+/// reasoning or a provider part of `format` that the target's rule
+/// refuses.
+pub(crate) fn refuses_part(target: &Target, format: WireFormat, part: &ContentPart) -> bool {
+    match part {
+        ContentPart::Reasoning(reasoning) => {
+            reasoning.origin.format == format && !target.takes_reasoning(format, reasoning)
+        }
+        ContentPart::Provider(provider) => {
+            provider.origin.format == format
+                && !target.takes(format, &provider.origin, Piece::Other)
+        }
+        _ => false,
+    }
 }
 
 /// The extras of a part; a provider part has none (its origin is the

@@ -280,27 +280,40 @@ async fn streamed_turns_append_what_unstreamed_turns_append() {
             response.message.text()
         };
         assert_eq!(text, expected, "{name}");
-        // Tool call ids are minted per turn: compare without them.
-        let strip = |conversation: &[Message]| -> Value {
+        // Tool call ids are minted per turn, and each server is a provider
+        // of its own (`127.0.0.1:PORT`, recorded as the origin of what is
+        // Gemini's): compare without them.
+        let strip = |conversation: &[Message], server: &MockServer| -> Value {
             let mut value = serde_json::to_value(conversation).unwrap();
-            strip_ids(&mut value);
+            strip_ids(&mut value, &server.address().to_string());
             value
         };
-        assert_eq!(strip(&live_conversation), strip(&unstreamed), "{name}");
+        assert_eq!(
+            strip(&live_conversation, &live),
+            strip(&unstreamed, &plain),
+            "{name}"
+        );
         let requests = live.received_requests().await.unwrap();
         assert!(requests.iter().all(|r| r.url.query() == Some("alt=sse")));
         check_requests(&name, &live).await;
     }
 }
 
-fn strip_ids(value: &mut Value) {
+/// `value` without ids, and with `provider` as an origin's provider
+/// written as `"the server"`.
+fn strip_ids(value: &mut Value, provider: &str) {
     match value {
         Value::Object(fields) => {
             fields.remove("id");
             fields.remove("tool_call_id");
-            fields.values_mut().for_each(strip_ids);
+            if fields.get("provider").and_then(Value::as_str) == Some(provider) {
+                fields.insert("provider".into(), json!("the server"));
+            }
+            fields
+                .values_mut()
+                .for_each(|field| strip_ids(field, provider));
         }
-        Value::Array(items) => items.iter_mut().for_each(strip_ids),
+        Value::Array(items) => items.iter_mut().for_each(|item| strip_ids(item, provider)),
         _ => {}
     }
 }
@@ -512,4 +525,72 @@ async fn an_unavailable_chunk_before_any_content_is_retried() {
         .expect("the retry answers");
     assert_eq!(outcome.answer(), Some("Done."));
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+/// The model records its endpoint and model as the origin of a turn's
+/// thought signatures: the next request to the same endpoint sends the
+/// recorded signature back on its call; the same history to another
+/// endpoint sends the documented stand-in instead and reports the
+/// signature left out; both bodies pass Gemini's rules.
+#[tokio::test]
+async fn thought_signatures_go_back_to_their_endpoint_only() {
+    let recorded = fixture("gemini/gem_parallel_sig.response.json");
+    let signature = recorded["candidates"][0]["content"]["parts"][0]["thoughtSignature"].clone();
+    assert!(signature.is_string(), "the recording is signed");
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(GENERATE))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&recorded))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(GENERATE))
+        .respond_with(ResponseTemplate::new(200).set_body_json(final_answer()))
+        .mount(&server)
+        .await;
+    let session = session_for(&gemini::parse_response(&recorded).unwrap()).await;
+    let mut conversation = start();
+    let same = model(&server);
+    session
+        .run_turn(&same, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn ends");
+    conversation.push(Message::user("And again."));
+    let events = TurnEvents::default();
+    let request = ModelRequest::new(&conversation).events(&events);
+    let first_call_signature = |body: &Value| -> Value {
+        body["contents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|content| content["parts"].as_array().unwrap())
+            .find(|part| part.get("functionCall").is_some())
+            .map(|part| part["thoughtSignature"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let to_same = same.request_body(&request);
+    assert_eq!(first_call_signature(&to_same), signature);
+    let elsewhere = GeminiModel::new("gemini-test").base_url("https://gemini.example.net");
+    let to_elsewhere = elsewhere.request_body(&request);
+    assert_eq!(
+        first_call_signature(&to_elsewhere),
+        "skip_thought_signature_validator"
+    );
+    for body in [&to_same, &to_elsewhere] {
+        let violations = crate::wire_rules::gemini_violations(&body["contents"]);
+        assert!(violations.is_empty(), "{violations:#?}");
+    }
+    let dropped = gemini::export_contents_for(
+        &conversation,
+        &agent_loop::wire::Target::new().provider("gemini.example.net"),
+    )
+    .dropped;
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(
+        dropped[0].kind,
+        agent_loop::wire::DroppedKind::Extras {
+            format: agent_loop::conversation::WireFormat::Gemini
+        }
+    );
 }

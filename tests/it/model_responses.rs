@@ -468,3 +468,92 @@ async fn a_stateless_request_sends_no_reasoning_it_cannot_carry() {
     let violations = crate::wire_rules::responses_stateless_violations(&json!(stored.input));
     assert_eq!(violations.len(), 1, "the rule sees the bare id");
 }
+
+/// The model records its endpoint and model as the origin of a turn's
+/// reasoning: the next request to the same endpoint sends the encrypted
+/// reasoning back; the same history to another endpoint of the format
+/// (another host) leaves it out and reports it; both bodies pass the
+/// stateless rules.
+#[tokio::test]
+async fn encrypted_reasoning_goes_back_to_its_endpoint_only() {
+    let recorded = recorded("resp_store_false.response.json");
+    let encrypted = recorded["output"][0]["encrypted_content"].clone();
+    assert!(
+        encrypted.is_string(),
+        "the recording holds encrypted reasoning"
+    );
+    let server = server_with(
+        ResponseTemplate::new(200).set_body_json(&recorded),
+        ResponseTemplate::new(200).set_body_json(final_answer()),
+    )
+    .await;
+    let session = session_for(&responses::parse_response(&recorded).unwrap()).await;
+    let mut conversation = start();
+    let same = model(&server, "gpt-5");
+    session
+        .run_turn(&same, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn ends");
+    let reasoning = conversation
+        .iter()
+        .filter_map(|message| match message {
+            agent_loop::conversation::Message::Assistant(assistant) => Some(assistant),
+            _ => None,
+        })
+        .flat_map(|assistant| &assistant.content)
+        .find_map(|part| match part {
+            agent_loop::conversation::ContentPart::Reasoning(reasoning) => Some(reasoning),
+            _ => None,
+        })
+        .expect("the turn kept its reasoning");
+    assert_eq!(
+        reasoning.origin.provider.as_deref(),
+        Some(server.address().to_string().as_str())
+    );
+    assert_eq!(reasoning.origin.model.as_deref(), Some("gpt-5"));
+
+    conversation.push(agent_loop::conversation::Message::user("And again."));
+    let events = TurnEvents::default();
+    let request = ModelRequest::new(&conversation).events(&events);
+    let encrypted_of = |body: &Value| -> Vec<Value> {
+        body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item["type"] == "reasoning")
+            .map(|item| item["encrypted_content"].clone())
+            .collect()
+    };
+    let to_same = same.request_body(&request);
+    assert_eq!(encrypted_of(&to_same), [encrypted]);
+    let elsewhere = OpenAiResponsesModel::new("gpt-5").base_url("https://responses.example.net/v1");
+    let to_elsewhere = elsewhere.request_body(&request);
+    assert!(encrypted_of(&to_elsewhere).is_empty(), "{to_elsewhere:#}");
+    for body in [&to_same, &to_elsewhere] {
+        let violations = crate::wire_rules::responses_stateless_violations(&body["input"]);
+        assert!(violations.is_empty(), "{violations:#?}");
+    }
+    // Reported: the reasoning, and the extras (response and item ids,
+    // statuses) that name things only that endpoint knows.
+    let dropped = responses::export_messages_stateless_for(
+        &conversation,
+        &agent_loop::wire::Target::new().provider("responses.example.net"),
+    )
+    .dropped;
+    let format = agent_loop::conversation::WireFormat::OpenAiResponses;
+    let reasoning_dropped = dropped
+        .iter()
+        .filter(|dropped| dropped.kind == agent_loop::wire::DroppedKind::Reasoning { format })
+        .count();
+    assert_eq!(reasoning_dropped, 1, "{dropped:?}");
+    assert!(
+        dropped.iter().all(|dropped| {
+            dropped
+                .origin
+                .as_ref()
+                .and_then(|origin| origin.provider.clone())
+                == Some(server.address().to_string())
+        }),
+        "{dropped:?}"
+    );
+}

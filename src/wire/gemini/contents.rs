@@ -20,6 +20,7 @@ use crate::wire::decode::check_depth;
 use crate::wire::dropped::{Dropped, Place, report};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
+use crate::wire::target::{Target, for_target};
 
 /// What [`export_contents`] builds: the request's `systemInstruction` and
 /// its `contents`, as the Gemini API reference documents them
@@ -80,6 +81,25 @@ struct Content {
 /// Never fails: see the module docs for arguments that are not a JSON
 /// object.
 pub fn export_contents(conversation: &[Message]) -> ExportedContents {
+    export_contents_for(conversation, &Target::new())
+}
+
+/// [`export_contents`] for a request to `target`: reasoning, provider
+/// parts and extras (a part's `thoughtSignature` among them) that its
+/// [`Target`] rule refuses are left out too and reported. The Gemini
+/// model exports with the host of its base URL as the provider and its
+/// model name.
+pub fn export_contents_for(conversation: &[Message], target: &Target) -> ExportedContents {
+    let kept = for_target(conversation, FORMAT, target);
+    ExportedContents {
+        dropped: report(conversation, FORMAT, target, takes),
+        ..export_kept(&kept)
+    }
+}
+
+/// The export of a conversation the target takes whole; `dropped` is
+/// filled in by the caller, which reports on the original.
+fn export_kept(conversation: &[Message]) -> ExportedContents {
     let mut ids = ExportIds::new(FORMAT, conversation);
     let mut contents: Vec<Content> = Vec::new();
     // `true` while the last content holds function responses only, so a
@@ -140,7 +160,7 @@ pub fn export_contents(conversation: &[Message]) -> ExportedContents {
                 Value::Object(object)
             })
             .collect(),
-        dropped: report(conversation, FORMAT, &crate::wire::Target::new(), takes),
+        dropped: Vec::new(),
     }
 }
 

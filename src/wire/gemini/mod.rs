@@ -197,7 +197,7 @@ mod response;
 mod tests;
 mod tools;
 
-pub use contents::{ExportedContents, export_contents, parse_contents};
+pub use contents::{ExportedContents, export_contents, export_contents_for, parse_contents};
 pub use request::parse_request;
 pub use response::parse_response;
 pub use tools::{export_declarations, export_tools, parse_tools};

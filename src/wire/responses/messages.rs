@@ -1,5 +1,7 @@
 //! A request's `input` items: a conversation exported, and parsed back.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -16,6 +18,7 @@ use crate::wire::dropped::{Dropped, Place, report};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
 use crate::wire::string_or_array::StringOrArray;
+use crate::wire::target::{Target, for_target, refuses_part};
 
 /// The key of a text part's [`Extras`] that holds the fields of the
 /// `message` item the part opens (`id`, `status`, `type`, `phase`): the
@@ -73,7 +76,14 @@ pub struct ExportedInput {
 /// `{"_raw_arguments": "<the text>"}` (see the module docs). Blank text is
 /// never written.
 pub fn export_messages(conversation: &[Message]) -> ExportedInput {
-    export(conversation, false)
+    export(conversation, false, &Target::new())
+}
+
+/// [`export_messages`] for a request to `target`: reasoning (its
+/// `encrypted_content` with it), provider items and extras that its
+/// [`Target`] rule refuses are left out too and reported.
+pub fn export_messages_for(conversation: &[Message], target: &Target) -> ExportedInput {
+    export(conversation, false, target)
 }
 
 /// [`export_messages`] for a request with `store: false` (what
@@ -84,10 +94,56 @@ pub fn export_messages(conversation: &[Message]) -> ExportedInput {
 /// answers 400 "Item with id 'rs_…' not found. Items are not persisted
 /// when `store` is set to false".
 pub fn export_messages_stateless(conversation: &[Message]) -> ExportedInput {
-    export(conversation, true)
+    export(conversation, true, &Target::new())
 }
 
-fn export(conversation: &[Message], stateless: bool) -> ExportedInput {
+/// [`export_messages_stateless`] for a request to `target`, by the rule of
+/// [`export_messages_for`]. `model::OpenAiResponsesModel` exports with the
+/// host of its base URL as the provider and its model name.
+pub fn export_messages_stateless_for(conversation: &[Message], target: &Target) -> ExportedInput {
+    export(conversation, true, target)
+}
+
+fn export(conversation: &[Message], stateless: bool, target: &Target) -> ExportedInput {
+    let kept = for_target(conversation, FORMAT, target);
+    let (input, mut left_out) = export_kept(&kept, stateless);
+    if let Cow::Owned(kept) = &kept {
+        left_out = originals(conversation, kept, target, &left_out);
+    }
+    let dropped = report(conversation, FORMAT, target, |_, part| {
+        !left_out.contains(&std::ptr::from_ref(part))
+    });
+    ExportedInput { input, dropped }
+}
+
+/// The parts of `conversation` whose copies in `kept` (what
+/// [`for_target`] left of it) are `left_out`: `kept` holds the same
+/// messages, each with the parts the target refuses removed, in order.
+fn originals(
+    conversation: &[Message],
+    kept: &[Message],
+    target: &Target,
+    left_out: &[*const ContentPart],
+) -> Vec<*const ContentPart> {
+    let mut found = Vec::new();
+    for (original, copy) in conversation.iter().zip(kept) {
+        let taken = original
+            .extras_and_content()
+            .1
+            .iter()
+            .filter(|part| !refuses_part(target, FORMAT, part));
+        for (part, copied) in taken.zip(copy.extras_and_content().1) {
+            if left_out.contains(&std::ptr::from_ref(copied)) {
+                found.push(std::ptr::from_ref(part));
+            }
+        }
+    }
+    found
+}
+
+/// The `input` of a conversation the target takes whole, and the parts
+/// the format's own rules left out.
+fn export_kept(conversation: &[Message], stateless: bool) -> (Vec<Value>, Vec<*const ContentPart>) {
     let mut ids = ExportIds::new(FORMAT, conversation);
     let mut left_out: Vec<*const ContentPart> = Vec::new();
     let mut input = Vec::new();
@@ -134,13 +190,7 @@ fn export(conversation: &[Message], stateless: bool) -> ExportedInput {
             }
         }
     }
-    let dropped = report(
-        conversation,
-        FORMAT,
-        &crate::wire::Target::new(),
-        |_, part| !left_out.contains(&std::ptr::from_ref(part)),
-    );
-    ExportedInput { input, dropped }
+    (input, left_out)
 }
 
 /// The extras of this format, without the fields the item models (a

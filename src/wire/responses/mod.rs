@@ -141,7 +141,8 @@ mod tests;
 mod tools;
 
 pub use messages::{
-    ExportedInput, RESPONSE_ID_KEY, export_messages, export_messages_stateless, parse_messages,
+    ExportedInput, RESPONSE_ID_KEY, export_messages, export_messages_for,
+    export_messages_stateless, export_messages_stateless_for, parse_messages,
 };
 pub use request::parse_request;
 pub use response::parse_response;
