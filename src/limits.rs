@@ -1,5 +1,6 @@
 //! Per-turn tool limits: how many iterations, how many tool calls, how many
-//! calls at once, and how many bytes of each tool result the model sees.
+//! calls at once, how many bytes of each tool result the model sees, and
+//! the turn's budgets of model requests and tokens.
 //!
 //! Two types, two jobs:
 //!
@@ -18,6 +19,21 @@
 //! | `calls` | tool calls per turn, all batches together | 100 | ≥ 1, or unlimited |
 //! | `parallel` | tool calls running at once, per batch | 8 | ≥ 1 (never unlimited) |
 //! | `result_bytes` | model-visible bytes of the text of one tool result (images pass whole) | off (unlimited) | ≥ 256, or unlimited |
+//! | `requests` | model requests per turn | off (unlimited) | ≥ 1, or unlimited |
+//! | `input_tokens` | input tokens per turn, all requests together, as the provider reported them ([`Usage::input_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
+//! | `output_tokens` | output tokens per turn, as reported ([`Usage::output_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
+//! | `total_tokens` | input and output tokens per turn, as reported ([`Usage::total_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
+//!
+//! The four budgets are checked before each model request: a budget is
+//! reached when what the turn used so far is at or over it, and the turn
+//! then fails with [`TurnError::Budget`](crate::turn::TurnError::Budget)
+//! before sending. The request that crosses a token budget is not cut
+//! short (its size is only known once it answered), so a turn can end
+//! above a token budget by at most one response; `requests` is exact.
+//!
+//! [`Usage::input_tokens`]: crate::conversation::Usage::input_tokens
+//! [`Usage::output_tokens`]: crate::conversation::Usage::output_tokens
+//! [`Usage::total_tokens`]: crate::conversation::Usage::total_tokens
 //!
 //! ```
 //! use agent_loop::limits::{Limit, ResolvedToolLimits, ToolLimits};
@@ -36,7 +52,8 @@
 //! [`ToolLimits`] reads one serde form, a map whose fields are all optional:
 //!
 //! ```json
-//! {"iterations": 25, "calls": "unlimited", "parallel": 4, "result_bytes": 4096}
+//! {"iterations": 25, "calls": "unlimited", "parallel": 4, "result_bytes": 4096,
+//!  "requests": 30, "total_tokens": 200000}
 //! ```
 //!
 //! A count is a whole number of at least 1 (at least 256 for
@@ -247,6 +264,10 @@ pub struct ToolLimits {
     calls: Option<Written>,
     parallel: Option<u32>,
     result_bytes: Option<Written>,
+    requests: Option<Written>,
+    input_tokens: Option<Written>,
+    output_tokens: Option<Written>,
+    total_tokens: Option<Written>,
 }
 
 impl ToolLimits {
@@ -258,6 +279,10 @@ impl ToolLimits {
             calls: None,
             parallel: None,
             result_bytes: None,
+            requests: None,
+            input_tokens: None,
+            output_tokens: None,
+            total_tokens: None,
         }
     }
 
@@ -302,6 +327,43 @@ impl ToolLimits {
         self
     }
 
+    /// Sets the request budget: model requests per turn (a request retried
+    /// inside a model counts once). A count (at least 1) or
+    /// [`Limit::Unlimited`]; unlimited unless set. See the [module
+    /// docs](self) for when budgets are checked.
+    #[must_use]
+    pub fn requests(mut self, limit: impl IntoLimit) -> Self {
+        self.requests = Some(limit.into_written());
+        self
+    }
+
+    /// Sets the input-token budget: input tokens of the turn's requests
+    /// together, as the provider reported them. A count (at least 1) or
+    /// [`Limit::Unlimited`]; unlimited unless set.
+    #[must_use]
+    pub fn input_tokens(mut self, limit: impl IntoLimit) -> Self {
+        self.input_tokens = Some(limit.into_written());
+        self
+    }
+
+    /// Sets the output-token budget: output tokens of the turn's
+    /// responses together (reasoning included), as reported. A count (at
+    /// least 1) or [`Limit::Unlimited`]; unlimited unless set.
+    #[must_use]
+    pub fn output_tokens(mut self, limit: impl IntoLimit) -> Self {
+        self.output_tokens = Some(limit.into_written());
+        self
+    }
+
+    /// Sets the total-token budget: input and output tokens of the turn
+    /// together, as reported. A count (at least 1) or
+    /// [`Limit::Unlimited`]; unlimited unless set.
+    #[must_use]
+    pub fn total_tokens(mut self, limit: impl IntoLimit) -> Self {
+        self.total_tokens = Some(limit.into_written());
+        self
+    }
+
     /// `true` when no field is set.
     #[must_use]
     pub fn is_unset(&self) -> bool {
@@ -309,7 +371,7 @@ impl ToolLimits {
     }
 
     /// Checks every set field, in the order iterations, calls, parallel,
-    /// result_bytes.
+    /// result_bytes, requests, input_tokens, output_tokens, total_tokens.
     ///
     /// Errors: the first [`InvalidLimit`]: a count of `0`
     /// ([`InvalidLimitKind::Zero`]), `result_bytes` from 1 to 255
@@ -321,7 +383,7 @@ impl ToolLimits {
     }
 
     /// Resolves base limits: every unset field takes its default (25
-    /// iterations, 100 calls, 8 in parallel, results not cut).
+    /// iterations, 100 calls, 8 in parallel, results not cut, no budgets).
     ///
     /// Errors: as [`check`](Self::check).
     pub fn resolve(&self) -> Result<ResolvedToolLimits, InvalidLimit> {
@@ -384,6 +446,34 @@ impl ToolLimits {
                 Some(written) => keep(first, result_bytes_limit(written), base.result_bytes),
                 None => base.result_bytes,
             },
+            requests: match self.requests {
+                Some(written) => keep(first, count_limit(Field::Requests, written), base.requests),
+                None => base.requests,
+            },
+            input_tokens: match self.input_tokens {
+                Some(written) => keep(
+                    first,
+                    count_limit(Field::InputTokens, written),
+                    base.input_tokens,
+                ),
+                None => base.input_tokens,
+            },
+            output_tokens: match self.output_tokens {
+                Some(written) => keep(
+                    first,
+                    count_limit(Field::OutputTokens, written),
+                    base.output_tokens,
+                ),
+                None => base.output_tokens,
+            },
+            total_tokens: match self.total_tokens {
+                Some(written) => keep(
+                    first,
+                    count_limit(Field::TotalTokens, written),
+                    base.total_tokens,
+                ),
+                None => base.total_tokens,
+            },
         };
         (resolved, first.take())
     }
@@ -427,7 +517,7 @@ fn result_bytes_limit(written: Written) -> Result<Option<ResultBytes>, InvalidLi
 /// Tool limits with every field resolved: what a bound mode holds
 /// ([`BoundMode::tool_limits`](crate::bind::BoundMode::tool_limits)) and
 /// what a turn enforces. `default()` gives the default limits: 25
-/// iterations, 100 calls, 8 in parallel, results not cut.
+/// iterations, 100 calls, 8 in parallel, results not cut, no budgets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct ResolvedToolLimits {
@@ -442,6 +532,14 @@ pub struct ResolvedToolLimits {
     /// to head + marker + tail, and images pass whole (see
     /// [`ToolLimits::result_bytes`]). `None`: results are not cut.
     pub result_bytes: Option<ResultBytes>,
+    /// Model requests per turn.
+    pub requests: Limit,
+    /// Input tokens per turn, as the providers reported them.
+    pub input_tokens: Limit,
+    /// Output tokens per turn, as reported.
+    pub output_tokens: Limit,
+    /// Input and output tokens per turn, as reported.
+    pub total_tokens: Limit,
 }
 
 impl ResolvedToolLimits {
@@ -450,11 +548,16 @@ impl ResolvedToolLimits {
         calls: Limit::AtMost(NonZeroU32::new(100).unwrap()),
         parallel: NonZeroU32::new(8).unwrap(),
         result_bytes: None,
+        requests: Limit::Unlimited,
+        input_tokens: Limit::Unlimited,
+        output_tokens: Limit::Unlimited,
+        total_tokens: Limit::Unlimited,
     };
 }
 
-/// 25 iterations, 100 calls, 8 in parallel, results not cut: enough for a
-/// long agentic task, small enough to stop a model that loops.
+/// 25 iterations, 100 calls, 8 in parallel, results not cut, no budgets:
+/// enough for a long agentic task, small enough to stop a model that
+/// loops.
 impl Default for ResolvedToolLimits {
     fn default() -> Self {
         Self::DEFAULT
@@ -492,7 +595,8 @@ pub enum InvalidLimitKind {
 pub struct InvalidLimit {
     /// The rule broken.
     pub kind: InvalidLimitKind,
-    /// The field: `iterations`, `calls`, `parallel` or `result_bytes`.
+    /// The field: `iterations`, `calls`, `parallel`, `result_bytes`,
+    /// `requests`, `input_tokens`, `output_tokens` or `total_tokens`.
     pub field: &'static str,
     /// What was written, as text (`0`, `-3`, `"lots"`).
     pub value: String,
@@ -539,10 +643,34 @@ enum Field {
     Calls,
     Parallel,
     ResultBytes,
+    Requests,
+    InputTokens,
+    OutputTokens,
+    TotalTokens,
 }
 
 impl Field {
-    const NAMES: &'static [&'static str] = &["iterations", "calls", "parallel", "result_bytes"];
+    /// In the order of the variants.
+    const NAMES: &'static [&'static str] = &[
+        "iterations",
+        "calls",
+        "parallel",
+        "result_bytes",
+        "requests",
+        "input_tokens",
+        "output_tokens",
+        "total_tokens",
+    ];
+    const ALL: [Field; 8] = [
+        Field::Iterations,
+        Field::Calls,
+        Field::Parallel,
+        Field::ResultBytes,
+        Field::Requests,
+        Field::InputTokens,
+        Field::OutputTokens,
+        Field::TotalTokens,
+    ];
 
     fn name(self) -> &'static str {
         Self::NAMES[self as usize]
@@ -557,6 +685,10 @@ impl Serialize for ToolLimits {
             (Field::Calls, self.calls),
             (Field::Parallel, self.parallel.map(Written::Count)),
             (Field::ResultBytes, self.result_bytes),
+            (Field::Requests, self.requests),
+            (Field::InputTokens, self.input_tokens),
+            (Field::OutputTokens, self.output_tokens),
+            (Field::TotalTokens, self.total_tokens),
         ];
         let mut map = serializer.serialize_map(None)?;
         for (field, written) in fields {
@@ -597,6 +729,10 @@ impl<'de> Visitor<'de> for LimitsVisitor {
                 Field::Calls => limits.calls.is_some(),
                 Field::Parallel => limits.parallel.is_some(),
                 Field::ResultBytes => limits.result_bytes.is_some(),
+                Field::Requests => limits.requests.is_some(),
+                Field::InputTokens => limits.input_tokens.is_some(),
+                Field::OutputTokens => limits.output_tokens.is_some(),
+                Field::TotalTokens => limits.total_tokens.is_some(),
             };
             let written = map.next_value_seed(FieldSeed { field, duplicate })?;
             match (field, written) {
@@ -606,6 +742,10 @@ impl<'de> Visitor<'de> for LimitsVisitor {
                 // `FieldValue` refuses "unlimited" for parallel.
                 (Field::Parallel, Written::Unlimited) => {}
                 (Field::ResultBytes, written) => limits.result_bytes = Some(written),
+                (Field::Requests, written) => limits.requests = Some(written),
+                (Field::InputTokens, written) => limits.input_tokens = Some(written),
+                (Field::OutputTokens, written) => limits.output_tokens = Some(written),
+                (Field::TotalTokens, written) => limits.total_tokens = Some(written),
             }
         }
         Ok(limits)
@@ -623,11 +763,8 @@ impl<'de> Deserialize<'de> for FieldKey {
                 f.write_str("a tool limit name")
             }
             fn visit_str<E: de::Error>(self, key: &str) -> Result<FieldKey, E> {
-                match Field::NAMES.iter().position(|name| *name == key) {
-                    Some(0) => Ok(FieldKey(Field::Iterations)),
-                    Some(1) => Ok(FieldKey(Field::Calls)),
-                    Some(2) => Ok(FieldKey(Field::Parallel)),
-                    Some(_) => Ok(FieldKey(Field::ResultBytes)),
+                match Field::ALL.into_iter().find(|field| field.name() == key) {
+                    Some(field) => Ok(FieldKey(field)),
                     None => Err(E::unknown_field(key, Field::NAMES)),
                 }
             }
@@ -940,17 +1077,29 @@ mod tests {
 
     fn limits() -> impl Strategy<Value = ToolLimits> {
         (
-            written(),
-            written(),
-            prop::option::of(any::<u32>()),
-            written(),
+            (
+                written(),
+                written(),
+                prop::option::of(any::<u32>()),
+                written(),
+            ),
+            (written(), written(), written(), written()),
         )
-            .prop_map(|(iterations, calls, parallel, result_bytes)| ToolLimits {
-                iterations,
-                calls,
-                parallel,
-                result_bytes,
-            })
+            .prop_map(
+                |(
+                    (iterations, calls, parallel, result_bytes),
+                    (requests, input_tokens, output_tokens, total_tokens),
+                )| ToolLimits {
+                    iterations,
+                    calls,
+                    parallel,
+                    result_bytes,
+                    requests,
+                    input_tokens,
+                    output_tokens,
+                    total_tokens,
+                },
+            )
     }
 
     fn valid(written: Option<Written>, min: u32) -> bool {
@@ -966,7 +1115,10 @@ mod tests {
             let all_valid = valid(mode.iterations, 1)
                 && valid(mode.calls, 1)
                 && valid(mode.parallel.map(Written::Count), 1)
-                && valid(mode.result_bytes, 256);
+                && valid(mode.result_bytes, 256)
+                && [mode.requests, mode.input_tokens, mode.output_tokens, mode.total_tokens]
+                    .into_iter()
+                    .all(|budget| valid(budget, 1));
             match mode.inherit(resolved_base) {
                 Ok(resolved) => {
                     prop_assert!(all_valid);
@@ -984,6 +1136,10 @@ mod tests {
                         Some(Written::Count(n)) => ResultBytes::new(n),
                     };
                     prop_assert_eq!(resolved.result_bytes, bytes);
+                    prop_assert_eq!(resolved.requests, expect_count(mode.requests, resolved_base.requests));
+                    prop_assert_eq!(resolved.input_tokens, expect_count(mode.input_tokens, resolved_base.input_tokens));
+                    prop_assert_eq!(resolved.output_tokens, expect_count(mode.output_tokens, resolved_base.output_tokens));
+                    prop_assert_eq!(resolved.total_tokens, expect_count(mode.total_tokens, resolved_base.total_tokens));
                 }
                 Err(error) => {
                     prop_assert!(!all_valid);

@@ -155,6 +155,13 @@ impl Usage {
             ..Self::default()
         }
     }
+
+    /// `input_tokens + output_tokens`, saturating at `u64::MAX`: what the
+    /// `total_tokens` budget of [`ToolLimits`](crate::ToolLimits) counts.
+    #[must_use]
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
 }
 
 impl Add for Usage {

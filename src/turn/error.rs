@@ -1,4 +1,5 @@
-//! Why a turn failed: [`TurnError`] and [`ToolLimitError`].
+//! Why a turn failed: [`TurnError`], [`ToolLimitError`] and
+//! [`BudgetError`].
 
 use crate::conversation::{ConversationError, Usage};
 use crate::limits::Limit;
@@ -20,6 +21,12 @@ pub enum TurnError {
     /// `calls`; the batch was not run and not added to the conversation.
     #[error(transparent)]
     ToolLimit(#[from] ToolLimitError),
+    /// A budget of the turn (`requests`, `input_tokens`, `output_tokens`,
+    /// `total_tokens` in [`ToolLimits`](crate::ToolLimits)) was reached
+    /// before a model request: that request was not sent. The conversation
+    /// holds every batch that ran before, each call with its result.
+    #[error(transparent)]
+    Budget(#[from] BudgetError),
     /// The model request failed or panicked.
     #[error("turn: the model request failed")]
     Model {
@@ -89,6 +96,7 @@ impl TurnError {
     pub fn usage(&self) -> Usage {
         match self {
             Self::ToolLimit(error) => error.usage,
+            Self::Budget(error) => error.usage,
             Self::Model { usage, .. }
             | Self::NoOutput { usage, .. }
             | Self::Refused { usage, .. }
@@ -144,5 +152,56 @@ pub struct ToolLimitError {
     pub batch_calls: u32,
     /// Tokens used by the turn's requests, the one that asked for the
     /// refused batch included, added up.
+    pub usage: Usage,
+}
+
+/// Which budget a turn reached: the [`budget`](BudgetError::budget) of a
+/// [`BudgetError`]. Each is a field of [`ToolLimits`](crate::ToolLimits)
+/// of the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Budget {
+    /// `requests`: model requests per turn.
+    Requests,
+    /// `input_tokens`: [`Usage::input_tokens`] of the turn.
+    InputTokens,
+    /// `output_tokens`: [`Usage::output_tokens`] of the turn.
+    OutputTokens,
+    /// `total_tokens`: [`Usage::total_tokens`] of the turn.
+    TotalTokens,
+}
+
+impl std::fmt::Display for Budget {
+    /// The budget's field name: `requests`, `input_tokens`,
+    /// `output_tokens` or `total_tokens`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Requests => "requests",
+            Self::InputTokens => "input_tokens",
+            Self::OutputTokens => "output_tokens",
+            Self::TotalTokens => "total_tokens",
+        })
+    }
+}
+
+/// A model request not sent because a budget of the turn was reached:
+/// inside [`TurnError::Budget`]. A budget is reached when what the turn
+/// used so far is at or over it; budgets are checked in the order
+/// requests, input, output, total tokens.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "turn: budget reached ({budget}): the turn used {used} of at most {max} after {requests} model requests; the next request was not sent"
+)]
+#[non_exhaustive]
+pub struct BudgetError {
+    /// The budget reached.
+    pub budget: Budget,
+    /// What the turn used of it: requests sent, or tokens reported.
+    pub used: u64,
+    /// The mode's budget (never [`Limit::Unlimited`]).
+    pub max: Limit,
+    /// Model requests the turn sent.
+    pub requests: u32,
+    /// Tokens used by the turn's requests, added up.
     pub usage: Usage,
 }

@@ -12,7 +12,7 @@ mod runner;
 
 pub use crate::bind::{CallStats, ToolList, ToolListIter};
 pub use crate::support::text::ERROR_TEXT_BYTES;
-pub use error::{ExceededLimit, ToolLimitError, TurnError};
+pub use error::{Budget, BudgetError, ExceededLimit, ToolLimitError, TurnError};
 pub use event::{TurnEvent, TurnEvents};
 pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use model_error::{ModelError, ModelErrorKind};

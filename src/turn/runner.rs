@@ -27,9 +27,9 @@ use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::{
-    CallStats, ExceededLimit, IterationStats, Model, ModelError, ModelErrorKind, ModelRequest,
-    ToolLimitError, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats,
-    TurnStatus,
+    Budget, BudgetError, CallStats, ExceededLimit, IterationStats, Model, ModelError,
+    ModelErrorKind, ModelRequest, ToolLimitError, TurnError, TurnEvent, TurnEvents, TurnOptions,
+    TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -84,6 +84,11 @@ impl Definition<Bound> {
     ///
     /// Each response's [`Usage`] is added up in
     /// [`TurnStats::usage`], and per batch in [`IterationStats::usage`].
+    /// Before each model request the mode's budgets (`requests`,
+    /// `input_tokens`, `output_tokens`, `total_tokens`; unlimited unless
+    /// set) are checked against what the turn used so far: one that is
+    /// reached fails the turn with [`TurnError::Budget`] and the request is
+    /// not sent.
     ///
     /// **Events** ([`TurnOptions::builder`]`().events(..)`): each model
     /// request started and answered, streamed text and reasoning (from
@@ -167,7 +172,8 @@ impl Definition<Bound> {
     /// # }).unwrap();
     /// ```
     ///
-    /// Errors: [`TurnError::ToolLimit`] as above; [`TurnError::Model`] when
+    /// Errors: [`TurnError::ToolLimit`] as above; [`TurnError::Budget`] as
+    /// above; [`TurnError::Model`] when
     /// the model request fails or panics; [`TurnError::NoOutput`] as above;
     /// [`TurnError::Conversation`] when the conversation handed in has a
     /// result that answers no call of the assistant message before it, or a
@@ -255,7 +261,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 repaired: repaired.clone(),
             }
         };
+        let mut requests: u32 = 0;
         loop {
+            check_budgets(&limits, requests, stats.usage)?;
+            requests = requests.saturating_add(1);
             let model_started = Instant::now();
             let iteration = stats.iteration_count().saturating_add(1);
             self.events
@@ -586,6 +595,43 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             error: stats.error,
         });
     }
+}
+
+/// `Err` when a budget is reached: what the turn used (`requests` sent,
+/// `usage` reported) is at or over it.
+fn check_budgets(
+    limits: &ResolvedToolLimits,
+    requests: u32,
+    usage: Usage,
+) -> Result<(), BudgetError> {
+    let budgets = [
+        (Budget::Requests, limits.requests, u64::from(requests)),
+        (Budget::InputTokens, limits.input_tokens, usage.input_tokens),
+        (
+            Budget::OutputTokens,
+            limits.output_tokens,
+            usage.output_tokens,
+        ),
+        (
+            Budget::TotalTokens,
+            limits.total_tokens,
+            usage.total_tokens(),
+        ),
+    ];
+    for (budget, max, used) in budgets {
+        if let Some(at_most) = max.get()
+            && used >= u64::from(at_most)
+        {
+            return Err(BudgetError {
+                budget,
+                used,
+                max,
+                requests,
+                usage,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn check_limits(

@@ -57,6 +57,7 @@ mod tool_limits;
 mod tool_name_sanitize;
 mod turn_arbitrary_calls;
 mod turn_arbitrary_results;
+mod turn_budgets;
 mod turn_call_context;
 mod turn_cancellation;
 mod turn_common;

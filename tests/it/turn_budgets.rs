@@ -1,0 +1,180 @@
+//! The turn's budgets (`requests`, `input_tokens`, `output_tokens`,
+//! `total_tokens`): checked before each model request against what the
+//! turn used so far; a budget reached fails the turn before sending, with
+//! every batch that ran kept and answered.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::turn_common::*;
+use agent_loop::conversation::{ModelResponse, Usage};
+use agent_loop::limits::Limit;
+use agent_loop::mode::Mode;
+use agent_loop::turn::{Budget, BudgetError, ScriptedModel, TurnError, TurnStatus};
+use agent_loop::{Definition, ToolLimits};
+use tokio_util::sync::CancellationToken;
+
+/// `batches` batches of one `ping` call (ids `call_1`, …), each response
+/// reporting `usage`, then an answer.
+fn pings(batches: usize, usage: Usage) -> ScriptedModel {
+    let mut script: Vec<ModelResponse> = (1..=batches)
+        .map(|b| batch([call(format!("call_{b}"), "ping", "{}")]).with_usage(usage))
+        .collect();
+    script.push(answer("done").with_usage(usage));
+    ScriptedModel::new(script)
+}
+
+async fn budget_error(limits: ToolLimits, usage: Usage) -> (BudgetError, usize, usize, usize) {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools([counting_tool("ping", Arc::clone(&invocations))], limits).await;
+    let model = pings(10, usage);
+    let mut conversation = user_says("keep pinging");
+    let error = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect_err("a budget is reached");
+    assert_every_call_answered(&conversation);
+    let TurnError::Budget(error) = error else {
+        panic!("{error:?}")
+    };
+    (
+        error,
+        model.requests().len(),
+        invocations.load(Ordering::SeqCst),
+        conversation.len(),
+    )
+}
+
+#[tokio::test]
+async fn a_request_budget_of_two_sends_two_requests_and_refuses_the_third() {
+    let (error, requests, ran, messages) =
+        budget_error(ToolLimits::new().requests(2), Usage::new(10, 1)).await;
+    assert_eq!(
+        (
+            error.budget,
+            error.used,
+            error.max,
+            error.requests,
+            error.usage
+        ),
+        (
+            Budget::Requests,
+            2,
+            Limit::at_most(2).unwrap(),
+            2,
+            Usage::new(20, 2)
+        )
+    );
+    assert_eq!((requests, ran), (2, 2));
+    // The user message, then two batches of a call and its result.
+    assert_eq!(messages, 5);
+    assert_eq!(
+        error.to_string(),
+        "turn: budget reached (requests): the turn used 2 of at most 2 after 2 model requests; the next request was not sent"
+    );
+}
+
+#[tokio::test]
+async fn each_token_budget_is_reached_at_or_over_what_the_provider_reported() {
+    // 60 in and 5 out per response.
+    let usage = Usage::new(60, 5);
+    let cases = [
+        // 60, then 120 ≥ 100: the third request is not sent.
+        (
+            ToolLimits::new().input_tokens(100),
+            Budget::InputTokens,
+            120,
+            2,
+        ),
+        // Exactly at the budget after two responses: reached.
+        (
+            ToolLimits::new().output_tokens(10),
+            Budget::OutputTokens,
+            10,
+            2,
+        ),
+        // 65, 130, 195 ≥ 150 after three.
+        (
+            ToolLimits::new().total_tokens(150),
+            Budget::TotalTokens,
+            195,
+            3,
+        ),
+    ];
+    for (limits, budget, used, sent) in cases {
+        let (error, requests, ran, _) = budget_error(limits, usage).await;
+        assert_eq!((error.budget, error.used), (budget, used), "{budget}");
+        assert_eq!((requests, ran, error.requests as usize), (sent, sent, sent));
+        let sent = sent as u64;
+        assert_eq!(error.usage, Usage::new(60 * sent, 5 * sent));
+    }
+}
+
+#[tokio::test]
+async fn a_turn_within_its_budgets_completes_and_the_first_request_is_always_sent() {
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits::new().requests(3).total_tokens(1_000),
+    )
+    .await;
+    let model = pings(2, Usage::new(100, 10));
+    let mut conversation = user_says("ping twice");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("three requests, 330 tokens: within both budgets");
+    assert!(matches!(outcome.status, TurnStatus::Completed { .. }));
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(outcome.stats.usage.total_tokens(), 330);
+}
+
+#[tokio::test]
+async fn a_mode_inherits_the_base_budgets_and_overrides_one() {
+    let definition = Definition::builder()
+        .name("budgets")
+        .tool(counting_tool("ping", Arc::new(AtomicUsize::new(0))))
+        .tool_limits(ToolLimits::new().requests(5).input_tokens(1_000))
+        .mode(Mode::new("long").tool_limits(ToolLimits::new().input_tokens(Limit::Unlimited)))
+        .initial_mode("long")
+        .build()
+        .validate()
+        .expect("valid");
+    let bound = bind(&definition).await;
+    let base = bound.base_mode().tool_limits;
+    assert_eq!(
+        (base.requests.get(), base.input_tokens.get()),
+        (Some(5), Some(1_000))
+    );
+    assert_eq!(base.output_tokens, Limit::Unlimited);
+    let long = bound.mode("long").unwrap().tool_limits;
+    assert_eq!(
+        (long.requests.get(), long.input_tokens),
+        (Some(5), Limit::Unlimited)
+    );
+}
+
+#[test]
+fn budgets_read_and_write_the_config_form() {
+    let json =
+        r#"{"requests":3,"input_tokens":"unlimited","output_tokens":500,"total_tokens":9000}"#;
+    let limits: ToolLimits = serde_json::from_str(json).unwrap();
+    assert_eq!(
+        limits,
+        ToolLimits::new()
+            .requests(3)
+            .input_tokens(Limit::Unlimited)
+            .output_tokens(500)
+            .total_tokens(9000)
+    );
+    assert_eq!(serde_json::to_string(&limits).unwrap(), json);
+    let error = serde_path_to_error::deserialize::<_, ToolLimits>(
+        &mut serde_json::Deserializer::from_str(r#"{"total_tokens": 0}"#),
+    )
+    .unwrap_err();
+    assert_eq!(error.path().to_string(), "total_tokens");
+    assert!(
+        error.to_string().contains("invalid `total_tokens` limit 0"),
+        "{error}"
+    );
+}
