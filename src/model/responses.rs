@@ -13,10 +13,10 @@ use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, sh
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::{Model, ModelError, ModelRequest, Output};
-use crate::wire::WireError;
 use crate::wire::responses::{self, RESPONSE_ID_KEY};
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::responses::EventAssembler;
+use crate::wire::{Target, WireError};
 
 const FORMAT: WireFormat = WireFormat::OpenAiResponses;
 
@@ -273,11 +273,14 @@ impl OpenAiResponsesModel {
             body.insert("instructions".into(), json!(instructions));
         }
         let mut conversation: &[Message] = request.conversation;
+        // Encrypted reasoning, provider items and response ids go back
+        // only to the endpoint they came from (see `wire::Target`).
+        let target = super::endpoint_target(&self.base_url, &self.model);
         // With `previous_response_id`, the messages up to the response
         // named are on the server: only those after it are sent.
         let mut skipped = 0;
         if self.previous_response_id
-            && let Some((index, id)) = last_response_id(conversation)
+            && let Some((index, id)) = last_response_id(conversation, &target)
         {
             body.insert("previous_response_id".into(), json!(id));
             skipped = index + 1;
@@ -286,9 +289,6 @@ impl OpenAiResponsesModel {
         // Stateless (`store: false`), nothing the server could look up
         // by id goes out: reasoning without its encrypted content is left
         // out (and reported), as are its items' ids.
-        // Encrypted reasoning and provider items go back only to the
-        // endpoint they came from (see `wire::Target`).
-        let target = super::endpoint_target(&self.base_url, &self.model);
         let exported = if self.previous_response_id {
             responses::export_messages_for(conversation, &target)
         } else {
@@ -371,19 +371,20 @@ fn is_reasoning_model(model: &str) -> bool {
 }
 
 /// The index and response id of the last assistant message that holds
-/// one.
-fn last_response_id(conversation: &[Message]) -> Option<(usize, &str)> {
+/// one and whose extras `target` takes (of this endpoint, or of no known
+/// one).
+fn last_response_id<'c>(conversation: &'c [Message], target: &Target) -> Option<(usize, &'c str)> {
     conversation
         .iter()
         .enumerate()
         .rev()
         .find_map(|(index, message)| {
-            let id = message
-                .as_assistant()?
-                .extras
-                .fields_for(FORMAT)?
-                .get(RESPONSE_ID_KEY)?
-                .as_str()?;
+            let extras = &message.as_assistant()?.extras;
+            // A response of another endpoint is not on this one's server.
+            if !target.takes_extras(FORMAT, extras) {
+                return None;
+            }
+            let id = extras.fields_for(FORMAT)?.get(RESPONSE_ID_KEY)?.as_str()?;
             Some((index, id))
         })
 }

@@ -36,7 +36,9 @@ pub enum WireErrorKind {
     /// A `type` this crate cannot read where a specific one is required: a
     /// response body that is not a message (an `error` body, say).
     /// Unknown content block types are not errors: they are kept as
-    /// [`ProviderPart`](crate::conversation::ProviderPart)s.
+    /// [`ProviderPart`](crate::conversation::ProviderPart)s, except in a
+    /// Responses system or developer message, which holds text (and the
+    /// input content types only).
     #[error("unsupported `type` `{found}`")]
     UnknownType {
         /// The `type` as found.

@@ -93,6 +93,15 @@ impl Target {
         self.provider.is_none() && self.model.is_none()
     }
 
+    /// `true` when `extras` may go to this target in `format`: extras of
+    /// no origin, or of one the rule takes.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    pub(crate) fn takes_extras(&self, format: WireFormat, extras: &Extras) -> bool {
+        extras
+            .origin()
+            .is_none_or(|origin| self.takes(format, origin, Piece::Other))
+    }
+
     /// `true` when `reasoning` may go to this target in `format`.
     pub(crate) fn takes_reasoning(&self, format: WireFormat, reasoning: &ReasoningPart) -> bool {
         self.takes(format, &reasoning.origin, Piece::of_reasoning(reasoning))

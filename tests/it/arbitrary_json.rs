@@ -145,6 +145,7 @@ pub static RECORDED: LazyLock<Vec<(String, Value)>> = LazyLock::new(|| {
             payloads.push((path.display().to_string(), value));
         }
     }
+    assert!(payloads.len() > 50, "the recordings are missing");
     payloads
 });
 
@@ -187,3 +188,60 @@ pub fn mutated_recording() -> impl Strategy<Value = Value> {
             replace_node(RECORDED[index].1.clone(), &steps, replacement)
         })
 }
+
+/// The `(event, data)` pairs of an SSE body as the SSE specification reads
+/// them: lines end in LF, CR LF or CR; `:` lines are comments; one space
+/// after the field's colon is dropped; a blank line dispatches.
+pub fn sse_events(text: &str) -> Vec<(String, String)> {
+    let mut events = Vec::new();
+    let (mut name, mut data) = (String::new(), Vec::<String>::new());
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    for line in text.split('\n') {
+        if line.is_empty() {
+            if !data.is_empty() {
+                events.push((std::mem::take(&mut name), data.join("\n")));
+                data.clear();
+            }
+            name.clear();
+        } else if let Some(value) = line.strip_prefix("event:") {
+            name = value.strip_prefix(' ').unwrap_or(value).to_owned();
+        } else if let Some(value) = line.strip_prefix("data:") {
+            data.push(value.strip_prefix(' ').unwrap_or(value).to_owned());
+        }
+    }
+    // A body that ends without a blank line dispatches nothing more: the
+    // specification drops an unterminated event.
+    events
+}
+
+/// An SSE event as [`sse_events`] reads it: its name and its data.
+pub type SseEvent = (String, String);
+
+/// The recorded streams: every `.sse` body of `tests/fixtures/wire-real/`
+/// and of `fuzz/seeds/stream/`, read as SSE events, with their paths.
+pub static RECORDED_STREAMS: LazyLock<Vec<(String, Vec<SseEvent>)>> = LazyLock::new(|| {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut folders: Vec<_> = std::fs::read_dir(root.join("tests/fixtures/wire-real"))
+        .expect("the recordings")
+        .map(|entry| entry.expect("a readable directory entry").path())
+        .filter(|path| path.is_dir())
+        .collect();
+    folders.push(root.join("fuzz/seeds/stream"));
+    let mut streams = Vec::new();
+    for folder in folders {
+        let mut paths: Vec<_> = std::fs::read_dir(&folder)
+            .unwrap_or_else(|error| panic!("{}: {error}", folder.display()))
+            .map(|entry| entry.expect("a readable directory entry").path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "sse"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let bytes =
+                std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+            // Decoded as the transport decodes: lossily (U+FFFD).
+            let events = sse_events(&String::from_utf8_lossy(&bytes));
+            streams.push((path.display().to_string(), events));
+        }
+    }
+    streams
+});

@@ -557,3 +557,49 @@ async fn encrypted_reasoning_goes_back_to_its_endpoint_only() {
         "{dropped:?}"
     );
 }
+
+/// With `previous_response_id`, a response id goes back to the endpoint
+/// that made it only: another endpoint of the format gets the whole
+/// history instead of an id its server never stored.
+#[tokio::test]
+async fn a_previous_response_id_goes_back_to_its_endpoint_only() {
+    let recorded = recorded("resp_store_false.response.json");
+    let server = server_with(
+        ResponseTemplate::new(200).set_body_json(&recorded),
+        ResponseTemplate::new(200).set_body_json(final_answer()),
+    )
+    .await;
+    let session = session_for(&responses::parse_response(&recorded).unwrap()).await;
+    let mut conversation = start();
+    let same = model(&server, "gpt-5").previous_response_id(true);
+    session
+        .run_turn(&same, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn ends");
+    conversation.push(agent_loop::conversation::Message::user("And again."));
+    let events = TurnEvents::default();
+    let request = ModelRequest::new(&conversation).events(&events);
+
+    let to_same = same.request_body(&request);
+    assert_eq!(to_same["previous_response_id"], "resp_final");
+    assert_eq!(
+        to_same["input"],
+        json!([{ "role": "user", "content": "And again." }])
+    );
+    let elsewhere = OpenAiResponsesModel::new("gpt-5")
+        .base_url("https://responses.example.net/v1")
+        .previous_response_id(true);
+    let to_elsewhere = elsewhere.request_body(&request);
+    assert_eq!(to_elsewhere.get("previous_response_id"), None);
+    let input = to_elsewhere["input"].as_array().unwrap();
+    assert_eq!(
+        input.first(),
+        Some(&json!({ "role": "user", "content": "Please use the tools." }))
+    );
+    assert_eq!(
+        input.last(),
+        Some(&json!({ "role": "user", "content": "And again." }))
+    );
+    let violations = crate::wire_rules::responses_violations(&to_elsewhere["input"]);
+    assert!(violations.is_empty(), "{violations:#?}");
+}

@@ -38,6 +38,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::arbitrary_json::sse_events;
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::tool::{self, BoxError, NameRules, ToolInfo};
 use agent_loop::turn::ScriptedModel;
@@ -553,30 +554,6 @@ async fn every_mcp_tool_list_binds_under_mcp_and_sanitised_default_rules() {
 }
 
 // ------------------------------------------------------ OpenAI Responses
-
-/// The `(event, data)` pairs of a recorded `.sse` body (CR/LF kept as
-/// recorded; comment lines skipped).
-fn sse_events(text: &str) -> Vec<(String, String)> {
-    let mut events = Vec::new();
-    let (mut name, mut data) = (String::new(), Vec::<String>::new());
-    for line in text.split('\n').map(|line| line.trim_end_matches('\r')) {
-        if line.is_empty() {
-            if !data.is_empty() {
-                events.push((std::mem::take(&mut name), data.join("\n")));
-                data.clear();
-            }
-            name.clear();
-        } else if let Some(value) = line.strip_prefix("event:") {
-            name = value.trim().to_owned();
-        } else if let Some(value) = line.strip_prefix("data:") {
-            data.push(value.strip_prefix(' ').unwrap_or(value).to_owned());
-        }
-    }
-    if !data.is_empty() {
-        events.push((name, data.join("\n")));
-    }
-    events
-}
 
 /// A Responses `input` as the follow-up comparison sees it: application
 /// instructions (`system`/`developer` messages, which the recording

@@ -41,6 +41,7 @@ use agent_loop::wire::ToolDeclaration;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::arbitrary_json::sse_events;
 use crate::properties::wire::Format;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real");
@@ -168,31 +169,6 @@ async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
 }
 
 // ------------------------------------------------- the recording's events
-
-/// The `(event, data)` pairs of an SSE body as the SSE specification reads
-/// them: lines end in LF, CR LF or CR; `:` lines are comments; one space
-/// after the field's colon is dropped; a blank line dispatches.
-fn sse_events(text: &str) -> Vec<(String, String)> {
-    let mut events = Vec::new();
-    let (mut name, mut data) = (String::new(), Vec::<String>::new());
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    for line in text.split('\n') {
-        if line.is_empty() {
-            if !data.is_empty() {
-                events.push((std::mem::take(&mut name), data.join("\n")));
-                data.clear();
-            }
-            name.clear();
-        } else if let Some(value) = line.strip_prefix("event:") {
-            name = value.strip_prefix(' ').unwrap_or(value).to_owned();
-        } else if let Some(value) = line.strip_prefix("data:") {
-            data.push(value.strip_prefix(' ').unwrap_or(value).to_owned());
-        }
-    }
-    // A body that ends without a blank line dispatches nothing more: the
-    // specification drops an unterminated event.
-    events
-}
 
 /// What a recording carries, read from its events.
 #[derive(Debug)]

@@ -1,14 +1,43 @@
 //! The stream properties (`properties::stream`: no panic, the first error
 //! sticks, calls start once each in order, the text pieces are the text)
-//! on runs of events built from each format's stream vocabulary (Chat
-//! Completions, Messages, Responses), each run fed to every assembler. The `stream` fuzz target checks the same on
-//! arbitrary server-sent event text.
+//! on every recorded stream and each of its prefixes (a stream cut
+//! anywhere), and on runs of events built from each format's stream
+//! vocabulary (Chat Completions, Messages, Responses), each run fed to
+//! every assembler. The `stream` fuzz target checks the same on arbitrary
+//! server-sent event text.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use crate::arbitrary_json::{json as any_json, word};
+use crate::arbitrary_json::{RECORDED_STREAMS, json as any_json, word};
 use crate::properties::stream::{Event, check_stream};
+
+#[test]
+fn every_recorded_stream_and_each_prefix_has_the_stream_properties() {
+    // Every kind of recording is read: a folder renamed away would
+    // otherwise pass unseen.
+    for kind in [
+        "openai-stream",
+        "anthropic-stream",
+        "openai-responses",
+        "gemini",
+    ] {
+        assert!(
+            RECORDED_STREAMS
+                .iter()
+                .any(|(path, _)| path.contains(&format!("/{kind}/"))),
+            "no {kind} stream"
+        );
+    }
+    for (path, events) in RECORDED_STREAMS.iter() {
+        assert!(!events.is_empty(), "{path}: no events");
+        for end in 0..=events.len() {
+            if let Err(problem) = check_stream(&events[..end]) {
+                panic!("{path}, the first {end} events: {problem}");
+            }
+        }
+    }
+}
 
 const STREAM_WORDS: &[&str] = &[
     "text",

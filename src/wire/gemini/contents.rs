@@ -86,9 +86,11 @@ pub fn export_contents(conversation: &[Message]) -> ExportedContents {
 
 /// [`export_contents`] for a request to `target`: reasoning, provider
 /// parts and extras (a part's `thoughtSignature` among them) that its
-/// [`Target`] rule refuses are left out too and reported. The Gemini
-/// model exports with the host of its base URL as the provider and its
-/// model name.
+/// [`Target`] rule refuses are left out too and reported; a call whose
+/// signature is left out gets the documented stand-in
+/// `skip_thought_signature_validator` when it is the first of its model
+/// content, as any call without one. The Gemini model exports with the
+/// host of its base URL as the provider and its model name.
 pub fn export_contents_for(conversation: &[Message], target: &Target) -> ExportedContents {
     let kept = for_target(conversation, FORMAT, target);
     ExportedContents {
@@ -630,8 +632,10 @@ fn push_user(
 /// [`WireErrorKind::UnknownRole`] for a role other than `user`, `model`
 /// and `function`; [`WireErrorKind::WrongType`] for a content or part that
 /// is not an object, `parts` that is not an array, or a modelled field of
-/// the wrong JSON type (`text` not a string, `args` not an object);
-/// [`WireErrorKind::MissingField`] for a `functionCall` or
+/// the wrong JSON type (`text` or a call's, image's or result's
+/// `thoughtSignature` not a string, `thought` not a boolean, `args` or
+/// `response` not an object; other parts go back verbatim, as provider
+/// parts); [`WireErrorKind::MissingField`] for a `functionCall` or
 /// `functionResponse` without `name`. The path names the content and part,
 /// e.g. `contents[3].parts[1].functionCall`.
 pub fn parse_contents(contents: &Value) -> Result<Vec<Message>, WireError> {

@@ -129,7 +129,8 @@
 //!   parts is equal to the number of function call parts of the function
 //!   call turn", the API's 400) — provided the conversation pairs them
 //!   (see [`wire`](crate::wire));
-//! - every `thoughtSignature` goes back on the part it came with, and the
+//! - every `thoughtSignature` goes back on the part it came with (to the
+//!   endpoint it came from: see [`export_contents_for`]), and the
 //!   first `functionCall` of a model content that has none (a call made by
 //!   another provider, or by Gemini 2.x) gets
 //!   `"thoughtSignature": "skip_thought_signature_validator"`, the value

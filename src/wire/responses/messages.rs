@@ -49,7 +49,8 @@ pub struct ExportedInput {
 
 /// The request's `input` items for a conversation.
 ///
-/// - [`Message::System`] → `{"role": "system" | "developer", "content": text}`.
+/// - [`Message::System`] → `{"role": "system" | "developer", "content"}`:
+///   its text, or the parts its extras keep (see [`parse_messages`]).
 /// - [`Message::User`] → `{"role": "user", "content"}`: a string for one
 ///   text part without extras, else `input_text` and `input_image` parts
 ///   (an inline image as a `data:` URL, `detail` `"auto"` unless the part
@@ -80,8 +81,11 @@ pub fn export_messages(conversation: &[Message]) -> ExportedInput {
 }
 
 /// [`export_messages`] for a request to `target`: reasoning (its
-/// `encrypted_content` with it), provider items and extras that its
-/// [`Target`] rule refuses are left out too and reported.
+/// `encrypted_content` with it), provider items and extras (response and
+/// item ids among them) that its [`Target`] rule refuses are left out too
+/// and reported. `model::OpenAiResponsesModel` exports with the host of
+/// its base URL and its model name, stateless by default (see
+/// [`export_messages_stateless_for`]).
 pub fn export_messages_for(conversation: &[Message], target: &Target) -> ExportedInput {
     export(conversation, false, target)
 }
@@ -98,8 +102,7 @@ pub fn export_messages_stateless(conversation: &[Message]) -> ExportedInput {
 }
 
 /// [`export_messages_stateless`] for a request to `target`, by the rule of
-/// [`export_messages_for`]. `model::OpenAiResponsesModel` exports with the
-/// host of its base URL as the provider and its model name.
+/// [`export_messages_for`].
 pub fn export_messages_stateless_for(conversation: &[Message], target: &Target) -> ExportedInput {
     export(conversation, true, target)
 }
@@ -210,8 +213,8 @@ pub(super) fn own_extras(extras: &Extras, modelled: &[&str]) -> Map<String, Valu
 
 fn export_system(system: &SystemMessage) -> Option<Value> {
     let mut item = own_extras(&system.extras, &["role"]);
-    // A `content` of parts that is not plain text is kept verbatim in the
-    // extras (see `parse_system`).
+    // A `content` of parts that is not plain text rides in the extras, as
+    // `parse_input_message` wrote it.
     if !item.contains_key("content") {
         if is_blank(&system.text) {
             return None;
@@ -858,7 +861,7 @@ fn parse_input_message(path: &str, role: &str, item: &Value) -> Result<Vec<Messa
                 StringOrArray::Array(parts) => {
                     let root = format!("{path}.content");
                     let parsed = input_parts(&root, &parts)?;
-                    // A part of no type `EasyInputMessage` lists (a Chat
+                    // A part of no type `InputContent` lists (a Chat
                     // Completions `text` part, say) is refused: kept, it
                     // would go back to a model that refuses it.
                     for (index, part) in parsed.iter().enumerate() {

@@ -89,7 +89,9 @@
 //! without `"type": "message"`, `content` as a string or parts, `arguments`
 //! missing or sent as an object, calls without `call_id` (a fresh id is
 //! minted, shared with its output), items and parts this crate does not
-//! model (kept verbatim as [`ContentPart::Provider`]), fields it does not
+//! model (kept verbatim as [`ContentPart::Provider`]; in a system or
+//! developer message, a part of a type `InputContent` lacks is refused),
+//! fields it does not
 //! model (kept as [`Extras`]). A payload that does not have the documented
 //! shape fails with a [`WireError`](crate::wire::WireError) whose path
 //! names the culprit, e.g. `response.output[1]`; a `failed` response is
