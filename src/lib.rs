@@ -15,6 +15,7 @@
 //! | 1 | [`tool`] | tool definitions (factories), the [`Tool`] trait, [`ToolInfo`], name rules |
 //! | 2 | [`limits`] | per-turn [`ToolLimits`] and their resolution |
 //! | 2 | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
+//! | 2 | [`gate`] | the approval [`Gate`](gate::Gate) that allows or denies each call a model makes |
 //! | 2 | [`wire`] | OpenAI, Anthropic and MCP formats |
 //! | 3 | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
 //! | 3 | `mcp` | MCP servers as tool factories, one connection per binding (feature `mcp`) |
@@ -427,6 +428,7 @@
 pub mod bind;
 pub mod conversation;
 pub mod definition;
+pub mod gate;
 pub mod limits;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]

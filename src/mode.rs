@@ -11,6 +11,7 @@
 //! so it has one type whatever was set on it, and its setters replace an
 //! earlier value: the last call wins.
 
+use crate::gate::{Gate, Gates};
 use crate::limits::ToolLimits;
 use crate::tool;
 
@@ -31,6 +32,8 @@ pub struct Mode {
     pub(crate) tools: Option<Vec<tool::Definition>>,
     pub(crate) tool_limits: ToolLimits,
     pub(crate) instructions: Option<String>,
+    /// `None`: the base gates.
+    pub(crate) gates: Option<Gates>,
 }
 
 impl Mode {
@@ -41,6 +44,7 @@ impl Mode {
             tools: None,
             tool_limits: ToolLimits::default(),
             instructions: None,
+            gates: None,
         }
     }
 
@@ -90,6 +94,25 @@ impl Mode {
     #[must_use]
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Appends an approval gate of this mode (see
+    /// [`gate`](crate::gate)). The first call replaces the base gates
+    /// with the mode's own (a mode that sets none asks the base's).
+    #[must_use]
+    pub fn gate(mut self, gate: impl Gate) -> Self {
+        self.gates
+            .get_or_insert_with(Gates::default)
+            .0
+            .push(std::sync::Arc::new(gate));
+        self
+    }
+
+    /// Lets every call of this mode run: no gate, whatever the base's.
+    #[must_use]
+    pub fn no_gates(mut self) -> Self {
+        self.gates = Some(Gates::default());
         self
     }
 

@@ -406,7 +406,8 @@ impl Definition<Bound> {
         async move {
             let table = binding.current_table(None);
             let site = table.site();
-            let finished = match table.prepare(&call.name, Arguments::Text(&call.arguments)) {
+            let prepared = table.prepare(&call.name, Arguments::Text(&call.arguments));
+            let finished = match table.gate(call, prepared) {
                 Prepared::Ready(ready) => {
                     ready
                         .call(site, call.id.clone(), call.name.clone(), None, |_, _| {})

@@ -12,6 +12,10 @@
 //! 2. **arguments**: read (text from a model: blank is `{}`; a value from
 //!    code: at most 128 levels deep), an object, and passing the tool's
 //!    schema;
+//!
+//!    then, for a call a model made, the **gate**
+//!    ([`CallTable::gate`]): the mode's approval gates allow it or deny it
+//!    (the call is answered without running);
 //! 3. the **context** of the call (session, mode, tool, tool call id, the
 //!    turn's token);
 //! 4. the **middleware chain** down to the tool and back, every panic
@@ -50,6 +54,7 @@ use tracing::{Instrument, info_span};
 use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind, ToolList};
 use crate::conversation::{ContentPart, ToolCall, ToolResult, text_of};
 use crate::definition::layout::Layout;
+use crate::gate::{self, GateCall, Stopped};
 use crate::limits::{ResolvedToolLimits, ResultBytes};
 use crate::middleware::{
     ChainOutcome, DepthRefusal, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked,
@@ -247,9 +252,47 @@ impl<'a> CallTable<'a> {
                 None if has_output && output_ends_batch => {
                     Prepared::Answered(not_run(&call.name, "not run: the turn has its output"))
                 }
-                None => self.prepare(&call.name, Arguments::Text(&call.arguments)),
+                None => self.gate(
+                    call,
+                    self.prepare(&call.name, Arguments::Text(&call.arguments)),
+                ),
             })
             .collect()
+    }
+
+    /// The gate step, after step 2: a ready call (not the turn's
+    /// structured output) that a gate of the mode stops is answered
+    /// instead. `call` is the model's call, for its id.
+    pub(crate) fn gate(&self, call: &ToolCall, prepared: Prepared<'a>) -> Prepared<'a> {
+        let Prepared::Ready(ready) = prepared else {
+            return prepared;
+        };
+        let mode = self.binding.mode(self.mode);
+        if ready.is_output || mode.gates.is_empty() {
+            return Prepared::Ready(ready);
+        }
+        let asked = GateCall {
+            tool: ready.tool.info(),
+            tool_call_id: &call.id,
+            arguments: &ready.arguments,
+            session_id: self.binding.session_id,
+            loop_id: self.binding.loop_id,
+            mode: mode.name.as_deref(),
+        };
+        let name = &call.name;
+        match gate::ask(&mode.gates, &asked) {
+            Ok(()) => Prepared::Ready(ready),
+            Err(Stopped::Denied(reason)) => Prepared::Answered(ToolCallError::new(
+                ToolCallErrorKind::Denied,
+                name,
+                format!("the call to `{name}` was denied: {reason}"),
+            )),
+            Err(Stopped::Panicked(message)) => Prepared::Answered(ToolCallError::new(
+                ToolCallErrorKind::GatePanicked,
+                name,
+                format!("the call to `{name}` was denied: the approval gate panicked: {message}"),
+            )),
+        }
     }
 
     /// Step 1: the tool named `name`, and whether it is the control tool.

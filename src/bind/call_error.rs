@@ -61,6 +61,12 @@ pub enum ToolCallErrorKind {
     /// output: another call of an early-ending batch, or a second
     /// `structured_output` call.
     NotRun,
+    /// An approval [`Gate`](crate::gate::Gate) denied the call; it did not
+    /// run. The message holds the gate's reason.
+    Denied,
+    /// An approval gate panicked; the call did not run (a gate fails
+    /// closed).
+    GatePanicked,
 }
 
 /// A tool call that produced no output: returned by

@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::definition::{Defined, Definition};
+use crate::gate::{Gate, Gates};
 use crate::limits::ToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::mode::Mode;
@@ -27,6 +28,8 @@ pub(crate) struct Recipe {
     pub(crate) tools: Vec<tool::Definition>,
     /// Middlewares around every tool execution; the first is the outermost.
     pub(crate) middlewares: Vec<Arc<dyn ToolMiddleware>>,
+    /// The base mode's gates, in the order they are asked.
+    pub(crate) gates: Gates,
     /// Limit overrides of the base mode; unset fields take the defaults.
     pub(crate) tool_limits: ToolLimits,
     /// Named modes, in order.
@@ -148,6 +151,7 @@ impl DefinitionBuilder {
                 name: String::new(),
                 tools: Vec::new(),
                 middlewares: Vec::new(),
+                gates: Gates::default(),
                 tool_limits: ToolLimits::new(),
                 modes: Vec::new(),
                 initial_mode: None,
@@ -206,6 +210,16 @@ impl<Name, Limits, InitialMode, Instructions, Rules>
     /// Appends one middleware; the first registered is the outermost.
     pub fn middleware(mut self, middleware: impl ToolMiddleware) -> Self {
         self.recipe.middlewares.push(Arc::new(middleware));
+        self
+    }
+
+    /// Appends an approval gate of the base mode (and of every mode that
+    /// sets none of its own): it sees each call a model makes after its
+    /// arguments passed the schema, before the middlewares, and allows or
+    /// denies it. Gates are asked in the order they were added; the first
+    /// that does not allow decides. See [`gate`](crate::gate).
+    pub fn gate(mut self, gate: impl Gate) -> Self {
+        self.recipe.gates.0.push(Arc::new(gate));
         self
     }
 

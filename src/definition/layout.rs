@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::definition::builder::Recipe;
+use crate::gate::{Gate, Gates};
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::tool;
@@ -42,6 +43,8 @@ pub(crate) struct ModeLayout {
     pub(crate) definitions: Vec<usize>,
     pub(crate) tool_limits: ResolvedToolLimits,
     pub(crate) instructions: Option<String>,
+    /// Asked in order about every call a model makes in this mode.
+    pub(crate) gates: Arc<[Arc<dyn Gate>]>,
 }
 
 /// Where a binding's tools go: the tools of each definition follow one
@@ -149,7 +152,8 @@ impl Layout {
         let mode = |name: Option<Arc<str>>,
                     list: &[tool::Definition],
                     tool_limits,
-                    instructions: &Option<String>| ModeLayout {
+                    instructions: &Option<String>,
+                    gates: &Gates| ModeLayout {
             name,
             definitions: list
                 .iter()
@@ -157,16 +161,24 @@ impl Layout {
                 .collect(),
             tool_limits,
             instructions: instructions.clone(),
+            gates: gates.0.iter().cloned().collect(),
         };
         // `validate` resolved one per mode, the base's first.
         let limit = |index: usize| limits[index];
-        let mut mode_layouts = vec![mode(None, &base, limit(0), &recipe.instructions)];
+        let mut mode_layouts = vec![mode(
+            None,
+            &base,
+            limit(0),
+            &recipe.instructions,
+            &recipe.gates,
+        )];
         for (index, (declared, list)) in recipe.modes.iter().zip(&modes).enumerate() {
             mode_layouts.push(mode(
                 Some(declared.name.as_str().into()),
                 list,
                 limit(index + 1),
                 &declared.instructions,
+                declared.gates.as_ref().unwrap_or(&recipe.gates),
             ));
         }
         let initial = recipe

@@ -66,6 +66,7 @@ mod turn_edges;
 mod turn_error_results;
 mod turn_events;
 mod turn_fidelity;
+mod turn_gate;
 mod turn_invariant;
 mod turn_limits;
 mod turn_modes;

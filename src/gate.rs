@@ -1,0 +1,155 @@
+//! The approval gate: a policy that looks at each tool call a model asks
+//! for, after its arguments passed the tool's schema and before the
+//! middleware chain, and allows it or denies it with a reason the model
+//! reads.
+//!
+//! Gates are set on the definition
+//! ([`DefinitionBuilder::gate`](crate::definition::DefinitionBuilder::gate))
+//! and replaced per mode ([`Mode::gate`](crate::Mode::gate)); several
+//! gates are asked in the order they were added, and the first that does
+//! not allow decides. A gate sees the tool's [`ToolInfo`] (its MCP
+//! [`annotations`](ToolInfo::annotations) such as `destructiveHint`
+//! among them), the call's id and validated arguments, the session and
+//! the mode, so one gate can hold a per-tool policy.
+//!
+//! Every call a model makes goes through the gate: the calls of a turn and
+//! [`Definition::run_tool_call`](crate::Definition::run_tool_call). A
+//! direct [`invoke`](crate::Definition::invoke) from code does not: the
+//! code that calls it has decided already. The turn's `structured_output`
+//! call is the turn's answer, not an action, and is not gated.
+//!
+//! A denied call does not run; the model reads
+//! ``the call to `delete_file` was denied: <reason>`` as its error result
+//! ([`ToolCallErrorKind::Denied`](crate::bind::ToolCallErrorKind::Denied)),
+//! and the turn goes on. A gate that panics denies the call (the gate
+//! fails closed:
+//! [`ToolCallErrorKind::GatePanicked`](crate::bind::ToolCallErrorKind::GatePanicked)).
+//!
+//! ```
+//! use agent_loop::gate::{GateCall, GateDecision};
+//! use agent_loop::tool::{self, BoxError, ToolInfo};
+//! use agent_loop::Definition;
+//!
+//! let delete = tool::Definition::from_fn(
+//!     ToolInfo::without_parameters("delete_all", "Deletes every file."),
+//!     |_arguments: serde_json::Value, _context| async { Ok::<_, BoxError>("deleted") },
+//! );
+//! let definition = Definition::builder()
+//!     .name("careful")
+//!     .tool(delete)
+//!     .gate(|call: &GateCall<'_>| {
+//!         if call.tool.name.starts_with("delete") {
+//!             GateDecision::deny("deleting needs a person's yes")
+//!         } else {
+//!             GateDecision::Allow
+//!         }
+//!     })
+//!     .build()
+//!     .validate()?;
+//! # Ok::<_, agent_loop::DefinitionError>(())
+//! ```
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::session::{LoopId, SessionId};
+use crate::support::panic::panic_message;
+use crate::tool::ToolInfo;
+
+/// A policy on tool calls: see the [module docs](self). Implemented for
+/// every `Fn(&GateCall<'_>) -> GateDecision` that is `Send + Sync +
+/// 'static`.
+///
+/// `decide` runs on the turn's task before the call's own task starts,
+/// once per call: keep it quick and free of blocking I/O (look a decision
+/// up, do not wait for one).
+pub trait Gate: Send + Sync + 'static {
+    /// What becomes of `call`.
+    fn decide(&self, call: &GateCall<'_>) -> GateDecision;
+}
+
+impl<F> Gate for F
+where
+    F: Fn(&GateCall<'_>) -> GateDecision + Send + Sync + 'static,
+{
+    fn decide(&self, call: &GateCall<'_>) -> GateDecision {
+        self(call)
+    }
+}
+
+/// A tool call as a [`Gate`] sees it.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct GateCall<'a> {
+    /// The tool called, as the model sees it.
+    pub tool: &'a ToolInfo,
+    /// The call's tool call id (as the turn keeps it: a minted one for an
+    /// empty or reused provider id).
+    pub tool_call_id: &'a str,
+    /// The arguments, a JSON object that passed the tool's schema.
+    pub arguments: &'a Value,
+    /// The session the call belongs to.
+    pub session_id: SessionId,
+    /// The loop of that session.
+    pub loop_id: LoopId,
+    /// The mode the call runs in; `None` for the base mode.
+    pub mode: Option<&'a str>,
+}
+
+/// What a [`Gate`] says of a call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GateDecision {
+    /// The call runs (through the middleware chain).
+    Allow,
+    /// The call does not run: the model reads ``the call to `NAME` was
+    /// denied: REASON`` as its error result.
+    Deny {
+        /// Why, in words for the model (cleaned of control characters and
+        /// bounded, as every error text).
+        reason: String,
+    },
+}
+
+impl GateDecision {
+    /// [`Deny`](Self::Deny) with `reason`.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        Self::Deny {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The gates of one mode, in the order they are asked.
+#[derive(Clone, Default)]
+pub(crate) struct Gates(pub(crate) Vec<Arc<dyn Gate>>);
+
+impl fmt::Debug for Gates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Gates({})", self.0.len())
+    }
+}
+
+/// Why the gates stopped a call.
+pub(crate) enum Stopped {
+    /// A gate denied it, for this reason.
+    Denied(String),
+    /// A gate panicked, with this message.
+    Panicked(String),
+}
+
+/// Asks `gates` about `call`, in order; the first that does not allow
+/// decides. A panic is contained and stops the call.
+pub(crate) fn ask(gates: &[Arc<dyn Gate>], call: &GateCall<'_>) -> Result<(), Stopped> {
+    for gate in gates {
+        match catch_unwind(AssertUnwindSafe(|| gate.decide(call))) {
+            Ok(GateDecision::Allow) => {}
+            Ok(GateDecision::Deny { reason }) => return Err(Stopped::Denied(reason)),
+            Err(panic) => return Err(Stopped::Panicked(panic_message(panic.as_ref()))),
+        }
+    }
+    Ok(())
+}
