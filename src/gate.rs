@@ -18,6 +18,19 @@
 //! code that calls it has decided already. The turn's `structured_output`
 //! call is the turn's answer, not an action, and is not gated.
 //!
+//! A call a gate **asks** about does not run yet: the other calls of its
+//! batch run, and the turn ends paused
+//! ([`TurnStatus::Paused`](crate::turn::TurnStatus::Paused)) with a
+//! [`PausedTurn`](crate::turn::PausedTurn) naming the pending calls; a
+//! resume with a person's decisions goes on
+//! ([`TurnOptionsBuilder::resume`](crate::turn::TurnOptionsBuilder::resume)).
+//! With an [`ApprovalKey`] on the definition, each pending call carries a
+//! MAC (HMAC-SHA256, the `hmac` and `sha2` crates) over the session and
+//! loop ids, the call id, the tool name and the arguments, and a resume
+//! verifies it: a decision that came back through an untrusted client
+//! cannot approve another call, other arguments, or a call of another
+//! session.
+//!
 //! A denied call does not run; the model reads
 //! ``the call to `delete_file` was denied: <reason>`` as its error result
 //! ([`ToolCallErrorKind::Denied`](crate::bind::ToolCallErrorKind::Denied)),
@@ -53,7 +66,10 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use hmac::digest::KeyInit;
+use hmac::{Hmac, Mac};
 use serde_json::Value;
+use sha2::Sha256;
 
 use crate::session::{LoopId, SessionId};
 use crate::support::panic::panic_message;
@@ -112,6 +128,16 @@ pub enum GateDecision {
         /// bounded, as every error text).
         reason: String,
     },
+    /// The call waits for a person's decision: in a turn, the turn pauses
+    /// once the batch's other calls ran. Outside a turn
+    /// ([`run_tool_call`](crate::Definition::run_tool_call)) there is
+    /// nothing to pause, and the call is answered as not run
+    /// ([`ToolCallErrorKind::NeedsApproval`](crate::bind::ToolCallErrorKind::NeedsApproval)).
+    Ask {
+        /// Why it needs a decision, for the person deciding (kept in the
+        /// [`PendingCall`](crate::turn::PendingCall)).
+        reason: String,
+    },
 }
 
 impl GateDecision {
@@ -121,6 +147,97 @@ impl GateDecision {
             reason: reason.into(),
         }
     }
+
+    /// [`Ask`](Self::Ask) with `reason`.
+    pub fn ask(reason: impl Into<String>) -> Self {
+        Self::Ask {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The secret that signs pending calls
+/// ([`DefinitionBuilder::approval_key`](crate::definition::DefinitionBuilder::approval_key)):
+/// use 32 random bytes, kept on the server. Its `Debug` shows no byte of
+/// it.
+#[derive(Clone)]
+pub struct ApprovalKey(Arc<[u8]>);
+
+impl ApprovalKey {
+    /// A key of `bytes` (HMAC takes any length; 32 random bytes is the
+    /// strength of SHA-256).
+    pub fn new(bytes: impl AsRef<[u8]>) -> Self {
+        Self(bytes.as_ref().into())
+    }
+
+    /// The MAC of one pending call, as lower-case hex (64 digits).
+    pub(crate) fn sign(&self, fields: &MacFields<'_>) -> String {
+        let bytes = self.mac(fields).finalize().into_bytes();
+        bytes
+            .iter()
+            .fold(String::with_capacity(64), |mut hex, byte| {
+                use std::fmt::Write as _;
+                let _ = write!(hex, "{byte:02x}");
+                hex
+            })
+    }
+
+    /// `true` when `mac` (hex) is the MAC of `fields`, compared in
+    /// constant time.
+    pub(crate) fn verify(&self, fields: &MacFields<'_>, mac: &str) -> bool {
+        let Some(bytes) = from_hex(mac) else {
+            return false;
+        };
+        self.mac(fields).verify_slice(&bytes).is_ok()
+    }
+
+    fn mac(&self, fields: &MacFields<'_>) -> Hmac<Sha256> {
+        // `new_from_slice` takes a key of any length.
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        let arguments = fields.arguments.to_string();
+        let session = fields.session_id.to_string();
+        let loop_id = fields.loop_id.to_string();
+        // Each field with its length first, so no two calls write the
+        // same bytes.
+        for field in [
+            "agent-loop pending call v1",
+            &session,
+            &loop_id,
+            fields.tool_call_id,
+            fields.tool_name,
+            &arguments,
+        ] {
+            mac.update(&(field.len() as u64).to_be_bytes());
+            mac.update(field.as_bytes());
+        }
+        mac
+    }
+}
+
+impl fmt::Debug for ApprovalKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApprovalKey(..)")
+    }
+}
+
+/// What a pending call's MAC covers.
+pub(crate) struct MacFields<'a> {
+    pub(crate) session_id: SessionId,
+    pub(crate) loop_id: LoopId,
+    pub(crate) tool_call_id: &'a str,
+    pub(crate) tool_name: &'a str,
+    pub(crate) arguments: &'a Value,
+}
+
+fn from_hex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(text.get(at..at + 2)?, 16).ok())
+        .collect()
 }
 
 /// The gates of one mode, in the order they are asked.
@@ -137,6 +254,8 @@ impl fmt::Debug for Gates {
 pub(crate) enum Stopped {
     /// A gate denied it, for this reason.
     Denied(String),
+    /// A gate asks for a decision, for this reason.
+    Asked(String),
     /// A gate panicked, with this message.
     Panicked(String),
 }
@@ -148,6 +267,7 @@ pub(crate) fn ask(gates: &[Arc<dyn Gate>], call: &GateCall<'_>) -> Result<(), St
         match catch_unwind(AssertUnwindSafe(|| gate.decide(call))) {
             Ok(GateDecision::Allow) => {}
             Ok(GateDecision::Deny { reason }) => return Err(Stopped::Denied(reason)),
+            Ok(GateDecision::Ask { reason }) => return Err(Stopped::Asked(reason)),
             Err(panic) => return Err(Stopped::Panicked(panic_message(panic.as_ref()))),
         }
     }

@@ -414,6 +414,19 @@ impl Definition<Bound> {
                         .await
                 }
                 Prepared::Answered(error) => call::unrun(site, call, error),
+                // No turn to pause: answered as not run.
+                Prepared::Pending(pending) => {
+                    let name = &call.name;
+                    let error = ToolCallError::new(
+                        crate::bind::ToolCallErrorKind::NeedsApproval,
+                        name,
+                        format!(
+                            "the call to `{name}` was not run: it needs approval ({})",
+                            pending.reason
+                        ),
+                    );
+                    call::unrun(site, call, error)
+                }
             };
             CallOutcome {
                 result: finished.result,

@@ -95,6 +95,15 @@ pub(crate) enum Prepared<'a> {
     Ready(Ready<'a>),
     /// Not to run: answered with this error.
     Answered(ToolCallError),
+    /// A gate asks for a decision: it waits, unanswered, for a resume.
+    Pending(Pending),
+}
+
+/// A call a gate asks about: its validated arguments and the gate's
+/// reason.
+pub(crate) struct Pending {
+    pub(crate) arguments: Value,
+    pub(crate) reason: String,
 }
 
 /// A call whose tool was found and whose arguments passed its schema. It
@@ -252,10 +261,16 @@ impl<'a> CallTable<'a> {
                 None if has_output && output_ends_batch => {
                     Prepared::Answered(not_run(&call.name, "not run: the turn has its output"))
                 }
-                None => self.gate(
+                None => match self.gate(
                     call,
                     self.prepare(&call.name, Arguments::Text(&call.arguments)),
-                ),
+                ) {
+                    // The batch's output ends the turn: nothing waits.
+                    Prepared::Pending(_) if has_output => {
+                        Prepared::Answered(not_run(&call.name, "not run: the turn has its output"))
+                    }
+                    prepared => prepared,
+                },
             })
             .collect()
     }
@@ -287,6 +302,10 @@ impl<'a> CallTable<'a> {
                 name,
                 format!("the call to `{name}` was denied: {reason}"),
             )),
+            Err(Stopped::Asked(reason)) => Prepared::Pending(Pending {
+                arguments: ready.arguments,
+                reason,
+            }),
             Err(Stopped::Panicked(message)) => Prepared::Answered(ToolCallError::new(
                 ToolCallErrorKind::GatePanicked,
                 name,
@@ -441,6 +460,13 @@ where
     let started = move |_: &mut std::task::Context<'_>| match prepare() {
         Prepared::Ready(ready) => Either::Left(ready.execute(table.site(), String::new(), None)),
         Prepared::Answered(error) => Either::Right(std::future::ready(Err(error))),
+        // A direct call is not gated, so never pending; answered as not
+        // run all the same.
+        Prepared::Pending(pending) => Either::Right(std::future::ready(Err(ToolCallError::new(
+            ToolCallErrorKind::NeedsApproval,
+            "",
+            pending.reason,
+        )))),
     };
     futures::future::lazy(started).flatten()
 }
@@ -451,6 +477,33 @@ pub(crate) fn unrun(site: CallSite<'_>, call: &ToolCall, error: ToolCallError) -
     finish(
         site.limits(),
         Err(error),
+        false,
+        call.id.clone(),
+        call.name.clone(),
+        Duration::ZERO,
+    )
+}
+
+/// Step 7 for a call run elsewhere (an external result a resume brings):
+/// `text` is its result, an error one when `is_error`.
+pub(crate) fn external(
+    site: CallSite<'_>,
+    call: &ToolCall,
+    text: &str,
+    is_error: bool,
+) -> Finished {
+    let output = if is_error {
+        Err(ToolCallError::new(
+            ToolCallErrorKind::ToolFailed,
+            &call.name,
+            text.to_owned(),
+        ))
+    } else {
+        Ok(ToolOutput::Json(Value::String(text.to_owned())))
+    };
+    finish(
+        site.limits(),
+        output,
         false,
         call.id.clone(),
         call.name.clone(),

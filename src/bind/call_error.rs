@@ -67,6 +67,10 @@ pub enum ToolCallErrorKind {
     /// An approval gate panicked; the call did not run (a gate fails
     /// closed).
     GatePanicked,
+    /// An approval gate asks for a decision, and the call came outside a
+    /// turn ([`Definition::run_tool_call`](crate::Definition::run_tool_call)),
+    /// which cannot pause: it did not run.
+    NeedsApproval,
 }
 
 /// A tool call that produced no output: returned by

@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::definition::{Defined, Definition};
-use crate::gate::{Gate, Gates};
+use crate::gate::{ApprovalKey, Gate, Gates};
 use crate::limits::ToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::mode::Mode;
@@ -30,6 +30,8 @@ pub(crate) struct Recipe {
     pub(crate) middlewares: Vec<Arc<dyn ToolMiddleware>>,
     /// The base mode's gates, in the order they are asked.
     pub(crate) gates: Gates,
+    /// Signs the calls a paused turn waits on.
+    pub(crate) approval_key: Option<ApprovalKey>,
     /// Limit overrides of the base mode; unset fields take the defaults.
     pub(crate) tool_limits: ToolLimits,
     /// Named modes, in order.
@@ -152,6 +154,7 @@ impl DefinitionBuilder {
                 tools: Vec::new(),
                 middlewares: Vec::new(),
                 gates: Gates::default(),
+                approval_key: None,
                 tool_limits: ToolLimits::new(),
                 modes: Vec::new(),
                 initial_mode: None,
@@ -220,6 +223,17 @@ impl<Name, Limits, InitialMode, Instructions, Rules>
     /// that does not allow decides. See [`gate`](crate::gate).
     pub fn gate(mut self, gate: impl Gate) -> Self {
         self.recipe.gates.0.push(Arc::new(gate));
+        self
+    }
+
+    /// Signs every call a paused turn waits on with `key` (HMAC-SHA256
+    /// over the session and loop ids, the call id, the tool name and the
+    /// arguments); a resume then takes a decision only with its call's
+    /// MAC. Without a key, pending calls carry none and decisions need
+    /// none: keep the paused turn on the server then. A second call
+    /// replaces the key.
+    pub fn approval_key(mut self, key: ApprovalKey) -> Self {
+        self.recipe.approval_key = Some(key);
         self
     }
 

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::definition::builder::Recipe;
-use crate::gate::{Gate, Gates};
+use crate::gate::{ApprovalKey, Gate, Gates};
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::tool;
@@ -32,6 +32,8 @@ pub(crate) struct Layout {
     pub(crate) initial: usize,
     /// First = outermost.
     pub(crate) middlewares: Arc<[Arc<dyn ToolMiddleware>]>,
+    /// Signs pending calls, when set.
+    pub(crate) approval_key: Option<ApprovalKey>,
 }
 
 /// One mode of a layout.
@@ -200,6 +202,7 @@ impl Layout {
             modes: mode_layouts,
             initial,
             middlewares: recipe.middlewares.iter().cloned().collect(),
+            approval_key: recipe.approval_key.clone(),
         }
     }
 

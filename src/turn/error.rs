@@ -4,7 +4,7 @@
 use crate::conversation::{ConversationError, Usage};
 use crate::limits::Limit;
 use crate::support::json::TooDeep;
-use crate::turn::ModelError;
+use crate::turn::{ModelError, ResumeError};
 
 /// A turn that could not finish: returned by
 /// [`run_turn`](crate::Definition::run_turn). The conversation keeps every
@@ -27,6 +27,10 @@ pub enum TurnError {
     /// holds every batch that ran before, each call with its result.
     #[error(transparent)]
     Budget(#[from] BudgetError),
+    /// A resume was refused before anything ran (see
+    /// [`pause`](crate::turn::pause)); the conversation is unchanged.
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
     /// The model request failed or panicked.
     #[error("turn: the model request failed")]
     Model {
@@ -101,7 +105,7 @@ impl TurnError {
             | Self::NoOutput { usage, .. }
             | Self::Refused { usage, .. }
             | Self::ContextWindowExceeded { usage } => *usage,
-            Self::Conversation(_) | Self::TooDeep { .. } => Usage::default(),
+            Self::Conversation(_) | Self::TooDeep { .. } | Self::Resume(_) => Usage::default(),
         }
     }
 }

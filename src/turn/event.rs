@@ -59,6 +59,26 @@ pub enum TurnEvent {
         /// `None` for success, the kind of failure otherwise.
         error: Option<ToolCallErrorKind>,
     },
+    /// An approval gate asks about a call: it waits for a decision, and the
+    /// turn pauses once its batch's other calls ran.
+    ToolCallPending {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool name the model asked for.
+        tool_name: String,
+        /// Why the gate asks.
+        reason: String,
+    },
+    /// The turn paused with this many calls pending.
+    TurnPaused {
+        /// Calls waiting for a decision.
+        pending: u32,
+    },
+    /// A paused turn resumed: its decisions passed their checks.
+    TurnResumed {
+        /// Decisions taken.
+        decisions: u32,
+    },
     /// A batch finished: its assistant message and every result are in the
     /// conversation.
     BatchFinished {

@@ -8,6 +8,7 @@ mod model;
 mod model_error;
 mod outcome;
 mod output;
+pub mod pause;
 mod runner;
 
 pub use crate::bind::{CallStats, ToolList, ToolListIter};
@@ -20,4 +21,8 @@ pub use outcome::{IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use output::{
     DEFAULT_OUTPUT_RETRIES, MixedBatch, NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, Output,
     OutputError, OutputErrorKind, OutputMode, TurnOptions, TurnOptionsBuilder,
+};
+pub use pause::{
+    CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume, ResumeError,
+    ResumeErrorKind,
 };

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::bind::CallStats;
 use crate::conversation::{FinishReason, Message, Usage};
+use crate::turn::PausedTurn;
 
 /// How a turn ended without error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +29,12 @@ pub enum TurnStatus {
     /// dropped, queued ones never started, and the interrupted batch was
     /// not added to the conversation.
     Interrupted,
+    /// An approval gate asked about calls of the last batch: its other
+    /// calls ran, and the assistant message and their results are in the
+    /// conversation; the pending calls wait there, unanswered, for a
+    /// resume ([`pause`](crate::turn::pause)). Store the paused turn (it
+    /// is JSON) with the conversation.
+    Paused(Box<PausedTurn>),
 }
 
 /// A turn that ended: with a final answer, its structured output, or
@@ -83,7 +90,7 @@ impl TurnOutcome {
     pub fn answer(&self) -> Option<&str> {
         match &self.status {
             TurnStatus::Completed { answer } => Some(answer),
-            TurnStatus::Output { .. } | TurnStatus::Interrupted => None,
+            _ => None,
         }
     }
 

@@ -17,7 +17,7 @@ use crate::tool::schema::{self, SchemaProblem};
 use crate::tool::{
     BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput, schema_of,
 };
-use crate::turn::TurnEvents;
+use crate::turn::{Resume, TurnEvents};
 use crate::wire::output_schema::{self, Inexpressible};
 
 /// How many plain-text answers (in [`OutputMode::Native`], answers that are
@@ -611,6 +611,14 @@ pub struct TurnOptions<'a> {
         setter(doc = "How the model is asked for the output: [`OutputMode::Tool`] unless set.")
     )]
     pub(crate) output_mode: OutputMode,
+    #[builder(
+        default,
+        setter(
+            strip_option,
+            doc = "Resumes a turn that paused ([`TurnStatus::Paused`](crate::turn::TurnStatus::Paused)) with one decision per pending call, on the same session and conversation: see [`pause`](crate::turn::pause). A fresh turn unless set."
+        )
+    )]
+    pub(crate) resume: Option<&'a Resume>,
 }
 
 impl Default for TurnOptions<'_> {

@@ -15,20 +15,24 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
 use crate::bind::Bound;
-use crate::bind::call::{self, CallTable, Finished, Prepared};
+use crate::bind::call::{self, Arguments, CallTable, Finished, Prepared};
+use crate::bind::{ToolCallError, ToolCallErrorKind};
 use crate::conversation::ids::{IdSet, minted_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
     ToolResult, Usage, repair,
 };
 use crate::definition::Definition;
+use crate::gate::{ApprovalKey, MacFields};
 use crate::limits::ResolvedToolLimits;
+use crate::session::{LoopId, SessionId};
 use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::{
-    Budget, BudgetError, CallStats, ExceededLimit, IterationStats, Model, ModelError,
-    ModelErrorKind, ModelRequest, ToolLimitError, TurnError, TurnEvent, TurnEvents, TurnOptions,
+    Budget, BudgetError, CallDecision, CallStats, Decision, ExceededLimit, IterationStats, Model,
+    ModelError, ModelErrorKind, ModelRequest, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume,
+    ResumeError, ResumeErrorKind, ToolLimitError, TurnError, TurnEvent, TurnEvents, TurnOptions,
     TurnOutcome, TurnStats, TurnStatus,
 };
 
@@ -201,6 +205,9 @@ impl Definition<Bound> {
         Turn {
             table,
             id_scope: self.session_id().as_uuid(),
+            ids: (self.session_id(), self.loop_id()),
+            approval_key: self.binding().layout.approval_key.as_ref(),
+            resume: options.resume,
             model,
             cancellation: options.cancellation.unwrap_or(&never),
             events: options.events.unwrap_or(&unwatched),
@@ -218,6 +225,11 @@ struct Turn<'a, M: ?Sized> {
     table: CallTable<'a>,
     /// The scope of the tool call ids this turn mints: the session's id.
     id_scope: uuid::Uuid,
+    /// The session's and loop's ids, which a pending call's MAC covers.
+    ids: (SessionId, LoopId),
+    approval_key: Option<&'a ApprovalKey>,
+    /// The paused turn this one goes on from, and its decisions.
+    resume: Option<&'a Resume>,
     model: &'a M,
     cancellation: &'a CancellationToken,
     events: &'a TurnEvents,
@@ -238,11 +250,22 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 source: TooDeep::new(),
             });
         }
+        // A resume answers the paused calls first: `repair` would answer
+        // them "interrupted".
+        let (prior, first_new) = match self.resume {
+            Some(resume) => match self.resume(conversation, resume).await? {
+                Some(prior) => (prior, resume.paused.message_index.saturating_add(1)),
+                None => return Ok(self.interrupted(conversation.len(), started)),
+            },
+            None => (Prior::default(), conversation.len()),
+        };
         let repaired = repair(conversation)?;
-        let first_new = conversation.len();
         let limits = *self.table.site().limits();
-        let mut stats = TurnStats::default();
-        let mut calls: u32 = 0;
+        let mut stats = TurnStats {
+            usage: prior.usage,
+            ..TurnStats::default()
+        };
+        let mut calls: u32 = prior.calls;
         // Every tool call id the conversation holds, so a reused one gets a
         // minted id before its batch runs.
         let mut call_ids: IdSet = conversation
@@ -261,12 +284,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 repaired: repaired.clone(),
             }
         };
-        let mut requests: u32 = 0;
+        let mut requests: u32 = prior.requests;
         loop {
             check_budgets(&limits, requests, stats.usage)?;
             requests = requests.saturating_add(1);
             let model_started = Instant::now();
-            let iteration = stats.iteration_count().saturating_add(1);
+            let iteration = prior
+                .iterations
+                .saturating_add(stats.iteration_count())
+                .saturating_add(1);
             self.events
                 .emit(|| TurnEvent::ModelRequestStarted { iteration });
             let asked = self
@@ -400,6 +426,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let prepared = self
                 .table
                 .prepare_batch(&batch, cut_off, self.output.ends_batch());
+            let pending = self.pending(&batch, &prepared);
             let run = self.run_batch(&batch, prepared, cut_off);
             // A cut-off batch runs nothing: it has no iteration span.
             let finished = if cut_off {
@@ -415,11 +442,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let mut output = None;
             let mut results: Vec<ToolResult> = Vec::with_capacity(finished.len());
             let mut call_stats: Vec<CallStats> = Vec::with_capacity(finished.len());
-            for finished in finished {
+            for finished in finished.into_iter().flatten() {
                 output = output.or(finished.output);
                 results.push(finished.result);
                 call_stats.push(finished.stats);
             }
+            let message_index = conversation.len();
             conversation.push(Message::Assistant(message));
             conversation.extend(results.into_iter().map(Message::Tool));
             self.events.emit(|| TurnEvent::BatchFinished {
@@ -430,6 +458,29 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 batch_duration: batch_started.elapsed(),
                 ..answered(call_stats)
             });
+            if !pending.is_empty() {
+                let paused = PausedTurn {
+                    version: PAUSED_TURN_VERSION,
+                    session_id: self.ids.0,
+                    loop_id: self.ids.1,
+                    mode: self.table.site().mode_name().map(str::to_owned),
+                    message_index,
+                    pending,
+                    iterations: iteration,
+                    calls,
+                    requests,
+                    usage: stats.usage,
+                };
+                self.events.emit(|| TurnEvent::TurnPaused {
+                    pending: u32::try_from(paused.pending.len()).unwrap_or(u32::MAX),
+                });
+                return Ok(end(
+                    TurnStatus::Paused(Box::new(paused)),
+                    Some(finish_reason),
+                    conversation,
+                    stats,
+                ));
+            }
             if let Some(value) = output {
                 return Ok(end(
                     TurnStatus::Output {
@@ -478,8 +529,13 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         batch: &[&ToolCall],
         prepared: Vec<Prepared<'_>>,
         cut_off: bool,
-    ) -> Option<Vec<Finished>> {
+    ) -> Option<Vec<Option<Finished>>> {
         let limits = self.table.site().limits();
+        // Pending calls wait for a resume: they get no result here.
+        let waiting: Vec<bool> = prepared
+            .iter()
+            .map(|prepared| matches!(prepared, Prepared::Pending(_)))
+            .collect();
         let permits =
             (limits.parallel.get() as usize).clamp(1, batch.len().clamp(1, Semaphore::MAX_PERMITS));
         let semaphore = Arc::new(Semaphore::new(permits));
@@ -510,6 +566,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     slots[index] = Some(done);
                     continue;
                 }
+                Prepared::Pending(_) => continue,
             };
             let owned = self.table.owned_site();
             let semaphore = Arc::clone(&semaphore);
@@ -573,17 +630,286 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let results = slots
             .into_iter()
             .zip(batch)
-            .map(|(slot, call)| {
-                slot.unwrap_or_else(|| {
+            .zip(waiting)
+            .map(|((slot, call), waiting)| {
+                if waiting {
+                    return None;
+                }
+                Some(slot.unwrap_or_else(|| {
                     let aborted = call::aborted(site, call);
                     // Its task may have sent `ToolCallStarted`: every
                     // started call gets its finished event.
                     self.finished(&aborted.stats);
                     aborted
-                })
+                }))
             })
             .collect();
         Some(results)
+    }
+
+    /// The pending calls of a prepared batch, in call order, each signed
+    /// when the definition has an approval key; each is announced.
+    fn pending(&self, batch: &[&ToolCall], prepared: &[Prepared<'_>]) -> Vec<PendingCall> {
+        batch
+            .iter()
+            .zip(prepared)
+            .filter_map(|(call, prepared)| {
+                let Prepared::Pending(pending) = prepared else {
+                    return None;
+                };
+                self.events.emit(|| TurnEvent::ToolCallPending {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    reason: pending.reason.clone(),
+                });
+                let mac = self.approval_key.map(|key| {
+                    key.sign(&MacFields {
+                        session_id: self.ids.0,
+                        loop_id: self.ids.1,
+                        tool_call_id: &call.id,
+                        tool_name: &call.name,
+                        arguments: &pending.arguments,
+                    })
+                });
+                Some(PendingCall {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    arguments: pending.arguments.clone(),
+                    reason: pending.reason.clone(),
+                    mac,
+                })
+            })
+            .collect()
+    }
+
+    /// The outcome of a resume cancelled while its approved calls ran:
+    /// nothing was added, and the paused turn can be resumed again.
+    fn interrupted(&self, at: usize, started: Instant) -> TurnOutcome {
+        TurnOutcome {
+            status: TurnStatus::Interrupted,
+            appended: at..at,
+            stats: TurnStats {
+                duration: started.elapsed(),
+                ..TurnStats::default()
+            },
+            finish_reason: None,
+            repaired: Vec::new(),
+        }
+    }
+
+    /// Checks `resume` against the session and `conversation`, then runs
+    /// its approved calls and puts every pending call's result in place,
+    /// in call order. `Ok(None)` when cancelled while calls ran (nothing
+    /// was added). Refused, unchanged, with a [`ResumeError`].
+    async fn resume(
+        &self,
+        conversation: &mut Conversation,
+        resume: &Resume,
+    ) -> Result<Option<Prior>, TurnError> {
+        let paused = &resume.paused;
+        let calls = self.check_resume(conversation, resume)?;
+        let site = self.table.site();
+        // Each decision made into what its call gets: run (after its
+        // arguments passed the schema), or answered.
+        let mut to_run: Vec<ToolCall> = Vec::new();
+        let mut prepared: Vec<Prepared<'_>> = Vec::new();
+        let mut answered: Vec<(usize, Finished)> = Vec::new();
+        for (position, call, decision) in &calls {
+            let arguments = match &decision.decision {
+                Decision::Approve => Some(
+                    paused
+                        .pending
+                        .iter()
+                        .find(|pending| pending.tool_call_id == call.id)
+                        .map(|pending| pending.arguments.clone())
+                        .unwrap_or_default(),
+                ),
+                Decision::ApproveWith { arguments } => Some(arguments.clone()),
+                Decision::Deny { reason } => {
+                    let name = &call.name;
+                    prepared.push(Prepared::Answered(ToolCallError::new(
+                        ToolCallErrorKind::Denied,
+                        name,
+                        format!("the call to `{name}` was denied: {reason}"),
+                    )));
+                    to_run.push(call.clone());
+                    None
+                }
+                Decision::Result { text, is_error } => {
+                    answered.push((*position, call::external(site, call, text, *is_error)));
+                    None
+                }
+            };
+            if let Some(arguments) = arguments {
+                match self.table.prepare(&call.name, Arguments::Value(arguments)) {
+                    Prepared::Ready(ready) => prepared.push(Prepared::Ready(ready)),
+                    Prepared::Answered(error) => {
+                        return Err(ResumeError::of_call(
+                            ResumeErrorKind::InvalidArguments {
+                                message: error.message,
+                            },
+                            &call.id,
+                        )
+                        .into());
+                    }
+                    Prepared::Pending(_) => {}
+                }
+                to_run.push(call.clone());
+            }
+        }
+        self.events.emit(|| TurnEvent::TurnResumed {
+            decisions: u32::try_from(calls.len()).unwrap_or(u32::MAX),
+        });
+        let batch: Vec<&ToolCall> = to_run.iter().collect();
+        let Some(finished) = self.run_batch(&batch, prepared, false).await else {
+            return Ok(None);
+        };
+        let position_of = |id: &str| {
+            calls
+                .iter()
+                .find(|(_, call, _)| call.id == id)
+                .map_or(usize::MAX, |(position, _, _)| *position)
+        };
+        for (call, done) in batch.iter().zip(finished) {
+            if let Some(done) = done {
+                answered.push((position_of(&call.id), done));
+            }
+        }
+        // The results after the assistant message: those of the calls
+        // that ran before the pause, then these, all in call order.
+        let assistant = paused.message_index;
+        let call_order: Vec<String> = conversation
+            .get(assistant)
+            .and_then(Message::as_assistant)
+            .map(|message| message.tool_calls().map(|call| call.id.clone()).collect())
+            .unwrap_or_default();
+        let mut results: Vec<ToolResult> = conversation
+            .drain(assistant.saturating_add(1)..)
+            .filter_map(|message| match message {
+                Message::Tool(result) => Some(result),
+                _ => None,
+            })
+            .collect();
+        results.extend(answered.into_iter().map(|(_, done)| done.result));
+        results.sort_by_key(|result| {
+            call_order
+                .iter()
+                .position(|id| *id == result.tool_call_id)
+                .unwrap_or(usize::MAX)
+        });
+        conversation.extend(results.into_iter().map(Message::Tool));
+        Ok(Some(Prior {
+            iterations: paused.iterations,
+            calls: paused.calls,
+            requests: paused.requests,
+            usage: paused.usage,
+        }))
+    }
+
+    /// The pending calls of `resume`, each with its position in its
+    /// assistant message and its decision, once every rule of a resume
+    /// holds (see [`pause`](crate::turn::pause)).
+    fn check_resume<'r>(
+        &self,
+        conversation: &Conversation,
+        resume: &'r Resume,
+    ) -> Result<Vec<(usize, ToolCall, &'r CallDecision)>, ResumeError> {
+        let paused = &resume.paused;
+        if paused.version != PAUSED_TURN_VERSION {
+            return Err(ResumeError::new(ResumeErrorKind::UnsupportedVersion {
+                version: paused.version,
+            }));
+        }
+        if (paused.session_id, paused.loop_id) != self.ids {
+            return Err(ResumeError::new(ResumeErrorKind::OtherSession));
+        }
+        if paused.mode.as_deref() != self.table.site().mode_name() {
+            return Err(ResumeError::new(ResumeErrorKind::OtherMode));
+        }
+        let stale = || ResumeError::new(ResumeErrorKind::Stale);
+        let assistant = conversation
+            .get(paused.message_index)
+            .and_then(Message::as_assistant)
+            .ok_or_else(stale)?;
+        let after = conversation
+            .get(paused.message_index + 1..)
+            .unwrap_or_default();
+        let answered = |id: &str| {
+            after.iter().any(
+                |message| matches!(message, Message::Tool(result) if result.tool_call_id == id),
+            )
+        };
+        // Only this batch's results follow its message: nothing ran since.
+        if after
+            .iter()
+            .any(|message| !matches!(message, Message::Tool(_)))
+            || paused.pending.is_empty()
+        {
+            return Err(stale());
+        }
+        let mut calls = Vec::with_capacity(paused.pending.len());
+        for pending in &paused.pending {
+            let found = assistant.tool_calls().enumerate().find(|(_, call)| {
+                call.id == pending.tool_call_id && call.name == pending.tool_name
+            });
+            let Some((position, call)) = found else {
+                return Err(stale());
+            };
+            if answered(&call.id) {
+                return Err(stale());
+            }
+            calls.push((position, call.clone()));
+        }
+        for (index, decision) in resume.decisions.iter().enumerate() {
+            let id = decision.tool_call_id.as_str();
+            if !paused
+                .pending
+                .iter()
+                .any(|pending| pending.tool_call_id == id)
+            {
+                return Err(ResumeError::of_call(ResumeErrorKind::UnknownCall, id));
+            }
+            if resume.decisions[..index]
+                .iter()
+                .any(|earlier| earlier.tool_call_id == id)
+            {
+                return Err(ResumeError::of_call(ResumeErrorKind::DuplicateDecision, id));
+            }
+        }
+        let mut decided = Vec::with_capacity(calls.len());
+        for (pending, (position, call)) in paused.pending.iter().zip(calls) {
+            let Some(decision) = resume
+                .decisions
+                .iter()
+                .find(|decision| decision.tool_call_id == pending.tool_call_id)
+            else {
+                return Err(ResumeError::of_call(
+                    ResumeErrorKind::MissingDecision,
+                    &pending.tool_call_id,
+                ));
+            };
+            if let Some(key) = self.approval_key {
+                let fields = MacFields {
+                    session_id: self.ids.0,
+                    loop_id: self.ids.1,
+                    tool_call_id: &pending.tool_call_id,
+                    tool_name: &pending.tool_name,
+                    arguments: &pending.arguments,
+                };
+                let verified = decision
+                    .mac
+                    .as_deref()
+                    .is_some_and(|mac| key.verify(&fields, mac));
+                if !verified {
+                    return Err(ResumeError::of_call(
+                        ResumeErrorKind::BadMac,
+                        &pending.tool_call_id,
+                    ));
+                }
+            }
+            decided.push((position, call, decision));
+        }
+        Ok(decided)
     }
 
     /// Tells the watchers a call finished.
@@ -599,6 +925,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
 /// `Err` when a budget is reached: what the turn used (`requests` sent,
 /// `usage` reported) is at or over it.
+/// What a resumed turn goes on from: the paused turn's counts.
+#[derive(Clone, Copy, Default)]
+struct Prior {
+    iterations: u32,
+    calls: u32,
+    requests: u32,
+    usage: Usage,
+}
+
 fn check_budgets(
     limits: &ResolvedToolLimits,
     requests: u32,

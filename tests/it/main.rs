@@ -73,6 +73,7 @@ mod turn_modes;
 mod turn_native_output;
 mod turn_panics;
 mod turn_parallel;
+mod turn_pause;
 mod turn_result_bytes;
 mod turn_structured_output;
 mod turn_tool_call_ids;

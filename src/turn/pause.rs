@@ -1,0 +1,302 @@
+//! A paused turn and its resume: [`PausedTurn`] (what a turn that stopped
+//! for a person's decision hands back, storable as JSON), the
+//! [`CallDecision`]s a resume takes, and [`ResumeError`] for a resume
+//! refused before anything ran.
+//!
+//! A turn pauses when an approval [`Gate`](crate::gate::Gate) asks about
+//! a call: the batch's other calls run, their results and the assistant
+//! message go into the conversation, and the pending calls stay
+//! unanswered there. The turn ends with
+//! [`TurnStatus::Paused`](crate::turn::TurnStatus::Paused).
+//!
+//! A resume ([`TurnOptionsBuilder::resume`](crate::turn::TurnOptionsBuilder::resume))
+//! is a [`run_turn`](crate::Definition::run_turn) on the same session,
+//! the same conversation and the paused turn, with one decision per
+//! pending call. Each decision is checked before anything runs; then the
+//! approved calls run (through the middlewares, not the gate again), each
+//! pending call gets its one result, placed in call order, and the turn
+//! goes on where it stopped: iterations, calls, requests and usage go on
+//! from the paused values (limits are per turn, not per resume).
+//!
+//! A resume is refused, typed and with nothing run or changed, when: the
+//! paused turn is of another session or loop, of another mode, or of an
+//! unknown [`version`](PausedTurn::version); the conversation no longer
+//! holds the paused calls unanswered (a second resume, or a plain
+//! `run_turn` that answered them "interrupted": the paused turn is
+//! stale); a decision names no pending call, repeats one, or one is
+//! missing; a MAC does not verify (with an
+//! [`ApprovalKey`](crate::gate::ApprovalKey) on the definition); edited
+//! arguments fail the tool's schema.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::conversation::Usage;
+use crate::session::{LoopId, SessionId};
+
+/// The format version of [`PausedTurn`] this release writes and reads.
+/// A later release of the same major version reads what this one wrote.
+pub const PAUSED_TURN_VERSION: u32 = 1;
+
+/// A turn that stopped for decisions: see the [module docs](self). Holds
+/// no secret (no key, no credential): the MACs it carries are safe to
+/// show.
+///
+/// Its JSON form (`serde`) is pinned by a snapshot test:
+///
+/// ```json
+/// {"version": 1, "session_id": "…", "loop_id": "…", "mode": null,
+///  "message_index": 1,
+///  "pending": [{"tool_call_id": "call_2", "tool_name": "write_file",
+///               "arguments": {"path": "a.txt"}, "reason": "writes a file",
+///               "mac": "…"}],
+///  "iterations": 1, "calls": 3, "requests": 1,
+///  "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
+///            "cache_write_tokens": 0, "reasoning_tokens": 0}}
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PausedTurn {
+    /// [`PAUSED_TURN_VERSION`] when written.
+    pub version: u32,
+    /// The session the turn ran in.
+    pub session_id: SessionId,
+    /// The loop of that session.
+    pub loop_id: LoopId,
+    /// The mode the turn ran in; `None` for the base mode.
+    pub mode: Option<String>,
+    /// The index in the conversation of the assistant message that holds
+    /// the pending calls.
+    pub message_index: usize,
+    /// The calls waiting for a decision, in call order.
+    pub pending: Vec<PendingCall>,
+    /// Iterations of the turn so far, the paused batch included.
+    pub iterations: u32,
+    /// Tool calls of the turn so far, the paused batch's all included.
+    pub calls: u32,
+    /// Model requests of the turn so far.
+    pub requests: u32,
+    /// Tokens used by the turn's requests so far, added up.
+    pub usage: Usage,
+}
+
+/// A call waiting for a decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PendingCall {
+    /// The call's tool call id.
+    pub tool_call_id: String,
+    /// The tool it calls.
+    pub tool_name: String,
+    /// Its arguments exactly as they passed the tool's schema.
+    pub arguments: Value,
+    /// Why the gate asks.
+    pub reason: String,
+    /// With an [`ApprovalKey`](crate::gate::ApprovalKey) on the
+    /// definition, the call's MAC (64 hex digits) over the session and
+    /// loop ids, this id, the tool name and the arguments: a decision for
+    /// this call carries it back. `None` without a key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+}
+
+/// One decision of a resume, for the pending call
+/// [`tool_call_id`](Self::tool_call_id) names. `serde` reads it from a
+/// client as `{"tool_call_id", "mac"?, "decision": {...}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CallDecision {
+    /// The pending call decided on.
+    pub tool_call_id: String,
+    /// The pending call's [`mac`](PendingCall::mac), required when the
+    /// definition has an approval key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    /// What becomes of the call.
+    pub decision: Decision,
+}
+
+/// What becomes of a pending call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Decision {
+    /// It runs with its arguments as they were (what the MAC covers).
+    Approve,
+    /// It runs with these arguments instead, checked against the tool's
+    /// schema first. The conversation keeps the call as the model sent
+    /// it; its result is what the edited call returned.
+    ApproveWith {
+        /// The arguments it runs with (a JSON object).
+        arguments: Value,
+    },
+    /// It does not run: the model reads ``the call to `NAME` was denied:
+    /// REASON`` as its error result.
+    Deny {
+        /// Why, for the model.
+        reason: String,
+    },
+    /// It does not run here: this is its result (a tool run elsewhere).
+    Result {
+        /// The result's text, as the model reads it.
+        text: String,
+        /// `true` for an error result.
+        #[serde(default)]
+        is_error: bool,
+    },
+}
+
+impl CallDecision {
+    /// Approves `tool_call_id` as it was.
+    pub fn approve(tool_call_id: impl Into<String>) -> Self {
+        Self::new(tool_call_id, Decision::Approve)
+    }
+
+    /// Approves `tool_call_id` with `arguments` instead.
+    pub fn approve_with(tool_call_id: impl Into<String>, arguments: Value) -> Self {
+        Self::new(tool_call_id, Decision::ApproveWith { arguments })
+    }
+
+    /// Denies `tool_call_id`, with `reason` for the model.
+    pub fn deny(tool_call_id: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(
+            tool_call_id,
+            Decision::Deny {
+                reason: reason.into(),
+            },
+        )
+    }
+
+    /// Answers `tool_call_id` with `text`, its result from elsewhere.
+    pub fn result(tool_call_id: impl Into<String>, text: impl Into<String>) -> Self {
+        Self::new(
+            tool_call_id,
+            Decision::Result {
+                text: text.into(),
+                is_error: false,
+            },
+        )
+    }
+
+    /// `decision` for `tool_call_id`, without a MAC.
+    pub fn new(tool_call_id: impl Into<String>, decision: Decision) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            mac: None,
+            decision,
+        }
+    }
+
+    /// The same decision carrying the pending call's `mac`.
+    #[must_use]
+    pub fn with_mac(mut self, mac: impl Into<String>) -> Self {
+        self.mac = Some(mac.into());
+        self
+    }
+}
+
+/// What a resume takes: the paused turn and one decision per pending call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Resume {
+    /// The turn that paused, as it was handed back (or read back).
+    pub paused: PausedTurn,
+    /// One per pending call, in any order.
+    pub decisions: Vec<CallDecision>,
+}
+
+impl Resume {
+    /// A resume of `paused` with `decisions`.
+    pub fn new(paused: PausedTurn, decisions: impl IntoIterator<Item = CallDecision>) -> Self {
+        Self {
+            paused,
+            decisions: decisions.into_iter().collect(),
+        }
+    }
+}
+
+/// Why a resume was refused: the [`kind`](ResumeError::kind) of a
+/// [`ResumeError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResumeErrorKind {
+    /// The paused turn's [`version`](PausedTurn::version) is not one this
+    /// release reads.
+    UnsupportedVersion {
+        /// The version found.
+        version: u32,
+    },
+    /// The paused turn belongs to another session or loop.
+    OtherSession,
+    /// The session is in another mode than the paused turn was.
+    OtherMode,
+    /// The conversation does not hold the paused calls unanswered at
+    /// [`message_index`](PausedTurn::message_index): resumed already, or
+    /// answered by a plain `run_turn`, or another conversation.
+    Stale,
+    /// A decision names no pending call.
+    UnknownCall,
+    /// Two decisions name the same call.
+    DuplicateDecision,
+    /// A pending call has no decision.
+    MissingDecision,
+    /// The decision's MAC is missing or does not verify.
+    BadMac,
+    /// The edited arguments fail the tool's schema (or name a tool the
+    /// mode no longer has).
+    InvalidArguments {
+        /// What the check said, as the model would read it.
+        message: String,
+    },
+}
+
+/// A resume refused before anything ran: inside
+/// [`TurnError::Resume`](crate::turn::TurnError::Resume). The
+/// conversation is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("turn: resume refused: {}", describe(.kind, .tool_call_id.as_deref()))]
+#[non_exhaustive]
+pub struct ResumeError {
+    /// Why.
+    pub kind: ResumeErrorKind,
+    /// The call concerned, when one is.
+    pub tool_call_id: Option<String>,
+}
+
+impl ResumeError {
+    pub(crate) fn new(kind: ResumeErrorKind) -> Self {
+        Self {
+            kind,
+            tool_call_id: None,
+        }
+    }
+
+    pub(crate) fn of_call(kind: ResumeErrorKind, tool_call_id: &str) -> Self {
+        Self {
+            kind,
+            tool_call_id: Some(tool_call_id.to_owned()),
+        }
+    }
+}
+
+fn describe(kind: &ResumeErrorKind, call: Option<&str>) -> String {
+    let call = call.unwrap_or("");
+    match kind {
+        ResumeErrorKind::UnsupportedVersion { version } => format!(
+            "paused turn format version {version}; this release reads version {PAUSED_TURN_VERSION}"
+        ),
+        ResumeErrorKind::OtherSession => "the paused turn is of another session or loop".into(),
+        ResumeErrorKind::OtherMode => "the session is in another mode than the paused turn".into(),
+        ResumeErrorKind::Stale => {
+            "the conversation no longer holds the paused calls unanswered (the paused turn is stale)"
+                .into()
+        }
+        ResumeErrorKind::UnknownCall => format!("`{call}` is no pending call"),
+        ResumeErrorKind::DuplicateDecision => format!("two decisions for `{call}`"),
+        ResumeErrorKind::MissingDecision => format!("no decision for `{call}`"),
+        ResumeErrorKind::BadMac => format!("the MAC of the decision for `{call}` does not verify"),
+        ResumeErrorKind::InvalidArguments { message } => {
+            format!("the edited arguments of `{call}` were refused: {message}")
+        }
+    }
+}

@@ -1,0 +1,582 @@
+//! Pausing a turn for a person's decision and resuming it
+//! (`agent_loop::turn::pause`): a gate that asks pauses the turn after the
+//! batch's other calls ran; a resume checks every decision before anything
+//! runs, runs the approved calls once, puts each result in call order and
+//! goes on with the turn's counts.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::turn_common::*;
+use agent_loop::conversation::{Message, ModelResponse};
+use agent_loop::gate::{ApprovalKey, GateCall, GateDecision};
+use agent_loop::limits::Limit;
+use agent_loop::tool::{self, ToolInfo};
+use agent_loop::turn::{
+    CallDecision, Decision, ExceededLimit, PausedTurn, PendingCall, Resume, ResumeErrorKind,
+    ScriptedModel, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStatus,
+};
+use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits, Validated};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+struct Tools {
+    reads: Arc<AtomicUsize>,
+    writes: Arc<Mutex<Vec<Value>>>,
+}
+
+/// `read` (no parameters) and `write_file` (`{"path": string}`), whose
+/// writes a gate asks about; with `key`, pending calls are signed.
+fn definition(key: Option<&str>, limits: ToolLimits) -> (Definition<Validated>, Tools) {
+    let tools = Tools {
+        reads: Arc::new(AtomicUsize::new(0)),
+        writes: Arc::default(),
+    };
+    let writes = Arc::clone(&tools.writes);
+    let write = tool::Definition::from_fn(
+        ToolInfo::new(
+            "write_file",
+            "Writes a file.",
+            json!({
+                "type": "object",
+                "properties": { "path": { "type": "string" } },
+                "required": ["path"]
+            }),
+        ),
+        move |arguments: Value, _context| {
+            let writes = Arc::clone(&writes);
+            async move {
+                writes.lock().unwrap().push(arguments.clone());
+                Ok::<_, tool::BoxError>(json!(format!("wrote {}", arguments["path"])))
+            }
+        },
+    );
+    let mut builder = Definition::builder()
+        .name("writer")
+        .tool(counting_tool("read", Arc::clone(&tools.reads)))
+        .tool(write)
+        .tool_limits(limits)
+        .gate(|call: &GateCall<'_>| {
+            if call.tool.name == "write_file" {
+                GateDecision::ask("writes a file")
+            } else {
+                GateDecision::Allow
+            }
+        });
+    if let Some(key) = key {
+        builder = builder.approval_key(ApprovalKey::new(key));
+    }
+    (builder.build().validate().expect("valid"), tools)
+}
+
+const SESSION: Uuid = Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+const LOOP: Uuid = Uuid::from_u128(0xfedc_ba98_7654_3210_fedc_ba98_7654_3210);
+
+async fn bind_to(definition: &Definition<Validated>, session: Uuid) -> Definition<Bound> {
+    definition
+        .bind(Bindings::new(
+            SessionId::from_uuid(session),
+            LoopId::from_uuid(LOOP),
+        ))
+        .await
+        .expect("binds")
+}
+
+/// A batch of `read`, a write of `a.txt`, `read`; then `rest`.
+fn script(rest: impl IntoIterator<Item = ModelResponse>) -> ScriptedModel {
+    let mut responses = vec![batch([
+        call("call_1", "read", "{}"),
+        call("call_2", "write_file", r#"{"path": "a.txt"}"#),
+        call("call_3", "read", "{}"),
+    ])];
+    responses.extend(rest);
+    ScriptedModel::new(responses)
+}
+
+fn paused(outcome: &TurnOutcome) -> PausedTurn {
+    match &outcome.status {
+        TurnStatus::Paused(paused) => (**paused).clone(),
+        other => panic!("not paused: {other:?}"),
+    }
+}
+
+async fn resume(
+    session: &Definition<Bound>,
+    model: &ScriptedModel,
+    conversation: &mut Vec<Message>,
+    paused: &PausedTurn,
+    decisions: impl IntoIterator<Item = CallDecision>,
+) -> Result<TurnOutcome, TurnError> {
+    let resume = Resume::new(paused.clone(), decisions);
+    session
+        .run_turn(
+            model,
+            conversation,
+            TurnOptions::builder().resume(&resume).build(),
+        )
+        .await
+}
+
+fn result_ids(conversation: &[Message]) -> Vec<&str> {
+    tool_results(conversation)
+        .iter()
+        .map(|result| result.tool_call_id.as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn one_gated_call_of_three_pauses_the_turn_and_an_approval_runs_it_once_in_call_order() {
+    let (definition, tools) = definition(None, ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let model = script([answer("done")]);
+    let mut conversation = user_says("read, write, read");
+    let (events, mut received) = TurnEvents::channel();
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().events(&events).build(),
+        )
+        .await
+        .expect("pauses");
+    let paused = paused(&outcome);
+    assert_eq!(
+        paused.pending,
+        [serde_json::from_value::<PendingCall>(json!({
+            "tool_call_id": "call_2",
+            "tool_name": "write_file",
+            "arguments": { "path": "a.txt" },
+            "reason": "writes a file"
+        }))
+        .unwrap()]
+    );
+    assert_eq!(
+        (
+            paused.message_index,
+            paused.iterations,
+            paused.calls,
+            paused.requests
+        ),
+        (1, 1, 3, 1)
+    );
+    assert_eq!(tools.reads.load(Ordering::SeqCst), 2);
+    assert!(
+        tools.writes.lock().unwrap().is_empty(),
+        "nothing written yet"
+    );
+    assert_eq!(conversation.len(), 4);
+    assert_eq!(result_ids(&conversation), ["call_1", "call_3"]);
+    drop(events);
+    let mut seen = Vec::new();
+    while let Ok(event) = received.try_recv() {
+        seen.push(event);
+    }
+    assert!(seen.contains(&TurnEvent::ToolCallPending {
+        tool_call_id: "call_2".into(),
+        tool_name: "write_file".into(),
+        reason: "writes a file".into(),
+    }));
+    assert_eq!(seen.last(), Some(&TurnEvent::TurnPaused { pending: 1 }));
+
+    let outcome = resume(
+        &session,
+        &model,
+        &mut conversation,
+        &paused,
+        [CallDecision::approve("call_2")],
+    )
+    .await
+    .expect("resumes");
+    assert_eq!(outcome.answer(), Some("done"));
+    assert_eq!(*tools.writes.lock().unwrap(), [json!({ "path": "a.txt" })]);
+    assert_eq!(
+        tools.reads.load(Ordering::SeqCst),
+        2,
+        "what ran is not run again"
+    );
+    assert_eq!(result_ids(&conversation), ["call_1", "call_2", "call_3"]);
+    assert_eq!(
+        result_for(&conversation, "call_2").text(),
+        "wrote \"a.txt\""
+    );
+    assert_eq!(conversation.len(), 6);
+    assert_eq!(model.requests().len(), 2);
+    assert_every_call_answered(&conversation);
+
+    // The same paused turn again: its call has a result now.
+    let again = resume(
+        &session,
+        &model,
+        &mut conversation,
+        &paused,
+        [CallDecision::approve("call_2")],
+    )
+    .await
+    .expect_err("a second resume");
+    assert!(
+        matches!(&again, TurnError::Resume(error) if error.kind == ResumeErrorKind::Stale),
+        "{again:?}"
+    );
+    assert_eq!(tools.writes.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_denial_edited_arguments_and_an_external_result_answer_the_call() {
+    let cases = [
+        (
+            CallDecision::deny("call_2", "not today"),
+            "the call to `write_file` was denied: not today",
+            0,
+        ),
+        (
+            CallDecision::approve_with("call_2", json!({ "path": "b.txt" })),
+            "wrote \"b.txt\"",
+            1,
+        ),
+        (
+            CallDecision::result("call_2", "written by the browser"),
+            "written by the browser",
+            0,
+        ),
+    ];
+    for (decision, text, writes) in cases {
+        let (definition, tools) = definition(None, ToolLimits::new());
+        let session = bind_to(&definition, SESSION).await;
+        let model = script([answer("done")]);
+        let mut conversation = user_says("write");
+        let outcome = session
+            .run_turn(&model, &mut conversation, &CancellationToken::new())
+            .await
+            .unwrap();
+        let paused = paused(&outcome);
+        resume(&session, &model, &mut conversation, &paused, [decision])
+            .await
+            .expect("resumes");
+        assert_eq!(result_for(&conversation, "call_2").text(), text);
+        assert_eq!(tools.writes.lock().unwrap().len(), writes, "{text}");
+        assert!(
+            model.requests()[1]
+                .conversation
+                .iter()
+                .any(|message| matches!(message, Message::Tool(_)) && message.text() == text),
+            "the model reads it"
+        );
+        assert_eq!(result_ids(&conversation), ["call_1", "call_2", "call_3"]);
+    }
+}
+
+#[tokio::test]
+async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
+    let (definition, tools) = definition(None, ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let model = script([answer("done")]);
+    let mut conversation = user_says("write");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let paused = paused(&outcome);
+    let before = conversation.clone();
+    let mut wrong_version = paused.clone();
+    wrong_version.version = 2;
+    let cases: Vec<(PausedTurn, Vec<CallDecision>, ResumeErrorKind, Option<&str>)> = vec![
+        (paused.clone(), vec![], ResumeErrorKind::MissingDecision, Some("call_2")),
+        (
+            paused.clone(),
+            vec![CallDecision::approve("call_2"), CallDecision::approve("call_9")],
+            ResumeErrorKind::UnknownCall,
+            Some("call_9"),
+        ),
+        (
+            paused.clone(),
+            vec![CallDecision::approve("call_2"), CallDecision::deny("call_2", "no")],
+            ResumeErrorKind::DuplicateDecision,
+            Some("call_2"),
+        ),
+        (
+            paused.clone(),
+            vec![CallDecision::approve_with("call_2", json!({ "path": 5 }))],
+            ResumeErrorKind::InvalidArguments {
+                message: "the arguments of `write_file` fail its schema: at /path: 5 is not of type \"string\"".into(),
+            },
+            Some("call_2"),
+        ),
+        (
+            wrong_version,
+            vec![CallDecision::approve("call_2")],
+            ResumeErrorKind::UnsupportedVersion { version: 2 },
+            None,
+        ),
+    ];
+    for (paused, decisions, kind, call) in cases {
+        let error = resume(&session, &model, &mut conversation, &paused, decisions)
+            .await
+            .expect_err("refused");
+        let TurnError::Resume(error) = error else {
+            panic!("{error:?}")
+        };
+        if let ResumeErrorKind::InvalidArguments { .. } = kind {
+            assert!(
+                matches!(error.kind, ResumeErrorKind::InvalidArguments { .. }),
+                "{error}"
+            );
+        } else {
+            assert_eq!(error.kind, kind, "{error}");
+        }
+        assert_eq!(error.tool_call_id.as_deref(), call, "{error}");
+        assert_eq!(conversation, before, "{error}");
+    }
+    assert!(tools.writes.lock().unwrap().is_empty());
+    assert_eq!(model.requests().len(), 1, "no request was sent");
+
+    // Another session of the same definition.
+    let other = bind_to(&definition, Uuid::from_u128(7)).await;
+    let error = resume(
+        &other,
+        &model,
+        &mut conversation,
+        &paused,
+        [CallDecision::approve("call_2")],
+    )
+    .await
+    .expect_err("another session");
+    assert!(matches!(error, TurnError::Resume(e) if e.kind == ResumeErrorKind::OtherSession));
+
+    // A plain turn answers the pending call "interrupted": the paused turn
+    // is stale then.
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("a plain turn");
+    assert!(result_for(&conversation, "call_2").is_error);
+    let error = resume(
+        &session,
+        &model,
+        &mut conversation,
+        &paused,
+        [CallDecision::approve("call_2")],
+    )
+    .await
+    .expect_err("stale");
+    assert!(matches!(error, TurnError::Resume(e) if e.kind == ResumeErrorKind::Stale));
+    assert!(tools.writes.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn with_a_key_only_the_pending_calls_own_mac_approves_it() {
+    let (definition, tools) =
+        definition(Some("a server-side secret of 32 bytes"), ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let model = script([answer("done")]);
+    let mut conversation = user_says("write");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let paused = paused(&outcome);
+    let mac = paused.pending[0].mac.clone().expect("signed");
+    assert_eq!(mac.len(), 64);
+    assert!(
+        mac.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+
+    // The same call of another session (same key, same call) has another MAC.
+    let other = bind_to(&definition, Uuid::from_u128(7)).await;
+    let mut other_conversation = user_says("write");
+    let other_paused = paused_of(
+        other
+            .run_turn(
+                &script([]),
+                &mut other_conversation,
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap(),
+    );
+    let other_mac = other_paused.pending[0].mac.clone().unwrap();
+    assert_ne!(other_mac, mac);
+
+    let mut forged_arguments = paused.clone();
+    forged_arguments.pending[0].arguments = json!({ "path": "/etc/passwd" });
+    let refusals = [
+        (paused.clone(), CallDecision::approve("call_2")),
+        (
+            paused.clone(),
+            CallDecision::approve("call_2").with_mac("00".repeat(32)),
+        ),
+        (
+            paused.clone(),
+            CallDecision::approve("call_2").with_mac("not hex"),
+        ),
+        (
+            paused.clone(),
+            CallDecision::approve("call_2").with_mac(other_mac),
+        ),
+        (
+            forged_arguments,
+            CallDecision::approve("call_2").with_mac(mac.clone()),
+        ),
+    ];
+    for (paused, decision) in refusals {
+        let error = resume(&session, &model, &mut conversation, &paused, [decision])
+            .await
+            .expect_err("refused");
+        assert!(
+            matches!(&error, TurnError::Resume(e) if e.kind == ResumeErrorKind::BadMac),
+            "{error:?}"
+        );
+    }
+    assert!(tools.writes.lock().unwrap().is_empty());
+    resume(
+        &session,
+        &model,
+        &mut conversation,
+        &paused,
+        [CallDecision::approve("call_2").with_mac(mac)],
+    )
+    .await
+    .expect("its own MAC");
+    assert_eq!(*tools.writes.lock().unwrap(), [json!({ "path": "a.txt" })]);
+}
+
+fn paused_of(outcome: TurnOutcome) -> PausedTurn {
+    paused(&outcome)
+}
+
+#[tokio::test]
+async fn a_paused_turn_read_back_from_json_resumes_in_a_fresh_binding_to_the_same_conversation() {
+    // The reference: the same turn with the decision given at once.
+    let (definition, _) = definition(None, ToolLimits::new());
+    let first = bind_to(&definition, SESSION).await;
+    let model = script([answer("done")]);
+    let mut conversation = user_says("write");
+    let outcome = first
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let json = serde_json::to_string(&paused(&outcome)).unwrap();
+    let stored = serde_json::to_string(&conversation).unwrap();
+    drop(first);
+
+    // Another process: the same definition, bound again to the same ids.
+    let (again, tools) = self::definition(None, ToolLimits::new());
+    let fresh = bind_to(&again, SESSION).await;
+    let paused: PausedTurn = serde_json::from_str(&json).unwrap();
+    let mut conversation: Vec<Message> = serde_json::from_str(&stored).unwrap();
+    let model = ScriptedModel::new([answer("done")]);
+    let outcome = resume(
+        &fresh,
+        &model,
+        &mut conversation,
+        &paused,
+        [serde_json::from_value::<CallDecision>(json!({
+            "tool_call_id": "call_2",
+            "decision": { "type": "approve" }
+        }))
+        .unwrap()],
+    )
+    .await
+    .expect("resumes");
+    assert_eq!(outcome.answer(), Some("done"));
+    assert_eq!(tools.writes.lock().unwrap().len(), 1);
+    assert_eq!(result_ids(&conversation), ["call_1", "call_2", "call_3"]);
+    assert_eq!(conversation.last(), Some(&Message::assistant("done")));
+}
+
+#[test]
+fn the_paused_turn_format_is_pinned() {
+    let paused: PausedTurn = serde_json::from_value(json!({
+        "version": 1,
+        "session_id": "01234567-89ab-cdef-0123-456789abcdef",
+        "loop_id": "fedcba98-7654-3210-fedc-ba9876543210",
+        "mode": null,
+        "message_index": 1,
+        "pending": [{
+            "tool_call_id": "call_2",
+            "tool_name": "write_file",
+            "arguments": { "path": "a.txt" },
+            "reason": "writes a file",
+            "mac": "ab"
+        }],
+        "iterations": 1,
+        "calls": 3,
+        "requests": 1,
+        "usage": {
+            "input_tokens": 5, "output_tokens": 2, "cache_read_tokens": 0,
+            "cache_write_tokens": 0, "reasoning_tokens": 0
+        }
+    }))
+    .expect("the version 1 form reads");
+    assert_eq!(paused.session_id, SessionId::from_uuid(SESSION));
+    assert_eq!(
+        serde_json::to_string(&paused).unwrap(),
+        r#"{"version":1,"session_id":"01234567-89ab-cdef-0123-456789abcdef","loop_id":"fedcba98-7654-3210-fedc-ba9876543210","mode":null,"message_index":1,"pending":[{"tool_call_id":"call_2","tool_name":"write_file","arguments":{"path":"a.txt"},"reason":"writes a file","mac":"ab"}],"iterations":1,"calls":3,"requests":1,"usage":{"input_tokens":5,"output_tokens":2,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0}}"#
+    );
+    let decisions: Vec<CallDecision> = serde_json::from_value(json!([
+        { "tool_call_id": "a", "decision": { "type": "approve" } },
+        { "tool_call_id": "b", "mac": "ff", "decision": { "type": "approve_with", "arguments": { "path": "b" } } },
+        { "tool_call_id": "c", "decision": { "type": "deny", "reason": "no" } },
+        { "tool_call_id": "d", "decision": { "type": "result", "text": "ok" } }
+    ]))
+    .unwrap();
+    assert_eq!(
+        decisions,
+        [
+            CallDecision::approve("a"),
+            CallDecision::approve_with("b", json!({ "path": "b" })).with_mac("ff"),
+            CallDecision::deny("c", "no"),
+            CallDecision::new(
+                "d",
+                Decision::Result {
+                    text: "ok".into(),
+                    is_error: false
+                }
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn limits_count_across_the_pause() {
+    // Two iterations in all: the paused batch is the first.
+    let (definition, _) = definition(None, ToolLimits::new().iterations(2));
+    let session = bind_to(&definition, SESSION).await;
+    let model = script([
+        batch([call("call_4", "read", "{}")]),
+        batch([call("call_5", "read", "{}")]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("write");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let paused = paused(&outcome);
+    let error = resume(
+        &session,
+        &model,
+        &mut conversation,
+        &paused,
+        [CallDecision::approve("call_2")],
+    )
+    .await
+    .expect_err("the third batch exceeds 2 iterations");
+    let TurnError::ToolLimit(limit) = error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(
+        (
+            limit.kind,
+            limit.iterations,
+            limit.calls,
+            limit.max_iterations
+        ),
+        (ExceededLimit::Iterations, 3, 5, Limit::at_most(2).unwrap())
+    );
+    assert_eq!(
+        result_ids(&conversation),
+        ["call_1", "call_2", "call_3", "call_4"]
+    );
+}
