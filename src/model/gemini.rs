@@ -363,12 +363,11 @@ impl StreamAssembler for ChunkAssembler {
 #[async_trait]
 impl Model for GeminiModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        let mut response = send(self, request).await?;
-        let target = super::endpoint_target(&self.base_url, &self.model);
-        response
-            .message
-            .record_origin(target.provider.as_deref(), target.model.as_deref());
-        Ok(response)
+        let response = send(self, request).await?;
+        Ok(super::from_target(
+            response,
+            &super::endpoint_target(&self.base_url, &self.model),
+        ))
     }
 }
 

@@ -302,6 +302,19 @@ fn endpoint_target(base_url: &str, model: &str) -> crate::wire::Target {
     target
 }
 
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+/// `response` with `target` recorded as the origin of every
+/// provider-specific piece of it: what each HTTP model hands back.
+fn from_target(
+    mut response: crate::conversation::ModelResponse,
+    target: &crate::wire::Target,
+) -> crate::conversation::ModelResponse {
+    response
+        .message
+        .record_origin(target.provider.as_deref(), target.model.as_deref());
+    response
+}
+
 /// An environment variable, `None` when unset or blank.
 fn env_var(variable: &str) -> Option<String> {
     std::env::var(variable)

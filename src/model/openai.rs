@@ -479,12 +479,8 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 #[async_trait]
 impl Model for OpenAiModel {
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        let mut response = send(self, request).await?;
-        let target = self.target();
-        response
-            .message
-            .record_origin(target.provider.as_deref(), target.model.as_deref());
-        Ok(response)
+        let response = send(self, request).await?;
+        Ok(super::from_target(response, &self.target()))
     }
 }
 

@@ -101,6 +101,17 @@ fn paused(outcome: &TurnOutcome) -> PausedTurn {
     }
 }
 
+/// `session` run on "write" with `model` until it pauses: the
+/// conversation and the paused turn.
+async fn pause(session: &Definition<Bound>, model: &ScriptedModel) -> (Vec<Message>, PausedTurn) {
+    let mut conversation = user_says("write");
+    let outcome = session
+        .run_turn(model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the turn pauses");
+    (conversation, paused(&outcome))
+}
+
 async fn resume(
     session: &Definition<Bound>,
     model: &ScriptedModel,
@@ -244,12 +255,7 @@ async fn a_denial_edited_arguments_and_an_external_result_answer_the_call() {
         let (definition, tools) = definition(None, ToolLimits::new());
         let session = bind_to(&definition, SESSION).await;
         let model = script([answer("done")]);
-        let mut conversation = user_says("write");
-        let outcome = session
-            .run_turn(&model, &mut conversation, &CancellationToken::new())
-            .await
-            .unwrap();
-        let paused = paused(&outcome);
+        let (mut conversation, paused) = pause(&session, &model).await;
         resume(&session, &model, &mut conversation, &paused, [decision])
             .await
             .expect("resumes");
@@ -271,12 +277,7 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
     let (definition, tools) = definition(None, ToolLimits::new());
     let session = bind_to(&definition, SESSION).await;
     let model = script([answer("done")]);
-    let mut conversation = user_says("write");
-    let outcome = session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
-        .await
-        .unwrap();
-    let paused = paused(&outcome);
+    let (mut conversation, paused) = pause(&session, &model).await;
     let before = conversation.clone();
     let mut wrong_version = paused.clone();
     wrong_version.version = 2;
@@ -369,12 +370,7 @@ async fn with_a_key_only_the_pending_calls_own_mac_approves_it() {
         definition(Some("a server-side secret of 32 bytes"), ToolLimits::new());
     let session = bind_to(&definition, SESSION).await;
     let model = script([answer("done")]);
-    let mut conversation = user_says("write");
-    let outcome = session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
-        .await
-        .unwrap();
-    let paused = paused(&outcome);
+    let (mut conversation, paused) = pause(&session, &model).await;
     let mac = paused.pending[0].mac.clone().expect("signed");
     assert_eq!(mac.len(), 64);
     assert!(
