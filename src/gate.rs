@@ -28,8 +28,13 @@
 //! MAC (HMAC-SHA256, the `hmac` and `sha2` crates) over the session and
 //! loop ids, the call id, the tool name and the arguments, and a resume
 //! verifies it: a decision that came back through an untrusted client
-//! cannot approve another call, other arguments, or a call of another
-//! session.
+//! cannot approve another call, the call with other pending arguments, or
+//! a call of another session. The MAC binds a decision to its call, not
+//! what the decision says: an edit
+//! ([`Decision::ApproveWith`](crate::turn::Decision::ApproveWith)) or an
+//! external result is the application's to authorise, and the
+//! [`PausedTurn`](crate::turn::PausedTurn) (its counts above all) is to
+//! be kept on the server.
 //!
 //! A denied call does not run; the model reads
 //! ``the call to `delete_file` was denied: <reason>`` as its error result
@@ -164,8 +169,9 @@ impl GateDecision {
 pub struct ApprovalKey(Arc<[u8]>);
 
 impl ApprovalKey {
-    /// A key of `bytes` (HMAC takes any length; 32 random bytes is the
-    /// strength of SHA-256).
+    /// A key of `bytes`. HMAC takes any length, but a short or guessable
+    /// key lets anyone compute MACs: use 32 random bytes (the strength of
+    /// SHA-256), kept out of the client.
     pub fn new(bytes: impl AsRef<[u8]>) -> Self {
         Self(bytes.as_ref().into())
     }
@@ -230,13 +236,18 @@ pub(crate) struct MacFields<'a> {
     pub(crate) arguments: &'a Value,
 }
 
+/// The bytes of hex `text` (digits only: no sign, no prefix).
 fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+    let digits: Vec<u32> = text
+        .chars()
+        .map(|c| c.to_digit(16))
+        .collect::<Option<_>>()?;
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(text.get(at..at + 2)?, 16).ok())
+    digits
+        .chunks(2)
+        .map(|pair| u8::try_from(pair[0] * 16 + pair[1]).ok())
         .collect()
 }
 

@@ -218,8 +218,8 @@ impl<Name, Limits, InitialMode, Instructions, Rules>
 
     /// Appends an approval gate of the base mode (and of every mode that
     /// sets none of its own): it sees each call a model makes after its
-    /// arguments passed the schema, before the middlewares, and allows or
-    /// denies it. Gates are asked in the order they were added; the first
+    /// arguments passed the schema, before the middlewares, and allows it,
+    /// denies it, or asks (the turn pauses). Gates are asked in the order they were added; the first
     /// that does not allow decides. See [`gate`](crate::gate).
     pub fn gate(mut self, gate: impl Gate) -> Self {
         self.recipe.gates.0.push(Arc::new(gate));

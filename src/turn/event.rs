@@ -80,7 +80,7 @@ pub enum TurnEvent {
         decisions: u32,
     },
     /// A batch finished: its assistant message and every result are in the
-    /// conversation.
+    /// conversation (but those of calls left pending by a pause).
     BatchFinished {
         /// The batch's number in the turn (1 for the first).
         iteration: u32,

@@ -37,8 +37,8 @@ pub enum TurnStatus {
     Paused(Box<PausedTurn>),
 }
 
-/// A turn that ended: with a final answer, its structured output, or
-/// interrupted.
+/// A turn that ended: with a final answer, its structured output,
+/// interrupted, or paused.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct TurnOutcome {
@@ -47,12 +47,13 @@ pub struct TurnOutcome {
     /// Where the messages this turn appended are in the conversation it
     /// ran on (`conversation[outcome.appended.clone()]`, or
     /// [`messages`](Self::messages)): not a copy, since the conversation
-    /// holds them already.
+    /// holds them already. For a resumed turn it starts after the paused
+    /// assistant message (see [`pause`](crate::turn::pause)).
     pub appended: Range<usize>,
     /// Counts, timings and token usage.
     pub stats: TurnStats,
     /// Why the model stopped in its last response: `Some` when the turn
-    /// completed or ended in its output ([`FinishReason::Length`] for an answer the output limit
+    /// completed, paused or ended in its output ([`FinishReason::Length`] for an answer the output limit
     /// cut off), `None` when it was interrupted.
     pub finish_reason: Option<FinishReason>,
     /// The ids of calls the conversation handed in left without a result

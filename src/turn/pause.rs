@@ -18,12 +18,25 @@
 //! goes on where it stopped: iterations, calls, requests and usage go on
 //! from the paused values (limits are per turn, not per resume).
 //!
+//! Run a resume with the options the turn had (its structured output, its
+//! events): the paused turn does not keep them. A resume cancelled while
+//! its approved calls run adds nothing but an "interrupted" result for
+//! each decided call (some may have run), so the paused turn is stale and
+//! no call runs twice. Pending calls count in the turn's `calls` when the
+//! batch pauses; the resumed calls' [`CallStats`](crate::turn::CallStats)
+//! are not in the resumed turn's stats. The resumed turn's
+//! [`appended`](crate::turn::TurnOutcome::appended) starts after the
+//! paused assistant message: it holds that batch's results, all of them
+//! in call order, then what the turn added.
+//!
 //! A resume is refused, typed and with nothing run or changed, when: the
 //! paused turn is of another session or loop, of another mode, or of an
 //! unknown [`version`](PausedTurn::version); the conversation no longer
-//! holds the paused calls unanswered (a second resume, or a plain
+//! holds the paused calls unanswered, with their arguments, and only
+//! their batch's results after them (a second resume, or a plain
 //! `run_turn` that answered them "interrupted": the paused turn is
-//! stale); a decision names no pending call, repeats one, or one is
+//! stale); a result in the conversation answers no call (as `run_turn`
+//! refuses it); a decision names no pending call, repeats one, or one is
 //! missing; a MAC does not verify (with an
 //! [`ApprovalKey`](crate::gate::ApprovalKey) on the definition); edited
 //! arguments fail the tool's schema.
@@ -242,8 +255,9 @@ pub enum ResumeErrorKind {
     MissingDecision,
     /// The decision's MAC is missing or does not verify.
     BadMac,
-    /// The edited arguments fail the tool's schema (or name a tool the
-    /// mode no longer has).
+    /// The arguments fail the tool's schema (edited ones, or the pending
+    /// ones under a schema that changed), or the mode no longer has the
+    /// tool.
     InvalidArguments {
         /// What the check said, as the model would read it.
         message: String,
@@ -296,7 +310,7 @@ fn describe(kind: &ResumeErrorKind, call: Option<&str>) -> String {
         ResumeErrorKind::MissingDecision => format!("no decision for `{call}`"),
         ResumeErrorKind::BadMac => format!("the MAC of the decision for `{call}` does not verify"),
         ResumeErrorKind::InvalidArguments { message } => {
-            format!("the edited arguments of `{call}` were refused: {message}")
+            format!("the arguments of `{call}` were refused: {message}")
         }
     }
 }

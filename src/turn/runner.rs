@@ -70,8 +70,16 @@ impl Definition<Bound> {
     /// each gets an error result asking the model to send it again smaller,
     /// and counts against `calls` like any call.
     ///
-    /// In every case, each tool call id in `conversation` has exactly one
-    /// result afterwards. Before the first request the conversation goes
+    /// **Gates and pausing**: each call first passes the mode's approval
+    /// gates ([`gate`](crate::gate)): a denied call is answered with the
+    /// gate's reason and does not run. When a gate asks, the batch's other
+    /// calls run and the turn ends with [`TurnStatus::Paused`]: the asked
+    /// calls stay unanswered until a resume
+    /// ([`TurnOptionsBuilder::resume`](crate::turn::TurnOptionsBuilder::resume),
+    /// see [`pause`](crate::turn::pause)).
+    ///
+    /// In every case but a pause, each tool call id in `conversation` has
+    /// exactly one result afterwards. Before the first request the conversation goes
     /// through [`conversation::repair`](crate::conversation::repair): a
     /// call without a result (the process died mid-tool) gets an error
     /// result saying it was interrupted, and its id is listed in
@@ -177,7 +185,8 @@ impl Definition<Bound> {
     /// ```
     ///
     /// Errors: [`TurnError::ToolLimit`] as above; [`TurnError::Budget`] as
-    /// above; [`TurnError::Model`] when
+    /// above; [`TurnError::Resume`] for a resume refused before anything
+    /// ran; [`TurnError::Model`] when
     /// the model request fails or panics; [`TurnError::NoOutput`] as above;
     /// [`TurnError::Conversation`] when the conversation handed in has a
     /// result that answers no call of the assistant message before it, or a
@@ -708,6 +717,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     ) -> Result<Option<Prior>, TurnError> {
         let paused = &resume.paused;
         let calls = self.check_resume(conversation, resume)?;
+        // The `repair` that follows the resume must not fail after calls
+        // ran: what it refuses (a result out of place) is refused now, on
+        // a copy, before anything runs.
+        repair(&mut conversation.clone())?;
         let site = self.table.site();
         // Each decision made into what its call gets: run (after its
         // arguments passed the schema), or answered.
@@ -752,7 +765,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         )
                         .into());
                     }
-                    Prepared::Pending(_) => {}
+                    // `prepare` never gates; kept aligned all the same.
+                    Prepared::Pending(pending) => {
+                        prepared.push(Prepared::Answered(ToolCallError::new(
+                            ToolCallErrorKind::NeedsApproval,
+                            &call.name,
+                            pending.reason,
+                        )));
+                    }
                 }
                 to_run.push(call.clone());
             }
@@ -762,42 +782,34 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         });
         let batch: Vec<&ToolCall> = to_run.iter().collect();
         let Some(finished) = self.run_batch(&batch, prepared, false).await else {
+            // Some approved calls may have run before the token fired: so
+            // that none runs twice, the paused turn goes stale. Every
+            // decided call is answered "interrupted", as `repair` answers
+            // a call whose process died, and nothing else is added.
+            let mut tail = conversation.split_off(paused.message_index.saturating_add(1));
+            tail.extend(
+                calls
+                    .iter()
+                    .map(|(_, call, _)| Message::Tool(call::aborted(site, call).result)),
+            );
+            place_results(conversation, paused.message_index, tail);
             return Ok(None);
         };
-        let position_of = |id: &str| {
-            calls
-                .iter()
-                .find(|(_, call, _)| call.id == id)
-                .map_or(usize::MAX, |(position, _, _)| *position)
-        };
-        for (call, done) in batch.iter().zip(finished) {
-            if let Some(done) = done {
-                answered.push((position_of(&call.id), done));
-            }
-        }
         // The results after the assistant message: those of the calls
         // that ran before the pause, then these, all in call order.
-        let assistant = paused.message_index;
-        let call_order: Vec<String> = conversation
-            .get(assistant)
-            .and_then(Message::as_assistant)
-            .map(|message| message.tool_calls().map(|call| call.id.clone()).collect())
-            .unwrap_or_default();
-        let mut results: Vec<ToolResult> = conversation
-            .drain(assistant.saturating_add(1)..)
-            .filter_map(|message| match message {
-                Message::Tool(result) => Some(result),
-                _ => None,
-            })
-            .collect();
-        results.extend(answered.into_iter().map(|(_, done)| done.result));
-        results.sort_by_key(|result| {
-            call_order
-                .iter()
-                .position(|id| *id == result.tool_call_id)
-                .unwrap_or(usize::MAX)
-        });
-        conversation.extend(results.into_iter().map(Message::Tool));
+        let mut tail = conversation.split_off(paused.message_index.saturating_add(1));
+        tail.extend(
+            answered
+                .into_iter()
+                .map(|(_, done)| Message::Tool(done.result)),
+        );
+        tail.extend(
+            finished
+                .into_iter()
+                .flatten()
+                .map(|done| Message::Tool(done.result)),
+        );
+        place_results(conversation, paused.message_index, tail);
         Ok(Some(Prior {
             iterations: paused.iterations,
             calls: paused.calls,
@@ -839,11 +851,27 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 |message| matches!(message, Message::Tool(result) if result.tool_call_id == id),
             )
         };
-        // Only this batch's results follow its message: nothing ran since.
-        if after
-            .iter()
-            .any(|message| !matches!(message, Message::Tool(_)))
-            || paused.pending.is_empty()
+        // Only this batch's results follow its message, one per call:
+        // nothing ran since.
+        let mut seen = std::collections::HashSet::new();
+        for message in after {
+            let Message::Tool(result) = message else {
+                return Err(stale());
+            };
+            let answers_a_call = assistant
+                .tool_calls()
+                .any(|call| call.id == result.tool_call_id);
+            if !answers_a_call || !seen.insert(result.tool_call_id.as_str()) {
+                return Err(stale());
+            }
+        }
+        // Each pending call once.
+        let mut pending_ids = std::collections::HashSet::new();
+        if paused.pending.is_empty()
+            || !paused
+                .pending
+                .iter()
+                .all(|pending| pending_ids.insert(pending.tool_call_id.as_str()))
         {
             return Err(stale());
         }
@@ -855,7 +883,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let Some((position, call)) = found else {
                 return Err(stale());
             };
-            if answered(&call.id) {
+            // And the arguments the decision is about are the call's.
+            if answered(&call.id) || call_arguments(&call.arguments) != pending.arguments {
                 return Err(stale());
             }
             calls.push((position, call.clone()));
@@ -923,8 +952,33 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     }
 }
 
-/// `Err` when a budget is reached: what the turn used (`requests` sent,
-/// `usage` reported) is at or over it.
+/// Appends `results` (tool messages) after the assistant message at
+/// `assistant`, in the order of its calls.
+fn place_results(conversation: &mut Conversation, assistant: usize, mut results: Vec<Message>) {
+    let call_order: Vec<String> = conversation
+        .get(assistant)
+        .and_then(Message::as_assistant)
+        .map(|message| message.tool_calls().map(|call| call.id.clone()).collect())
+        .unwrap_or_default();
+    results.sort_by_key(|message| match message {
+        Message::Tool(result) => call_order
+            .iter()
+            .position(|id| *id == result.tool_call_id)
+            .unwrap_or(usize::MAX),
+        _ => usize::MAX,
+    });
+    conversation.extend(results);
+}
+
+/// A call's arguments text as the schema check read it (blank is `{}`;
+/// text that is no JSON is `null`, which no pending call holds).
+fn call_arguments(text: &str) -> serde_json::Value {
+    if text.trim().is_empty() {
+        return serde_json::json!({});
+    }
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+}
+
 /// What a resumed turn goes on from: the paused turn's counts.
 #[derive(Clone, Copy, Default)]
 struct Prior {
@@ -934,6 +988,8 @@ struct Prior {
     usage: Usage,
 }
 
+/// `Err` when a budget is reached: what the turn used (`requests` sent,
+/// `usage` reported) is at or over it.
 fn check_budgets(
     limits: &ResolvedToolLimits,
     requests: u32,

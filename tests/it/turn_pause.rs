@@ -410,10 +410,6 @@ async fn with_a_key_only_the_pending_calls_own_mac_approves_it() {
             paused.clone(),
             CallDecision::approve("call_2").with_mac(other_mac),
         ),
-        (
-            forged_arguments,
-            CallDecision::approve("call_2").with_mac(mac.clone()),
-        ),
     ];
     for (paused, decision) in refusals {
         let error = resume(&session, &model, &mut conversation, &paused, [decision])
@@ -424,6 +420,32 @@ async fn with_a_key_only_the_pending_calls_own_mac_approves_it() {
             "{error:?}"
         );
     }
+    // Other arguments in both the paused turn and the conversation (a
+    // client that holds both): the MAC covers the arguments.
+    let mut forged_conversation = conversation.clone();
+    let Message::Assistant(assistant) = &mut forged_conversation[1] else {
+        panic!("the batch's message")
+    };
+    assistant.content.iter_mut().for_each(|part| {
+        if let agent_loop::conversation::ContentPart::ToolCall(call) = part
+            && call.id == "call_2"
+        {
+            call.arguments = r#"{"path": "/etc/passwd"}"#.into();
+        }
+    });
+    let error = resume(
+        &session,
+        &model,
+        &mut forged_conversation,
+        &forged_arguments,
+        [CallDecision::approve("call_2").with_mac(mac.clone())],
+    )
+    .await
+    .expect_err("forged arguments");
+    assert!(
+        matches!(&error, TurnError::Resume(e) if e.kind == ResumeErrorKind::BadMac),
+        "{error:?}"
+    );
     assert!(tools.writes.lock().unwrap().is_empty());
     resume(
         &session,
@@ -575,4 +597,147 @@ async fn limits_count_across_the_pause() {
         result_ids(&conversation),
         ["call_1", "call_2", "call_3", "call_4"]
     );
+}
+
+#[tokio::test]
+async fn two_pending_calls_decided_out_of_order_are_answered_in_call_order() {
+    let (definition, tools) = definition(None, ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let model = ScriptedModel::new([
+        batch([
+            call("call_1", "write_file", r#"{"path": "one"}"#),
+            call("call_2", "read", "{}"),
+            call("call_3", "write_file", r#"{"path": "three"}"#),
+        ]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("write twice");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let paused = paused(&outcome);
+    let pending: Vec<&str> = paused
+        .pending
+        .iter()
+        .map(|pending| pending.tool_call_id.as_str())
+        .collect();
+    assert_eq!(pending, ["call_1", "call_3"]);
+    resume(
+        &session,
+        &model,
+        &mut conversation,
+        &paused,
+        [
+            CallDecision::approve("call_3"),
+            CallDecision::deny("call_1", "not that one"),
+        ],
+    )
+    .await
+    .expect("resumes");
+    assert_eq!(result_ids(&conversation), ["call_1", "call_2", "call_3"]);
+    assert_eq!(*tools.writes.lock().unwrap(), [json!({ "path": "three" })]);
+    assert!(result_for(&conversation, "call_1").is_error);
+}
+
+#[tokio::test]
+async fn a_paused_turn_that_does_not_match_its_conversation_is_stale_and_runs_nothing() {
+    let (definition, tools) = definition(None, ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let model = script([answer("done")]);
+    let (conversation, paused) = pause(&session, &model).await;
+
+    let mut other_arguments = paused.clone();
+    other_arguments.pending[0].arguments = json!({ "path": "/etc/passwd" });
+    let mut twice = paused.clone();
+    twice.pending.push(twice.pending[0].clone());
+    let mut foreign_result = conversation.clone();
+    foreign_result.push(Message::Tool(agent_loop::conversation::ToolResult::ok(
+        "call_9", "made up",
+    )));
+    let cases = [
+        ("other arguments", other_arguments, conversation.clone()),
+        ("a call pending twice", twice, conversation.clone()),
+        ("a result of no call", paused.clone(), foreign_result),
+    ];
+    for (what, paused, mut conversation) in cases {
+        let before = conversation.clone();
+        let error = resume(
+            &session,
+            &model,
+            &mut conversation,
+            &paused,
+            [CallDecision::approve("call_2")],
+        )
+        .await
+        .expect_err(what);
+        assert!(
+            matches!(&error, TurnError::Resume(e) if e.kind == ResumeErrorKind::Stale),
+            "{what}: {error:?}"
+        );
+        assert_eq!(conversation, before, "{what}");
+    }
+    assert!(tools.writes.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_resume_cancelled_while_its_calls_run_answers_them_interrupted_and_goes_stale() {
+    let (definition, _) = definition(None, ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let model = script([answer("done")]);
+    let (mut conversation, paused) = pause(&session, &model).await;
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let resumed = Resume::new(paused.clone(), [CallDecision::approve("call_2")]);
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .resume(&resumed)
+                .cancellation(&cancelled)
+                .build(),
+        )
+        .await
+        .expect("interrupted");
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    assert_eq!(result_ids(&conversation), ["call_1", "call_2", "call_3"]);
+    let interrupted = result_for(&conversation, "call_2");
+    assert!(interrupted.is_error);
+    assert_eq!(interrupted.text(), "the call to `write_file` was aborted");
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "no request after a cancelled resume"
+    );
+    assert_every_call_answered(&conversation);
+    let error = resume(
+        &session,
+        &model,
+        &mut conversation,
+        &paused,
+        [CallDecision::approve("call_2")],
+    )
+    .await
+    .expect_err("stale");
+    assert!(matches!(error, TurnError::Resume(e) if e.kind == ResumeErrorKind::Stale));
+}
+
+#[tokio::test]
+async fn an_asking_gate_outside_a_turn_answers_the_call_as_not_run() {
+    let (definition, tools) = definition(None, ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let outcome = session
+        .run_tool_call(&call("call_1", "write_file", r#"{"path": "a"}"#))
+        .await;
+    assert!(outcome.result.is_error);
+    assert_eq!(
+        outcome.result.text(),
+        "the call to `write_file` was not run: it needs approval (writes a file)"
+    );
+    assert_eq!(
+        outcome.stats.error,
+        Some(agent_loop::bind::ToolCallErrorKind::NeedsApproval)
+    );
+    assert!(tools.writes.lock().unwrap().is_empty());
 }
