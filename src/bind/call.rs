@@ -104,7 +104,12 @@ pub(crate) enum Prepared<'a> {
 pub(crate) struct Pending {
     pub(crate) arguments: Value,
     pub(crate) reason: String,
+    /// The call of an external tool: its result comes from outside.
+    pub(crate) external: bool,
 }
+
+/// The reason of an external tool's pending call.
+const EXTERNAL: &str = "an external tool: its result comes from outside this process";
 
 /// A call whose tool was found and whose arguments passed its schema. It
 /// borrows the binding's tool; a call that runs on a task of its own takes
@@ -282,6 +287,14 @@ impl<'a> CallTable<'a> {
         let Prepared::Ready(ready) = prepared else {
             return prepared;
         };
+        if ready.tool.tool.is_external() {
+            // Its result comes from outside: it waits, whatever the gates.
+            return Prepared::Pending(Pending {
+                arguments: ready.arguments,
+                reason: EXTERNAL.to_owned(),
+                external: true,
+            });
+        }
         let mode = self.binding.mode(self.mode);
         if ready.is_output || mode.gates.is_empty() {
             return Prepared::Ready(ready);
@@ -305,6 +318,7 @@ impl<'a> CallTable<'a> {
             Err(Stopped::Asked(reason)) => Prepared::Pending(Pending {
                 arguments: ready.arguments,
                 reason,
+                external: false,
             }),
             Err(Stopped::Panicked(message)) => Prepared::Answered(ToolCallError::new(
                 ToolCallErrorKind::GatePanicked,

@@ -92,6 +92,14 @@ pub trait Tool: Send + Sync + 'static {
     fn result_bytes(&self) -> Option<NonZeroU32> {
         None
     }
+
+    /// `true` for a tool whose calls never run in this process: in a turn,
+    /// each of its calls pauses the turn, pending, and its result comes
+    /// with the resume (see [`Definition::external`](crate::tool::Definition::external)).
+    /// Default `false`.
+    fn is_external(&self) -> bool {
+        false
+    }
 }
 
 /// What a tool and its middlewares know about the call they serve: read

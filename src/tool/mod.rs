@@ -12,6 +12,7 @@
 
 pub(crate) mod checked;
 pub(crate) mod definition;
+mod external;
 mod function;
 mod handler;
 mod info;

@@ -103,8 +103,13 @@ pub struct PendingCall {
     pub tool_name: String,
     /// Its arguments exactly as they passed the tool's schema.
     pub arguments: Value,
-    /// Why the gate asks.
+    /// Why the gate asks (for an external tool's call, that it is one).
     pub reason: String,
+    /// `true` for a call of an external tool
+    /// ([`tool::Definition::external`](crate::tool::Definition::external)):
+    /// answer it with [`CallDecision::result`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
     /// With an [`ApprovalKey`](crate::gate::ApprovalKey) on the
     /// definition, the call's MAC (64 hex digits) over the session and
     /// loop ids, this id, the tool name and the arguments: a decision for

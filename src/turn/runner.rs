@@ -685,6 +685,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     tool_name: call.name.clone(),
                     arguments: pending.arguments.clone(),
                     reason: pending.reason.clone(),
+                    external: pending.external,
                     mac,
                 })
             })

@@ -741,3 +741,61 @@ async fn an_asking_gate_outside_a_turn_answers_the_call_as_not_run() {
     );
     assert!(tools.writes.lock().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn an_external_tools_call_pauses_without_a_gate_and_its_result_comes_with_the_resume() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let definition = Definition::builder()
+        .name("browser")
+        .tool(counting_tool("read", Arc::clone(&reads)))
+        .tool(tool::Definition::external(ToolInfo::new(
+            "pick_file",
+            "Lets the user pick a file.",
+            json!({ "type": "object", "properties": { "kind": { "type": "string" } } }),
+        )))
+        .build()
+        .validate()
+        .expect("valid");
+    let session = bind_to(&definition, SESSION).await;
+    let model = ScriptedModel::new([
+        batch([
+            call("call_1", "read", "{}"),
+            call("call_2", "pick_file", r#"{"kind": "image"}"#),
+        ]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("pick an image");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let paused = paused(&outcome);
+    assert_eq!(
+        serde_json::to_value(&paused.pending).unwrap(),
+        json!([{
+            "tool_call_id": "call_2",
+            "tool_name": "pick_file",
+            "arguments": { "kind": "image" },
+            "reason": "an external tool: its result comes from outside this process",
+            "external": true
+        }])
+    );
+    assert_eq!(reads.load(Ordering::SeqCst), 1);
+    resume(
+        &session,
+        &model,
+        &mut conversation,
+        &paused,
+        [CallDecision::result("call_2", "cat.png")],
+    )
+    .await
+    .expect("resumes");
+    assert_eq!(result_for(&conversation, "call_2").text(), "cat.png");
+    assert_eq!(result_ids(&conversation), ["call_1", "call_2"]);
+
+    let error = session
+        .invoke("pick_file", json!({}))
+        .await
+        .expect_err("it does not run here");
+    assert_eq!(error.kind, agent_loop::bind::ToolCallErrorKind::ToolFailed);
+}
