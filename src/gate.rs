@@ -5,7 +5,11 @@
 //!
 //! Gates are set on the definition
 //! ([`DefinitionBuilder::gate`](crate::definition::DefinitionBuilder::gate))
-//! and replaced per mode ([`Mode::gate`](crate::Mode::gate)); several
+//! and replaced per mode ([`Mode::gate`](crate::Mode::gate)) and per
+//! tool ([`DefinitionBuilder::tool_gate`](crate::definition::DefinitionBuilder::tool_gate),
+//! [`Mode::tool_gate`](crate::Mode::tool_gate): a tool's own gates are
+//! asked instead of the mode's about its calls; a mode's for a tool
+//! replace the base's for it); several
 //! gates are asked in the order they were added, and the first that does
 //! not allow decides. A gate sees the tool's [`ToolInfo`] (its MCP
 //! [`annotations`](ToolInfo::annotations) such as `destructiveHint`
@@ -251,13 +255,52 @@ fn from_hex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The gates of one mode, in the order they are asked.
+/// The gates of one mode, in the order they are asked, and the gates of
+/// single tools by tool name (each tool's replace the mode's for its
+/// calls).
 #[derive(Clone, Default)]
-pub(crate) struct Gates(pub(crate) Vec<Arc<dyn Gate>>);
+pub(crate) struct Gates(
+    pub(crate) Vec<Arc<dyn Gate>>,
+    pub(crate) Vec<(String, Arc<dyn Gate>)>,
+);
 
 impl fmt::Debug for Gates {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Gates({})", self.0.len())
+        write!(
+            f,
+            "Gates({}, {} for single tools)",
+            self.0.len(),
+            self.1.len()
+        )
+    }
+}
+
+impl Gates {
+    /// The gates of each tool that has its own: `base`'s, then these
+    /// (a tool named here takes only these).
+    pub(crate) fn per_tool(
+        base: &Gates,
+        own: Option<&Gates>,
+    ) -> std::collections::HashMap<String, Arc<[Arc<dyn Gate>]>> {
+        let group = |gates: &[(String, Arc<dyn Gate>)]| {
+            let mut grouped: std::collections::HashMap<String, Vec<Arc<dyn Gate>>> =
+                std::collections::HashMap::new();
+            for (name, gate) in gates {
+                grouped
+                    .entry(name.clone())
+                    .or_default()
+                    .push(Arc::clone(gate));
+            }
+            grouped
+        };
+        let mut gates = group(&base.1);
+        if let Some(own) = own {
+            gates.extend(group(&own.1));
+        }
+        gates
+            .into_iter()
+            .map(|(name, list)| (name, list.into()))
+            .collect()
     }
 }
 

@@ -34,6 +34,8 @@ pub struct Mode {
     pub(crate) instructions: Option<String>,
     /// `None`: the base gates.
     pub(crate) gates: Option<Gates>,
+    /// Gates of single tools in this mode, by tool name.
+    pub(crate) tool_gates: Gates,
 }
 
 impl Mode {
@@ -45,6 +47,7 @@ impl Mode {
             tool_limits: ToolLimits::default(),
             instructions: None,
             gates: None,
+            tool_gates: Gates::default(),
         }
     }
 
@@ -109,7 +112,19 @@ impl Mode {
         self
     }
 
-    /// Lets every call of this mode run: no gate, whatever the base's.
+    /// Appends a gate of the tool named `tool_name` alone, in this mode:
+    /// its calls are asked this mode's gates of that tool instead of any
+    /// other (the base's for the tool, and the mode's for every tool).
+    #[must_use]
+    pub fn tool_gate(mut self, tool_name: impl Into<String>, gate: impl Gate) -> Self {
+        self.tool_gates
+            .1
+            .push((tool_name.into(), std::sync::Arc::new(gate)));
+        self
+    }
+
+    /// Lets every call of this mode run: no gate, whatever the base's
+    /// (but the gates of single tools, the base's or this mode's).
     #[must_use]
     pub fn no_gates(mut self) -> Self {
         self.gates = Some(Gates::default());

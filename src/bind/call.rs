@@ -296,7 +296,8 @@ impl<'a> CallTable<'a> {
             });
         }
         let mode = self.binding.mode(self.mode);
-        if ready.is_output || mode.gates.is_empty() {
+        let gates = mode.tool_gates.get(&call.name).unwrap_or(&mode.gates);
+        if ready.is_output || gates.is_empty() {
             return Prepared::Ready(ready);
         }
         let asked = GateCall {
@@ -308,7 +309,7 @@ impl<'a> CallTable<'a> {
             mode: mode.name.as_deref(),
         };
         let name = &call.name;
-        match gate::ask(&mode.gates, &asked) {
+        match gate::ask(gates, &asked) {
             Ok(()) => Prepared::Ready(ready),
             Err(Stopped::Denied(reason)) => Prepared::Answered(ToolCallError::new(
                 ToolCallErrorKind::Denied,

@@ -226,6 +226,15 @@ impl<Name, Limits, InitialMode, Instructions, Rules>
         self
     }
 
+    /// Appends a gate of the tool named `tool_name` alone: its calls are
+    /// asked this tool's gates instead of the mode's (in every mode that
+    /// sets none of its own for the tool). A name no tool has is never
+    /// asked about.
+    pub fn tool_gate(mut self, tool_name: impl Into<String>, gate: impl Gate) -> Self {
+        self.recipe.gates.1.push((tool_name.into(), Arc::new(gate)));
+        self
+    }
+
     /// Signs every call a paused turn waits on with `key` (HMAC-SHA256
     /// over the session and loop ids, the call id, the tool name and the
     /// arguments); a resume then takes a decision only with its call's

@@ -47,6 +47,8 @@ pub(crate) struct ModeLayout {
     pub(crate) instructions: Option<String>,
     /// Asked in order about every call a model makes in this mode.
     pub(crate) gates: Arc<[Arc<dyn Gate>]>,
+    /// Asked instead of `gates` about the calls of the tools named.
+    pub(crate) tool_gates: HashMap<String, Arc<[Arc<dyn Gate>]>>,
 }
 
 /// Where a binding's tools go: the tools of each definition follow one
@@ -155,7 +157,8 @@ impl Layout {
                     list: &[tool::Definition],
                     tool_limits,
                     instructions: &Option<String>,
-                    gates: &Gates| ModeLayout {
+                    gates: &Gates,
+                    tool_gates| ModeLayout {
             name,
             definitions: list
                 .iter()
@@ -164,6 +167,7 @@ impl Layout {
             tool_limits,
             instructions: instructions.clone(),
             gates: gates.0.iter().cloned().collect(),
+            tool_gates,
         };
         // `validate` resolved one per mode, the base's first.
         let limit = |index: usize| limits[index];
@@ -173,6 +177,7 @@ impl Layout {
             limit(0),
             &recipe.instructions,
             &recipe.gates,
+            Gates::per_tool(&recipe.gates, None),
         )];
         for (index, (declared, list)) in recipe.modes.iter().zip(&modes).enumerate() {
             mode_layouts.push(mode(
@@ -181,6 +186,7 @@ impl Layout {
                 limit(index + 1),
                 &declared.instructions,
                 declared.gates.as_ref().unwrap_or(&recipe.gates),
+                Gates::per_tool(&recipe.gates, Some(&declared.tool_gates)),
             ));
         }
         let initial = recipe

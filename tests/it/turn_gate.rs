@@ -252,3 +252,63 @@ async fn code_that_invokes_a_tool_itself_is_not_gated() {
         .expect("a direct invoke is the code's own decision");
     assert_eq!(counts.delete.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_tools_own_gates_replace_the_modes_for_its_calls() {
+    let ping = Arc::new(AtomicUsize::new(0));
+    let delete = Arc::new(AtomicUsize::new(0));
+    let definition = Definition::builder()
+        .name("gated")
+        .tool(counting_tool("ping", Arc::clone(&ping)))
+        .tool(counting_tool("delete", Arc::clone(&delete)))
+        .gate(|_: &GateCall<'_>| GateDecision::deny("nothing runs"))
+        .tool_gate("ping", |_: &GateCall<'_>| GateDecision::Allow)
+        .mode(
+            Mode::new("cleanup")
+                .no_gates()
+                .tool_gate("delete", |_: &GateCall<'_>| GateDecision::Allow),
+        )
+        .initial_mode("cleanup")
+        .build()
+        .validate()
+        .expect("valid");
+    let session = bind(&definition).await;
+    // In `cleanup`: its own gate of `delete`; `ping` keeps the base's own.
+    for (id, name) in [("call_1", "ping"), ("call_2", "delete")] {
+        let outcome = session.run_tool_call(&call(id, name, "{}")).await;
+        assert!(
+            !outcome.result.is_error,
+            "{name}: {}",
+            outcome.result.text()
+        );
+    }
+    assert_eq!(
+        (ping.load(Ordering::SeqCst), delete.load(Ordering::SeqCst)),
+        (1, 1)
+    );
+}
+
+#[tokio::test]
+async fn in_the_base_mode_a_tools_gate_replaces_the_base_gates_for_it_only() {
+    let (session, counts) = session(vec![], None).await;
+    drop(session);
+    let definition = Definition::builder()
+        .name("gated")
+        .tool(counting_tool("ping", Arc::clone(&counts.ping)))
+        .tool(counting_tool("delete", Arc::clone(&counts.delete)))
+        .gate(|_: &GateCall<'_>| GateDecision::deny("nothing runs"))
+        .tool_gate("ping", |_: &GateCall<'_>| GateDecision::Allow)
+        .build()
+        .validate()
+        .expect("valid");
+    let session = bind(&definition).await;
+    let ran = session.run_tool_call(&call("call_1", "ping", "{}")).await;
+    let denied = session.run_tool_call(&call("call_2", "delete", "{}")).await;
+    assert!(!ran.result.is_error);
+    assert_eq!(
+        denied.result.text(),
+        "the call to `delete` was denied: nothing runs"
+    );
+    assert_eq!(counts.ping.load(Ordering::SeqCst), 1);
+    assert_eq!(counts.delete.load(Ordering::SeqCst), 0);
+}
