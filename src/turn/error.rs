@@ -162,7 +162,8 @@ pub struct ToolLimitError {
 /// Which budget a turn reached: the [`budget`](BudgetError::budget) of a
 /// [`BudgetError`]. Each is a field of [`ToolLimits`](crate::ToolLimits)
 /// of the same name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Budget {
     /// `requests`: model requests per turn.

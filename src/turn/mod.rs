@@ -23,6 +23,6 @@ pub use output::{
     OutputError, OutputErrorKind, OutputMode, TurnOptions, TurnOptionsBuilder,
 };
 pub use pause::{
-    CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume, ResumeError,
-    ResumeErrorKind,
+    BudgetPolicy, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume,
+    ResumeError, ResumeErrorKind,
 };

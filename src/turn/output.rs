@@ -17,7 +17,7 @@ use crate::tool::schema::{self, SchemaProblem};
 use crate::tool::{
     BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput, schema_of,
 };
-use crate::turn::{Resume, TurnEvents};
+use crate::turn::{BudgetPolicy, Resume, TurnEvents};
 use crate::wire::output_schema::{self, Inexpressible};
 
 /// How many plain-text answers (in [`OutputMode::Native`], answers that are
@@ -619,6 +619,13 @@ pub struct TurnOptions<'a> {
         )
     )]
     pub(crate) resume: Option<&'a Resume>,
+    #[builder(
+        default,
+        setter(
+            doc = "What the turn does when a budget of its limits is reached before a model request: fail with [`TurnError::Budget`](crate::turn::TurnError::Budget) ([`BudgetPolicy::Fail`], unless set) or pause ([`BudgetPolicy::Pause`])."
+        )
+    )]
+    pub(crate) budget_policy: BudgetPolicy,
 }
 
 impl Default for TurnOptions<'_> {

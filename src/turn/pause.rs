@@ -45,7 +45,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::Usage;
+use crate::limits::ToolLimits;
 use crate::session::{LoopId, SessionId};
+use crate::turn::Budget;
 
 /// The format version of [`PausedTurn`] this release writes and reads.
 /// A later release of the same major version reads what this one wrote.
@@ -91,6 +93,28 @@ pub struct PausedTurn {
     pub requests: u32,
     /// Tokens used by the turn's requests so far, added up.
     pub usage: Usage,
+    /// Set when the turn paused because this budget was reached (with
+    /// [`BudgetPolicy::Pause`]): then no call is pending, the pause came
+    /// before a model request, and a resume takes no decision, only
+    /// (usually) raised limits ([`Resume::with_limits`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+}
+
+/// What a turn does when one of its budgets (`requests`, `input_tokens`,
+/// `output_tokens`, `total_tokens` of [`ToolLimits`]) is reached before a
+/// model request: the turn option
+/// [`TurnOptionsBuilder::budget_policy`](crate::turn::TurnOptionsBuilder::budget_policy).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BudgetPolicy {
+    /// The turn fails with [`TurnError::Budget`](crate::turn::TurnError::Budget).
+    #[default]
+    Fail,
+    /// The turn pauses ([`TurnStatus::Paused`](crate::turn::TurnStatus::Paused),
+    /// [`PausedTurn::budget`] set, no call pending); a resume with raised
+    /// limits goes on with the request that was not sent.
+    Pause,
 }
 
 /// A call waiting for a decision.
@@ -221,6 +245,10 @@ pub struct Resume {
     pub paused: PausedTurn,
     /// One per pending call, in any order.
     pub decisions: Vec<CallDecision>,
+    /// Limit overrides for the rest of the turn, over the mode's (a
+    /// raised budget, say): unset fields keep the mode's values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<ToolLimits>,
 }
 
 impl Resume {
@@ -229,7 +257,17 @@ impl Resume {
         Self {
             paused,
             decisions: decisions.into_iter().collect(),
+            limits: None,
         }
+    }
+
+    /// The same resume with `limits` over the mode's for the rest of the
+    /// turn; invalid ones refuse the resume
+    /// ([`ResumeErrorKind::InvalidLimits`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: ToolLimits) -> Self {
+        self.limits = Some(limits);
+        self
     }
 }
 
@@ -260,6 +298,11 @@ pub enum ResumeErrorKind {
     MissingDecision,
     /// The decision's MAC is missing or does not verify.
     BadMac,
+    /// The resume's [`limits`](Resume::limits) are not valid limits.
+    InvalidLimits {
+        /// What the check said.
+        message: String,
+    },
     /// The arguments fail the tool's schema (edited ones, or the pending
     /// ones under a schema that changed), or the mode no longer has the
     /// tool.
@@ -314,6 +357,9 @@ fn describe(kind: &ResumeErrorKind, call: Option<&str>) -> String {
         ResumeErrorKind::DuplicateDecision => format!("two decisions for `{call}`"),
         ResumeErrorKind::MissingDecision => format!("no decision for `{call}`"),
         ResumeErrorKind::BadMac => format!("the MAC of the decision for `{call}` does not verify"),
+        ResumeErrorKind::InvalidLimits { message } => {
+            format!("the resume's limits are invalid: {message}")
+        }
         ResumeErrorKind::InvalidArguments { message } => {
             format!("the arguments of `{call}` were refused: {message}")
         }

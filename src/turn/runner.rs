@@ -30,10 +30,10 @@ use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::{
-    Budget, BudgetError, CallDecision, CallStats, Decision, ExceededLimit, IterationStats, Model,
-    ModelError, ModelErrorKind, ModelRequest, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume,
-    ResumeError, ResumeErrorKind, ToolLimitError, TurnError, TurnEvent, TurnEvents, TurnOptions,
-    TurnOutcome, TurnStats, TurnStatus,
+    Budget, BudgetError, BudgetPolicy, CallDecision, CallStats, Decision, ExceededLimit,
+    IterationStats, Model, ModelError, ModelErrorKind, ModelRequest, PAUSED_TURN_VERSION,
+    PausedTurn, PendingCall, Resume, ResumeError, ResumeErrorKind, ToolLimitError, TurnError,
+    TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -217,6 +217,7 @@ impl Definition<Bound> {
             ids: (self.session_id(), self.loop_id()),
             approval_key: self.binding().layout.approval_key.as_ref(),
             resume: options.resume,
+            budget_policy: options.budget_policy,
             model,
             cancellation: options.cancellation.unwrap_or(&never),
             events: options.events.unwrap_or(&unwatched),
@@ -239,6 +240,7 @@ struct Turn<'a, M: ?Sized> {
     approval_key: Option<&'a ApprovalKey>,
     /// The paused turn this one goes on from, and its decisions.
     resume: Option<&'a Resume>,
+    budget_policy: BudgetPolicy,
     model: &'a M,
     cancellation: &'a CancellationToken,
     events: &'a TurnEvents,
@@ -263,13 +265,24 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // them "interrupted".
         let (prior, first_new) = match self.resume {
             Some(resume) => match self.resume(conversation, resume).await? {
-                Some(prior) => (prior, resume.paused.message_index.saturating_add(1)),
+                Some(prior) => {
+                    // After the paused batch's message; where the unsent
+                    // request's answer goes, for a budget's pause.
+                    let after = usize::from(resume.paused.budget.is_none());
+                    (prior, resume.paused.message_index.saturating_add(after))
+                }
                 None => return Ok(self.interrupted(conversation.len(), started)),
             },
             None => (Prior::default(), conversation.len()),
         };
         let repaired = repair(conversation)?;
-        let limits = *self.table.site().limits();
+        let limits = match self.resume.and_then(|resume| resume.limits) {
+            // Checked by the resume already.
+            Some(over) => over
+                .inherit(*self.table.site().limits())
+                .unwrap_or(*self.table.site().limits()),
+            None => *self.table.site().limits(),
+        };
         let mut stats = TurnStats {
             usage: prior.usage,
             ..TurnStats::default()
@@ -295,7 +308,31 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         };
         let mut requests: u32 = prior.requests;
         loop {
-            check_budgets(&limits, requests, stats.usage)?;
+            if let Err(reached) = check_budgets(&limits, requests, stats.usage) {
+                if self.budget_policy != BudgetPolicy::Pause {
+                    return Err(reached.into());
+                }
+                let paused = PausedTurn {
+                    version: PAUSED_TURN_VERSION,
+                    session_id: self.ids.0,
+                    loop_id: self.ids.1,
+                    mode: self.table.site().mode_name().map(str::to_owned),
+                    message_index: conversation.len(),
+                    pending: Vec::new(),
+                    iterations: prior.iterations.saturating_add(stats.iteration_count()),
+                    calls,
+                    requests,
+                    usage: stats.usage,
+                    budget: Some(reached.budget),
+                };
+                self.events.emit(|| TurnEvent::TurnPaused { pending: 0 });
+                return Ok(end(
+                    TurnStatus::Paused(Box::new(paused)),
+                    None,
+                    conversation,
+                    stats,
+                ));
+            }
             requests = requests.saturating_add(1);
             let model_started = Instant::now();
             let iteration = prior
@@ -479,6 +516,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     calls,
                     requests,
                     usage: stats.usage,
+                    budget: None,
                 };
                 self.events.emit(|| TurnEvent::TurnPaused {
                     pending: u32::try_from(paused.pending.len()).unwrap_or(u32::MAX),
@@ -722,6 +760,17 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // ran: what it refuses (a result out of place) is refused now, on
         // a copy, before anything runs.
         repair(&mut conversation.clone())?;
+        let prior = Prior {
+            iterations: paused.iterations,
+            calls: paused.calls,
+            requests: paused.requests,
+            usage: paused.usage,
+        };
+        if paused.budget.is_some() {
+            // Paused before a request: the turn goes on with it.
+            self.events.emit(|| TurnEvent::TurnResumed { decisions: 0 });
+            return Ok(Some(prior));
+        }
         let site = self.table.site();
         // Each decision made into what its call gets: run (after its
         // arguments passed the schema), or answered.
@@ -811,12 +860,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 .map(|done| Message::Tool(done.result)),
         );
         place_results(conversation, paused.message_index, tail);
-        Ok(Some(Prior {
-            iterations: paused.iterations,
-            calls: paused.calls,
-            requests: paused.requests,
-            usage: paused.usage,
-        }))
+        Ok(Some(prior))
     }
 
     /// The pending calls of `resume`, each with its position in its
@@ -839,7 +883,27 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         if paused.mode.as_deref() != self.table.site().mode_name() {
             return Err(ResumeError::new(ResumeErrorKind::OtherMode));
         }
+        if let Some(limits) = &resume.limits
+            && let Err(error) = limits.check()
+        {
+            return Err(ResumeError::new(ResumeErrorKind::InvalidLimits {
+                message: error.to_string(),
+            }));
+        }
         let stale = || ResumeError::new(ResumeErrorKind::Stale);
+        if paused.budget.is_some() {
+            // Paused before a request: nothing pending, nothing added since.
+            if let Some(decision) = resume.decisions.first() {
+                return Err(ResumeError::of_call(
+                    ResumeErrorKind::UnknownCall,
+                    &decision.tool_call_id,
+                ));
+            }
+            if !paused.pending.is_empty() || conversation.len() != paused.message_index {
+                return Err(stale());
+            }
+            return Ok(Vec::new());
+        }
         let assistant = conversation
             .get(paused.message_index)
             .and_then(Message::as_assistant)

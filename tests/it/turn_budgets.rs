@@ -178,3 +178,78 @@ fn budgets_read_and_write_the_config_form() {
         "{error}"
     );
 }
+
+/// With `BudgetPolicy::Pause` a reached budget pauses the turn before the
+/// request (nothing pending); a resume with a raised budget sends that
+/// request and goes on, the counts carried across.
+#[tokio::test]
+async fn a_budget_pauses_the_turn_and_a_resume_with_a_raised_budget_goes_on() {
+    use agent_loop::turn::{BudgetPolicy, Resume, TurnOptions};
+    let invocations = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits::new().total_tokens(100),
+    )
+    .await;
+    // 65 tokens a response: the budget is reached after two.
+    let model = pings(3, Usage::new(60, 5));
+    let mut conversation = user_says("keep pinging");
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .budget_policy(BudgetPolicy::Pause)
+                .build(),
+        )
+        .await
+        .expect("pauses");
+    let TurnStatus::Paused(paused) = outcome.status else {
+        panic!("{:?}", outcome.status)
+    };
+    assert_eq!(paused.budget, Some(Budget::TotalTokens));
+    assert!(paused.pending.is_empty());
+    assert_eq!(
+        (
+            paused.requests,
+            paused.iterations,
+            paused.calls,
+            paused.message_index
+        ),
+        (2, 2, 2, 5)
+    );
+    assert_eq!(paused.usage, Usage::new(120, 10));
+    assert_eq!(model.requests().len(), 2);
+    assert_every_call_answered(&conversation);
+
+    // Still over the same budget: pauses again at once, nothing sent.
+    let same = Resume::new((*paused).clone(), []);
+    let again = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .resume(&same)
+                .budget_policy(BudgetPolicy::Pause)
+                .build(),
+        )
+        .await
+        .expect("pauses again");
+    assert!(matches!(again.status, TurnStatus::Paused(_)));
+    assert_eq!(model.requests().len(), 2);
+
+    let raised = Resume::new(*paused, []).with_limits(ToolLimits::new().total_tokens(1_000));
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().resume(&raised).build(),
+        )
+        .await
+        .expect("goes on");
+    assert_eq!(outcome.answer(), Some("done"));
+    assert_eq!(model.requests().len(), 4);
+    assert_eq!(invocations.load(Ordering::SeqCst), 3);
+    // Usage of the whole turn: four responses of 65.
+    assert_eq!(outcome.stats.usage.total_tokens(), 260);
+}
