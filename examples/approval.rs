@@ -42,30 +42,45 @@ struct Stored {
 struct Args {
     dir: PathBuf,
     state: Option<PathBuf>,
-    decision: Option<CallDecision>,
+    /// One per pending call, given with `--approve` and `--deny`.
+    decisions: Vec<CallDecision>,
 }
 
 fn args() -> Result<Args, String> {
-    let usage = "usage: approval DIR [--state FILE] [--approve CALL_ID | --deny CALL_ID REASON]";
+    let usage = "usage: approval DIR [--state FILE [--approve CALL_ID | --deny CALL_ID REASON]...]";
     let mut words = std::env::args().skip(1);
     let dir = PathBuf::from(words.next().ok_or(usage)?);
-    let (mut state, mut decision) = (None, None);
+    let (mut state, mut decisions) = (None, Vec::new());
     while let Some(word) = words.next() {
         match word.as_str() {
             "--state" => state = Some(PathBuf::from(words.next().ok_or(usage)?)),
-            "--approve" => decision = Some(CallDecision::approve(words.next().ok_or(usage)?)),
+            "--approve" => decisions.push(CallDecision::approve(words.next().ok_or(usage)?)),
             "--deny" => {
                 let id = words.next().ok_or(usage)?;
-                decision = Some(CallDecision::deny(id, words.next().ok_or(usage)?));
+                decisions.push(CallDecision::deny(id, words.next().ok_or(usage)?));
             }
             _ => return Err(usage.into()),
         }
     }
+    // Decisions resume a stored turn: without one there is nothing to resume.
+    if state.is_none() && !decisions.is_empty() {
+        return Err(format!("--approve and --deny need --state\n{usage}"));
+    }
     Ok(Args {
         dir,
         state,
-        decision,
+        decisions,
     })
+}
+
+/// `name` when it is one plain file name (no folder, no drive, no `..`,
+/// no stream suffix), so the write stays in the directory.
+fn plain_file_name(name: &str) -> Option<&str> {
+    let mut components = Path::new(name).components();
+    let one_normal = matches!(components.next(), Some(std::path::Component::Normal(_)))
+        && components.next().is_none();
+    let plain = one_normal && !name.starts_with('.') && !name.contains([':', '/', '\\']);
+    plain.then_some(name)
 }
 
 /// `write_file {path, text}` under `dir`; the gate asks about each call.
@@ -89,12 +104,12 @@ fn definition(
         move |arguments: Value, _context| {
             let root = root.clone();
             async move {
-                let name = arguments["path"].as_str().unwrap_or_default();
-                if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+                let asked = arguments["path"].as_str().unwrap_or_default();
+                let Some(name) = plain_file_name(asked) else {
                     return Err::<String, BoxError>(
-                        format!("`{name}` is not a plain file name").into(),
+                        format!("`{asked}` is not a plain file name").into(),
                     );
-                }
+                };
                 let text = arguments["text"].as_str().unwrap_or_default();
                 tokio::fs::write(root.join(name), text).await?;
                 Ok(format!("wrote {} bytes to {name}", text.len()))
@@ -186,38 +201,43 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let definition = definition(&args.dir)?;
 
-    // The second run: read the paused turn back and resume it.
-    if let (Some(state), Some(decision)) = (&args.state, args.decision) {
-        let stored: Stored = serde_json::from_str(&std::fs::read_to_string(state)?)?;
-        let session = definition
-            .bind(Bindings::new(stored.session_id, stored.loop_id))
+    // A later run: read the paused turn back and resume it.
+    let stored_turn = args.state.as_ref().filter(|_| !args.decisions.is_empty());
+    let (session, model, mut conversation, mut outcome) = match stored_turn {
+        Some(state) => {
+            let stored: Stored = serde_json::from_str(&std::fs::read_to_string(state)?)?;
+            let session = definition
+                .bind(Bindings::new(stored.session_id, stored.loop_id))
+                .await?;
+            let mut conversation = stored.conversation;
+            let model = model(true)?;
+            let outcome = resume(
+                &session,
+                &*model,
+                &mut conversation,
+                stored.paused,
+                args.decisions,
+            )
             .await?;
-        let mut conversation = stored.conversation;
-        let model = model(true)?;
-        let outcome = resume(
-            &session,
-            &*model,
-            &mut conversation,
-            stored.paused,
-            vec![decision],
-        )
-        .await?;
-        std::fs::remove_file(state)?;
-        return finish(&outcome, &conversation);
-    }
-
-    let session = definition
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await?;
-    let model = model(false)?;
-    let mut conversation = vec![Message::user("Write a short hello note to note.txt.")];
-    let mut outcome = session
-        .run_turn(
-            &*model,
-            &mut conversation,
-            &tokio_util::sync::CancellationToken::new(),
-        )
-        .await?;
+            std::fs::remove_file(state)?;
+            (session, model, conversation, outcome)
+        }
+        None => {
+            let session = definition
+                .bind(Bindings::new(SessionId::new(), LoopId::new()))
+                .await?;
+            let model = model(false)?;
+            let mut conversation = vec![Message::user("Write a short hello note to note.txt.")];
+            let outcome = session
+                .run_turn(
+                    &*model,
+                    &mut conversation,
+                    &tokio_util::sync::CancellationToken::new(),
+                )
+                .await?;
+            (session, model, conversation, outcome)
+        }
+    };
     while let TurnStatus::Paused(paused) = outcome.status {
         if let Some(state) = &args.state {
             for pending in &paused.pending {

@@ -18,7 +18,9 @@ impl Definition {
     /// Its result comes from outside, with the resume's
     /// [`CallDecision::result`](crate::turn::CallDecision::result); a
     /// denial answers it too. Run in this process (a direct `invoke`, an
-    /// approval), it fails with an error saying it is external.
+    /// approval), it fails with an error saying it is external; through
+    /// `run_tool_call`, outside a turn, it is answered as not run
+    /// ([`NeedsApproval`](crate::bind::ToolCallErrorKind::NeedsApproval)).
     ///
     /// ```
     /// use agent_loop::tool::{self, ToolInfo};

@@ -4,10 +4,14 @@
 //! refused before anything ran.
 //!
 //! A turn pauses when an approval [`Gate`](crate::gate::Gate) asks about
-//! a call: the batch's other calls run, their results and the assistant
-//! message go into the conversation, and the pending calls stay
-//! unanswered there. The turn ends with
-//! [`TurnStatus::Paused`](crate::turn::TurnStatus::Paused).
+//! a call, or the model calls an external tool
+//! ([`tool::Definition::external`](crate::tool::Definition::external)):
+//! the batch's other calls run, their results and the assistant message
+//! go into the conversation, and the pending calls stay unanswered there.
+//! With [`BudgetPolicy::Pause`] it also pauses, before a model request,
+//! when a budget is reached ([`PausedTurn::budget`]; nothing pending; a
+//! resume may raise the budget with [`Resume::with_limits`]). The turn
+//! ends with [`TurnStatus::Paused`](crate::turn::TurnStatus::Paused).
 //!
 //! A resume ([`TurnOptionsBuilder::resume`](crate::turn::TurnOptionsBuilder::resume))
 //! is a [`run_turn`](crate::Definition::run_turn) on the same session,
@@ -81,7 +85,8 @@ pub struct PausedTurn {
     /// The mode the turn ran in; `None` for the base mode.
     pub mode: Option<String>,
     /// The index in the conversation of the assistant message that holds
-    /// the pending calls.
+    /// the pending calls; for a budget's pause, the conversation's length
+    /// (where the unsent request's answer goes).
     pub message_index: usize,
     /// The calls waiting for a decision, in call order.
     pub pending: Vec<PendingCall>,
@@ -245,9 +250,13 @@ pub struct Resume {
     pub paused: PausedTurn,
     /// One per pending call, in any order.
     pub decisions: Vec<CallDecision>,
-    /// Limit overrides for the rest of the turn, over the mode's (a
-    /// raised budget, say): unset fields keep the mode's values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Limit overrides over the mode's for this resumed run (a raised
+    /// budget, say), until the turn ends or pauses again (give them again
+    /// to a later resume): `iterations`, `calls` and the budgets; unset
+    /// fields keep the mode's values. Set by the server
+    /// ([`with_limits`](Self::with_limits)), never read from JSON, so a
+    /// client that sends a resume cannot raise them.
+    #[serde(skip)]
     pub limits: Option<ToolLimits>,
 }
 
@@ -261,8 +270,8 @@ impl Resume {
         }
     }
 
-    /// The same resume with `limits` over the mode's for the rest of the
-    /// turn; invalid ones refuse the resume
+    /// The same resume with `limits` over the mode's (see
+    /// [`limits`](Self::limits)); invalid ones refuse the resume
     /// ([`ResumeErrorKind::InvalidLimits`]).
     #[must_use]
     pub fn with_limits(mut self, limits: ToolLimits) -> Self {

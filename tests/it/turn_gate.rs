@@ -261,11 +261,12 @@ async fn a_tools_own_gates_replace_the_modes_for_its_calls() {
         .name("gated")
         .tool(counting_tool("ping", Arc::clone(&ping)))
         .tool(counting_tool("delete", Arc::clone(&delete)))
+        .tool(counting_tool("other", Arc::new(AtomicUsize::new(0))))
         .gate(|_: &GateCall<'_>| GateDecision::deny("nothing runs"))
         .tool_gate("ping", |_: &GateCall<'_>| GateDecision::Allow)
         .mode(
             Mode::new("cleanup")
-                .no_gates()
+                .gate(|_: &GateCall<'_>| GateDecision::deny("the mode says no"))
                 .tool_gate("delete", |_: &GateCall<'_>| GateDecision::Allow),
         )
         .initial_mode("cleanup")
@@ -273,7 +274,8 @@ async fn a_tools_own_gates_replace_the_modes_for_its_calls() {
         .validate()
         .expect("valid");
     let session = bind(&definition).await;
-    // In `cleanup`: its own gate of `delete`; `ping` keeps the base's own.
+    // In `cleanup`, which denies: its own gate of `delete`; `ping` keeps
+    // the base's own.
     for (id, name) in [("call_1", "ping"), ("call_2", "delete")] {
         let outcome = session.run_tool_call(&call(id, name, "{}")).await;
         assert!(
@@ -285,6 +287,12 @@ async fn a_tools_own_gates_replace_the_modes_for_its_calls() {
     assert_eq!(
         (ping.load(Ordering::SeqCst), delete.load(Ordering::SeqCst)),
         (1, 1)
+    );
+    // Any other tool gets the mode's gate.
+    let other = session.run_tool_call(&call("call_3", "other", "{}")).await;
+    assert_eq!(
+        other.result.text(),
+        "the call to `other` was denied: the mode says no"
     );
 }
 
