@@ -9,6 +9,7 @@ mod model_error;
 mod outcome;
 mod output;
 pub mod pause;
+mod resume;
 mod runner;
 
 pub use crate::bind::{CallStats, ToolList, ToolListIter};

@@ -15,25 +15,24 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
 use crate::bind::Bound;
-use crate::bind::call::{self, Arguments, CallTable, Finished, Prepared};
-use crate::bind::{ToolCallError, ToolCallErrorKind};
+use crate::bind::call::{self, CallTable, Finished, Prepared};
 use crate::conversation::ids::{IdSet, minted_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
     ToolResult, Usage, repair,
 };
 use crate::definition::Definition;
-use crate::gate::{ApprovalKey, MacFields};
+use crate::gate::ApprovalKey;
 use crate::limits::ResolvedToolLimits;
 use crate::session::{LoopId, SessionId};
 use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
 use crate::turn::output::{AnswerStep, OutputProtocol};
+use crate::turn::resume::Prior;
 use crate::turn::{
-    Budget, BudgetError, BudgetPolicy, CallDecision, CallStats, Decision, ExceededLimit,
-    IterationStats, Model, ModelError, ModelErrorKind, ModelRequest, PAUSED_TURN_VERSION,
-    PausedTurn, PendingCall, Resume, ResumeError, ResumeErrorKind, ToolLimitError, TurnError,
-    TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
+    Budget, BudgetError, BudgetPolicy, CallStats, ExceededLimit, IterationStats, Model, ModelError,
+    ModelErrorKind, ModelRequest, PAUSED_TURN_VERSION, PausedTurn, Resume, ToolLimitError,
+    TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -230,21 +229,21 @@ impl Definition<Bound> {
 }
 
 /// One running turn.
-struct Turn<'a, M: ?Sized> {
+pub(super) struct Turn<'a, M: ?Sized> {
     /// The turn's mode's tools, and the control tool: fixed for the turn.
-    table: CallTable<'a>,
+    pub(super) table: CallTable<'a>,
     /// The scope of the tool call ids this turn mints: the session's id.
-    id_scope: uuid::Uuid,
+    pub(super) id_scope: uuid::Uuid,
     /// The session's and loop's ids, which a pending call's MAC covers.
-    ids: (SessionId, LoopId),
-    approval_key: Option<&'a ApprovalKey>,
+    pub(super) ids: (SessionId, LoopId),
+    pub(super) approval_key: Option<&'a ApprovalKey>,
     /// The paused turn this one goes on from, and its decisions.
-    resume: Option<&'a Resume>,
-    budget_policy: BudgetPolicy,
-    model: &'a M,
-    cancellation: &'a CancellationToken,
-    events: &'a TurnEvents,
-    output: OutputProtocol<'a>,
+    pub(super) resume: Option<&'a Resume>,
+    pub(super) budget_policy: BudgetPolicy,
+    pub(super) model: &'a M,
+    pub(super) cancellation: &'a CancellationToken,
+    pub(super) events: &'a TurnEvents,
+    pub(super) output: OutputProtocol<'a>,
 }
 
 impl<M: Model + ?Sized> Turn<'_, M> {
@@ -571,7 +570,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// Runs the ready calls of one batch and answers the others; `None`
     /// when cancelled while calls ran (every task is then aborted and
     /// awaited, so no tool of this batch runs after this returns).
-    async fn run_batch(
+    pub(super) async fn run_batch(
         &self,
         batch: &[&ToolCall],
         prepared: Vec<Prepared<'_>>,
@@ -694,320 +693,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         Some(results)
     }
 
-    /// The pending calls of a prepared batch, in call order, each signed
-    /// when the definition has an approval key; each is announced.
-    fn pending(&self, batch: &[&ToolCall], prepared: &[Prepared<'_>]) -> Vec<PendingCall> {
-        batch
-            .iter()
-            .zip(prepared)
-            .filter_map(|(call, prepared)| {
-                let Prepared::Pending(pending) = prepared else {
-                    return None;
-                };
-                self.events.emit(|| TurnEvent::ToolCallPending {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    reason: pending.reason.clone(),
-                });
-                let mac = self.approval_key.map(|key| {
-                    key.sign(&MacFields {
-                        session_id: self.ids.0,
-                        loop_id: self.ids.1,
-                        tool_call_id: &call.id,
-                        tool_name: &call.name,
-                        arguments: &pending.arguments,
-                    })
-                });
-                Some(PendingCall {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    arguments: pending.arguments.clone(),
-                    reason: pending.reason.clone(),
-                    external: pending.external,
-                    mac,
-                })
-            })
-            .collect()
-    }
-
-    /// The outcome of a resume cancelled while its approved calls ran:
-    /// nothing was added, and the paused turn can be resumed again.
-    fn interrupted(&self, at: usize, started: Instant) -> TurnOutcome {
-        TurnOutcome {
-            status: TurnStatus::Interrupted,
-            appended: at..at,
-            stats: TurnStats {
-                duration: started.elapsed(),
-                ..TurnStats::default()
-            },
-            finish_reason: None,
-            repaired: Vec::new(),
-        }
-    }
-
-    /// Checks `resume` against the session and `conversation`, then runs
-    /// its approved calls and puts every pending call's result in place,
-    /// in call order. `Ok(None)` when cancelled while calls ran (nothing
-    /// was added). Refused, unchanged, with a [`ResumeError`].
-    async fn resume(
-        &self,
-        conversation: &mut Conversation,
-        resume: &Resume,
-    ) -> Result<Option<Prior>, TurnError> {
-        let paused = &resume.paused;
-        let calls = self.check_resume(conversation, resume)?;
-        // The `repair` that follows the resume must not fail after calls
-        // ran: what it refuses (a result out of place) is refused now, on
-        // a copy, before anything runs.
-        repair(&mut conversation.clone())?;
-        let prior = Prior {
-            iterations: paused.iterations,
-            calls: paused.calls,
-            requests: paused.requests,
-            usage: paused.usage,
-        };
-        if paused.budget.is_some() {
-            // Paused before a request: the turn goes on with it.
-            self.events.emit(|| TurnEvent::TurnResumed { decisions: 0 });
-            return Ok(Some(prior));
-        }
-        let site = self.table.site();
-        // Each decision made into what its call gets: run (after its
-        // arguments passed the schema), or answered.
-        let mut to_run: Vec<ToolCall> = Vec::new();
-        let mut prepared: Vec<Prepared<'_>> = Vec::new();
-        let mut answered: Vec<(usize, Finished)> = Vec::new();
-        for (position, call, decision) in &calls {
-            let arguments = match &decision.decision {
-                Decision::Approve => Some(
-                    paused
-                        .pending
-                        .iter()
-                        .find(|pending| pending.tool_call_id == call.id)
-                        .map(|pending| pending.arguments.clone())
-                        .unwrap_or_default(),
-                ),
-                Decision::ApproveWith { arguments } => Some(arguments.clone()),
-                Decision::Deny { reason } => {
-                    let name = &call.name;
-                    prepared.push(Prepared::Answered(ToolCallError::new(
-                        ToolCallErrorKind::Denied,
-                        name,
-                        format!("the call to `{name}` was denied: {reason}"),
-                    )));
-                    to_run.push(call.clone());
-                    None
-                }
-                Decision::Result { text, is_error } => {
-                    answered.push((*position, call::external(site, call, text, *is_error)));
-                    None
-                }
-            };
-            if let Some(arguments) = arguments {
-                match self.table.prepare(&call.name, Arguments::Value(arguments)) {
-                    Prepared::Ready(ready) => prepared.push(Prepared::Ready(ready)),
-                    Prepared::Answered(error) => {
-                        return Err(ResumeError::of_call(
-                            ResumeErrorKind::InvalidArguments {
-                                message: error.message,
-                            },
-                            &call.id,
-                        )
-                        .into());
-                    }
-                    // `prepare` never gates; kept aligned all the same.
-                    Prepared::Pending(pending) => {
-                        prepared.push(Prepared::Answered(ToolCallError::new(
-                            ToolCallErrorKind::NeedsApproval,
-                            &call.name,
-                            pending.reason,
-                        )));
-                    }
-                }
-                to_run.push(call.clone());
-            }
-        }
-        self.events.emit(|| TurnEvent::TurnResumed {
-            decisions: u32::try_from(calls.len()).unwrap_or(u32::MAX),
-        });
-        let batch: Vec<&ToolCall> = to_run.iter().collect();
-        let Some(finished) = self.run_batch(&batch, prepared, false).await else {
-            // Some approved calls may have run before the token fired: so
-            // that none runs twice, the paused turn goes stale. Every
-            // decided call is answered "interrupted", as `repair` answers
-            // a call whose process died, and nothing else is added.
-            let mut tail = conversation.split_off(paused.message_index.saturating_add(1));
-            tail.extend(
-                calls
-                    .iter()
-                    .map(|(_, call, _)| Message::Tool(call::aborted(site, call).result)),
-            );
-            place_results(conversation, paused.message_index, tail);
-            return Ok(None);
-        };
-        // The results after the assistant message: those of the calls
-        // that ran before the pause, then these, all in call order.
-        let mut tail = conversation.split_off(paused.message_index.saturating_add(1));
-        tail.extend(
-            answered
-                .into_iter()
-                .map(|(_, done)| Message::Tool(done.result)),
-        );
-        tail.extend(
-            finished
-                .into_iter()
-                .flatten()
-                .map(|done| Message::Tool(done.result)),
-        );
-        place_results(conversation, paused.message_index, tail);
-        Ok(Some(prior))
-    }
-
-    /// The pending calls of `resume`, each with its position in its
-    /// assistant message and its decision, once every rule of a resume
-    /// holds (see [`pause`](crate::turn::pause)).
-    fn check_resume<'r>(
-        &self,
-        conversation: &Conversation,
-        resume: &'r Resume,
-    ) -> Result<Vec<(usize, ToolCall, &'r CallDecision)>, ResumeError> {
-        let paused = &resume.paused;
-        if paused.version != PAUSED_TURN_VERSION {
-            return Err(ResumeError::new(ResumeErrorKind::UnsupportedVersion {
-                version: paused.version,
-            }));
-        }
-        if (paused.session_id, paused.loop_id) != self.ids {
-            return Err(ResumeError::new(ResumeErrorKind::OtherSession));
-        }
-        if paused.mode.as_deref() != self.table.site().mode_name() {
-            return Err(ResumeError::new(ResumeErrorKind::OtherMode));
-        }
-        if let Some(limits) = &resume.limits
-            && let Err(error) = limits.check()
-        {
-            return Err(ResumeError::new(ResumeErrorKind::InvalidLimits {
-                message: error.to_string(),
-            }));
-        }
-        let stale = || ResumeError::new(ResumeErrorKind::Stale);
-        if paused.budget.is_some() {
-            // Paused before a request: nothing pending, nothing added since.
-            if let Some(decision) = resume.decisions.first() {
-                return Err(ResumeError::of_call(
-                    ResumeErrorKind::UnknownCall,
-                    &decision.tool_call_id,
-                ));
-            }
-            if !paused.pending.is_empty() || conversation.len() != paused.message_index {
-                return Err(stale());
-            }
-            return Ok(Vec::new());
-        }
-        let assistant = conversation
-            .get(paused.message_index)
-            .and_then(Message::as_assistant)
-            .ok_or_else(stale)?;
-        let after = conversation
-            .get(paused.message_index + 1..)
-            .unwrap_or_default();
-        let answered = |id: &str| {
-            after.iter().any(
-                |message| matches!(message, Message::Tool(result) if result.tool_call_id == id),
-            )
-        };
-        // Only this batch's results follow its message, one per call:
-        // nothing ran since.
-        let mut seen = std::collections::HashSet::new();
-        for message in after {
-            let Message::Tool(result) = message else {
-                return Err(stale());
-            };
-            let answers_a_call = assistant
-                .tool_calls()
-                .any(|call| call.id == result.tool_call_id);
-            if !answers_a_call || !seen.insert(result.tool_call_id.as_str()) {
-                return Err(stale());
-            }
-        }
-        // Each pending call once.
-        let mut pending_ids = std::collections::HashSet::new();
-        if paused.pending.is_empty()
-            || !paused
-                .pending
-                .iter()
-                .all(|pending| pending_ids.insert(pending.tool_call_id.as_str()))
-        {
-            return Err(stale());
-        }
-        let mut calls = Vec::with_capacity(paused.pending.len());
-        for pending in &paused.pending {
-            let found = assistant.tool_calls().enumerate().find(|(_, call)| {
-                call.id == pending.tool_call_id && call.name == pending.tool_name
-            });
-            let Some((position, call)) = found else {
-                return Err(stale());
-            };
-            // And the arguments the decision is about are the call's.
-            if answered(&call.id) || call_arguments(&call.arguments) != pending.arguments {
-                return Err(stale());
-            }
-            calls.push((position, call.clone()));
-        }
-        for (index, decision) in resume.decisions.iter().enumerate() {
-            let id = decision.tool_call_id.as_str();
-            if !paused
-                .pending
-                .iter()
-                .any(|pending| pending.tool_call_id == id)
-            {
-                return Err(ResumeError::of_call(ResumeErrorKind::UnknownCall, id));
-            }
-            if resume.decisions[..index]
-                .iter()
-                .any(|earlier| earlier.tool_call_id == id)
-            {
-                return Err(ResumeError::of_call(ResumeErrorKind::DuplicateDecision, id));
-            }
-        }
-        let mut decided = Vec::with_capacity(calls.len());
-        for (pending, (position, call)) in paused.pending.iter().zip(calls) {
-            let Some(decision) = resume
-                .decisions
-                .iter()
-                .find(|decision| decision.tool_call_id == pending.tool_call_id)
-            else {
-                return Err(ResumeError::of_call(
-                    ResumeErrorKind::MissingDecision,
-                    &pending.tool_call_id,
-                ));
-            };
-            if let Some(key) = self.approval_key {
-                let fields = MacFields {
-                    session_id: self.ids.0,
-                    loop_id: self.ids.1,
-                    tool_call_id: &pending.tool_call_id,
-                    tool_name: &pending.tool_name,
-                    arguments: &pending.arguments,
-                };
-                let verified = decision
-                    .mac
-                    .as_deref()
-                    .is_some_and(|mac| key.verify(&fields, mac));
-                if !verified {
-                    return Err(ResumeError::of_call(
-                        ResumeErrorKind::BadMac,
-                        &pending.tool_call_id,
-                    ));
-                }
-            }
-            decided.push((position, call, decision));
-        }
-        Ok(decided)
-    }
-
     /// Tells the watchers a call finished.
-    fn finished(&self, stats: &CallStats) {
+    pub(super) fn finished(&self, stats: &CallStats) {
         self.events.emit(|| TurnEvent::ToolCallFinished {
             tool_call_id: stats.tool_call_id.clone(),
             tool_name: stats.tool_name.clone(),
@@ -1015,42 +702,6 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             error: stats.error,
         });
     }
-}
-
-/// Appends `results` (tool messages) after the assistant message at
-/// `assistant`, in the order of its calls.
-fn place_results(conversation: &mut Conversation, assistant: usize, mut results: Vec<Message>) {
-    let call_order: Vec<String> = conversation
-        .get(assistant)
-        .and_then(Message::as_assistant)
-        .map(|message| message.tool_calls().map(|call| call.id.clone()).collect())
-        .unwrap_or_default();
-    results.sort_by_key(|message| match message {
-        Message::Tool(result) => call_order
-            .iter()
-            .position(|id| *id == result.tool_call_id)
-            .unwrap_or(usize::MAX),
-        _ => usize::MAX,
-    });
-    conversation.extend(results);
-}
-
-/// A call's arguments text as the schema check read it (blank is `{}`;
-/// text that is no JSON is `null`, which no pending call holds).
-fn call_arguments(text: &str) -> serde_json::Value {
-    if text.trim().is_empty() {
-        return serde_json::json!({});
-    }
-    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
-}
-
-/// What a resumed turn goes on from: the paused turn's counts.
-#[derive(Clone, Copy, Default)]
-struct Prior {
-    iterations: u32,
-    calls: u32,
-    requests: u32,
-    usage: Usage,
 }
 
 /// `Err` when a budget is reached: what the turn used (`requests` sent,
