@@ -421,6 +421,18 @@
 //!   so its parser mints there, deterministically too. An export changes
 //!   only what the target refuses (an invalid id, blank arguments), and
 //!   what it wrote parses and exports to itself again (see [`wire`]).
+//! - **A pause is a turn's end, and a resume is a turn.** A gate that asks
+//!   ends the turn with [`TurnStatus::Paused`](turn::TurnStatus::Paused)
+//!   rather than waiting inside it: a person may answer in an hour, from
+//!   another process, and nothing should be held open meanwhile. The
+//!   state is the conversation plus a small [`PausedTurn`](turn::PausedTurn),
+//!   both JSON. A resume checks everything before it runs anything,
+//!   answers each pending call once, and goes on with the paused counts,
+//!   so limits are per turn, not per resume; a cancelled resume answers
+//!   its calls "interrupted" rather than leave a call that may have run to
+//!   run again. Gates append like middlewares; a mode's replace the
+//!   base's like its tools; a tool's replace the mode's for its calls. A
+//!   gate that panics denies: an approval policy fails closed.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
