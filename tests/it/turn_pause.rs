@@ -129,6 +129,28 @@ async fn resume(
         .await
 }
 
+/// The kind of the refusal of a resume of `paused` that approves
+/// `call_2`; panics when it is not refused.
+async fn refusal_of_approving(
+    session: &Definition<Bound>,
+    model: &ScriptedModel,
+    conversation: &mut Vec<Message>,
+    paused: &PausedTurn,
+) -> ResumeErrorKind {
+    match resume(
+        session,
+        model,
+        conversation,
+        paused,
+        [CallDecision::approve("call_2")],
+    )
+    .await
+    {
+        Err(TurnError::Resume(error)) => error.kind,
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
 fn result_ids(conversation: &[Message]) -> Vec<&str> {
     tool_results(conversation)
         .iter()
@@ -216,18 +238,9 @@ async fn one_gated_call_of_three_pauses_the_turn_and_an_approval_runs_it_once_in
     assert_every_call_answered(&conversation);
 
     // The same paused turn again: its call has a result now.
-    let again = resume(
-        &session,
-        &model,
-        &mut conversation,
-        &paused,
-        [CallDecision::approve("call_2")],
-    )
-    .await
-    .expect_err("a second resume");
-    assert!(
-        matches!(&again, TurnError::Resume(error) if error.kind == ResumeErrorKind::Stale),
-        "{again:?}"
+    assert_eq!(
+        refusal_of_approving(&session, &model, &mut conversation, &paused).await,
+        ResumeErrorKind::Stale
     );
     assert_eq!(tools.writes.lock().unwrap().len(), 1);
 }
@@ -333,16 +346,10 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
 
     // Another session of the same definition.
     let other = bind_to(&definition, Uuid::from_u128(7)).await;
-    let error = resume(
-        &other,
-        &model,
-        &mut conversation,
-        &paused,
-        [CallDecision::approve("call_2")],
-    )
-    .await
-    .expect_err("another session");
-    assert!(matches!(error, TurnError::Resume(e) if e.kind == ResumeErrorKind::OtherSession));
+    assert_eq!(
+        refusal_of_approving(&other, &model, &mut conversation, &paused).await,
+        ResumeErrorKind::OtherSession
+    );
 
     // A plain turn answers the pending call "interrupted": the paused turn
     // is stale then.
@@ -351,16 +358,10 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
         .await
         .expect("a plain turn");
     assert!(result_for(&conversation, "call_2").is_error);
-    let error = resume(
-        &session,
-        &model,
-        &mut conversation,
-        &paused,
-        [CallDecision::approve("call_2")],
-    )
-    .await
-    .expect_err("stale");
-    assert!(matches!(error, TurnError::Resume(e) if e.kind == ResumeErrorKind::Stale));
+    assert_eq!(
+        refusal_of_approving(&session, &model, &mut conversation, &paused).await,
+        ResumeErrorKind::Stale
+    );
     assert!(tools.writes.lock().unwrap().is_empty());
 }
 
@@ -711,16 +712,10 @@ async fn a_resume_cancelled_while_its_calls_run_answers_them_interrupted_and_goe
         "no request after a cancelled resume"
     );
     assert_every_call_answered(&conversation);
-    let error = resume(
-        &session,
-        &model,
-        &mut conversation,
-        &paused,
-        [CallDecision::approve("call_2")],
-    )
-    .await
-    .expect_err("stale");
-    assert!(matches!(error, TurnError::Resume(e) if e.kind == ResumeErrorKind::Stale));
+    assert_eq!(
+        refusal_of_approving(&session, &model, &mut conversation, &paused).await,
+        ResumeErrorKind::Stale
+    );
 }
 
 #[tokio::test]
