@@ -794,3 +794,57 @@ async fn an_external_tools_call_pauses_without_a_gate_and_its_result_comes_with_
         .expect_err("it does not run here");
     assert_eq!(error.kind, agent_loop::bind::ToolCallErrorKind::ToolFailed);
 }
+
+#[tokio::test]
+async fn a_resume_in_another_mode_is_refused_and_an_external_error_result_reads_as_one() {
+    let (definition, _) = self::definition(None, ToolLimits::new());
+    let mut session = bind_to(&definition, SESSION).await;
+    let model = script([answer("done")]);
+    let (mut conversation, paused) = pause(&session, &model).await;
+    let mut other_mode = paused.clone();
+    other_mode.mode = Some("review".into());
+    assert_eq!(
+        refusal_of_approving(&session, &model, &mut conversation, &other_mode).await,
+        ResumeErrorKind::OtherMode
+    );
+    assert!(
+        session.set_current_mode(Some("review")).is_err(),
+        "no such mode here"
+    );
+
+    let (events, mut received) = TurnEvents::channel();
+    let resumed = Resume::new(
+        paused,
+        [CallDecision::new(
+            "call_2",
+            Decision::Result {
+                text: "the disk is full".into(),
+                is_error: true,
+            },
+        )],
+    );
+    session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .resume(&resumed)
+                .events(&events)
+                .build(),
+        )
+        .await
+        .expect("resumes");
+    let result = result_for(&conversation, "call_2");
+    assert!(result.is_error);
+    assert!(
+        result.text().contains("the disk is full"),
+        "{}",
+        result.text()
+    );
+    drop(events);
+    let mut seen = Vec::new();
+    while let Ok(event) = received.try_recv() {
+        seen.push(event);
+    }
+    assert_eq!(seen.first(), Some(&TurnEvent::TurnResumed { decisions: 1 }));
+}
