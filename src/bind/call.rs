@@ -311,11 +311,7 @@ impl<'a> CallTable<'a> {
         let name = &call.name;
         match gate::ask(gates, &asked) {
             Ok(()) => Prepared::Ready(ready),
-            Err(Stopped::Denied(reason)) => Prepared::Answered(ToolCallError::new(
-                ToolCallErrorKind::Denied,
-                name,
-                format!("the call to `{name}` was denied: {reason}"),
-            )),
+            Err(Stopped::Denied(reason)) => Prepared::Answered(denied(name, &reason)),
             Err(Stopped::Asked(reason)) => Prepared::Pending(Pending {
                 arguments: ready.arguments,
                 reason,
@@ -496,6 +492,16 @@ pub(crate) fn unrun(site: CallSite<'_>, call: &ToolCall, error: ToolCallError) -
         call.id.clone(),
         call.name.clone(),
         Duration::ZERO,
+    )
+}
+
+/// The answer to a call a gate or a person denied, for `reason`: what
+/// the model reads is the same either way.
+pub(crate) fn denied(tool_name: &str, reason: &str) -> ToolCallError {
+    ToolCallError::new(
+        ToolCallErrorKind::Denied,
+        tool_name,
+        format!("the call to `{tool_name}` was denied: {reason}"),
     )
 }
 

@@ -36,13 +36,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     reason: pending.reason.clone(),
                 });
                 let mac = self.approval_key.map(|key| {
-                    key.sign(&MacFields {
-                        session_id: self.ids.0,
-                        loop_id: self.ids.1,
-                        tool_call_id: &call.id,
-                        tool_name: &call.name,
-                        arguments: &pending.arguments,
-                    })
+                    key.sign(&self.mac_fields(&call.id, &call.name, &pending.arguments))
                 });
                 Some(PendingCall {
                     tool_call_id: call.id.clone(),
@@ -102,30 +96,19 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // arguments passed the schema), or answered.
         let mut to_run: Vec<ToolCall> = Vec::new();
         let mut prepared: Vec<Prepared<'_>> = Vec::new();
-        let mut answered: Vec<(usize, Finished)> = Vec::new();
-        for (position, call, decision) in &calls {
+        let mut answered: Vec<Finished> = Vec::new();
+        for (call, pending, decision) in &calls {
             let arguments = match &decision.decision {
-                Decision::Approve => Some(
-                    paused
-                        .pending
-                        .iter()
-                        .find(|pending| pending.tool_call_id == call.id)
-                        .map(|pending| pending.arguments.clone())
-                        .unwrap_or_default(),
-                ),
+                // The pending arguments: `check_resume` found them the call's.
+                Decision::Approve => Some(pending.arguments.clone()),
                 Decision::ApproveWith { arguments } => Some(arguments.clone()),
                 Decision::Deny { reason } => {
-                    let name = &call.name;
-                    prepared.push(Prepared::Answered(ToolCallError::new(
-                        ToolCallErrorKind::Denied,
-                        name,
-                        format!("the call to `{name}` was denied: {reason}"),
-                    )));
+                    prepared.push(Prepared::Answered(call::denied(&call.name, reason)));
                     to_run.push(call.clone());
                     None
                 }
                 Decision::Result { text, is_error } => {
-                    answered.push((*position, call::external(site, call, text, *is_error)));
+                    answered.push(call::external(site, call, text, *is_error));
                     None
                 }
             };
@@ -166,7 +149,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             tail.extend(
                 calls
                     .iter()
-                    .map(|(_, call, _)| Message::Tool(call::aborted(site, call).result)),
+                    .map(|(call, _, _)| Message::Tool(call::aborted(site, call).result)),
             );
             place_results(conversation, paused.message_index, tail);
             return Ok(None);
@@ -174,11 +157,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // The results after the assistant message: those of the calls
         // that ran before the pause, then these, all in call order.
         let mut tail = conversation.split_off(paused.message_index.saturating_add(1));
-        tail.extend(
-            answered
-                .into_iter()
-                .map(|(_, done)| Message::Tool(done.result)),
-        );
+        tail.extend(answered.into_iter().map(|done| Message::Tool(done.result)));
         tail.extend(
             finished
                 .into_iter()
@@ -189,14 +168,30 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         Ok(Some(prior))
     }
 
-    /// The pending calls of `resume`, each with its position in its
-    /// assistant message and its decision, once every rule of a resume
-    /// holds (see [`pause`](crate::turn::pause)).
+    /// What a pending call's MAC covers: this session's ids and the call.
+    fn mac_fields<'c>(
+        &self,
+        tool_call_id: &'c str,
+        tool_name: &'c str,
+        arguments: &'c serde_json::Value,
+    ) -> MacFields<'c> {
+        MacFields {
+            session_id: self.ids.0,
+            loop_id: self.ids.1,
+            tool_call_id,
+            tool_name,
+            arguments,
+        }
+    }
+
+    /// The pending calls of `resume`, each with its pending entry and its
+    /// decision, once every rule of a resume holds (see
+    /// [`pause`](crate::turn::pause)).
     fn check_resume<'r>(
         &self,
         conversation: &Conversation,
         resume: &'r Resume,
-    ) -> Result<Vec<(usize, ToolCall, &'r CallDecision)>, ResumeError> {
+    ) -> Result<Vec<(ToolCall, &'r PendingCall, &'r CallDecision)>, ResumeError> {
         let paused = &resume.paused;
         if paused.version != PAUSED_TURN_VERSION {
             return Err(ResumeError::new(ResumeErrorKind::UnsupportedVersion {
@@ -268,17 +263,17 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         }
         let mut calls = Vec::with_capacity(paused.pending.len());
         for pending in &paused.pending {
-            let found = assistant.tool_calls().enumerate().find(|(_, call)| {
-                call.id == pending.tool_call_id && call.name == pending.tool_name
-            });
-            let Some((position, call)) = found else {
+            let found = assistant
+                .tool_calls()
+                .find(|call| call.id == pending.tool_call_id && call.name == pending.tool_name);
+            let Some(call) = found else {
                 return Err(stale());
             };
             // And the arguments the decision is about are the call's.
             if answered(&call.id) || call_arguments(&call.arguments) != pending.arguments {
                 return Err(stale());
             }
-            calls.push((position, call.clone()));
+            calls.push(call.clone());
         }
         for (index, decision) in resume.decisions.iter().enumerate() {
             let id = decision.tool_call_id.as_str();
@@ -297,7 +292,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             }
         }
         let mut decided = Vec::with_capacity(calls.len());
-        for (pending, (position, call)) in paused.pending.iter().zip(calls) {
+        for (pending, call) in paused.pending.iter().zip(calls) {
             let Some(decision) = resume
                 .decisions
                 .iter()
@@ -309,13 +304,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 ));
             };
             if let Some(key) = self.approval_key {
-                let fields = MacFields {
-                    session_id: self.ids.0,
-                    loop_id: self.ids.1,
-                    tool_call_id: &pending.tool_call_id,
-                    tool_name: &pending.tool_name,
-                    arguments: &pending.arguments,
-                };
+                let fields = self.mac_fields(
+                    &pending.tool_call_id,
+                    &pending.tool_name,
+                    &pending.arguments,
+                );
                 let verified = decision
                     .mac
                     .as_deref()
@@ -327,7 +320,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     ));
                 }
             }
-            decided.push((position, call, decision));
+            decided.push((call, pending, decision));
         }
         Ok(decided)
     }
