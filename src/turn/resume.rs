@@ -11,8 +11,8 @@ use crate::conversation::{Conversation, Message, ToolCall, Usage, repair};
 use crate::gate::MacFields;
 use crate::turn::runner::Turn;
 use crate::turn::{
-    CallDecision, Decision, Model, PAUSED_TURN_VERSION, PendingCall, Resume, ResumeError,
-    ResumeErrorKind, TurnError, TurnEvent, TurnOutcome, TurnStats, TurnStatus,
+    Budget, CallDecision, Decision, Model, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume,
+    ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl<M: Model + ?Sized> Turn<'_, M> {
@@ -48,6 +48,34 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 })
             })
             .collect()
+    }
+
+    /// The status of a turn that pauses with `pending` calls waiting after
+    /// the message at `message_index` (or, for a reached `budget`, before
+    /// a request), at `counts`; announced.
+    pub(super) fn paused(
+        &self,
+        message_index: usize,
+        pending: Vec<PendingCall>,
+        counts: Prior,
+        budget: Option<Budget>,
+    ) -> TurnStatus {
+        self.events.emit(|| TurnEvent::TurnPaused {
+            pending: u32::try_from(pending.len()).unwrap_or(u32::MAX),
+        });
+        TurnStatus::Paused(Box::new(PausedTurn {
+            version: PAUSED_TURN_VERSION,
+            session_id: self.ids.0,
+            loop_id: self.ids.1,
+            mode: self.table.site().mode_name().map(str::to_owned),
+            message_index,
+            pending,
+            iterations: counts.iterations,
+            calls: counts.calls,
+            requests: counts.requests,
+            usage: counts.usage,
+            budget,
+        }))
     }
 
     /// The outcome of a resume cancelled while its approved calls ran:
@@ -353,7 +381,7 @@ fn call_arguments(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
 }
 
-/// What a resumed turn goes on from: the paused turn's counts.
+/// A turn's counts at a pause: what a resumed turn goes on from.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Prior {
     pub(super) iterations: u32,

@@ -31,8 +31,8 @@ use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::resume::Prior;
 use crate::turn::{
     Budget, BudgetError, BudgetPolicy, CallStats, ExceededLimit, IterationStats, Model, ModelError,
-    ModelErrorKind, ModelRequest, PAUSED_TURN_VERSION, PausedTurn, Resume, ToolLimitError,
-    TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
+    ModelErrorKind, ModelRequest, Resume, ToolLimitError, TurnError, TurnEvent, TurnEvents,
+    TurnOptions, TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -311,26 +311,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 if self.budget_policy != BudgetPolicy::Pause {
                     return Err(reached.into());
                 }
-                let paused = PausedTurn {
-                    version: PAUSED_TURN_VERSION,
-                    session_id: self.ids.0,
-                    loop_id: self.ids.1,
-                    mode: self.table.site().mode_name().map(str::to_owned),
-                    message_index: conversation.len(),
-                    pending: Vec::new(),
+                let counts = Prior {
                     iterations: prior.iterations.saturating_add(stats.iteration_count()),
                     calls,
                     requests,
                     usage: stats.usage,
-                    budget: Some(reached.budget),
                 };
-                self.events.emit(|| TurnEvent::TurnPaused { pending: 0 });
-                return Ok(end(
-                    TurnStatus::Paused(Box::new(paused)),
-                    None,
-                    conversation,
-                    stats,
-                ));
+                let paused =
+                    self.paused(conversation.len(), Vec::new(), counts, Some(reached.budget));
+                return Ok(end(paused, None, conversation, stats));
             }
             requests = requests.saturating_add(1);
             let model_started = Instant::now();
@@ -504,28 +493,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 ..answered(call_stats)
             });
             if !pending.is_empty() {
-                let paused = PausedTurn {
-                    version: PAUSED_TURN_VERSION,
-                    session_id: self.ids.0,
-                    loop_id: self.ids.1,
-                    mode: self.table.site().mode_name().map(str::to_owned),
-                    message_index,
-                    pending,
+                let counts = Prior {
                     iterations: iteration,
                     calls,
                     requests,
                     usage: stats.usage,
-                    budget: None,
                 };
-                self.events.emit(|| TurnEvent::TurnPaused {
-                    pending: u32::try_from(paused.pending.len()).unwrap_or(u32::MAX),
-                });
-                return Ok(end(
-                    TurnStatus::Paused(Box::new(paused)),
-                    Some(finish_reason),
-                    conversation,
-                    stats,
-                ));
+                let paused = self.paused(message_index, pending, counts, None);
+                return Ok(end(paused, Some(finish_reason), conversation, stats));
             }
             if let Some(value) = output {
                 return Ok(end(
