@@ -48,7 +48,6 @@ use std::time::{Duration, Instant};
 use futures::FutureExt as _;
 use futures::future::Either;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
 use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind, ToolList};
@@ -66,7 +65,7 @@ use crate::support::panic::panic_message;
 use crate::support::text::{
     Bounded, ERROR_TEXT_BYTES, clean_error_text, json_excerpt, truncate_middle,
 };
-use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolOutput};
+use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolOutput, TurnLink};
 
 /// The result text of the structured-output call that ends a turn.
 const OUTPUT_RECEIVED: &str = "output received; the turn is over";
@@ -389,8 +388,8 @@ impl<'a> Ready<'a> {
 
     /// Steps 3 to 7 for the call `name` with id `id`: once its scheduler
     /// lets it start (`started` runs first: the turn's event), its context
-    /// (`cancellation` is the turn's token; `None` for a direct call, whose
-    /// token never fires), the middleware chain to the tool, who failed,
+    /// (`turn` is what the turn shares with its calls; `None` for a direct
+    /// call, whose token never fires), the middleware chain to the tool, who failed,
     /// the output check, and the model-facing finish, all in the call's
     /// `execute_tool` span.
     pub(crate) async fn call(
@@ -398,7 +397,7 @@ impl<'a> Ready<'a> {
         site: CallSite<'_>,
         id: String,
         name: String,
-        cancellation: Option<Arc<CancellationToken>>,
+        turn: Option<Arc<TurnLink>>,
         started: impl FnOnce(&str, &str),
     ) -> Finished {
         let span = info_span!(
@@ -412,7 +411,7 @@ impl<'a> Ready<'a> {
             let began = Instant::now();
             let is_output = self.is_output;
             let limits = with_tool_bound(site.limits(), self.tool.tool.result_bytes());
-            let output = self.execute(site, id.clone(), cancellation).await;
+            let output = self.execute(site, id.clone(), turn).await;
             finish(&limits, output, is_output, id, name, began.elapsed())
         }
         .instrument(span)
@@ -428,7 +427,7 @@ impl<'a> Ready<'a> {
         self,
         site: CallSite<'s>,
         tool_call_id: String,
-        cancellation: Option<Arc<CancellationToken>>,
+        turn: Option<Arc<TurnLink>>,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a, 's> {
         let Ready {
             tool,
@@ -440,7 +439,7 @@ impl<'a> Ready<'a> {
             site.layout.modes[site.mode].name.clone(),
             Arc::clone(&tool.checked),
             tool_call_id,
-            cancellation,
+            turn,
         );
         let middlewares = &site.layout.middlewares[..];
         async move {

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::session::{LoopId, SessionId};
 use crate::tool::checked::CheckedInfo;
-use crate::tool::{ToolInfo, ToolOutput};
+use crate::tool::{CallEvents, ToolInfo, ToolOutput, ToolProgress};
 
 /// The error type of tools, factories and middlewares: any error, boxed.
 /// `?` converts any `std::error::Error + Send + Sync` into it, and so does
@@ -117,8 +117,8 @@ pub struct CallContext {
 /// What a [`CallContext`] shares: one allocation per call. The tool's name
 /// and info come with its checked info, shared by every binding, so a
 /// direct call's context allocates once and touches one reference count;
-/// a turn's call also copies its tool call id and shares the turn's token
-/// (and a named mode's name).
+/// a turn's call also copies its tool call id and shares the turn's
+/// [`TurnLink`] (and a named mode's name).
 struct CallData {
     session_id: SessionId,
     loop_id: LoopId,
@@ -126,21 +126,31 @@ struct CallData {
     tool: Arc<CheckedInfo>,
     /// Empty for a direct invocation.
     tool_call_id: String,
-    /// The turn's token, shared by its calls.
-    turn: Option<Arc<CancellationToken>>,
+    /// What the turn shares with its calls.
+    turn: Option<Arc<TurnLink>>,
     /// A direct invocation's own token, made when first asked for.
     own: OnceLock<CancellationToken>,
 }
 
+/// What a turn shares with every call it runs: its cancellation token, and
+/// where the calls' progress goes.
+pub(crate) struct TurnLink {
+    pub(crate) cancellation: CancellationToken,
+    /// Where the calls' reports go; `None` when nobody watches the turn's
+    /// events.
+    pub(crate) progress: Option<Arc<dyn CallEvents>>,
+}
+
 impl CallContext {
-    /// A call's context; `cancellation` is the turn's token, shared by the
-    /// batch's calls (`None`: a direct invocation, whose token never fires).
+    /// A call's context; `turn` is what the turn shares with the batch's
+    /// calls (`None`: a direct invocation, whose token never fires and
+    /// whose progress goes nowhere).
     pub(crate) fn new(
         (session_id, loop_id): (SessionId, LoopId),
         mode: Option<Arc<str>>,
         tool: Arc<CheckedInfo>,
         tool_call_id: String,
-        cancellation: Option<Arc<CancellationToken>>,
+        turn: Option<Arc<TurnLink>>,
     ) -> Self {
         Self {
             call: Arc::new(CallData {
@@ -149,7 +159,7 @@ impl CallContext {
                 mode,
                 tool,
                 tool_call_id,
-                turn: cancellation,
+                turn,
                 own: OnceLock::new(),
             }),
         }
@@ -194,8 +204,38 @@ impl CallContext {
     /// most tools never ask). Clone it to keep it beyond the call.
     pub fn cancellation(&self) -> &CancellationToken {
         match &self.call.turn {
-            Some(turn) => turn,
+            Some(turn) => &turn.cancellation,
             None => self.call.own.get_or_init(CancellationToken::new),
+        }
+    }
+
+    /// Reports how far the call is: in a turn, its watchers get a
+    /// [`TurnEvent::ToolCallProgress`](crate::turn::TurnEvent::ToolCallProgress)
+    /// with this call's id and tool name. Nothing happens when nobody
+    /// watches, or for a direct invocation. Never blocks and never fails;
+    /// it does not change the call's limits (an MCP server's progress
+    /// re-arms its call timeout in the client, see `mcp::McpServer`).
+    pub fn report_progress(&self, progress: ToolProgress) {
+        if let Some(sink) = self
+            .call
+            .turn
+            .as_ref()
+            .and_then(|turn| turn.progress.as_ref())
+        {
+            sink.progress(&self.call.tool_call_id, &self.call.tool.name, progress);
+        }
+    }
+
+    /// Tells the turn's watchers that `server`, behind this call's tool,
+    /// restarted ([`TurnEvent::ToolServerRestarted`](crate::turn::TurnEvent::ToolServerRestarted)).
+    pub(crate) fn report_restart(&self, server: &str) {
+        if let Some(sink) = self
+            .call
+            .turn
+            .as_ref()
+            .and_then(|turn| turn.progress.as_ref())
+        {
+            sink.restarted(&self.call.tool_call_id, &self.call.tool.name, server);
         }
     }
 }

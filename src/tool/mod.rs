@@ -19,6 +19,7 @@ mod info;
 mod invoke;
 pub(crate) mod name;
 mod output;
+mod progress;
 pub(crate) mod schema;
 
 #[doc(hidden)]
@@ -27,6 +28,9 @@ pub use definition::{Definition, ToolFactory};
 pub use function::schema_of;
 pub use handler::Handler;
 pub use info::{ToolAnnotations, ToolInfo};
+pub(crate) use invoke::TurnLink;
 pub use invoke::{BoxError, CallContext, Tool};
 pub use name::{NameError, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};
 pub use output::ToolOutput;
+pub(crate) use progress::CallEvents;
+pub use progress::ToolProgress;

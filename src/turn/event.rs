@@ -7,10 +7,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::bind::ToolCallErrorKind;
 use crate::conversation::{FinishReason, Usage};
+use crate::tool::{CallEvents, ToolProgress};
 
 /// One thing that happened in a running turn, in the order it happened
 /// (events of calls running at once interleave).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum TurnEvent {
     /// A model request is being sent; `iteration` is the number of the
@@ -45,6 +46,28 @@ pub enum TurnEvent {
         tool_call_id: String,
         /// The tool name the model asked for.
         tool_name: String,
+    },
+    /// A running tool call reported how far it is
+    /// ([`CallContext::report_progress`](crate::tool::CallContext::report_progress);
+    /// an MCP server's `notifications/progress` for the call).
+    ToolCallProgress {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool name the model asked for.
+        tool_name: String,
+        /// What the tool reported.
+        progress: ToolProgress,
+    },
+    /// The server behind a running call's tool stopped and was started
+    /// again (an MCP server whose process exited or whose connection
+    /// closed; see `mcp::McpServer::restart_policy`).
+    ToolServerRestarted {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool name the model asked for.
+        tool_name: String,
+        /// The server's name (the MCP server definition's).
+        server: String,
     },
     /// A tool call finished; its result is the next to reach the
     /// conversation when its batch is done. Calls refused before running
@@ -148,5 +171,23 @@ impl TurnEvents {
             // A receiver dropped in between only means nobody reads.
             let _ = sender.send(event());
         }
+    }
+}
+
+impl CallEvents for TurnEvents {
+    fn progress(&self, tool_call_id: &str, tool_name: &str, progress: ToolProgress) {
+        self.emit(|| TurnEvent::ToolCallProgress {
+            tool_call_id: tool_call_id.to_owned(),
+            tool_name: tool_name.to_owned(),
+            progress,
+        });
+    }
+
+    fn restarted(&self, tool_call_id: &str, tool_name: &str, server: &str) {
+        self.emit(|| TurnEvent::ToolServerRestarted {
+            tool_call_id: tool_call_id.to_owned(),
+            tool_name: tool_name.to_owned(),
+            server: server.to_owned(),
+        });
     }
 }

@@ -27,6 +27,7 @@ use crate::limits::ResolvedToolLimits;
 use crate::session::{LoopId, SessionId};
 use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
+use crate::tool::{CallEvents, TurnLink};
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::resume::Prior;
 use crate::turn::{
@@ -571,9 +572,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // does not.
         let gate = Arc::new(self.cancellation.child_token());
         let _close_gate_on_drop = CancellationToken::clone(&gate).drop_guard();
-        // Every call's context shares the turn's token (one lock here, an
-        // `Arc` per call).
-        let turn_token = Arc::new(self.cancellation.clone());
+        // Every call's context shares the turn's token and events (one lock
+        // here, an `Arc` per call).
+        let turn_link = Arc::new(TurnLink {
+            cancellation: self.cancellation.clone(),
+            progress: self
+                .events
+                .is_watched()
+                .then(|| Arc::new(self.events.clone()) as Arc<dyn CallEvents>),
+        });
 
         let site = self.table.site();
         for ((index, call), prepared) in batch.iter().enumerate().zip(prepared) {
@@ -592,7 +599,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let owned = self.table.owned_site();
             let semaphore = Arc::clone(&semaphore);
             let gate = Arc::clone(&gate);
-            let token = Arc::clone(&turn_token);
+            let link = Arc::clone(&turn_link);
             let events = self.events.clone();
             let (tool_call_id, tool_name) = (call.id.clone(), call.name.clone());
             tasks.spawn(
@@ -618,7 +625,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         });
                     };
                     let done = ready
-                        .call(owned.site(), tool_call_id, tool_name, Some(token), started)
+                        .call(owned.site(), tool_call_id, tool_name, Some(link), started)
                         .await;
                     Some((index, done))
                 }
