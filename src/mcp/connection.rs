@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool};
+use rmcp::model::{PaginatedRequestParams, Tool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::mcp::McpErrorKind;
+use crate::mcp::client_handler::{Client, ClientState};
 use crate::mcp::error::McpError;
 use crate::mcp::http_client::{self, LimitAwareClient};
 use crate::mcp::listing::{ListingTap, TapReader};
@@ -34,9 +35,9 @@ const SAFE_ENV: &[&str] = &[
 
 /// A started, initialised server.
 pub(crate) struct Connection {
-    service: RunningService<RoleClient, ClientConfig>,
+    service: RunningService<RoleClient, Client>,
     /// The child process of a stdio server; `None` over HTTP.
-    child: Option<ChildGuard>,
+    child: Mutex<Option<ChildGuard>>,
     /// The raw `tools/list` results, read while binding.
     listing: Option<Arc<ListingTap>>,
     /// Over HTTP, the token of the errors its client makes for an answer
@@ -47,6 +48,27 @@ pub(crate) struct Connection {
 impl Connection {
     pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
+    }
+
+    /// `true` once the server is gone: the client's task ended (the
+    /// transport closed: a stdio server's output ended, an HTTP session
+    /// could not go on), or a stdio server's process exited, which the
+    /// client's task may not have seen yet.
+    pub(crate) fn is_gone(&self) -> bool {
+        if self.peer().is_transport_closed() {
+            return true;
+        }
+        self.child
+            .lock()
+            .ok()
+            .and_then(|mut child| child.as_mut().map(ChildGuard::has_exited))
+            .unwrap_or(false)
+    }
+
+    /// A stdio server's process id, for what tracing says of a restart.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        let child = self.child.lock().ok()?;
+        child.as_ref().map(|guard| guard.child.id())
     }
 
     /// The limit named by `data`, when it is the error this connection's
@@ -109,25 +131,23 @@ impl Drop for Connection {
         // Ends the client's task, which drops the transport: a stdio
         // server's input closes, the first step of its shutdown.
         self.service.cancellation_token().cancel();
-        if let Some(child) = self.child.take() {
+        let child = match self.child.get_mut() {
+            Ok(child) => child.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(child) = child {
             child.stop();
         }
     }
 }
 
-/// The client's `initialize` parameters: this crate's name and version.
-fn client_info() -> ClientConfig {
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("agent-loop", env!("CARGO_PKG_VERSION")),
-    )
-}
-
-/// Starts `command` and initialises it within `timeout`.
+/// Starts `command` and initialises it within `timeout`; `state` answers
+/// what the server asks of the client.
 pub(crate) async fn connect_stdio(
     server: &str,
     command: &StdioCommand,
     timeout: Duration,
+    state: &Arc<ClientState>,
 ) -> Result<Connection, McpError> {
     let mut child = command.to_std().spawn().map_err(|error| {
         McpError::new(
@@ -170,10 +190,11 @@ pub(crate) async fn connect_stdio(
         stderr,
         Arc::clone(&stderr_tail),
     ));
-    match tokio::time::timeout(timeout, client_info().serve((stdout, stdin))).await {
+    let client = Client(Arc::clone(state));
+    match tokio::time::timeout(timeout, client.serve((stdout, stdin))).await {
         Ok(Ok(service)) => Ok(Connection {
             service,
-            child: Some(guard),
+            child: Mutex::new(Some(guard)),
             listing: Some(listing),
             over_limit_token: None,
         }),
@@ -196,6 +217,7 @@ pub(crate) async fn connect_http(
     server: &str,
     endpoint: &HttpEndpoint,
     timeout: Duration,
+    state: &Arc<ClientState>,
 ) -> Result<Connection, McpError> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -239,6 +261,7 @@ pub(crate) async fn connect_http(
         StreamableHttpClientTransport::with_client(client, config),
         timeout,
         Some(listing),
+        state,
     )
     .await?;
     connection.over_limit_token = Some(token);
@@ -250,11 +273,12 @@ pub(crate) async fn connect_stream(
     server: &str,
     stream: Box<dyn McpStream>,
     timeout: Duration,
+    state: &Arc<ClientState>,
 ) -> Result<Connection, McpError> {
     let listing = ListingTap::new();
     let (read, write) = tokio::io::split(stream);
     let read = TapReader::new(read, Arc::clone(&listing));
-    initialize(server, (read, write), timeout, Some(listing)).await
+    initialize(server, (read, write), timeout, Some(listing), state).await
 }
 
 /// Runs the `initialize` handshake over a transport that needs no process.
@@ -263,15 +287,17 @@ async fn initialize<T, E, A>(
     transport: T,
     timeout: Duration,
     listing: Option<Arc<ListingTap>>,
+    state: &Arc<ClientState>,
 ) -> Result<Connection, McpError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    match tokio::time::timeout(timeout, client_info().serve(transport)).await {
+    let client = Client(Arc::clone(state));
+    match tokio::time::timeout(timeout, client.serve(transport)).await {
         Ok(Ok(service)) => Ok(Connection {
             service,
-            child: None,
+            child: Mutex::new(None),
             listing,
             over_limit_token: None,
         }),

@@ -118,10 +118,40 @@ pub enum McpCallError {
         message: String,
     },
     /// The server is gone (its process exited, the connection closed)
-    /// before answering. Later calls fail the same way; bind a new session
-    /// to start it again.
+    /// before answering, and it is not restarted: the server's
+    /// [`RestartPolicy`](crate::mcp::RestartPolicy) is
+    /// [`never`](crate::mcp::RestartPolicy::never), or it went away again
+    /// during the call sent after a restart (the next call restarts it).
     #[error("the MCP server is not running (its connection closed)")]
     Closed,
+    /// The server stopped during the call and was restarted; the call was
+    /// not sent again, since it may have run and its tool does not say it
+    /// is idempotent (`annotations.idempotentHint`). The next call goes to
+    /// the new server.
+    #[error(
+        "the MCP server stopped during the call and was restarted; the call was not sent again, as the tool is not marked idempotent, so it may or may not have taken effect"
+    )]
+    Restarted,
+    /// The server was gone and every try of its
+    /// [`RestartPolicy`](crate::mcp::RestartPolicy) to start it again
+    /// failed; the message is the last try's error. The next call tries
+    /// again.
+    #[error("the MCP server stopped and could not be restarted: {message}")]
+    RestartFailed {
+        /// The last try's error.
+        message: String,
+    },
+    /// The server no longer lists this tool (after a restart): the call
+    /// was not sent.
+    #[error("the MCP server no longer offers this tool")]
+    NoLongerOffered,
+    /// The server lists this tool with another `inputSchema` than the one
+    /// the call was checked against (after a restart): the call was not
+    /// sent.
+    #[error(
+        "the MCP server changed this tool's input schema since the call was checked; the call was not sent"
+    )]
+    SchemaChanged,
     /// The server answered, over streamable HTTP, with a message larger
     /// than the client reads (the SDK's limit, 16 MiB for one SSE event or
     /// one JSON body): the result was not read. The server is still
@@ -138,11 +168,23 @@ pub enum McpCallError {
         /// The limit, in bytes.
         limit_bytes: usize,
     },
-    /// No answer within the per-call timeout; the server was sent
-    /// `notifications/cancelled` for the request.
+    /// No answer and no progress notification within the per-call
+    /// timeout ([`McpServer::call_timeout`](crate::mcp::McpServer::call_timeout));
+    /// the server was sent `notifications/cancelled` for the request.
     #[error("the MCP server did not answer within {} s", .timeout.as_secs_f64())]
     Timeout {
         /// The per-call timeout.
+        timeout: Duration,
+    },
+    /// The call reported progress but did not finish within the ceiling of
+    /// one call ([`McpServer::max_total_timeout`](crate::mcp::McpServer::max_total_timeout));
+    /// the server was sent `notifications/cancelled` for the request.
+    #[error(
+        "the MCP server did not finish within {} s in all (its progress extends the call timeout up to that)",
+        .timeout.as_secs_f64()
+    )]
+    TotalTimeout {
+        /// The ceiling.
         timeout: Duration,
     },
     /// The turn was cancelled while the call ran; the server was sent

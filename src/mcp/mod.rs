@@ -48,6 +48,13 @@
 //! ([`McpCallError`]); cancelling the turn sends the server
 //! `notifications/cancelled`.
 //!
+//! Long sessions: a server found gone is started again
+//! ([`RestartPolicy`]); each call's progress re-arms its timeout up to
+//! [`McpServer::max_total_timeout`] and reaches the turn's events; a
+//! server's elicitations go to [`McpServer::on_elicitation`]'s handler.
+//! `notifications/tools/list_changed` is logged, and the binding keeps the
+//! tools it bound (re-listing on it is not built yet).
+//!
 //! Results are bounded: the model sees at most [`DEFAULT_RESULT_BYTES`]
 //! (100 000) bytes of one result's text, cut like
 //! [`result_bytes`](crate::ToolLimits::result_bytes) cuts (head, a marker
@@ -78,14 +85,22 @@
 //! # }
 //! ```
 
+mod client_handler;
 mod connection;
+mod elicitation;
 mod error;
 mod http_client;
+mod link;
 mod listing;
 mod server;
 mod tool;
 mod transport;
 
+pub use elicitation::{ElicitationAnswer, ElicitationMode, ElicitationRequest};
 pub use error::{McpCallError, McpError, McpErrorKind};
-pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESULT_BYTES, McpServer};
+pub use link::RestartPolicy;
+pub use server::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_TOTAL_TIMEOUT, DEFAULT_RESULT_BYTES,
+    McpServer,
+};
 pub use transport::{HttpEndpoint, McpStream, StdioCommand};

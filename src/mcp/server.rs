@@ -11,10 +11,13 @@ use async_trait::async_trait;
 use crate::conversation::WireFormat;
 use crate::limits::{self, IntoLimit, InvalidLimit, ResultBytes};
 use crate::mcp::McpErrorKind;
+use crate::mcp::client_handler::ClientState;
 use crate::mcp::connection::{self, Connection};
+use crate::mcp::elicitation::{ElicitationAnswer, ElicitationHandler, ElicitationRequest};
 use crate::mcp::error::McpError;
+use crate::mcp::link::{Link, RestartPolicy};
 use crate::mcp::listing;
-use crate::mcp::tool::McpTool;
+use crate::mcp::tool::{CallTimeouts, McpTool};
 use crate::mcp::transport::{HttpEndpoint, McpStream, StdioCommand};
 use crate::session::Session;
 use crate::tool::{self, BoxError, NameRules, Tool, ToolFactory, ToolInfo};
@@ -27,6 +30,10 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one tool call may take, by default: the MCP TypeScript SDK's
 /// default request timeout.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long one tool call may take in all, by default, however often it
+/// reports progress: 10 minutes.
+pub const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The bytes of one MCP tool result's text the model sees, by default:
 /// 100 000, about the 25 000 tokens Claude Code lets one MCP tool result
@@ -131,6 +138,9 @@ pub struct McpServer {
     name_rules: NameRules,
     connect_timeout: Duration,
     call_timeout: Duration,
+    max_total_timeout: Duration,
+    pub(crate) restart: RestartPolicy,
+    elicitation: Option<ElicitationHandler>,
     /// The tools' own result bound; an invalid value set is refused at
     /// bind.
     result_bytes: Result<Option<ResultBytes>, InvalidLimit>,
@@ -147,6 +157,9 @@ impl McpServer {
             name_rules: NameRules::default(),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_total_timeout: DEFAULT_MAX_TOTAL_TIMEOUT,
+            restart: RestartPolicy::default(),
+            elicitation: None,
             result_bytes: Ok(Some(DEFAULT_RESULT_BYTES)),
         }
     }
@@ -246,9 +259,20 @@ impl McpServer {
         self
     }
 
-    /// The time one tool call may take (default
-    /// [`DEFAULT_CALL_TIMEOUT`]); then the call is an error result and the
-    /// server gets `notifications/cancelled`.
+    /// The time one tool call may go without an answer (default
+    /// [`DEFAULT_CALL_TIMEOUT`]); then the call is an error result
+    /// ([`McpCallError::Timeout`](crate::mcp::McpCallError::Timeout)) and
+    /// the server gets `notifications/cancelled`.
+    ///
+    /// Every call carries a `progressToken` (MCP specification 2025-11-25,
+    /// "Utilities" / "Progress"), and each `notifications/progress` the
+    /// server sends for it starts this timeout again, up to
+    /// [`max_total_timeout`](Self::max_total_timeout) in all: a long job
+    /// that reports progress is not cut, one that goes silent is. The
+    /// timeout also waits while an elicitation of the server is being
+    /// answered ([`on_elicitation`](Self::on_elicitation)). The progress
+    /// reaches the turn's events as
+    /// [`TurnEvent::ToolCallProgress`](crate::turn::TurnEvent::ToolCallProgress).
     ///
     /// It is also how long a call over stdio waits for a result bigger
     /// than one message may be: the `rmcp` client drops a stdio message
@@ -259,6 +283,66 @@ impl McpServer {
     /// [`McpCallError::ResultTooLarge`](crate::mcp::McpCallError::ResultTooLarge).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// The most one tool call may take, however often it reports progress
+    /// (default [`DEFAULT_MAX_TOTAL_TIMEOUT`]; the MCP TypeScript SDK's
+    /// `maxTotalTimeout`); then the call is an error result
+    /// ([`McpCallError::TotalTimeout`](crate::mcp::McpCallError::TotalTimeout))
+    /// and the server gets `notifications/cancelled`. A value below the
+    /// [`call_timeout`](Self::call_timeout) counts as the call timeout.
+    pub fn max_total_timeout(mut self, timeout: Duration) -> Self {
+        self.max_total_timeout = timeout;
+        self
+    }
+
+    /// How a server that is gone is started again (default
+    /// [`RestartPolicy::default`]: 3 tries); see [`RestartPolicy`].
+    pub fn restart_policy(mut self, policy: RestartPolicy) -> Self {
+        self.restart = policy;
+        self
+    }
+
+    /// Answers the server's elicitations: when the server asks the user for
+    /// input in the middle of a call (MCP `elicitation/create`,
+    /// specification 2025-11-25, "Client Features" / "Elicitation"),
+    /// `handler` gets the [`ElicitationRequest`] and its
+    /// [`ElicitationAnswer`] goes back to the server, while the call waits
+    /// (its timeout waits too). The client then declares the `elicitation`
+    /// capability (form mode) in `initialize`.
+    ///
+    /// The handler answers in this process, while the call runs: a request
+    /// in flight cannot outlive the turn, so a handler that must wait for
+    /// a person waits in place (a channel to a UI), or answers
+    /// [`Decline`](ElicitationAnswer::Decline). A handler that panics
+    /// answers [`Cancel`](ElicitationAnswer::Cancel) (logged). Without a
+    /// handler no capability is declared, and a server that asks anyway
+    /// is told the user declined.
+    ///
+    /// ```
+    /// use agent_loop::mcp::{ElicitationAnswer, ElicitationMode, McpServer, StdioCommand};
+    ///
+    /// let server = McpServer::stdio("deploy", StdioCommand::new("deploy-server")).on_elicitation(
+    ///     |request| async move {
+    ///         match request.mode {
+    ///             ElicitationMode::Form { .. } if request.message.contains("environment") => {
+    ///                 let mut content = serde_json::Map::new();
+    ///                 content.insert("environment".into(), "staging".into());
+    ///                 ElicitationAnswer::Accept(content)
+    ///             }
+    ///             _ => ElicitationAnswer::Decline,
+    ///         }
+    ///     },
+    /// );
+    /// # let _ = server;
+    /// ```
+    pub fn on_elicitation<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ElicitationAnswer> + Send + 'static,
+    {
+        self.elicitation = Some(ElicitationHandler::new(handler));
         self
     }
 
@@ -305,10 +389,12 @@ impl McpServer {
         self.name_rules.sanitize(&name)
     }
 
-    /// Starts, initialises and lists, within the connect timeout.
-    async fn connect(
+    /// Starts, initialises and lists, within the connect timeout; `state`
+    /// answers what the server asks of the client.
+    pub(crate) async fn connect(
         &self,
         session: &Session,
+        state: &Arc<ClientState>,
     ) -> Result<(Arc<Connection>, Vec<ToolInfo>), McpError> {
         let configuration = |error: BoxError| {
             McpError::new(
@@ -322,15 +408,15 @@ impl McpServer {
         let connection = match &self.transport {
             Transport::Stdio(command) => {
                 let command = command(session).map_err(configuration)?;
-                connection::connect_stdio(&self.name, &command, self.connect_timeout).await?
+                connection::connect_stdio(&self.name, &command, self.connect_timeout, state).await?
             }
             Transport::Http(endpoint) => {
                 let endpoint = endpoint(session).map_err(configuration)?;
-                connection::connect_http(&self.name, &endpoint, self.connect_timeout).await?
+                connection::connect_http(&self.name, &endpoint, self.connect_timeout, state).await?
             }
             Transport::Stream(open) => {
                 let stream = open(session).map_err(configuration)?;
-                connection::connect_stream(&self.name, stream, self.connect_timeout).await?
+                connection::connect_stream(&self.name, stream, self.connect_timeout, state).await?
             }
         };
         let left = self.connect_timeout.saturating_sub(started.elapsed());
@@ -391,7 +477,7 @@ impl McpServer {
     /// [`allow`](Self::allow) list that needs tasks fails the bind
     /// ([`ToolNeedsTasks`](McpErrorKind::ToolNeedsTasks)): the caller asked
     /// for a tool the binding cannot have.
-    fn select(&self, infos: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, McpError> {
+    pub(crate) fn select(&self, infos: Vec<ToolInfo>) -> Result<Vec<ToolInfo>, McpError> {
         if let Some(allow) = &self.allow {
             let listed: HashSet<&str> = infos.iter().map(|info| info.name.as_str()).collect();
             let unknown: Vec<&str> = allow
@@ -477,6 +563,9 @@ impl fmt::Debug for McpServer {
             .field("name_rules", &self.name_rules)
             .field("connect_timeout", &self.connect_timeout)
             .field("call_timeout", &self.call_timeout)
+            .field("max_total_timeout", &self.max_total_timeout)
+            .field("restart_policy", &self.restart)
+            .field("elicitation", &self.elicitation.is_some())
             .field("result_bytes", &self.result_bytes)
             .finish()
     }
@@ -504,8 +593,20 @@ impl ToolFactory for Factory {
             )
             .source(invalid)
         })?;
-        let (connection, infos) = server.connect(session).await?;
+        let state = ClientState::new(&server.name, server.elicitation.clone());
+        let (connection, infos) = server.connect(session, &state).await?;
         let infos = server.select(infos)?;
+        let link = Arc::new(Link::new(
+            Arc::clone(server),
+            session.clone(),
+            state,
+            connection,
+            &infos,
+        ));
+        let timeouts = CallTimeouts {
+            idle: server.call_timeout,
+            total: server.max_total_timeout.max(server.call_timeout),
+        };
         let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(infos.len());
         let mut model_names: Vec<(String, String)> = Vec::with_capacity(infos.len());
         for mut info in infos {
@@ -526,8 +627,8 @@ impl ToolFactory for Factory {
             tools.push(Arc::new(McpTool::new(
                 info,
                 mcp_name,
-                Arc::clone(&connection),
-                server.call_timeout,
+                Arc::clone(&link),
+                timeouts,
                 result_bytes,
             )));
         }

@@ -1,5 +1,5 @@
 //! [`McpTool`]: one tool of an MCP server, called with `tools/call` over its
-//! binding's connection; and how a `tools/call` result becomes a
+//! binding's [`Link`]; and how a `tools/call` result becomes a
 //! [`ToolOutput`].
 
 use std::num::NonZeroU32;
@@ -8,41 +8,175 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::ServiceError;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientRequest, RequestId,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
+use tokio::sync::Notify;
 
 use crate::conversation::{ContentPart, ImagePart};
 use crate::limits::ResultBytes;
 use crate::mcp::connection::Connection;
 use crate::mcp::error::McpCallError;
+use crate::mcp::link::{Link, Offer};
 use crate::support::redact::RedactedError;
 use crate::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
+
+/// How long one call may take: silent, and in all.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CallTimeouts {
+    /// Without an answer or a progress notification.
+    pub(crate) idle: Duration,
+    /// In all, progress or not.
+    pub(crate) total: Duration,
+}
 
 /// One tool of a connected server.
 pub(crate) struct McpTool {
     info: ToolInfo,
     /// The server's name for the tool, sent in `tools/call`.
     mcp_name: String,
-    connection: Arc<Connection>,
-    call_timeout: Duration,
+    link: Arc<Link>,
+    timeouts: CallTimeouts,
     /// The server's result bound ([`McpServer::result_bytes`](crate::mcp::McpServer::result_bytes)).
     result_bytes: Option<ResultBytes>,
+    /// `annotations.idempotentHint: true`: a call cut by a restart may be
+    /// sent again.
+    idempotent: bool,
+}
+
+/// Why one attempt of a call failed.
+enum Failure {
+    /// The server is gone; `reached` when the request may have reached it.
+    Gone {
+        reached: bool,
+    },
+    Call(McpCallError),
 }
 
 impl McpTool {
     pub(crate) fn new(
         info: ToolInfo,
         mcp_name: String,
-        connection: Arc<Connection>,
-        call_timeout: Duration,
+        link: Arc<Link>,
+        timeouts: CallTimeouts,
         result_bytes: Option<ResultBytes>,
     ) -> Self {
+        let idempotent = info.annotations().idempotent_hint == Some(true);
         Self {
             info,
             mcp_name,
-            connection,
-            call_timeout,
+            link,
+            timeouts,
             result_bytes,
+            idempotent,
+        }
+    }
+
+    /// A running server's connection after `gone` was found gone, with
+    /// this tool still offered as the call was checked; the call's error
+    /// otherwise.
+    async fn restarted(
+        &self,
+        gone: &Arc<Connection>,
+        context: &CallContext,
+    ) -> Result<Arc<Connection>, McpCallError> {
+        let connection = match self.link.restart(gone).await {
+            None => return Err(McpCallError::Closed),
+            Some(Err(error)) => {
+                return Err(McpCallError::RestartFailed {
+                    message: error.to_string(),
+                });
+            }
+            Some(Ok(connection)) => connection,
+        };
+        if !Arc::ptr_eq(&connection, gone) {
+            context.report_restart(self.link.server_name());
+        }
+        match self.link.offers(&self.mcp_name, &self.info.parameters) {
+            Offer::Same => Ok(connection),
+            Offer::Gone => Err(McpCallError::NoLongerOffered),
+            Offer::SchemaChanged => Err(McpCallError::SchemaChanged),
+        }
+    }
+
+    /// One `tools/call` over `connection`, timed: the idle timeout starts
+    /// again with each progress notification of the call (and waits while
+    /// the server's elicitation is being answered), up to the total.
+    async fn call_once(
+        &self,
+        connection: &Connection,
+        params: CallToolRequestParams,
+        context: &CallContext,
+    ) -> Result<Value, Failure> {
+        let peer = connection.peer();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|error| match error {
+                ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                    Failure::Gone { reached: false }
+                }
+                other => Failure::Call(call_error(other, connection)),
+            })?;
+        // From here every way out but an answer tells the server to stop.
+        let mut cancel = CancelOnDrop {
+            peer: peer.clone(),
+            id: Some(handle.id.clone()),
+            reason: "the call was cancelled",
+        };
+        let activity = Arc::new(Notify::new());
+        let _watch = self.link.state.watch(
+            handle.progress_token.clone(),
+            context.clone(),
+            Arc::clone(&activity),
+        );
+        let answer = handle.await_response();
+        tokio::pin!(answer);
+        let total = tokio::time::sleep(self.timeouts.total);
+        tokio::pin!(total);
+        let idle = tokio::time::sleep(self.timeouts.idle);
+        tokio::pin!(idle);
+        let answer = loop {
+            tokio::select! {
+                biased;
+                () = context.cancellation().cancelled() => {
+                    return Err(Failure::Call(McpCallError::Cancelled));
+                }
+                answer = &mut answer => break answer,
+                () = activity.notified() => {
+                    idle.as_mut().reset(tokio::time::Instant::now() + self.timeouts.idle);
+                }
+                () = &mut idle => {
+                    if self.link.state.is_eliciting() {
+                        idle.as_mut().reset(tokio::time::Instant::now() + self.timeouts.idle);
+                        continue;
+                    }
+                    cancel.reason = "request timeout";
+                    return Err(Failure::Call(McpCallError::Timeout { timeout: self.timeouts.idle }));
+                }
+                () = &mut total => {
+                    cancel.reason = "maximum total timeout exceeded";
+                    return Err(Failure::Call(McpCallError::TotalTimeout { timeout: self.timeouts.total }));
+                }
+            }
+        };
+        cancel.id = None;
+        match answer {
+            Ok(result) => serde_json::to_value(&result).map_err(|error| {
+                Failure::Call(McpCallError::Client {
+                    message: error.to_string(),
+                })
+            }),
+            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))
+                if connection.is_gone() =>
+            {
+                Err(Failure::Gone { reached: true })
+            }
+            Err(error) => Err(Failure::Call(call_error(error, connection))),
         }
     }
 }
@@ -66,9 +200,11 @@ impl Tool for McpTool {
             .and_then(|bytes| NonZeroU32::new(bytes.get()))
     }
 
-    /// Sends `tools/call`. The SDK sends `notifications/cancelled` for the
-    /// request when this future is dropped before the answer (the turn was
-    /// cancelled, the timeout passed), so the server can stop the work.
+    /// Sends `tools/call`, restarting a server found gone (see
+    /// [`RestartPolicy`](crate::mcp::RestartPolicy)). A call that ends
+    /// without its answer (the turn was cancelled, a timeout passed) sends
+    /// the server `notifications/cancelled` for the request, so it can
+    /// stop the work.
     async fn invoke(
         &self,
         arguments: Value,
@@ -81,26 +217,55 @@ impl Tool for McpTool {
             Value::Object(arguments) => Some(arguments),
             _ => None,
         };
-        let call = self.connection.peer().call_tool(params);
-        let answer = tokio::select! {
-            biased;
-            () = context.cancellation().cancelled() => return Err(McpCallError::Cancelled.into()),
-            answer = tokio::time::timeout(self.call_timeout, call) => answer,
-        };
-        let result = match answer {
-            Err(_) => {
-                return Err(McpCallError::Timeout {
-                    timeout: self.call_timeout,
+        let mut connection = self.link.connection();
+        if connection.is_gone() {
+            connection = self.restarted(&connection, context).await?;
+        }
+        let result = match self.call_once(&connection, params.clone(), context).await {
+            Ok(result) => result,
+            Err(Failure::Call(error)) => return Err(error.into()),
+            Err(Failure::Gone { reached }) => {
+                let again = self.restarted(&connection, context).await?;
+                if reached && !self.idempotent {
+                    return Err(McpCallError::Restarted.into());
                 }
-                .into());
+                match self.call_once(&again, params, context).await {
+                    Ok(result) => result,
+                    Err(Failure::Call(error)) => return Err(error.into()),
+                    // Gone twice in one call: the next call restarts it.
+                    Err(Failure::Gone { .. }) => return Err(McpCallError::Closed.into()),
+                }
             }
-            Ok(Err(error)) => return Err(call_error(error, &self.connection).into()),
-            Ok(Ok(result)) => result,
         };
-        let result = serde_json::to_value(&result).map_err(|error| McpCallError::Client {
-            message: error.to_string(),
-        })?;
         Ok(output_of(&result)?)
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose answer is no longer
+/// awaited, unless disarmed (its `id` taken) first.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+    reason: &'static str,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let notification = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(id),
+            Some(self.reason.to_owned()),
+        ));
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            // A server already gone cannot be told; nothing to do then.
+            let _ = peer.send_notification(notification.into()).await;
+        });
     }
 }
 

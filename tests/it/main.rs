@@ -26,6 +26,8 @@ mod mcp_arbitrary_results;
 mod mcp_in_process;
 #[cfg(feature = "mcp")]
 mod mcp_real_servers;
+#[cfg(feature = "mcp")]
+mod mcp_session_life;
 mod middleware_order;
 #[cfg(feature = "anthropic")]
 mod model_anthropic;

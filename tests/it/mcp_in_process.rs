@@ -399,9 +399,10 @@ async fn the_per_call_timeout_is_an_error_result_and_cancels_the_request() {
 }
 
 #[tokio::test]
-async fn a_server_exiting_mid_call_is_an_error_result_for_that_call_and_the_next() {
+async fn with_restarts_off_a_server_exiting_mid_call_is_an_error_result_for_that_call_and_the_next()
+{
     let (server, _probe, _cancelled) = in_process_server();
-    let session = bind(server).await;
+    let session = bind(server.restart_policy(agent_loop::mcp::RestartPolicy::never())).await;
     let error = tokio::time::timeout(Duration::from_secs(10), session.invoke("exit", json!({})))
         .await
         .expect("no hang")

@@ -1,0 +1,219 @@
+//! What an MCP server may ask of this client while a binding lives, and
+//! where it goes: progress to the call it belongs to, elicitations to the
+//! handler set on the [`McpServer`](crate::mcp::McpServer), and
+//! `notifications/tools/list_changed` to the binding's tool table. One
+//! [`ClientState`] per binding, kept across restarts of its server.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::ClientHandler;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProgressToken,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use tokio::sync::Notify;
+
+use crate::mcp::elicitation::{
+    ElicitationAnswer, ElicitationHandler, ElicitationMode, ElicitationRequest,
+};
+use crate::tool::{CallContext, ToolProgress};
+
+/// One binding's side of its server's requests and notifications.
+pub(crate) struct ClientState {
+    /// The [`McpServer`](crate::mcp::McpServer)'s name.
+    server: String,
+    elicitation: Option<ElicitationHandler>,
+    /// The calls waiting for an answer, by the progress token their
+    /// request carried.
+    calls: Mutex<HashMap<ProgressToken, Watched>>,
+    /// Elicitations being answered now: while one is, no call times out
+    /// (a person is answering, and the call waits for that).
+    eliciting: AtomicUsize,
+    /// Set by `notifications/tools/list_changed`.
+    pub(crate) tools_changed: Notify,
+}
+
+/// A call in flight: its context, for its progress events, and what wakes
+/// its timeout.
+struct Watched {
+    context: CallContext,
+    activity: Arc<Notify>,
+}
+
+impl ClientState {
+    pub(crate) fn new(server: &str, elicitation: Option<ElicitationHandler>) -> Arc<Self> {
+        Arc::new(Self {
+            server: server.to_owned(),
+            elicitation,
+            calls: Mutex::new(HashMap::new()),
+            eliciting: AtomicUsize::new(0),
+            tools_changed: Notify::new(),
+        })
+    }
+
+    /// Starts routing the progress of `token` to `context`; the returned
+    /// guard stops it when dropped. `activity` is woken by each progress
+    /// notification.
+    pub(crate) fn watch(
+        self: &Arc<Self>,
+        token: ProgressToken,
+        context: CallContext,
+        activity: Arc<Notify>,
+    ) -> WatchGuard {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.insert(token.clone(), Watched { context, activity });
+        }
+        WatchGuard {
+            state: Arc::clone(self),
+            token,
+        }
+    }
+
+    /// `true` while an elicitation is being answered.
+    pub(crate) fn is_eliciting(&self) -> bool {
+        self.eliciting.load(Ordering::Acquire) > 0
+    }
+
+    /// The client's `initialize` parameters: this crate's name and version,
+    /// and the form elicitation capability when a handler is set (without
+    /// one, no capability is declared, and a server that asks anyway is
+    /// told the user declined).
+    fn config(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitation.is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("agent-loop", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// Removes a call's route when the call ends, however it ends.
+pub(crate) struct WatchGuard {
+    state: Arc<ClientState>,
+    token: ProgressToken,
+}
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        if let Ok(mut calls) = self.state.calls.lock() {
+            calls.remove(&self.token);
+        }
+    }
+}
+
+/// Counts an elicitation being answered while it lives.
+struct Eliciting<'a>(&'a AtomicUsize);
+
+impl Drop for Eliciting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The SDK's client handler of one connection.
+#[derive(Clone)]
+pub(crate) struct Client(pub(crate) Arc<ClientState>);
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        self.0.config()
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // A token no call of this binding waits on (a late notification of
+        // a call that ended) is dropped.
+        let route = self.0.calls.lock().ok().and_then(|calls| {
+            calls
+                .get(&params.progress_token)
+                .map(|watched| (watched.context.clone(), Arc::clone(&watched.activity)))
+        });
+        let Some((context, activity)) = route else {
+            return;
+        };
+        activity.notify_one();
+        let mut progress = ToolProgress::new(params.progress);
+        progress.total = params.total;
+        progress.message = params.message;
+        context.report_progress(progress);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(
+            target: "agent_loop::mcp",
+            server = %self.0.server,
+            "the server's tools changed (`notifications/tools/list_changed`)"
+        );
+        self.0.tools_changed.notify_one();
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let Some(handler) = &self.0.elicitation else {
+            tracing::info!(
+                target: "agent_loop::mcp",
+                server = %self.0.server,
+                "the server asked for input (`elicitation/create`) and no handler is set: declined"
+            );
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let (message, mode) = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (
+                message,
+                ElicitationMode::Form {
+                    requested_schema: serde_json::to_value(&requested_schema).unwrap_or_default(),
+                },
+            ),
+            ElicitRequestParams::UrlElicitationParams {
+                message,
+                url,
+                elicitation_id,
+                ..
+            } => (
+                message,
+                ElicitationMode::Url {
+                    url,
+                    elicitation_id,
+                },
+            ),
+            // A mode of a later specification: nobody can answer it.
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        self.0.eliciting.fetch_add(1, Ordering::AcqRel);
+        let _answering = Eliciting(&self.0.eliciting);
+        let answer = handler
+            .answer(ElicitationRequest {
+                server: self.0.server.clone(),
+                message,
+                mode,
+            })
+            .await;
+        Ok(match answer {
+            ElicitationAnswer::Accept(content) => {
+                let mut result = ElicitResult::new(ElicitationAction::Accept);
+                result.content = Some(serde_json::Value::Object(content));
+                result
+            }
+            ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+}
