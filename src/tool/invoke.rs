@@ -228,6 +228,7 @@ impl CallContext {
 
     /// Tells the turn's watchers that `server`, behind this call's tool,
     /// restarted ([`TurnEvent::ToolServerRestarted`](crate::turn::TurnEvent::ToolServerRestarted)).
+    #[cfg(feature = "mcp")]
     pub(crate) fn report_restart(&self, server: &str) {
         if let Some(sink) = self
             .call
