@@ -1,8 +1,9 @@
 //! What an MCP server may ask of this client while a binding lives, and
 //! where it goes: progress to the call it belongs to, elicitations to the
 //! handler set on the [`McpServer`](crate::mcp::McpServer), and
-//! `notifications/tools/list_changed` to the binding's tool table. One
-//! [`ClientState`] per binding, kept across restarts of its server.
+//! `notifications/tools/list_changed` to the log (the binding keeps the
+//! tools it bound). One [`ClientState`] per binding, kept across restarts
+//! of its server.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,8 +34,6 @@ pub(crate) struct ClientState {
     /// Elicitations being answered now: while one is, no call times out
     /// (a person is answering, and the call waits for that).
     eliciting: AtomicUsize,
-    /// Set by `notifications/tools/list_changed`.
-    pub(crate) tools_changed: Notify,
 }
 
 /// A call in flight: its context, for its progress events, and what wakes
@@ -51,7 +50,6 @@ impl ClientState {
             elicitation,
             calls: Mutex::new(HashMap::new()),
             eliciting: AtomicUsize::new(0),
-            tools_changed: Notify::new(),
         })
     }
 
@@ -112,6 +110,13 @@ impl Drop for WatchGuard {
 /// Counts an elicitation being answered while it lives.
 struct Eliciting<'a>(&'a AtomicUsize);
 
+impl<'a> Eliciting<'a> {
+    fn start(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Self(count)
+    }
+}
+
 impl Drop for Eliciting<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
@@ -155,7 +160,6 @@ impl ClientHandler for Client {
             server = %self.0.server,
             "the server's tools changed (`notifications/tools/list_changed`)"
         );
-        self.0.tools_changed.notify_one();
     }
 
     async fn create_elicitation(
@@ -197,8 +201,7 @@ impl ClientHandler for Client {
             // A mode of a later specification: nobody can answer it.
             _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
-        self.0.eliciting.fetch_add(1, Ordering::AcqRel);
-        let _answering = Eliciting(&self.0.eliciting);
+        let _answering = Eliciting::start(&self.0.eliciting);
         let answer = handler
             .answer(ElicitationRequest {
                 server: self.0.server.clone(),

@@ -92,9 +92,8 @@ impl McpTool {
             }
             Some(Ok(connection)) => connection,
         };
-        if !Arc::ptr_eq(&connection, gone) {
-            context.report_restart(self.link.server_name());
-        }
+        // A new connection: this restart's, or one another call made.
+        context.report_restart(self.link.server_name());
         match self.link.offers(&self.mcp_name, &self.info.parameters) {
             Offer::Same => Ok(connection),
             Offer::Gone => Err(McpCallError::NoLongerOffered),

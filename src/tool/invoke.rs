@@ -133,12 +133,11 @@ struct CallData {
 }
 
 /// What a turn shares with every call it runs: its cancellation token, and
-/// where the calls' progress goes.
+/// where the calls' reports (progress, restarts) go.
 pub(crate) struct TurnLink {
     pub(crate) cancellation: CancellationToken,
-    /// Where the calls' reports go; `None` when nobody watches the turn's
-    /// events.
-    pub(crate) progress: Option<Arc<dyn CallEvents>>,
+    /// `None` when nobody watches the turn's events.
+    pub(crate) events: Option<Arc<dyn CallEvents>>,
 }
 
 impl CallContext {
@@ -216,13 +215,8 @@ impl CallContext {
     /// it does not change the call's limits (an MCP server's progress
     /// re-arms its call timeout in the client, see `mcp::McpServer`).
     pub fn report_progress(&self, progress: ToolProgress) {
-        if let Some(sink) = self
-            .call
-            .turn
-            .as_ref()
-            .and_then(|turn| turn.progress.as_ref())
-        {
-            sink.progress(&self.call.tool_call_id, &self.call.tool.name, progress);
+        if let Some(events) = self.events() {
+            events.progress(&self.call.tool_call_id, &self.call.tool.name, progress);
         }
     }
 
@@ -230,14 +224,14 @@ impl CallContext {
     /// restarted ([`TurnEvent::ToolServerRestarted`](crate::turn::TurnEvent::ToolServerRestarted)).
     #[cfg(feature = "mcp")]
     pub(crate) fn report_restart(&self, server: &str) {
-        if let Some(sink) = self
-            .call
-            .turn
-            .as_ref()
-            .and_then(|turn| turn.progress.as_ref())
-        {
-            sink.restarted(&self.call.tool_call_id, &self.call.tool.name, server);
+        if let Some(events) = self.events() {
+            events.restarted(&self.call.tool_call_id, &self.call.tool.name, server);
         }
+    }
+
+    /// Where this call's reports go: the turn's watchers, if any.
+    fn events(&self) -> Option<&dyn CallEvents> {
+        self.call.turn.as_ref()?.events.as_deref()
     }
 }
 

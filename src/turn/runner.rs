@@ -576,7 +576,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // here, an `Arc` per call).
         let turn_link = Arc::new(TurnLink {
             cancellation: self.cancellation.clone(),
-            progress: self
+            events: self
                 .events
                 .is_watched()
                 .then(|| Arc::new(self.events.clone()) as Arc<dyn CallEvents>),
