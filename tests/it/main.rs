@@ -25,6 +25,8 @@ mod mcp_arbitrary_results;
 #[cfg(feature = "mcp")]
 mod mcp_in_process;
 #[cfg(feature = "mcp")]
+mod mcp_python_servers;
+#[cfg(feature = "mcp")]
 mod mcp_real_servers;
 #[cfg(feature = "mcp")]
 mod mcp_session_life;

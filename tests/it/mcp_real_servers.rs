@@ -115,7 +115,7 @@ fn processes_mentioning(marker: &str) -> Vec<u32> {
 }
 
 /// Waits up to 10 s for no process to mention `marker`.
-async fn assert_no_process_left(marker: &str) {
+pub(crate) async fn assert_no_process_left(marker: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let left = processes_mentioning(marker);
@@ -130,7 +130,8 @@ async fn assert_no_process_left(marker: &str) {
     }
 }
 
-fn results(conversation: &[Message]) -> Vec<&ToolResult> {
+/// The tool results of a conversation, in order.
+pub(crate) fn results(conversation: &[Message]) -> Vec<&ToolResult> {
     conversation
         .iter()
         .filter_map(Message::as_tool_result)

@@ -173,7 +173,7 @@ async fn bind(server: McpServer) -> Definition<agent_loop::Bound> {
 
 /// Runs one turn calling `tool` with `arguments`; its tool result's text
 /// and every event.
-async fn turn_calling(
+pub(crate) async fn turn_calling(
     session: &Definition<agent_loop::Bound>,
     tool: &str,
     arguments: serde_json::Value,
