@@ -12,9 +12,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::bind::call::{self, Arguments, CallTable, Prepared};
+use crate::bind::tool_set::{ToolSet, Tools};
 use crate::bind::{CallOutcome, ToolCallError};
 use crate::conversation::ToolCall;
-use crate::definition::layout::{Layout, ModeLayout, ModeTools, ToolTable};
+use crate::definition::layout::{Layout, ModeLayout};
 use crate::definition::{Definition, State, sealed};
 use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
@@ -50,23 +51,22 @@ pub(crate) struct Binding {
     pub(crate) loop_id: LoopId,
     /// Modes, names, limits and middlewares, shared.
     pub(crate) layout: Arc<Layout>,
-    /// Where its tools go: the layout's own, shared.
-    pub(crate) table: Arc<ToolTable>,
-    /// Every built tool, each once, in the layout's order.
-    pub(crate) tools: Box<[BoundTool]>,
+    /// Its tools and where they go: as bound, or as a changing
+    /// definition's latest list left them.
+    pub(crate) tools: Tools,
     /// Index into the layout's modes of the current mode.
     pub(crate) current: usize,
 }
 
 impl fmt::Debug for Binding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let set = self.tools.current();
         f.debug_struct("Binding")
             .field("session_id", &self.session_id)
             .field("loop_id", &self.loop_id)
             .field(
                 "tools",
-                &self
-                    .tools
+                &set.tools
                     .iter()
                     .map(|t| &*t.checked.name)
                     .collect::<Vec<_>>(),
@@ -122,34 +122,39 @@ pub struct BoundMode<'a> {
 /// A live tool of a binding, in the mode it was taken from. It borrows the
 /// binding, so it cannot outlive it or travel to another session; invoking
 /// it goes through the middleware chain like a model's call.
-#[derive(Clone, Copy)]
+///
+/// It holds the binding's tools as they were when it was taken: after a
+/// [changing](crate::tool::Definition::changing) definition's tools are
+/// listed again, it still reaches the tool it was taken for.
+#[derive(Clone)]
 pub struct ToolHandle<'a> {
     binding: &'a Binding,
-    /// Index into `Binding::tools`.
+    /// The binding's tools when the handle was taken.
+    set: Arc<ToolSet>,
+    /// Index into `set.tools`.
     index: usize,
     /// Index into the layout's modes of the mode the handle was taken from.
     mode: usize,
 }
 
 impl<'a> ToolHandle<'a> {
-    fn tool(&self) -> &'a BoundTool {
-        &self.binding.tools[self.index]
+    fn tool(&self) -> &BoundTool {
+        &self.set.tools[self.index]
     }
 
     /// What the model sees of this tool.
-    pub fn info(&self) -> &'a ToolInfo {
+    pub fn info(&self) -> &ToolInfo {
         &self.tool().checked.info
     }
 
     /// The model-facing tool name.
-    pub fn name(&self) -> &'a str {
+    pub fn name(&self) -> &str {
         &self.tool().checked.name
     }
 
     /// The name of the tool definition that built it.
     pub fn definition_name(&self) -> &'a str {
-        let binding = self.binding;
-        binding.layout.definitions[binding.table.tool_definition[self.index]].name()
+        self.binding.layout.definitions[self.set.table.tool_definition[self.index]].name()
     }
 
     /// `true` when both handles reach the same live instance (a definition
@@ -181,8 +186,8 @@ impl<'a> ToolHandle<'a> {
         &self,
         arguments: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a> {
-        let (table, index) = (CallTable::new(self.binding, self.mode, None), self.index);
-        call::invoke(table, move || {
+        let (set, index) = (Arc::clone(&self.set), self.index);
+        call::invoke(self.binding, set, self.mode, move |table| {
             table.prepare_at(index, Arguments::Value(arguments))
         })
     }
@@ -203,30 +208,27 @@ impl Binding {
         &self.layout.modes[index]
     }
 
-    /// The tools of mode `index`.
-    pub(crate) fn mode_tools(&self, index: usize) -> &ModeTools {
-        &self.table.modes[index]
-    }
-
     fn mode_view(&self, index: usize) -> BoundMode<'_> {
         let mode = self.mode(index);
+        let set = self.tools.current();
         BoundMode {
             name: mode.name.as_deref().map(str::to_owned),
-            tools: self
+            tools: set
                 .mode_tools(index)
                 .tools
                 .iter()
-                .map(|&i| self.handle(i, index))
+                .map(|&i| self.handle(&set, i, index))
                 .collect(),
             tool_limits: mode.tool_limits,
             instructions: mode.instructions.clone(),
         }
     }
 
-    /// A handle on tool `index` in mode `mode`.
-    fn handle(&self, index: usize, mode: usize) -> ToolHandle<'_> {
+    /// A handle on tool `index` of `set` in mode `mode`.
+    fn handle(&self, set: &Arc<ToolSet>, index: usize, mode: usize) -> ToolHandle<'_> {
         ToolHandle {
             binding: self,
+            set: Arc::clone(set),
             index,
             mode,
         }
@@ -237,12 +239,6 @@ impl Binding {
             .modes
             .iter()
             .position(|mode| mode.name.as_deref() == Some(name))
-    }
-
-    /// The tools calls of the current mode are looked up in, with a
-    /// turn's structured-output control tool.
-    pub(crate) fn current_table<'a>(&'a self, output: Option<&'a BoundTool>) -> CallTable<'a> {
-        CallTable::new(self, self.current, output)
     }
 }
 
@@ -282,11 +278,11 @@ impl Definition<Bound> {
     /// The tool named `name` in the current mode, if there is one.
     pub fn tool(&self, name: &str) -> Option<ToolHandle<'_>> {
         let binding = self.binding();
-        binding
-            .mode_tools(binding.current)
+        let set = binding.tools.current();
+        set.mode_tools(binding.current)
             .by_name
             .get(name)
-            .map(|&index| binding.handle(index, binding.current))
+            .map(|&index| binding.handle(&set, index, binding.current))
     }
 
     /// Every mode: the base mode first (named `None`), then the named modes
@@ -361,10 +357,13 @@ impl Definition<Bound> {
         name: &str,
         arguments: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send {
-        let table = self.binding().current_table(None);
-        call::invoke(table, move || {
-            table.prepare(name, Arguments::Value(arguments))
-        })
+        let binding = self.binding();
+        call::invoke(
+            binding,
+            binding.tools.current(),
+            binding.current,
+            move |table| table.prepare(name, Arguments::Value(arguments)),
+        )
     }
 
     /// Runs one tool call a model asked for in the current mode, outside a
@@ -404,7 +403,8 @@ impl Definition<Bound> {
     ) -> impl Future<Output = CallOutcome> + Send + 'a {
         let binding = self.binding();
         async move {
-            let table = binding.current_table(None);
+            let set = binding.tools.current();
+            let table = CallTable::new(binding, &set, binding.current, None);
             let site = table.site();
             let prepared = table.prepare(&call.name, Arguments::Text(&call.arguments));
             let finished = match table.gate(call, prepared) {

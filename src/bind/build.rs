@@ -7,10 +7,12 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use futures::FutureExt;
 use futures::future::join_all;
 
+use crate::bind::tool_set::{Listed, ToolSet, Tools, changing_set};
 use crate::bind::{
     BindError, BindErrorKind, Binding, Bindings, Bound, BoundTool, Duplicate, FactoryPanic,
 };
@@ -26,7 +28,7 @@ use crate::tool::checked::{Declared, InfoCache};
 use crate::tool::definition::{Build, Factory};
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::schema::SchemaProblem;
-use crate::tool::{self, BoxError, NameRules, Tool, ToolInfo};
+use crate::tool::{self, BoxError, NameRules, Tool, ToolInfo, ToolListing};
 
 impl Definition<Validated> {
     /// Binds the definition to one session: builds every tool for it and
@@ -54,6 +56,8 @@ const JOINED_AT_ONCE: usize = 30;
 enum Built<'d> {
     Declared(&'d Declared, Arc<dyn Tool>),
     Reported(&'d InfoCache, Vec<Arc<dyn Tool>>),
+    /// A changing definition's: its listing, at the version listed.
+    Listing(&'d InfoCache, Vec<Arc<dyn Tool>>, Arc<dyn ToolListing>, u64),
 }
 
 /// Runs the factory of `definition` for `session`.
@@ -77,6 +81,14 @@ async fn build<'d>(
         }
         Factory::Reported { factory, infos } => {
             Ok(Built::Reported(infos, factory.build(session).await?))
+        }
+        Factory::Listing { factory, infos } => {
+            let listing = factory.build(session).await?;
+            // Before the list: a change announced while it is read is read
+            // again at the first refresh.
+            let version = listing.version();
+            let tools = listing.list().await?;
+            Ok(Built::Listing(infos, tools, listing, version))
         }
     }
 }
@@ -165,7 +177,8 @@ async fn bind(
     let mut tools = Vec::with_capacity(layout.table.tool_definition.len());
     // Per definition, where its tools are in `tools`.
     let mut produced: Vec<Range<usize>> = Vec::with_capacity(distinct.len());
-    for (definition, outcome) in distinct.iter().zip(built) {
+    let mut listings = Vec::new();
+    for (index, (definition, outcome)) in distinct.iter().zip(built).enumerate() {
         let built = match outcome {
             Ok(Ok(built)) => built,
             Ok(Err(error)) => {
@@ -210,6 +223,19 @@ async fn bind(
                         recipe.name_rules,
                     )?);
                 }
+            }
+            Built::Listing(infos, instances, listing, version) => {
+                tools.extend(reported_tools(
+                    definition,
+                    infos,
+                    instances,
+                    recipe.name_rules,
+                )?);
+                listings.push(Listed {
+                    definition: index,
+                    listing,
+                    version: AtomicU64::new(version),
+                });
             }
         }
         let built = &mut tools[first..];
@@ -261,13 +287,17 @@ async fn bind(
     } else {
         Arc::clone(&layout.table)
     };
+    let set = if listings.is_empty() {
+        ToolSet::fixed(tools.into_boxed_slice(), table)
+    } else {
+        changing_set(tools.into_boxed_slice(), table, produced)
+    };
     Ok(Binding {
         session_id: bindings.session_id(),
         loop_id: bindings.loop_id(),
         current: layout.initial,
-        table,
         layout,
-        tools: tools.into_boxed_slice(),
+        tools: Tools::new(set, listings, recipe.name_rules),
     })
 }
 
@@ -291,11 +321,12 @@ fn layout_duplicates(
         .collect()
 }
 
-/// After every factory ran: no two definitions built tools of one name.
+/// After every factory ran (and when a changing definition's tools are
+/// listed again): no two definitions built tools of one name.
 /// Only a [`discovering`](tool::Definition::discovering) definition can
 /// collide here (declared names were checked before), but every pair is
 /// listed, each with the names its definitions built.
-fn check_built_names(
+pub(crate) fn check_built_names(
     distinct: &[tool::Definition],
     produced: &[Range<usize>],
     tools: &[BoundTool],
@@ -359,6 +390,23 @@ fn check_discovered_names(
         }
     }
     Ok(())
+}
+
+/// The tools a discovering definition's factory (or listing) built, each
+/// checked ([`reported_tool`]), and no two of one name.
+pub(crate) fn reported_tools(
+    definition: &tool::Definition,
+    infos: &InfoCache,
+    instances: Vec<Arc<dyn Tool>>,
+    rules: NameRules,
+) -> Result<Vec<BoundTool>, BindError> {
+    let built = instances
+        .into_iter()
+        .enumerate()
+        .map(|(index, instance)| reported_tool(definition, infos, index, instance, rules))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_discovered_names(definition, &built)?;
+    Ok(built)
 }
 
 /// One error listing every duplicate; `name` is the first's.
@@ -539,7 +587,7 @@ mod tests {
     fn validators(bound: &[Definition<Bound>]) -> Vec<Arc<jsonschema::Validator>> {
         bound
             .iter()
-            .map(|b| Arc::clone(&b.binding().tools[0].checked.validator))
+            .map(|b| Arc::clone(&b.binding().tools.current().tools[0].checked.validator))
             .collect()
     }
 

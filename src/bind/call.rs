@@ -50,6 +50,7 @@ use futures::future::Either;
 use serde_json::Value;
 use tracing::{Instrument, info_span};
 
+use crate::bind::tool_set::ToolSet;
 use crate::bind::{Binding, BoundTool, CallStats, ToolCallError, ToolCallErrorKind, ToolList};
 use crate::conversation::{ContentPart, ToolCall, ToolResult, text_of};
 use crate::definition::layout::Layout;
@@ -75,6 +76,8 @@ const OUTPUT_RECEIVED: &str = "output received; the turn is over";
 #[derive(Clone, Copy)]
 pub(crate) struct CallTable<'a> {
     binding: &'a Binding,
+    /// The binding's tools at the time: fixed for a batch.
+    set: &'a ToolSet,
     mode: usize,
     /// The turn's structured-output control tool.
     output: Option<&'a BoundTool>,
@@ -138,6 +141,17 @@ pub(crate) struct OwnedSite {
     ids: (SessionId, LoopId),
 }
 
+impl<'s> CallSite<'s> {
+    /// What the calls of mode `mode` of `binding` share.
+    pub(crate) fn new(binding: &'s Binding, mode: usize) -> Self {
+        Self {
+            layout: &binding.layout,
+            mode,
+            ids: (binding.session_id, binding.loop_id),
+        }
+    }
+}
+
 impl OwnedSite {
     pub(crate) fn site(&self) -> CallSite<'_> {
         CallSite {
@@ -157,10 +171,17 @@ pub(crate) struct Finished {
 }
 
 impl<'a> CallTable<'a> {
-    /// The table of mode `mode` of `binding`, with the turn's control tool.
-    pub(crate) fn new(binding: &'a Binding, mode: usize, output: Option<&'a BoundTool>) -> Self {
+    /// The table of mode `mode` of `binding`, whose tools are `set` now,
+    /// with the turn's control tool.
+    pub(crate) fn new(
+        binding: &'a Binding,
+        set: &'a ToolSet,
+        mode: usize,
+        output: Option<&'a BoundTool>,
+    ) -> Self {
         Self {
             binding,
+            set,
             mode,
             output,
         }
@@ -177,19 +198,15 @@ impl<'a> CallTable<'a> {
 
     /// What this table's calls share.
     pub(crate) fn site(&self) -> CallSite<'a> {
-        CallSite {
-            layout: &self.binding.layout,
-            mode: self.mode,
-            ids: (self.binding.session_id, self.binding.loop_id),
-        }
+        CallSite::new(self.binding, self.mode)
     }
 
     /// The tools the model is offered, in order: the mode's, then the
     /// control tool.
     pub(crate) fn offered(&self) -> ToolList<'a> {
         ToolList::bound(
-            &self.binding.tools,
-            &self.binding.mode_tools(self.mode).tools,
+            &self.set.tools,
+            &self.set.mode_tools(self.mode).tools,
             self.output.map(BoundTool::info),
         )
     }
@@ -211,7 +228,7 @@ impl<'a> CallTable<'a> {
 
     /// Step 2 for the call of the binding's tool at `index` (a handle's).
     pub(crate) fn prepare_at(&self, index: usize, arguments: Arguments<'_>) -> Prepared<'a> {
-        prepare_tool(&self.binding.tools[index], arguments, false)
+        prepare_tool(&self.set.tools[index], arguments, false)
     }
 
     /// Steps 1 and 2 for every call of a batch, with the batch's rules:
@@ -326,24 +343,34 @@ impl<'a> CallTable<'a> {
 
     /// Step 1: the tool named `name`, and whether it is the control tool.
     fn lookup(&self, name: &str) -> Result<(&'a BoundTool, bool), ToolCallError> {
-        if let Some(&index) = self.binding.mode_tools(self.mode).by_name.get(name) {
-            return Ok((&self.binding.tools[index], false));
+        if let Some(&index) = self.set.mode_tools(self.mode).by_name.get(name) {
+            return Ok((&self.set.tools[index], false));
         }
         if let Some(output) = self.output.filter(|_| name == STRUCTURED_OUTPUT_TOOL_NAME) {
             return Ok((output, true));
         }
         let available: Vec<&str> = self
-            .binding
+            .set
             .mode_tools(self.mode)
             .tools
             .iter()
-            .map(|&index| &*self.binding.tools[index].checked.name)
+            .map(|&index| &*self.set.tools[index].checked.name)
             .collect();
         let available = if available.is_empty() {
             "none".to_owned()
         } else {
             available.join(", ")
         };
+        if let Some(definition) = self.set.withdrawn(name) {
+            let definition = self.binding.layout.definitions[definition].name();
+            return Err(ToolCallError::new(
+                ToolCallErrorKind::NoLongerOffered,
+                name,
+                format!(
+                    "tool `{name}` is no longer offered: `{definition}` changed its tools; available tools: {available}"
+                ),
+            ));
+        }
         Err(ToolCallError::new(
             ToolCallErrorKind::UnknownTool,
             name,
@@ -461,23 +488,31 @@ impl<'a> Ready<'a> {
 /// preparation's or the chain's: a direct call costs its chain's future
 /// and little more.
 pub(crate) fn invoke<'a, P>(
-    table: CallTable<'a>,
+    binding: &'a Binding,
+    set: Arc<ToolSet>,
+    mode: usize,
     prepare: P,
 ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a, P>
 where
-    P: FnOnce() -> Prepared<'a> + Send,
+    P: for<'s> FnOnce(CallTable<'s>) -> Prepared<'s> + Send,
 {
-    let started = move |_: &mut std::task::Context<'_>| match prepare() {
-        Prepared::Ready(ready) => Either::Left(ready.execute(table.site(), String::new(), None)),
-        Prepared::Answered(error) => Either::Right(std::future::ready(Err(error))),
-        // A direct call is not gated, so never pending; answered as not
-        // run all the same.
-        Prepared::Pending(pending) => Either::Right(std::future::ready(Err(ToolCallError::new(
-            ToolCallErrorKind::NeedsApproval,
-            "",
-            pending.reason,
-        )))),
-    };
+    let started =
+        move |_: &mut std::task::Context<'_>| match prepare(CallTable::new(
+            binding, &set, mode, None,
+        )) {
+            // Its own share of the tool: the set is this closure's.
+            Prepared::Ready(ready) => Either::Left(ready.into_owned().execute(
+                CallSite::new(binding, mode),
+                String::new(),
+                None,
+            )),
+            Prepared::Answered(error) => Either::Right(std::future::ready(Err(error))),
+            // A direct call is not gated, so never pending; answered as not
+            // run all the same.
+            Prepared::Pending(pending) => Either::Right(std::future::ready(Err(
+                ToolCallError::new(ToolCallErrorKind::NeedsApproval, "", pending.reason),
+            ))),
+        };
     futures::future::lazy(started).flatten()
 }
 

@@ -13,6 +13,11 @@ pub enum ToolCallErrorKind {
     /// No tool of that name in the current mode (a tool of another mode is
     /// unknown too).
     UnknownTool,
+    /// The tool was offered earlier in this binding, and the latest list
+    /// of its [changing](crate::tool::Definition::changing) definition
+    /// (an MCP server's, after `notifications/tools/list_changed`) no
+    /// longer has it. The tool did not run.
+    NoLongerOffered,
     /// The arguments text is not JSON (e.g. truncated).
     ArgumentsNotJson,
     /// The arguments are JSON but not an object (`null`, `[1]`, `"x"`).

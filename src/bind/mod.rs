@@ -47,6 +47,7 @@ mod call_error;
 mod error;
 mod outcome;
 mod tool_list;
+pub(crate) mod tool_set;
 
 pub use bindings::Bindings;
 pub(crate) use bound::Binding;

@@ -12,7 +12,7 @@ use std::pin::Pin;
 use crate::session::Session;
 use crate::tool::checked::{Declared, InfoCache};
 use crate::tool::handler::HandlerTool;
-use crate::tool::{BoxError, Handler, Tool, ToolInfo};
+use crate::tool::{BoxError, Handler, ListingFactory, Tool, ToolInfo};
 
 /// Builds the live tools of one [`Definition`] for one binding.
 ///
@@ -91,6 +91,14 @@ pub(crate) enum Factory {
         /// The user's factory: its future runs at bind, concurrently with
         /// the other definitions' factories.
         factory: Box<dyn ToolFactory>,
+        /// The infos checked so far, by tool name.
+        infos: InfoCache,
+    },
+    /// Tools a binding's [`ToolListing`](crate::tool::ToolListing) lists
+    /// at bind and again when they change; checked like reported ones.
+    Listing {
+        /// The user's factory of one listing per binding.
+        factory: Box<dyn ListingFactory>,
         /// The infos checked so far, by tool name.
         infos: InfoCache,
     },
@@ -265,6 +273,67 @@ impl Definition {
     /// ```
     pub fn discovering(name: impl Into<String>, factory: impl ToolFactory) -> Self {
         Self::reported(name.into(), None, Box::new(factory))
+    }
+
+    /// A [`discovering`](Self::discovering) definition whose tools can
+    /// change while a binding lives: its factory makes a
+    /// [`ToolListing`](crate::tool::ToolListing) per binding, which the
+    /// binding lists at bind (with the checks of `discovering`) and lists
+    /// again before a model request whenever its
+    /// [`version`](crate::tool::ToolListing::version) moved. An MCP server
+    /// is one (`mcp::McpServer`, feature `mcp`, re-lists on
+    /// `notifications/tools/list_changed`).
+    ///
+    /// A new list is checked as at bind, in that binding alone. One that
+    /// passes is offered from the next model request on; a call of a tool
+    /// it dropped is an error result saying the tool is no longer offered
+    /// ([`ToolCallErrorKind::NoLongerOffered`](crate::bind::ToolCallErrorKind::NoLongerOffered)).
+    /// One that fails leaves the binding's tools as they were and is
+    /// reported ([`TurnEvent::ToolListRefused`](crate::turn::TurnEvent::ToolListRefused)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use agent_loop::session::Session;
+    /// use agent_loop::tool::{self, BoxError, ListingFactory, Tool, ToolListing};
+    ///
+    /// /// Tools a plugin directory holds, listed again when it changes.
+    /// struct Plugins { changes: Arc<AtomicU64> }
+    ///
+    /// #[async_trait::async_trait]
+    /// impl ToolListing for Plugins {
+    ///     fn version(&self) -> u64 {
+    ///         self.changes.load(Ordering::Acquire)
+    ///     }
+    ///     async fn list(&self) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+    ///         Ok(Vec::new()) // read the directory here
+    ///     }
+    /// }
+    ///
+    /// struct PluginDirectory;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl ListingFactory for PluginDirectory {
+    ///     async fn build(&self, _session: &Session) -> Result<Arc<dyn ToolListing>, BoxError> {
+    ///         Ok(Arc::new(Plugins { changes: Arc::default() }))
+    ///     }
+    /// }
+    ///
+    /// let plugins = tool::Definition::changing("plugins", PluginDirectory);
+    /// assert!(plugins.discovers_tools());
+    /// ```
+    pub fn changing(name: impl Into<String>, factory: impl ListingFactory) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                name: name.into(),
+                discovering: true,
+                tool_names: Vec::new(),
+                factory: Factory::Listing {
+                    factory: Box::new(factory),
+                    infos: InfoCache::new(),
+                },
+            }),
+        }
     }
 
     /// A definition whose tools report their own infos; `tool_names` is

@@ -6,6 +6,8 @@
 //! - [`Tool`]: a live tool built by a factory for one binding, returning a
 //!   [`ToolOutput`] (JSON, or text and images); [`Handler`], what a one-tool
 //!   factory builds: a tool's behaviour, its info declared up front.
+//! - [`ToolListing`]: tools of one binding that can change while it lives
+//!   (an MCP server's), made per binding by a [`ListingFactory`].
 //! - [`ToolInfo`]: what the model sees (name, description, JSON Schema).
 //! - [`NameRules`]: which model-facing names a provider accepts, and
 //!   [`NameRules::sanitize`] to turn any name into one it accepts.
@@ -17,6 +19,7 @@ mod function;
 mod handler;
 mod info;
 mod invoke;
+mod listing;
 pub(crate) mod name;
 mod output;
 mod progress;
@@ -30,6 +33,7 @@ pub use handler::Handler;
 pub use info::{ToolAnnotations, ToolInfo};
 pub(crate) use invoke::TurnLink;
 pub use invoke::{BoxError, CallContext, Tool};
+pub use listing::{ListingFactory, ToolListing};
 pub use name::{NameError, NameRules, STRUCTURED_OUTPUT_TOOL_NAME};
 pub use output::ToolOutput;
 pub(crate) use progress::CallEvents;

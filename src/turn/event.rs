@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use crate::bind::ToolCallErrorKind;
+use crate::bind::{BindErrorKind, ToolCallErrorKind};
 use crate::conversation::{FinishReason, Usage};
 use crate::tool::{CallEvents, ToolProgress};
 
@@ -68,6 +68,30 @@ pub enum TurnEvent {
         tool_name: String,
         /// The server's name (the MCP server definition's).
         server: String,
+    },
+    /// A [changing](crate::tool::Definition::changing) definition's tools
+    /// were listed again (an MCP server announced
+    /// `notifications/tools/list_changed`, or was restarted), and passed
+    /// the checks of bind: from the model request that follows, the
+    /// binding offers `tools` for it. Sent before that request.
+    ToolListChanged {
+        /// The definition's name (an MCP server's).
+        definition: String,
+        /// Its model-facing tool names now, in order.
+        tools: Vec<String>,
+    },
+    /// A changing definition's new tool list failed the checks of bind (or
+    /// could not be read): the binding keeps offering the tools it had.
+    /// Sent before the model request that follows.
+    ToolListRefused {
+        /// The definition's name (an MCP server's).
+        definition: String,
+        /// What failed, as at bind: `InvalidToolInfo` (a name or a
+        /// schema), `DuplicateToolName` (a name another definition of the
+        /// binding produces), `FactoryFailed` (the list could not be read).
+        kind: BindErrorKind,
+        /// The error's text, with its causes.
+        message: String,
     },
     /// A tool call finished; its result is the next to reach the
     /// conversation when its batch is done. Calls refused before running

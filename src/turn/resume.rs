@@ -67,7 +67,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             version: PAUSED_TURN_VERSION,
             session_id: self.ids.0,
             loop_id: self.ids.1,
-            mode: self.table.site().mode_name().map(str::to_owned),
+            mode: self.table().site().mode_name().map(str::to_owned),
             message_index,
             pending,
             iterations: counts.iterations,
@@ -119,7 +119,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             self.events.emit(|| TurnEvent::TurnResumed { decisions: 0 });
             return Ok(Some(prior));
         }
-        let site = self.table.site();
+        let site = self.table().site();
         // Each decision made into what its call gets: run (after its
         // arguments passed the schema), or answered.
         let mut to_run: Vec<ToolCall> = Vec::new();
@@ -141,7 +141,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 }
             };
             if let Some(arguments) = arguments {
-                match self.table.prepare(&call.name, Arguments::Value(arguments)) {
+                match self
+                    .table()
+                    .prepare(&call.name, Arguments::Value(arguments))
+                {
                     Prepared::Ready(ready) => prepared.push(Prepared::Ready(ready)),
                     Prepared::Answered(error) => {
                         return Err(ResumeError::of_call(
@@ -229,7 +232,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         if (paused.session_id, paused.loop_id) != self.ids {
             return Err(ResumeError::new(ResumeErrorKind::OtherSession));
         }
-        if paused.mode.as_deref() != self.table.site().mode_name() {
+        if paused.mode.as_deref() != self.table().site().mode_name() {
             return Err(ResumeError::new(ResumeErrorKind::OtherMode));
         }
         if let Some(limits) = &resume.limits

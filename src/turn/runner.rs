@@ -14,8 +14,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
-use crate::bind::Bound;
 use crate::bind::call::{self, CallTable, Finished, Prepared};
+use crate::bind::tool_set::{ListChange, ToolSet};
+use crate::bind::{Binding, Bound};
 use crate::conversation::ids::{IdSet, minted_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
@@ -203,16 +204,18 @@ impl Definition<Bound> {
         let never = CancellationToken::new();
         let unwatched = TurnEvents::default();
         let output = OutputProtocol::new(&options);
-        let table = self.binding().current_table(output.control());
+        let binding = self.binding();
         let span = info_span!(
             "invoke_agent",
             "gen_ai.operation.name" = "invoke_agent",
             "gen_ai.agent.name" = %self.name(),
             "gen_ai.conversation.id" = %self.session_id(),
-            mode = table.site().mode_name().unwrap_or(""),
+            mode = binding.mode(binding.current).name.as_deref().unwrap_or(""),
         );
         Turn {
-            table,
+            binding,
+            set: binding.tools.current(),
+            mode: binding.current,
             id_scope: self.session_id().as_uuid(),
             ids: (self.session_id(), self.loop_id()),
             approval_key: self.binding().layout.approval_key.as_ref(),
@@ -231,8 +234,13 @@ impl Definition<Bound> {
 
 /// One running turn.
 pub(super) struct Turn<'a, M: ?Sized> {
-    /// The turn's mode's tools, and the control tool: fixed for the turn.
-    pub(super) table: CallTable<'a>,
+    pub(super) binding: &'a Binding,
+    /// The binding's tools for the current iteration: taken again before
+    /// each model request, so a changing definition's new list reaches
+    /// the next request and never a running batch.
+    pub(super) set: Arc<ToolSet>,
+    /// The turn's mode: fixed for the turn.
+    pub(super) mode: usize,
     /// The scope of the tool call ids this turn mints: the session's id.
     pub(super) id_scope: uuid::Uuid,
     /// The session's and loop's ids, which a pending call's MAC covers.
@@ -248,6 +256,38 @@ pub(super) struct Turn<'a, M: ?Sized> {
 }
 
 impl<M: Model + ?Sized> Turn<'_, M> {
+    /// Where this iteration's calls are looked up: the turn's mode's tools
+    /// and its control tool.
+    pub(super) fn table(&self) -> CallTable<'_> {
+        CallTable::new(self.binding, &self.set, self.mode, self.output.control())
+    }
+
+    /// Lists again the changing definitions whose tools changed, before a
+    /// model request, and takes the binding's tools as they are now; each
+    /// change is an event.
+    async fn refresh_tools(&mut self) {
+        let tools = &self.binding.tools;
+        for change in tools.refresh(&self.binding.layout).await {
+            self.events.emit(|| match change {
+                ListChange::Changed { definition, tools } => {
+                    TurnEvent::ToolListChanged { definition, tools }
+                }
+                ListChange::Refused {
+                    definition,
+                    kind,
+                    message,
+                } => TurnEvent::ToolListRefused {
+                    definition,
+                    kind,
+                    message,
+                },
+            });
+        }
+        if tools.changes() {
+            self.set = tools.current();
+        }
+    }
+
     async fn run(mut self, conversation: &mut Conversation) -> Result<TurnOutcome, TurnError> {
         let started = Instant::now();
         // Models copy and serialise the conversation, recursing once per
@@ -279,9 +319,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let limits = match self.resume.and_then(|resume| resume.limits) {
             // Checked by the resume already.
             Some(over) => over
-                .inherit(*self.table.site().limits())
-                .unwrap_or(*self.table.site().limits()),
-            None => *self.table.site().limits(),
+                .inherit(*self.table().site().limits())
+                .unwrap_or(*self.table().site().limits()),
+            None => *self.table().site().limits(),
         };
         let mut stats = TurnStats {
             usage: prior.usage,
@@ -308,6 +348,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         };
         let mut requests: u32 = prior.requests;
         loop {
+            self.refresh_tools().await;
             if let Err(reached) = check_budgets(&limits, requests, stats.usage) {
                 if self.budget_policy != BudgetPolicy::Pause {
                     return Err(reached.into());
@@ -459,7 +500,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let batch_started = Instant::now();
             let cut_off = finish_reason == FinishReason::Length;
             let prepared = self
-                .table
+                .table()
                 .prepare_batch(&batch, cut_off, self.output.ends_batch());
             let pending = self.pending(&batch, &prepared);
             let run = self.run_batch(&batch, prepared, cut_off);
@@ -519,11 +560,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// One model request; `None` when cancelled first. A panicking model
     /// fails the turn like a failing one.
     async fn ask(&self, conversation: &Conversation) -> Result<Option<ModelResponse>, ModelError> {
-        let site = self.table.site();
+        let site = self.table().site();
         let request = ModelRequest {
             conversation,
             instructions: site.instructions(),
-            tools: self.table.offered(),
+            tools: self.table().offered(),
             mode: site.mode_name(),
             output: self.output.native(),
             events: self.events,
@@ -552,7 +593,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         prepared: Vec<Prepared<'_>>,
         cut_off: bool,
     ) -> Option<Vec<Option<Finished>>> {
-        let limits = self.table.site().limits();
+        let limits = self.table().site().limits();
         // Pending calls wait for a resume: they get no result here.
         let waiting: Vec<bool> = prepared
             .iter()
@@ -582,7 +623,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 .then(|| Arc::new(self.events.clone()) as Arc<dyn CallEvents>),
         });
 
-        let site = self.table.site();
+        let site = self.table().site();
         for ((index, call), prepared) in batch.iter().enumerate().zip(prepared) {
             let ready = match prepared {
                 // Its own share of the tool: the task may outlive the
@@ -596,7 +637,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 }
                 Prepared::Pending(_) => continue,
             };
-            let owned = self.table.owned_site();
+            let owned = self.table().owned_site();
             let semaphore = Arc::clone(&semaphore);
             let gate = Arc::clone(&gate);
             let link = Arc::clone(&turn_link);

@@ -53,7 +53,7 @@ async fn mode_with_no_tools_has_only_the_extra_tools() {
     let mut bound = bound(&counter, &extra).await;
     let locked = bound.mode("locked").unwrap();
     assert_eq!(names(&locked.tools), ["notes", "ask_user"]);
-    let notes_in_base = bound.base_mode().tools[2];
+    let notes_in_base = bound.base_mode().tools[2].clone();
     assert!(locked.tools[0].same_instance(&notes_in_base));
     bound.set_current_mode(Some("locked")).unwrap();
     assert_eq!(

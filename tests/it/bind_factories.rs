@@ -228,7 +228,8 @@ async fn factories_receive_the_binding() {
     let b = bindings().with(Root("/srv/repo"));
     let session = b.session_id();
     let bound = definition.bind(b).await.unwrap();
-    let description = &bound.tools()[0].info().description;
+    let tools = bound.tools();
+    let description = &tools[0].info().description;
     assert!(description.contains("/srv/repo"), "{description}");
     assert!(description.contains(&session.to_string()), "{description}");
 }
@@ -342,7 +343,8 @@ async fn every_factory_of_a_large_binding_runs_concurrently() {
     .await
     .expect("no factory waits for another")
     .expect("binds");
-    let names: Vec<&str> = bound.tools().iter().map(|tool| tool.name()).collect();
+    let tools = bound.tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
     let expected: Vec<String> = (0..FACTORIES).map(|i| format!("tool_{i}")).collect();
     assert_eq!(names, expected, "in declared order");
 }
@@ -392,7 +394,7 @@ async fn a_one_tool_factory_makes_a_handler_per_session_with_the_declared_info()
         second.invoke("root", serde_json::json!({})).await.unwrap(),
         serde_json::json!("/b")
     );
-    let (a, b) = (first.tools()[0], second.tools()[0]);
+    let (a, b) = (first.tools()[0].clone(), second.tools()[0].clone());
     assert!(!a.same_instance(&b), "a handler per binding");
     assert!(
         std::ptr::eq(a.info(), b.info()),

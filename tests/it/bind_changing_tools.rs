@@ -1,0 +1,313 @@
+//! `tool::Definition::changing`: a binding lists a changing definition's
+//! tools again before a model request when its listing's version moved,
+//! in that binding only; a list that fails (its checks, its reading, a
+//! panic) keeps the old tools and is an event.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_loop::bind::{BindErrorKind, ToolCallErrorKind};
+use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::session::Session;
+use agent_loop::tool::{
+    self, BoxError, CallContext, ListingFactory, Tool, ToolInfo, ToolListing, ToolOutput,
+};
+use agent_loop::turn::{ScriptedModel, TurnEvent, TurnEvents, TurnOptions};
+use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId};
+use serde_json::{Value, json};
+
+/// What the next `list` does.
+#[derive(Clone, Copy, PartialEq)]
+enum Next {
+    List,
+    Fail,
+    Panic,
+}
+
+/// One binding's catalogue: tool names, listed on request.
+struct Catalogue {
+    names: Mutex<Vec<String>>,
+    version: AtomicU64,
+    next: Mutex<Next>,
+}
+
+impl Catalogue {
+    /// Changes the tools (and the version), as a tool of it may.
+    fn set(&self, names: &[&str], next: Next) {
+        *self.names.lock().unwrap() = names.iter().map(|name| (*name).to_owned()).collect();
+        *self.next.lock().unwrap() = next;
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// A tool of the catalogue: answers its name; `grow` adds `added`.
+struct Entry {
+    info: ToolInfo,
+    catalogue: Arc<Catalogue>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Entry {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    async fn invoke(
+        &self,
+        _arguments: Value,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        if self.info.name == "grow" {
+            self.catalogue.set(&["grow", "first", "added"], Next::List);
+        }
+        Ok(format!("{} ran", self.info.name).into())
+    }
+}
+
+struct Listing(Arc<Catalogue>);
+
+#[async_trait::async_trait]
+impl ToolListing for Listing {
+    fn version(&self) -> u64 {
+        self.0.version.load(Ordering::Acquire)
+    }
+
+    async fn list(&self) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+        let next = *self.0.next.lock().unwrap();
+        match next {
+            Next::Fail => return Err("the catalogue is offline".into()),
+            Next::Panic => panic!("the catalogue panicked"),
+            Next::List => {}
+        }
+        let names = self.0.names.lock().unwrap().clone();
+        Ok(names
+            .into_iter()
+            .map(|name| {
+                let schema = if name == "bad" {
+                    json!({"type": "string"})
+                } else {
+                    json!({"type": "object"})
+                };
+                Arc::new(Entry {
+                    info: ToolInfo::new(name.clone(), format!("The {name} tool."), schema),
+                    catalogue: Arc::clone(&self.0),
+                }) as Arc<dyn Tool>
+            })
+            .collect())
+    }
+}
+
+/// Makes each binding's catalogue, and keeps them for the test.
+#[derive(Clone, Default)]
+struct Catalogues(Arc<Mutex<Vec<Arc<Catalogue>>>>);
+
+#[async_trait::async_trait]
+impl ListingFactory for Catalogues {
+    async fn build(&self, _session: &Session) -> Result<Arc<dyn ToolListing>, BoxError> {
+        let catalogue = Arc::new(Catalogue {
+            names: Mutex::new(vec!["grow".into(), "first".into()]),
+            version: AtomicU64::new(0),
+            next: Mutex::new(Next::List),
+        });
+        self.0.lock().unwrap().push(Arc::clone(&catalogue));
+        Ok(Arc::new(Listing(catalogue)))
+    }
+}
+
+/// The catalogue (definition `catalogue`) beside a tool of its own, `own`.
+fn definition(catalogues: &Catalogues) -> Definition<agent_loop::Validated> {
+    let own = tool::Definition::from_fn(
+        ToolInfo::new("own", "The binding's own.", json!({"type": "object"})),
+        |_arguments: Value, _context| async { Ok::<_, BoxError>("own ran") },
+    );
+    Definition::builder()
+        .name("agent")
+        .tool(own)
+        .tool(tool::Definition::changing("catalogue", catalogues.clone()))
+        .build()
+        .validate()
+        .unwrap()
+}
+
+async fn bind(definition: &Definition<agent_loop::Validated>) -> Definition<Bound> {
+    definition
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap()
+}
+
+/// A turn calling each batch's tools with `{}`: the requests' tool names,
+/// the results (text, is_error) and the events.
+async fn turn(
+    session: &Definition<Bound>,
+    batches: &[&[&str]],
+) -> (Vec<Vec<String>>, Vec<(String, bool)>, Vec<TurnEvent>) {
+    let mut responses: Vec<ModelResponse> = batches
+        .iter()
+        .enumerate()
+        .map(|(iteration, names)| {
+            ModelResponse::tool_calls(names.iter().enumerate().map(|(position, name)| {
+                ToolCall::new(format!("call_{iteration}_{position}"), *name, "{}")
+            }))
+        })
+        .collect();
+    responses.push(ModelResponse::answer("done"));
+    let model = ScriptedModel::new(responses);
+    let (events, mut received) = TurnEvents::channel();
+    let mut conversation = vec![Message::user("go")];
+    session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().events(&events).build(),
+        )
+        .await
+        .unwrap();
+    let results = conversation
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool(result) => Some((result.text(), result.is_error)),
+            _ => None,
+        })
+        .collect();
+    let mut all = Vec::new();
+    while let Ok(event) = received.try_recv() {
+        all.push(event);
+    }
+    let offered = model.requests().into_iter().map(|r| r.tool_names).collect();
+    (offered, results, all)
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|name| (*name).to_owned()).collect()
+}
+
+fn tool_names(session: &Definition<Bound>) -> Vec<String> {
+    session
+        .tools()
+        .iter()
+        .map(|tool| tool.name().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_new_list_reaches_the_next_request_of_its_binding_only() {
+    let catalogues = Catalogues::default();
+    let definition = definition(&catalogues);
+    let (session, other) = (bind(&definition).await, bind(&definition).await);
+    let before = session.tool("first").unwrap();
+
+    let (offered, results, events) = turn(&session, &[&["grow"], &["added"]]).await;
+    assert_eq!(
+        offered,
+        [
+            names(&["own", "grow", "first"]),
+            names(&["own", "grow", "first", "added"]),
+            names(&["own", "grow", "first", "added"]),
+        ]
+    );
+    assert_eq!(
+        results,
+        [
+            ("grow ran".to_owned(), false),
+            ("added ran".to_owned(), false)
+        ]
+    );
+    assert!(events.contains(&TurnEvent::ToolListChanged {
+        definition: "catalogue".into(),
+        tools: names(&["grow", "first", "added"]),
+    }));
+    assert_eq!(tool_names(&session), ["own", "grow", "first", "added"]);
+    // The other binding of the same definition keeps its own list.
+    assert_eq!(tool_names(&other), ["own", "grow", "first"]);
+    // A handle taken before the change still reaches its tool.
+    assert_eq!(before.invoke(json!({})).await.unwrap().text(), "first ran");
+}
+
+#[tokio::test]
+async fn a_list_that_fails_its_checks_cannot_be_read_or_panics_keeps_the_old_tools() {
+    let catalogues = Catalogues::default();
+    let session = bind(&definition(&catalogues)).await;
+    let catalogue = Arc::clone(&catalogues.0.lock().unwrap()[0]);
+    let cases = [
+        (
+            &["first", "own"][..],
+            Next::List,
+            BindErrorKind::DuplicateToolName,
+            "bind: duplicate tool name `own` (definitions `own` and `catalogue`)",
+        ),
+        (
+            &["first", "bad"][..],
+            Next::List,
+            BindErrorKind::InvalidToolInfo,
+            "bind: the parameters of tool `bad` must be a JSON Schema with \"type\": \"object\" at the top level, got {\"type\":\"string\"}",
+        ),
+        (
+            &["first", "first"][..],
+            Next::List,
+            BindErrorKind::InvalidToolInfo,
+            "bind: tool definition `catalogue` built two tools named `first`",
+        ),
+        (
+            &["first"][..],
+            Next::Fail,
+            BindErrorKind::FactoryFailed,
+            "bind: the tools of definition `catalogue` could not be listed again: the catalogue is offline",
+        ),
+        (
+            &["first"][..],
+            Next::Panic,
+            BindErrorKind::FactoryPanicked,
+            "bind: the tools of definition `catalogue` could not be listed again: panicked: the catalogue panicked",
+        ),
+    ];
+    for (list, next, kind, message) in cases {
+        catalogue.set(list, next);
+        let (offered, results, events) = turn(&session, &[&["grow"]]).await;
+        let refused: Vec<&TurnEvent> = events
+            .iter()
+            .filter(|event| matches!(event, TurnEvent::ToolListRefused { .. }))
+            .collect();
+        assert_eq!(
+            refused,
+            [&TurnEvent::ToolListRefused {
+                definition: "catalogue".into(),
+                kind,
+                message: message.into(),
+            }]
+        );
+        assert_eq!(offered[0], names(&["own", "grow", "first"]), "{message}");
+        assert_eq!(results, [("grow ran".to_owned(), false)]);
+        // `grow` listed a good list again: the next turn offers it.
+        let (offered, _, _) = turn(&session, &[]).await;
+        assert_eq!(offered[0], names(&["own", "grow", "first", "added"]));
+        catalogue.set(&["grow", "first"], Next::List);
+        let (offered, _, _) = turn(&session, &[]).await;
+        assert_eq!(offered[0], names(&["own", "grow", "first"]));
+    }
+}
+
+#[tokio::test]
+async fn a_tool_the_new_list_dropped_is_no_longer_offered() {
+    let catalogues = Catalogues::default();
+    let session = bind(&definition(&catalogues)).await;
+    catalogues.0.lock().unwrap()[0].set(&["grow"], Next::List);
+    let outcome_of = |results: &[(String, bool)]| results.to_vec();
+    let (_, results, _) = turn(&session, &[&["first", "missing"]]).await;
+    assert_eq!(
+        outcome_of(&results),
+        [
+            (
+                "tool `first` is no longer offered: `catalogue` changed its tools; available tools: own, grow"
+                    .to_owned(),
+                true
+            ),
+            (
+                "unknown tool `missing`; available tools: own, grow".to_owned(),
+                true
+            ),
+        ]
+    );
+    let error = session.invoke("first", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::NoLongerOffered);
+}
