@@ -1,12 +1,12 @@
 //! What an MCP server may ask of this client while a binding lives, and
 //! where it goes: progress to the call it belongs to, elicitations to the
 //! handler set on the [`McpServer`](crate::mcp::McpServer), and
-//! `notifications/tools/list_changed` to the log (the binding keeps the
-//! tools it bound). One [`ClientState`] per binding, kept across restarts
-//! of its server.
+//! `notifications/tools/list_changed` to a count the binding's listing
+//! reads before each model request. One [`ClientState`] per binding, kept
+//! across restarts of its server.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::ClientHandler;
@@ -34,6 +34,9 @@ pub(crate) struct ClientState {
     /// Elicitations being answered now: while one is, no call times out
     /// (a person is answering, and the call waits for that).
     eliciting: AtomicUsize,
+    /// `notifications/tools/list_changed` received, and restarts: each
+    /// may have changed the tools.
+    list_changes: AtomicU64,
 }
 
 /// A call in flight: its context, for its progress events, and what wakes
@@ -50,7 +53,19 @@ impl ClientState {
             elicitation,
             calls: Mutex::new(HashMap::new()),
             eliciting: AtomicUsize::new(0),
+            list_changes: AtomicU64::new(0),
         })
+    }
+
+    /// How many times the server's tools may have changed.
+    pub(crate) fn list_changes(&self) -> u64 {
+        self.list_changes.load(Ordering::Acquire)
+    }
+
+    /// The server's tools may have changed: the binding lists them again
+    /// before its next model request.
+    pub(crate) fn tools_changed(&self) {
+        self.list_changes.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Starts routing the progress of `token` to `context`; the returned
@@ -158,8 +173,9 @@ impl ClientHandler for Client {
         tracing::info!(
             target: "agent_loop::mcp",
             server = %self.0.server,
-            "the server's tools changed (`notifications/tools/list_changed`)"
+            "the server's tools changed (`notifications/tools/list_changed`); listing them again before the next model request"
         );
+        self.0.tools_changed();
     }
 
     async fn create_elicitation(

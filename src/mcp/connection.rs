@@ -126,18 +126,26 @@ impl Connection {
     }
 }
 
-impl Drop for Connection {
-    fn drop(&mut self) {
-        // Ends the client's task, which drops the transport: a stdio
-        // server's input closes, the first step of its shutdown.
+impl Connection {
+    /// Stops the server: ends the client's task, which drops the
+    /// transport (a stdio server's input closes, the first step of its
+    /// shutdown), and stops a stdio server's process group. Calls over it
+    /// from now on find it gone.
+    pub(crate) fn close(&self) {
         self.service.cancellation_token().cancel();
-        let child = match self.child.get_mut() {
-            Ok(child) => child.take(),
+        let child = match self.child.lock() {
+            Ok(mut child) => child.take(),
             Err(poisoned) => poisoned.into_inner().take(),
         };
         if let Some(child) = child {
             child.stop();
         }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 

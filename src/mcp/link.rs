@@ -4,6 +4,7 @@
 //! against after a restart.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -103,6 +104,9 @@ pub(crate) struct Link {
     /// The `inputSchema` of each tool the server last listed (and the
     /// binding's checks kept), by the server's name.
     offered: Mutex<HashMap<String, Value>>,
+    /// Set when the binding is dropped: the server is stopped and never
+    /// started again, whatever still holds the binding's tools.
+    closed: AtomicBool,
 }
 
 /// Whether a call's tool is still what the server offers.
@@ -127,7 +131,15 @@ impl Link {
             current: Mutex::new(connection),
             restarting: tokio::sync::Mutex::new(()),
             offered: Mutex::new(offered(listed)),
+            closed: AtomicBool::new(false),
         }
+    }
+
+    /// Stops the server for good: its binding is gone. A tool handle or a
+    /// call that outlived the binding finds the server closed.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.connection().close();
     }
 
     /// The connection calls go through now.
@@ -141,6 +153,19 @@ impl Link {
     /// The server's name.
     pub(crate) fn server_name(&self) -> &str {
         self.server.name()
+    }
+
+    /// The server's definition.
+    pub(crate) fn server(&self) -> &McpServer {
+        &self.server
+    }
+
+    /// The server's tools as just listed (and kept by the binding's
+    /// checks): what a call checks its tool against from now on.
+    pub(crate) fn offer(&self, kept: &[ToolInfo]) {
+        if let Ok(mut offered_now) = self.offered.lock() {
+            *offered_now = offered(kept);
+        }
     }
 
     /// Whether the server still offers its tool `mcp_name` with the
@@ -164,7 +189,7 @@ impl Link {
         gone: &Arc<Connection>,
     ) -> Option<Result<Arc<Connection>, McpError>> {
         let policy = self.server.restart;
-        if policy.attempts == 0 {
+        if policy.attempts == 0 || self.closed.load(Ordering::Acquire) {
             return None;
         }
         let _restarting = self.restarting.lock().await;
@@ -194,6 +219,11 @@ impl Link {
         })
         .await;
         Some(match started {
+            Ok((connection, _)) if self.closed.load(Ordering::Acquire) => {
+                // The binding went away while the server started.
+                connection.close();
+                return None;
+            }
             Ok((connection, kept)) => {
                 tracing::warn!(
                     target: "agent_loop::mcp",
@@ -202,12 +232,13 @@ impl Link {
                     new_pid = ?connection.pid(),
                     "the MCP server was gone and was restarted"
                 );
-                if let Ok(mut offered_now) = self.offered.lock() {
-                    *offered_now = offered(&kept);
-                }
+                self.offer(&kept);
                 if let Ok(mut current) = self.current.lock() {
                     *current = Arc::clone(&connection);
                 }
+                // The new server's tools may differ: the binding lists
+                // them again before its next model request.
+                self.state.tools_changed();
                 Ok(connection)
             }
             Err(error) => {

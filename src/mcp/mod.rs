@@ -52,8 +52,15 @@
 //! ([`RestartPolicy`]); each call's progress re-arms its timeout up to
 //! [`McpServer::max_total_timeout`] and reaches the turn's events; a
 //! server's elicitations go to [`McpServer::on_elicitation`]'s handler.
-//! `notifications/tools/list_changed` is logged, and the binding keeps the
-//! tools it bound (re-listing on it is not built yet).
+//! After `notifications/tools/list_changed` (and after a restart) the
+//! binding lists the server's tools again, every page, before its next
+//! model request: the new list passes the checks of bind (the allow and
+//! deny lists, tasks, names, schemas, no collision with the binding's
+//! other tools) and is offered from that request on, in that binding
+//! only, or it is refused and the old one kept
+//! ([`tool::Definition::changing`](crate::tool::Definition::changing) says
+//! how, and which events say so). A call of a tool the new list dropped is
+//! answered that the tool is no longer offered.
 //!
 //! Results are bounded: the model sees at most [`DEFAULT_RESULT_BYTES`]
 //! (100 000) bytes of one result's text, cut like

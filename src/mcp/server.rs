@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -20,7 +20,7 @@ use crate::mcp::listing;
 use crate::mcp::tool::{CallTimeouts, McpTool};
 use crate::mcp::transport::{HttpEndpoint, McpStream, StdioCommand};
 use crate::session::Session;
-use crate::tool::{self, BoxError, NameRules, Tool, ToolFactory, ToolInfo};
+use crate::tool::{self, BoxError, ListingFactory, NameRules, Tool, ToolInfo, ToolListing};
 use crate::wire;
 
 /// How long a server gets to start, initialise and list its tools, by
@@ -377,7 +377,7 @@ impl McpServer {
 
     /// The tool definition: a discovering definition named like the server.
     pub fn into_definition(self) -> tool::Definition {
-        tool::Definition::discovering(self.name.clone(), Factory(Arc::new(self)))
+        tool::Definition::changing(self.name.clone(), Factory(Arc::new(self)))
     }
 
     /// The model-facing name of the server's tool `mcp_name`.
@@ -420,7 +420,18 @@ impl McpServer {
             }
         };
         let left = self.connect_timeout.saturating_sub(started.elapsed());
-        let listed = tokio::time::timeout(left, connection.list_all_tools(&self.name))
+        let infos = self.list(&connection, left).await?;
+        Ok((Arc::new(connection), infos))
+    }
+
+    /// Every page of the server's `tools/list` over `connection`, read
+    /// within `timeout`.
+    pub(crate) async fn list(
+        &self,
+        connection: &Connection,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<ToolInfo>, McpError> {
+        let listed = tokio::time::timeout(timeout, connection.list_all_tools(&self.name))
             .await
             .map_err(|_| connection::timed_out(&self.name, self.connect_timeout))??;
         // The wire module reads MCP tools losslessly (title, annotations and
@@ -455,7 +466,7 @@ impl McpServer {
                 .source(error)
             })?
             .tools;
-        Ok((Arc::new(connection), infos))
+        Ok(infos)
     }
 
     /// The listed tools that the allow and deny lists keep, in the server's
@@ -582,8 +593,8 @@ impl From<McpServer> for tool::Definition {
 struct Factory(Arc<McpServer>);
 
 #[async_trait]
-impl ToolFactory for Factory {
-    async fn build(&self, session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+impl ListingFactory for Factory {
+    async fn build(&self, session: &Session) -> Result<Arc<dyn ToolListing>, BoxError> {
         let server = &self.0;
         let result_bytes = server.result_bytes.clone().map_err(|invalid| {
             McpError::new(
@@ -603,10 +614,68 @@ impl ToolFactory for Factory {
             connection,
             &infos,
         ));
-        let timeouts = CallTimeouts {
-            idle: server.call_timeout,
-            total: server.max_total_timeout.max(server.call_timeout),
+        Ok(Arc::new(Listing {
+            link,
+            timeouts: CallTimeouts {
+                idle: server.call_timeout,
+                total: server.max_total_timeout.max(server.call_timeout),
+            },
+            result_bytes,
+            first: Mutex::new(Some(infos)),
+        }))
+    }
+}
+
+/// One binding's tools of one server: listed at connect, and again over
+/// the current connection after `notifications/tools/list_changed` or a
+/// restart.
+struct Listing {
+    link: Arc<Link>,
+    timeouts: CallTimeouts,
+    result_bytes: Option<ResultBytes>,
+    /// The list read at connect, which the binding's first `list` takes.
+    first: Mutex<Option<Vec<ToolInfo>>>,
+}
+
+#[async_trait]
+impl ToolListing for Listing {
+    fn version(&self) -> u64 {
+        self.link.state.list_changes()
+    }
+
+    async fn list(&self) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+        let first = self.first.lock().ok().and_then(|mut first| first.take());
+        let infos = match first {
+            Some(infos) => infos,
+            None => {
+                let server = self.link.server();
+                let connection = self.link.connection();
+                let listed = server.list(&connection, server.connect_timeout).await?;
+                let kept = server.select(listed)?;
+                // Calls check their tool against this list from now on.
+                self.link.offer(&kept);
+                kept
+            }
         };
+        Ok(self.tools(infos)?)
+    }
+}
+
+impl Drop for Listing {
+    /// The binding is gone: so is its server, even while a stray tool
+    /// handle or a detached call still holds one of its tools.
+    fn drop(&mut self) {
+        self.link.close();
+    }
+}
+
+impl Listing {
+    /// A tool per listed info, under its model-facing name.
+    ///
+    /// Errors: [`McpErrorKind::NameCollision`] when two of the server's
+    /// tools get one model-facing name.
+    fn tools(&self, infos: Vec<ToolInfo>) -> Result<Vec<Arc<dyn Tool>>, McpError> {
+        let server = self.link.server();
         let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(infos.len());
         let mut model_names: Vec<(String, String)> = Vec::with_capacity(infos.len());
         for mut info in infos {
@@ -620,16 +689,15 @@ impl ToolFactory for Factory {
                         "the server's tools `{other}` and `{mcp_name}` both become `{}`; deny one of them",
                         info.name
                     ),
-                )
-                .into());
+                ));
             }
             model_names.push((mcp_name.clone(), info.name.clone()));
             tools.push(Arc::new(McpTool::new(
                 info,
                 mcp_name,
-                Arc::clone(&link),
-                timeouts,
-                result_bytes,
+                Arc::clone(&self.link),
+                self.timeouts,
+                self.result_bytes,
             )));
         }
         Ok(tools)

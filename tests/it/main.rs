@@ -7,6 +7,7 @@
 
 mod arbitrary_json;
 mod bind_arbitrary_schemas;
+mod bind_changing_tools;
 mod bind_collisions;
 mod bind_discovered_tools;
 mod bind_extra_tools;
@@ -24,6 +25,8 @@ mod layers;
 mod mcp_arbitrary_results;
 #[cfg(feature = "mcp")]
 mod mcp_in_process;
+#[cfg(feature = "mcp")]
+mod mcp_list_changed;
 #[cfg(feature = "mcp")]
 mod mcp_python_servers;
 #[cfg(feature = "mcp")]

@@ -272,7 +272,8 @@ pub(crate) async fn bind(server: McpServer) -> Definition<agent_loop::Bound> {
 async fn every_page_of_tools_binds_with_sanitised_names_and_the_title_kept() {
     let (server, _probe, _cancelled) = in_process_server();
     let session = bind(server.prefix("local")).await;
-    let names: Vec<&str> = session.tools().iter().map(|tool| tool.name()).collect();
+    let tools = session.tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
     assert_eq!(
         names,
         [
@@ -432,7 +433,8 @@ async fn allow_and_deny_lists_select_tools_and_an_unknown_allowed_name_fails_the
             .deny(["fail"]),
     )
     .await;
-    let names: Vec<&str> = session.tools().iter().map(|tool| tool.name()).collect();
+    let tools = session.tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
     assert_eq!(names, ["greet", "slow"]);
 
     let error = bind_error(server.allow(["greet", "gret"])).await;

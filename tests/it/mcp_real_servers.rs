@@ -157,7 +157,8 @@ async fn two_sessions_each_see_only_their_own_directory_and_no_server_is_left() 
         bind_workspace(&definition, &alice),
         bind_workspace(&definition, &bob)
     );
-    let names: Vec<&str> = alice_session.tools().iter().map(|t| t.name()).collect();
+    let tools = alice_session.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["read_text_file", "list_directory"]);
     let read = alice_session.tool("read_text_file").unwrap();
     assert_eq!(read.info().annotations().read_only_hint, Some(true));
@@ -238,7 +239,8 @@ async fn everything_server_tools_bind_answer_and_a_long_call_is_cancelled() {
         .await
         .unwrap();
     // Every listed tool bound, its prefix sanitised (`.` is not allowed).
-    let names: Vec<&str> = session.tools().iter().map(|t| t.name()).collect();
+    let tools = session.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert!(names.len() >= 10, "{names:?}");
     assert!(
         names.iter().all(|name| name.starts_with("every_thing_")),
@@ -796,7 +798,8 @@ async fn over_streamable_http_a_tool_that_only_runs_as_a_task_is_left_out_too() 
         agent_loop::mcp::HttpEndpoint::new(format!("http://127.0.0.1:{port}/mcp")),
     ))
     .await;
-    let names: Vec<&str> = session.tools().iter().map(|t| t.name()).collect();
+    let tools = session.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert!(names.contains(&"echo"), "{names:?}");
     assert!(!names.contains(&"simulate-research-query"), "{names:?}");
     let echo = session
