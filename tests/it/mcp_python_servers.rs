@@ -531,14 +531,20 @@ async fn probe_sleeping_3_s_is_cut_by_a_1_s_call_timeout_and_the_server_goes_on(
     assert_no_process_left(&marker).await;
 }
 
-/// Waits up to 10 s for the process `pid` to have exited (a zombie until
-/// its parent reaps it, or gone).
+/// Waits up to 10 s for the process `pid` to have exited: a zombie until
+/// its parent reaps it, or gone. Its main thread shows as a zombie as soon
+/// as it exits, while the other threads (the SDK's workers) may still run
+/// and hold the process's pipes open: the process has exited once that
+/// thread is its only one left.
 async fn wait_for_exit(pid: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
+        let threads = std::fs::read_dir(format!("/proc/{pid}/task")).map(Iterator::count);
         match std::fs::read_to_string(format!("/proc/{pid}/status")) {
             Err(_) => return,
-            Ok(status) if status.contains("State:\tZ") => return,
+            Ok(status) if status.contains("State:\tZ") && matches!(threads, Ok(1) | Err(_)) => {
+                return;
+            }
             Ok(_) => {}
         }
         assert!(Instant::now() < deadline, "process {pid} still runs");
