@@ -7,111 +7,19 @@
 //! cargo run --example quickstart -- ./src   # over another directory
 //! ```
 
-use std::path::{Component, Path, PathBuf};
+mod workspace;
+
+use std::path::PathBuf;
 
 use agent_loop::conversation::{AssistantMessage, Message, ModelResponse, ToolCall};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
-use agent_loop::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput, schema_of};
+use agent_loop::tool::{BoxError, ToolOutput};
 use agent_loop::turn::{ScriptedModel, TurnStatus};
-use agent_loop::{Bindings, LoopId, Session, SessionId};
+use agent_loop::{Bindings, LoopId, SessionId};
 use agent_loop::{Definition, Mode, ToolLimits};
 use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-/// Binding data: the directory the tools of one session may read.
-struct Workspace {
-    root: PathBuf,
-}
-
-/// Resolves `relative` inside `root`, refusing anything that leaves it:
-/// absolute paths, `..`, and symlinks pointing outside.
-fn resolve(root: &Path, relative: &str) -> Result<PathBuf, BoxError> {
-    let path = Path::new(relative);
-    if path
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(
-            format!("`{relative}` leaves the workspace: use a relative path without `..`").into(),
-        );
-    }
-    let resolved = root.join(path).canonicalize()?;
-    if !resolved.starts_with(root) {
-        return Err(format!("`{relative}` leaves the workspace").into());
-    }
-    Ok(resolved)
-}
-
-/// Arguments of `list_files`.
-#[derive(Deserialize, JsonSchema)]
-struct ListFilesArgs {
-    /// Directory relative to the workspace root; the root when absent.
-    #[serde(default)]
-    directory: Option<String>,
-}
-
-/// Arguments of `read_file`.
-#[derive(Deserialize, JsonSchema)]
-struct ReadFileArgs {
-    /// File path relative to the workspace root.
-    path: String,
-    /// Read at most this many bytes (default 2000).
-    #[serde(default)]
-    max_bytes: Option<usize>,
-}
-
-/// Lists the entries of a directory of the workspace.
-struct ListFiles {
-    root: PathBuf,
-}
-
-#[async_trait]
-impl Handler for ListFiles {
-    async fn invoke(
-        &self,
-        arguments: Value,
-        _context: &CallContext,
-    ) -> Result<ToolOutput, BoxError> {
-        let arguments: ListFilesArgs = serde_json::from_value(arguments)?;
-        let directory = resolve(&self.root, arguments.directory.as_deref().unwrap_or("."))?;
-        let mut entries = tokio::fs::read_dir(&directory).await?;
-        let mut names = Vec::new();
-        while let Some(entry) = entries.next_entry().await? {
-            let mut name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().await?.is_dir() {
-                name.push('/');
-            }
-            names.push(name);
-        }
-        names.sort();
-        Ok(json!(names).into())
-    }
-}
-
-/// Reads (the start of) a file of the workspace.
-struct ReadFile {
-    root: PathBuf,
-}
-
-#[async_trait]
-impl Handler for ReadFile {
-    async fn invoke(
-        &self,
-        arguments: Value,
-        _context: &CallContext,
-    ) -> Result<ToolOutput, BoxError> {
-        let arguments: ReadFileArgs = serde_json::from_value(arguments)?;
-        let path = resolve(&self.root, &arguments.path)?;
-        let bytes = tokio::fs::read(&path).await?;
-        let limit = arguments.max_bytes.unwrap_or(2000).min(bytes.len());
-        Ok(ToolOutput::from(
-            String::from_utf8_lossy(&bytes[..limit]).into_owned(),
-        ))
-    }
-}
 
 /// Logs every tool call: before, after, and how it ended.
 struct Logging;
@@ -144,39 +52,12 @@ impl ToolMiddleware for Logging {
     }
 }
 
-fn workspace_root(session: &Session) -> Result<PathBuf, BoxError> {
-    Ok(session.get::<Workspace>()?.root.canonicalize()?)
-}
-
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     // Declared once per process: factories, not instances. Each tool's
     // info is declared here and its schema compiled once; the factory makes
     // the tool's handler for each session.
-    let list_files = tool::Definition::new(
-        ToolInfo::new(
-            "list_files",
-            "List the files and directories in a directory of the workspace.",
-            schema_of::<ListFilesArgs>(),
-        ),
-        |session: Session| async move {
-            Ok::<_, BoxError>(ListFiles {
-                root: workspace_root(&session)?,
-            })
-        },
-    );
-    let read_file = tool::Definition::new(
-        ToolInfo::new(
-            "read_file",
-            "Read the start of a text file of the workspace.",
-            schema_of::<ReadFileArgs>(),
-        ),
-        |session: Session| async move {
-            Ok::<_, BoxError>(ReadFile {
-                root: workspace_root(&session)?,
-            })
-        },
-    );
+    let (list_files, read_file) = (workspace::list_files(), workspace::read_file());
 
     let definition = Definition::builder()
         .name("repo-explorer")
@@ -204,7 +85,10 @@ async fn main() -> Result<(), BoxError> {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
     let session = definition
-        .bind(Bindings::new(SessionId::new(), LoopId::new()).with(Workspace { root: root.clone() }))
+        .bind(
+            Bindings::new(SessionId::new(), LoopId::new())
+                .with(workspace::Workspace { root: root.clone() }),
+        )
         .await?;
 
     println!("bound `{}` over {}", session.name(), root.display());

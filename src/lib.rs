@@ -21,6 +21,7 @@
 //! | 3 | `mcp` | MCP servers as tool factories, one connection per binding (feature `mcp`) |
 //! | 4 | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
 //! | 5 | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
+//! | 6 | `serve` | a definition's bindings served as an MCP server, one per MCP session (feature `mcp-server`) |
 //! | 6 | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
 //! | 7 | `model` | real models over HTTP: `OpenAiModel` (feature `openai`), `AnthropicModel` (feature `anthropic`) |
 //!
@@ -453,6 +454,9 @@ pub mod mode;
     doc(cfg(any(feature = "openai", feature = "anthropic", feature = "gemini")))
 )]
 pub mod model;
+#[cfg(feature = "mcp-server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-server")))]
+pub mod serve;
 pub mod session;
 mod support;
 pub mod tool;

@@ -60,6 +60,8 @@ mod model_switch;
 mod model_transport;
 mod properties;
 mod send_sync;
+#[cfg(all(feature = "mcp", feature = "mcp-server"))]
+mod serve_mcp;
 mod tool_limits;
 mod tool_name_sanitize;
 mod turn_arbitrary_calls;

@@ -37,7 +37,7 @@ fn servers_dir() -> PathBuf {
 /// The Python of the servers' virtual environment, installed from the
 /// pinned requirements file, or `None` when the developer chose to skip
 /// these tests.
-fn venv_python() -> Option<PathBuf> {
+pub(crate) fn venv_python() -> Option<PathBuf> {
     let servers = servers_dir();
     let python = servers.join(".venv/bin/python");
     // scripts/test writes this copy once the install succeeded.

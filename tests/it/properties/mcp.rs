@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use agent_loop::conversation::ToolCall;
 use agent_loop::mcp::McpServer;
+use agent_loop::tool::NameRules;
 use agent_loop::{BindErrorKind, Bindings, Definition, LoopId, SessionId};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -30,6 +31,10 @@ pub fn check_mcp(list: &Value, call: &Value) -> Result<(), String> {
         tokio::spawn(serve(server, list.clone(), call.clone()));
         Ok(client)
     })
+    // The conversation is checked against all three providers' rules, so
+    // the names are made to fit all three (a listed `0` becomes `_0`: Gemini
+    // refuses a function name that starts with a digit).
+    .name_rules(NameRules::Portable)
     // A case whose answers the client cannot read fails by the timeout:
     // keep it short, the server answers at once or never.
     .connect_timeout(Duration::from_secs(2))

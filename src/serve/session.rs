@@ -1,0 +1,167 @@
+//! [`ServedSession`]: one MCP session of an [`McpService`]: its binding,
+//! made at `initialize`, and the SDK's server handler answering
+//! `tools/list` and `tools/call` from it.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use crate::bind::Bound;
+use crate::conversation::{ContentPart, ImageSource, ToolCall, ToolResult};
+use crate::definition::Definition;
+use crate::serve::McpService;
+use crate::wire;
+
+/// One MCP session: the service it belongs to and, once initialised, its
+/// binding.
+pub(crate) struct ServedSession {
+    service: Arc<McpService>,
+    bound: OnceCell<Definition<Bound>>,
+}
+
+impl ServedSession {
+    pub(crate) fn new(service: Arc<McpService>) -> Self {
+        Self {
+            service,
+            bound: OnceCell::new(),
+        }
+    }
+
+    /// The session's binding, made now if the client's `initialize` has
+    /// not made it yet.
+    async fn binding(&self) -> Result<&Definition<Bound>, ErrorData> {
+        self.bound
+            .get_or_try_init(|| async {
+                let service = &self.service;
+                let mut bound = service
+                    .definition
+                    .bind((service.bindings)())
+                    .await
+                    .map_err(|error| {
+                        tracing::warn!(
+                            target: "agent_loop::serve",
+                            definition = service.definition.name(),
+                            "an MCP session's binding failed: {error}"
+                        );
+                        ErrorData::internal_error(error.to_string(), None)
+                    })?;
+                if let Some(mode) = &service.mode {
+                    bound
+                        .set_current_mode(Some(mode))
+                        .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+                }
+                Ok(bound)
+            })
+            .await
+    }
+}
+
+impl ServerHandler for ServedSession {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new(self.service.name.clone(), self.service.version.clone()),
+        )
+    }
+
+    /// The revisions with an `initialize` handshake and sessions, up to
+    /// 2025-11-25: a binding is one session's. (Under 2026-07-28, which
+    /// has no sessions, every request would get a binding of its own.)
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(
+            &ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        // The binding is the session's: made before the session is
+        // answered, so a binding that fails fails `initialize`.
+        self.binding().await?;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let bound = self.binding().await?;
+        let tools = bound.tools();
+        let listed =
+            wire::mcp::export_list_tools_result(tools.iter().map(|tool| tool.info()), None);
+        // Through the SDK's constructor, which marks the result complete
+        // (`resultType`, which protocol version 2026-07-28 requires).
+        let tools = serde_json::from_value(listed["tools"].clone())
+            .map_err(|error| ErrorData::internal_error(format!("`tools/list`: {error}"), None))?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let bound = self.binding().await?;
+        let id = match serde_json::to_value(&context.id) {
+            Ok(Value::String(id)) => id,
+            Ok(other) => other.to_string(),
+            Err(_) => String::new(),
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let call = ToolCall::new(format!("mcp-{id}"), request.name.as_ref(), arguments);
+        let outcome = tokio::select! {
+            biased;
+            // The client cancelled the request: the SDK sends no answer.
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+            outcome = bound.run_tool_call(&call) => outcome,
+        };
+        let content = serde_json::from_value(content(&outcome.result))
+            .map_err(|error| ErrorData::internal_error(format!("`tools/call`: {error}"), None))?;
+        // The SDK's constructors mark the result complete (`resultType`).
+        Ok(if outcome.result.is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        }
+        .into())
+    }
+}
+
+/// The `content` of the `tools/call` result of `result`: text as `text`
+/// content, inline images as `image`, images by URL as `resource_link`
+/// (MCP has no image by URL).
+fn content(result: &ToolResult) -> Value {
+    let content: Vec<Value> = result
+        .content
+        .iter()
+        .filter_map(|part| match part {
+            ContentPart::Text(text) => Some(json!({"type": "text", "text": text.text})),
+            ContentPart::Image(image) => Some(match &image.source {
+                ImageSource::Base64 { media_type, data } => {
+                    json!({"type": "image", "data": data, "mimeType": media_type})
+                }
+                ImageSource::Url { url } => {
+                    json!({"type": "resource_link", "uri": url, "name": "image"})
+                }
+            }),
+            // A tool result holds text and images only.
+            _ => None,
+        })
+        .collect();
+    Value::Array(content)
+}
