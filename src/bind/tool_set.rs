@@ -207,10 +207,6 @@ impl Tools {
             if version == listed.version.load(Ordering::Acquire) {
                 continue;
             }
-            // Taken before the list is read: a change announced while it
-            // is read moves the version again, and the next refresh reads
-            // it.
-            listed.version.store(version, Ordering::Release);
             let definition = &layout.definitions[listed.definition];
             let Factory::Listing { infos, .. } = definition.factory() else {
                 // Only a changing definition has a listing.
@@ -250,6 +246,11 @@ impl Tools {
                     }
                 }
             };
+            // The version read before the list: a change announced while
+            // it was read moves the version again, and the next refresh
+            // reads it. Stored only now, so a refresh dropped while it
+            // reads (a cancelled turn) is done again by the next one.
+            listed.version.store(version, Ordering::Release);
             changes.push(change);
         }
         changes

@@ -77,6 +77,14 @@ impl Connection {
         http_client::over_limit_bytes(data, self.over_limit_token.as_deref()?)
     }
 
+    /// Starts reading the server's own listing again, for a `tools/list`
+    /// after the first (see [`ListingTap`]).
+    pub(crate) fn start_listing(&self) {
+        if let Some(tap) = &self.listing {
+            tap.start();
+        }
+    }
+
     /// The listed tools as the server wrote them, by name, read while
     /// listing (see [`ListingTap`]); reading stops here.
     pub(crate) fn finish_listing(

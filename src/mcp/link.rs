@@ -101,8 +101,8 @@ pub(crate) struct Link {
     /// Held while a restart runs: calls that find the server gone at once
     /// restart it once.
     restarting: tokio::sync::Mutex<()>,
-    /// The `inputSchema` of each tool the server last listed (and the
-    /// binding's checks kept), by the server's name.
+    /// The `inputSchema` of each tool the server last listed (after the
+    /// allow and deny lists), by the server's name.
     offered: Mutex<HashMap<String, Value>>,
     /// Set when the binding is dropped: the server is stopped and never
     /// started again, whatever still holds the binding's tools.
@@ -160,8 +160,8 @@ impl Link {
         &self.server
     }
 
-    /// The server's tools as just listed (and kept by the binding's
-    /// checks): what a call checks its tool against from now on.
+    /// The server's tools as just listed (after the allow and deny lists):
+    /// what a call cut by a restart checks its tool against.
     pub(crate) fn offer(&self, kept: &[ToolInfo]) {
         if let Ok(mut offered_now) = self.offered.lock() {
             *offered_now = offered(kept);

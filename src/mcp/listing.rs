@@ -81,6 +81,17 @@ impl ListingTap {
         }
     }
 
+    /// Switches the tap on again, empty, before another listing (after
+    /// `notifications/tools/list_changed`): its tools are read as the
+    /// first listing's were.
+    pub(crate) fn start(&self) {
+        self.tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        self.active.store(true, Ordering::Relaxed);
+    }
+
     /// Switches the tap off and gives the raw tools read, by name.
     pub(crate) fn finish(&self) -> HashMap<String, Map<String, Value>> {
         self.active.store(false, Ordering::Relaxed);

@@ -146,6 +146,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     .prepare(&call.name, Arguments::Value(arguments))
                 {
                     Prepared::Ready(ready) => prepared.push(Prepared::Ready(ready)),
+                    // Its tool went away while the turn was paused (a
+                    // changing definition's new list): the call is answered
+                    // so, as a model's call of it would be.
+                    Prepared::Answered(error)
+                        if error.kind == ToolCallErrorKind::NoLongerOffered =>
+                    {
+                        prepared.push(Prepared::Answered(error));
+                    }
                     Prepared::Answered(error) => {
                         return Err(ResumeError::of_call(
                             ResumeErrorKind::InvalidArguments {

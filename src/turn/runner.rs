@@ -267,7 +267,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// change is an event.
     async fn refresh_tools(&mut self) {
         let tools = &self.binding.tools;
-        for change in tools.refresh(&self.binding.layout).await {
+        // A cancelled turn does not wait for a server's list: the request
+        // that follows sees the token and ends the turn.
+        let changes = tokio::select! {
+            biased;
+            () = self.cancellation.cancelled() => return,
+            changes = tools.refresh(&self.binding.layout) => changes,
+        };
+        for change in changes {
             self.events.emit(|| match change {
                 ListChange::Changed { definition, tools } => {
                     TurnEvent::ToolListChanged { definition, tools }
@@ -301,8 +308,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 source: TooDeep::new(),
             });
         }
-        // A resume answers the paused calls first: `repair` would answer
-        // them "interrupted".
+        // A resume answers the paused calls first (`repair` would answer
+        // them "interrupted"), with the binding's tools as they are now.
+        if self.resume.is_some() {
+            self.refresh_tools().await;
+        }
         let (prior, first_new) = match self.resume {
             Some(resume) => match self.resume(conversation, resume).await? {
                 Some(prior) => {

@@ -8,13 +8,17 @@ use std::sync::{Arc, Mutex};
 
 use agent_loop::bind::{BindErrorKind, ToolCallErrorKind};
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::gate::{GateCall, GateDecision};
 use agent_loop::session::Session;
 use agent_loop::tool::{
     self, BoxError, CallContext, ListingFactory, Tool, ToolInfo, ToolListing, ToolOutput,
 };
-use agent_loop::turn::{ScriptedModel, TurnEvent, TurnEvents, TurnOptions};
+use agent_loop::turn::{
+    CallDecision, Resume, ScriptedModel, TurnEvent, TurnEvents, TurnOptions, TurnStatus,
+};
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 /// What the next `list` does.
 #[derive(Clone, Copy, PartialEq)]
@@ -292,10 +296,9 @@ async fn a_tool_the_new_list_dropped_is_no_longer_offered() {
     let catalogues = Catalogues::default();
     let session = bind(&definition(&catalogues)).await;
     catalogues.0.lock().unwrap()[0].set(&["grow"], Next::List);
-    let outcome_of = |results: &[(String, bool)]| results.to_vec();
     let (_, results, _) = turn(&session, &[&["first", "missing"]]).await;
     assert_eq!(
-        outcome_of(&results),
+        results,
         [
             (
                 "tool `first` is no longer offered: `catalogue` changed its tools; available tools: own, grow"
@@ -310,4 +313,62 @@ async fn a_tool_the_new_list_dropped_is_no_longer_offered() {
     );
     let error = session.invoke("first", json!({})).await.unwrap_err();
     assert_eq!(error.kind, ToolCallErrorKind::NoLongerOffered);
+}
+
+#[tokio::test]
+async fn approving_a_paused_call_whose_tool_went_away_answers_it_no_longer_offered() {
+    let catalogues = Catalogues::default();
+    let definition = Definition::builder()
+        .name("agent")
+        .tool(tool::Definition::changing("catalogue", catalogues.clone()))
+        .tool_gate("first", |_call: &GateCall<'_>| {
+            GateDecision::ask("a person decides")
+        })
+        .build()
+        .validate()
+        .unwrap();
+    let session = bind(&definition).await;
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("call_1", "first", "{}")]),
+        ModelResponse::answer("done"),
+    ]);
+    let mut conversation = vec![Message::user("go")];
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let TurnStatus::Paused(paused) = outcome.status else {
+        panic!("not paused: {:?}", outcome.status);
+    };
+    catalogues.0.lock().unwrap()[0].set(&["grow"], Next::List);
+    let resume = Resume::new(*paused, [CallDecision::approve("call_1")]);
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().resume(&resume).build(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        TurnStatus::Completed {
+            answer: "done".into()
+        }
+    );
+    let answered: Vec<(String, bool)> = conversation
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool(result) => Some((result.text(), result.is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        answered,
+        [(
+            "tool `first` is no longer offered: `catalogue` changed its tools; available tools: grow"
+                .to_owned(),
+            true
+        )]
+    );
 }

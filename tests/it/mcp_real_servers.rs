@@ -727,9 +727,13 @@ fn a_tool_that_only_runs_as_a_task_is_left_out_with_a_warning_naming_server_and_
         .iter()
         .filter(|warning| warning.contains("tool left out"))
         .collect();
-    assert_eq!(
-        left_out,
-        [&"agent_loop::mcp: message=tool left out: it can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support server=everything tool=simulate-research-query ".to_owned()],
+    // One per listing that left it out: the server registers tools after
+    // `initialize` (as the TypeScript SDK's `McpServer` does) and says so
+    // with `notifications/tools/list_changed`, so the binding may list
+    // twice before its first request.
+    let expected = "agent_loop::mcp: message=tool left out: it can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support server=everything tool=simulate-research-query ";
+    assert!(
+        (1..=2).contains(&left_out.len()) && left_out.iter().all(|warning| *warning == expected),
         "{warnings:?}"
     );
 }
