@@ -15,7 +15,7 @@
 
 mod workspace;
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use agent_loop::gate::{GateCall, GateDecision};
 use agent_loop::serve::McpService;
@@ -25,8 +25,13 @@ use tokio_util::sync::CancellationToken;
 
 /// Reading under `.git` waits for a person.
 fn ask_about_git(call: &GateCall<'_>) -> GateDecision {
-    let path = call.arguments["path"].as_str().unwrap_or_default();
-    if path.trim_start_matches("./").starts_with(".git") {
+    let path = Path::new(call.arguments["path"].as_str().unwrap_or_default());
+    // By components: `./.git/HEAD` and `.//.git/HEAD` are under `.git`,
+    // `.gitignore` is not.
+    if path
+        .components()
+        .any(|part| part == Component::Normal(".git".as_ref()))
+    {
         GateDecision::ask("reading the repository's own metadata needs a person's approval")
     } else {
         GateDecision::Allow
@@ -78,7 +83,7 @@ async fn main() -> Result<(), BoxError> {
                 let _ = tokio::signal::ctrl_c().await;
                 stop.cancel();
             });
-            service.serve_http(listener, shutdown).await?;
+            service.serve_http(listener, shutdown).await;
         }
     }
     Ok(())

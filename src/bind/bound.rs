@@ -337,6 +337,16 @@ impl Definition<Bound> {
         Ok(())
     }
 
+    /// Lists again the [changing](crate::tool::Definition::changing)
+    /// definitions whose listing's version moved, as a turn does before
+    /// each model request (the changes are traced, and no events sent):
+    /// for a caller that runs calls without a turn.
+    #[cfg(feature = "mcp-server")]
+    pub(crate) async fn refresh_tools(&self) {
+        let binding = self.binding();
+        binding.tools.refresh(&binding.layout).await;
+    }
+
     /// The middlewares, first = outermost (a fresh collection of shared
     /// instances).
     pub fn middlewares(&self) -> Vec<Arc<dyn ToolMiddleware>> {

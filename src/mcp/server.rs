@@ -431,6 +431,9 @@ impl McpServer {
         connection: &Connection,
         timeout: std::time::Duration,
     ) -> Result<Vec<ToolInfo>, McpError> {
+        // The server's own listing of these pages, for the fields the SDK
+        // drops.
+        connection.start_listing();
         let listed = tokio::time::timeout(timeout, connection.list_all_tools(&self.name))
             .await
             .map_err(|_| connection::timed_out(&self.name, self.connect_timeout))??;
@@ -605,6 +608,9 @@ impl ListingFactory for Factory {
             .source(invalid)
         })?;
         let state = ClientState::new(&server.name, server.elicitation.clone());
+        // Before the list: a change announced while it is read makes the
+        // binding's first `list` read it again.
+        let version = state.list_changes();
         let (connection, infos) = server.connect(session, &state).await?;
         let infos = server.select(infos)?;
         let link = Arc::new(Link::new(
@@ -621,7 +627,7 @@ impl ListingFactory for Factory {
                 total: server.max_total_timeout.max(server.call_timeout),
             },
             result_bytes,
-            first: Mutex::new(Some(infos)),
+            first: Mutex::new(Some((version, infos))),
         }))
     }
 }
@@ -633,8 +639,9 @@ struct Listing {
     link: Arc<Link>,
     timeouts: CallTimeouts,
     result_bytes: Option<ResultBytes>,
-    /// The list read at connect, which the binding's first `list` takes.
-    first: Mutex<Option<Vec<ToolInfo>>>,
+    /// The list read at connect, with the version before it, which the
+    /// binding's first `list` takes unless the version moved since.
+    first: Mutex<Option<(u64, Vec<ToolInfo>)>>,
 }
 
 #[async_trait]
@@ -644,7 +651,13 @@ impl ToolListing for Listing {
     }
 
     async fn list(&self) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
-        let first = self.first.lock().ok().and_then(|mut first| first.take());
+        let first = self
+            .first
+            .lock()
+            .ok()
+            .and_then(|mut first| first.take())
+            .filter(|(version, _)| *version == self.version())
+            .map(|(_, infos)| infos);
         let infos = match first {
             Some(infos) => infos,
             None => {
@@ -652,7 +665,8 @@ impl ToolListing for Listing {
                 let connection = self.link.connection();
                 let listed = server.list(&connection, server.connect_timeout).await?;
                 let kept = server.select(listed)?;
-                // Calls check their tool against this list from now on.
+                // The server's latest list, whatever the binding's checks
+                // make of it: a call a restart cut checks its tool here.
                 self.link.offer(&kept);
                 kept
             }

@@ -98,23 +98,17 @@ impl fmt::Debug for McpService {
     }
 }
 
-/// Why serving stopped: a transport that could not start or failed.
-/// What goes wrong in one call or one session's binding goes to that
-/// client, as an `isError` result or a JSON-RPC error, and is no
-/// `ServeError`.
+/// Why one session did not start. What goes wrong in one call or one
+/// session's binding goes to that client, as an `isError` result or a
+/// JSON-RPC error, and is no `ServeError`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
-    /// Accepting a connection failed (streamable HTTP).
-    #[error("serve: accepting a connection failed")]
-    Accept(#[source] std::io::Error),
     /// The session did not start: the client's `initialize` failed or the
-    /// transport closed first (stdio, or [`McpService::serve`]).
-    #[error("serve: the MCP session did not start: {message}")]
-    Initialize {
-        /// What the SDK said.
-        message: String,
-    },
+    /// transport closed first (stdio, or [`McpService::serve`]). The
+    /// source is the SDK's error.
+    #[error("serve: the MCP session did not start")]
+    Initialize(#[source] crate::tool::BoxError),
 }
 
 impl McpService {
@@ -168,9 +162,7 @@ impl McpService {
         let running = ServedSession::new(Arc::new(self.clone()))
             .serve((reader, writer))
             .await
-            .map_err(|error| ServeError::Initialize {
-                message: error.to_string(),
-            })?;
+            .map_err(|error| ServeError::Initialize(Box::new(error)))?;
         // The session ends when the client closes its end (or the task is
         // cancelled); how it ended changes nothing for the server.
         let _ = running.waiting().await;
@@ -191,14 +183,11 @@ impl McpService {
     /// at any path of `listener`'s address, one binding per
     /// `Mcp-Session-Id`, until `shutdown` is cancelled; the sessions'
     /// bindings are dropped then. Bind the listener to a loopback address
-    /// (`127.0.0.1:PORT`): the SDK accepts only loopback `Host` headers.
-    ///
-    /// Errors: [`ServeError::Accept`] when accepting a connection fails.
-    pub async fn serve_http(
-        &self,
-        listener: TcpListener,
-        shutdown: CancellationToken,
-    ) -> Result<(), ServeError> {
+    /// (`127.0.0.1:PORT`): the SDK accepts only loopback `Host` headers. A
+    /// connection that fails to be accepted is logged (`tracing`, target
+    /// `agent_loop::serve`) and serving goes on; what fails in a session
+    /// is that client's.
+    pub async fn serve_http(&self, listener: TcpListener, shutdown: CancellationToken) {
         let shared = Arc::new(self.clone());
         let service = Arc::new(StreamableHttpService::new(
             move || Ok(ServedSession::new(Arc::clone(&shared))),
@@ -206,13 +195,23 @@ impl McpService {
             StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
         ));
         let connections = tokio_util::task::TaskTracker::new();
-        let accepted = loop {
+        loop {
             let (stream, _) = tokio::select! {
                 biased;
-                () = shutdown.cancelled() => break Ok(()),
+                () = shutdown.cancelled() => break,
                 accepted = listener.accept() => match accepted {
                     Ok(accepted) => accepted,
-                    Err(error) => break Err(ServeError::Accept(error)),
+                    Err(error) => {
+                        // A client that went before it was accepted, or no
+                        // file descriptor free for now: the server goes on,
+                        // a moment later.
+                        tracing::warn!(
+                            target: "agent_loop::serve",
+                            "accepting a connection failed: {error}"
+                        );
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        continue;
+                    }
                 },
             };
             let service = Arc::clone(&service);
@@ -230,9 +229,8 @@ impl McpService {
                     () = shutdown.cancelled() => {}
                 }
             });
-        };
+        }
         connections.close();
         connections.wait().await;
-        accepted
     }
 }

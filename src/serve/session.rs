@@ -86,11 +86,13 @@ impl ServerHandler for ServedSession {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        // The binding is the session's: made before the session is
-        // answered, so a binding that fails fails `initialize`.
+        // The version first: a client this server cannot speak with starts
+        // nothing. Then the binding, the session's: made before the
+        // session is answered, so a binding that fails fails `initialize`.
+        let answer = self.negotiate_initialize(&request)?;
         self.binding().await?;
-        context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        context.peer.set_peer_info(request);
+        Ok(answer)
     }
 
     async fn list_tools(
@@ -99,12 +101,24 @@ impl ServerHandler for ServedSession {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let bound = self.binding().await?;
+        bound.refresh_tools().await;
         let tools = bound.tools();
-        let listed =
+        let mut listed =
             wire::mcp::export_list_tools_result(tools.iter().map(|tool| tool.info()), None);
+        if let Some(Value::Array(tools)) = listed.get_mut("tools") {
+            for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                // A served call answers text and images, never
+                // `structuredContent`, and never runs as a task: a client
+                // told otherwise refuses the answer (the Python SDK fails
+                // every call of a tool with an `outputSchema` whose result
+                // has no structured content).
+                tool.remove("outputSchema");
+                tool.remove("execution");
+            }
+        }
         // Through the SDK's constructor, which marks the result complete
         // (`resultType`, which protocol version 2026-07-28 requires).
-        let tools = serde_json::from_value(listed["tools"].clone())
+        let tools = serde_json::from_value(listed["tools"].take())
             .map_err(|error| ErrorData::internal_error(format!("`tools/list`: {error}"), None))?;
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -115,6 +129,7 @@ impl ServerHandler for ServedSession {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let bound = self.binding().await?;
+        bound.refresh_tools().await;
         let id = match serde_json::to_value(&context.id) {
             Ok(Value::String(id)) => id,
             Ok(other) => other.to_string(),

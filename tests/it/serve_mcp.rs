@@ -132,11 +132,7 @@ async fn over_a_byte_stream_a_session_lists_and_calls_through_the_served_binding
 /// the shutdown token and the serving task.
 async fn http_service(
     service: McpService,
-) -> (
-    String,
-    CancellationToken,
-    tokio::task::JoinHandle<Result<(), agent_loop::serve::ServeError>>,
-) {
+) -> (String, CancellationToken, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
@@ -174,7 +170,7 @@ async fn over_streamable_http_each_session_has_a_binding_of_its_own() {
         "one binding per MCP session, and only those"
     );
     shutdown.cancel();
-    task.await.unwrap().unwrap();
+    task.await.unwrap();
 }
 
 #[tokio::test]
@@ -230,5 +226,5 @@ async fn the_python_sdk_client_lists_and_calls_and_sees_refusals_as_is_error_res
     );
     assert_eq!(binds.load(Ordering::SeqCst), 1, "one session, one binding");
     shutdown.cancel();
-    task.await.unwrap().unwrap();
+    task.await.unwrap();
 }
