@@ -12,12 +12,12 @@ use std::sync::atomic::AtomicU64;
 use futures::FutureExt;
 use futures::future::join_all;
 
-use crate::bind::tool_set::{Listed, ToolSet, Tools, changing_set};
+use crate::bind::tool_set::{Listed, ToolSet, Tools, changing_set, table_of};
 use crate::bind::{
     BindError, BindErrorKind, Binding, Bindings, Bound, BoundTool, Duplicate, FactoryPanic,
 };
 use crate::definition::builder::Recipe;
-use crate::definition::layout::{Collisions, Layout, ToolTable};
+use crate::definition::layout::{Collisions, Layout};
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
 use crate::session::Session;
@@ -225,12 +225,15 @@ async fn bind(
                 }
             }
             Built::Listing(infos, instances, listing, version) => {
-                tools.extend(reported_tools(
-                    definition,
-                    infos,
-                    instances,
-                    recipe.name_rules,
-                )?);
+                for (index, instance) in instances.into_iter().enumerate() {
+                    tools.push(reported_tool(
+                        definition,
+                        infos,
+                        index,
+                        instance,
+                        recipe.name_rules,
+                    )?);
+                }
                 listings.push(Listed {
                     definition: index,
                     listing,
@@ -270,20 +273,7 @@ async fn bind(
     // be checked now, and placed by a table of this binding's own.
     let table = if distinct.iter().any(tool::Definition::discovers_tools) {
         check_built_names(distinct, &produced, &tools)?;
-        let names: Vec<Vec<String>> = produced
-            .iter()
-            .map(|range| {
-                tools[range.clone()]
-                    .iter()
-                    .map(|tool| tool.checked.info.name.clone())
-                    .collect()
-            })
-            .collect();
-        Arc::new(ToolTable::new(
-            distinct.len(),
-            &layout.modes,
-            |definition| &names[definition],
-        ))
+        Arc::new(table_of(&layout, &produced, &tools))
     } else {
         Arc::clone(&layout.table)
     };

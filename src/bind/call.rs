@@ -361,7 +361,12 @@ impl<'a> CallTable<'a> {
         } else {
             available.join(", ")
         };
-        if let Some(definition) = self.set.withdrawn(name) {
+        if let Some(definition) = self.set.withdrawn(name).filter(|definition| {
+            self.binding
+                .mode(self.mode)
+                .definitions
+                .contains(definition)
+        }) {
             let definition = self.binding.layout.definitions[definition].name();
             return Err(ToolCallError::new(
                 ToolCallErrorKind::NoLongerOffered,

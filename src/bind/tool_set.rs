@@ -85,24 +85,13 @@ impl ToolSet {
             produced.push(first..tools.len());
         }
         check_built_names(&layout.definitions, &produced, &tools)?;
-        let names: Vec<Vec<String>> = produced
-            .iter()
-            .map(|range| {
-                tools[range.clone()]
-                    .iter()
-                    .map(|tool| tool.checked.info.name.clone())
-                    .collect()
-            })
-            .collect();
-        let table = ToolTable::new(layout.definitions.len(), &layout.modes, |index| {
-            &names[index]
-        });
+        let table = table_of(layout, &produced, &tools);
         let mut withdrawn = self.withdrawn.clone();
         for old in &self.tools[self.produced[definition].clone()] {
             withdrawn.insert(old.checked.info.name.clone(), definition);
         }
-        for name in &names[definition] {
-            withdrawn.remove(name);
+        for new in &tools[produced[definition].clone()] {
+            withdrawn.remove(&new.checked.info.name);
         }
         Ok(Self {
             tools: tools.into_boxed_slice(),
@@ -213,17 +202,18 @@ impl Tools {
                 continue;
             };
             let change = match changing.relist(layout, listed, infos).await {
-                Ok(tools) => {
+                Ok(None) => None,
+                Ok(Some(tools)) => {
                     tracing::info!(
                         target: "agent_loop::bind",
                         definition = definition.name(),
                         tools = ?tools,
                         "the tools of a changing definition were listed again"
                     );
-                    ListChange::Changed {
+                    Some(ListChange::Changed {
                         definition: definition.name().to_owned(),
                         tools,
-                    }
+                    })
                 }
                 Err(error) => {
                     let mut message = error.to_string();
@@ -239,11 +229,11 @@ impl Tools {
                         kind = ?error.kind,
                         "a changing definition's new tool list was refused; its tools stay as they were: {message}"
                     );
-                    ListChange::Refused {
+                    Some(ListChange::Refused {
                         definition: definition.name().to_owned(),
                         kind: error.kind,
                         message,
-                    }
+                    })
                 }
             };
             // The version read before the list: a change announced while
@@ -251,7 +241,7 @@ impl Tools {
             // reads it. Stored only now, so a refresh dropped while it
             // reads (a cancelled turn) is done again by the next one.
             listed.version.store(version, Ordering::Release);
-            changes.push(change);
+            changes.extend(change);
         }
         changes
     }
@@ -266,13 +256,13 @@ impl Changing {
     }
 
     /// Reads `listed`'s list, checks it, and makes it current; its tool
-    /// names.
+    /// names, or `None` when it lists the tools the binding has.
     async fn relist(
         &self,
         layout: &Layout,
         listed: &Listed,
         infos: &InfoCache,
-    ) -> Result<Vec<String>, BindError> {
+    ) -> Result<Option<Vec<String>>, BindError> {
         let definition = &layout.definitions[listed.definition];
         let name = definition.name();
         let instances = match AssertUnwindSafe(listed.listing.list()).catch_unwind().await {
@@ -297,17 +287,50 @@ impl Changing {
             }
         };
         let built = reported_tools(definition, infos, instances, self.name_rules)?;
+        let current = self.current();
+        let now = &current.tools[current.produced[listed.definition].clone()];
+        // The same infos (equal ones share their checked form): the
+        // binding keeps its tools, and nothing changed to report.
+        if now.len() == built.len()
+            && now
+                .iter()
+                .zip(&built)
+                .all(|(old, new)| Arc::ptr_eq(&old.checked, &new.checked))
+        {
+            return Ok(None);
+        }
         let names = built
             .iter()
             .map(|tool| tool.checked.info.name.clone())
             .collect();
-        let next = self.current().replace(layout, listed.definition, built)?;
+        let next = current.replace(layout, listed.definition, built)?;
         match self.current.lock() {
             Ok(mut current) => *current = Arc::new(next),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(next),
         }
-        Ok(names)
+        Ok(Some(names))
     }
+}
+
+/// Where a binding's `tools` go when definition `d`'s are
+/// `tools[produced[d]]`: the table of the names they were built with.
+pub(crate) fn table_of(
+    layout: &Layout,
+    produced: &[Range<usize>],
+    tools: &[BoundTool],
+) -> ToolTable {
+    let names: Vec<Vec<String>> = produced
+        .iter()
+        .map(|range| {
+            tools[range.clone()]
+                .iter()
+                .map(|tool| tool.checked.info.name.clone())
+                .collect()
+        })
+        .collect();
+    ToolTable::new(layout.definitions.len(), &layout.modes, |definition| {
+        &names[definition]
+    })
 }
 
 /// A set made at bind for a binding whose tools can change: `produced`

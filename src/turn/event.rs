@@ -88,7 +88,8 @@ pub enum TurnEvent {
         definition: String,
         /// What failed, as at bind: `InvalidToolInfo` (a name or a
         /// schema), `DuplicateToolName` (a name another definition of the
-        /// binding produces), `FactoryFailed` (the list could not be read).
+        /// binding produces), `FactoryFailed` (the list could not be read),
+        /// `FactoryPanicked` (reading it panicked).
         kind: BindErrorKind,
         /// The error's text, with its causes.
         message: String,

@@ -540,8 +540,21 @@ async fn http_server() -> String {
 /// Serves `TestServer` over streamable HTTP on a loopback port, answering
 /// with JSON bodies (`json_response`) or SSE streams; returns its URL.
 async fn http_server_answering(json_response: bool) -> String {
+    http_server_with_sessions(json_response).await.0
+}
+
+/// As [`http_server_answering`], with the server's sessions, which a test
+/// may expire.
+async fn http_server_with_sessions(
+    json_response: bool,
+) -> (
+    String,
+    Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+) {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let sessions = Arc::new(LocalSessionManager::default());
 
     let (sender, _receiver) = mpsc::unbounded_channel();
     let probe = Probe {
@@ -551,7 +564,7 @@ async fn http_server_answering(json_response: bool) -> String {
     };
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(TestServer(probe.clone())),
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&sessions),
         {
             let mut config = StreamableHttpServerConfig::default();
             config.json_response = json_response;
@@ -574,7 +587,59 @@ async fn http_server_answering(json_response: bool) -> String {
             });
         }
     });
-    format!("http://{address}/mcp")
+    (format!("http://{address}/mcp"), sessions)
+}
+
+#[tokio::test]
+async fn an_http_session_the_server_expired_is_initialised_again_with_the_same_headers() {
+    let (url, sessions) = http_server_with_sessions(false).await;
+    let server = McpServer::http_with("remote", move |session| {
+        Ok(HttpEndpoint::new(url.clone()).header("x-tenant", session.session_id().to_string()))
+    })
+    .allow(["greet", "tenant"]);
+    let definition = Definition::builder()
+        .name("mcp")
+        .tool(server)
+        .build()
+        .validate()
+        .unwrap();
+    let session_id = SessionId::new();
+    let bound = definition
+        .bind(Bindings::new(session_id, LoopId::new()))
+        .await
+        .unwrap();
+    let ids = || async {
+        sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let first = ids().await;
+    assert_eq!(first.len(), 1);
+    // The server forgets the session, as rmcp-based servers do after five
+    // idle minutes: the client's next request gets 404 for its id.
+    let expired: Vec<_> = sessions.sessions.write().await.drain().collect();
+    for (_, handle) in expired {
+        let _ = handle.close().await;
+    }
+    assert_eq!(
+        bound.invoke("tenant", json!({})).await.unwrap(),
+        json!(session_id.to_string()),
+        "the new session got the same headers"
+    );
+    let second = ids().await;
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_ne!(second, first, "a new session, initialised again");
+    assert_eq!(
+        bound
+            .invoke("greet", json!({"who": "again"}))
+            .await
+            .unwrap(),
+        json!("Hello,\nagain")
+    );
 }
 
 #[tokio::test]

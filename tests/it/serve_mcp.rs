@@ -7,11 +7,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use agent_loop::conversation::ToolCall;
 use agent_loop::gate::{GateCall, GateDecision};
 use agent_loop::mcp::{HttpEndpoint, McpServer};
+use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
 use agent_loop::serve::McpService;
 use agent_loop::tool::{self, BoxError, CallContext, ToolInfo};
-use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, Validated};
+use agent_loop::{Bindings, Bound, Definition, LoopId, Mode, SessionId, ToolLimits, Validated};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -110,22 +112,15 @@ async fn assert_served_through_the_binding(client: &Definition<Bound>) {
 
 #[tokio::test]
 async fn over_a_byte_stream_a_session_lists_and_calls_through_the_served_binding() {
-    let service = McpService::new(served());
-    let sessions = Arc::new(AtomicUsize::new(0));
-    let started = Arc::clone(&sessions);
-    let client = bind(McpServer::stream_with("remote", move |_session| {
-        let (client_end, server_end) = tokio::io::duplex(64 * 1024);
-        let service = service.clone();
-        started.fetch_add(1, Ordering::SeqCst);
-        tokio::spawn(async move {
-            let (reader, writer) = tokio::io::split(server_end);
-            service.serve(reader, writer).await
-        });
-        Ok(client_end)
-    }))
-    .await;
+    let binds = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&binds);
+    let service = McpService::new(served()).bindings(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Bindings::new(SessionId::new(), LoopId::new())
+    });
+    let client = bind_over_a_stream(service).await.unwrap();
     assert_served_through_the_binding(&client).await;
-    assert_eq!(sessions.load(Ordering::SeqCst), 1);
+    assert_eq!(binds.load(Ordering::SeqCst), 1, "one session, one binding");
 }
 
 /// Serves `served()` over streamable HTTP on a loopback port: its URL,
@@ -227,4 +222,129 @@ async fn the_python_sdk_client_lists_and_calls_and_sees_refusals_as_is_error_res
     assert_eq!(binds.load(Ordering::SeqCst), 1, "one session, one binding");
     shutdown.cancel();
     task.await.unwrap();
+}
+
+/// Refuses every call of `guarded`.
+struct Guard;
+
+#[async_trait::async_trait]
+impl ToolMiddleware for Guard {
+    async fn handle(
+        &self,
+        call: ToolInvocation,
+        next: Next<'_>,
+    ) -> Result<tool::ToolOutput, BoxError> {
+        if call.context.tool_name() == "guarded" {
+            return Err(Refusal::new("guarded by the middleware").into());
+        }
+        next.run(call).await
+    }
+}
+
+/// A definition with a middleware, a result bound and a mode of one tool.
+fn served_with_limits() -> Definition<Validated> {
+    let long = tool::Definition::from_fn(
+        ToolInfo::without_parameters("long", "Writes 1000 bytes."),
+        |_arguments: Value, _context| async { Ok::<_, BoxError>("x".repeat(1000)) },
+    );
+    let guarded = tool::Definition::from_fn(
+        ToolInfo::without_parameters("guarded", "Never runs."),
+        |_arguments: Value, _context| async { Ok::<_, BoxError>("ran") },
+    );
+    let echo = tool::Definition::from_fn(
+        ToolInfo::without_parameters("echo", "Says hi."),
+        |_arguments: Value, _context| async { Ok::<_, BoxError>("hi") },
+    );
+    Definition::builder()
+        .name("limited")
+        .tools([&long, &guarded, &echo])
+        .middleware(Guard)
+        .tool_limits(ToolLimits::new().result_bytes(256))
+        .mode(Mode::new("all").tools([&long, &guarded, &echo]))
+        .mode(Mode::new("only_echo").tool(&echo))
+        .initial_mode("all")
+        .build()
+        .validate()
+        .unwrap()
+}
+
+/// A client binding of `service` over a byte stream.
+async fn bind_over_a_stream(
+    service: McpService,
+) -> Result<Definition<Bound>, agent_loop::BindError> {
+    Definition::builder()
+        .name("client")
+        .tool(McpServer::stream_with("remote", move |_session| {
+            let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+            let service = service.clone();
+            tokio::spawn(async move {
+                let (reader, writer) = tokio::io::split(server_end);
+                service.serve(reader, writer).await
+            });
+            Ok(client_end)
+        }))
+        .build()
+        .validate()
+        .unwrap()
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+}
+
+#[tokio::test]
+async fn a_served_call_answers_what_the_binding_answers_its_middlewares_and_result_bound_included()
+{
+    let definition = served_with_limits();
+    let local = definition
+        .bind(Bindings::new(SessionId::new(), LoopId::new()))
+        .await
+        .unwrap();
+    let client = bind_over_a_stream(McpService::new(definition))
+        .await
+        .unwrap();
+    for name in ["long", "guarded", "echo"] {
+        let call = ToolCall::new("call_1", name, "{}");
+        let here = local.run_tool_call(&call).await.result;
+        let served = client.run_tool_call(&call).await.result;
+        // The client's own bound (the default) cuts nothing more: the served
+        // text is already within it.
+        assert_eq!(
+            (served.text(), served.is_error),
+            (
+                if here.is_error {
+                    format!("the tool `{name}` failed: {}", here.text())
+                } else {
+                    here.text()
+                },
+                here.is_error
+            ),
+            "{name}"
+        );
+    }
+    let long = local
+        .run_tool_call(&ToolCall::new("call_1", "long", "{}"))
+        .await;
+    assert!(long.stats.truncated, "the mode's result bound cut it");
+}
+
+#[tokio::test]
+async fn a_served_mode_offers_its_tools_and_an_unknown_mode_fails_the_session() {
+    let client = bind_over_a_stream(McpService::new(served_with_limits()).mode("only_echo"))
+        .await
+        .unwrap();
+    let tools = client.tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
+    assert_eq!(names, ["echo"]);
+    let error = bind_over_a_stream(McpService::new(served_with_limits()).mode("missing"))
+        .await
+        .unwrap_err();
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    assert!(
+        text.contains("no mode named `missing`; modes: all, only_echo"),
+        "{text}"
+    );
 }
