@@ -616,3 +616,58 @@ async fn probe_exiting_mid_call_is_restarted_and_the_call_says_so() {
     drop(session);
     assert_no_process_left(&marker).await;
 }
+
+/// The probe adds a tool and says so (`notifications/tools/list_changed`
+/// from the Python SDK), then removes it: the next requests of the turn
+/// offer it, then not, and a call of it after its removal answers that it
+/// is no longer offered.
+#[tokio::test]
+async fn probe_tools_added_and_removed_at_run_time_reach_the_next_requests() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    let (server, marker) = probe(&python);
+    let session = bind(server).await;
+    let call =
+        |id: &str, name: &str, arguments: Value| ToolCall::new(id, name, arguments.to_string());
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([call("call_1", "add_tool", json!({"name": "late"}))]),
+        ModelResponse::tool_calls([call("call_2", "late", json!({}))]),
+        ModelResponse::tool_calls([call("call_3", "remove_tool", json!({"name": "late"}))]),
+        ModelResponse::tool_calls([call("call_4", "late", json!({}))]),
+        ModelResponse::answer("done"),
+    ]);
+    let mut conversation = vec![Message::user("go")];
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let offers_late: Vec<bool> = model
+        .requests()
+        .iter()
+        .map(|request| request.tool_names.iter().any(|name| name == "late"))
+        .collect();
+    // The SDK writes the notification before the call's answer, and the
+    // client counts it before the turn goes on.
+    assert_eq!(offers_late, [false, true, true, false, false]);
+    let texts: Vec<(String, bool)> = results(&conversation)
+        .iter()
+        .map(|result| (result.text(), result.is_error))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("added late".to_owned(), false),
+            ("I am late".to_owned(), false),
+            ("removed late".to_owned(), false),
+            (
+                "tool `late` is no longer offered: `probe` changed its tools; available tools: "
+                    .to_owned()
+                    + &model.requests()[4].tool_names.join(", "),
+                true
+            ),
+        ]
+    );
+    drop(session);
+    assert_no_process_left(&marker).await;
+}

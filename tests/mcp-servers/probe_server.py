@@ -95,6 +95,9 @@ async def add_tool(name: str, ctx: Context) -> str:
 
     server.add_tool(added, name=name, description=f"Answers `I am {name}`.", structured_output=False)
     await ctx.session.send_tool_list_changed()
+    # The client reads the notification before this answer; a moment more
+    # lets its handler (a task of its own) count it before the turn goes on.
+    await anyio.sleep(0.05)
     return f"added {name}"
 
 
@@ -102,6 +105,7 @@ async def add_tool(name: str, ctx: Context) -> str:
 async def remove_tool(name: str, ctx: Context) -> str:
     server.remove_tool(name)
     await ctx.session.send_tool_list_changed()
+    await anyio.sleep(0.05)
     return f"removed {name}"
 
 
