@@ -13,9 +13,7 @@ use agent_loop::session::Session;
 use agent_loop::tool::{
     self, BoxError, CallContext, ListingFactory, Tool, ToolInfo, ToolListing, ToolOutput,
 };
-use agent_loop::turn::{
-    CallDecision, Resume, ScriptedModel, TurnEvent, TurnEvents, TurnOptions, TurnStatus,
-};
+use agent_loop::turn::{CallDecision, Resume, ScriptedModel, TurnEvent, TurnOptions, TurnStatus};
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -146,40 +144,8 @@ async fn turn(
     session: &Definition<Bound>,
     batches: &[&[&str]],
 ) -> (Vec<Vec<String>>, Vec<(String, bool)>, Vec<TurnEvent>) {
-    let mut responses: Vec<ModelResponse> = batches
-        .iter()
-        .enumerate()
-        .map(|(iteration, names)| {
-            ModelResponse::tool_calls(names.iter().enumerate().map(|(position, name)| {
-                ToolCall::new(format!("call_{iteration}_{position}"), *name, "{}")
-            }))
-        })
-        .collect();
-    responses.push(ModelResponse::answer("done"));
-    let model = ScriptedModel::new(responses);
-    let (events, mut received) = TurnEvents::channel();
-    let mut conversation = vec![Message::user("go")];
-    session
-        .run_turn(
-            &model,
-            &mut conversation,
-            TurnOptions::builder().events(&events).build(),
-        )
-        .await
-        .unwrap();
-    let results = conversation
-        .iter()
-        .filter_map(|message| match message {
-            Message::Tool(result) => Some((result.text(), result.is_error)),
-            _ => None,
-        })
-        .collect();
-    let mut all = Vec::new();
-    while let Ok(event) = received.try_recv() {
-        all.push(event);
-    }
-    let offered = model.requests().into_iter().map(|r| r.tool_names).collect();
-    (offered, results, all)
+    let ran = crate::turn_common::run_batches(session, batches).await;
+    (ran.offered, ran.results, ran.events)
 }
 
 fn names(list: &[&str]) -> Vec<String> {

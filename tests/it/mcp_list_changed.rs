@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_loop::bind::{BindErrorKind, ToolCallErrorKind};
-use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 use agent_loop::mcp::McpServer;
 use agent_loop::tool::{self, BoxError, ToolInfo};
-use agent_loop::turn::{ScriptedModel, TurnEvent, TurnEvents, TurnOptions, TurnOutcome};
+use agent_loop::turn::TurnEvent;
+
+use crate::turn_common::{Ran, run_batches};
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
@@ -132,65 +133,20 @@ async fn bind() -> Definition<Bound> {
         .unwrap()
 }
 
-/// One turn of `batches` (each a list of tool names called with `{}`),
-/// then an answer: the outcome, the conversation, the requests' tool
-/// names, and the events.
-async fn turn(
-    session: &Definition<Bound>,
-    batches: &[&[&str]],
-) -> (TurnOutcome, Vec<Message>, Vec<Vec<String>>, Vec<TurnEvent>) {
-    let mut responses: Vec<ModelResponse> = batches
-        .iter()
-        .enumerate()
-        .map(|(iteration, names)| {
-            ModelResponse::tool_calls(names.iter().enumerate().map(|(position, name)| {
-                ToolCall::new(format!("call_{iteration}_{position}"), *name, "{}")
-            }))
-        })
-        .collect();
-    responses.push(ModelResponse::answer("done"));
-    let model = ScriptedModel::new(responses);
-    let (events, mut received) = TurnEvents::channel();
-    let mut conversation = vec![Message::user("go")];
-    let outcome = session
-        .run_turn(
-            &model,
-            &mut conversation,
-            TurnOptions::builder().events(&events).build(),
-        )
-        .await
-        .unwrap();
-    let offered = model
-        .requests()
-        .into_iter()
-        .map(|request| request.tool_names)
-        .collect();
-    let mut all = Vec::new();
-    while let Ok(event) = received.try_recv() {
-        all.push(event);
-    }
-    (outcome, conversation, offered, all)
-}
-
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|name| (*name).to_owned()).collect()
-}
-
-/// Each tool result's text and error flag, in order.
-fn results(conversation: &[Message]) -> Vec<(String, bool)> {
-    conversation
-        .iter()
-        .filter_map(|message| match message {
-            Message::Tool(result) => Some((result.text(), result.is_error)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]
 async fn an_added_tool_is_offered_in_the_next_request_and_a_removed_one_is_no_longer_offered() {
     let session = bind().await;
-    let (outcome, conversation, offered, events) = turn(
+    let Ran {
+        outcome,
+        offered,
+        results,
+        events,
+        ..
+    } = run_batches(
         &session,
         &[&["add_extra"], &["extra", "remove_greet"], &["greet"]],
     )
@@ -219,7 +175,7 @@ async fn an_added_tool_is_offered_in_the_next_request_and_a_removed_one_is_no_lo
         ]
     );
     assert_eq!(
-        results(&conversation),
+        results,
         [
             ("changed".to_owned(), false),
             ("extra ran".to_owned(), false),
@@ -266,8 +222,12 @@ async fn an_added_tool_is_offered_in_the_next_request_and_a_removed_one_is_no_lo
 #[tokio::test]
 async fn a_new_list_that_fails_the_checks_is_refused_and_the_old_one_is_kept() {
     let session = bind().await;
-    let (_, conversation, offered, events) =
-        turn(&session, &[&["add_local"], &["add_bad_schema"], &["greet"]]).await;
+    let Ran {
+        offered,
+        results,
+        events,
+        ..
+    } = run_batches(&session, &[&["add_local"], &["add_bad_schema"], &["greet"]]).await;
     let at_bind = names(&[
         "local",
         "greet",
@@ -281,10 +241,7 @@ async fn a_new_list_that_fails_the_checks_is_refused_and_the_old_one_is_kept() {
         vec![at_bind.clone(); 4],
         "every request the old list"
     );
-    assert_eq!(
-        results(&conversation).last(),
-        Some(&("greet ran".to_owned(), false))
-    );
+    assert_eq!(results.last(), Some(&("greet ran".to_owned(), false)));
     let refused: Vec<(String, BindErrorKind, String)> = events
         .into_iter()
         .filter_map(|event| match event {

@@ -266,3 +266,57 @@ pub fn quiet_expected_panics() {
         }));
     });
 }
+
+/// What one scripted turn did: see [`run_batches`].
+pub struct Ran {
+    pub outcome: agent_loop::turn::TurnOutcome,
+    pub conversation: Vec<Message>,
+    /// Each request's offered tool names, in order.
+    pub offered: Vec<Vec<String>>,
+    /// Each tool result's text and error flag, in order.
+    pub results: Vec<(String, bool)>,
+    pub events: Vec<agent_loop::turn::TurnEvent>,
+}
+
+/// One turn of `session` whose model calls, batch by batch, the tools
+/// named in `batches` (with `{}`; ids `call_I_P` by iteration and
+/// position), then answers "done"; with events watched.
+pub async fn run_batches(session: &Definition<Bound>, batches: &[&[&str]]) -> Ran {
+    use agent_loop::turn::{ScriptedModel, TurnEvents, TurnOptions};
+    let mut responses: Vec<ModelResponse> =
+        batches
+            .iter()
+            .enumerate()
+            .map(|(iteration, names)| {
+                batch(names.iter().enumerate().map(|(position, name)| {
+                    call(format!("call_{iteration}_{position}"), name, "{}")
+                }))
+            })
+            .collect();
+    responses.push(answer("done"));
+    let model = ScriptedModel::new(responses);
+    let (events, mut received) = TurnEvents::channel();
+    let mut conversation = user_says("go");
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().events(&events).build(),
+        )
+        .await
+        .expect("the turn ends");
+    let mut all = Vec::new();
+    while let Ok(event) = received.try_recv() {
+        all.push(event);
+    }
+    Ran {
+        outcome,
+        offered: model.requests().into_iter().map(|r| r.tool_names).collect(),
+        results: tool_results(&conversation)
+            .iter()
+            .map(|result| (result.text(), result.is_error))
+            .collect(),
+        conversation,
+        events: all,
+    }
+}
