@@ -3,7 +3,6 @@
 //! distinct factory once, check what they built, assemble the modes. All or
 //! nothing.
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -12,23 +11,21 @@ use std::sync::atomic::AtomicU64;
 use futures::FutureExt;
 use futures::future::join_all;
 
-use crate::bind::tool_set::{Listed, ToolSet, Tools, changing_set, table_of};
-use crate::bind::{
-    BindError, BindErrorKind, Binding, Bindings, Bound, BoundTool, Duplicate, FactoryPanic,
+use crate::bind::checks::{
+    check_built_names, check_discovered_names, check_produced_names, declared_tool,
+    duplicates_error, layout_duplicates, reported_tool,
 };
+use crate::bind::tool_set::{Listed, ToolSet, Tools, changing_set, table_of};
+use crate::bind::{BindError, BindErrorKind, Binding, Bindings, Bound, FactoryPanic};
 use crate::definition::builder::Recipe;
 use crate::definition::layout::{Collisions, Layout};
 use crate::definition::validate::check_tool_definition;
 use crate::definition::{Definition, Validated};
 use crate::session::Session;
-use crate::support::json::TooDeep;
 use crate::support::panic::panic_message;
-use crate::support::text::json_excerpt;
 use crate::tool::checked::{Declared, InfoCache};
 use crate::tool::definition::{Build, Factory};
-use crate::tool::name::{ToolNameProblem, check_tool_name};
-use crate::tool::schema::SchemaProblem;
-use crate::tool::{self, BoxError, NameRules, Tool, ToolInfo, ToolListing};
+use crate::tool::{self, BoxError, Tool, ToolListing};
 
 impl Definition<Validated> {
     /// Binds the definition to one session: builds every tool for it and
@@ -289,262 +286,6 @@ async fn bind(
         layout,
         tools: Tools::new(set, listings, recipe.name_rules),
     })
-}
-
-fn duplicate(name: &str, first: &tool::Definition, second: &tool::Definition) -> Duplicate {
-    Duplicate {
-        name: name.to_owned(),
-        definitions: [first.name().to_owned(), second.name().to_owned()],
-        tool_names: [first.tool_names().to_vec(), second.tool_names().to_vec()],
-    }
-}
-
-/// The duplicates `(name, first, second)` the layout found among
-/// `definitions`, each with both definitions' declared names.
-fn layout_duplicates(
-    definitions: &[tool::Definition],
-    found: &[(String, usize, usize)],
-) -> Vec<Duplicate> {
-    found
-        .iter()
-        .map(|(name, first, second)| duplicate(name, &definitions[*first], &definitions[*second]))
-        .collect()
-}
-
-/// After every factory ran (and when a changing definition's tools are
-/// listed again): no two definitions built tools of one name.
-/// Only a [`discovering`](tool::Definition::discovering) definition can
-/// collide here (declared names were checked before), but every pair is
-/// listed, each with the names its definitions built.
-pub(crate) fn check_built_names(
-    distinct: &[tool::Definition],
-    produced: &[Range<usize>],
-    tools: &[BoundTool],
-) -> Result<(), BindError> {
-    let built_names = |position: usize| -> Vec<String> {
-        tools[produced[position].clone()]
-            .iter()
-            .map(|tool| tool.checked.info.name.clone())
-            .collect()
-    };
-    let mut owners: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut duplicates = Vec::new();
-    for (position, indices) in produced.iter().enumerate() {
-        for tool in &tools[indices.clone()] {
-            let name = &*tool.checked.name;
-            let earlier = owners.entry(name).or_default();
-            for &owner in earlier.iter() {
-                duplicates.push(Duplicate {
-                    name: name.to_owned(),
-                    definitions: [
-                        distinct[owner].name().to_owned(),
-                        distinct[position].name().to_owned(),
-                    ],
-                    tool_names: [built_names(owner), built_names(position)],
-                });
-            }
-            earlier.push(position);
-        }
-    }
-    if duplicates.is_empty() {
-        Ok(())
-    } else {
-        Err(duplicates_error(
-            BindErrorKind::DuplicateToolName,
-            duplicates,
-        ))
-    }
-}
-
-/// A discovering definition's tools must not share a name: the model could
-/// not tell them apart.
-fn check_discovered_names(
-    definition: &tool::Definition,
-    built: &[BoundTool],
-) -> Result<(), BindError> {
-    for (index, tool) in built.iter().enumerate() {
-        if built[..index]
-            .iter()
-            .any(|t| t.checked.name == tool.checked.name)
-        {
-            return Err(BindError::new(
-                BindErrorKind::InvalidToolInfo,
-                format!(
-                    "tool definition `{}` built two tools named `{}`",
-                    definition.name(),
-                    tool.checked.name
-                ),
-            )
-            .name(&*tool.checked.name)
-            .index(index));
-        }
-    }
-    Ok(())
-}
-
-/// The tools a discovering definition's factory (or listing) built, each
-/// checked ([`reported_tool`]), and no two of one name.
-pub(crate) fn reported_tools(
-    definition: &tool::Definition,
-    infos: &InfoCache,
-    instances: Vec<Arc<dyn Tool>>,
-    rules: NameRules,
-) -> Result<Vec<BoundTool>, BindError> {
-    let built = instances
-        .into_iter()
-        .enumerate()
-        .map(|(index, instance)| reported_tool(definition, infos, index, instance, rules))
-        .collect::<Result<Vec<_>, _>>()?;
-    check_discovered_names(definition, &built)?;
-    Ok(built)
-}
-
-/// One error listing every duplicate; `name` is the first's.
-fn duplicates_error(kind: BindErrorKind, duplicates: Vec<Duplicate>) -> BindError {
-    let describe = |duplicate: &Duplicate| match kind {
-        BindErrorKind::DuplicateDefinitionName => format!(
-            "two different tool definitions are named `{}` (declaring {:?} and {:?})",
-            duplicate.name, duplicate.tool_names[0], duplicate.tool_names[1]
-        ),
-        _ => format!(
-            "duplicate tool name `{}` (definitions `{}` and `{}`)",
-            duplicate.name, duplicate.definitions[0], duplicate.definitions[1]
-        ),
-    };
-    let detail = duplicates
-        .iter()
-        .map(describe)
-        .collect::<Vec<_>>()
-        .join("; ");
-    BindError::new(kind, detail)
-        .name(duplicates[0].name.clone())
-        .with_duplicates(duplicates)
-}
-
-/// The built tools must report exactly the declared names, each once.
-fn check_produced_names(
-    definition: &tool::Definition,
-    built: &[BoundTool],
-) -> Result<(), BindError> {
-    let mut built: Vec<&str> = built.iter().map(|t| &*t.checked.name).collect();
-    let mut declared: Vec<&str> = definition.tool_names().iter().map(String::as_str).collect();
-    built.sort_unstable();
-    declared.sort_unstable();
-    if built == declared {
-        return Ok(());
-    }
-    let detail = if built.is_empty() {
-        format!(
-            "the factory of tool definition `{}` built no tool",
-            definition.name()
-        )
-    } else {
-        format!(
-            "tool definition `{}` declared {declared:?} but its factory built {built:?}",
-            definition.name()
-        )
-    };
-    Err(BindError::new(BindErrorKind::InvalidToolInfo, detail).name(definition.name()))
-}
-
-/// A tool whose info was declared: its name was checked with the
-/// definition's, and its schema when declared, so only a schema problem of
-/// the declaration is left to report.
-fn declared_tool(
-    definition: &tool::Definition,
-    declared: &Declared,
-    tool: Arc<dyn Tool>,
-) -> Result<BoundTool, BindError> {
-    let info = declared.info();
-    warn_if_undescribed(definition, info);
-    let checked = declared
-        .checked()
-        .map_err(|problem| schema_error(info, 0, problem))?;
-    Ok(BoundTool { checked, tool })
-}
-
-/// Checks one built tool's reported `ToolInfo` and gets its checked form
-/// with the compiled argument schema: shared with earlier bindings that
-/// reported an equal info, checked and compiled now otherwise.
-fn reported_tool(
-    definition: &tool::Definition,
-    infos: &InfoCache,
-    index: usize,
-    tool: Arc<dyn Tool>,
-    rules: NameRules,
-) -> Result<BoundTool, BindError> {
-    let info = tool.info();
-    let invalid = |detail: String| {
-        BindError::new(BindErrorKind::InvalidToolInfo, detail)
-            .name(info.name.clone())
-            .index(index)
-    };
-    match check_tool_name(rules, &info.name) {
-        Ok(()) => {}
-        Err(ToolNameProblem::Reserved) => {
-            return Err(invalid(format!(
-                "tool `{}` of definition `{}` uses the reserved structured-output name",
-                info.name,
-                definition.name()
-            )));
-        }
-        Err(ToolNameProblem::Invalid(error)) => {
-            return Err(invalid(format!(
-                "tool name {:?} breaks `NameRules::{rules:?}`",
-                info.name
-            ))
-            .source(error));
-        }
-    }
-    warn_if_undescribed(definition, info);
-    let checked = infos
-        .checked(index, info, tool.fills_defaults())
-        .map_err(|problem| schema_error(info, index, problem))?;
-    Ok(BoundTool { checked, tool })
-}
-
-fn warn_if_undescribed(definition: &tool::Definition, info: &ToolInfo) {
-    if info.description.trim().is_empty() {
-        // Both providers accept it, and real tool lists have it (pydantic-ai
-        // sends "" for a tool without a docstring); a model just calls an
-        // undescribed tool less reliably.
-        tracing::warn!(
-            tool = %info.name,
-            definition = definition.name(),
-            "tool has a blank description"
-        );
-    }
-}
-
-/// The bind error of a tool whose `parameters` (or extras) cannot be used.
-fn schema_error(info: &ToolInfo, index: usize, problem: SchemaProblem) -> BindError {
-    let invalid = |detail: String| {
-        BindError::new(BindErrorKind::InvalidToolInfo, detail)
-            .name(info.name.clone())
-            .index(index)
-    };
-    match problem {
-        SchemaProblem::NotObject => invalid(format!(
-            "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\" at the top level, got {}",
-            info.name,
-            json_excerpt(&info.parameters, 80)
-        )),
-        SchemaProblem::TooDeep => invalid(format!(
-            "the parameters or extras of tool `{}` cannot be used",
-            info.name
-        ))
-        .source(TooDeep::new()),
-        SchemaProblem::NotASchema(error) => invalid(format!(
-            "the parameters of tool `{}` are not a valid JSON Schema",
-            info.name
-        ))
-        .source(error),
-        SchemaProblem::DoesNotCompile(error) => invalid(format!(
-            "the parameters of tool `{}` do not compile",
-            info.name
-        ))
-        .source(error),
-    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ mod bound;
 mod build;
 pub(crate) mod call;
 mod call_error;
+mod checks;
 mod error;
 mod outcome;
 mod tool_list;

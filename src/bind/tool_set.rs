@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 
-use crate::bind::build::{check_built_names, reported_tools};
+use crate::bind::checks::{check_built_names, reported_tools};
 use crate::bind::{BindError, BindErrorKind, BoundTool, FactoryPanic};
 use crate::definition::layout::{Layout, ModeTools, ToolTable};
 use crate::support::panic::panic_message;
