@@ -355,7 +355,17 @@
 //!   closed, 0.5 s, `SIGTERM`, 0.5 s, `SIGKILL` to the group (so `npx`'s
 //!   child goes too), then reaped; without a Tokio runtime at drop it is
 //!   killed and reaped at once. Over HTTPS, rustls needs a process-wide
-//!   crypto provider: ring is installed when none is.
+//!   crypto provider: ring is installed when none is. Its tools may
+//!   change while the binding lives (`notifications/tools/list_changed`,
+//!   a restart): it is a changing definition
+//!   ([`tool::Definition::changing`]), listed again before a model request
+//!   and checked as at bind, in that binding only, never while a batch
+//!   runs; a list that fails keeps the old one.
+//! - **A binding can be served** (feature `mcp-server`, `serve::McpService`):
+//!   one binding per MCP session, every `tools/call` through the same
+//!   pipeline as a turn's call; what a turn would pause for is an
+//!   `isError` result, since an MCP client cannot be paused. Only the
+//!   protocol revisions with sessions (up to 2025-11-25) are offered.
 //! - **Native structured output is opt-in per turn**
 //!   ([`turn::OutputMode::Native`], set with `TurnOptions::builder().output_mode(..)`);
 //!   tool mode stays the default because it works with every model. In
