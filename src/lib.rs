@@ -23,6 +23,7 @@
 //! | 5 | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
 //! | 6 | `serve` | a definition's bindings served as an MCP server, one per MCP session (feature `mcp-server`) |
 //! | 6 | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
+//! | 7 | [`cassette`] | a model's traffic recorded once ([`Recorder`](cassette::Recorder)) and replayed offline ([`Replayer`](cassette::Replayer)), compared by meaning |
 //! | 7 | `model` | real models over HTTP: `OpenAiModel` (feature `openai`), `AnthropicModel` (feature `anthropic`) |
 //!
 //! # Example
@@ -449,6 +450,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod bind;
+pub mod cassette;
 pub mod conversation;
 pub mod definition;
 pub mod gate;

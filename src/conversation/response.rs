@@ -22,7 +22,7 @@ use crate::conversation::{AssistantMessage, ToolCall};
 /// assert_eq!(answer.message.text(), "There are 3 files.");
 /// assert_eq!(answer.finish_reason, FinishReason::Stop);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelResponse {
     /// The assistant message, appended to the conversation as it is (its

@@ -409,6 +409,14 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 
 #[async_trait]
 impl Model for AnthropicModel {
+    /// The model's name and [`WireFormat::AnthropicMessages`](crate::conversation::WireFormat::AnthropicMessages).
+    fn description(&self) -> crate::turn::ModelDescription {
+        crate::turn::ModelDescription::new(
+            self.model.clone(),
+            crate::conversation::WireFormat::AnthropicMessages,
+        )
+    }
+
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
         Ok(super::from_target(

@@ -362,6 +362,14 @@ impl StreamAssembler for ChunkAssembler {
 
 #[async_trait]
 impl Model for GeminiModel {
+    /// The model's name and [`WireFormat::Gemini`](crate::conversation::WireFormat::Gemini).
+    fn description(&self) -> crate::turn::ModelDescription {
+        crate::turn::ModelDescription::new(
+            self.model.clone(),
+            crate::conversation::WireFormat::Gemini,
+        )
+    }
+
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
         Ok(super::from_target(

@@ -478,6 +478,14 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 
 #[async_trait]
 impl Model for OpenAiModel {
+    /// The model's name and [`WireFormat::OpenAiChat`](crate::conversation::WireFormat::OpenAiChat).
+    fn description(&self) -> crate::turn::ModelDescription {
+        crate::turn::ModelDescription::new(
+            self.model.clone(),
+            crate::conversation::WireFormat::OpenAiChat,
+        )
+    }
+
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
         Ok(super::from_target(response, &self.target()))

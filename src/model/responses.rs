@@ -481,6 +481,14 @@ impl StreamAssembler for EventAssembler {
 
 #[async_trait]
 impl Model for OpenAiResponsesModel {
+    /// The model's name and [`WireFormat::OpenAiResponses`](crate::conversation::WireFormat::OpenAiResponses).
+    fn description(&self) -> crate::turn::ModelDescription {
+        crate::turn::ModelDescription::new(
+            self.model.clone(),
+            crate::conversation::WireFormat::OpenAiResponses,
+        )
+    }
+
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
         Ok(super::from_target(

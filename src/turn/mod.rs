@@ -16,7 +16,9 @@ pub use crate::bind::{CallStats, ToolList, ToolListIter};
 pub use crate::support::text::ERROR_TEXT_BYTES;
 pub use error::{Budget, BudgetError, ExceededLimit, ToolLimitError, TurnError};
 pub use event::{TurnEvent, TurnEvents};
-pub use model::{Model, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel};
+pub use model::{
+    Model, ModelDescription, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel,
+};
 pub use model_error::{ModelError, ModelErrorKind};
 pub use outcome::{IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use output::{

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::bind::ToolList;
-use crate::conversation::{Message, ModelResponse};
+use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::turn::{ModelError, Output, TurnEvents};
 
 /// A language model, as the turn runner sees it: given the conversation, the
@@ -56,6 +56,38 @@ pub trait Model: Send + Sync {
     /// One model request. An `Err` fails the turn with
     /// [`TurnError::Model`](crate::turn::TurnError::Model), which holds it.
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError>;
+
+    /// What this model is, for a wrapper that records it (a
+    /// [`cassette::Recorder`](crate::cassette::Recorder)): its name and wire
+    /// format. Never a credential or an endpoint. By default nothing is
+    /// known.
+    fn description(&self) -> ModelDescription {
+        ModelDescription::default()
+    }
+}
+
+/// What a [`Model`] says of itself ([`Model::description`]): the model's
+/// name as its provider knows it (`gpt-5.2`, `claude-sonnet-4-5`) and the
+/// wire format it speaks, each `None` when unknown.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct ModelDescription {
+    /// The model's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The format its requests and responses are in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<WireFormat>,
+}
+
+impl ModelDescription {
+    /// A model named `name` that speaks `format`.
+    pub fn new(name: impl Into<String>, format: WireFormat) -> Self {
+        Self {
+            name: Some(name.into()),
+            format: Some(format),
+        }
+    }
 }
 
 /// One request to the model. Built by the turn runner; build one yourself

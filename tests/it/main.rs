@@ -17,6 +17,7 @@ mod bind_tool_info;
 mod bound_loop;
 mod builder_copies;
 mod call_pipeline;
+mod cassette_replay;
 mod common;
 mod deep_values;
 mod error_pattern;

@@ -1,0 +1,302 @@
+//! Cassettes: a turn recorded through `cassette::Recorder` replays offline
+//! through `cassette::Replayer` to the same conversation and events; a
+//! request that differs is refused naming the first difference; ids minted
+//! from another session pass `IgnoreVolatile` only.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use agent_loop::cassette::{Cassette, Recorder, ReplayMismatch, Replayer, Strictness};
+use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::turn::{
+    Model, ModelError, ModelRequest, ScriptedModel, TurnError, TurnEvent, TurnEvents, TurnOptions,
+};
+use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, Validated};
+use async_trait::async_trait;
+
+use crate::turn_common::{counting_tool, echo_tool};
+
+/// A scripted model that streams: each response's text reaches the turn's
+/// events in pieces of three characters before the response returns.
+struct Streaming(ScriptedModel);
+
+#[async_trait]
+impl Model for Streaming {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        let events = request.events;
+        let response = self.0.respond(request).await?;
+        let text: Vec<char> = response.message.text().chars().collect();
+        for piece in text.chunks(3) {
+            events.emit(|| TurnEvent::TextDelta {
+                text: piece.iter().collect(),
+            });
+        }
+        Ok(response)
+    }
+}
+
+fn definition() -> Definition<Validated> {
+    Definition::builder()
+        .name("recorded")
+        .tools([
+            echo_tool("echo"),
+            counting_tool("count", Arc::new(AtomicUsize::new(0))),
+        ])
+        .build()
+        .validate()
+        .unwrap()
+}
+
+async fn bind(definition: &Definition<Validated>, session_id: SessionId) -> Definition<Bound> {
+    definition
+        .bind(Bindings::new(session_id, LoopId::new()))
+        .await
+        .unwrap()
+}
+
+/// Two tool rounds, then an answer; the tool call ids are `id` and its
+/// position (empty: the runner mints them from the session).
+fn responses(id: &str) -> Vec<ModelResponse> {
+    let call = |n: usize, name: &str, arguments: &str| {
+        let id = if id.is_empty() {
+            String::new()
+        } else {
+            format!("{id}{n}")
+        };
+        ToolCall::new(id, name, arguments)
+    };
+    vec![
+        ModelResponse::tool_calls([
+            call(1, "echo", r#"{"text": "one"}"#),
+            call(2, "count", "{}"),
+        ]),
+        ModelResponse::tool_calls([call(3, "echo", r#"{"text": "two"}"#)]),
+        ModelResponse::answer("Both rounds are done."),
+    ]
+}
+
+/// A cassette path of this test run, removed when dropped.
+struct Path(std::path::PathBuf);
+
+impl Path {
+    fn new() -> Self {
+        Self(std::env::temp_dir().join(format!("agent-loop-cassette-{}.json", SessionId::new())))
+    }
+}
+
+impl Drop for Path {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Runs one turn of `session` on `model`: the conversation and the events,
+/// their durations zeroed (wall time differs from run to run).
+async fn run(
+    session: &Definition<Bound>,
+    model: &dyn Model,
+    user: &str,
+) -> Result<(Vec<Message>, Vec<TurnEvent>), TurnError> {
+    let (events, mut received) = TurnEvents::channel();
+    let mut conversation = vec![Message::user(user)];
+    session
+        .run_turn(
+            model,
+            &mut conversation,
+            TurnOptions::builder().events(&events).build(),
+        )
+        .await?;
+    let mut all = Vec::new();
+    while let Ok(mut event) = received.try_recv() {
+        match &mut event {
+            TurnEvent::ModelResponded { duration, .. }
+            | TurnEvent::ToolCallFinished { duration, .. } => *duration = Duration::ZERO,
+            _ => {}
+        }
+        all.push(event);
+    }
+    Ok((conversation, all))
+}
+
+/// The replay mismatch inside a turn's model error.
+fn mismatch(error: TurnError) -> ReplayMismatch {
+    let TurnError::Model { source, .. } = error else {
+        panic!("not a model error: {error}");
+    };
+    std::error::Error::source(&source)
+        .and_then(|source| source.downcast_ref::<ReplayMismatch>())
+        .cloned()
+        .unwrap_or_else(|| panic!("no replay mismatch in {source}"))
+}
+
+#[tokio::test]
+async fn a_recorded_streamed_turn_of_two_tool_rounds_replays_offline_to_the_same_conversation_and_events()
+ {
+    let definition = definition();
+    let session_id = SessionId::new();
+    let path = Path::new();
+    let recorder = Recorder::new(Streaming(ScriptedModel::new(responses("call_"))), &path.0);
+    let recorded = run(&bind(&definition, session_id).await, &recorder, "Go")
+        .await
+        .unwrap();
+    let cassette = Cassette::load(&path.0).unwrap();
+    assert_eq!(cassette.exchanges.len(), 3);
+    assert_eq!(
+        cassette,
+        recorder.cassette(),
+        "what was saved is what was recorded"
+    );
+    // The answer was streamed in pieces of three characters.
+    let pieces: Vec<&str> = cassette.exchanges[2]
+        .deltas
+        .iter()
+        .map(|delta| match &delta.piece {
+            agent_loop::cassette::DeltaPiece::Text { text } => text.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(pieces.concat(), "Both rounds are done.");
+    assert_eq!(pieces[0], "Bot");
+
+    let replayer = Replayer::new(cassette, Strictness::Exact);
+    let replayed = run(&bind(&definition, session_id).await, &replayer, "Go")
+        .await
+        .unwrap();
+    assert_eq!(replayed, recorded);
+    assert_eq!(replayer.remaining(), 0);
+}
+
+#[tokio::test]
+async fn a_request_with_one_character_changed_is_refused_with_its_path_and_both_values() {
+    let definition = definition();
+    let session_id = SessionId::new();
+    let path = Path::new();
+    let recorder = Recorder::new(ScriptedModel::new(responses("call_")), &path.0);
+    run(&bind(&definition, session_id).await, &recorder, "Go now")
+        .await
+        .unwrap();
+    let replayer = Replayer::new(Cassette::load(&path.0).unwrap(), Strictness::Exact);
+    let error = run(&bind(&definition, session_id).await, &replayer, "Go new")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        mismatch(error).to_string(),
+        r#"request 0 differs from the recorded one: conversation[0].content[0].text: recorded "Go now", sent "Go new""#
+    );
+    // The last user message is all `LastUserMessage` compares.
+    let replayer = Replayer::new(
+        Cassette::load(&path.0).unwrap(),
+        Strictness::LastUserMessage,
+    );
+    let error = run(&bind(&definition, session_id).await, &replayer, "Go new")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        mismatch(error).to_string(),
+        r#"request 0 differs from the recorded one: last user message: recorded "Go now", sent "Go new""#
+    );
+    assert!(
+        run(&bind(&definition, session_id).await, &replayer, "Go now")
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn ids_minted_in_another_session_pass_ignore_volatile_and_fail_exact_at_the_id() {
+    let definition = definition();
+    let path = Path::new();
+    // Empty provider ids: the runner mints them from the session's id.
+    let recorder = Recorder::new(ScriptedModel::new(responses("")), &path.0);
+    let recorded = run(&bind(&definition, SessionId::new()).await, &recorder, "Go")
+        .await
+        .unwrap();
+    let other_session = SessionId::new();
+
+    let exact = Replayer::new(Cassette::load(&path.0).unwrap(), Strictness::Exact);
+    let error = run(&bind(&definition, other_session).await, &exact, "Go")
+        .await
+        .unwrap_err();
+    let ReplayMismatch::Differs {
+        exchange,
+        difference,
+    } = mismatch(error)
+    else {
+        panic!("not a difference");
+    };
+    assert_eq!(exchange, 1, "the first request has no minted id yet");
+    assert_eq!(difference.path, "conversation[1].content[0].id");
+    assert!(
+        difference.recorded.starts_with("\"call_") && difference.sent.starts_with("\"call_"),
+        "{difference}"
+    );
+    assert_ne!(difference.recorded, difference.sent);
+
+    let volatile = Replayer::new(Cassette::load(&path.0).unwrap(), Strictness::IgnoreVolatile);
+    let (conversation, _) = run(&bind(&definition, other_session).await, &volatile, "Go")
+        .await
+        .unwrap();
+    assert_eq!(conversation.len(), recorded.0.len());
+    assert_eq!(conversation.last(), recorded.0.last());
+}
+
+/// A real model over HTTP (a loopback server), recorded: the cassette
+/// names the model and its format, and holds no key, header or endpoint.
+#[cfg(feature = "openai")]
+#[tokio::test]
+async fn a_cassette_of_a_real_model_holds_no_key_header_or_endpoint() {
+    use agent_loop::conversation::WireFormat;
+    use agent_loop::model::OpenAiModel;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    const KEY: &str = "sk-cassette-SECRET-4242";
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "gpt-4o",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Done."},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+        })))
+        .mount(&server)
+        .await;
+    // Credentials in the URL too: the model keeps them to itself.
+    let base = server
+        .uri()
+        .replacen("http://", "http://user:url-SECRET@", 1);
+    let model = OpenAiModel::new("gpt-4o")
+        .base_url(format!("{base}/v1"))
+        .api_key(KEY);
+    let path = Path::new();
+    let recorder = Recorder::new(model, &path.0);
+    let session = bind(&definition(), SessionId::new()).await;
+    let (conversation, _) = run(&session, &recorder, "Go").await.unwrap();
+    assert_eq!(
+        conversation.last().map(Message::text).as_deref(),
+        Some("Done.")
+    );
+
+    let text = std::fs::read_to_string(&path.0).unwrap();
+    for secret in [
+        KEY,
+        "SECRET",
+        "Bearer",
+        "authorization",
+        "Authorization",
+        &server.uri(),
+    ] {
+        assert!(
+            !text.contains(secret),
+            "{secret:?} reached the cassette:\n{text}"
+        );
+    }
+    let cassette = Cassette::load(&path.0).unwrap();
+    assert_eq!(cassette.exchanges[0].model.name.as_deref(), Some("gpt-4o"));
+    assert_eq!(
+        cassette.exchanges[0].model.format,
+        Some(WireFormat::OpenAiChat)
+    );
+}
