@@ -24,6 +24,7 @@
 //! | 6 | `serve` | a definition's bindings served as an MCP server, one per MCP session (feature `mcp-server`) |
 //! | 6 | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
 //! | 7 | [`cassette`] | a model's traffic recorded once ([`Recorder`](cassette::Recorder)) and replayed offline ([`Replayer`](cassette::Replayer)), compared by meaning |
+//! | 7 | [`testing`] | a model that calls every offered tool with arguments made from its JSON Schema ([`SchemaModel`](testing::SchemaModel)) |
 //! | 7 | `model` | real models over HTTP: `OpenAiModel` (feature `openai`), `AnthropicModel` (feature `anthropic`) |
 //!
 //! # Example
@@ -471,6 +472,7 @@ pub mod model;
 pub mod serve;
 pub mod session;
 mod support;
+pub mod testing;
 pub mod tool;
 pub mod turn;
 pub mod wire;

@@ -63,6 +63,7 @@ mod properties;
 mod send_sync;
 #[cfg(all(feature = "mcp", feature = "mcp-server"))]
 mod serve_mcp;
+mod testing_schema_model;
 mod tool_limits;
 mod tool_name_sanitize;
 mod turn_arbitrary_calls;
