@@ -35,10 +35,16 @@ pub struct Recorder<M> {
 impl<M: Model> Recorder<M> {
     /// A recorder of `model` into the cassette at `path`.
     pub fn new(model: M, path: impl AsRef<Path>) -> Self {
+        Self::appending(model, path, Cassette::new())
+    }
+
+    /// A recorder that appends to `cassette` (one loaded from `path`, say)
+    /// and saves it whole at `path`.
+    pub fn appending(model: M, path: impl AsRef<Path>, cassette: Cassette) -> Self {
         Self {
             model,
             path: path.as_ref().to_owned(),
-            cassette: Mutex::new(Cassette::new()),
+            cassette: Mutex::new(cassette),
         }
     }
 

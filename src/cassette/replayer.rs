@@ -1,6 +1,7 @@
 //! [`Replayer`]: a [`Model`] that serves a cassette's exchanges in order,
 //! each only to the request it answered, under a [`Strictness`].
 
+use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -8,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::cassette::difference::{first_difference, without_volatile};
-use crate::cassette::{Cassette, DeltaPiece, Difference, ExchangeRequest};
+use crate::cassette::{Cassette, DeltaPiece, Difference, ExchangeRequest, Recorder};
 use crate::conversation::{Message, ModelResponse};
 use crate::turn::{Model, ModelDescription, ModelError, ModelErrorKind, ModelRequest, TurnEvent};
 
@@ -64,6 +65,8 @@ pub struct Replayer {
     paced: bool,
     /// The next exchange to serve.
     next: Mutex<usize>,
+    /// The real model that answers past the cassette's end, recording.
+    new_episodes: Option<Recorder<Box<dyn Model>>>,
 }
 
 impl Replayer {
@@ -74,7 +77,18 @@ impl Replayer {
             strictness,
             paced: false,
             next: Mutex::new(0),
+            new_episodes: None,
         }
+    }
+
+    /// Past the cassette's last exchange, asks `model` for real and
+    /// records the exchange: appended to the cassette and saved at `path`
+    /// (VCR's "new episodes"). A request that differs from a recorded one
+    /// is still refused: only what is missing is recorded.
+    pub fn new_episodes(mut self, model: impl Model + 'static, path: impl AsRef<Path>) -> Self {
+        let model: Box<dyn Model> = Box::new(model);
+        self.new_episodes = Some(Recorder::appending(model, path, self.cassette.clone()));
+        self
     }
 
     /// Sends each delta at the time it was recorded, after the request
@@ -128,12 +142,14 @@ impl Replayer {
 impl Model for Replayer {
     /// Errors: [`ModelErrorKind::Request`] with a [`ReplayMismatch`]
     /// source when the request does not match the next recorded one, or
-    /// every exchange was served.
+    /// every exchange was served (without [`new_episodes`](Self::new_episodes));
+    /// past the end with it, the real model's errors, and the recorder's.
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let sent = ExchangeRequest::of(&request);
         let exchange = {
             let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
             let mismatch = match self.cassette.exchanges.get(*next) {
+                None if self.new_episodes.is_some() => None,
                 None => Some(ReplayMismatch::Exhausted {
                     recorded: self.cassette.exchanges.len(),
                 }),
@@ -150,7 +166,14 @@ impl Model for Replayer {
                     .with_source(mismatch));
             }
             *next += 1;
-            &self.cassette.exchanges[*next - 1]
+            self.cassette.exchanges.get(*next - 1)
+        };
+        let Some(exchange) = exchange else {
+            // A new episode: the lock is not held while the model answers.
+            return match &self.new_episodes {
+                Some(recorder) => recorder.respond(request).await,
+                None => Err(ModelError::new(ModelErrorKind::Request)),
+            };
         };
         let started = Instant::now();
         for delta in &exchange.deltas {

@@ -66,6 +66,18 @@ pub trait Model: Send + Sync {
     }
 }
 
+/// A boxed model is a model: `Box<dyn Model>` holds any of them.
+#[async_trait]
+impl<M: Model + ?Sized> Model for Box<M> {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        (**self).respond(request).await
+    }
+
+    fn description(&self) -> ModelDescription {
+        (**self).description()
+    }
+}
+
 /// What a [`Model`] says of itself ([`Model::description`]): the model's
 /// name as its provider knows it (`gpt-5.2`, `claude-sonnet-4-5`) and the
 /// wire format it speaks, each `None` when unknown.

@@ -85,8 +85,24 @@ impl Path {
     }
 }
 
+/// What must never reach a cassette: the keys and headers the tests'
+/// models use.
+const SECRETS: [&str; 5] = ["SECRET", "sk-", "Bearer", "authorization", "Authorization"];
+
 impl Drop for Path {
+    /// Every cassette a test wrote is checked for secrets, then removed.
     fn drop(&mut self) {
+        if let Ok(text) = std::fs::read_to_string(&self.0)
+            && !std::thread::panicking()
+        {
+            for secret in SECRETS {
+                assert!(
+                    !text.contains(secret),
+                    "{secret:?} reached {}",
+                    self.0.display()
+                );
+            }
+        }
         let _ = std::fs::remove_file(&self.0);
     }
 }
@@ -299,4 +315,96 @@ async fn a_cassette_of_a_real_model_holds_no_key_header_or_endpoint() {
         cassette.exchanges[0].model.format,
         Some(WireFormat::OpenAiChat)
     );
+}
+
+#[tokio::test]
+async fn past_the_cassettes_end_new_episodes_are_recorded_and_the_rest_replayed() {
+    let definition = definition();
+    let session_id = SessionId::new();
+    let path = Path::new();
+    let recorder = Recorder::new(ScriptedModel::new(responses("call_")), &path.0);
+    let full = run(&bind(&definition, session_id).await, &recorder, "Go")
+        .await
+        .unwrap();
+    let whole = recorder.cassette();
+    // A cassette of the first exchange only.
+    let mut first = whole.clone();
+    first.exchanges.truncate(1);
+    first.save(&path.0).unwrap();
+
+    let rest = ScriptedModel::new(responses("call_").into_iter().skip(1));
+    let replayer = Replayer::new(Cassette::load(&path.0).unwrap(), Strictness::Exact)
+        .new_episodes(rest, &path.0);
+    let again = run(&bind(&definition, session_id).await, &replayer, "Go")
+        .await
+        .unwrap();
+    assert_eq!(again, full);
+    assert_eq!(
+        Cassette::load(&path.0).unwrap(),
+        whole,
+        "the missing two were recorded"
+    );
+
+    // A request that differs is refused, new episodes or not.
+    let rest = ScriptedModel::new(responses("call_"));
+    let replayer = Replayer::new(Cassette::load(&path.0).unwrap(), Strictness::Exact)
+        .new_episodes(rest, &path.0);
+    let error = run(&bind(&definition, session_id).await, &replayer, "Stop")
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        mismatch(error),
+        ReplayMismatch::Differs { exchange: 0, .. }
+    ));
+    assert_eq!(Cassette::load(&path.0).unwrap(), whole, "nothing recorded");
+}
+
+/// A streaming model that waits `pause` before each piece.
+struct SlowStreaming(ScriptedModel, Duration);
+
+#[async_trait]
+impl Model for SlowStreaming {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        let events = request.events;
+        let response = self.0.respond(request).await?;
+        for word in response.message.text().split_inclusive(' ') {
+            tokio::time::sleep(self.1).await;
+            events.emit(|| TurnEvent::TextDelta {
+                text: word.to_owned(),
+            });
+        }
+        Ok(response)
+    }
+}
+
+#[tokio::test]
+async fn at_recorded_speed_the_deltas_come_no_sooner_than_they_were_recorded() {
+    let path = Path::new();
+    let recorder = Recorder::new(
+        SlowStreaming(
+            ScriptedModel::new([ModelResponse::answer("one two three four")]),
+            Duration::from_millis(40),
+        ),
+        &path.0,
+    );
+    let session = bind(&definition(), SessionId::new()).await;
+    let recorded = run(&session, &recorder, "Go").await.unwrap();
+    let cassette = recorder.cassette();
+    let times: Vec<u64> = cassette.exchanges[0]
+        .deltas
+        .iter()
+        .map(|delta| delta.after_ms)
+        .collect();
+    assert_eq!(times.len(), 4);
+    assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "{times:?}");
+    assert!(times[3] >= 160, "{times:?}");
+
+    let replayer = Replayer::new(cassette.clone(), Strictness::Exact).at_recorded_speed();
+    let started = std::time::Instant::now();
+    let replayed = run(&session, &replayer, "Go").await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(times[3]));
+    assert_eq!(replayed, recorded);
+    // Without pacing, the same deltas in the same order.
+    let replayer = Replayer::new(cassette, Strictness::Exact);
+    assert_eq!(run(&session, &replayer, "Go").await.unwrap(), recorded);
 }
