@@ -36,6 +36,8 @@
 //! Sources and licenses: `tests/fixtures/wire-real/SOURCES.md`.
 
 use std::collections::BTreeSet;
+
+use agent_loop::cassette::{Cassette, Recorder, Replayer, Strictness};
 use std::path::{Path, PathBuf};
 
 use crate::arbitrary_json::sse_events;
@@ -388,11 +390,35 @@ async fn check_response_body(format: Format, path: &Path, body: &Value) {
 
     let start = conversation.len();
     let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
+    // Recorded to a cassette as it runs, and replayed from it below.
+    let cassette =
+        std::env::temp_dir().join(format!("agent-loop-wire-real-{}.json", SessionId::new()));
+    let recorder = Recorder::new(model, &cassette);
+    let history = conversation.clone();
     session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .run_turn(&recorder, &mut conversation, &CancellationToken::new())
         .await
         .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
     check_rules(&what, &conversation);
+    // The real payload survives the cassette's file, and the replay offline
+    // makes the same conversation.
+    let loaded = Cassette::load(&cassette).unwrap_or_else(|error| panic!("{what}: {error}"));
+    let _ = std::fs::remove_file(&cassette);
+    assert_eq!(
+        loaded,
+        recorder.cassette(),
+        "{what}: the cassette lost data"
+    );
+    let mut replayed = history;
+    session
+        .run_turn(
+            &Replayer::new(loaded, Strictness::Exact),
+            &mut replayed,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{what}: the replay failed: {error}"));
+    assert_eq!(replayed, conversation, "{what}: the replay differs");
 
     if let Some(expected) = expected {
         let results_end = conversation.len() - 1; // the final answer
@@ -918,11 +944,35 @@ async fn check_gemini_response(dir: &Path, name: &str, response: ModelResponse) 
         .unwrap_or_else(|error| panic!("{what}: {error}"));
     let start = conversation.len();
     let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
+    // Recorded to a cassette as it runs, and replayed from it below.
+    let cassette =
+        std::env::temp_dir().join(format!("agent-loop-wire-real-{}.json", SessionId::new()));
+    let recorder = Recorder::new(model, &cassette);
+    let history = conversation.clone();
     session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .run_turn(&recorder, &mut conversation, &CancellationToken::new())
         .await
         .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
     check_rules(&what, &conversation);
+    // The real payload survives the cassette's file, and the replay offline
+    // makes the same conversation.
+    let loaded = Cassette::load(&cassette).unwrap_or_else(|error| panic!("{what}: {error}"));
+    let _ = std::fs::remove_file(&cassette);
+    assert_eq!(
+        loaded,
+        recorder.cassette(),
+        "{what}: the cassette lost data"
+    );
+    let mut replayed = history;
+    session
+        .run_turn(
+            &Replayer::new(loaded, Strictness::Exact),
+            &mut replayed,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{what}: the replay failed: {error}"));
+    assert_eq!(replayed, conversation, "{what}: the replay differs");
     let Some(followup_body) = followup_body else {
         return;
     };
