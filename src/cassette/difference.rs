@@ -9,9 +9,10 @@ use serde_json::Value;
 
 use crate::support::text::json_excerpt;
 
-/// The first place two requests differ: `path` (`conversation[3].content[0].text`,
-/// object keys in order, array items by index) and the value each has
-/// there, as JSON (`null` where one has nothing).
+/// The first place two requests differ: `path` (`conversation[3].content[0].text`:
+/// object keys by name, `["a.b"]` for a key that is not a plain name, array
+/// items by index) and the value each has there, as JSON (`(absent)` where
+/// one has nothing).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Difference {
@@ -36,22 +37,29 @@ impl fmt::Display for Difference {
 /// How long a value shown in a [`Difference`] may be.
 const SHOWN_BYTES: usize = 200;
 
-/// The first difference of `sent` from `recorded`, depth first in the
-/// recorded value's key order; `None` when they are equal.
+/// The first difference of `sent` from `recorded`, depth first, object
+/// keys in sorted order (serde_json's maps are sorted); `None` when they
+/// are equal.
 pub(crate) fn first_difference(recorded: &Value, sent: &Value) -> Option<Difference> {
     let mut path = String::new();
     walk(recorded, sent, &mut path)
 }
 
 fn walk(recorded: &Value, sent: &Value, path: &mut String) -> Option<Difference> {
-    let differ = |path: &str, recorded: &Value, sent: &Value| Difference {
+    let shown = |value: Option<&Value>| {
+        value.map_or_else(
+            || "(absent)".to_owned(),
+            |value| json_excerpt(value, SHOWN_BYTES),
+        )
+    };
+    let differ = |path: &str, recorded: Option<&Value>, sent: Option<&Value>| Difference {
         path: if path.is_empty() {
             "(top)".to_owned()
         } else {
             path.to_owned()
         },
-        recorded: json_excerpt(recorded, SHOWN_BYTES),
-        sent: json_excerpt(sent, SHOWN_BYTES),
+        recorded: shown(recorded),
+        sent: shown(sent),
     };
     match (recorded, sent) {
         (Value::Object(left), Value::Object(right)) => {
@@ -60,18 +68,21 @@ fn walk(recorded: &Value, sent: &Value, path: &mut String) -> Option<Difference>
                 .chain(right.keys().filter(|key| !left.contains_key(*key)));
             for key in keys {
                 let length = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(key);
-                let (a, b) = (
-                    left.get(key).unwrap_or(&Value::Null),
-                    right.get(key).unwrap_or(&Value::Null),
-                );
-                let found = if left.contains_key(key) != right.contains_key(key) {
-                    Some(differ(path, a, b))
+                let plain = !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if plain {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(key);
                 } else {
-                    walk(a, b, path)
+                    path.push_str(&format!("[{}]", Value::String(key.clone())));
+                }
+                let found = match (left.get(key), right.get(key)) {
+                    (Some(a), Some(b)) => walk(a, b, path),
+                    (a, b) => Some(differ(path, a, b)),
                 };
                 path.truncate(length);
                 if found.is_some() {
@@ -86,11 +97,7 @@ fn walk(recorded: &Value, sent: &Value, path: &mut String) -> Option<Difference>
                 path.push_str(&format!("[{index}]"));
                 let found = match (left.get(index), right.get(index)) {
                     (Some(a), Some(b)) => walk(a, b, path),
-                    (a, b) => Some(differ(
-                        path,
-                        a.unwrap_or(&Value::Null),
-                        b.unwrap_or(&Value::Null),
-                    )),
+                    (a, b) => Some(differ(path, a, b)),
                 };
                 path.truncate(length);
                 if found.is_some() {
@@ -100,7 +107,7 @@ fn walk(recorded: &Value, sent: &Value, path: &mut String) -> Option<Difference>
             None
         }
         (a, b) if a == b => None,
-        (a, b) => Some(differ(path, a, b)),
+        (a, b) => Some(differ(path, Some(a), Some(b))),
     }
 }
 
@@ -201,13 +208,19 @@ mod tests {
         let longer = json!({"conversation": [{"role": "user", "text": "Hello"}, 1], "tools": []});
         assert_eq!(
             first_difference(&recorded, &longer).unwrap().to_string(),
-            "conversation[1]: recorded null, sent 1"
+            "conversation[1]: recorded (absent), sent 1"
         );
         let extra =
             json!({"conversation": [{"role": "user", "text": "Hello"}], "tools": [], "mode": "x"});
         assert_eq!(
             first_difference(&recorded, &extra).unwrap().to_string(),
-            r#"mode: recorded null, sent "x""#
+            r#"mode: recorded (absent), sent "x""#
+        );
+        let dotted = json!({"a.b": 1, "c": {"x[0]": 2}});
+        let other = json!({"a.b": 1, "c": {"x[0]": 3}});
+        assert_eq!(
+            first_difference(&dotted, &other).unwrap().to_string(),
+            r#"c["x[0]"]: recorded 2, sent 3"#
         );
         assert_eq!(first_difference(&recorded, &recorded.clone()), None);
     }

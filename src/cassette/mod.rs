@@ -62,7 +62,7 @@ pub use replayer::{ReplayMismatch, Replayer, Strictness};
 pub const CASSETTE_VERSION: u32 = 1;
 
 /// A recorded model's exchanges, in request order.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Cassette {
     /// [`CASSETTE_VERSION`] when written by this crate.
@@ -189,6 +189,13 @@ pub enum CassetteError {
     },
 }
 
+impl Default for Cassette {
+    /// An empty cassette of this crate's format ([`Cassette::new`]).
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Cassette {
     /// An empty cassette of this crate's format.
     pub fn new() -> Self {
@@ -264,7 +271,12 @@ fn write_atomically(
             source,
         }
     };
-    let mut file = tempfile::NamedTempFile::new_in(directory).map_err(io("write"))?;
+    // Named so that one left by a killed process says what it is.
+    let mut file = tempfile::Builder::new()
+        .prefix(".cassette-")
+        .suffix(".tmp")
+        .tempfile_in(directory)
+        .map_err(io("write"))?;
     {
         let mut writer = std::io::BufWriter::new(file.as_file_mut());
         write(&mut writer).map_err(io("write"))?;

@@ -110,16 +110,17 @@ impl<M: Model> Model for Recorder<M> {
             response: response.clone(),
             deltas,
         };
-        let snapshot = {
-            let mut cassette = self.cassette.lock().unwrap_or_else(PoisonError::into_inner);
-            cassette.exchanges.push(exchange);
-            cassette.clone()
-        };
-        snapshot.save(&self.path).map_err(|error| {
-            ModelError::new(ModelErrorKind::Other)
+        // Held while the file is written, so that saves of exchanges that
+        // end at once land in order; an exchange is kept only once saved.
+        // (Blocking file I/O, short: a cassette is small.)
+        let mut cassette = self.cassette.lock().unwrap_or_else(PoisonError::into_inner);
+        cassette.exchanges.push(exchange);
+        if let Err(error) = cassette.save(&self.path) {
+            cassette.exchanges.pop();
+            return Err(ModelError::new(ModelErrorKind::Other)
                 .with_message("the exchange could not be recorded")
-                .with_source(error)
-        })?;
+                .with_source(error));
+        }
         Ok(response)
     }
 

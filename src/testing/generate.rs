@@ -33,7 +33,10 @@ const MAX_DEPTH: usize = 8;
 /// branch), `allOf` (objects merged) and `$ref` to `#/$defs/..` or
 /// `#/definitions/..`. A `pattern`, `not`, `if`, `dependentRequired` or
 /// `uniqueItems` it meets is named in [`Generated::unsatisfied`] rather
-/// than skipped silently.
+/// than skipped silently; so is every keyword the value fails in the end
+/// (the value is checked against the schema with `jsonschema`, each
+/// failing keyword named by its schema path, `/properties/days/maximum:
+/// invalid`): an empty list means the value passes the schema.
 pub fn generate(schema: &Value, seed: u64) -> Generated {
     let mut generator = Generator {
         root: schema,
@@ -41,10 +44,19 @@ pub fn generate(schema: &Value, seed: u64) -> Generated {
         unsatisfied: Vec::new(),
     };
     let value = generator.value(schema, "", 0);
-    Generated {
-        value,
-        unsatisfied: generator.unsatisfied,
+    let mut unsatisfied = generator.unsatisfied;
+    // Whatever the generator got wrong is named too: the value checked
+    // against the schema, each failing keyword by its place in the schema.
+    if let Ok(validator) = jsonschema::validator_for(schema) {
+        for error in validator.iter_errors(&value) {
+            let keyword = error.schema_path().to_string();
+            let note = format!("{keyword}: invalid");
+            if !unsatisfied.contains(&note) {
+                unsatisfied.push(note);
+            }
+        }
     }
+    Generated { value, unsatisfied }
 }
 
 struct Generator<'r> {
@@ -260,11 +272,12 @@ impl<'r> Generator<'r> {
                 None => self.note(path, &format!("format {format}")),
             }
         }
-        let minimum = schema.get("minLength").and_then(Value::as_u64).unwrap_or(1) as usize;
-        let maximum = schema
-            .get("maxLength")
+        let maximum_given = schema.get("maxLength").and_then(Value::as_u64);
+        let minimum = schema
+            .get("minLength")
             .and_then(Value::as_u64)
-            .map_or(minimum.max(8), |maximum| maximum as usize);
+            .unwrap_or(u64::from(maximum_given != Some(0))) as usize;
+        let maximum = maximum_given.map_or(minimum.max(8), |maximum| maximum as usize);
         if maximum < minimum {
             self.note(path, "maxLength");
         }
@@ -284,50 +297,77 @@ impl<'r> Generator<'r> {
         let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
         // Draft 4 writes exclusiveness as a flag beside the bound.
         let flag = |key: &str| schema.get(key) == Some(&Value::Bool(true));
-        let step = if integer { 1.0 } else { 0.5 };
-        let mut low = bound("minimum").unwrap_or(f64::NAN);
-        let mut high = bound("maximum").unwrap_or(f64::NAN);
-        if let Some(exclusive) = bound("exclusiveMinimum") {
-            low = exclusive + step;
-        } else if flag("exclusiveMinimum") {
-            low += step;
+        // The admitted range, each end inclusive or not.
+        let mut low = (f64::NEG_INFINITY, false);
+        let mut high = (f64::INFINITY, false);
+        if let Some(minimum) = bound("minimum") {
+            low = (minimum, flag("exclusiveMinimum"));
         }
-        if let Some(exclusive) = bound("exclusiveMaximum") {
-            high = exclusive - step;
-        } else if flag("exclusiveMaximum") {
-            high -= step;
+        if let Some(exclusive) = bound("exclusiveMinimum")
+            && exclusive >= low.0
+        {
+            low = (exclusive, true);
         }
-        let (low, high) = match (low.is_nan(), high.is_nan()) {
-            (true, true) => (0.0, 100.0),
-            (false, true) => (low, low + 100.0),
-            (true, false) => (high - 100.0, high),
-            (false, false) => (low, high),
-        };
-        if high < low {
-            self.note(path, "maximum");
+        if let Some(maximum) = bound("maximum") {
+            high = (maximum, flag("exclusiveMaximum"));
         }
-        let mut value = if integer {
-            let (low, high) = (low.ceil() as i64, high.floor() as i64);
-            if high >= low {
-                self.random.i64(low..=high) as f64
-            } else {
-                low as f64
-            }
-        } else {
-            low + (high - low) * self.random.f64()
-        };
-        if let Some(multiple) = bound("multipleOf").filter(|multiple| *multiple > 0.0) {
-            value = (value / multiple).ceil() * multiple;
-            if value > high {
-                value -= multiple;
-            }
-            if value < low {
-                self.note(path, "multipleOf");
-            }
+        if let Some(exclusive) = bound("exclusiveMaximum")
+            && exclusive <= high.0
+        {
+            high = (exclusive, true);
         }
         if integer {
-            json!(value as i64)
+            let lowest = if low.1 {
+                low.0.floor() + 1.0
+            } else {
+                low.0.ceil()
+            };
+            let highest = if high.1 {
+                high.0.ceil() - 1.0
+            } else {
+                high.0.floor()
+            };
+            let (lowest, highest) = match (lowest.is_finite(), highest.is_finite()) {
+                (false, false) => (0.0, 100.0),
+                (true, false) => (lowest, lowest + 100.0),
+                (false, true) => (highest - 100.0, highest),
+                (true, true) => (lowest, highest),
+            };
+            if highest < lowest {
+                self.note(path, "maximum");
+            }
+            let (lowest, highest) = (lowest as i64, (highest as i64).max(lowest as i64));
+            let mut value = self.random.i64(lowest..=highest);
+            if let Some(multiple) =
+                bound("multipleOf").filter(|multiple| *multiple >= 1.0 && multiple.fract() == 0.0)
+            {
+                let multiple = multiple as i64;
+                value = value.div_euclid(multiple) * multiple;
+                if value < lowest {
+                    value += multiple;
+                }
+            }
+            json!(value)
         } else {
+            let (lowest, highest) = match (low.0.is_finite(), high.0.is_finite()) {
+                (false, false) => (0.0, 100.0),
+                (true, false) => (low.0, low.0 + 100.0),
+                (false, true) => (high.0 - 100.0, high.0),
+                (true, true) => (low.0, high.0),
+            };
+            if highest < lowest || (highest == lowest && (low.1 || high.1)) {
+                self.note(path, "maximum");
+            }
+            // Strictly inside when an end is exclusive: never on it.
+            let mut value = lowest + (highest - lowest) * (0.25 + 0.5 * self.random.f64());
+            if let Some(multiple) = bound("multipleOf").filter(|multiple| *multiple > 0.0) {
+                // A whole multiple, written from the multiple's own digits
+                // (0.1 * 7 is 0.7000000000000001 otherwise).
+                let count = (value / multiple).round();
+                let decimals = multiple.to_string().split('.').nth(1).map_or(0, str::len);
+                let rounded = format!("{:.*}", decimals, count * multiple);
+                value = rounded.parse().unwrap_or(count * multiple);
+            }
             json!(value)
         }
     }

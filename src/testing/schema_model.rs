@@ -2,6 +2,7 @@
 //! arguments, then answers with what became of each call.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
@@ -26,6 +27,9 @@ pub struct SchemaModel {
     seed: u64,
     only: Option<HashSet<String>>,
     exercises: Mutex<Vec<Exercise>>,
+    /// Structured outputs made so far: each try gets a seed of its own,
+    /// so a refused value is not sent again.
+    outputs: AtomicU64,
 }
 
 /// One tool call the model made, and its result once the turn answered it.
@@ -66,6 +70,7 @@ impl SchemaModel {
             seed,
             only: None,
             exercises: Mutex::new(Vec::new()),
+            outputs: AtomicU64::new(0),
         }
     }
 
@@ -136,8 +141,12 @@ impl Model for SchemaModel {
                 return Ok(ModelResponse::tool_calls(calls));
             }
         }
+        let output_seed = || {
+            let tries = self.outputs.fetch_add(1, Ordering::Relaxed);
+            self.seed.wrapping_add(1_000_003u64.wrapping_mul(tries + 1))
+        };
         if let Some(control) = control {
-            let generated = generate(&control.parameters, self.seed);
+            let generated = generate(&control.parameters, output_seed());
             return Ok(ModelResponse::tool_calls([ToolCall::new(
                 "schema_output",
                 STRUCTURED_OUTPUT_TOOL_NAME,
@@ -145,7 +154,7 @@ impl Model for SchemaModel {
             )]));
         }
         if let Some(output) = request.output {
-            let generated = generate(output.schema(), self.seed);
+            let generated = generate(output.schema(), output_seed());
             return Ok(ModelResponse::answer(generated.value.to_string()));
         }
         let summary: Vec<String> = exercises
