@@ -488,6 +488,56 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `agent_loop::testing::generate` on every declaration of every
+    /// embedded category, as the replay normalises them: each value passes
+    /// its schema, or the generator names a keyword it does not support
+    /// there (it checks its own value, and names each keyword that value
+    /// fails `...: invalid`: never without a reason).
+    #[test]
+    fn generated_arguments_pass_every_normalised_bfcl_schema_or_say_why() {
+        let mut checked = 0;
+        for category in super::super::embedded() {
+            let language = Language::of_category(&category.name);
+            for line in category
+                .tasks
+                .lines()
+                .filter(|line| !line.trim().is_empty())
+            {
+                let Ok(task) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let Some(Value::Array(functions)) = task.get("function") else {
+                    continue;
+                };
+                let Ok(declared) =
+                    declarations(functions, language, NameRules::OpenAi, &mut Rewrites::new())
+                else {
+                    continue;
+                };
+                for info in &declared.infos {
+                    for seed in 0..2 {
+                        let generated = agent_loop::testing::generate(&info.parameters, seed);
+                        let wrong = generated
+                            .unsatisfied
+                            .iter()
+                            .filter(|note| note.ends_with(": invalid"))
+                            .count();
+                        assert!(
+                            wrong == 0 || wrong < generated.unsatisfied.len(),
+                            "{}: {} for {}: {:?}",
+                            category.name,
+                            generated.value,
+                            info.parameters,
+                            generated.unsatisfied
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 2000, "{checked} schemas checked");
+    }
+
     #[test]
     fn bfcl_types_become_json_schema_types_recursively() {
         let mut rewrites = Rewrites::new();
