@@ -111,7 +111,8 @@ fn walk(recorded: &Value, sent: &Value, path: &mut String) -> Option<Difference>
     }
 }
 
-/// `value` with every UUID in its strings, hyphenated or in its simple
+/// `value` with every RFC 3339 date-time in its strings replaced by
+/// `<time>`, and every UUID, hyphenated or in its simple
 /// form of 32 hex digits (the form minted ids take: `call_` and a version
 /// 5 UUID of the session), replaced by `<id N>`, N
 /// counting distinct UUIDs in order of first appearance: two requests of
@@ -175,6 +176,11 @@ fn replace_uuids(text: &str, seen: &mut HashMap<String, usize>) -> String {
         } else {
             None
         };
+        if let Some(width) = timestamp_at(bytes, index) {
+            out.push_str("<time>");
+            index += width;
+            continue;
+        }
         if let Some(id) = found {
             let width = if is_uuid(index) { LENGTH } else { SIMPLE };
             let next = seen.len() + 1;
@@ -189,6 +195,47 @@ fn replace_uuids(text: &str, seen: &mut HashMap<String, usize>) -> String {
         }
     }
     out
+}
+
+/// The length of an RFC 3339 date-time starting at `start`
+/// (`2026-12-03T10:15:00`, then an optional fraction and `Z` or an offset).
+fn timestamp_at(bytes: &[u8], start: usize) -> Option<usize> {
+    const SHAPE: &[u8] = b"dddd-dd-ddTdd:dd:dd";
+    let candidate = bytes.get(start..start + SHAPE.len())?;
+    let fits = SHAPE
+        .iter()
+        .zip(candidate)
+        .all(|(shape, byte)| match shape {
+            b'd' => byte.is_ascii_digit(),
+            b'T' => matches!(byte, b'T' | b't' | b' '),
+            other => byte == other,
+        });
+    if !fits || (start > 0 && bytes[start - 1].is_ascii_digit()) {
+        return None;
+    }
+    let mut end = start + SHAPE.len();
+    if bytes.get(end) == Some(&b'.') {
+        end += 1;
+        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+    }
+    match bytes.get(end) {
+        Some(b'Z' | b'z') => end += 1,
+        Some(b'+' | b'-')
+            if bytes.get(end + 1..end + 6).is_some_and(|zone| {
+                zone[0].is_ascii_digit()
+                    && zone[1].is_ascii_digit()
+                    && zone[2] == b':'
+                    && zone[3].is_ascii_digit()
+                    && zone[4].is_ascii_digit()
+            }) =>
+        {
+            end += 6
+        }
+        _ => {}
+    }
+    Some(end - start)
 }
 
 #[cfg(test)]
@@ -223,6 +270,15 @@ mod tests {
             r#"c["x[0]"]: recorded 2, sent 3"#
         );
         assert_eq!(first_difference(&recorded, &recorded.clone()), None);
+    }
+
+    #[test]
+    fn timestamps_become_one_placeholder() {
+        let a = json!("at 2026-12-03T10:15:00.123Z and 2026-12-03T10:15:00+01:00, not 2026-12-03");
+        assert_eq!(
+            without_volatile(&a),
+            json!("at <time> and <time>, not 2026-12-03")
+        );
     }
 
     #[test]

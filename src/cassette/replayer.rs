@@ -22,9 +22,11 @@ pub enum Strictness {
     #[default]
     Exact,
     /// Equal once every UUID in a string (hyphenated, or 32 hex digits) is
-    /// replaced by its ordinal, counted in order of first appearance: the
-    /// tool call ids a turn mints from its session, which another session
-    /// mints otherwise, may differ; where each id is used may not.
+    /// replaced by its ordinal, counted in order of first appearance, and
+    /// every RFC 3339 date-time by one placeholder: the tool call ids a
+    /// turn mints from its session, which another session mints otherwise,
+    /// and the times a tool writes may differ; where each id is used may
+    /// not.
     IgnoreVolatile,
     /// Only the text of the last user message must be equal.
     LastUserMessage,
