@@ -311,6 +311,44 @@ fn adopt_minted_ids(provider: &Message, ours: &mut [Message], theirs: &mut [Mess
     blank_arguments_as_object(theirs);
 }
 
+/// Runs the turn of `model` on `conversation` through a [`Recorder`],
+/// checks it within the providers' rules, then that its cassette survives
+/// the file unchanged and that a [`Replayer`] under `Exact` makes the same
+/// conversation from the same history, offline.
+async fn run_recorded(
+    what: &str,
+    session: &Definition<Bound>,
+    model: ScriptedModel,
+    conversation: &mut Vec<Message>,
+) {
+    let cassette =
+        std::env::temp_dir().join(format!("agent-loop-wire-real-{}.json", SessionId::new()));
+    let recorder = Recorder::new(model, &cassette);
+    let history = conversation.clone();
+    session
+        .run_turn(&recorder, conversation, &CancellationToken::new())
+        .await
+        .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
+    check_rules(what, conversation);
+    let loaded = Cassette::load(&cassette).unwrap_or_else(|error| panic!("{what}: {error}"));
+    let _ = std::fs::remove_file(&cassette);
+    assert_eq!(
+        loaded,
+        recorder.cassette(),
+        "{what}: the cassette lost data"
+    );
+    let mut replayed = history;
+    session
+        .run_turn(
+            &Replayer::new(loaded, Strictness::Exact),
+            &mut replayed,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{what}: the replay failed: {error}"));
+    assert_eq!(&replayed, conversation, "{what}: the replay differs");
+}
+
 async fn check_response(format: Format, path: &Path) {
     check_response_body(format, path, &read(path)).await;
 }
@@ -390,35 +428,7 @@ async fn check_response_body(format: Format, path: &Path, body: &Value) {
 
     let start = conversation.len();
     let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
-    // Recorded to a cassette as it runs, and replayed from it below.
-    let cassette =
-        std::env::temp_dir().join(format!("agent-loop-wire-real-{}.json", SessionId::new()));
-    let recorder = Recorder::new(model, &cassette);
-    let history = conversation.clone();
-    session
-        .run_turn(&recorder, &mut conversation, &CancellationToken::new())
-        .await
-        .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
-    check_rules(&what, &conversation);
-    // The real payload survives the cassette's file, and the replay offline
-    // makes the same conversation.
-    let loaded = Cassette::load(&cassette).unwrap_or_else(|error| panic!("{what}: {error}"));
-    let _ = std::fs::remove_file(&cassette);
-    assert_eq!(
-        loaded,
-        recorder.cassette(),
-        "{what}: the cassette lost data"
-    );
-    let mut replayed = history;
-    session
-        .run_turn(
-            &Replayer::new(loaded, Strictness::Exact),
-            &mut replayed,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_or_else(|error| panic!("{what}: the replay failed: {error}"));
-    assert_eq!(replayed, conversation, "{what}: the replay differs");
+    run_recorded(&what, &session, model, &mut conversation).await;
 
     if let Some(expected) = expected {
         let results_end = conversation.len() - 1; // the final answer
@@ -944,35 +954,7 @@ async fn check_gemini_response(dir: &Path, name: &str, response: ModelResponse) 
         .unwrap_or_else(|error| panic!("{what}: {error}"));
     let start = conversation.len();
     let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
-    // Recorded to a cassette as it runs, and replayed from it below.
-    let cassette =
-        std::env::temp_dir().join(format!("agent-loop-wire-real-{}.json", SessionId::new()));
-    let recorder = Recorder::new(model, &cassette);
-    let history = conversation.clone();
-    session
-        .run_turn(&recorder, &mut conversation, &CancellationToken::new())
-        .await
-        .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
-    check_rules(&what, &conversation);
-    // The real payload survives the cassette's file, and the replay offline
-    // makes the same conversation.
-    let loaded = Cassette::load(&cassette).unwrap_or_else(|error| panic!("{what}: {error}"));
-    let _ = std::fs::remove_file(&cassette);
-    assert_eq!(
-        loaded,
-        recorder.cassette(),
-        "{what}: the cassette lost data"
-    );
-    let mut replayed = history;
-    session
-        .run_turn(
-            &Replayer::new(loaded, Strictness::Exact),
-            &mut replayed,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_or_else(|error| panic!("{what}: the replay failed: {error}"));
-    assert_eq!(replayed, conversation, "{what}: the replay differs");
+    run_recorded(&what, &session, model, &mut conversation).await;
     let Some(followup_body) = followup_body else {
         return;
     };
