@@ -52,9 +52,13 @@ const JOINED_AT_ONCE: usize = 30;
 /// With each, where its checked infos come from.
 enum Built<'d> {
     Declared(&'d Declared, Arc<dyn Tool>),
-    Reported(&'d InfoCache, Vec<Arc<dyn Tool>>),
-    /// A changing definition's: its listing, at the version listed.
-    Listing(&'d InfoCache, Vec<Arc<dyn Tool>>, Arc<dyn ToolListing>, u64),
+    /// Tools reporting their own infos; a changing definition's with its
+    /// listing, at the version listed.
+    Reported(
+        &'d InfoCache,
+        Vec<Arc<dyn Tool>>,
+        Option<(Arc<dyn ToolListing>, u64)>,
+    ),
 }
 
 /// Runs the factory of `definition` for `session`.
@@ -77,7 +81,7 @@ async fn build<'d>(
             Ok(Built::Declared(declared, tool))
         }
         Factory::Reported { factory, infos } => {
-            Ok(Built::Reported(infos, factory.build(session).await?))
+            Ok(Built::Reported(infos, factory.build(session).await?, None))
         }
         Factory::Listing { factory, infos } => {
             let listing = factory.build(session).await?;
@@ -85,7 +89,7 @@ async fn build<'d>(
             // again at the first refresh.
             let version = listing.version();
             let tools = listing.list().await?;
-            Ok(Built::Listing(infos, tools, listing, version))
+            Ok(Built::Reported(infos, tools, Some((listing, version))))
         }
     }
 }
@@ -210,32 +214,23 @@ async fn bind(
             Built::Declared(declared, instance) => {
                 tools.push(declared_tool(definition, declared, instance)?);
             }
-            Built::Reported(infos, instances) => {
-                for (index, instance) in instances.into_iter().enumerate() {
+            Built::Reported(infos, instances, listing) => {
+                for (position, instance) in instances.into_iter().enumerate() {
                     tools.push(reported_tool(
                         definition,
                         infos,
-                        index,
+                        position,
                         instance,
                         recipe.name_rules,
                     )?);
                 }
-            }
-            Built::Listing(infos, instances, listing, version) => {
-                for (index, instance) in instances.into_iter().enumerate() {
-                    tools.push(reported_tool(
-                        definition,
-                        infos,
-                        index,
-                        instance,
-                        recipe.name_rules,
-                    )?);
+                if let Some((listing, version)) = listing {
+                    listings.push(Listed {
+                        definition: index,
+                        listing,
+                        version: AtomicU64::new(version),
+                    });
                 }
-                listings.push(Listed {
-                    definition: index,
-                    listing,
-                    version: AtomicU64::new(version),
-                });
             }
         }
         let built = &mut tools[first..];
