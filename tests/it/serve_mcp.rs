@@ -13,6 +13,8 @@ use agent_loop::mcp::{HttpEndpoint, McpServer};
 use agent_loop::middleware::{Next, Refusal, ToolInvocation, ToolMiddleware};
 use agent_loop::serve::McpService;
 use agent_loop::tool::{self, BoxError, CallContext, ToolInfo};
+
+use crate::mcp_in_process::bind;
 use agent_loop::{Bindings, Bound, Definition, LoopId, Mode, SessionId, ToolLimits, Validated};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -62,19 +64,6 @@ fn served() -> Definition<Validated> {
         })
         .build()
         .validate()
-        .unwrap()
-}
-
-/// Binds a definition of one MCP server, `server`.
-async fn bind(server: McpServer) -> Definition<Bound> {
-    Definition::builder()
-        .name("client")
-        .tool(server)
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
         .unwrap()
 }
 

@@ -6,10 +6,12 @@
 
 use std::path::Path;
 
+use agent_loop::ToolLimits;
 use agent_loop::conversation::Message;
 use agent_loop::testing::{SchemaModel, generate};
 use agent_loop::tool::{self, BoxError, ToolInfo};
-use agent_loop::{Bindings, Definition, LoopId, SessionId};
+
+use crate::turn_common::bind_tools;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -238,23 +240,22 @@ fn weather(refuse_after_days: i64) -> tool::Definition {
     )
 }
 
-#[tokio::test]
-async fn a_tool_refusing_what_its_schema_admits_is_reported_with_its_error() {
-    let session = Definition::builder()
-        .name("forecast")
-        .tool(weather(0))
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap();
+/// One turn of a `SchemaModel` (seed 11) over a binding of `tool`: the
+/// model, for its report, and the conversation.
+async fn exercise(tool: tool::Definition) -> (SchemaModel, Vec<Message>) {
+    let session = bind_tools([tool], ToolLimits::new()).await;
     let model = SchemaModel::new(11);
     let mut conversation = vec![Message::user("Try every tool.")];
     session
         .run_turn(&model, &mut conversation, &CancellationToken::new())
         .await
         .unwrap();
+    (model, conversation)
+}
+
+#[tokio::test]
+async fn a_tool_refusing_what_its_schema_admits_is_reported_with_its_error() {
+    let (model, conversation) = exercise(weather(0)).await;
     let report = model.report();
     assert_eq!(report.len(), 1);
     let days = report[0].arguments["days"].as_i64().unwrap();
@@ -272,21 +273,7 @@ async fn a_tool_refusing_what_its_schema_admits_is_reported_with_its_error() {
     );
 
     // A tool that takes every admitted value is not reported.
-    let session = Definition::builder()
-        .name("forecast")
-        .tool(weather(7))
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap();
-    let model = SchemaModel::new(11);
-    let mut conversation = vec![Message::user("Try every tool.")];
-    session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
-        .await
-        .unwrap();
+    let (model, conversation) = exercise(weather(7)).await;
     assert_eq!(model.report()[0].refused(), None);
     assert_eq!(
         conversation.last().map(Message::text).as_deref(),
@@ -305,15 +292,7 @@ struct Forecast {
 #[tokio::test]
 async fn structured_output_gets_a_value_of_the_output_schema_in_both_modes() {
     use agent_loop::turn::{Output, OutputMode, TurnOptions};
-    let session = Definition::builder()
-        .name("forecast")
-        .tool(weather(7))
-        .build()
-        .validate()
-        .unwrap()
-        .bind(Bindings::new(SessionId::new(), LoopId::new()))
-        .await
-        .unwrap();
+    let session = bind_tools([weather(7)], ToolLimits::new()).await;
     for mode in [OutputMode::Tool, OutputMode::Native] {
         let model = SchemaModel::new(5);
         let mut conversation = vec![Message::user("Forecast?")];
