@@ -17,6 +17,7 @@
 //! | 2 | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
 //! | 2 | [`gate`] | the approval [`Gate`](gate::Gate) that allows or denies each call a model makes |
 //! | 2 | [`wire`] | OpenAI, Anthropic and MCP formats |
+//! | 2 | [`context`] | a request's tokens estimated ([`TokenEstimator`](context::TokenEstimator)), and [`Compactor`](context::Compactor)s whose replacement is checked against every export's rules |
 //! | 3 | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
 //! | 3 | `mcp` | MCP servers as tool factories, one connection per binding (feature `mcp`) |
 //! | 4 | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
@@ -452,6 +453,7 @@
 
 pub mod bind;
 pub mod cassette;
+pub mod context;
 pub mod conversation;
 pub mod definition;
 pub mod gate;

@@ -23,6 +23,8 @@
 //! | `input_tokens` | input tokens per turn, all requests together, as the provider reported them ([`Usage::input_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
 //! | `output_tokens` | output tokens per turn, as reported ([`Usage::output_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
 //! | `total_tokens` | input and output tokens per turn, as reported ([`Usage::total_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
+//! | `context_tokens` | input tokens one request may hold: the context window the turn keeps to, estimated ([`context`](crate::context)) | off (unlimited) | ≥ 1, or unlimited |
+//! | `compact_at` | percent of `context_tokens` at which the turn compacts the conversation before its next request | 80 | 1 to 100 |
 //!
 //! The four budgets are checked before each model request: a budget is
 //! reached when what the turn used so far is at or over it, and the turn
@@ -30,6 +32,12 @@
 //! before sending. The request that crosses a token budget is not cut
 //! short (its size is only known once it answered), so a turn can end
 //! above a token budget by at most one response; `requests` is exact.
+//!
+//! `context_tokens` is checked before each request too, against the
+//! request's estimated size (see [`context`](crate::context) for how it is
+//! counted): at `compact_at` percent of it the turn compacts the
+//! conversation first, and a request still over it after compacting is not
+//! sent ([`Budget::ContextTokens`](crate::turn::Budget::ContextTokens)).
 //!
 //! [`Usage::input_tokens`]: crate::conversation::Usage::input_tokens
 //! [`Usage::output_tokens`]: crate::conversation::Usage::output_tokens
@@ -268,6 +276,8 @@ pub struct ToolLimits {
     input_tokens: Option<Written>,
     output_tokens: Option<Written>,
     total_tokens: Option<Written>,
+    context_tokens: Option<Written>,
+    compact_at: Option<u32>,
 }
 
 impl ToolLimits {
@@ -283,6 +293,8 @@ impl ToolLimits {
             input_tokens: None,
             output_tokens: None,
             total_tokens: None,
+            context_tokens: None,
+            compact_at: None,
         }
     }
 
@@ -364,6 +376,27 @@ impl ToolLimits {
         self
     }
 
+    /// Sets the context budget: the input tokens one model request may
+    /// hold, as [`context::TokenEstimator`](crate::context::TokenEstimator)
+    /// estimates them (corrected by the input tokens the provider reported
+    /// for the turn's last request). Set it below the model's context
+    /// window, leaving room for the answer. A count (at least 1) or
+    /// [`Limit::Unlimited`]; unlimited unless set, and then the turn
+    /// compacts only when the provider says its window is full.
+    #[must_use]
+    pub fn context_tokens(mut self, limit: impl IntoLimit) -> Self {
+        self.context_tokens = Some(limit.into_written());
+        self
+    }
+
+    /// Sets at what share of `context_tokens` the turn compacts before its
+    /// next request: a percent from 1 to 100; 80 unless set.
+    #[must_use]
+    pub fn compact_at(mut self, percent: u32) -> Self {
+        self.compact_at = Some(percent);
+        self
+    }
+
     /// `true` when no field is set.
     #[must_use]
     pub fn is_unset(&self) -> bool {
@@ -371,11 +404,13 @@ impl ToolLimits {
     }
 
     /// Checks every set field, in the order iterations, calls, parallel,
-    /// result_bytes, requests, input_tokens, output_tokens, total_tokens.
+    /// result_bytes, requests, input_tokens, output_tokens, total_tokens,
+    /// context_tokens, compact_at.
     ///
     /// Errors: the first [`InvalidLimit`]: a count of `0`
     /// ([`InvalidLimitKind::Zero`]), `result_bytes` from 1 to 255
-    /// ([`InvalidLimitKind::TooFewResultBytes`]).
+    /// ([`InvalidLimitKind::TooFewResultBytes`]), `compact_at` outside 1 to
+    /// 100 ([`InvalidLimitKind::NotAPercent`]).
     pub fn check(&self) -> Result<(), InvalidLimit> {
         self.merge(ResolvedToolLimits::DEFAULT)
             .1
@@ -474,6 +509,18 @@ impl ToolLimits {
                 ),
                 None => base.total_tokens,
             },
+            context_tokens: match self.context_tokens {
+                Some(written) => keep(
+                    first,
+                    count_limit(Field::ContextTokens, written),
+                    base.context_tokens,
+                ),
+                None => base.context_tokens,
+            },
+            compact_at: match self.compact_at {
+                Some(percent) => keep(first, Percent::checked(percent), base.compact_at),
+                None => base.compact_at,
+            },
         };
         (resolved, first.take())
     }
@@ -540,6 +587,53 @@ pub struct ResolvedToolLimits {
     pub output_tokens: Limit,
     /// Input and output tokens per turn, as reported.
     pub total_tokens: Limit,
+    /// Input tokens one request may hold, estimated (see
+    /// [`ToolLimits::context_tokens`]).
+    pub context_tokens: Limit,
+    /// The share of `context_tokens` at which the turn compacts before its
+    /// next request.
+    pub compact_at: Percent,
+}
+
+/// A percent from 1 to 100: [`ResolvedToolLimits::compact_at`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Percent(u8);
+
+impl Percent {
+    /// 80 percent: [`ResolvedToolLimits::compact_at`]'s default.
+    pub const DEFAULT_COMPACT_AT: Percent = Percent(80);
+
+    /// `percent` when it is from 1 to 100.
+    pub const fn new(percent: u32) -> Option<Self> {
+        if percent >= 1 && percent <= 100 {
+            Some(Self(percent as u8))
+        } else {
+            None
+        }
+    }
+
+    /// The percent, from 1 to 100.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+
+    /// `percent` of `count`, rounded down.
+    pub const fn of(self, count: u64) -> u64 {
+        // At most u64::MAX / 100 * 100 + a remainder: no overflow.
+        count / 100 * self.0 as u64 + count % 100 * self.0 as u64 / 100
+    }
+
+    fn checked(percent: u32) -> Result<Self, InvalidLimit> {
+        Self::new(percent).ok_or_else(|| {
+            InvalidLimit::new(InvalidLimitKind::NotAPercent, Field::CompactAt, percent)
+        })
+    }
+}
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", self.0)
+    }
 }
 
 impl ResolvedToolLimits {
@@ -552,6 +646,8 @@ impl ResolvedToolLimits {
         input_tokens: Limit::Unlimited,
         output_tokens: Limit::Unlimited,
         total_tokens: Limit::Unlimited,
+        context_tokens: Limit::Unlimited,
+        compact_at: Percent::DEFAULT_COMPACT_AT,
     };
 }
 
@@ -582,6 +678,8 @@ pub enum InvalidLimitKind {
     UnlimitedParallel,
     /// `result_bytes` below 256 (but not `"unlimited"`).
     TooFewResultBytes,
+    /// `compact_at` outside 1 to 100, or written `"unlimited"`.
+    NotAPercent,
 }
 
 /// A limit value that cannot be valid: which field, what was written, and
@@ -596,7 +694,8 @@ pub struct InvalidLimit {
     /// The rule broken.
     pub kind: InvalidLimitKind,
     /// The field: `iterations`, `calls`, `parallel`, `result_bytes`,
-    /// `requests`, `input_tokens`, `output_tokens` or `total_tokens`.
+    /// `requests`, `input_tokens`, `output_tokens`, `total_tokens`,
+    /// `context_tokens` or `compact_at`.
     pub field: &'static str,
     /// What was written, as text (`0`, `-3`, `"lots"`).
     pub value: String,
@@ -628,6 +727,7 @@ impl InvalidLimitKind {
             Self::UnlimitedParallel => {
                 "parallel cannot be unlimited: write how many calls may run at once"
             }
+            Self::NotAPercent => "compact_at is a percent of context_tokens, from 1 to 100",
             Self::TooFewResultBytes => {
                 "result_bytes is at least 256 (room for the truncation marker and the result), or \"unlimited\" to never cut results"
             }
@@ -647,6 +747,8 @@ enum Field {
     InputTokens,
     OutputTokens,
     TotalTokens,
+    ContextTokens,
+    CompactAt,
 }
 
 impl Field {
@@ -660,8 +762,10 @@ impl Field {
         "input_tokens",
         "output_tokens",
         "total_tokens",
+        "context_tokens",
+        "compact_at",
     ];
-    const ALL: [Field; 8] = [
+    const ALL: [Field; 10] = [
         Field::Iterations,
         Field::Calls,
         Field::Parallel,
@@ -670,6 +774,8 @@ impl Field {
         Field::InputTokens,
         Field::OutputTokens,
         Field::TotalTokens,
+        Field::ContextTokens,
+        Field::CompactAt,
     ];
 
     fn name(self) -> &'static str {
@@ -689,6 +795,8 @@ impl Serialize for ToolLimits {
             (Field::InputTokens, self.input_tokens),
             (Field::OutputTokens, self.output_tokens),
             (Field::TotalTokens, self.total_tokens),
+            (Field::ContextTokens, self.context_tokens),
+            (Field::CompactAt, self.compact_at.map(Written::Count)),
         ];
         let mut map = serializer.serialize_map(None)?;
         for (field, written) in fields {
@@ -733,6 +841,8 @@ impl<'de> Visitor<'de> for LimitsVisitor {
                 Field::InputTokens => limits.input_tokens.is_some(),
                 Field::OutputTokens => limits.output_tokens.is_some(),
                 Field::TotalTokens => limits.total_tokens.is_some(),
+                Field::ContextTokens => limits.context_tokens.is_some(),
+                Field::CompactAt => limits.compact_at.is_some(),
             };
             let written = map.next_value_seed(FieldSeed { field, duplicate })?;
             match (field, written) {
@@ -746,6 +856,10 @@ impl<'de> Visitor<'de> for LimitsVisitor {
                 (Field::InputTokens, written) => limits.input_tokens = Some(written),
                 (Field::OutputTokens, written) => limits.output_tokens = Some(written),
                 (Field::TotalTokens, written) => limits.total_tokens = Some(written),
+                (Field::ContextTokens, written) => limits.context_tokens = Some(written),
+                (Field::CompactAt, Written::Count(percent)) => limits.compact_at = Some(percent),
+                // `FieldValue` refuses "unlimited" for compact_at.
+                (Field::CompactAt, Written::Unlimited) => {}
             }
         }
         Ok(limits)
@@ -806,6 +920,7 @@ impl Visitor<'_> for FieldValue {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             Field::Parallel => f.write_str("a whole number of at least 1"),
+            Field::CompactAt => f.write_str("a percent from 1 to 100"),
             _ => f.write_str("a whole number of at least 1, or \"unlimited\""),
         }
     }
@@ -818,6 +933,7 @@ impl Visitor<'_> for FieldValue {
         let checked = match self.0 {
             Field::Parallel => count_limit(self.0, written).map(|_| ()),
             Field::ResultBytes => result_bytes_limit(written).map(|_| ()),
+            Field::CompactAt => Percent::checked(count).map(|_| ()),
             _ => count_limit(self.0, written).map(|_| ()),
         };
         checked.map_err(E::custom)?;
@@ -841,6 +957,9 @@ impl Visitor<'_> for FieldValue {
         match word {
             UNLIMITED if self.0 == Field::Parallel => {
                 Err(self.refuse(InvalidLimitKind::UnlimitedParallel, format!("{word:?}")))
+            }
+            UNLIMITED if self.0 == Field::CompactAt => {
+                Err(self.refuse(InvalidLimitKind::NotAPercent, format!("{word:?}")))
             }
             UNLIMITED => Ok(Written::Unlimited),
             _ => Err(self.refuse(InvalidLimitKind::NotALimit, format!("{word:?}"))),

@@ -216,13 +216,7 @@ impl Tools {
                     })
                 }
                 Err(error) => {
-                    let mut message = error.to_string();
-                    let mut source = std::error::Error::source(&error);
-                    while let Some(cause) = source {
-                        message.push_str(": ");
-                        message.push_str(&cause.to_string());
-                        source = cause.source();
-                    }
+                    let message = crate::support::text::with_causes(&error);
                     tracing::warn!(
                         target: "agent_loop::bind",
                         definition = definition.name(),

@@ -431,6 +431,19 @@ fn decimal_digits(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |log| log as usize + 1)
 }
 
+/// `error`'s text followed by each cause's, joined with `: `: for an event
+/// or a log line that carries a whole chain as one string.
+pub(crate) fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
 /// The largest character boundary `<= index` (`str::floor_char_boundary` is
 /// newer than this crate's minimum Rust version).
 pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {

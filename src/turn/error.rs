@@ -1,6 +1,7 @@
 //! Why a turn failed: [`TurnError`], [`ToolLimitError`] and
 //! [`BudgetError`].
 
+use crate::context::CompactionError;
 use crate::conversation::{ConversationError, Usage};
 use crate::limits::Limit;
 use crate::support::json::TooDeep;
@@ -64,13 +65,30 @@ pub enum TurnError {
         usage: Usage,
     },
     /// The model stopped because the conversation filled its context
-    /// window ([`FinishReason::ContextWindowExceeded`](crate::conversation::FinishReason::ContextWindowExceeded)):
-    /// asking again would send the same full context. The response was not
-    /// added (its calls, if any, did not run), so the conversation holds
-    /// what it held before that request; shorten or compact it and run a
-    /// turn again.
+    /// window ([`FinishReason::ContextWindowExceeded`](crate::conversation::FinishReason::ContextWindowExceeded),
+    /// or, in a turn that compacts, a model error that
+    /// [`exceeds_context_window`](ModelError::exceeds_context_window)):
+    /// asking again would send the same full context. A turn with a
+    /// compactor or a `context_tokens` budget compacted once and asked
+    /// again before failing (see [`context`](crate::context)). The response
+    /// was not added (its calls, if any, did not run), so the conversation
+    /// holds what it held before that request; shorten or compact it and
+    /// run a turn again.
     #[error("turn: the conversation no longer fits the model's context window")]
     ContextWindowExceeded {
+        /// Tokens used by the turn's requests, added up.
+        usage: Usage,
+    },
+    /// A compaction the turn needed was refused (see
+    /// [`context`](crate::context)): its replacement broke a rule, or the
+    /// compactor failed, while the request was over `context_tokens` or the
+    /// provider had said the window is full. The conversation holds what
+    /// it held before that compaction.
+    #[error("turn: the conversation could not be compacted")]
+    Compaction {
+        /// Why the compaction was refused.
+        #[source]
+        source: CompactionError,
         /// Tokens used by the turn's requests, added up.
         usage: Usage,
     },
@@ -104,7 +122,8 @@ impl TurnError {
             Self::Model { usage, .. }
             | Self::NoOutput { usage, .. }
             | Self::Refused { usage, .. }
-            | Self::ContextWindowExceeded { usage } => *usage,
+            | Self::ContextWindowExceeded { usage }
+            | Self::Compaction { usage, .. } => *usage,
             Self::Conversation(_) | Self::TooDeep { .. } | Self::Resume(_) => Usage::default(),
         }
     }
@@ -174,17 +193,22 @@ pub enum Budget {
     OutputTokens,
     /// `total_tokens`: [`Usage::total_tokens`] of the turn.
     TotalTokens,
+    /// `context_tokens`: the estimated input tokens of the next request,
+    /// after compacting (see [`context`](crate::context)). Reached when
+    /// over it, not at it.
+    ContextTokens,
 }
 
 impl std::fmt::Display for Budget {
     /// The budget's field name: `requests`, `input_tokens`,
-    /// `output_tokens` or `total_tokens`.
+    /// `output_tokens`, `total_tokens` or `context_tokens`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Requests => "requests",
             Self::InputTokens => "input_tokens",
             Self::OutputTokens => "output_tokens",
             Self::TotalTokens => "total_tokens",
+            Self::ContextTokens => "context_tokens",
         })
     }
 }
@@ -192,16 +216,16 @@ impl std::fmt::Display for Budget {
 /// A model request not sent because a budget of the turn was reached:
 /// inside [`TurnError::Budget`]. A budget is reached when what the turn
 /// used so far is at or over it; budgets are checked in the order
-/// requests, input, output, total tokens.
+/// requests, input, output, total tokens, then the context budget (over
+/// it, after compacting).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "turn: budget reached ({budget}): the turn used {used} of at most {max} after {requests} model requests; the next request was not sent"
-)]
+#[error("{}", self.line())]
 #[non_exhaustive]
 pub struct BudgetError {
     /// The budget reached.
     pub budget: Budget,
-    /// What the turn used of it: requests sent, or tokens reported.
+    /// What the turn used of it: requests sent, or tokens reported; for
+    /// [`Budget::ContextTokens`], the next request's estimated tokens.
     pub used: u64,
     /// The mode's budget (never [`Limit::Unlimited`]).
     pub max: Limit,
@@ -209,4 +233,24 @@ pub struct BudgetError {
     pub requests: u32,
     /// Tokens used by the turn's requests, added up.
     pub usage: Usage,
+}
+
+impl BudgetError {
+    fn line(&self) -> String {
+        let Self {
+            budget,
+            used,
+            max,
+            requests,
+            ..
+        } = self;
+        match budget {
+            Budget::ContextTokens => format!(
+                "turn: budget reached ({budget}): the next request would hold an estimated {used} input tokens, over at most {max}, after compacting; it was not sent"
+            ),
+            _ => format!(
+                "turn: budget reached ({budget}): the turn used {used} of at most {max} after {requests} model requests; the next request was not sent"
+            ),
+        }
+    }
 }

@@ -94,6 +94,33 @@ pub enum TurnEvent {
         /// The error's text, with its causes.
         message: String,
     },
+    /// The conversation was compacted before a model request (see
+    /// [`context`](crate::context)); the turn's outcome holds the replaced
+    /// messages ([`TurnOutcome::compactions`](crate::turn::TurnOutcome::compactions)).
+    Compacted {
+        /// The compactor's name.
+        compactor: String,
+        /// The request's estimated input tokens before.
+        tokens_before: u64,
+        /// And after.
+        tokens_after: u64,
+        /// Where the replaced messages were, in the conversation before.
+        replaced: std::ops::Range<usize>,
+        /// Where their replacement is now.
+        replacement: std::ops::Range<usize>,
+    },
+    /// A compaction was refused while the request was still under
+    /// `context_tokens`: the history is kept as it was and the turn goes
+    /// on. (Over it, the turn fails with
+    /// [`TurnError::Compaction`](crate::turn::TurnError::Compaction).)
+    CompactionRefused {
+        /// The compactor's name.
+        compactor: String,
+        /// The rule its replacement broke, or `Failed`/`Panicked`.
+        kind: crate::context::CompactionErrorKind,
+        /// The error's text, with its causes.
+        message: String,
+    },
     /// A tool call finished; its result is the next to reach the
     /// conversation when its batch is done. Calls refused before running
     /// (unknown tool, bad arguments, cut off) finish without starting.

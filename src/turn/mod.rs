@@ -2,6 +2,7 @@
 //! iterations (a model request that asks for tools, plus running that
 //! batch). See [`Definition::run_turn`](crate::Definition::run_turn).
 
+mod compacting;
 mod error;
 mod event;
 mod model;
@@ -11,6 +12,7 @@ mod output;
 pub mod pause;
 mod resume;
 mod runner;
+mod summarize;
 
 pub use crate::bind::{CallStats, ToolList, ToolListIter};
 pub use crate::support::text::ERROR_TEXT_BYTES;
@@ -29,3 +31,4 @@ pub use pause::{
     BudgetPolicy, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume,
     ResumeError, ResumeErrorKind,
 };
+pub use summarize::{SUMMARY_HEADING, SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, Summarize};

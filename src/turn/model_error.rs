@@ -204,6 +204,47 @@ impl ModelError {
     pub fn was_retried(&self) -> bool {
         self.attempts > 1
     }
+
+    /// `true` when the provider refused the request because its input does
+    /// not fit the model's context window, as each says it:
+    ///
+    /// | provider | what it answers |
+    /// | --- | --- |
+    /// | OpenAI (Chat Completions, Responses) | `code: "context_length_exceeded"` (HTTP 400, or a Responses stream's `response.failed`) |
+    /// | Anthropic | HTTP 400 `invalid_request_error`, `prompt is too long: 208310 tokens > 200000 maximum` |
+    /// | Gemini | HTTP 400 `INVALID_ARGUMENT`, `The input token count (…) exceeds the maximum number of tokens allowed (…)` |
+    /// | vLLM, DeepSeek and other compatible servers | HTTP 400, `This model's maximum context length is … tokens` |
+    /// | llama.cpp's server | `type: "exceed_context_size_error"` |
+    ///
+    /// A turn that compacts (see [`context`](crate::context)) compacts and
+    /// asks again once when this is `true`. Anthropic's finish reason
+    /// `model_context_window_exceeded` is a response, not an error:
+    /// [`FinishReason::ContextWindowExceeded`](crate::conversation::FinishReason::ContextWindowExceeded).
+    pub fn exceeds_context_window(&self) -> bool {
+        if self.code.as_deref() == Some("context_length_exceeded")
+            || self.error_type.as_deref() == Some("exceed_context_size_error")
+        {
+            return true;
+        }
+        let refused = matches!(
+            self.kind,
+            ModelErrorKind::Http { status: 400 }
+                | ModelErrorKind::InvalidResponse
+                | ModelErrorKind::Stream
+        );
+        let Some(message) = self.message.as_deref().filter(|_| refused) else {
+            return false;
+        };
+        let message = message.to_ascii_lowercase();
+        [
+            "prompt is too long",
+            "maximum context length",
+            "exceeds the maximum number of tokens allowed",
+            "exceeds the context window",
+        ]
+        .iter()
+        .any(|phrase| message.contains(phrase))
+    }
 }
 
 impl From<BoxError> for ModelError {

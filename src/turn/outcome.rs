@@ -4,6 +4,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 use crate::bind::CallStats;
+use crate::context::Compaction;
 use crate::conversation::{FinishReason, Message, Usage};
 use crate::turn::PausedTurn;
 
@@ -48,7 +49,10 @@ pub struct TurnOutcome {
     /// ran on (`conversation[outcome.appended.clone()]`, or
     /// [`messages`](Self::messages)): not a copy, since the conversation
     /// holds them already. For a resumed turn it starts after the paused
-    /// assistant message (see [`pause`](crate::turn::pause)).
+    /// assistant message (see [`pause`](crate::turn::pause)). After a
+    /// compaction it refers to the compacted conversation; messages of
+    /// this turn a compaction replaced are not in it, their replacement
+    /// is.
     pub appended: Range<usize>,
     /// Counts, timings and token usage.
     pub stats: TurnStats,
@@ -60,6 +64,11 @@ pub struct TurnOutcome {
     /// (the process died mid-tool, say), each answered before the first
     /// request with an error result saying it was interrupted.
     pub repaired: Vec<String>,
+    /// The compactions made before the turn's requests, in order (see
+    /// [`context`](crate::context)): each with the messages it replaced,
+    /// which the conversation no longer holds, and its ranges (each in the
+    /// conversation as it was then).
+    pub compactions: Vec<Compaction>,
 }
 
 impl TurnOutcome {

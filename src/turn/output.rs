@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use typed_builder::TypedBuilder;
 
 use crate::bind::BoundTool;
+use crate::context::Compactor;
 use crate::support::json::{self, TooDeep};
 use crate::tool::checked::CheckedInfo;
 use crate::tool::schema::{self, SchemaProblem};
@@ -626,6 +627,14 @@ pub struct TurnOptions<'a> {
         )
     )]
     pub(crate) budget_policy: BudgetPolicy,
+    #[builder(
+        default,
+        setter(
+            strip_option,
+            doc = "Compacts the conversation with `compactor` when a request reaches the mode's `compact_at` share of `context_tokens`, or when the provider says the context window is full (see [`context`](crate::context)). [`ElideToolResults`](crate::context::ElideToolResults) when `context_tokens` is set; without it and without `context_tokens`, the turn never compacts."
+        )
+    )]
+    pub(crate) compactor: Option<&'a dyn Compactor>,
 }
 
 impl Default for TurnOptions<'_> {

@@ -82,6 +82,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// nothing was added, and the paused turn can be resumed again.
     pub(super) fn interrupted(&self, at: usize, started: Instant) -> TurnOutcome {
         TurnOutcome {
+            compactions: Vec::new(),
             status: TurnStatus::Interrupted,
             appended: at..at,
             stats: TurnStats {

@@ -17,6 +17,8 @@ use tracing::{Instrument, info_span};
 use crate::bind::call::{self, CallTable, Finished, Prepared};
 use crate::bind::tool_set::{ListChange, ToolSet};
 use crate::bind::{Binding, Bound};
+use crate::context::Compactor;
+use crate::context::TokenEstimator;
 use crate::conversation::ids::{IdSet, minted_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
@@ -29,6 +31,7 @@ use crate::session::{LoopId, SessionId};
 use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
 use crate::tool::{CallEvents, TurnLink};
+use crate::turn::compacting::{Compacted, ContextMeter, Fit};
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::resume::Prior;
 use crate::turn::{
@@ -221,6 +224,7 @@ impl Definition<Bound> {
             approval_key: self.binding().layout.approval_key.as_ref(),
             resume: options.resume,
             budget_policy: options.budget_policy,
+            compactor: options.compactor,
             model,
             cancellation: options.cancellation.unwrap_or(&never),
             events: options.events.unwrap_or(&unwatched),
@@ -249,6 +253,8 @@ pub(super) struct Turn<'a, M: ?Sized> {
     /// The paused turn this one goes on from, and its decisions.
     pub(super) resume: Option<&'a Resume>,
     pub(super) budget_policy: BudgetPolicy,
+    /// The turn's own compactor, if any (see [`Turn::compactor`]).
+    pub(super) compactor: Option<&'a dyn Compactor>,
     pub(super) model: &'a M,
     pub(super) cancellation: &'a CancellationToken,
     pub(super) events: &'a TurnEvents,
@@ -346,20 +352,49 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             .flat_map(|assistant| assistant.tool_calls())
             .map(|call| call.id.clone())
             .collect();
+        // Where the turn's messages begin, moved by each compaction.
+        let compacted = Compacted::starting_at(first_new);
         let end = |status, finish_reason, conversation: &Conversation, mut stats: TurnStats| {
             stats.duration = started.elapsed();
             TurnOutcome {
                 status,
-                appended: first_new..conversation.len(),
+                appended: compacted.first_new.get().min(conversation.len())..conversation.len(),
                 stats,
                 finish_reason,
                 repaired: repaired.clone(),
+                compactions: compacted.compactions.take(),
             }
         };
+        let mut meter =
+            ContextMeter::new(TokenEstimator::for_format(self.model.description().format));
+        // The provider said the window is full: compact before asking again.
+        let mut window_full = false;
         let mut requests: u32 = prior.requests;
         loop {
             self.refresh_tools().await;
-            if let Err(reached) = check_budgets(&limits, requests, stats.usage) {
+            let reached = match check_budgets(&limits, requests, stats.usage) {
+                Err(reached) => Some(reached),
+                Ok(()) => match self
+                    .fit_context(
+                        conversation,
+                        &limits,
+                        &mut meter,
+                        window_full,
+                        &mut stats,
+                        &compacted,
+                        requests,
+                    )
+                    .await?
+                {
+                    Fit::Fits => None,
+                    Fit::Interrupted => {
+                        return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
+                    }
+                    Fit::Over(reached) => Some(reached),
+                },
+            };
+            window_full = false;
+            if let Some(reached) = reached {
                 if self.budget_policy != BudgetPolicy::Pause {
                     return Err(reached.into());
                 }
@@ -381,13 +416,25 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 .saturating_add(1);
             self.events
                 .emit(|| TurnEvent::ModelRequestStarted { iteration });
-            let asked = self
-                .ask(conversation)
-                .await
-                .map_err(|source| TurnError::Model {
+            let asked = match self.ask(conversation).await {
+                Err(source)
+                    if source.exceeds_context_window()
+                        && self.compactor(&limits).is_some()
+                        && !meter.retried =>
+                {
+                    // Compacted once, then asked again.
+                    meter.retried = true;
+                    window_full = true;
+                    continue;
+                }
+                Err(source) if source.exceeds_context_window() && meter.retried => {
+                    return Err(TurnError::ContextWindowExceeded { usage: stats.usage });
+                }
+                asked => asked.map_err(|source| TurnError::Model {
                     source,
                     usage: stats.usage,
-                })?;
+                })?,
+            };
             let Some(response) = asked else {
                 return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
             };
@@ -398,6 +445,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 usage,
             } = response;
             stats.usage += usage;
+            meter.answered(usage);
             if message.json_values().any(json::too_deep) {
                 // A `Model` built it in code; the next request would copy it.
                 drop_json_values(message);
@@ -416,8 +464,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             if finish_reason == FinishReason::ContextWindowExceeded {
                 // Asking again would resend the same full context; the
                 // cut response is not kept, so nothing is left half-done.
+                // A turn that compacts compacts once and asks again.
+                if self.compactor(&limits).is_some() && !meter.retried {
+                    meter.retried = true;
+                    window_full = true;
+                    continue;
+                }
                 return Err(TurnError::ContextWindowExceeded { usage: stats.usage });
             }
+            meter.retried = false;
             let answered = |calls| IterationStats {
                 model_duration,
                 batch_duration: Duration::ZERO,

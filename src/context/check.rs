@@ -1,0 +1,268 @@
+//! The rules a compacted conversation must keep, checked before it
+//! replaces the history: [`CompactionError`].
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::conversation::{ContentPart, Message};
+use crate::support::json;
+use crate::tool::BoxError;
+
+/// Why a compaction was refused: the [`kind`](CompactionError::kind) of a
+/// [`CompactionError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CompactionErrorKind {
+    /// The compactor failed: its error is the `source()`.
+    Failed,
+    /// The compactor panicked; the panic's message is the `source()`.
+    Panicked,
+    /// The replacement's range is empty of meaning: it ends past the
+    /// conversation, or begins after it ends.
+    InvalidRange,
+    /// The replacement touches what must stay: the leading system
+    /// messages, or the protected tail (pending calls of a paused turn,
+    /// the last batch the model has not seen, the message it has not
+    /// answered).
+    Protected,
+    /// The replacement holds a system message: system messages stay first
+    /// and unchanged.
+    SystemMessage,
+    /// A message with no content, or blank text only: no provider accepts
+    /// it ("all messages must have non-empty content").
+    EmptyMessage,
+    /// A tool call the replaced messages did not hold: a compactor keeps
+    /// or drops calls, it does not make them.
+    UnknownToolCall,
+    /// An assistant message whose calls are not all the calls of one
+    /// replaced message, or whose reasoning is not that message's: a
+    /// batch stays whole, and signed thinking stays with its calls
+    /// (Anthropic refuses a tool use whose thinking changed).
+    ChangedBatch,
+    /// A tool call without exactly one result right after its assistant
+    /// message, or a result that answers no call of the message before it.
+    UnpairedToolCall,
+    /// A value nested deeper than 128 levels (see
+    /// [`TooDeep`](crate::TooDeep)).
+    TooDeep,
+    /// The compacted conversation is not estimated smaller than before.
+    NotSmaller,
+}
+
+impl CompactionErrorKind {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Failed => "the compactor failed",
+            Self::Panicked => "the compactor panicked",
+            Self::InvalidRange => "its range is not in the conversation",
+            Self::Protected => "it replaces the leading system messages or the protected tail",
+            Self::SystemMessage => "it holds a system message",
+            Self::EmptyMessage => "it holds a message without content",
+            Self::UnknownToolCall => "it holds a tool call the replaced messages did not",
+            Self::ChangedBatch => {
+                "it splits a batch of tool calls or changes the reasoning beside them"
+            }
+            Self::UnpairedToolCall => {
+                "a tool call is not answered exactly once right after its message"
+            }
+            Self::TooDeep => "it holds a JSON value nested too deep",
+            Self::NotSmaller => "it is not estimated smaller than the history it replaces",
+        }
+    }
+}
+
+/// A compaction refused: the compactor failed, or what it returned breaks a
+/// rule every provider holds a conversation to. The conversation was not
+/// changed.
+///
+/// Display is one line, e.g. `compaction refused (elide_tool_results): a
+/// tool call is not answered exactly once right after its message (at
+/// messages[4])`; the compactor's own error, when it failed, is the
+/// `source()`.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "compaction refused ({compactor}): {}{}",
+    .kind.describe(),
+    .index.map(|index| format!(" (at messages[{index}])")).unwrap_or_default()
+)]
+#[non_exhaustive]
+pub struct CompactionError {
+    /// The rule broken.
+    pub kind: CompactionErrorKind,
+    /// The compactor's [`name`](crate::context::Compactor::name).
+    pub compactor: String,
+    /// Where, in the compacted conversation, when one message is at fault.
+    pub index: Option<usize>,
+    #[source]
+    source: Option<BoxError>,
+}
+
+impl CompactionError {
+    pub(crate) fn new(kind: CompactionErrorKind, compactor: &str, index: Option<usize>) -> Self {
+        Self {
+            kind,
+            compactor: compactor.to_owned(),
+            index,
+            source: None,
+        }
+    }
+
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+}
+
+/// Checks replacing `range` of `conversation` with `replacement`, where
+/// `editable` is the part a compactor may touch. Returns the rule broken
+/// first and where (an index into the compacted conversation).
+pub(crate) fn check(
+    conversation: &[Message],
+    editable: &Range<usize>,
+    range: &Range<usize>,
+    replacement: &[Message],
+) -> Result<(), (CompactionErrorKind, Option<usize>)> {
+    if range.start > range.end || range.end > conversation.len() {
+        return Err((CompactionErrorKind::InvalidRange, None));
+    }
+    if range.start < editable.start || range.end > editable.end {
+        return Err((CompactionErrorKind::Protected, None));
+    }
+    let at = |offset: usize| Some(range.start + offset);
+    let replaced = &conversation[range.clone()];
+    // Each replaced assistant message with calls, by the id of its first
+    // call: a kept batch must be one of them, whole, its reasoning as it was.
+    let mut batches: HashMap<&str, &[ContentPart]> = HashMap::new();
+    for message in replaced {
+        if let Message::Assistant(assistant) = message {
+            for call in assistant.tool_calls() {
+                batches.insert(call.id.as_str(), &assistant.content);
+            }
+        }
+    }
+    for (offset, message) in replacement.iter().enumerate() {
+        if message.json_values().any(json::too_deep) {
+            return Err((CompactionErrorKind::TooDeep, at(offset)));
+        }
+        let content = match message {
+            Message::System(_) => return Err((CompactionErrorKind::SystemMessage, at(offset))),
+            Message::User(user) => &user.content,
+            Message::Assistant(assistant) => &assistant.content,
+            Message::Tool(_) => continue,
+        };
+        if content.iter().all(is_blank) {
+            return Err((CompactionErrorKind::EmptyMessage, at(offset)));
+        }
+        let Message::Assistant(assistant) = message else {
+            continue;
+        };
+        let Some(first) = assistant.tool_calls().next() else {
+            continue;
+        };
+        if assistant
+            .tool_calls()
+            .any(|call| !batches.contains_key(call.id.as_str()))
+        {
+            return Err((CompactionErrorKind::UnknownToolCall, at(offset)));
+        }
+        let original = batches[first.id.as_str()];
+        if !same_batch(original, &assistant.content) {
+            return Err((CompactionErrorKind::ChangedBatch, at(offset)));
+        }
+    }
+    check_pairs(replacement, conversation, range)
+}
+
+fn is_blank(part: &ContentPart) -> bool {
+    matches!(part, ContentPart::Text(text) if text.text.trim().is_empty())
+}
+
+/// `true` when `kept` holds the calls of `original` (the same ids, in
+/// order) and its reasoning, unchanged and in the same places relative to
+/// the calls. Text beside them may change.
+fn same_batch(original: &[ContentPart], kept: &[ContentPart]) -> bool {
+    fn skeleton(parts: &[ContentPart]) -> Vec<&ContentPart> {
+        parts
+            .iter()
+            .filter(|part| matches!(part, ContentPart::Reasoning(_) | ContentPart::ToolCall(_)))
+            .collect()
+    }
+    let (original, kept) = (skeleton(original), skeleton(kept));
+    original.len() == kept.len()
+        && original
+            .iter()
+            .zip(&kept)
+            .all(|(original, kept)| match (original, kept) {
+                (ContentPart::ToolCall(original), ContentPart::ToolCall(kept)) => {
+                    original.id == kept.id
+                }
+                (original, kept) => original == kept,
+            })
+}
+
+/// Every call of the compacted conversation answered once, right after its
+/// assistant message, and every result answering a call of the message
+/// before it: walked over the replacement and the messages around it.
+fn check_pairs(
+    replacement: &[Message],
+    conversation: &[Message],
+    range: &Range<usize>,
+) -> Result<(), (CompactionErrorKind, Option<usize>)> {
+    // From the last assistant message before the range (its results may
+    // follow inside it) to the first message after it that is no result.
+    let before = conversation[..range.start]
+        .iter()
+        .rposition(|message| !matches!(message, Message::Tool(_)))
+        .unwrap_or(0);
+    let after = conversation[range.end..]
+        .iter()
+        .position(|message| !matches!(message, Message::Tool(_)))
+        .map_or(conversation.len(), |offset| range.end + offset);
+    let walked = conversation[before..range.start]
+        .iter()
+        .chain(replacement)
+        .chain(&conversation[range.end..after]);
+    // The calls of the last assistant message walked, and where it is.
+    let mut open: Vec<(&str, bool)> = Vec::new();
+    let mut opened_at = before;
+    let mut seen_ids: HashMap<&str, usize> = HashMap::new();
+    let unpaired = |index: usize| Err((CompactionErrorKind::UnpairedToolCall, Some(index)));
+    let mut index = before;
+    for message in walked {
+        match message {
+            Message::Tool(result) => {
+                match open
+                    .iter_mut()
+                    .find(|(id, _)| *id == result.tool_call_id.as_str())
+                {
+                    Some((_, answered @ false)) => *answered = true,
+                    _ => return unpaired(index),
+                }
+            }
+            other => {
+                if open.iter().any(|(_, answered)| !answered) {
+                    return unpaired(index);
+                }
+                open.clear();
+                opened_at = index;
+                if let Message::Assistant(assistant) = other {
+                    for call in assistant.tool_calls() {
+                        if seen_ids.insert(call.id.as_str(), index).is_some() {
+                            return unpaired(index);
+                        }
+                        open.push((call.id.as_str(), false));
+                    }
+                }
+            }
+        }
+        index += 1;
+    }
+    // The walk ends at a message that is no result (or the end): a call
+    // still open there is unanswered, unless it is a pending call of a
+    // paused turn at the end of the conversation, after the replacement.
+    let pending_tail = after == conversation.len() && opened_at >= range.start + replacement.len();
+    if !pending_tail && open.iter().any(|(_, answered)| !answered) {
+        return unpaired(opened_at);
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! Keeping a turn's requests inside its context budget: the estimate of
+//! each request, corrected by what the provider reported, and the
+//! compaction before a request (see [`context`](crate::context)).
+
+use std::cell::{Cell, RefCell};
+
+use tracing::warn;
+
+use crate::context::{
+    self, Compaction, CompactionError, Compactor, ElideToolResults, TokenEstimator,
+};
+use crate::conversation::{Conversation, Usage};
+use crate::limits::ResolvedToolLimits;
+use crate::turn::runner::Turn;
+use crate::turn::{Budget, BudgetError, Model, TurnError, TurnEvent, TurnStats};
+
+/// The compactor of a turn with a context budget and none of its own.
+static ELIDE: ElideToolResults = ElideToolResults::new();
+
+/// What a turn knows of its requests' size.
+pub(super) struct ContextMeter {
+    estimator: TokenEstimator,
+    /// Reported minus estimated input tokens of the last answered request:
+    /// what the estimator misses (the chat template, its tokenizer).
+    correction: i64,
+    /// The estimate of the request last sent, before the correction.
+    sent: u64,
+    /// Compacted once since the provider last said the window is full.
+    pub(super) retried: bool,
+}
+
+/// How fitting the next request went.
+pub(super) enum Fit {
+    /// Send it.
+    Fits,
+    /// Cancelled while compacting; nothing changed.
+    Interrupted,
+    /// Over `context_tokens` after compacting: not sent.
+    Over(BudgetError),
+}
+
+/// Where the turn's appended messages begin, and its compactions: shared
+/// with the closure that builds the outcome.
+#[derive(Default)]
+pub(super) struct Compacted {
+    pub(super) first_new: Cell<usize>,
+    pub(super) compactions: RefCell<Vec<Compaction>>,
+}
+
+impl Compacted {
+    pub(super) fn starting_at(first_new: usize) -> Self {
+        Self {
+            first_new: Cell::new(first_new),
+            compactions: RefCell::default(),
+        }
+    }
+
+    /// Records `compaction`: the turn's first message moves with it (to
+    /// the replacement's start when it was replaced).
+    fn record(&self, compaction: Compaction) {
+        let first = self.first_new.get();
+        let moved = compaction
+            .moved(first)
+            .unwrap_or(compaction.replacement.start);
+        self.first_new.set(moved);
+        self.compactions.borrow_mut().push(compaction);
+    }
+}
+
+impl ContextMeter {
+    pub(super) fn new(estimator: TokenEstimator) -> Self {
+        Self {
+            estimator,
+            correction: 0,
+            sent: 0,
+            retried: false,
+        }
+    }
+
+    /// The provider answered the request last sent, reporting `usage`.
+    pub(super) fn answered(&mut self, usage: Usage) {
+        if usage.input_tokens > 0 {
+            let reported = i64::try_from(usage.input_tokens).unwrap_or(i64::MAX);
+            let sent = i64::try_from(self.sent).unwrap_or(i64::MAX);
+            self.correction = reported.saturating_sub(sent);
+        }
+    }
+
+    fn corrected(&self, raw: u64) -> u64 {
+        raw.saturating_add_signed(self.correction)
+    }
+}
+
+impl<M: Model + ?Sized> Turn<'_, M> {
+    /// The compactor of this turn: its own, or [`ElideToolResults`] when its
+    /// mode has a context budget.
+    pub(super) fn compactor(&self, limits: &ResolvedToolLimits) -> Option<&dyn Compactor> {
+        self.compactor.or_else(|| {
+            limits
+                .context_tokens
+                .get()
+                .map(|_| &ELIDE as &dyn Compactor)
+        })
+    }
+
+    /// Before a request: estimates it and, when it reaches `compact_at` of
+    /// `context_tokens` (or always, when `forced`: the provider said the
+    /// window is full), compacts the conversation.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn fit_context(
+        &self,
+        conversation: &mut Conversation,
+        limits: &ResolvedToolLimits,
+        meter: &mut ContextMeter,
+        forced: bool,
+        stats: &mut TurnStats,
+        compacted: &Compacted,
+        requests: u32,
+    ) -> Result<Fit, TurnError> {
+        let window = limits.context_tokens.get().map(u64::from);
+        let Some(compactor) = self.compactor(limits) else {
+            return Ok(Fit::Fits);
+        };
+        if window.is_none() && !forced {
+            return Ok(Fit::Fits);
+        }
+        let site = self.table().site();
+        let overhead = meter
+            .estimator
+            .request(&[], site.instructions(), self.table().offered());
+        let raw = meter.estimator.messages(conversation);
+        let estimate = meter.corrected(raw.saturating_add(overhead));
+        meter.sent = raw.saturating_add(overhead);
+        let target = match window {
+            _ if forced => estimate / 2,
+            Some(window) if estimate >= limits.compact_at.of(window) => {
+                limits.compact_at.of(window).min(window / 2)
+            }
+            // Under the threshold: nothing to do.
+            Some(_) | None => return Ok(Fit::Fits),
+        };
+        // The target in the conversation's own terms: less the instructions,
+        // the tools and the correction.
+        let conversation_target = target
+            .saturating_sub(overhead)
+            .saturating_add_signed(meter.correction.saturating_neg());
+        let editable = context::editable(conversation);
+        let compacting = context::compact_within(
+            conversation,
+            compactor,
+            &meter.estimator,
+            conversation_target,
+            raw,
+            editable,
+        );
+        let compacted_now = tokio::select! {
+            biased;
+            () = self.cancellation.cancelled() => return Ok(Fit::Interrupted),
+            compacted = compacting => compacted,
+        };
+        let after = match compacted_now {
+            Ok(Some(mut compaction)) => {
+                compaction.tokens_before = estimate;
+                compaction.tokens_after =
+                    meter.corrected(compaction.tokens_after.saturating_add(overhead));
+                stats.usage += compaction.usage;
+                let after = compaction.tokens_after;
+                self.events.emit(|| TurnEvent::Compacted {
+                    compactor: compaction.compactor.clone(),
+                    tokens_before: compaction.tokens_before,
+                    tokens_after: compaction.tokens_after,
+                    replaced: compaction.replaced.clone(),
+                    replacement: compaction.replacement.clone(),
+                });
+                meter.sent = meter
+                    .estimator
+                    .messages(conversation)
+                    .saturating_add(overhead);
+                compacted.record(compaction);
+                after
+            }
+            Ok(None) if forced => {
+                return Err(TurnError::ContextWindowExceeded { usage: stats.usage });
+            }
+            Ok(None) => estimate,
+            Err(error) => {
+                if forced || window.is_some_and(|window| estimate > window) {
+                    return Err(TurnError::Compaction {
+                        source: error,
+                        usage: stats.usage,
+                    });
+                }
+                self.refused(&error);
+                estimate
+            }
+        };
+        match window {
+            Some(window) if after > window && !forced => Ok(Fit::Over(BudgetError {
+                budget: Budget::ContextTokens,
+                used: after,
+                max: limits.context_tokens,
+                requests,
+                usage: stats.usage,
+            })),
+            _ => Ok(Fit::Fits),
+        }
+    }
+
+    /// Tells the watchers, and the traces, that a compaction was refused.
+    fn refused(&self, error: &CompactionError) {
+        warn!(compactor = %error.compactor, error = %error, "compaction refused; the history is kept");
+        self.events.emit(|| TurnEvent::CompactionRefused {
+            compactor: error.compactor.clone(),
+            kind: error.kind,
+            message: crate::support::text::with_causes(error),
+        });
+    }
+}

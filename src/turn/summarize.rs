@@ -1,0 +1,141 @@
+//! [`Summarize`]: the built-in compactor that replaces the oldest
+//! exchanges with a summary a model writes.
+
+use async_trait::async_trait;
+
+use crate::context::{CompactionRequest, Compactor, Replacement};
+use crate::conversation::Message;
+use crate::tool::BoxError;
+use crate::turn::{Model, ModelRequest};
+
+/// The instructions a [`Summarize`] request is sent with, unless set.
+pub const SUMMARY_INSTRUCTIONS: &str = "You summarise a conversation between a user, an assistant and the tools it called, so that the assistant can go on from the summary alone. Keep the user's goals and requests, decisions taken, facts learned from tool results (names, paths, numbers, identifiers), work done and work left. Leave out pleasantries. Write plain prose or short lists, no preamble.";
+
+/// The user message a [`Summarize`] request ends with.
+pub const SUMMARY_REQUEST: &str =
+    "Summarise the conversation so far, as your instructions say. Answer with the summary only.";
+
+/// How the summary begins in the conversation.
+pub const SUMMARY_HEADING: &str = "[Summary of the earlier conversation]";
+
+/// Tokens a summary is expected to take, when choosing how much to replace.
+const SUMMARY_TOKENS: u64 = 1_000;
+
+/// Replaces the oldest exchanges with a summary `model` writes: one user
+/// message beginning with [`SUMMARY_HEADING`].
+///
+/// It replaces whole units only, never half of one: a user message, an
+/// assistant's answer, or a batch (an assistant message with tool calls and
+/// all their results). It takes the fewest oldest units whose replacement
+/// brings the conversation to the target (counting
+/// 1,000 tokens for the summary), or every unit it may when none does;
+/// the messages the turn must keep (see
+/// [`context::editable`](crate::context::editable)) stay. The model is sent
+/// the messages before the cut, then [`SUMMARY_REQUEST`], with
+/// [`SUMMARY_INSTRUCTIONS`] (or [`instructions`](Self::instructions)) and
+/// no tools; its usage is the compaction's, added to the turn's. It may be
+/// the turn's model or a cheaper one.
+///
+/// Its name is `summarize`. Errors: the model's error, or an empty
+/// summary, fail the compaction ([`CompactionErrorKind::Failed`](crate::context::CompactionErrorKind::Failed)).
+///
+/// ```
+/// use agent_loop::context::{self, TokenEstimator};
+/// use agent_loop::conversation::{Message, ModelResponse};
+/// use agent_loop::turn::{ScriptedModel, Summarize};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let mut conversation = vec![
+///     Message::user("Plan a trip to Rome. ".repeat(50)),
+///     Message::assistant("Here is a plan. ".repeat(50)),
+///     Message::user("And now Paris?"),
+/// ];
+/// let summarize = Summarize::new(ScriptedModel::new([ModelResponse::answer("Rome was planned.")]));
+/// let compaction = context::compact(&mut conversation, &summarize, &TokenEstimator::new(), 100)
+///     .await?
+///     .expect("compacted");
+/// assert_eq!(compaction.replaced, 0..2);
+/// assert!(conversation[0].text().ends_with("Rome was planned."));
+/// assert_eq!(conversation[1].text(), "And now Paris?");
+/// # Ok::<_, context::CompactionError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Summarize<M> {
+    model: M,
+    instructions: String,
+}
+
+impl<M: Model> Summarize<M> {
+    /// Summaries written by `model`, with [`SUMMARY_INSTRUCTIONS`].
+    pub fn new(model: M) -> Self {
+        Self {
+            model,
+            instructions: SUMMARY_INSTRUCTIONS.to_owned(),
+        }
+    }
+
+    /// Sends `instructions` instead of [`SUMMARY_INSTRUCTIONS`].
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = instructions.into();
+        self
+    }
+}
+
+#[async_trait]
+impl<M: Model> Compactor for Summarize<M> {
+    fn name(&self) -> &str {
+        "summarize"
+    }
+
+    async fn compact(
+        &self,
+        request: CompactionRequest<'_>,
+    ) -> Result<Option<Replacement>, BoxError> {
+        let CompactionRequest {
+            conversation,
+            editable,
+            tokens,
+            target_tokens,
+            estimator,
+        } = request;
+        // Where a unit begins: any message but a result (a result belongs
+        // to the batch of the assistant message before it).
+        let cuts = (editable.start + 1..=editable.end).filter(|&cut| {
+            cut == conversation.len() || !matches!(conversation[cut], Message::Tool(_))
+        });
+        let mut chosen = None;
+        let mut replaced = 0;
+        for cut in cuts {
+            replaced += estimator.messages(&conversation[chosen.unwrap_or(editable.start)..cut]);
+            chosen = Some(cut);
+            if tokens.saturating_sub(replaced) + SUMMARY_TOKENS <= target_tokens {
+                break;
+            }
+        }
+        let Some(cut) = chosen else {
+            return Ok(None);
+        };
+        let mut asked: Vec<Message> = conversation[..cut].to_vec();
+        asked.push(Message::user(SUMMARY_REQUEST));
+        let response = self
+            .model
+            .respond(ModelRequest::new(&asked).instructions(&self.instructions))
+            .await?;
+        let summary = response.message.text();
+        if summary.trim().is_empty() {
+            return Err("the summarising model answered with no text".into());
+        }
+        Ok(Some(
+            Replacement::new(
+                editable.start..cut,
+                vec![Message::user(format!(
+                    "{SUMMARY_HEADING}\n\n{}",
+                    summary.trim()
+                ))],
+            )
+            .with_usage(response.usage),
+        ))
+    }
+}
