@@ -37,6 +37,14 @@ impl Bindings {
         }
     }
 
+    /// A binding for `session`: its ids and its data.
+    pub(crate) fn for_session(session: Session) -> Self {
+        Self {
+            session,
+            tools: Vec::new(),
+        }
+    }
+
     /// Adds data for the factories, found by its type with
     /// [`Session::get`]; a second value of one type replaces the first.
     #[must_use]

@@ -61,6 +61,16 @@ impl Session {
             })
     }
 
+    /// The same session and data, for the loop `loop_id` (an agent's
+    /// binding inside this one).
+    pub(crate) fn for_loop(&self, loop_id: LoopId) -> Self {
+        Self {
+            session_id: self.session_id,
+            loop_id,
+            data: Arc::clone(&self.data),
+        }
+    }
+
     /// The session's id.
     pub fn session_id(&self) -> SessionId {
         self.session_id

@@ -138,6 +138,9 @@ pub(crate) struct TurnLink {
     pub(crate) cancellation: CancellationToken,
     /// `None` when nobody watches the turn's events.
     pub(crate) events: Option<Arc<dyn CallEvents>>,
+    /// What the turn shares with an agent a call runs (its limits, its
+    /// counts, its events), opaque here: the turn layer defines it.
+    pub(crate) share: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl CallContext {
@@ -227,6 +230,12 @@ impl CallContext {
         if let Some(events) = self.events() {
             events.restarted(&self.call.tool_call_id, &self.call.tool.name, server);
         }
+    }
+
+    /// What the call's turn shares with an agent the call runs; `None` for
+    /// a direct invocation.
+    pub(crate) fn turn_share(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        self.call.turn.as_ref()?.share.clone()
     }
 
     /// Where this call's reports go: the turn's watchers, if any.

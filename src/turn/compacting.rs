@@ -2,7 +2,8 @@
 //! each request, corrected by what the provider reported, and the
 //! compaction before a request (see [`context`](crate::context)).
 
-use std::cell::{Cell, RefCell};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tracing::warn;
 
@@ -41,29 +42,49 @@ pub(super) enum Fit {
 
 /// Where the turn's appended messages begin, and its compactions: shared
 /// with the closure that builds the outcome.
+/// (Atomic and locked only so that the turn's future stays `Send`: one
+/// task uses it.)
 #[derive(Default)]
 pub(super) struct Compacted {
-    pub(super) first_new: Cell<usize>,
-    pub(super) compactions: RefCell<Vec<Compaction>>,
+    first_new: AtomicUsize,
+    compactions: Mutex<Vec<Compaction>>,
 }
 
 impl Compacted {
     pub(super) fn starting_at(first_new: usize) -> Self {
         Self {
-            first_new: Cell::new(first_new),
-            compactions: RefCell::default(),
+            first_new: AtomicUsize::new(first_new),
+            compactions: Mutex::default(),
         }
+    }
+
+    /// Where the turn's appended messages begin now.
+    pub(super) fn first_new(&self) -> usize {
+        self.first_new.load(Ordering::Relaxed)
+    }
+
+    /// The compactions so far, taken out.
+    pub(super) fn take(&self) -> Vec<Compaction> {
+        std::mem::take(
+            &mut *self
+                .compactions
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        )
     }
 
     /// Records `compaction`: the turn's first message moves with it (to
     /// the replacement's start when it was replaced).
     fn record(&self, compaction: Compaction) {
-        let first = self.first_new.get();
+        let first = self.first_new();
         let moved = compaction
             .moved(first)
             .unwrap_or(compaction.replacement.start);
-        self.first_new.set(moved);
-        self.compactions.borrow_mut().push(compaction);
+        self.first_new.store(moved, Ordering::Relaxed);
+        self.compactions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(compaction);
     }
 }
 
@@ -164,6 +185,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 compaction.tokens_after =
                     meter.corrected(compaction.tokens_after.saturating_add(overhead));
                 stats.usage += compaction.usage;
+                self.share().spend(0, compaction.usage);
                 let after = compaction.tokens_after;
                 self.events.emit(|| TurnEvent::Compacted {
                     compactor: compaction.compactor.clone(),

@@ -1,6 +1,7 @@
 //! [`TurnEvent`]s: what a running turn does, as it does it, for progress
 //! bars and live UIs.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -121,6 +122,17 @@ pub enum TurnEvent {
         /// The error's text, with its causes.
         message: String,
     },
+    /// An event of the turn of an agent that a call runs
+    /// ([`tool::Definition::agent`](crate::tool::Definition::agent)), under
+    /// that call: an agent's agent's events are nested twice.
+    Nested {
+        /// The id of the call that runs the agent.
+        tool_call_id: String,
+        /// The agent's tool name.
+        tool_name: String,
+        /// What happened in the agent's turn.
+        event: Box<TurnEvent>,
+    },
     /// A tool call finished; its result is the next to reach the
     /// conversation when its batch is done. Calls refused before running
     /// (unknown tool, bad arguments, cut off) finish without starting.
@@ -180,12 +192,45 @@ pub enum TurnEvent {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct TurnEvents {
-    sender: Option<UnboundedSender<TurnEvent>>,
+    sender: Option<Sink>,
+}
+
+/// Where a turn's events go.
+#[derive(Clone, Debug)]
+enum Sink {
+    /// A channel.
+    Channel(UnboundedSender<TurnEvent>),
+    /// The events of an agent's turn, sent as [`TurnEvent::Nested`] under
+    /// the call that runs it.
+    Nested(Arc<Nest>),
+}
+
+#[derive(Debug)]
+struct Nest {
+    parent: TurnEvents,
+    tool_call_id: String,
+    tool_name: String,
 }
 
 impl TurnEvents {
     /// Events sent nowhere, as a constant.
     pub(crate) const NOWHERE: Self = Self { sender: None };
+
+    /// The events of an agent's turn run by the call `tool_call_id` of
+    /// `tool_name` in the turn whose events are `parent`: each is sent
+    /// there as a [`TurnEvent::Nested`].
+    pub(crate) fn nested(parent: &TurnEvents, tool_call_id: &str, tool_name: &str) -> Self {
+        if !parent.is_watched() {
+            return Self::default();
+        }
+        Self {
+            sender: Some(Sink::Nested(Arc::new(Nest {
+                parent: parent.clone(),
+                tool_call_id: tool_call_id.to_owned(),
+                tool_name: tool_name.to_owned(),
+            }))),
+        }
+    }
 
     /// Events sent to a new channel, and its receiving end. Events sent
     /// after the receiver is dropped are discarded.
@@ -193,7 +238,7 @@ impl TurnEvents {
         let (sender, receiver) = unbounded_channel();
         (
             Self {
-                sender: Some(sender),
+                sender: Some(Sink::Channel(sender)),
             },
             receiver,
         )
@@ -202,26 +247,38 @@ impl TurnEvents {
     /// Events sent to `sender`.
     pub fn to(sender: UnboundedSender<TurnEvent>) -> Self {
         Self {
-            sender: Some(sender),
+            sender: Some(Sink::Channel(sender)),
         }
     }
 
     /// `true` when someone may be reading (a model can skip building
     /// deltas otherwise).
     pub fn is_watched(&self) -> bool {
-        self.sender
-            .as_ref()
-            .is_some_and(|sender| !sender.is_closed())
+        match &self.sender {
+            None => false,
+            Some(Sink::Channel(sender)) => !sender.is_closed(),
+            Some(Sink::Nested(nest)) => nest.parent.is_watched(),
+        }
     }
 
     /// Sends the event `event` builds; `event` runs only when someone may
     /// be reading. Never blocks and never fails.
     pub fn emit(&self, event: impl FnOnce() -> TurnEvent) {
-        if let Some(sender) = &self.sender
-            && !sender.is_closed()
-        {
+        if self.is_watched() {
+            self.send(event());
+        }
+    }
+
+    fn send(&self, event: TurnEvent) {
+        match &self.sender {
+            None => {}
             // A receiver dropped in between only means nobody reads.
-            let _ = sender.send(event());
+            Some(Sink::Channel(sender)) => drop(sender.send(event)),
+            Some(Sink::Nested(nest)) => nest.parent.send(TurnEvent::Nested {
+                tool_call_id: nest.tool_call_id.clone(),
+                tool_name: nest.tool_name.clone(),
+                event: Box::new(event),
+            }),
         }
     }
 }

@@ -2,11 +2,13 @@
 //! iterations (a model request that asks for tools, plus running that
 //! batch). See [`Definition::run_turn`](crate::Definition::run_turn).
 
+mod agent;
 mod compacting;
 mod error;
 mod event;
 mod model;
 mod model_error;
+mod nesting;
 mod outcome;
 mod output;
 pub mod pause;
@@ -16,6 +18,7 @@ mod summarize;
 
 pub use crate::bind::{CallStats, ToolList, ToolListIter};
 pub use crate::support::text::ERROR_TEXT_BYTES;
+pub use agent::Agent;
 pub use error::{Budget, BudgetError, ExceededLimit, ToolLimitError, TurnError};
 pub use event::{TurnEvent, TurnEvents};
 pub use model::{
@@ -28,7 +31,7 @@ pub use output::{
     OutputError, OutputErrorKind, OutputMode, TurnOptions, TurnOptionsBuilder,
 };
 pub use pause::{
-    BudgetPolicy, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume,
-    ResumeError, ResumeErrorKind,
+    AgentPause, BudgetPolicy, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall,
+    Resume, ResumeError, ResumeErrorKind,
 };
 pub use summarize::{SUMMARY_HEADING, SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, Summarize};

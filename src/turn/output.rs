@@ -635,6 +635,10 @@ pub struct TurnOptions<'a> {
         )
     )]
     pub(crate) compactor: Option<&'a dyn Compactor>,
+    /// The share of the turn whose call runs this turn's agent: set by
+    /// [`tool::Definition::agent`](crate::tool::Definition::agent)'s tool.
+    #[builder(default, setter(skip))]
+    pub(crate) parent: Option<std::sync::Arc<crate::turn::nesting::TurnShare>>,
 }
 
 impl Default for TurnOptions<'_> {

@@ -44,11 +44,25 @@
 //! missing; a MAC does not verify (with an
 //! [`ApprovalKey`](crate::gate::ApprovalKey) on the definition); edited
 //! arguments fail the tool's schema.
+//!
+//! # Agents that pause
+//!
+//! A call of an agent ([`tool::Definition::agent`](crate::tool::Definition::agent))
+//! whose own turn pauses pauses the turn that called it: its pending call
+//! carries the agent's paused turn and conversation
+//! ([`PendingCall::agent`]), whose own pending calls are the ones to
+//! decide. Answer it with [`CallDecision::agent`]: the agent's decisions,
+//! checked, when the resume begins, to name each of its pending calls
+//! once (MACs and edited arguments are checked by the agent's turn, which
+//! answers a refusal as the call's error result). The resume runs the
+//! agent's turn on from its pause; its answer is the call's result. A
+//! denial (or a result) answers the call without resuming the agent. An
+//! agent that pauses again pauses the resumed turn again.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::conversation::Usage;
+use crate::conversation::{Message, Usage};
 use crate::limits::ToolLimits;
 use crate::session::{LoopId, SessionId};
 use crate::turn::Budget;
@@ -145,6 +159,25 @@ pub struct PendingCall {
     /// this call carries it back. `None` without a key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mac: Option<String>,
+    /// For a call of an agent whose own turn paused: that turn and its
+    /// conversation. Answer the call with [`CallDecision::agent`] and
+    /// decisions for [`AgentPause::paused`]'s pending calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Box<AgentPause>>,
+}
+
+/// The paused turn of an agent a call ran
+/// ([`tool::Definition::agent`](crate::tool::Definition::agent)), kept in
+/// its call's [`PendingCall::agent`] until a resume. JSON like the rest of
+/// a [`PausedTurn`]; it holds the agent's conversation, so store it as you
+/// store conversations.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AgentPause {
+    /// The agent's paused turn: its pending calls are the ones to decide.
+    pub paused: PausedTurn,
+    /// The agent's conversation, its pending calls unanswered at the end.
+    pub conversation: Vec<Message>,
 }
 
 /// One decision of a resume, for the pending call
@@ -191,6 +224,12 @@ pub enum Decision {
         #[serde(default)]
         is_error: bool,
     },
+    /// Resume the paused agent the call runs ([`PendingCall::agent`])
+    /// with these decisions for its pending calls.
+    Agent {
+        /// One decision for each of the agent's pending calls.
+        decisions: Vec<CallDecision>,
+    },
 }
 
 impl CallDecision {
@@ -221,6 +260,21 @@ impl CallDecision {
             Decision::Result {
                 text: text.into(),
                 is_error: false,
+            },
+        )
+    }
+
+    /// Resumes the paused agent of the call `tool_call_id` with
+    /// `decisions`, one for each of its pending calls
+    /// ([`PendingCall::agent`]).
+    pub fn agent(
+        tool_call_id: impl Into<String>,
+        decisions: impl IntoIterator<Item = CallDecision>,
+    ) -> Self {
+        Self::new(
+            tool_call_id,
+            Decision::Agent {
+                decisions: decisions.into_iter().collect(),
             },
         )
     }
@@ -319,6 +373,11 @@ pub enum ResumeErrorKind {
         /// What the check said, as the model would read it.
         message: String,
     },
+    /// A decision of the wrong kind for its call: [`Decision::Agent`] for a
+    /// call that runs no paused agent, or an approval (plain or with
+    /// arguments) for one that does, whose agent's calls are the ones to
+    /// decide.
+    WrongDecision,
 }
 
 /// A resume refused before anything ran: inside
@@ -372,5 +431,8 @@ fn describe(kind: &ResumeErrorKind, call: Option<&str>) -> String {
         ResumeErrorKind::InvalidArguments { message } => {
             format!("the arguments of `{call}` were refused: {message}")
         }
+        ResumeErrorKind::WrongDecision => format!(
+            "the decision for `{call}` does not fit it (a paused agent's call takes the agent's decisions, any other call no agent decisions)"
+        ),
     }
 }

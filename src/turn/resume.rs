@@ -11,8 +11,9 @@ use crate::conversation::{Conversation, Message, ToolCall, Usage, repair};
 use crate::gate::MacFields;
 use crate::turn::runner::Turn;
 use crate::turn::{
-    Budget, CallDecision, Decision, Model, PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume,
-    ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOutcome, TurnStats, TurnStatus,
+    AgentPause, Budget, CallDecision, Decision, Model, PAUSED_TURN_VERSION, PausedTurn,
+    PendingCall, Resume, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOutcome,
+    TurnStats, TurnStatus,
 };
 
 impl<M: Model + ?Sized> Turn<'_, M> {
@@ -45,9 +46,65 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     reason: pending.reason.clone(),
                     external: pending.external,
                     mac,
+                    agent: None,
                 })
             })
             .collect()
+    }
+
+    /// The pending call of `call`, whose agent paused (`pause`): signed
+    /// and announced like a gate's.
+    pub(super) fn agent_pending(
+        &self,
+        call: &ToolCall,
+        arguments: serde_json::Value,
+        pause: AgentPause,
+    ) -> PendingCall {
+        let reason = format!(
+            "the agent `{}` waits for decisions on {} of its calls",
+            call.name,
+            pause.paused.pending.len()
+        );
+        self.events.emit(|| TurnEvent::ToolCallPending {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            reason: reason.clone(),
+        });
+        let mac = self
+            .approval_key
+            .map(|key| key.sign(&self.mac_fields(&call.id, &call.name, &arguments)));
+        PendingCall {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments,
+            reason,
+            external: false,
+            mac,
+            agent: Some(Box::new(pause)),
+        }
+    }
+
+    /// The calls of `finished` whose agents paused, taken out of it: each
+    /// becomes a pending call, unanswered.
+    pub(super) fn take_paused_agents(
+        &self,
+        batch: &[&ToolCall],
+        finished: &mut [Option<Finished>],
+    ) -> Vec<PendingCall> {
+        let parked = self.share().take_parked();
+        let mut pending = Vec::with_capacity(parked.len());
+        for (id, pause) in parked {
+            let Some(index) = batch.iter().position(|call| call.id == id) else {
+                continue;
+            };
+            // No result: the call waits for the resume.
+            if let Some(slot) = finished.get_mut(index) {
+                *slot = None;
+            }
+            let call = batch[index];
+            pending.push(self.agent_pending(call, call_arguments(&call.arguments), pause));
+        }
+        pending
     }
 
     /// The status of a turn that pauses with `pending` calls waiting after
@@ -102,14 +159,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         &self,
         conversation: &mut Conversation,
         resume: &Resume,
-    ) -> Result<Option<Prior>, TurnError> {
+    ) -> Result<Option<(Prior, Vec<PendingCall>)>, TurnError> {
         let paused = &resume.paused;
         let calls = self.check_resume(conversation, resume)?;
         // The `repair` that follows the resume must not fail after calls
         // ran: what it refuses (a result out of place) is refused now, on
         // a copy, before anything runs.
         repair(&mut conversation.clone())?;
-        let prior = Prior {
+        let mut prior = Prior {
             iterations: paused.iterations,
             calls: paused.calls,
             requests: paused.requests,
@@ -118,7 +175,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         if paused.budget.is_some() {
             // Paused before a request: the turn goes on with it.
             self.events.emit(|| TurnEvent::TurnResumed { decisions: 0 });
-            return Ok(Some(prior));
+            return Ok(Some((prior, Vec::new())));
         }
         let site = self.table().site();
         // Each decision made into what its call gets: run (after its
@@ -130,6 +187,15 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let arguments = match &decision.decision {
                 // The pending arguments: `check_resume` found them the call's.
                 Decision::Approve => Some(pending.arguments.clone()),
+                // The call runs again and its agent goes on from its pause
+                // (`check_resume` found that it has one).
+                Decision::Agent { decisions } => {
+                    if let Some(pause) = &pending.agent {
+                        self.share()
+                            .resume_agent(&call.id, (**pause).clone(), decisions.clone());
+                    }
+                    Some(pending.arguments.clone())
+                }
                 Decision::ApproveWith { arguments } => Some(arguments.clone()),
                 Decision::Deny { reason } => {
                     prepared.push(Prepared::Answered(call::denied(&call.name, reason)));
@@ -180,7 +246,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             decisions: u32::try_from(calls.len()).unwrap_or(u32::MAX),
         });
         let batch: Vec<&ToolCall> = to_run.iter().collect();
-        let Some(finished) = self.run_batch(&batch, prepared, false).await else {
+        let Some(mut finished) = self.run_batch(&batch, prepared, false).await else {
             // Some approved calls may have run before the token fired: so
             // that none runs twice, the paused turn goes stale. Every
             // decided call is answered "interrupted", as `repair` answers
@@ -194,6 +260,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             place_results(conversation, paused.message_index, tail);
             return Ok(None);
         };
+        // An agent that paused again pauses the turn again.
+        let repaused = self.take_paused_agents(&batch, &mut finished);
         // The results after the assistant message: those of the calls
         // that ran before the pause, then these, all in call order.
         let mut tail = conversation.split_off(paused.message_index.saturating_add(1));
@@ -205,7 +273,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 .map(|done| Message::Tool(done.result)),
         );
         place_results(conversation, paused.message_index, tail);
-        Ok(Some(prior))
+        // What the approved calls' agents spent is the turn's too.
+        let (nested_calls, nested_usage) = self.share().take_nested();
+        prior.calls = prior.calls.saturating_add(nested_calls);
+        prior.usage += nested_usage;
+        Ok(Some((prior, repaused)))
     }
 
     /// What a pending call's MAC covers: this session's ids and the call.
@@ -360,10 +432,71 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     ));
                 }
             }
+            match (&decision.decision, pending.agent.as_deref()) {
+                (Decision::Agent { decisions }, Some(pause)) => {
+                    check_agent_decisions(pause, decisions)?
+                }
+                (Decision::Agent { .. }, None)
+                | (Decision::Approve | Decision::ApproveWith { .. }, Some(_)) => {
+                    return Err(ResumeError::of_call(
+                        ResumeErrorKind::WrongDecision,
+                        &pending.tool_call_id,
+                    ));
+                }
+                _ => {}
+            }
             decided.push((call, pending, decision));
         }
         Ok(decided)
     }
+}
+
+/// Checks that `decisions` name each pending call of the paused agent
+/// `pause` once and nothing else, and so on down its own paused agents:
+/// what can be checked before anything runs. (MACs and edited arguments
+/// are checked by the agent's turn, which holds its key and schemas.)
+fn check_agent_decisions(
+    pause: &AgentPause,
+    decisions: &[CallDecision],
+) -> Result<(), ResumeError> {
+    let pending = &pause.paused.pending;
+    for (index, decision) in decisions.iter().enumerate() {
+        let id = decision.tool_call_id.as_str();
+        if !pending.iter().any(|pending| pending.tool_call_id == id) {
+            return Err(ResumeError::of_call(ResumeErrorKind::UnknownCall, id));
+        }
+        if decisions[..index]
+            .iter()
+            .any(|earlier| earlier.tool_call_id == id)
+        {
+            return Err(ResumeError::of_call(ResumeErrorKind::DuplicateDecision, id));
+        }
+    }
+    for call in pending {
+        let Some(decision) = decisions
+            .iter()
+            .find(|decision| decision.tool_call_id == call.tool_call_id)
+        else {
+            return Err(ResumeError::of_call(
+                ResumeErrorKind::MissingDecision,
+                &call.tool_call_id,
+            ));
+        };
+        match (&decision.decision, call.agent.as_deref()) {
+            (Decision::Agent { decisions }, Some(pause)) => {
+                check_agent_decisions(pause, decisions)?
+            }
+            (Decision::Agent { .. }, None)
+            | (Decision::Approve | Decision::ApproveWith { .. }, Some(_)) => {
+                return Err(ResumeError::of_call(
+                    ResumeErrorKind::WrongDecision,
+                    &call.tool_call_id,
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Appends `results` (tool messages) after the assistant message at

@@ -32,6 +32,7 @@ use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
 use crate::tool::{CallEvents, TurnLink};
 use crate::turn::compacting::{Compacted, ContextMeter, Fit};
+use crate::turn::nesting::TurnShare;
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::resume::Prior;
 use crate::turn::{
@@ -225,6 +226,13 @@ impl Definition<Bound> {
             resume: options.resume,
             budget_policy: options.budget_policy,
             compactor: options.compactor,
+            share: Arc::new(TurnShare::new(
+                binding.mode(binding.current).tool_limits,
+                options.parent.clone(),
+                options.events.unwrap_or(&unwatched).clone(),
+                0,
+                Usage::default(),
+            )),
             model,
             cancellation: options.cancellation.unwrap_or(&never),
             events: options.events.unwrap_or(&unwatched),
@@ -255,6 +263,9 @@ pub(super) struct Turn<'a, M: ?Sized> {
     pub(super) budget_policy: BudgetPolicy,
     /// The turn's own compactor, if any (see [`Turn::compactor`]).
     pub(super) compactor: Option<&'a dyn Compactor>,
+    /// This turn's share with the agents its calls run (and with the turn
+    /// whose call runs it, as an agent).
+    pub(super) share: Arc<TurnShare>,
     pub(super) model: &'a M,
     pub(super) cancellation: &'a CancellationToken,
     pub(super) events: &'a TurnEvents,
@@ -314,6 +325,24 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 source: TooDeep::new(),
             });
         }
+        let limits = match self.resume.and_then(|resume| resume.limits) {
+            // Checked by the resume.
+            Some(over) => over
+                .inherit(*self.table().site().limits())
+                .unwrap_or(*self.table().site().limits()),
+            None => *self.table().site().limits(),
+        };
+        if let Some(resume) = self.resume {
+            // A resumed turn goes on from its paused counts, under the
+            // limits the resume set.
+            self.share = Arc::new(TurnShare::new(
+                limits,
+                self.share.parent.clone(),
+                self.events.clone(),
+                resume.paused.calls,
+                resume.paused.usage,
+            ));
+        }
         // A resume answers the paused calls first (`repair` would answer
         // them "interrupted"), with the binding's tools as they are now.
         if self.resume.is_some() {
@@ -321,7 +350,23 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         }
         let (prior, first_new) = match self.resume {
             Some(resume) => match self.resume(conversation, resume).await? {
-                Some(prior) => {
+                Some((prior, repaused)) if !repaused.is_empty() => {
+                    // An agent the resume went on with paused again.
+                    let at = resume.paused.message_index;
+                    return Ok(TurnOutcome {
+                        status: self.paused(at, repaused, prior, None),
+                        appended: at.saturating_add(1).min(conversation.len())..conversation.len(),
+                        stats: TurnStats {
+                            usage: prior.usage,
+                            duration: started.elapsed(),
+                            ..TurnStats::default()
+                        },
+                        finish_reason: None,
+                        repaired: Vec::new(),
+                        compactions: Vec::new(),
+                    });
+                }
+                Some((prior, _)) => {
                     // After the paused batch's message; where the unsent
                     // request's answer goes, for a budget's pause.
                     let after = usize::from(resume.paused.budget.is_none());
@@ -332,13 +377,6 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             None => (Prior::default(), conversation.len()),
         };
         let repaired = repair(conversation)?;
-        let limits = match self.resume.and_then(|resume| resume.limits) {
-            // Checked by the resume already.
-            Some(over) => over
-                .inherit(*self.table().site().limits())
-                .unwrap_or(*self.table().site().limits()),
-            None => *self.table().site().limits(),
-        };
         let mut stats = TurnStats {
             usage: prior.usage,
             ..TurnStats::default()
@@ -358,11 +396,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             stats.duration = started.elapsed();
             TurnOutcome {
                 status,
-                appended: compacted.first_new.get().min(conversation.len())..conversation.len(),
+                appended: compacted.first_new().min(conversation.len())..conversation.len(),
                 stats,
                 finish_reason,
                 repaired: repaired.clone(),
-                compactions: compacted.compactions.take(),
+                compactions: compacted.take(),
             }
         };
         let mut meter =
@@ -372,7 +410,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let mut requests: u32 = prior.requests;
         loop {
             self.refresh_tools().await;
-            let reached = match check_budgets(&limits, requests, stats.usage) {
+            let reached = match check_budgets(&limits, requests, stats.usage)
+                .and_then(|()| self.share().check_ancestor_budgets())
+            {
                 Err(reached) => Some(reached),
                 Ok(()) => match self
                     .fit_context(
@@ -445,6 +485,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 usage,
             } = response;
             stats.usage += usage;
+            self.share().spend(0, usage);
             meter.answered(usage);
             if message.json_values().any(json::too_deep) {
                 // A `Model` built it in code; the next request would copy it.
@@ -548,6 +589,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let batch_calls = u32::try_from(message.tool_calls().count()).unwrap_or(u32::MAX);
             let would_be = calls.saturating_add(batch_calls);
             check_limits(&limits, iteration, would_be, batch_calls, stats.usage)?;
+            self.share().check_ancestor_calls(batch_calls)?;
             // Empty or reused provider ids get minted ones, so every call
             // keeps exactly one result. Minted from the session and the
             // message's place (it is appended at `conversation.len()`), so
@@ -564,10 +606,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
             let batch_started = Instant::now();
             let cut_off = finish_reason == FinishReason::Length;
+            // Counted before it runs, so the agents it runs count on it.
+            self.share().spend(batch_calls, Usage::default());
             let prepared = self
                 .table()
                 .prepare_batch(&batch, cut_off, self.output.ends_batch());
-            let pending = self.pending(&batch, &prepared);
+            let mut pending = self.pending(&batch, &prepared);
             let run = self.run_batch(&batch, prepared, cut_off);
             // A cut-off batch runs nothing: it has no iteration span.
             let finished = if cut_off {
@@ -576,10 +620,25 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 run.instrument(info_span!("iteration", iteration, calls = batch_calls))
                     .await
             };
-            let Some(finished) = finished else {
+            let Some(mut finished) = finished else {
                 return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
             };
+            // Calls whose agents paused wait, like the gate's, in call order.
+            let agents = self.take_paused_agents(&batch, &mut finished);
+            if !agents.is_empty() {
+                pending.extend(agents);
+                pending.sort_by_key(|pending| {
+                    batch
+                        .iter()
+                        .position(|call| call.id == pending.tool_call_id)
+                        .unwrap_or(usize::MAX)
+                });
+            }
             calls = would_be;
+            // What the batch's agents spent is the turn's too.
+            let (nested_calls, nested_usage) = self.share().take_nested();
+            calls = calls.saturating_add(nested_calls);
+            stats.usage += nested_usage;
             let mut output = None;
             let mut results: Vec<ToolResult> = Vec::with_capacity(finished.len());
             let mut call_stats: Vec<CallStats> = Vec::with_capacity(finished.len());
@@ -686,6 +745,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 .events
                 .is_watched()
                 .then(|| Arc::new(self.events.clone()) as Arc<dyn CallEvents>),
+            share: Some(Arc::clone(&self.share) as Arc<dyn std::any::Any + Send + Sync>),
         });
 
         let site = self.table().site();
@@ -781,6 +841,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         Some(results)
     }
 
+    /// This turn's share with the agents its calls run.
+    pub(super) fn share(&self) -> &TurnShare {
+        &self.share
+    }
+
     /// Tells the watchers a call finished.
     pub(super) fn finished(&self, stats: &CallStats) {
         self.events.emit(|| TurnEvent::ToolCallFinished {
@@ -794,7 +859,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
 /// `Err` when a budget is reached: what the turn used (`requests` sent,
 /// `usage` reported) is at or over it.
-fn check_budgets(
+pub(super) fn check_budgets(
     limits: &ResolvedToolLimits,
     requests: u32,
     usage: Usage,
@@ -829,7 +894,7 @@ fn check_budgets(
     Ok(())
 }
 
-fn check_limits(
+pub(super) fn check_limits(
     limits: &ResolvedToolLimits,
     iterations: u32,
     calls: u32,

@@ -1,0 +1,188 @@
+//! What a turn shares with the agents its calls run
+//! ([`tool::Definition::agent`](crate::tool::Definition::agent)): its
+//! limits and what it and its agents spent, so an agent's calls and tokens
+//! count against every turn above it.
+
+use std::sync::{Arc, Mutex};
+
+use crate::conversation::Usage;
+use crate::limits::ResolvedToolLimits;
+use crate::turn::runner::{check_budgets, check_limits};
+use crate::turn::{AgentPause, BudgetError, CallDecision, ToolLimitError, TurnEvents};
+
+/// One turn's share: reached through a call's context by an agent the
+/// call runs.
+pub(crate) struct TurnShare {
+    /// The turn's limits.
+    limits: ResolvedToolLimits,
+    /// The share of the turn whose call runs this turn's agent, if any.
+    pub(super) parent: Option<Arc<TurnShare>>,
+    /// The turn's events, under which an agent's events are nested.
+    pub(super) events: TurnEvents,
+    spent: Mutex<Spent>,
+    /// Agents of this turn's calls that paused, by call id: the calls
+    /// wait for a resume.
+    parked: Mutex<Vec<(String, AgentPause)>>,
+    /// Agents a resume of this turn goes on with, by call id.
+    resuming: Mutex<Vec<(String, AgentPause, Vec<CallDecision>)>>,
+}
+
+/// Nothing panics while one of these locks is held.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl std::fmt::Debug for TurnShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnShare")
+            .field("nested", &self.parent.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Spent {
+    /// Counted by the turn itself.
+    calls: u32,
+    usage: Usage,
+    /// Spent by its agents since the turn last took it in.
+    nested_calls: u32,
+    nested_usage: Usage,
+}
+
+impl TurnShare {
+    /// The share of a turn with `limits`, which already spent `calls` and
+    /// `usage` (a resumed turn's paused counts).
+    pub(super) fn new(
+        limits: ResolvedToolLimits,
+        parent: Option<Arc<TurnShare>>,
+        events: TurnEvents,
+        calls: u32,
+        usage: Usage,
+    ) -> Self {
+        Self {
+            limits,
+            parent,
+            events,
+            spent: Mutex::new(Spent {
+                calls,
+                usage,
+                ..Spent::default()
+            }),
+            parked: Mutex::default(),
+            resuming: Mutex::default(),
+        }
+    }
+
+    /// The agent of the call `tool_call_id` paused: the call waits.
+    pub(super) fn park(&self, tool_call_id: &str, pause: AgentPause) {
+        lock(&self.parked).push((tool_call_id.to_owned(), pause));
+    }
+
+    /// The calls whose agents paused since the last time.
+    pub(super) fn take_parked(&self) -> Vec<(String, AgentPause)> {
+        std::mem::take(&mut *lock(&self.parked))
+    }
+
+    /// The call `tool_call_id` is to resume its agent's `pause` with
+    /// `decisions`.
+    pub(super) fn resume_agent(
+        &self,
+        tool_call_id: &str,
+        pause: AgentPause,
+        decisions: Vec<CallDecision>,
+    ) {
+        lock(&self.resuming).push((tool_call_id.to_owned(), pause, decisions));
+    }
+
+    /// What the call `tool_call_id` resumes, if it does.
+    pub(super) fn take_resuming(
+        &self,
+        tool_call_id: &str,
+    ) -> Option<(AgentPause, Vec<CallDecision>)> {
+        let mut resuming = lock(&self.resuming);
+        let at = resuming.iter().position(|(id, _, _)| id == tool_call_id)?;
+        let (_, pause, decisions) = resuming.swap_remove(at);
+        Some((pause, decisions))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Spent> {
+        lock(&self.spent)
+    }
+
+    /// The turn spent `calls` and `usage` itself: counted here and in every
+    /// turn above.
+    pub(super) fn spend(&self, calls: u32, usage: Usage) {
+        {
+            let mut spent = self.lock();
+            spent.calls = spent.calls.saturating_add(calls);
+            spent.usage += usage;
+        }
+        if let Some(parent) = &self.parent {
+            parent.spend_nested(calls, usage);
+        }
+    }
+
+    fn spend_nested(&self, calls: u32, usage: Usage) {
+        {
+            let mut spent = self.lock();
+            spent.nested_calls = spent.nested_calls.saturating_add(calls);
+            spent.nested_usage += usage;
+        }
+        if let Some(parent) = &self.parent {
+            parent.spend_nested(calls, usage);
+        }
+    }
+
+    /// What the turn's agents spent since the last time, now counted as
+    /// the turn's own (the turns above counted it as it was spent).
+    pub(super) fn take_nested(&self) -> (u32, Usage) {
+        let mut spent = self.lock();
+        let taken = (spent.nested_calls, spent.nested_usage);
+        spent.calls = spent.calls.saturating_add(taken.0);
+        spent.usage += taken.1;
+        spent.nested_calls = 0;
+        spent.nested_usage = Usage::default();
+        taken
+    }
+
+    fn used(&self) -> (u32, Usage) {
+        let spent = *self.lock();
+        (
+            spent.calls.saturating_add(spent.nested_calls),
+            spent.usage + spent.nested_usage,
+        )
+    }
+
+    fn ancestors(&self) -> impl Iterator<Item = &TurnShare> {
+        std::iter::successors(self.parent.as_deref(), |share| share.parent.as_deref())
+    }
+
+    /// `Err` when a token budget of a turn above is reached by what it and
+    /// its agents spent.
+    pub(super) fn check_ancestor_budgets(&self) -> Result<(), BudgetError> {
+        self.ancestors().try_for_each(|ancestor| {
+            let (_, usage) = ancestor.used();
+            // Requests are each turn's own: only tokens are shared.
+            check_budgets(&ancestor.limits, 0, usage)
+        })
+    }
+
+    /// `Err` when `batch_calls` more calls would take a turn above past its
+    /// `calls` limit.
+    pub(super) fn check_ancestor_calls(&self, batch_calls: u32) -> Result<(), ToolLimitError> {
+        self.ancestors().try_for_each(|ancestor| {
+            let (calls, usage) = ancestor.used();
+            // Iterations are each turn's own: only calls are shared.
+            check_limits(
+                &ancestor.limits,
+                0,
+                calls.saturating_add(batch_calls),
+                batch_calls,
+                usage,
+            )
+        })
+    }
+}
