@@ -447,6 +447,27 @@
 //!   run again. Gates append like middlewares; a mode's replace the
 //!   base's like its tools; a tool's replace the mode's for its calls. A
 //!   gate that panics denies: an approval policy fails closed.
+//! - **A compaction is checked, not trusted** ([`context`]): whatever a
+//!   [`Compactor`](context::Compactor) returns replaces one range of the
+//!   conversation, and the result must keep what every export keeps (each
+//!   call answered once right after its message, a batch whole with its
+//!   signed thinking, no empty message, system messages first) and what
+//!   the turn must keep (pending calls, the batch and the message the
+//!   model has not seen), or it is refused and the history stays. The
+//!   built-in default elides old tool results rather than summarising:
+//!   it costs no request and changes no one's words. The turn compacts to
+//!   half the window, not just under the threshold, so one compaction buys
+//!   room for several iterations. Estimates are bytes / 4 (or
+//!   `o200k_base`) corrected by the provider's reported input tokens,
+//!   since Anthropic and Gemini publish no tokenizer.
+//! - **An agent called as a tool is a turn under the call**
+//!   ([`tool::Definition::agent`]): it shares the caller's token budgets
+//!   and `calls` (counted as they are spent, so parallel agents of one
+//!   batch see each other), its cancellation token and its events (nested
+//!   under the call's id); `iterations` and `requests` stay each turn's
+//!   own, since they bound a model's looping, not its cost. A pause of the
+//!   agent is a pause of the caller, its state carried in the pending
+//!   call, because a person's decision can only come from outside.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -78,6 +78,20 @@ impl<M: Model + ?Sized> Model for Box<M> {
     }
 }
 
+/// A shared model is a model: one `Arc` can serve a turn and the agents
+/// its tools run ([`tool::Definition::agent`](crate::tool::Definition::agent)),
+/// or many sessions.
+#[async_trait]
+impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        (**self).respond(request).await
+    }
+
+    fn description(&self) -> ModelDescription {
+        (**self).description()
+    }
+}
+
 /// What a [`Model`] says of itself ([`Model::description`]): the model's
 /// name as its provider knows it (`gpt-5.2`, `claude-sonnet-4-5`) and the
 /// wire format it speaks, each `None` when unknown.
