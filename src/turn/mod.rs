@@ -3,6 +3,7 @@
 //! batch). See [`Definition::run_turn`](crate::Definition::run_turn).
 
 mod agent;
+mod checks;
 mod compacting;
 mod error;
 mod event;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::conversation::Usage;
 use crate::limits::ResolvedToolLimits;
-use crate::turn::runner::{check_budgets, check_limits};
+use crate::turn::checks::{check_budgets, check_limits};
 use crate::turn::{AgentPause, BudgetError, CallDecision, ToolLimitError, TurnEvents};
 
 /// One turn's share: reached through a call's context by an agent the

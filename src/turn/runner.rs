@@ -26,19 +26,18 @@ use crate::conversation::{
 };
 use crate::definition::Definition;
 use crate::gate::ApprovalKey;
-use crate::limits::ResolvedToolLimits;
 use crate::session::{LoopId, SessionId};
 use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
 use crate::tool::{CallEvents, TurnLink};
+use crate::turn::checks::{check_budgets, check_limits};
 use crate::turn::compacting::{Compacted, ContextMeter, Fit};
 use crate::turn::nesting::TurnShare;
 use crate::turn::output::{AnswerStep, OutputProtocol};
 use crate::turn::resume::Prior;
 use crate::turn::{
-    Budget, BudgetError, BudgetPolicy, CallStats, ExceededLimit, IterationStats, Model, ModelError,
-    ModelErrorKind, ModelRequest, Resume, ToolLimitError, TurnError, TurnEvent, TurnEvents,
-    TurnOptions, TurnOutcome, TurnStats, TurnStatus,
+    BudgetPolicy, CallStats, IterationStats, Model, ModelError, ModelErrorKind, ModelRequest,
+    Resume, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
 };
 
 impl Definition<Bound> {
@@ -855,68 +854,6 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             error: stats.error,
         });
     }
-}
-
-/// `Err` when a budget is reached: what the turn used (`requests` sent,
-/// `usage` reported) is at or over it.
-pub(super) fn check_budgets(
-    limits: &ResolvedToolLimits,
-    requests: u32,
-    usage: Usage,
-) -> Result<(), BudgetError> {
-    let budgets = [
-        (Budget::Requests, limits.requests, u64::from(requests)),
-        (Budget::InputTokens, limits.input_tokens, usage.input_tokens),
-        (
-            Budget::OutputTokens,
-            limits.output_tokens,
-            usage.output_tokens,
-        ),
-        (
-            Budget::TotalTokens,
-            limits.total_tokens,
-            usage.total_tokens(),
-        ),
-    ];
-    for (budget, max, used) in budgets {
-        if let Some(at_most) = max.get()
-            && used >= u64::from(at_most)
-        {
-            return Err(BudgetError {
-                budget,
-                used,
-                max,
-                requests,
-                usage,
-            });
-        }
-    }
-    Ok(())
-}
-
-pub(super) fn check_limits(
-    limits: &ResolvedToolLimits,
-    iterations: u32,
-    calls: u32,
-    batch_calls: u32,
-    usage: Usage,
-) -> Result<(), ToolLimitError> {
-    let exceeded = if !limits.iterations.allows(iterations) {
-        ExceededLimit::Iterations
-    } else if !limits.calls.allows(calls) {
-        ExceededLimit::Calls
-    } else {
-        return Ok(());
-    };
-    Err(ToolLimitError {
-        kind: exceeded,
-        iterations,
-        max_iterations: limits.iterations,
-        calls,
-        max_calls: limits.calls,
-        batch_calls,
-        usage,
-    })
 }
 
 /// Drops the JSON values of a refused message without recursion (see
