@@ -210,8 +210,8 @@ impl ModelError {
     ///
     /// | provider | what it answers |
     /// | --- | --- |
-    /// | OpenAI (Chat Completions, Responses) | `code: "context_length_exceeded"` (HTTP 400, or a Responses stream's `response.failed`) |
-    /// | Anthropic | HTTP 400 `invalid_request_error`, `prompt is too long: 208310 tokens > 200000 maximum` |
+    /// | OpenAI (Chat Completions, Responses) | `code: "context_length_exceeded"` (HTTP 400, or a Responses answer or stream that failed: `status: "failed"`, `response.failed`) |
+    /// | Anthropic | HTTP 400 `invalid_request_error`, `prompt is too long: 208310 tokens > 200000 maximum`, or `input length and max_tokens exceed context limit: …` |
     /// | Gemini | HTTP 400 `INVALID_ARGUMENT`, `The input token count (…) exceeds the maximum number of tokens allowed (…)` |
     /// | vLLM, DeepSeek and other compatible servers | HTTP 400, `This model's maximum context length is … tokens` |
     /// | llama.cpp's server | `type: "exceed_context_size_error"` |
@@ -221,8 +221,28 @@ impl ModelError {
     /// `model_context_window_exceeded` is a response, not an error:
     /// [`FinishReason::ContextWindowExceeded`](crate::conversation::FinishReason::ContextWindowExceeded).
     pub fn exceeds_context_window(&self) -> bool {
-        if self.code.as_deref() == Some("context_length_exceeded")
-            || self.error_type.as_deref() == Some("exceed_context_size_error")
+        const CODE: &str = "context_length_exceeded";
+        // A whole failed Responses answer keeps the provider's error in
+        // its wire error (the source), not in the fields; a failed stream
+        // names it by its code, as its type.
+        let provider = self
+            .source
+            .as_deref()
+            .and_then(|source| source.downcast_ref::<WireError>())
+            .and_then(|error| match &error.kind {
+                crate::wire::WireErrorKind::Provider {
+                    error_type,
+                    message,
+                } => Some((error_type.as_str(), message.as_str())),
+                _ => None,
+            });
+        let error_type = self
+            .error_type
+            .as_deref()
+            .or(provider.map(|(error_type, _)| error_type));
+        if self.code.as_deref() == Some(CODE)
+            || matches!(error_type, Some(CODE | "exceed_context_size_error"))
+            || provider.is_some_and(|(error_type, _)| error_type == CODE)
         {
             return true;
         }
@@ -232,18 +252,26 @@ impl ModelError {
                 | ModelErrorKind::InvalidResponse
                 | ModelErrorKind::Stream
         );
-        let Some(message) = self.message.as_deref().filter(|_| refused) else {
+        if !refused {
             return false;
-        };
-        let message = message.to_ascii_lowercase();
-        [
+        }
+        let phrases = [
             "prompt is too long",
             "maximum context length",
             "exceeds the maximum number of tokens allowed",
             "exceeds the context window",
+            // Anthropic, when the input and `max_tokens` together do not
+            // fit: "input length and `max_tokens` exceed context limit".
+            "exceed context limit",
+        ];
+        [
+            self.message.as_deref(),
+            provider.map(|(_, message)| message),
         ]
-        .iter()
-        .any(|phrase| message.contains(phrase))
+        .into_iter()
+        .flatten()
+        .map(str::to_ascii_lowercase)
+        .any(|message| phrases.iter().any(|phrase| message.contains(phrase)))
     }
 }
 
