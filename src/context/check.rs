@@ -150,7 +150,9 @@ pub(crate) fn check(
             Message::Assistant(assistant) => &assistant.content,
             Message::Tool(_) => continue,
         };
-        if content.iter().all(is_blank) {
+        // A blank message the history held already (a model's empty
+        // answer) may be kept as it was: the exports leave it out.
+        if content.iter().all(is_blank) && !replaced.contains(message) {
             return Err((CompactionErrorKind::EmptyMessage, at(offset)));
         }
         let Message::Assistant(assistant) = message else {
@@ -227,8 +229,7 @@ fn check_pairs(
     let mut opened_at = before;
     let mut seen_ids: HashMap<&str, usize> = HashMap::new();
     let unpaired = |index: usize| Err((CompactionErrorKind::UnpairedToolCall, Some(index)));
-    let mut index = before;
-    for message in walked {
+    for (index, message) in (before..).zip(walked) {
         match message {
             Message::Tool(result) => {
                 match open
@@ -240,8 +241,9 @@ fn check_pairs(
                 }
             }
             other => {
+                // The message at fault is the one whose call has no result.
                 if open.iter().any(|(_, answered)| !answered) {
-                    return unpaired(index);
+                    return unpaired(opened_at);
                 }
                 open.clear();
                 opened_at = index;
@@ -255,7 +257,6 @@ fn check_pairs(
                 }
             }
         }
-        index += 1;
     }
     // The walk ends at a message that is no result (or the end): a call
     // still open there is unanswered, unless it is a pending call of a

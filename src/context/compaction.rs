@@ -305,3 +305,92 @@ pub(crate) async fn compact_within(
         usage,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{ToolCall, ToolResult};
+
+    fn batch(ids: &[&str]) -> Message {
+        Message::tool_calls(
+            None,
+            ids.iter()
+                .map(|id| ToolCall::new(*id, "read", "{}"))
+                .collect(),
+        )
+    }
+
+    fn result(id: &str) -> Message {
+        Message::Tool(ToolResult::ok(id, "text"))
+    }
+
+    #[test]
+    fn editable_leaves_out_the_system_messages_and_the_unit_the_model_has_not_seen() {
+        let system = Message::system("Be brief.");
+        // A question the model has not answered.
+        let asked = [
+            system.clone(),
+            Message::user("a"),
+            Message::assistant("b"),
+            Message::user("c"),
+        ];
+        assert_eq!(editable(&asked), 1..3);
+        // An answer the model gave may go.
+        assert_eq!(editable(&asked[..3]), 1..3);
+        // A batch and its results the model has not seen.
+        let unseen = [
+            system.clone(),
+            Message::user("a"),
+            batch(&["1"]),
+            result("1"),
+            batch(&["2", "3"]),
+            result("2"),
+            result("3"),
+        ];
+        assert_eq!(editable(&unseen), 1..4);
+        // A paused turn's pending call, one of its batch answered.
+        let paused = [
+            Message::user("a"),
+            batch(&["1"]),
+            result("1"),
+            Message::assistant("b"),
+            Message::user("c"),
+            batch(&["2", "3"]),
+            result("2"),
+        ];
+        assert_eq!(editable(&paused), 0..5);
+        // A pending call followed by a user message: everything from it stays.
+        let waiting = [
+            Message::user("a"),
+            Message::assistant("b"),
+            batch(&["1"]),
+            Message::user("still there?"),
+        ];
+        assert_eq!(editable(&waiting), 0..2);
+        // An assistant message with calls last, nothing answered yet.
+        assert_eq!(editable(&waiting[..3]), 0..2);
+        // Nothing but system messages, or nothing at all.
+        assert_eq!(editable(&[system.clone(), system]), 2..2);
+        assert_eq!(editable(&[]), 0..0);
+        assert_eq!(editable(&[Message::user("a")]), 0..0);
+    }
+
+    #[test]
+    fn moved_maps_an_index_of_before_to_the_compacted_conversation() {
+        let compaction = Compaction {
+            compactor: "c".into(),
+            replaced: 2..6,
+            replacement: 2..3,
+            removed: Vec::new(),
+            tokens_before: 10,
+            tokens_after: 5,
+            usage: Usage::default(),
+        };
+        assert_eq!(compaction.moved(0), Some(0));
+        assert_eq!(compaction.moved(1), Some(1));
+        assert_eq!(compaction.moved(2), None);
+        assert_eq!(compaction.moved(5), None);
+        assert_eq!(compaction.moved(6), Some(3));
+        assert_eq!(compaction.moved(10), Some(7));
+    }
+}

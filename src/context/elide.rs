@@ -15,9 +15,10 @@ pub const ELIDED_MARKER: &str = "[tool result elided to save context:";
 /// reaches the target: each keeps its first [`keep_bytes`](Self::keep_bytes)
 /// bytes of text (0 by default) followed by a line saying what was elided
 /// (`[tool result elided to save context: 48213 bytes and 1 image
-/// removed]`). Every call keeps its one result, so the conversation's
-/// pairs hold; a result already elided, or no longer than what would
-/// replace it, is left alone. The results of the last
+/// removed]`; a part that is neither text nor an image, a provider's
+/// block, is named `other part`). Every call keeps its one result, so the conversation's
+/// pairs hold; a result already elided, or not estimated larger than
+/// what would replace it, is left alone. The results of the last
 /// [`keep_recent`](Self::keep_recent) batches stay whole.
 ///
 /// Its name is `elide_tool_results`.
@@ -60,25 +61,37 @@ impl ElideToolResults {
         if text.starts_with(ELIDED_MARKER) {
             return None;
         }
-        let images = result
-            .content
-            .iter()
-            .filter(|part| !matches!(part, ContentPart::Text(_)))
-            .count();
+        let count = |image: bool| {
+            result
+                .content
+                .iter()
+                .filter(|part| match part {
+                    ContentPart::Text(_) => false,
+                    ContentPart::Image(_) => image,
+                    _ => !image,
+                })
+                .count()
+        };
         let kept = &text[..floor_char_boundary(&text, self.keep_bytes.min(text.len()))];
         let removed = text.len() - kept.len();
-        let images = match images {
+        // Images, and other parts (a provider's block), are named apart.
+        let images = match count(true) {
             0 => String::new(),
             1 => " and 1 image".to_owned(),
             n => format!(" and {n} images"),
         };
-        let marker = format!("{ELIDED_MARKER} {removed} bytes{images} removed]");
+        let others = match count(false) {
+            0 => String::new(),
+            1 => " and 1 other part".to_owned(),
+            n => format!(" and {n} other parts"),
+        };
+        let marker = format!("{ELIDED_MARKER} {removed} bytes{images}{others} removed]");
         let elided = if kept.is_empty() {
             marker
         } else {
             format!("{marker}\n{kept}")
         };
-        if images.is_empty() && elided.len() >= text.len() {
+        if images.is_empty() && others.is_empty() && elided.len() >= text.len() {
             return None;
         }
         let mut shortened = result.clone();
@@ -133,8 +146,12 @@ impl Compactor for ElideToolResults {
                 continue;
             };
             let shortened = Message::Tool(shortened);
-            tokens =
-                tokens.saturating_sub(estimator.message(message)) + estimator.message(&shortened);
+            let (was, now) = (estimator.message(message), estimator.message(&shortened));
+            // Fewer bytes may be as many tokens: such a result stays.
+            if now >= was {
+                continue;
+            }
+            tokens = tokens.saturating_sub(was) + now;
             changed.push((index, shortened));
         }
         let (Some((first, _)), Some((last, _))) = (changed.first(), changed.last()) else {
