@@ -142,9 +142,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let Some(compactor) = self.compactor(limits) else {
             return Ok(Fit::Fits);
         };
-        if window.is_none() && !forced {
-            return Ok(Fit::Fits);
-        }
+        // Estimated for every request of a turn that may compact, a context
+        // budget or not: the provider's answer corrects this estimate, and
+        // a compaction when the window is full starts from the corrected one.
         let site = self.table().site();
         let overhead = meter
             .estimator
@@ -152,6 +152,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let raw = meter.estimator.messages(conversation);
         let estimate = meter.corrected(raw.saturating_add(overhead));
         meter.sent = raw.saturating_add(overhead);
+        if window.is_none() && !forced {
+            return Ok(Fit::Fits);
+        }
         let target = match window {
             _ if forced => estimate / 2,
             Some(window) if estimate >= limits.compact_at.of(window) => {
@@ -216,8 +219,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 estimate
             }
         };
+        // Over the budget after compacting, even when the window was full:
+        // the request is not sent.
         match window {
-            Some(window) if after > window && !forced => Ok(Fit::Over(BudgetError {
+            Some(window) if after > window => Ok(Fit::Over(BudgetError {
                 budget: Budget::ContextTokens,
                 used: after,
                 max: limits.context_tokens,
