@@ -19,6 +19,7 @@ mod builder_copies;
 mod call_pipeline;
 mod cassette_replay;
 mod common;
+mod context_compaction;
 mod context_estimate;
 mod deep_values;
 mod error_pattern;
