@@ -1203,11 +1203,13 @@ mod tests {
                 written(),
             ),
             (written(), written(), written(), written()),
+            (written(), prop::option::of(0u32..=120)),
         )
             .prop_map(
                 |(
                     (iterations, calls, parallel, result_bytes),
                     (requests, input_tokens, output_tokens, total_tokens),
+                    (context_tokens, compact_at),
                 )| ToolLimits {
                     iterations,
                     calls,
@@ -1217,6 +1219,8 @@ mod tests {
                     input_tokens,
                     output_tokens,
                     total_tokens,
+                    context_tokens,
+                    compact_at,
                 },
             )
     }
@@ -1235,9 +1239,10 @@ mod tests {
                 && valid(mode.calls, 1)
                 && valid(mode.parallel.map(Written::Count), 1)
                 && valid(mode.result_bytes, 256)
-                && [mode.requests, mode.input_tokens, mode.output_tokens, mode.total_tokens]
+                && [mode.requests, mode.input_tokens, mode.output_tokens, mode.total_tokens, mode.context_tokens]
                     .into_iter()
-                    .all(|budget| valid(budget, 1));
+                    .all(|budget| valid(budget, 1))
+                && mode.compact_at.is_none_or(|percent| (1..=100).contains(&percent));
             match mode.inherit(resolved_base) {
                 Ok(resolved) => {
                     prop_assert!(all_valid);
@@ -1259,6 +1264,11 @@ mod tests {
                     prop_assert_eq!(resolved.input_tokens, expect_count(mode.input_tokens, resolved_base.input_tokens));
                     prop_assert_eq!(resolved.output_tokens, expect_count(mode.output_tokens, resolved_base.output_tokens));
                     prop_assert_eq!(resolved.total_tokens, expect_count(mode.total_tokens, resolved_base.total_tokens));
+                    prop_assert_eq!(resolved.context_tokens, expect_count(mode.context_tokens, resolved_base.context_tokens));
+                    prop_assert_eq!(
+                        resolved.compact_at,
+                        mode.compact_at.and_then(Percent::new).unwrap_or(resolved_base.compact_at)
+                    );
                 }
                 Err(error) => {
                     prop_assert!(!all_valid);

@@ -341,6 +341,12 @@ impl<'a> CallTable<'a> {
         }
     }
 
+    /// The tool named `name` in this table's mode, if it has one.
+    pub(crate) fn tool(&self, name: &str) -> Option<&'a dyn Tool> {
+        let index = *self.set.mode_tools(self.mode).by_name.get(name)?;
+        Some(&*self.set.tools[index].tool)
+    }
+
     /// Step 1: the tool named `name`, and whether it is the control tool.
     fn lookup(&self, name: &str) -> Result<(&'a BoundTool, bool), ToolCallError> {
         if let Some(&index) = self.set.mode_tools(self.mode).by_name.get(name) {

@@ -100,6 +100,15 @@ pub trait Tool: Send + Sync + 'static {
     fn is_external(&self) -> bool {
         false
     }
+
+    /// What of this tool the crate's turn must reach beyond invoking it
+    /// (the binding of an agent the tool runs, to check a resume's
+    /// decisions for it before anything runs). Not for tools of your own:
+    /// the default `None` is right for them.
+    #[doc(hidden)]
+    fn inner(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// What a tool and its middlewares know about the call they serve: read

@@ -13,7 +13,10 @@ use crate::definition::{Definition, Validated};
 use crate::session::{LoopId, Session};
 use crate::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput};
 use crate::turn::nesting::TurnShare;
-use crate::turn::{AgentPause, Model, Output, Resume, TurnEvents, TurnOptions, TurnStatus};
+use crate::turn::{
+    AgentPause, CallDecision, Model, Output, Resume, ResumeError, TurnEvents, TurnOptions,
+    TurnStatus,
+};
 
 /// An agent: a validated loop definition and the model its turns ask,
 /// offered as a tool with [`tool::Definition::agent`].
@@ -164,9 +167,22 @@ impl tool::Definition {
 }
 
 /// An agent bound for one binding of the definition that offers it.
-struct AgentHandler {
+pub(super) struct AgentHandler {
     binding: Definition<Bound>,
     agent: Arc<Agent>,
+}
+
+impl AgentHandler {
+    /// Checks a resume of the agent's paused turn `pause` with `decisions`
+    /// as its turn would, running nothing.
+    pub(super) fn check_resume(
+        &self,
+        pause: &AgentPause,
+        decisions: &[CallDecision],
+    ) -> Result<(), ResumeError> {
+        let resume = Resume::new(pause.paused.clone(), decisions.iter().cloned());
+        self.binding.check_resume(&pause.conversation, &resume)
+    }
 }
 
 #[async_trait]
@@ -204,6 +220,10 @@ impl Handler for AgentHandler {
             .build();
         options.output = self.agent.output.clone();
         options.resume = resume.as_ref();
+        if let Some(share) = &share {
+            // A budget of a turn above is reached in the agent as there.
+            options.budget_policy = share.budget_policy;
+        }
         options.parent = share.clone();
         let outcome = self
             .binding

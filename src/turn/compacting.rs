@@ -196,6 +196,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     tokens_after: compaction.tokens_after,
                     replaced: compaction.replaced.clone(),
                     replacement: compaction.replacement.clone(),
+                    removed: compaction.removed.clone(),
                 });
                 meter.sent = meter
                     .estimator

@@ -109,6 +109,11 @@ pub enum TurnEvent {
         replaced: std::ops::Range<usize>,
         /// Where their replacement is now.
         replacement: std::ops::Range<usize>,
+        /// The replaced messages, as they were (also in the outcome's
+        /// [`Compaction::removed`](crate::context::Compaction::removed);
+        /// here too for a turn that fails after compacting, whose
+        /// outcome never comes). Copied only when someone watches.
+        removed: Vec<crate::conversation::Message>,
     },
     /// A compaction was refused while the request was still under
     /// `context_tokens`: the history is kept as it was and the turn goes

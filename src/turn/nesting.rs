@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use crate::conversation::Usage;
 use crate::limits::ResolvedToolLimits;
 use crate::turn::checks::{check_budgets, check_limits};
-use crate::turn::{AgentPause, BudgetError, CallDecision, ToolLimitError, TurnEvents};
+use crate::turn::{
+    AgentPause, BudgetError, BudgetPolicy, CallDecision, ToolLimitError, TurnEvents,
+};
 
 /// One turn's share: reached through a call's context by an agent the
 /// call runs.
@@ -19,6 +21,11 @@ pub(crate) struct TurnShare {
     pub(super) parent: Option<Arc<TurnShare>>,
     /// The turn's events, under which an agent's events are nested.
     pub(super) events: TurnEvents,
+    /// What the turn does when a budget is reached: its agents do the same.
+    pub(super) budget_policy: BudgetPolicy,
+    /// Held while a batch's calls are checked against, and counted in,
+    /// every turn of the tree: one lock for the whole tree of turns.
+    tree: Arc<Mutex<()>>,
     spent: Mutex<Spent>,
     /// Agents of this turn's calls that paused, by call id: the calls
     /// wait for a resume.
@@ -59,13 +66,19 @@ impl TurnShare {
         limits: ResolvedToolLimits,
         parent: Option<Arc<TurnShare>>,
         events: TurnEvents,
+        budget_policy: BudgetPolicy,
         calls: u32,
         usage: Usage,
     ) -> Self {
+        let tree = parent
+            .as_ref()
+            .map_or_else(Arc::default, |parent| Arc::clone(&parent.tree));
         Self {
             limits,
             parent,
             events,
+            budget_policy,
+            tree,
             spent: Mutex::new(Spent {
                 calls,
                 usage,
@@ -76,9 +89,17 @@ impl TurnShare {
         }
     }
 
-    /// The agent of the call `tool_call_id` paused: the call waits.
+    /// The agent of the call `tool_call_id` paused: the call waits (a
+    /// second pause of one call, a middleware's retry, replaces the first).
     pub(super) fn park(&self, tool_call_id: &str, pause: AgentPause) {
-        lock(&self.parked).push((tool_call_id.to_owned(), pause));
+        let mut parked = lock(&self.parked);
+        parked.retain(|(id, _)| id != tool_call_id);
+        parked.push((tool_call_id.to_owned(), pause));
+    }
+
+    /// `true` when the call `tool_call_id`'s agent paused.
+    pub(super) fn is_parked(&self, tool_call_id: &str) -> bool {
+        lock(&self.parked).iter().any(|(id, _)| id == tool_call_id)
     }
 
     /// The calls whose agents paused since the last time.
@@ -170,9 +191,17 @@ impl TurnShare {
         })
     }
 
-    /// `Err` when `batch_calls` more calls would take a turn above past its
-    /// `calls` limit.
-    pub(super) fn check_ancestor_calls(&self, batch_calls: u32) -> Result<(), ToolLimitError> {
+    /// Counts a batch of `batch_calls` as this turn's, or refuses it
+    /// (counting nothing) when it would take a turn above past its `calls`
+    /// limit; checked and counted under the tree's lock.
+    pub(super) fn reserve_calls(&self, batch_calls: u32) -> Result<(), ToolLimitError> {
+        let _tree = lock(&self.tree);
+        self.check_ancestor_calls(batch_calls)?;
+        self.spend(batch_calls, Usage::default());
+        Ok(())
+    }
+
+    fn check_ancestor_calls(&self, batch_calls: u32) -> Result<(), ToolLimitError> {
         self.ancestors().try_for_each(|ancestor| {
             let (calls, usage) = ancestor.used();
             // Iterations are each turn's own: only calls are shared.

@@ -120,6 +120,29 @@ pub struct PausedTurn {
     pub budget: Option<Budget>,
 }
 
+impl PausedTurn {
+    /// Follows `compaction` of the paused conversation (with
+    /// [`context::compact`](crate::context::compact), between the pause
+    /// and its resume): the paused message's index moves with it, so the
+    /// resume finds its calls. `false`, and nothing changes, when the
+    /// compaction replaced that message (`context::compact` never does: a
+    /// paused turn's pending calls are not
+    /// [`editable`](crate::context::editable)).
+    ///
+    /// Without it, a resume after a compaction that changed the
+    /// conversation's length before the paused message is refused as
+    /// [`Stale`](ResumeErrorKind::Stale).
+    pub fn follow(&mut self, compaction: &crate::context::Compaction) -> bool {
+        match compaction.moved(self.message_index) {
+            Some(index) => {
+                self.message_index = index;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// What a turn does when one of its budgets (`requests`, `input_tokens`,
 /// `output_tokens`, `total_tokens` of [`ToolLimits`]) is reached before a
 /// model request: the turn option

@@ -5,16 +5,21 @@
 
 use std::time::Instant;
 
+use crate::bind::Bound;
 use crate::bind::call::{self, Arguments, Finished, Prepared};
 use crate::bind::{ToolCallError, ToolCallErrorKind};
 use crate::conversation::{Conversation, Message, ToolCall, Usage, repair};
+use crate::definition::Definition;
 use crate::gate::MacFields;
+use crate::tool::Tool;
+use crate::turn::agent::AgentHandler;
 use crate::turn::runner::Turn;
 use crate::turn::{
     AgentPause, Budget, CallDecision, Decision, Model, PAUSED_TURN_VERSION, PausedTurn,
-    PendingCall, Resume, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOutcome,
-    TurnStats, TurnStatus,
+    PendingCall, Resume, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnEvents,
+    TurnOptions, TurnOutcome, TurnStats, TurnStatus,
 };
+use tokio_util::sync::CancellationToken;
 
 impl<M: Model + ?Sized> Turn<'_, M> {
     /// The pending calls of a prepared batch, in call order, each signed
@@ -60,11 +65,17 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         arguments: serde_json::Value,
         pause: AgentPause,
     ) -> PendingCall {
-        let reason = format!(
-            "the agent `{}` waits for decisions on {} of its calls",
-            call.name,
-            pause.paused.pending.len()
-        );
+        let reason = match pause.paused.budget {
+            Some(budget) => format!(
+                "the agent `{}` paused: the budget `{budget}` was reached",
+                call.name
+            ),
+            None => format!(
+                "the agent `{}` waits for decisions on {} of its calls",
+                call.name,
+                pause.paused.pending.len()
+            ),
+        };
         self.events.emit(|| TurnEvent::ToolCallPending {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -434,7 +445,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             }
             match (&decision.decision, pending.agent.as_deref()) {
                 (Decision::Agent { decisions }, Some(pause)) => {
-                    check_agent_decisions(pause, decisions)?
+                    check_agent_decisions(pause, decisions)?;
+                    self.check_agent_resume(&pending.tool_name, pause, decisions)?;
                 }
                 (Decision::Agent { .. }, None)
                 | (Decision::Approve | Decision::ApproveWith { .. }, Some(_)) => {
@@ -448,6 +460,78 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             decided.push((call, pending, decision));
         }
         Ok(decided)
+    }
+}
+
+impl Definition<Bound> {
+    /// Checks `resume` against this binding and `conversation` as a resumed
+    /// turn would before it runs anything (its agents' decisions too), and
+    /// runs nothing.
+    pub(super) fn check_resume(
+        &self,
+        conversation: &Conversation,
+        resume: &Resume,
+    ) -> Result<(), ResumeError> {
+        let options = TurnOptions::builder().build();
+        let (never, unwatched) = (CancellationToken::new(), TurnEvents::default());
+        let turn = self.turn(&NoModel, &options, &never, &unwatched);
+        let decided = turn.check_resume(conversation, resume)?;
+        // And edited arguments against their tool's schema.
+        for (call, _, decision) in decided {
+            if let Decision::ApproveWith { arguments } = &decision.decision
+                && let Prepared::Answered(error) = turn
+                    .table()
+                    .prepare(&call.name, Arguments::Value(arguments.clone()))
+                && error.kind != ToolCallErrorKind::NoLongerOffered
+            {
+                return Err(ResumeError::of_call(
+                    ResumeErrorKind::InvalidArguments {
+                        message: error.message,
+                    },
+                    &call.id,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The model of a turn made only to check a resume: never asked.
+struct NoModel;
+
+#[async_trait::async_trait]
+impl Model for NoModel {
+    async fn respond(
+        &self,
+        _request: crate::turn::ModelRequest<'_>,
+    ) -> Result<crate::conversation::ModelResponse, crate::turn::ModelError> {
+        Err(crate::turn::ModelError::other(
+            "a resume check asks no model",
+        ))
+    }
+}
+
+impl<M: Model + ?Sized> Turn<'_, M> {
+    /// Checks, by the agent's own binding, the decisions for the paused
+    /// agent of a call of `tool_name` (MACs, ids, edited arguments, and so
+    /// on down its own agents), before anything runs.
+    fn check_agent_resume(
+        &self,
+        tool_name: &str,
+        pause: &AgentPause,
+        decisions: &[CallDecision],
+    ) -> Result<(), ResumeError> {
+        let agent = self
+            .table()
+            .tool(tool_name)
+            .and_then(Tool::inner)
+            .and_then(|inner| inner.downcast_ref::<AgentHandler>());
+        match agent {
+            Some(agent) => agent.check_resume(pause, decisions),
+            // Its tool is gone (a changing definition's new list): the call
+            // is answered "no longer offered", and no agent runs.
+            None => Ok(()),
+        }
     }
 }
 

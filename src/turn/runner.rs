@@ -206,7 +206,6 @@ impl Definition<Bound> {
         let options = options.into();
         let never = CancellationToken::new();
         let unwatched = TurnEvents::default();
-        let output = OutputProtocol::new(&options);
         let binding = self.binding();
         let span = info_span!(
             "invoke_agent",
@@ -215,6 +214,22 @@ impl Definition<Bound> {
             "gen_ai.conversation.id" = %self.session_id(),
             mode = binding.mode(binding.current).name.as_deref().unwrap_or(""),
         );
+        self.turn(model, &options, &never, &unwatched)
+            .run(conversation)
+            .instrument(span)
+            .await
+    }
+
+    /// A turn of this binding on `model` with `options` (`never` and
+    /// `unwatched` stand in for a token and events they leave out).
+    pub(super) fn turn<'t, M: ?Sized>(
+        &'t self,
+        model: &'t M,
+        options: &'t TurnOptions<'t>,
+        never: &'t CancellationToken,
+        unwatched: &'t TurnEvents,
+    ) -> Turn<'t, M> {
+        let binding = self.binding();
         Turn {
             binding,
             set: binding.tools.current(),
@@ -228,18 +243,16 @@ impl Definition<Bound> {
             share: Arc::new(TurnShare::new(
                 binding.mode(binding.current).tool_limits,
                 options.parent.clone(),
-                options.events.unwrap_or(&unwatched).clone(),
+                options.events.unwrap_or(unwatched).clone(),
+                options.budget_policy,
                 0,
                 Usage::default(),
             )),
             model,
-            cancellation: options.cancellation.unwrap_or(&never),
-            events: options.events.unwrap_or(&unwatched),
-            output,
+            cancellation: options.cancellation.unwrap_or(never),
+            events: options.events.unwrap_or(unwatched),
+            output: OutputProtocol::new(options),
         }
-        .run(conversation)
-        .instrument(span)
-        .await
     }
 }
 
@@ -338,6 +351,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 limits,
                 self.share.parent.clone(),
                 self.events.clone(),
+                self.budget_policy,
                 resume.paused.calls,
                 resume.paused.usage,
             ));
@@ -409,6 +423,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let mut requests: u32 = prior.requests;
         loop {
             self.refresh_tools().await;
+            let spent_before = stats.usage;
             let reached = match check_budgets(&limits, requests, stats.usage)
                 .and_then(|()| self.share().check_ancestor_budgets())
             {
@@ -425,6 +440,13 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     )
                     .await?
                 {
+                    // A summarising compaction spent tokens: the budgets
+                    // are checked again before the request.
+                    Fit::Fits if stats.usage != spent_before => {
+                        check_budgets(&limits, requests, stats.usage)
+                            .and_then(|()| self.share().check_ancestor_budgets())
+                            .err()
+                    }
                     Fit::Fits => None,
                     Fit::Interrupted => {
                         return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
@@ -588,7 +610,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let batch_calls = u32::try_from(message.tool_calls().count()).unwrap_or(u32::MAX);
             let would_be = calls.saturating_add(batch_calls);
             check_limits(&limits, iteration, would_be, batch_calls, stats.usage)?;
-            self.share().check_ancestor_calls(batch_calls)?;
+            // Checked and counted at once for every turn above, so parallel
+            // agents of one batch cannot both take the last calls.
+            self.share().reserve_calls(batch_calls)?;
             // Empty or reused provider ids get minted ones, so every call
             // keeps exactly one result. Minted from the session and the
             // message's place (it is appended at `conversation.len()`), so
@@ -605,8 +629,6 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
             let batch_started = Instant::now();
             let cut_off = finish_reason == FinishReason::Length;
-            // Counted before it runs, so the agents it runs count on it.
-            self.share().spend(batch_calls, Usage::default());
             let prepared = self
                 .table()
                 .prepare_batch(&batch, cut_off, self.output.ends_batch());
@@ -620,6 +642,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     .await
             };
             let Some(mut finished) = finished else {
+                // What the batch's agents spent before the token fired.
+                stats.usage += self.share().take_nested().1;
                 return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
             };
             // Calls whose agents paused wait, like the gate's, in call order.
@@ -808,7 +832,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 () = async {
                     while let Some(joined) = tasks.join_next().await {
                         if let Ok(Some((index, done))) = joined {
-                            self.finished(&done.stats);
+                            // A call whose agent paused is pending, not finished.
+                            if !self.share().is_parked(&done.stats.tool_call_id) {
+                                self.finished(&done.stats);
+                            }
                             slots[index] = Some(done);
                         }
                     }

@@ -68,6 +68,7 @@ mod serve_mcp;
 mod testing_schema_model;
 mod tool_limits;
 mod tool_name_sanitize;
+mod turn_agents;
 mod turn_arbitrary_calls;
 mod turn_arbitrary_results;
 mod turn_budgets;

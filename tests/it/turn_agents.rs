@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use crate::turn_common::*;
 use agent_loop::conversation::{Message, ModelResponse, Usage};
-use agent_loop::gate::{GateCall, GateDecision};
+use agent_loop::gate::{ApprovalKey, GateCall, GateDecision};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::{
-    Agent, Budget, CallDecision, ExceededLimit, Output, PausedTurn, Resume, ResumeErrorKind,
-    ScriptedModel, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnStatus,
+    Agent, Budget, BudgetPolicy, CallDecision, ExceededLimit, Output, PausedTurn, Resume,
+    ResumeErrorKind, ScriptedModel, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnStatus,
 };
 use agent_loop::{Definition, ToolLimits, Validated};
 use serde_json::{Value, json};
@@ -285,7 +285,7 @@ async fn cancelling_the_caller_stops_the_agents_tools() {
         },
     );
     let child = Arc::new(ScriptedModel::new([
-        batch([call("c1", "slow", "{}")]),
+        batch([call("c1", "slow", "{}")]).with_usage(Usage::new(40, 4)),
         answer("never"),
     ]));
     let session = bind_tools(
@@ -316,6 +316,8 @@ async fn cancelling_the_caller_stops_the_agents_tools() {
         dropped.load(Ordering::SeqCst),
         "the agent's tool was stopped"
     );
+    // What the agent spent before the token fired is the caller's.
+    assert_eq!(outcome.stats.usage, Usage::new(40, 4));
     // The batch was not committed: the caller's conversation is the user's.
     assert_eq!(conversation, user_says("Go."));
 }
@@ -572,4 +574,280 @@ async fn a_direct_call_runs_the_agent_and_refuses_its_pause() {
         .expect_err("a direct call cannot wait");
     assert!(error.message.contains("cannot wait"), "{}", error.message);
     assert_eq!(writes.load(Ordering::SeqCst), 0);
+}
+
+/// The lead offers `research` (an agent whose `write_file` a gate asks
+/// about, its pending calls signed with its own key) and `deploy` (a gate
+/// asks).
+fn keyed_lead(
+    child: Arc<ScriptedModel>,
+    writes: Arc<AtomicUsize>,
+    deploys: Arc<AtomicUsize>,
+) -> Definition<Validated> {
+    let researcher = Definition::builder()
+        .name("researcher")
+        .tool(counting_tool("write_file", writes))
+        .gate(|call: &GateCall<'_>| {
+            if call.tool.name == "write_file" {
+                GateDecision::ask("writes a file")
+            } else {
+                GateDecision::Allow
+            }
+        })
+        .approval_key(ApprovalKey::new("the agent's key"))
+        .build()
+        .validate()
+        .expect("valid");
+    Definition::builder()
+        .name("lead")
+        .tool(tool::Definition::agent(
+            "research",
+            "Researches.",
+            Agent::new(researcher, child),
+        ))
+        .tool(counting_tool("deploy", deploys))
+        .gate(|call: &GateCall<'_>| {
+            if call.tool.name == "deploy" {
+                GateDecision::ask("deploys")
+            } else {
+                GateDecision::Allow
+            }
+        })
+        .build()
+        .validate()
+        .expect("valid")
+}
+
+#[tokio::test]
+async fn an_agents_decisions_are_checked_by_its_binding_before_anything_runs() {
+    let (writes, deploys) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let child = Arc::new(ScriptedModel::new([
+        batch([call("c1", "write_file", "{}")]),
+        answer("Wrote it."),
+    ]));
+    let session = bind(&keyed_lead(
+        Arc::clone(&child),
+        Arc::clone(&writes),
+        Arc::clone(&deploys),
+    ))
+    .await;
+    let model = ScriptedModel::new([
+        batch([
+            call("call_1", "research", r#"{"task": "Write it."}"#),
+            call("call_2", "deploy", "{}"),
+        ]),
+        answer("Deployed."),
+    ]);
+    let (events, mut received) = TurnEvents::channel();
+    let mut conversation = user_says("Go.");
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().events(&events).build(),
+        )
+        .await
+        .expect("pauses");
+    let paused = paused(&outcome.status);
+    assert_eq!(
+        paused
+            .pending
+            .iter()
+            .map(|pending| pending.tool_call_id.as_str())
+            .collect::<Vec<_>>(),
+        ["call_1", "call_2"]
+    );
+    // The agent's call is pending, not finished: no `ToolCallFinished`.
+    let for_call_1: Vec<&'static str> = drain(&mut received)
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::ToolCallStarted { tool_call_id, .. } if tool_call_id == "call_1" => {
+                Some("started")
+            }
+            TurnEvent::ToolCallFinished { tool_call_id, .. } if tool_call_id == "call_1" => {
+                Some("finished")
+            }
+            TurnEvent::ToolCallPending { tool_call_id, .. } if tool_call_id == "call_1" => {
+                Some("pending")
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(for_call_1, ["started", "pending"]);
+    let agent_mac = paused.pending[0]
+        .agent
+        .as_ref()
+        .expect("the agent's pause")
+        .paused
+        .pending[0]
+        .mac
+        .clone()
+        .expect("signed with the agent's key");
+
+    // Without the agent's MAC the resume is refused whole: `deploy` does
+    // not run either, and the paused turn stays good.
+    let resume = Resume::new(
+        paused.clone(),
+        [
+            CallDecision::agent("call_1", [CallDecision::approve("c1")]),
+            CallDecision::approve("call_2"),
+        ],
+    );
+    let before = conversation.clone();
+    let error = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().resume(&resume).build(),
+        )
+        .await
+        .expect_err("refused");
+    let TurnError::Resume(error) = error else {
+        panic!("not a resume error: {error:?}");
+    };
+    assert_eq!(
+        (error.kind, error.tool_call_id.as_deref()),
+        (ResumeErrorKind::BadMac, Some("c1"))
+    );
+    assert_eq!(conversation, before);
+    assert_eq!(
+        (
+            writes.load(Ordering::SeqCst),
+            deploys.load(Ordering::SeqCst)
+        ),
+        (0, 0)
+    );
+
+    let resume = Resume::new(
+        paused,
+        [
+            CallDecision::agent("call_1", [CallDecision::approve("c1").with_mac(agent_mac)]),
+            CallDecision::approve("call_2"),
+        ],
+    );
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().resume(&resume).build(),
+        )
+        .await
+        .expect("completes");
+    assert_eq!(outcome.answer(), Some("Deployed."));
+    assert_eq!(
+        (
+            writes.load(Ordering::SeqCst),
+            deploys.load(Ordering::SeqCst)
+        ),
+        (1, 1)
+    );
+    assert_eq!(result_for(&conversation, "call_1").text(), "Wrote it.");
+}
+
+#[tokio::test]
+async fn a_budget_of_the_caller_reached_in_the_agent_pauses_both_under_the_pause_policy() {
+    let child = Arc::new(ScriptedModel::new([
+        batch([call("c1", "read", "{}")]).with_usage(Usage::new(90, 10)),
+        answer("Read it.").with_usage(Usage::new(5, 1)),
+    ]));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let session = bind_tools(
+        [research(
+            Arc::clone(&child),
+            vec![counting_tool("read", Arc::clone(&reads))],
+            ToolLimits::new(),
+        )],
+        ToolLimits::new().total_tokens(100),
+    )
+    .await;
+    let model = ScriptedModel::new([task("call_1", "Read."), answer("Done.")]);
+    let mut conversation = user_says("Go.");
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .budget_policy(BudgetPolicy::Pause)
+                .build(),
+        )
+        .await
+        .expect("pauses");
+    let paused = paused(&outcome.status);
+    let agent = paused.pending[0].agent.as_ref().expect("the agent paused");
+    assert_eq!(agent.paused.budget, Some(Budget::TotalTokens));
+    assert!(agent.paused.pending.is_empty());
+    assert_eq!(
+        paused.pending[0].reason,
+        "the agent `research` paused: the budget `total_tokens` was reached"
+    );
+    assert_eq!(reads.load(Ordering::SeqCst), 1);
+
+    // Raised on the caller, the budget lets the agent go on.
+    let resume = Resume::new(paused, [CallDecision::agent("call_1", [])])
+        .with_limits(ToolLimits::new().total_tokens(1_000));
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .budget_policy(BudgetPolicy::Pause)
+                .resume(&resume)
+                .build(),
+        )
+        .await
+        .expect("completes");
+    assert_eq!(outcome.answer(), Some("Done."));
+    assert_eq!(result_for(&conversation, "call_1").text(), "Read it.");
+    assert_eq!(outcome.stats.usage, Usage::new(95, 11));
+}
+
+#[tokio::test]
+async fn an_agents_agent_counts_and_reports_two_levels_up() {
+    let grandchild = Arc::new(ScriptedModel::new([
+        answer("Deep answer.").with_usage(Usage::new(3, 1))
+    ]));
+    let deep = tool::Definition::agent(
+        "deep",
+        "Looks deeper.",
+        Agent::new(
+            definition("deep", [], ToolLimits::new()),
+            Arc::clone(&grandchild),
+        ),
+    );
+    let child = Arc::new(ScriptedModel::new([
+        batch([call("c1", "deep", r#"{"task": "Deeper."}"#)]).with_usage(Usage::new(20, 2)),
+        answer("Middle answer.").with_usage(Usage::new(30, 3)),
+    ]));
+    let session = bind_tools(
+        [research(Arc::clone(&child), vec![deep], ToolLimits::new())],
+        ToolLimits::new().calls(2),
+    )
+    .await;
+    let model = ScriptedModel::new([
+        task("call_1", "Look.").with_usage(Usage::new(100, 10)),
+        answer("Top answer.").with_usage(Usage::new(200, 20)),
+    ]);
+    let (events, mut received) = TurnEvents::channel();
+    let mut conversation = user_says("Go.");
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().events(&events).build(),
+        )
+        .await
+        .expect("completes: 1 call of the lead and 1 of the agent make 2");
+    assert_eq!(outcome.answer(), Some("Top answer."));
+    assert_eq!(result_for(&conversation, "call_1").text(), "Middle answer.");
+    assert_eq!(
+        outcome.stats.usage,
+        Usage::new(100 + 20 + 3 + 30 + 200, 10 + 2 + 1 + 3 + 20)
+    );
+    // The deepest agent's first request, nested under both calls.
+    assert!(drain(&mut received).iter().any(|event| matches!(
+        event,
+        TurnEvent::Nested { tool_call_id, event, .. } if tool_call_id == "call_1"
+            && matches!(&**event, TurnEvent::Nested { tool_call_id, event, .. } if tool_call_id == "c1"
+                && matches!(**event, TurnEvent::ModelRequestStarted { iteration: 1 }))
+    )));
 }
