@@ -1,7 +1,7 @@
 //! The rules a compacted conversation must keep, checked before it
 //! replaces the history: [`CompactionError`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use crate::conversation::{ContentPart, Message};
@@ -25,8 +25,9 @@ pub enum CompactionErrorKind {
     /// the last batch the model has not seen, the message it has not
     /// answered).
     Protected,
-    /// The replacement holds a system message: system messages stay first
-    /// and unchanged.
+    /// The replacement adds, drops or changes a system message: the system
+    /// messages of the replaced range come back unchanged and in order,
+    /// and no other (the leading ones are never in the range).
     SystemMessage,
     /// A message with no content, or blank text only: no provider accepts
     /// it ("all messages must have non-empty content").
@@ -34,10 +35,12 @@ pub enum CompactionErrorKind {
     /// A tool call the replaced messages did not hold: a compactor keeps
     /// or drops calls, it does not make them.
     UnknownToolCall,
-    /// An assistant message whose calls are not all the calls of one
-    /// replaced message, or whose reasoning is not that message's: a
-    /// batch stays whole, and signed thinking stays with its calls
-    /// (Anthropic refuses a tool use whose thinking changed).
+    /// An assistant message whose tool calls, reasoning and provider
+    /// blocks are not exactly those of one replaced message (each kept
+    /// once): a batch stays whole and unchanged, signed thinking stays
+    /// with its calls (Anthropic refuses a tool use whose thinking
+    /// changed), and a server tool's use stays with its result
+    /// (`server_tool_use` and `web_search_tool_result`).
     ChangedBatch,
     /// A tool call without exactly one result right after its assistant
     /// message, or a result that answers no call of the message before it.
@@ -56,11 +59,11 @@ impl CompactionErrorKind {
             Self::Panicked => "the compactor panicked",
             Self::InvalidRange => "its range is not in the conversation",
             Self::Protected => "it replaces the leading system messages or the protected tail",
-            Self::SystemMessage => "it holds a system message",
+            Self::SystemMessage => "it adds, drops or changes a system message",
             Self::EmptyMessage => "it holds a message without content",
             Self::UnknownToolCall => "it holds a tool call the replaced messages did not",
             Self::ChangedBatch => {
-                "it splits a batch of tool calls or changes the reasoning beside them"
+                "it splits, repeats or changes a batch of tool calls, or the reasoning or provider blocks beside them"
             }
             Self::UnpairedToolCall => {
                 "a tool call is not answered exactly once right after its message"
@@ -130,22 +133,48 @@ pub(crate) fn check(
     }
     let at = |offset: usize| Some(range.start + offset);
     let replaced = &conversation[range.clone()];
-    // Each replaced assistant message with calls, by the id of its first
-    // call: a kept batch must be one of them, whole, its reasoning as it was.
-    let mut batches: HashMap<&str, &[ContentPart]> = HashMap::new();
-    for message in replaced {
-        if let Message::Assistant(assistant) = message {
-            for call in assistant.tool_calls() {
-                batches.insert(call.id.as_str(), &assistant.content);
-            }
-        }
+    // The system messages of the range come back unchanged and in order,
+    // and no other: instructions are not the compactor's to change.
+    let (before, after) = (systems(replaced), systems(replacement));
+    if before.len() != after.len()
+        || before
+            .iter()
+            .zip(&after)
+            .any(|((_, before), (_, after))| before != after)
+    {
+        let offset = after
+            .iter()
+            .zip(&before)
+            .find(|((_, after), (_, before))| after != before)
+            .map_or(
+                after.first().map(|(offset, _)| *offset),
+                |((offset, _), _)| Some(*offset),
+            );
+        return Err((CompactionErrorKind::SystemMessage, offset.and_then(at)));
     }
+    // What of each replaced assistant message must stay together: its
+    // calls, reasoning and provider blocks (an Anthropic `server_tool_use`
+    // and its result), each kept message one of them, whole and unchanged.
+    let mut skeletons: Vec<Option<Vec<&ContentPart>>> = replaced
+        .iter()
+        .filter_map(Message::as_assistant)
+        .map(|assistant| skeleton(&assistant.content))
+        .filter(|skeleton| !skeleton.is_empty())
+        .map(Some)
+        .collect();
+    let call_ids: HashSet<&str> = replaced
+        .iter()
+        .filter_map(Message::as_assistant)
+        .flat_map(|assistant| assistant.tool_calls())
+        .map(|call| call.id.as_str())
+        .collect();
     for (offset, message) in replacement.iter().enumerate() {
         if message.json_values().any(json::too_deep) {
             return Err((CompactionErrorKind::TooDeep, at(offset)));
         }
         let content = match message {
-            Message::System(_) => return Err((CompactionErrorKind::SystemMessage, at(offset))),
+            // Checked above.
+            Message::System(_) => continue,
             Message::User(user) => &user.content,
             Message::Assistant(assistant) => &assistant.content,
             Message::Tool(_) => continue,
@@ -158,48 +187,55 @@ pub(crate) fn check(
         let Message::Assistant(assistant) = message else {
             continue;
         };
-        let Some(first) = assistant.tool_calls().next() else {
-            continue;
-        };
         if assistant
             .tool_calls()
-            .any(|call| !batches.contains_key(call.id.as_str()))
+            .any(|call| !call_ids.contains(call.id.as_str()))
         {
             return Err((CompactionErrorKind::UnknownToolCall, at(offset)));
         }
-        let original = batches[first.id.as_str()];
-        if !same_batch(original, &assistant.content) {
-            return Err((CompactionErrorKind::ChangedBatch, at(offset)));
+        let kept = skeleton(&assistant.content);
+        if kept.is_empty() {
+            continue;
+        }
+        // Each original is kept at most once.
+        match skeletons
+            .iter_mut()
+            .find(|original| original.as_ref() == Some(&kept))
+        {
+            Some(original) => *original = None,
+            None => return Err((CompactionErrorKind::ChangedBatch, at(offset))),
         }
     }
     check_pairs(replacement, conversation, range)
 }
 
-fn is_blank(part: &ContentPart) -> bool {
-    matches!(part, ContentPart::Text(text) if text.text.trim().is_empty())
+/// The system messages of `messages`, with their offsets.
+fn systems(messages: &[Message]) -> Vec<(usize, &Message)> {
+    messages
+        .iter()
+        .enumerate()
+        .filter(|(_, message)| matches!(message, Message::System(_)))
+        .collect()
 }
 
-/// `true` when `kept` holds the calls of `original` (the same ids, in
-/// order) and its reasoning, unchanged and in the same places relative to
-/// the calls. Text beside them may change.
-fn same_batch(original: &[ContentPart], kept: &[ContentPart]) -> bool {
-    fn skeleton(parts: &[ContentPart]) -> Vec<&ContentPart> {
-        parts
-            .iter()
-            .filter(|part| matches!(part, ContentPart::Reasoning(_) | ContentPart::ToolCall(_)))
-            .collect()
-    }
-    let (original, kept) = (skeleton(original), skeleton(kept));
-    original.len() == kept.len()
-        && original
-            .iter()
-            .zip(&kept)
-            .all(|(original, kept)| match (original, kept) {
-                (ContentPart::ToolCall(original), ContentPart::ToolCall(kept)) => {
-                    original.id == kept.id
-                }
-                (original, kept) => original == kept,
-            })
+/// The parts of an assistant message that must stay together and
+/// unchanged: its tool calls (id, name, arguments and extras: Gemini's
+/// `thoughtSignature`), reasoning and provider blocks, in order. Text
+/// beside them may change.
+fn skeleton(parts: &[ContentPart]) -> Vec<&ContentPart> {
+    parts
+        .iter()
+        .filter(|part| {
+            matches!(
+                part,
+                ContentPart::Reasoning(_) | ContentPart::ToolCall(_) | ContentPart::Provider(_)
+            )
+        })
+        .collect()
+}
+
+fn is_blank(part: &ContentPart) -> bool {
+    matches!(part, ContentPart::Text(text) if text.text.trim().is_empty())
 }
 
 /// Every call of the compacted conversation answered once, right after its
@@ -259,10 +295,9 @@ fn check_pairs(
         }
     }
     // The walk ends at a message that is no result (or the end): a call
-    // still open there is unanswered, unless it is a pending call of a
-    // paused turn at the end of the conversation, after the replacement.
-    let pending_tail = after == conversation.len() && opened_at >= range.start + replacement.len();
-    if !pending_tail && open.iter().any(|(_, answered)| !answered) {
+    // still open there is unanswered (pending calls of a paused turn are
+    // after the editable range, never walked).
+    if open.iter().any(|(_, answered)| !answered) {
         return unpaired(opened_at);
     }
     Ok(())

@@ -34,6 +34,27 @@ pub struct CompactionRequest<'a> {
     pub estimator: &'a TokenEstimator,
 }
 
+impl<'a> CompactionRequest<'a> {
+    /// A request to bring `conversation` (estimated `tokens`) to
+    /// `target_tokens`, changing only `editable` messages: what
+    /// [`compact`] asks, for a test of a compactor of your own.
+    pub fn new(
+        conversation: &'a [Message],
+        editable: Range<usize>,
+        tokens: u64,
+        target_tokens: u64,
+        estimator: &'a TokenEstimator,
+    ) -> Self {
+        Self {
+            conversation,
+            editable,
+            tokens,
+            target_tokens,
+            estimator,
+        }
+    }
+}
+
 /// What a [`Compactor`] returns: `messages` replace the messages in
 /// `range` of the conversation.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,32 +153,34 @@ impl Compaction {
 }
 
 /// The messages of `conversation` a compactor may replace: after the
-/// leading system messages, and before the first assistant message with a
-/// call that has no result (a paused turn's pending calls), the trailing
-/// batch of calls and results, and a trailing message the model has not
-/// answered (a user message).
+/// leading system messages, and before what the model has not seen or
+/// answered: the trailing user messages (all of them), a batch whose
+/// results end the conversation or come right before those user messages
+/// (its assistant message and results), a trailing assistant message with
+/// calls, and the first assistant message with a call that has no result
+/// (a paused turn's pending calls) and all after it. A trailing answer the
+/// model gave may go.
 pub fn editable(conversation: &[Message]) -> Range<usize> {
     let start = conversation
         .iter()
         .position(|message| !matches!(message, Message::System(_)))
         .unwrap_or(conversation.len());
-    let mut end = conversation.len();
-    // The last unit: a trailing batch (its assistant message and results)
-    // or a trailing user message. A trailing answer the model gave may go.
-    if let Some(last) = conversation.last() {
-        match last {
-            Message::Tool(_) => {
-                end = conversation
-                    .iter()
-                    .rposition(|message| !matches!(message, Message::Tool(_)))
-                    .unwrap_or(0);
-            }
-            Message::User(_) => end = conversation.len() - 1,
-            Message::Assistant(assistant) if assistant.has_tool_calls() => {
-                end = conversation.len() - 1;
-            }
-            _ => {}
+    // The trailing user messages.
+    let mut end = conversation
+        .iter()
+        .rposition(|message| !matches!(message, Message::User(_)))
+        .map_or(0, |last| last + 1);
+    // The batch before them, or at the end, whose results the model has
+    // not answered.
+    match end.checked_sub(1).map(|last| &conversation[last]) {
+        Some(Message::Tool(_)) => {
+            end = conversation[..end]
+                .iter()
+                .rposition(|message| !matches!(message, Message::Tool(_)))
+                .unwrap_or(0);
         }
+        Some(Message::Assistant(assistant)) if assistant.has_tool_calls() => end -= 1,
+        _ => {}
     }
     // A call without a result: pending, as in a paused turn.
     let mut answered = std::collections::HashSet::new();

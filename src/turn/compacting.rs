@@ -10,7 +10,7 @@ use tracing::warn;
 use crate::context::{
     self, Compaction, CompactionError, Compactor, ElideToolResults, TokenEstimator,
 };
-use crate::conversation::{Conversation, Usage};
+use crate::conversation::{Conversation, Message, Usage};
 use crate::limits::ResolvedToolLimits;
 use crate::turn::runner::Turn;
 use crate::turn::{Budget, BudgetError, Model, TurnError, TurnEvent, TurnStats};
@@ -168,7 +168,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let conversation_target = target
             .saturating_sub(overhead)
             .saturating_add_signed(meter.correction.saturating_neg());
-        let editable = context::editable(conversation);
+        let mut editable = context::editable(conversation);
+        // In a turn a trailing assistant message is one the model goes on
+        // from (Anthropic's `pause_turn`): it stays.
+        if let Some(Message::Assistant(_)) = conversation.last() {
+            editable.end = editable.end.min(conversation.len() - 1).max(editable.start);
+        }
         let compacting = context::compact_within(
             conversation,
             compactor,

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 
 use crate::context::{CompactionRequest, Compactor, Replacement};
-use crate::conversation::Message;
+use crate::conversation::{FinishReason, Message};
 use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
 
@@ -22,7 +22,9 @@ pub const SUMMARY_HEADING: &str = "[Summary of the earlier conversation]";
 const SUMMARY_TOKENS: u64 = 1_000;
 
 /// Replaces the oldest exchanges with a summary `model` writes: one user
-/// message beginning with [`SUMMARY_HEADING`].
+/// message beginning with [`SUMMARY_HEADING`], after the system messages
+/// the replaced exchanges held (kept as they were, in order). A summary
+/// cut off by the output limit ([`FinishReason::Length`]) is refused.
 ///
 /// It replaces whole units only, never half of one: a user message, an
 /// assistant's answer, or a batch (an assistant message with tool calls and
@@ -127,15 +129,22 @@ impl<M: Model> Compactor for Summarize<M> {
         if summary.trim().is_empty() {
             return Err("the summarising model answered with no text".into());
         }
+        if response.finish_reason == FinishReason::Length {
+            return Err("the summary was cut off by the model's output limit".into());
+        }
+        // The system messages of the replaced exchanges stay, in order,
+        // before the summary: instructions are not summarised away.
+        let mut messages: Vec<Message> = conversation[editable.start..cut]
+            .iter()
+            .filter(|message| matches!(message, Message::System(_)))
+            .cloned()
+            .collect();
+        messages.push(Message::user(format!(
+            "{SUMMARY_HEADING}\n\n{}",
+            summary.trim()
+        )));
         Ok(Some(
-            Replacement::new(
-                editable.start..cut,
-                vec![Message::user(format!(
-                    "{SUMMARY_HEADING}\n\n{}",
-                    summary.trim()
-                ))],
-            )
-            .with_usage(response.usage),
+            Replacement::new(editable.start..cut, messages).with_usage(response.usage),
         ))
     }
 }

@@ -1465,7 +1465,8 @@ async fn each_broken_replacement_is_refused_by_kind_and_index_and_the_history_is
                 7..9,
                 vec![h[7].clone(), h[8].clone(), h[7].clone(), h[8].clone()],
             ),
-            CompactionErrorKind::UnpairedToolCall,
+            // Each replaced batch is kept once.
+            CompactionErrorKind::ChangedBatch,
             Some(9),
         ),
         (
@@ -2673,4 +2674,284 @@ async fn an_elided_result_says_what_it_held_besides_text() {
         format!("{ELIDED_MARKER} 3 bytes and 1 image and 1 other part removed]")
     );
     assert_exports(&conversation);
+}
+
+/// `compact` with `compactor` on `conversation` (a target of 1 token, so
+/// any smaller replacement is taken): the error, the conversation kept.
+async fn refused_on(conversation: &[Message], compactor: &dyn Compactor) -> CompactionError {
+    let mut compacted = conversation.to_vec();
+    let error = context::compact(&mut compacted, compactor, &TokenEstimator::new(), 1)
+        .await
+        .expect_err("refused");
+    assert_eq!(compacted, conversation, "the history is kept");
+    error
+}
+
+fn long_result(id: &str) -> Message {
+    Message::Tool(ToolResult::ok(id, "line\n".repeat(500)))
+}
+
+#[tokio::test]
+async fn system_messages_inside_the_range_come_back_unchanged_or_the_compaction_is_refused() {
+    let conversation = vec![
+        Message::system("Be brief."),
+        Message::user("Read both."),
+        Message::tool_calls(None, vec![ToolCall::new("call_1", "read", "{}")]),
+        long_result("call_1"),
+        Message::system("From now on, answer in French."),
+        Message::tool_calls(None, vec![ToolCall::new("call_2", "read", "{}")]),
+        long_result("call_2"),
+        Message::assistant("Both read."),
+        Message::user("And now?"),
+    ];
+    // The default compactor copies the system message it passes over.
+    let mut elided = conversation.clone();
+    let compaction = context::compact(
+        &mut elided,
+        &ElideToolResults::new(),
+        &TokenEstimator::new(),
+        1,
+    )
+    .await
+    .expect("accepted")
+    .expect("compacted");
+    assert_eq!(compaction.replaced, 3..7);
+    assert_eq!(elided[4], conversation[4]);
+    assert_eq!(export_violations(&elided), Vec::<String>::new());
+
+    // Dropping it, or changing it, is refused at its place.
+    let dropped = Fixed::replacing(1..8, vec![Message::user("Summary: both logs read.")]);
+    let error = refused_on(&conversation, &dropped).await;
+    assert_eq!(
+        (error.kind, error.index),
+        (CompactionErrorKind::SystemMessage, None)
+    );
+    let changed = Fixed::replacing(
+        4..7,
+        vec![
+            Message::system("Answer in English."),
+            conversation[5].clone(),
+            long_result("call_2"),
+        ],
+    );
+    let error = refused_on(&conversation, &changed).await;
+    assert_eq!(
+        (error.kind, error.index),
+        (CompactionErrorKind::SystemMessage, Some(4))
+    );
+
+    // `Summarize` keeps it, before its summary.
+    let summarize = Summarize::new(ScriptedModel::new([ModelResponse::answer(
+        "Both logs read.",
+    )]));
+    let mut summarized = conversation.clone();
+    let compaction = context::compact(&mut summarized, &summarize, &TokenEstimator::new(), 1)
+        .await
+        .expect("accepted")
+        .expect("compacted");
+    assert_eq!(compaction.replaced, 1..8);
+    assert_eq!(summarized[1], conversation[4]);
+    assert_eq!(
+        summarized[2].text(),
+        format!("{SUMMARY_HEADING}\n\nBoth logs read.")
+    );
+    assert_eq!(summarized[3].text(), "And now?");
+}
+
+#[tokio::test]
+async fn a_server_tools_use_stays_with_its_result_and_a_kept_call_is_unchanged() {
+    let server = |value: Value| {
+        ContentPart::Provider(ProviderPart::new(WireFormat::AnthropicMessages, value))
+    };
+    let searched = Message::Assistant(AssistantMessage::new(vec![
+        server(
+            json!({"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "rust"}}),
+        ),
+        server(
+            json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": [{"type": "web_search_result", "url": "https://www.rust-lang.org", "title": "Rust", "encrypted_content": "x".repeat(4_000)}]}),
+        ),
+        ContentPart::text("Rust is a language."),
+    ]));
+    let conversation = vec![
+        Message::user("What is Rust?"),
+        searched.clone(),
+        Message::user("Read the file."),
+        Message::tool_calls(
+            None,
+            vec![ToolCall::new("call_1", "read", r#"{"path": "a.txt"}"#)],
+        ),
+        long_result("call_1"),
+        Message::assistant("Read."),
+        Message::user("Thanks."),
+    ];
+    let Message::Assistant(mut orphaned) = searched else {
+        unreachable!()
+    };
+    orphaned.content.remove(1);
+    let error = refused_on(
+        &conversation,
+        &Fixed::replacing(1..2, vec![Message::Assistant(orphaned)]),
+    )
+    .await;
+    assert_eq!(
+        (error.kind, error.index),
+        (CompactionErrorKind::ChangedBatch, Some(1))
+    );
+    // Dropped whole, the search goes: that is allowed.
+    let mut compacted = conversation.clone();
+    context::compact(
+        &mut compacted,
+        &Fixed::replacing(1..2, vec![Message::assistant("Rust is a language.")]),
+        &TokenEstimator::new(),
+        1,
+    )
+    .await
+    .expect("accepted");
+    assert_eq!(export_violations(&compacted), Vec::<String>::new());
+
+    for (name, call) in [
+        (
+            "renamed",
+            ToolCall::new("call_1", "write", r#"{"path": "a.txt"}"#),
+        ),
+        (
+            "new arguments",
+            ToolCall::new("call_1", "read", r#"{"path": "b.txt"}"#),
+        ),
+    ] {
+        let error = refused_on(
+            &conversation,
+            &Fixed::replacing(
+                3..5,
+                vec![
+                    Message::tool_calls(None, vec![call]),
+                    Message::Tool(ToolResult::ok("call_1", "short")),
+                ],
+            ),
+        )
+        .await;
+        assert_eq!(
+            (error.kind, error.index),
+            (CompactionErrorKind::ChangedBatch, Some(3)),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn what_the_model_has_not_seen_is_not_editable() {
+    let call = |id: &str| Message::tool_calls(None, vec![ToolCall::new(id, "read", "{}")]);
+    let result = |id: &str| Message::Tool(ToolResult::ok(id, "ok"));
+    // Two user messages the model has not answered, and the batch before
+    // them whose results it never saw.
+    let conversation = vec![
+        Message::system("Be brief."),
+        Message::user("One."),
+        call("call_1"),
+        result("call_1"),
+        Message::assistant("Done."),
+        call("call_2"),
+        result("call_2"),
+        Message::user("Two."),
+        Message::user("Three."),
+    ];
+    assert_eq!(context::editable(&conversation), 1..5);
+    // A trailing answer may go; a trailing batch may not.
+    assert_eq!(context::editable(&conversation[..5]), 1..5);
+    assert_eq!(context::editable(&conversation[..7]), 1..5);
+    assert_eq!(context::editable(&conversation[..6]), 1..5);
+}
+
+#[tokio::test]
+async fn a_summary_cut_off_by_the_output_limit_is_refused() {
+    let conversation = vec![
+        Message::user("Plan a trip. ".repeat(100)),
+        Message::assistant("A plan. ".repeat(100)),
+        Message::user("And now?"),
+    ];
+    let summarize = Summarize::new(ScriptedModel::new([ModelResponse::answer(
+        "The user wants a tr",
+    )
+    .with_finish_reason(FinishReason::Length)]));
+    let error = refused_on(&conversation, &summarize).await;
+    assert_eq!(error.kind, CompactionErrorKind::Failed);
+    assert!(
+        std::error::Error::source(&error)
+            .is_some_and(|cause| cause.to_string().contains("cut off")),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_pause_follows_a_compaction_made_before_its_resume() {
+    use agent_loop::gate::{GateCall, GateDecision};
+    use agent_loop::turn::{CallDecision, Resume, ResumeErrorKind};
+    let writes = Arc::new(AtomicUsize::new(0));
+    let session = Definition::builder()
+        .name("writer")
+        .tool(crate::turn_common::counting_tool(
+            "write_file",
+            Arc::clone(&writes),
+        ))
+        .gate(|_call: &GateCall<'_>| GateDecision::ask("writes"))
+        .build()
+        .validate()
+        .expect("valid");
+    let session = crate::turn_common::bind(&session).await;
+    let mut conversation = vec![
+        Message::user("Plan it. ".repeat(200)),
+        Message::assistant("The plan. ".repeat(200)),
+        Message::user("Write it."),
+    ];
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("call_1", "write_file", "{}")]),
+        ModelResponse::answer("Written."),
+    ]);
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .expect("pauses");
+    let TurnStatus::Paused(mut paused) = outcome.status else {
+        panic!("not paused");
+    };
+    assert_eq!(paused.message_index, 3);
+    // Between the pause and its resume, the old exchange is summarised.
+    let summarize = Summarize::new(ScriptedModel::new([ModelResponse::answer(
+        "A plan was made.",
+    )]));
+    let compaction = context::compact(&mut conversation, &summarize, &TokenEstimator::new(), 1)
+        .await
+        .expect("accepted")
+        .expect("compacted");
+    // Up to the paused message, which stays with its pending call.
+    assert_eq!(compaction.replaced, 0..3);
+
+    let stale = Resume::new((*paused).clone(), [CallDecision::approve("call_1")]);
+    let error = session
+        .run_turn(
+            &model,
+            &mut conversation.clone(),
+            TurnOptions::builder().resume(&stale).build(),
+        )
+        .await
+        .expect_err("the index moved");
+    assert!(matches!(error, TurnError::Resume(ref error) if error.kind == ResumeErrorKind::Stale));
+
+    assert!(paused.follow(&compaction));
+    assert_eq!(paused.message_index, 1);
+    let resume = Resume::new(*paused, [CallDecision::approve("call_1")]);
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().resume(&resume).build(),
+        )
+        .await
+        .expect("completes");
+    assert_eq!(outcome.answer(), Some("Written."));
+    assert_eq!(writes.load(Ordering::SeqCst), 1);
 }
