@@ -8,7 +8,7 @@
 //! tools before it is sent, for the format it goes in (content only another
 //! format reads is not counted), with a [`Tokenizer`]: bytes / 4
 //! ([`BytesPerToken`]) unless the feature `tiktoken` gives OpenAI's
-//! formats `o200k_base` ([`O200kBase`](crate::context::O200kBase)), or
+//! formats `o200k_base` (`O200kBase`), or
 //! yours. In a turn the estimate is corrected by what the provider
 //! reported: the last response's [`Usage::input_tokens`] is the true size
 //! of that request, so the next request is estimated as that plus the

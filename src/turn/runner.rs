@@ -49,7 +49,7 @@ impl Definition<Bound> {
     ///
     /// Appends to `conversation` the assistant messages, every tool result
     /// and the final answer. Each batch counts one iteration and
-    /// `batch.len()` calls against the mode's [`ResolvedToolLimits`]; a
+    /// `batch.len()` calls against the mode's [`ResolvedToolLimits`](crate::ResolvedToolLimits); a
     /// batch that would exceed `iterations` or `calls` is not run and not
     /// appended, and the turn fails with [`TurnError::ToolLimit`]. A final
     /// answer is never blocked. Within a batch at most `parallel` calls run
