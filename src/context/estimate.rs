@@ -227,3 +227,29 @@ impl TokenEstimator {
         }
     }
 }
+
+#[cfg(all(test, feature = "tiktoken"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn o200k_base_counts_tokens_as_openai_does() {
+        // `o200k_base` splits these into "Hello" "," " world" "!" and
+        // "hello" " world".
+        assert_eq!(O200kBase.count("Hello, world!"), 4);
+        assert_eq!(O200kBase.count("hello world"), 2);
+        assert_eq!(O200kBase.count(""), 0);
+    }
+
+    #[test]
+    fn openai_formats_count_with_o200k_base_and_the_others_by_bytes() {
+        let message = Message::user("hello world");
+        let openai = TokenEstimator::for_format(Some(WireFormat::OpenAiChat));
+        let responses = TokenEstimator::for_format(Some(WireFormat::OpenAiResponses));
+        let anthropic = TokenEstimator::for_format(Some(WireFormat::AnthropicMessages));
+        assert_eq!(openai.message(&message), MESSAGE_TOKENS + 2);
+        assert_eq!(responses.message(&message), MESSAGE_TOKENS + 2);
+        // 11 bytes at 4 a token.
+        assert_eq!(anthropic.message(&message), MESSAGE_TOKENS + 3);
+    }
+}

@@ -356,9 +356,10 @@ async fn an_agents_structured_output_is_the_calls_result() {
     assert_eq!(result_for(&conversation, "call_1").text(), r#"{"ok":true}"#);
 }
 
-/// An agent whose `write_file` calls a gate asks about.
-fn gated_research(child: Arc<ScriptedModel>, writes: Arc<AtomicUsize>) -> tool::Definition {
-    let researcher = Definition::builder()
+/// The agent `researcher`, whose `write_file` calls a gate asks about;
+/// with `key`, its pending calls are signed.
+fn gated_researcher(writes: Arc<AtomicUsize>, key: Option<&str>) -> Definition<Validated> {
+    let mut builder = Definition::builder()
         .name("researcher")
         .tool(counting_tool("write_file", writes))
         .gate(|call: &GateCall<'_>| {
@@ -367,11 +368,20 @@ fn gated_research(child: Arc<ScriptedModel>, writes: Arc<AtomicUsize>) -> tool::
             } else {
                 GateDecision::Allow
             }
-        })
-        .build()
-        .validate()
-        .expect("valid");
-    tool::Definition::agent("research", "Researches.", Agent::new(researcher, child))
+        });
+    if let Some(key) = key {
+        builder = builder.approval_key(ApprovalKey::new(key));
+    }
+    builder.build().validate().expect("valid")
+}
+
+/// `research`, running [`gated_researcher`] on `child`.
+fn gated_research(child: Arc<ScriptedModel>, writes: Arc<AtomicUsize>) -> tool::Definition {
+    tool::Definition::agent(
+        "research",
+        "Researches.",
+        Agent::new(gated_researcher(writes, None), child),
+    )
 }
 
 fn paused(status: &TurnStatus) -> PausedTurn {
@@ -584,20 +594,7 @@ fn keyed_lead(
     writes: Arc<AtomicUsize>,
     deploys: Arc<AtomicUsize>,
 ) -> Definition<Validated> {
-    let researcher = Definition::builder()
-        .name("researcher")
-        .tool(counting_tool("write_file", writes))
-        .gate(|call: &GateCall<'_>| {
-            if call.tool.name == "write_file" {
-                GateDecision::ask("writes a file")
-            } else {
-                GateDecision::Allow
-            }
-        })
-        .approval_key(ApprovalKey::new("the agent's key"))
-        .build()
-        .validate()
-        .expect("valid");
+    let researcher = gated_researcher(writes, Some("the agent's key"));
     Definition::builder()
         .name("lead")
         .tool(tool::Definition::agent(
