@@ -28,6 +28,10 @@ pub(super) struct ContextMeter {
     sent: u64,
     /// Compacted once since the provider last said the window is full.
     pub(super) retried: bool,
+    /// Each message's estimate, for the conversation's first messages: a
+    /// turn only appends (but for a compaction, which truncates this), so
+    /// each message is counted once, not once per request.
+    counted: Vec<u64>,
 }
 
 /// How fitting the next request went.
@@ -95,7 +99,19 @@ impl ContextMeter {
             correction: 0,
             sent: 0,
             retried: false,
+            counted: Vec::new(),
         }
+    }
+
+    /// The estimate of `conversation`'s messages, counting only those not
+    /// counted before.
+    fn messages(&mut self, conversation: &[Message]) -> u64 {
+        self.counted.truncate(conversation.len());
+        let counted = self.counted.len();
+        for message in &conversation[counted..] {
+            self.counted.push(self.estimator.message(message));
+        }
+        self.counted.iter().sum()
     }
 
     /// The provider answered the request last sent, reporting `usage`.
@@ -149,7 +165,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let overhead = meter
             .estimator
             .request(&[], site.instructions(), self.table().offered());
-        let raw = meter.estimator.messages(conversation);
+        let raw = meter.messages(conversation);
         let estimate = meter.corrected(raw.saturating_add(overhead));
         meter.sent = raw.saturating_add(overhead);
         if window.is_none() && !forced {
@@ -203,10 +219,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     replacement: compaction.replacement.clone(),
                     removed: compaction.removed.clone(),
                 });
-                meter.sent = meter
-                    .estimator
-                    .messages(conversation)
-                    .saturating_add(overhead);
+                meter.counted.truncate(compaction.replaced.start);
+                meter.sent = meter.messages(conversation).saturating_add(overhead);
                 compacted.record(compaction);
                 after
             }

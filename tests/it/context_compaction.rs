@@ -2955,3 +2955,79 @@ async fn a_pause_follows_a_compaction_made_before_its_resume() {
     assert_eq!(outcome.answer(), Some("Written."));
     assert_eq!(writes.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn each_compaction_of_a_long_turn_starts_from_the_conversation_as_it_is() {
+    // Ten 4 KB pages read one by one under a 3,000-token window: the turn
+    // compacts several times, and each estimate counts the conversation
+    // as it is then (messages counted once, recounted after a compaction).
+    let read = tool::Definition::from_fn(
+        ToolInfo::without_parameters("read_page", "Reads the next page."),
+        |_arguments: Value, _context| async { Ok::<_, BoxError>("page text\n".repeat(400)) },
+    );
+    let session = bind_tools([read], ToolLimits::new().context_tokens(3_000)).await;
+    let mut script: Vec<ModelResponse> = (0..10)
+        .map(|page| {
+            ModelResponse::tool_calls([ToolCall::new(format!("call_{page}"), "read_page", "{}")])
+        })
+        .collect();
+    script.push(ModelResponse::answer("Read them all."));
+    let model = ScriptedModel::new(script);
+    let (events, mut received) = TurnEvents::channel();
+    let mut conversation = vec![Message::user("Read every page.")];
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().events(&events).build(),
+        )
+        .await
+        .expect("completes");
+    assert!(
+        outcome.compactions.len() >= 2,
+        "{}",
+        outcome.compactions.len()
+    );
+    let estimator = TokenEstimator::new();
+    let infos: Vec<ToolInfo> = session
+        .tools()
+        .iter()
+        .map(|tool| tool.info().clone())
+        .collect();
+    let overhead = estimator.request(&[], None, &infos);
+    let requests = model.requests();
+    let mut compactions = outcome.compactions.iter();
+    // Requests sent so far: a compaction comes before the next one.
+    let mut sent_so_far = 0;
+    let mut seen = 0;
+    while let Ok(event) = received.try_recv() {
+        let (tokens_before, tokens_after, replaced, replacement) = match event {
+            TurnEvent::ModelRequestStarted { .. } => {
+                sent_so_far += 1;
+                continue;
+            }
+            TurnEvent::Compacted {
+                tokens_before,
+                tokens_after,
+                replaced,
+                replacement,
+                ..
+            } => (tokens_before, tokens_after, replaced, replacement),
+            _ => continue,
+        };
+        let compaction = compactions.next().expect("one compaction per event");
+        assert_eq!(
+            (&compaction.replaced, &compaction.replacement),
+            (&replaced, &replacement)
+        );
+        // The next request was sent the compacted conversation; with the
+        // replacement put back, it is the conversation before.
+        let sent = &requests[sent_so_far].conversation;
+        let mut before = sent.clone();
+        before.splice(replacement.clone(), compaction.removed.iter().cloned());
+        assert_eq!(tokens_before, estimator.messages(&before) + overhead);
+        assert_eq!(tokens_after, estimator.messages(sent) + overhead);
+        seen += 1;
+    }
+    assert_eq!(seen, outcome.compactions.len());
+}
