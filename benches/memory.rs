@@ -9,10 +9,15 @@
 //!   the bytes of the same tools built by calling their factories by hand;
 //! - **10,000 bindings held at once**: bytes live and the allocator's peak,
 //!   against 10,000 hand-written registries (`HashMap` from name to tool);
-//!   with the process's resident set size (Linux).
+//!   with the process's resident set size (Linux);
+//! - **a 1,000-message conversation** (`common::long_conversation`, about
+//!   2 MB of JSON): the bytes its `Vec<Message>` holds, against the bytes of
+//!   its JSON text.
 //!
-//! `cargo bench --bench memory`. Under `cargo test --all-targets` it runs
-//! with 200 bindings instead, as a smoke test.
+//! `cargo bench --bench memory` prints a table, then each ratio as a line
+//! `ratio <name> <value>` and each byte count as `value <name> <bytes>`,
+//! for scripts. Under `cargo test --all-targets` it runs with 200 bindings
+//! instead, as a smoke test, and prints no such line.
 
 mod common;
 #[path = "common/counting_allocator.rs"]
@@ -282,6 +287,16 @@ fn run_child(spec: &str) {
     println!("{live} {peak} {}", peak_rss().unwrap_or(0));
 }
 
+/// The bytes a long conversation holds, and the bytes of its JSON text.
+fn conversation_bytes() -> (isize, usize) {
+    let before = live();
+    let conversation = common::long_conversation();
+    let held = live() - before;
+    let json = serde_json::to_vec(&conversation).expect("serialises").len();
+    drop(black_box(conversation));
+    (held, json)
+}
+
 fn main() {
     if let Ok(spec) = std::env::var(CHILD) {
         return run_child(&spec);
@@ -295,6 +310,8 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a runtime");
+    // What a script reads: `ratio <name> <value>` and `value <name> <bytes>`.
+    let mut lines: Vec<String> = Vec::new();
     println!("memory: {TOOLS}-tool definitions; bytes from a counting allocator");
     println!(
         "{:<8} {:>5} {:>15} {:>30} {:>30} {:>7} {:>7}",
@@ -320,6 +337,27 @@ fn main() {
             let show = |(live, peak, rss): (isize, isize, isize)| {
                 format!("{}/{}/{}", mib(live), mib(peak), mib(rss))
             };
+            let row = format!(
+                "{}_{modes}modes",
+                match kind {
+                    Kind::FromFn => "from_fn",
+                    Kind::Factory => "factory",
+                }
+            );
+            lines.push(format!("value binding_beyond_tools_{row} {beyond:.0}"));
+            for (side, (live, peak, rss)) in [("registries", registries), ("bindings", bindings)] {
+                lines.push(format!("value {side}_{held}_{row}_live {live}"));
+                lines.push(format!("value {side}_{held}_{row}_peak {peak}"));
+                lines.push(format!("value {side}_{held}_{row}_peak_rss {rss}"));
+            }
+            lines.push(format!(
+                "ratio bindings_{held}_{row}_peak {:.2}",
+                bindings.1 as f64 / registries.1 as f64
+            ));
+            lines.push(format!(
+                "ratio bindings_{held}_{row}_peak_rss {:.2}",
+                bindings.2 as f64 / registries.2 as f64
+            ));
             println!(
                 "{:<8} {:>5} {:>9.0} bytes {:>30} {:>30} {:>6.2}x {:>6.2}x",
                 format!("{kind:?}"),
@@ -335,6 +373,22 @@ fn main() {
     println!(
         "({held} sessions held at once, each side in its own process; MiB; ratios: bindings / registries)"
     );
+    let (conversation, json) = conversation_bytes();
+    let conversation_ratio = conversation as f64 / json as f64;
+    println!(
+        "1,000-message conversation: {} MiB held, {} MiB of JSON, {conversation_ratio:.2}x",
+        mib(conversation),
+        mib(json as isize),
+    );
+    lines.push(format!("ratio conversation_memory {conversation_ratio:.2}"));
+    lines.push(format!("value conversation_memory_held {conversation}"));
+    lines.push(format!("value conversation_memory_json {json}"));
+    if benchmarking {
+        println!();
+        for line in lines {
+            println!("{line}");
+        }
+    }
 }
 
 fn mib(bytes: isize) -> String {

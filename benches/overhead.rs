@@ -7,6 +7,9 @@
 //! | `dispatch/registry` | – | a hand-written `HashMap` registry that checks the schema too |
 //! | `dispatch/bound_vs_registry` | `bound.invoke(name, arguments)` | that registry: the same work by hand |
 //! | `dispatch/3_middlewares` | the same through 3 pass-through middlewares | `direct` |
+//! | `dispatch/3_middlewares_vs_chain` | the same | the registry through 3 hand-written boxed async layers |
+//! | `turn_one_call` | a whole turn with a `ScriptedModel`: one call, then the answer | a hand-written loop asking the same model and calling through the registry |
+//! | `request_build_long` | the OpenAI Chat Completions body of the next request of a 1,000-message conversation (about 2 MB), exported and serialised | `serde_json::to_vec` of that body held as a `Value` |
 //! | `batch_sleep/turn` | a whole turn of 64 calls that each sleep 1 ms, 8 at once | `batch_sleep/hand_written`: a `Semaphore` + `JoinSet` runner |
 //! | `batch_instant/turn` | a whole turn of 64 instant calls, 8 at once | the same hand-written runner |
 //! | `bind_factory/bind` | bind 100 factory-built tools used by the base and 5 modes | `bind_factory/loop`: the 100 factories called into a `HashMap` |
@@ -14,7 +17,8 @@
 //!
 //! Every call starts from the model's arguments text, so each side parses
 //! it. `cargo bench --bench overhead` prints the medians and ratios at the
-//! end; under `cargo test --all-targets` each benchmark runs once, as a
+//! end, then each ratio (the median of the per-sample ratios) as a line
+//! `ratio <name> <value>` for scripts; under `cargo test --all-targets` each benchmark runs once, as a
 //! smoke test, and no ratio is printed.
 
 mod common;
@@ -29,12 +33,13 @@ use std::time::{Duration, Instant};
 use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
-use agent_loop::turn::{Model, ModelRequest};
+use agent_loop::turn::{Model, ModelRequest, ScriptedModel};
+use agent_loop::wire::openai;
 use agent_loop::{Bindings, Bound, Definition, Limit, LoopId, Mode, SessionId, ToolLimits};
 use async_trait::async_trait;
 use common::parameters;
 use criterion::{Criterion, criterion_group};
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -182,6 +187,104 @@ impl Registry {
     }
 }
 
+/// One hand-written middleware: the call, and the rest of the chain.
+#[async_trait]
+trait Layer: Send + Sync {
+    async fn handle(
+        &self,
+        name: &str,
+        arguments: Value,
+        next: LayerNext<'_>,
+    ) -> Result<Value, BoxError>;
+}
+
+/// The rest of a hand-written chain: the layers left, then the handler.
+struct LayerNext<'a> {
+    layers: &'a [Box<dyn Layer>],
+    handler: &'a Handler,
+}
+
+impl LayerNext<'_> {
+    async fn run(self, name: &str, arguments: Value) -> Result<Value, BoxError> {
+        match self.layers.split_first() {
+            Some((layer, layers)) => {
+                let next = LayerNext {
+                    layers,
+                    handler: self.handler,
+                };
+                layer.handle(name, arguments, next).await
+            }
+            None => (self.handler)(arguments).await,
+        }
+    }
+}
+
+/// A hand-written layer that only passes the call on.
+struct PassOn;
+
+#[async_trait]
+impl Layer for PassOn {
+    async fn handle(
+        &self,
+        name: &str,
+        arguments: Value,
+        next: LayerNext<'_>,
+    ) -> Result<Value, BoxError> {
+        next.run(name, arguments).await
+    }
+}
+
+/// The registry with a chain of boxed async layers between the schema
+/// check and the handler, as a user writes middleware by hand.
+struct Chain {
+    registry: Registry,
+    layers: Vec<Box<dyn Layer>>,
+}
+
+impl Chain {
+    async fn call(&self, name: &str, arguments: &str) -> Result<Value, BoxError> {
+        let (validator, handler) = self.registry.tools.get(name).ok_or("unknown tool")?;
+        let arguments: Value = serde_json::from_str(arguments)?;
+        if !validator.is_valid(&arguments) {
+            return Err("invalid arguments".into());
+        }
+        let next = LayerNext {
+            layers: &self.layers,
+            handler,
+        };
+        next.run(name, arguments).await
+    }
+}
+
+/// The hand-written turn of one call at a time: ask the model, call each
+/// tool through the registry, append the results, ask again.
+async fn hand_written_sequential_turn(
+    registry: &Registry,
+    model: &ScriptedModel,
+    tools: &[ToolInfo],
+    conversation: &mut Vec<Message>,
+) -> String {
+    loop {
+        let request = ModelRequest::new(conversation).tools(tools);
+        let response = model.respond(request).await.expect("scripted");
+        let calls: Vec<ToolCall> = response.message.tool_calls().cloned().collect();
+        if calls.is_empty() {
+            let answer = response.message.text();
+            conversation.push(Message::Assistant(response.message));
+            return answer;
+        }
+        conversation.push(Message::Assistant(response.message));
+        for call in calls {
+            let result = match registry.call(&call.name, &call.arguments).await {
+                Ok(Value::String(text)) => ToolResult::ok(call.id, text),
+                Ok(other) => ToolResult::ok(call.id, other.to_string()),
+                Err(error) => ToolResult::error(call.id, error.to_string()),
+            };
+            conversation.push(Message::Tool(result));
+        }
+    }
+}
+
 fn dispatch(c: &mut Criterion) {
     let runtime = runtime();
     let plain = runtime.block_on(bind_definition(
@@ -204,6 +307,10 @@ fn dispatch(c: &mut Criterion) {
             .expect("valid"),
     ));
     let registry = Registry::new(10);
+    let chain = Chain {
+        registry: Registry::new(10),
+        layers: vec![Box::new(PassOn), Box::new(PassOn), Box::new(PassOn)],
+    };
     let mut group = c.benchmark_group("dispatch");
     group
         .sample_size(30)
@@ -254,6 +361,102 @@ fn dispatch(c: &mut Criterion) {
         || ARGUMENTS,
         |arguments| direct(arguments),
         |arguments| layered(arguments)
+    );
+    compare!(
+        group,
+        runtime,
+        "dispatch/3_middlewares_vs_chain",
+        || ARGUMENTS,
+        |arguments| chain.call(black_box("tool_7"), arguments),
+        |arguments| layered(arguments)
+    );
+    group.finish();
+}
+
+fn turn_one_call(c: &mut Criterion) {
+    let runtime = runtime();
+    let tools = forecast_tools(10);
+    let infos: Vec<ToolInfo> = (0..10)
+        .map(|i| ToolInfo::new(format!("tool_{i}"), "Weather forecast.", parameters()))
+        .collect();
+    let bound = runtime.block_on(bind_definition(
+        Definition::builder()
+            .name("turn")
+            .tools(tools)
+            .build()
+            .validate()
+            .expect("valid"),
+    ));
+    let registry = Registry::new(10);
+    let mut group = c.benchmark_group("turn");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    let (bound, registry, infos) = (&bound, &registry, &infos);
+    let cancellation = CancellationToken::new();
+    let one_call = || {
+        ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("call_0", "tool_7", ARGUMENTS)]),
+            ModelResponse::answer("done"),
+        ])
+    };
+    let hand_written = |model: ScriptedModel| async move {
+        let mut conversation = vec![Message::user("go")];
+        hand_written_sequential_turn(registry, &model, infos, &mut conversation).await
+    };
+    let turn = |model: ScriptedModel| {
+        let cancellation = &cancellation;
+        async move {
+            let mut conversation = vec![Message::user("go")];
+            bound
+                .run_turn(&model, &mut conversation, cancellation)
+                .await
+                .expect("completes")
+        }
+    };
+    compare!(
+        group,
+        runtime,
+        "turn_one_call",
+        one_call,
+        |model| hand_written(model),
+        |model| turn(model)
+    );
+    group.finish();
+}
+
+/// The OpenAI Chat Completions body of a request, as `OpenAiModel` builds
+/// it: the exported messages and tools, serialised.
+fn request_body(conversation: &[Message], tools: &[ToolInfo]) -> Vec<u8> {
+    let exported = openai::export_messages(conversation);
+    let mut body = Map::new();
+    body.insert("model".into(), json!("gpt-4.1"));
+    body.insert("messages".into(), Value::Array(exported.messages));
+    body.insert("tools".into(), Value::Array(openai::export_tools(tools)));
+    serde_json::to_vec(&Value::Object(body)).expect("serialises")
+}
+
+fn request_build(c: &mut Criterion) {
+    let runtime = runtime();
+    let conversation = common::long_conversation();
+    let tools: Vec<ToolInfo> = (0..10)
+        .map(|i| ToolInfo::new(format!("tool_{i}"), "Weather forecast.", parameters()))
+        .collect();
+    let held: Value = serde_json::from_slice(&request_body(&conversation, &tools)).expect("json");
+    let mut group = c.benchmark_group("request_build");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(3));
+    let (conversation, tools, held) = (&conversation, &tools, &held);
+    compare!(
+        group,
+        runtime,
+        "request_build_long",
+        || (),
+        |_unit| async move { serde_json::to_vec(held).expect("serialises") },
+        |_unit| async move { request_body(conversation, tools) }
     );
     group.finish();
 }
@@ -554,47 +757,81 @@ fn binds(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, dispatch, batches, binds);
+criterion_group!(
+    benches,
+    dispatch,
+    turn_one_call,
+    request_build,
+    batches,
+    binds
+);
 
-/// The comparisons, each against its baseline of the same run.
-const COMPARISONS: &[(&str, &str, &str)] = &[
+/// The comparisons, each against its baseline of the same run: the
+/// benchmark, the name of its `ratio` line, and the labels of the table.
+const COMPARISONS: &[(&str, &str, &str, &str)] = &[
     (
         "dispatch/registry",
+        "registry_vs_direct",
         "hand-written HashMap registry",
         "direct call",
     ),
     (
         "dispatch/bound",
+        "dispatch_vs_direct",
         "dispatch one call, schema-checked",
         "direct call",
     ),
     (
         "dispatch/bound_vs_registry",
+        "dispatch_vs_registry",
         "dispatch one call, schema-checked",
         "hand-written registry",
     ),
     (
         "dispatch/3_middlewares",
+        "middlewares3_vs_direct",
         "the same through 3 pass-through middlewares",
         "direct call",
     ),
     (
+        "dispatch/3_middlewares_vs_chain",
+        "middlewares3_vs_chain",
+        "the same through 3 pass-through middlewares",
+        "registry + 3 boxed async layers",
+    ),
+    (
+        "turn_one_call",
+        "turn_one_call",
+        "whole turn, one call then the answer",
+        "hand-written loop + registry",
+    ),
+    (
+        "request_build_long",
+        "request_build_long",
+        "OpenAI body of a 1,000-message conversation",
+        "serde_json::to_vec of the Value",
+    ),
+    (
+        "batch_sleep",
         "batch_sleep",
         "64 calls sleeping 1 ms, 8 at once, whole turn",
         "Semaphore + JoinSet runner",
     ),
     (
         "batch_instant",
+        "batch_instant",
         "64 instant calls, 8 at once, whole turn",
         "Semaphore + JoinSet runner",
     ),
     (
         "bind/factory",
+        "bind_factory",
         "bind 100 factory tools, base + 5 modes",
         "factory loop into HashMap",
     ),
     (
         "bind/from_fn",
+        "bind_from_fn",
         "bind 100 from_fn tools, base + 5 modes",
         "the same tools into HashMap",
     ),
@@ -610,13 +847,19 @@ fn main() {
         "\n{:<46} {:>11} {:>11} {:>7}  baseline",
         "measure (medians)", "agent-loop", "baseline", "ratio"
     );
-    for (name, label, baseline_label) in COMPARISONS {
+    for (name, _, label, baseline_label) in COMPARISONS {
         if let Some((baseline, measured, ratio)) = medians(name) {
             println!(
                 "{label:<46} {:>11} {:>11} {ratio:>6.2}x  {baseline_label}",
                 human(measured),
                 human(baseline),
             );
+        }
+    }
+    println!();
+    for (name, ratio_name, ..) in COMPARISONS {
+        if let Some((_, _, ratio)) = medians(name) {
+            println!("ratio {ratio_name} {ratio:.2}");
         }
     }
 }
