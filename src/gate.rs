@@ -217,7 +217,12 @@ impl ApprovalKey {
             fields.tool_call_id,
             fields.tool_name,
             &arguments,
-        ] {
+        ]
+        .into_iter()
+        // Only a paused agent's call has this field: every other MAC is
+        // what it was.
+        .chain(fields.agent)
+        {
             mac.update(&(field.len() as u64).to_be_bytes());
             mac.update(field.as_bytes());
         }
@@ -238,6 +243,9 @@ pub(crate) struct MacFields<'a> {
     pub(crate) tool_call_id: &'a str,
     pub(crate) tool_name: &'a str,
     pub(crate) arguments: &'a Value,
+    /// For a call whose agent paused: the agent's pause as JSON, so that
+    /// what the agent goes on from is the server's, not a client's edit.
+    pub(crate) agent: Option<&'a str>,
 }
 
 /// The bytes of hex `text` (digits only: no sign, no prefix).

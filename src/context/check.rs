@@ -50,6 +50,14 @@ pub enum CompactionErrorKind {
     TooDeep,
     /// The compacted conversation is not estimated smaller than before.
     NotSmaller,
+    /// Messages in an order a provider refuses: the first message after
+    /// the system messages is no longer a user message, or an assistant
+    /// message with tool calls or reasoning now follows another assistant
+    /// message (Gemini: "function call turn comes immediately after a
+    /// user turn or after a function response turn"; Anthropic joins the
+    /// two, and the joined message no longer starts with its thinking).
+    /// An order the history already had is kept.
+    MessageOrder,
 }
 
 impl CompactionErrorKind {
@@ -70,6 +78,9 @@ impl CompactionErrorKind {
             }
             Self::TooDeep => "it holds a JSON value nested too deep",
             Self::NotSmaller => "it is not estimated smaller than the history it replaces",
+            Self::MessageOrder => {
+                "it leaves messages in an order providers refuse (no user message first, or a model turn with calls or reasoning right after another)"
+            }
         }
     }
 }
@@ -206,7 +217,55 @@ pub(crate) fn check(
             None => return Err((CompactionErrorKind::ChangedBatch, at(offset))),
         }
     }
+    check_order(conversation, range, replacement)?;
     check_pairs(replacement, conversation, range)
+}
+
+/// The order rules of [`CompactionErrorKind::MessageOrder`], on the
+/// messages around and in the replacement.
+fn check_order(
+    conversation: &[Message],
+    range: &Range<usize>,
+    replacement: &[Message],
+) -> Result<(), (CompactionErrorKind, Option<usize>)> {
+    let order = |index: usize| Err((CompactionErrorKind::MessageOrder, Some(index)));
+    let not_system = |message: &&Message| !matches!(message, Message::System(_));
+    let compacted = conversation[..range.start]
+        .iter()
+        .chain(replacement)
+        .chain(&conversation[range.end..]);
+    let first_was_user = matches!(conversation.iter().find(not_system), Some(Message::User(_)));
+    if first_was_user
+        && let Some((index, first)) = compacted
+            .enumerate()
+            .find(|(_, message)| not_system(message))
+        && !matches!(first, Message::User(_))
+    {
+        return order(index);
+    }
+    // Each pair that touches the replacement.
+    let start = range.start.saturating_sub(1);
+    let window: Vec<&Message> = conversation[start..range.start]
+        .iter()
+        .chain(replacement)
+        .chain(conversation.get(range.end))
+        .collect();
+    for (offset, pair) in window.windows(2).enumerate() {
+        let (Message::Assistant(_), Message::Assistant(next)) = (pair[0], pair[1]) else {
+            continue;
+        };
+        let model_turn = next
+            .content
+            .iter()
+            .any(|part| matches!(part, ContentPart::ToolCall(_) | ContentPart::Reasoning(_)));
+        let had_it = conversation
+            .windows(2)
+            .any(|original| original[0] == *pair[0] && original[1] == *pair[1]);
+        if model_turn && !had_it {
+            return order(start + offset + 1);
+        }
+    }
+    Ok(())
 }
 
 /// The system messages of `messages`, with their offsets.

@@ -13,7 +13,7 @@ pub const ELIDED_MARKER: &str = "[tool result elided to save context:";
 
 /// Shortens the oldest tool results, oldest first, until the conversation
 /// reaches the target: each keeps its first [`keep_bytes`](Self::keep_bytes)
-/// bytes of text (0 by default) followed by a line saying what was elided
+/// bytes of text (0 by default) after a line saying what was elided
 /// (`[tool result elided to save context: 48213 bytes and 1 image
 /// removed]`; a part that is neither text nor an image, a provider's
 /// block, is named `other part`). Every call keeps its one result, so the conversation's

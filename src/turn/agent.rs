@@ -2,7 +2,10 @@
 //! ([`tool::Definition::agent`]), its turn run inside the call under the
 //! calling turn's cancellation, budgets and events.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -13,8 +16,9 @@ use crate::definition::{Definition, Validated};
 use crate::session::{LoopId, Session};
 use crate::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput};
 use crate::turn::nesting::TurnShare;
+use crate::turn::resume::agent_state;
 use crate::turn::{
-    AgentPause, CallDecision, Model, Output, Resume, ResumeError, TurnEvents, TurnOptions,
+    AgentPause, Model, Output, Resume, ResumeError, ResumeErrorKind, TurnEvents, TurnOptions,
     TurnStatus,
 };
 
@@ -160,7 +164,11 @@ impl tool::Definition {
                     .definition
                     .bind(Bindings::for_session(session.for_loop(loop_id)))
                     .await?;
-                Ok::<_, BindError>(AgentHandler { binding, agent })
+                Ok::<_, BindError>(AgentHandler {
+                    binding,
+                    agent,
+                    paused: Mutex::default(),
+                })
             }
         })
     }
@@ -170,19 +178,42 @@ impl tool::Definition {
 pub(super) struct AgentHandler {
     binding: Definition<Bound>,
     agent: Arc<Agent>,
+    /// The digest of the last pause of each call whose agent is paused: a
+    /// resume of an older pause of that call (a client's retry of a pause
+    /// since resumed) is stale, so no approved call of it runs twice.
+    paused: Mutex<HashMap<String, [u8; 32]>>,
+}
+
+/// The digest of an agent's pause, as its call's MAC covers it.
+fn digest(pause: &AgentPause) -> [u8; 32] {
+    Sha256::digest(agent_state(pause).as_bytes()).into()
 }
 
 impl AgentHandler {
-    /// Checks a resume of the agent's paused turn `pause` with `decisions`
-    /// as its turn would, running nothing.
+    /// Checks the resume `resume` of the agent's paused turn `pause` for
+    /// the call `tool_call_id` as its turn would, running nothing.
+    ///
+    /// Errors: [`ResumeErrorKind::Stale`] for a pause of that call older
+    /// than its last (known to this binding), and whatever the agent's
+    /// turn refuses.
     pub(super) fn check_resume(
         &self,
+        tool_call_id: &str,
         pause: &AgentPause,
-        decisions: &[CallDecision],
+        resume: &Resume,
     ) -> Result<(), ResumeError> {
-        let resume = Resume::new(pause.paused.clone(), decisions.iter().cloned());
-        self.binding.check_resume(&pause.conversation, &resume)
+        let last = lock(&self.paused).get(tool_call_id).copied();
+        if last.is_some_and(|last| last != digest(pause)) {
+            return Err(ResumeError::of_call(ResumeErrorKind::Stale, tool_call_id));
+        }
+        self.binding.check_resume(&pause.conversation, resume)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[async_trait]
@@ -202,10 +233,7 @@ impl Handler for AgentHandler {
             .as_ref()
             .and_then(|share| share.take_resuming(context.tool_call_id()));
         let (mut conversation, resume) = match resuming {
-            Some((pause, decisions)) => (
-                pause.conversation,
-                Some(Resume::new(pause.paused, decisions)),
-            ),
+            Some((conversation, resume)) => (conversation, Some(resume)),
             None => {
                 let task = arguments
                     .get("task")
@@ -229,19 +257,22 @@ impl Handler for AgentHandler {
             .binding
             .run_turn(&*self.agent.model, &mut conversation, options)
             .await?;
+        if !matches!(outcome.status, TurnStatus::Paused(_)) {
+            // The call is answered: no pause of it is left to resume.
+            lock(&self.paused).remove(context.tool_call_id());
+        }
         match outcome.status {
             TurnStatus::Completed { answer } => Ok(answer.into()),
             TurnStatus::Output { value } => Ok(value.into()),
             TurnStatus::Interrupted => Err("the agent's turn was interrupted".into()),
             TurnStatus::Paused(paused) => match share {
                 Some(share) => {
-                    share.park(
-                        context.tool_call_id(),
-                        AgentPause {
-                            paused: *paused,
-                            conversation,
-                        },
-                    );
+                    let pause = AgentPause {
+                        paused: *paused,
+                        conversation,
+                    };
+                    lock(&self.paused).insert(context.tool_call_id().to_owned(), digest(&pause));
+                    share.park(context.tool_call_id(), pause);
                     // Never read: the call waits for a resume, unanswered.
                     Ok("the agent paused for a decision".into())
                 }

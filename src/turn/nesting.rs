@@ -5,12 +5,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::conversation::Message;
 use crate::conversation::Usage;
 use crate::limits::ResolvedToolLimits;
 use crate::turn::checks::{check_budgets, check_limits};
-use crate::turn::{
-    AgentPause, BudgetError, BudgetPolicy, CallDecision, ToolLimitError, TurnEvents,
-};
+use crate::turn::{AgentPause, BudgetError, BudgetPolicy, Resume, ToolLimitError, TurnEvents};
 
 /// One turn's share: reached through a call's context by an agent the
 /// call runs.
@@ -30,8 +29,9 @@ pub(crate) struct TurnShare {
     /// Agents of this turn's calls that paused, by call id: the calls
     /// wait for a resume.
     parked: Mutex<Vec<(String, AgentPause)>>,
-    /// Agents a resume of this turn goes on with, by call id.
-    resuming: Mutex<Vec<(String, AgentPause, Vec<CallDecision>)>>,
+    /// Agents a resume of this turn goes on with, by call id: each with its
+    /// conversation.
+    resuming: Mutex<Vec<(String, Vec<Message>, Resume)>>,
 }
 
 /// Nothing panics while one of these locks is held.
@@ -107,26 +107,23 @@ impl TurnShare {
         std::mem::take(&mut *lock(&self.parked))
     }
 
-    /// The call `tool_call_id` is to resume its agent's `pause` with
-    /// `decisions`.
+    /// The call `tool_call_id` is to resume its agent on `conversation`
+    /// with `resume`.
     pub(super) fn resume_agent(
         &self,
         tool_call_id: &str,
-        pause: AgentPause,
-        decisions: Vec<CallDecision>,
+        conversation: Vec<Message>,
+        resume: Resume,
     ) {
-        lock(&self.resuming).push((tool_call_id.to_owned(), pause, decisions));
+        lock(&self.resuming).push((tool_call_id.to_owned(), conversation, resume));
     }
 
     /// What the call `tool_call_id` resumes, if it does.
-    pub(super) fn take_resuming(
-        &self,
-        tool_call_id: &str,
-    ) -> Option<(AgentPause, Vec<CallDecision>)> {
+    pub(super) fn take_resuming(&self, tool_call_id: &str) -> Option<(Vec<Message>, Resume)> {
         let mut resuming = lock(&self.resuming);
         let at = resuming.iter().position(|(id, _, _)| id == tool_call_id)?;
-        let (_, pause, decisions) = resuming.swap_remove(at);
-        Some((pause, decisions))
+        let (_, conversation, resume) = resuming.swap_remove(at);
+        Some((conversation, resume))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Spent> {

@@ -51,13 +51,26 @@
 //! whose own turn pauses pauses the turn that called it: its pending call
 //! carries the agent's paused turn and conversation
 //! ([`PendingCall::agent`]), whose own pending calls are the ones to
-//! decide. Answer it with [`CallDecision::agent`]: the agent's decisions,
-//! checked, when the resume begins, to name each of its pending calls
-//! once (MACs and edited arguments are checked by the agent's turn, which
-//! answers a refusal as the call's error result). The resume runs the
-//! agent's turn on from its pause; its answer is the call's result. A
-//! denial (or a result) answers the call without resuming the agent. An
-//! agent that pauses again pauses the resumed turn again.
+//! decide. Answer it with [`CallDecision::agent`] (or
+//! [`CallDecision::agent_with_limits`], for an agent paused by a budget
+//! of its own): the agent's decisions are checked by the agent's own
+//! binding before anything of the resume runs (each pending call decided
+//! once, its MACs, edited arguments, and so on down its own agents), and
+//! a refusal refuses the whole resume. The resume runs the agent's turn
+//! on from its pause; its answer is the call's result. A denial (or a
+//! result) answers the call without resuming the agent. An agent that
+//! pauses again pauses the resumed turn again.
+//!
+//! With an [`ApprovalKey`](crate::gate::ApprovalKey) on the calling
+//! definition, the call's MAC covers the agent's whole pause (its JSON), so
+//! a client cannot rewrite what the agent goes on from; without any key,
+//! the agent's pause is as much the client's as the rest of a paused turn.
+//! A pause of a call older than its last one (a client's retry of a pause
+//! that was resumed and paused again) is refused as
+//! [`Stale`](ResumeErrorKind::Stale) while the binding lives, so no
+//! approved call of the agent runs twice; a new binding (another process)
+//! knows no earlier pause, so store paused turns where a client cannot
+//! replay them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -252,6 +265,10 @@ pub enum Decision {
     Agent {
         /// One decision for each of the agent's pending calls.
         decisions: Vec<CallDecision>,
+        /// Limits for the agent's resumed turn
+        /// ([`CallDecision::agent_with_limits`]); not serialised.
+        #[serde(skip)]
+        limits: Option<ToolLimits>,
     },
 }
 
@@ -298,6 +315,25 @@ impl CallDecision {
             tool_call_id,
             Decision::Agent {
                 decisions: decisions.into_iter().collect(),
+                limits: None,
+            },
+        )
+    }
+
+    /// As [`agent`](Self::agent), the agent's turn going on under `limits`
+    /// (its own limits overridden, as [`Resume::with_limits`] does for a
+    /// turn): for an agent paused by a budget of its own. Like
+    /// `Resume::with_limits`, never read from JSON: set them on the server.
+    pub fn agent_with_limits(
+        tool_call_id: impl Into<String>,
+        decisions: impl IntoIterator<Item = CallDecision>,
+        limits: ToolLimits,
+    ) -> Self {
+        Self::new(
+            tool_call_id,
+            Decision::Agent {
+                decisions: decisions.into_iter().collect(),
+                limits: Some(limits),
             },
         )
     }

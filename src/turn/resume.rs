@@ -11,6 +11,7 @@ use crate::bind::{ToolCallError, ToolCallErrorKind};
 use crate::conversation::{Conversation, Message, ToolCall, Usage, repair};
 use crate::definition::Definition;
 use crate::gate::MacFields;
+use crate::limits::ToolLimits;
 use crate::tool::Tool;
 use crate::turn::agent::AgentHandler;
 use crate::turn::runner::Turn;
@@ -42,7 +43,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     reason: pending.reason.clone(),
                 });
                 let mac = self.approval_key.map(|key| {
-                    key.sign(&self.mac_fields(&call.id, &call.name, &pending.arguments))
+                    key.sign(&self.mac_fields(&call.id, &call.name, &pending.arguments, None))
                 });
                 Some(PendingCall {
                     tool_call_id: call.id.clone(),
@@ -67,7 +68,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     ) -> PendingCall {
         let reason = match pause.paused.budget {
             Some(budget) => format!(
-                "the agent `{}` paused: the budget `{budget}` was reached",
+                "the agent `{}` paused: the budget `{budget}` of its turn or of a turn above it was reached",
                 call.name
             ),
             None => format!(
@@ -81,9 +82,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             tool_name: call.name.clone(),
             reason: reason.clone(),
         });
+        let state = agent_state(&pause);
         let mac = self
             .approval_key
-            .map(|key| key.sign(&self.mac_fields(&call.id, &call.name, &arguments)));
+            .map(|key| key.sign(&self.mac_fields(&call.id, &call.name, &arguments, Some(&state))));
         PendingCall {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -200,10 +202,13 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 Decision::Approve => Some(pending.arguments.clone()),
                 // The call runs again and its agent goes on from its pause
                 // (`check_resume` found that it has one).
-                Decision::Agent { decisions } => {
+                Decision::Agent { decisions, limits } => {
                     if let Some(pause) = &pending.agent {
-                        self.share()
-                            .resume_agent(&call.id, (**pause).clone(), decisions.clone());
+                        self.share().resume_agent(
+                            &call.id,
+                            pause.conversation.clone(),
+                            agent_resume(pause, decisions, *limits),
+                        );
                     }
                     Some(pending.arguments.clone())
                 }
@@ -297,6 +302,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         tool_call_id: &'c str,
         tool_name: &'c str,
         arguments: &'c serde_json::Value,
+        agent: Option<&'c str>,
     ) -> MacFields<'c> {
         MacFields {
             session_id: self.ids.0,
@@ -304,6 +310,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             tool_call_id,
             tool_name,
             arguments,
+            agent,
         }
     }
 
@@ -427,10 +434,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 ));
             };
             if let Some(key) = self.approval_key {
+                let state = pending.agent.as_deref().map(agent_state);
                 let fields = self.mac_fields(
                     &pending.tool_call_id,
                     &pending.tool_name,
                     &pending.arguments,
+                    state.as_deref(),
                 );
                 let verified = decision
                     .mac
@@ -444,9 +453,13 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 }
             }
             match (&decision.decision, pending.agent.as_deref()) {
-                (Decision::Agent { decisions }, Some(pause)) => {
+                (Decision::Agent { decisions, limits }, Some(pause)) => {
                     check_agent_decisions(pause, decisions)?;
-                    self.check_agent_resume(&pending.tool_name, pause, decisions)?;
+                    self.check_agent_resume(
+                        pending,
+                        pause,
+                        agent_resume(pause, decisions, *limits),
+                    )?;
                 }
                 (Decision::Agent { .. }, None)
                 | (Decision::Approve | Decision::ApproveWith { .. }, Some(_)) => {
@@ -476,6 +489,10 @@ impl Definition<Bound> {
         let (never, unwatched) = (CancellationToken::new(), TurnEvents::default());
         let turn = self.turn(&NoModel, &options, &never, &unwatched);
         let decided = turn.check_resume(conversation, resume)?;
+        // What the resumed turn's `repair` would refuse, refused now.
+        if repair(&mut conversation.to_vec()).is_err() {
+            return Err(ResumeError::new(ResumeErrorKind::Stale));
+        }
         // And edited arguments against their tool's schema.
         for (call, _, decision) in decided {
             if let Decision::ApproveWith { arguments } = &decision.decision
@@ -517,17 +534,17 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// on down its own agents), before anything runs.
     fn check_agent_resume(
         &self,
-        tool_name: &str,
+        pending: &PendingCall,
         pause: &AgentPause,
-        decisions: &[CallDecision],
+        resume: Resume,
     ) -> Result<(), ResumeError> {
         let agent = self
             .table()
-            .tool(tool_name)
+            .tool(&pending.tool_name)
             .and_then(Tool::inner)
             .and_then(|inner| inner.downcast_ref::<AgentHandler>());
         match agent {
-            Some(agent) => agent.check_resume(pause, decisions),
+            Some(agent) => agent.check_resume(&pending.tool_call_id, pause, &resume),
             // Its tool is gone (a changing definition's new list): the call
             // is answered "no longer offered", and no agent runs.
             None => Ok(()),
@@ -535,10 +552,30 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     }
 }
 
+/// The resume of the paused agent `pause` with `decisions`, under `limits`
+/// when given.
+fn agent_resume(
+    pause: &AgentPause,
+    decisions: &[CallDecision],
+    limits: Option<ToolLimits>,
+) -> Resume {
+    let resume = Resume::new(pause.paused.clone(), decisions.iter().cloned());
+    match limits {
+        Some(limits) => resume.with_limits(limits),
+        None => resume,
+    }
+}
+
+/// A paused agent's state as the MAC of its call covers it: its JSON
+/// (serde's, the same for a value read back from it).
+pub(super) fn agent_state(pause: &AgentPause) -> String {
+    serde_json::to_string(pause).unwrap_or_default()
+}
+
 /// Checks that `decisions` name each pending call of the paused agent
 /// `pause` once and nothing else, and so on down its own paused agents:
-/// what can be checked before anything runs. (MACs and edited arguments
-/// are checked by the agent's turn, which holds its key and schemas.)
+/// what can be checked without the agent's binding. (Its MACs and edited
+/// arguments are checked by that binding, in `check_agent_resume`.)
 fn check_agent_decisions(
     pause: &AgentPause,
     decisions: &[CallDecision],
@@ -567,7 +604,7 @@ fn check_agent_decisions(
             ));
         };
         match (&decision.decision, call.agent.as_deref()) {
-            (Decision::Agent { decisions }, Some(pause)) => {
+            (Decision::Agent { decisions, .. }, Some(pause)) => {
                 check_agent_decisions(pause, decisions)?
             }
             (Decision::Agent { .. }, None)

@@ -3031,3 +3031,46 @@ async fn each_compaction_of_a_long_turn_starts_from_the_conversation_as_it_is() 
     }
     assert_eq!(seen, outcome.compactions.len());
 }
+
+#[tokio::test]
+async fn a_replacement_that_leaves_a_model_turn_out_of_order_is_refused() {
+    let conversation = vec![
+        Message::user("Read it."),
+        Message::tool_calls(None, vec![ToolCall::new("call_1", "read", "{}")]),
+        long_result("call_1"),
+        Message::assistant("Read."),
+        Message::user("And the other one."),
+        Message::tool_calls(None, vec![ToolCall::new("call_2", "read", "{}")]),
+        long_result("call_2"),
+        Message::assistant("Read too."),
+        Message::user("Thanks."),
+    ];
+    // Without the first user message, the conversation would start with
+    // a model turn (Gemini refuses that).
+    let error = refused_on(&conversation, &Fixed::replacing(0..1, Vec::new())).await;
+    assert_eq!(
+        (error.kind, error.index),
+        (CompactionErrorKind::MessageOrder, Some(0))
+    );
+    // Without the user message between an answer and the next batch, a
+    // model turn with calls would follow a model turn.
+    let error = refused_on(&conversation, &Fixed::replacing(4..5, Vec::new())).await;
+    assert_eq!(
+        (error.kind, error.index),
+        (CompactionErrorKind::MessageOrder, Some(4))
+    );
+    // Replacing them with a user summary keeps the order.
+    let mut compacted = conversation.clone();
+    context::compact(
+        &mut compacted,
+        &Fixed::replacing(
+            0..5,
+            vec![Message::user("Summary: the first file was read.")],
+        ),
+        &TokenEstimator::new(),
+        1,
+    )
+    .await
+    .expect("accepted");
+    assert_eq!(export_violations(&compacted), Vec::<String>::new());
+}

@@ -775,7 +775,7 @@ async fn a_budget_of_the_caller_reached_in_the_agent_pauses_both_under_the_pause
     assert!(agent.paused.pending.is_empty());
     assert_eq!(
         paused.pending[0].reason,
-        "the agent `research` paused: the budget `total_tokens` was reached"
+        "the agent `research` paused: the budget `total_tokens` of its turn or of a turn above it was reached"
     );
     assert_eq!(reads.load(Ordering::SeqCst), 1);
 
@@ -847,4 +847,170 @@ async fn an_agents_agent_counts_and_reports_two_levels_up() {
             && matches!(&**event, TurnEvent::Nested { tool_call_id, event, .. } if tool_call_id == "c1"
                 && matches!(**event, TurnEvent::ModelRequestStarted { iteration: 1 }))
     )));
+}
+
+/// A lead with its own key offering `research` ([`gated_researcher`], no
+/// key of its own) and nothing else.
+fn lead_with_key(child: Arc<ScriptedModel>, writes: Arc<AtomicUsize>) -> Definition<Validated> {
+    Definition::builder()
+        .name("lead")
+        .tool(tool::Definition::agent(
+            "research",
+            "Researches.",
+            Agent::new(gated_researcher(writes, None), child),
+        ))
+        .approval_key(ApprovalKey::new("the lead's key"))
+        .build()
+        .validate()
+        .expect("valid")
+}
+
+#[tokio::test]
+async fn the_callers_mac_covers_the_agents_pause_and_an_older_pause_is_stale() {
+    let writes = Arc::new(AtomicUsize::new(0));
+    let child = Arc::new(ScriptedModel::new([
+        batch([call("c1", "write_file", "{}")]),
+        batch([call("c2", "write_file", "{}")]),
+        answer("Wrote both."),
+    ]));
+    let session = bind(&lead_with_key(Arc::clone(&child), Arc::clone(&writes))).await;
+    let model = ScriptedModel::new([task("call_1", "Write twice."), answer("Done.")]);
+    let mut conversation = user_says("Go.");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("pauses");
+    let first = paused(&outcome.status);
+    let mac = first.pending[0].mac.clone().expect("signed");
+    let decide = |paused: &PausedTurn, id: &str, mac: &str| {
+        Resume::new(
+            paused.clone(),
+            [CallDecision::agent("call_1", [CallDecision::approve(id)]).with_mac(mac)],
+        )
+    };
+
+    // A client that rewrites the agent's pending call is refused: the
+    // lead's MAC covers the agent's whole pause.
+    let mut forged = first.clone();
+    let agent = forged.pending[0].agent.as_mut().expect("the agent's pause");
+    agent.paused.pending[0].tool_name = "delete_all".into();
+    let error = session
+        .run_turn(
+            &model,
+            &mut conversation.clone(),
+            TurnOptions::builder()
+                .resume(&decide(&forged, "c1", &mac))
+                .build(),
+        )
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(error, TurnError::Resume(ref error) if error.kind == ResumeErrorKind::BadMac),
+        "{error:?}"
+    );
+    assert_eq!(writes.load(Ordering::SeqCst), 0);
+
+    // The agent runs c1, then pauses again at c2: the lead pauses again.
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .resume(&decide(&first, "c1", &mac))
+                .build(),
+        )
+        .await
+        .expect("pauses again");
+    let second = paused(&outcome.status);
+    assert_eq!(writes.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        second.pending[0]
+            .agent
+            .as_ref()
+            .expect("paused")
+            .paused
+            .pending[0]
+            .tool_call_id,
+        "c2"
+    );
+    // A retry of the first pause would run c1 again: it is stale.
+    let error = session
+        .run_turn(
+            &model,
+            &mut conversation.clone(),
+            TurnOptions::builder()
+                .resume(&decide(&first, "c1", &mac))
+                .build(),
+        )
+        .await
+        .expect_err("stale");
+    assert!(
+        matches!(error, TurnError::Resume(ref error) if error.kind == ResumeErrorKind::Stale
+            && error.tool_call_id.as_deref() == Some("call_1")),
+        "{error:?}"
+    );
+    assert_eq!(writes.load(Ordering::SeqCst), 1);
+    let mac = second.pending[0].mac.clone().expect("signed");
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .resume(&decide(&second, "c2", &mac))
+                .build(),
+        )
+        .await
+        .expect("completes");
+    assert_eq!(outcome.answer(), Some("Done."));
+    assert_eq!(writes.load(Ordering::SeqCst), 2);
+    assert_eq!(result_for(&conversation, "call_1").text(), "Wrote both.");
+}
+
+#[tokio::test]
+async fn an_agent_paused_by_its_own_budget_goes_on_with_limits_the_server_gives() {
+    let child = Arc::new(ScriptedModel::new([
+        batch([call("c1", "read", "{}")]).with_usage(Usage::new(90, 10)),
+        answer("Read it."),
+    ]));
+    let session = bind_tools(
+        [research(
+            Arc::clone(&child),
+            vec![counting_tool("read", Arc::new(AtomicUsize::new(0)))],
+            ToolLimits::new().total_tokens(100),
+        )],
+        ToolLimits::new(),
+    )
+    .await;
+    let model = ScriptedModel::new([task("call_1", "Read."), answer("Done.")]);
+    let options = || TurnOptions::builder().budget_policy(BudgetPolicy::Pause);
+    let mut conversation = user_says("Go.");
+    let outcome = session
+        .run_turn(&model, &mut conversation, options().build())
+        .await
+        .expect("pauses");
+    let paused = paused(&outcome.status);
+    assert_eq!(
+        paused.pending[0]
+            .agent
+            .as_ref()
+            .expect("paused")
+            .paused
+            .budget,
+        Some(Budget::TotalTokens)
+    );
+    // Without new limits it would pause again; with them it goes on.
+    let resume = Resume::new(
+        paused,
+        [CallDecision::agent_with_limits(
+            "call_1",
+            [],
+            ToolLimits::new().total_tokens(1_000),
+        )],
+    );
+    let outcome = session
+        .run_turn(&model, &mut conversation, options().resume(&resume).build())
+        .await
+        .expect("completes");
+    assert_eq!(outcome.answer(), Some("Done."));
+    assert_eq!(result_for(&conversation, "call_1").text(), "Read it.");
 }
