@@ -35,4 +35,6 @@ pub use pause::{
     AgentPause, BudgetPolicy, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall,
     Resume, ResumeError, ResumeErrorKind,
 };
-pub use summarize::{SUMMARY_HEADING, SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, Summarize};
+pub use summarize::{
+    SUMMARY_HEADING, SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, Summarize, summary_transcript,
+};

@@ -4,16 +4,17 @@
 use async_trait::async_trait;
 
 use crate::context::{CompactionRequest, Compactor, Replacement};
-use crate::conversation::{FinishReason, Message};
+use crate::conversation::{ContentPart, FinishReason, Message};
 use crate::tool::BoxError;
 use crate::turn::{Model, ModelRequest};
 
 /// The instructions a [`Summarize`] request is sent with, unless set.
 pub const SUMMARY_INSTRUCTIONS: &str = "You summarise a conversation between a user, an assistant and the tools it called, so that the assistant can go on from the summary alone. Keep the user's goals and requests, decisions taken, facts learned from tool results (names, paths, numbers, identifiers), work done and work left. Leave out pleasantries. Write plain prose or short lists, no preamble.";
 
-/// The user message a [`Summarize`] request ends with.
+/// How the one user message of a [`Summarize`] request begins; the
+/// [`summary_transcript`] of the replaced messages follows it.
 pub const SUMMARY_REQUEST: &str =
-    "Summarise the conversation so far, as your instructions say. Answer with the summary only.";
+    "Summarise this conversation, as your instructions say. Answer with the summary only.";
 
 /// How the summary begins in the conversation.
 pub const SUMMARY_HEADING: &str = "[Summary of the earlier conversation]";
@@ -33,10 +34,15 @@ const SUMMARY_TOKENS: u64 = 1_000;
 /// 1,000 tokens for the summary), or every unit it may when none does;
 /// the messages the turn must keep (see
 /// [`context::editable`](crate::context::editable)) stay. The model is sent
-/// the messages before the cut, then [`SUMMARY_REQUEST`], with
+/// one user message: [`SUMMARY_REQUEST`], then the
+/// [`summary_transcript`] of the messages before the cut, with
 /// [`SUMMARY_INSTRUCTIONS`] (or [`instructions`](Self::instructions)) and
 /// no tools; its usage is the compaction's, added to the turn's. It may be
-/// the turn's model or a cheaper one.
+/// the turn's model or a cheaper one. A transcript rather than the
+/// messages themselves, because providers refuse tool calls and results
+/// in a request that declares no tools (Amazon Bedrock: "The toolConfig
+/// field must be defined when using toolUse and toolResult content
+/// blocks"), and signed reasoning from another model.
 ///
 /// Its name is `summarize`. Errors: the model's error, or an empty
 /// summary, fail the compaction ([`CompactionErrorKind::Failed`](crate::context::CompactionErrorKind::Failed)).
@@ -119,8 +125,10 @@ impl<M: Model> Compactor for Summarize<M> {
         let Some(cut) = chosen else {
             return Ok(None);
         };
-        let mut asked: Vec<Message> = conversation[..cut].to_vec();
-        asked.push(Message::user(SUMMARY_REQUEST));
+        let asked = [Message::user(format!(
+            "{SUMMARY_REQUEST}\n\n{}",
+            summary_transcript(&conversation[..cut])
+        ))];
         let response = self
             .model
             .respond(ModelRequest::new(&asked).instructions(&self.instructions))
@@ -147,4 +155,75 @@ impl<M: Model> Compactor for Summarize<M> {
             Replacement::new(editable.start..cut, messages).with_usage(response.usage),
         ))
     }
+}
+
+/// `messages` as plain text for a summarising model, one paragraph each:
+/// `System: …`, `User: …`, `Assistant: …`, ``Assistant called `name`
+/// (id) with {arguments}`` for each tool call, ``Result of `name` (id): …``
+/// (``…, an error: …`` for an error result). Images and provider blocks
+/// are named (`[an image]`, `[a provider block]`), reasoning is left out.
+///
+/// ```
+/// use agent_loop::conversation::{Message, ToolCall, ToolResult};
+/// use agent_loop::turn::summary_transcript;
+///
+/// let messages = [
+///     Message::user("Weather in Paris?"),
+///     Message::tool_calls(None, vec![ToolCall::new("call_1", "get_weather", r#"{"city":"Paris"}"#)]),
+///     Message::Tool(ToolResult::ok("call_1", "sunny")),
+///     Message::assistant("It is sunny."),
+/// ];
+/// assert_eq!(
+///     summary_transcript(&messages),
+///     "User: Weather in Paris?\n\nAssistant called `get_weather` (call_1) with {\"city\":\"Paris\"}\n\n\
+///      Result of `get_weather` (call_1): sunny\n\nAssistant: It is sunny."
+/// );
+/// ```
+pub fn summary_transcript(messages: &[Message]) -> String {
+    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    let mut paragraphs: Vec<String> = Vec::new();
+    let parts_text = |parts: &[ContentPart]| {
+        let mut text = String::new();
+        for part in parts {
+            match part {
+                ContentPart::Text(part) => text.push_str(&part.text),
+                ContentPart::Image(_) => text.push_str("[an image]"),
+                ContentPart::Provider(_) => text.push_str("[a provider block]"),
+                _ => {}
+            }
+        }
+        text
+    };
+    for message in messages {
+        match message {
+            Message::System(system) => paragraphs.push(format!("System: {}", system.text)),
+            Message::User(user) => paragraphs.push(format!("User: {}", parts_text(&user.content))),
+            Message::Assistant(assistant) => {
+                let text = parts_text(&assistant.content);
+                if !text.trim().is_empty() {
+                    paragraphs.push(format!("Assistant: {text}"));
+                }
+                for call in assistant.tool_calls() {
+                    names.insert(&call.id, &call.name);
+                    paragraphs.push(format!(
+                        "Assistant called `{}` ({}) with {}",
+                        call.name, call.id, call.arguments
+                    ));
+                }
+            }
+            Message::Tool(result) => {
+                let name = names
+                    .get(result.tool_call_id.as_str())
+                    .copied()
+                    .unwrap_or("a tool");
+                let error = if result.is_error { ", an error" } else { "" };
+                paragraphs.push(format!(
+                    "Result of `{name}` ({}){error}: {}",
+                    result.tool_call_id,
+                    parts_text(&result.content)
+                ));
+            }
+        }
+    }
+    paragraphs.join("\n\n")
 }

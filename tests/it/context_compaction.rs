@@ -24,7 +24,7 @@ use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::{
     Budget, BudgetPolicy, Model, ModelError, ModelErrorKind, ModelRequest, SUMMARY_HEADING,
     SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, ScriptedModel, Summarize, TurnError, TurnEvent,
-    TurnEvents, TurnOptions, TurnOutcome, TurnStatus,
+    TurnEvents, TurnOptions, TurnOutcome, TurnStatus, summary_transcript,
 };
 use agent_loop::{Bound, Definition, ToolLimits};
 use async_trait::async_trait;
@@ -706,9 +706,7 @@ async fn a_500_message_session_is_summarised_to_under_its_budget_at_a_unit_bound
     // request, with the instructions and no tools.
     let requests = summarizer.requests();
     assert_eq!(requests.len(), 1);
-    let mut asked = original[..cut].to_vec();
-    asked.push(Message::user(SUMMARY_REQUEST));
-    assert_eq!(requests[0].conversation, asked);
+    assert_eq!(requests[0].conversation, summary_request(&original[..cut]));
     assert_eq!(
         requests[0].instructions.as_deref(),
         Some(SUMMARY_INSTRUCTIONS)
@@ -1747,9 +1745,7 @@ async fn summarize_replaces_whole_units_never_half_of_a_batch() {
         ]
     );
     let requests = summarizer.requests();
-    let mut asked = original[..5].to_vec();
-    asked.push(Message::user(SUMMARY_REQUEST));
-    assert_eq!(requests[0].conversation, asked);
+    assert_eq!(requests[0].conversation, summary_request(&original[..5]));
     assert_eq!(requests[0].instructions.as_deref(), Some("Be terse."));
     assert_exports(&conversation);
 
@@ -1774,7 +1770,7 @@ async fn summarize_replaces_whole_units_never_half_of_a_batch() {
     assert_eq!((compaction.replaced, compaction.replacement), (0..1, 0..1));
     assert_eq!(
         summarizer.requests()[0].conversation,
-        [long_request[0].clone(), Message::user(SUMMARY_REQUEST)]
+        summary_request(&long_request[..1])
     );
     assert_eq!(conversation[1..], long_request[1..]);
     assert_exports(&conversation);
@@ -1880,9 +1876,10 @@ async fn in_a_turn_a_summary_replaces_the_earlier_exchange_its_usage_is_the_turn
     assert_eq!(conversation[4].text(), "The tickets are for May.");
     assert_eq!(outcome.messages(&conversation).len(), 3);
     // The summariser saw the history before the cut.
-    let mut asked = history[..2].to_vec();
-    asked.push(Message::user(SUMMARY_REQUEST));
-    assert_eq!(summarizer.requests()[0].conversation, asked);
+    assert_eq!(
+        summarizer.requests()[0].conversation,
+        summary_request(&history[..2])
+    );
 }
 
 // ---------------------------------------------------------------------
@@ -3073,4 +3070,39 @@ async fn a_replacement_that_leaves_a_model_turn_out_of_order_is_refused() {
     .await
     .expect("accepted");
     assert_eq!(export_violations(&compacted), Vec::<String>::new());
+}
+
+/// What `Summarize` sends for `replaced`: one user message, the request
+/// and the transcript.
+fn summary_request(replaced: &[Message]) -> Vec<Message> {
+    vec![Message::user(format!(
+        "{SUMMARY_REQUEST}\n\n{}",
+        summary_transcript(replaced)
+    ))]
+}
+
+#[test]
+fn the_summary_transcript_names_every_message_and_call_and_sends_no_tool_block() {
+    let image = ContentPart::Image(ImagePart::url("https://example.com/a.png"));
+    let messages = vec![
+        Message::system("Be brief."),
+        Message::User(UserMessage::new(vec![ContentPart::text("Look: "), image])),
+        Message::tool_calls(
+            Some("Reading.".into()),
+            vec![
+                ToolCall::new("call_1", "read", r#"{"path":"a"}"#),
+                ToolCall::new("call_2", "read", "{}"),
+            ],
+        ),
+        Message::Tool(ToolResult::ok("call_1", "text of a")),
+        Message::Tool(ToolResult::error("call_2", "no path")),
+    ];
+    assert_eq!(
+        summary_transcript(&messages),
+        "System: Be brief.\n\nUser: Look: [an image]\n\nAssistant: Reading.\n\n\
+         Assistant called `read` (call_1) with {\"path\":\"a\"}\n\n\
+         Assistant called `read` (call_2) with {}\n\n\
+         Result of `read` (call_1): text of a\n\n\
+         Result of `read` (call_2), an error: no path"
+    );
 }
