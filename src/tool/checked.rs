@@ -8,8 +8,9 @@
 //! Two bindings that see equal infos share one [`CheckedInfo`]; the tools
 //! themselves are never shared.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
+use crate::support::lock::lock;
 use crate::tool::ToolInfo;
 use crate::tool::schema::{self, SchemaProblem};
 
@@ -219,14 +220,6 @@ impl InfoCache {
         // recurses no deeper than it nests, however deep `info` is.
         (std::ptr::eq(&*cached.info, info) || *cached.info == *info).then(|| Arc::clone(cached))
     }
-}
-
-/// Locks the cache, recovering from poisoning: nothing panics while
-/// holding it, and its entries are complete values either way.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::bind::{BindError, Bindings, Bound};
 use crate::conversation::Message;
 use crate::definition::{Definition, Validated};
 use crate::session::{LoopId, Session};
+use crate::support::lock::lock;
 use crate::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput};
 use crate::turn::nesting::TurnShare;
 use crate::turn::resume::agent_state;
@@ -208,12 +209,6 @@ impl AgentHandler {
         }
         self.binding.check_resume(&pause.conversation, resume)
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[async_trait]

@@ -12,6 +12,7 @@ use crate::context::{
 };
 use crate::conversation::{Conversation, Message, Usage};
 use crate::limits::ResolvedToolLimits;
+use crate::support::lock::lock;
 use crate::turn::runner::Turn;
 use crate::turn::{Budget, BudgetError, Model, TurnError, TurnEvent, TurnStats};
 
@@ -69,12 +70,7 @@ impl Compacted {
 
     /// The compactions so far, taken out.
     pub(super) fn take(&self) -> Vec<Compaction> {
-        std::mem::take(
-            &mut *self
-                .compactions
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-        )
+        std::mem::take(&mut *lock(&self.compactions))
     }
 
     /// Records `compaction`: the turn's first message moves with it (to
@@ -85,10 +81,7 @@ impl Compacted {
             .moved(first)
             .unwrap_or(compaction.replacement.start);
         self.first_new.store(moved, Ordering::Relaxed);
-        self.compactions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(compaction);
+        lock(&self.compactions).push(compaction);
     }
 }
 

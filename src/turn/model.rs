@@ -8,6 +8,7 @@ use async_trait::async_trait;
 
 use crate::bind::ToolList;
 use crate::conversation::{Message, ModelResponse, WireFormat};
+use crate::support::lock::lock;
 use crate::turn::{ModelError, Output, TurnEvents};
 
 /// A language model, as the turn runner sees it: given the conversation, the
@@ -268,14 +269,6 @@ impl ScriptedModel {
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.requests).clone()
     }
-}
-
-/// Locks a mutex, recovering from poisoning: the data here is plain and
-/// stays consistent even if a holder panicked.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[async_trait]

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::conversation::Message;
 use crate::conversation::Usage;
 use crate::limits::ResolvedToolLimits;
+use crate::support::lock::lock;
 use crate::turn::checks::{check_budgets, check_limits};
 use crate::turn::{AgentPause, BudgetError, BudgetPolicy, Resume, ToolLimitError, TurnEvents};
 
@@ -32,13 +33,6 @@ pub(crate) struct TurnShare {
     /// Agents a resume of this turn goes on with, by call id: each with its
     /// conversation.
     resuming: Mutex<Vec<(String, Vec<Message>, Resume)>>,
-}
-
-/// Nothing panics while one of these locks is held.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl std::fmt::Debug for TurnShare {

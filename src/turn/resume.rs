@@ -453,8 +453,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 }
             }
             match (&decision.decision, pending.agent.as_deref()) {
+                // The agent's own binding checks its decisions as its
+                // resumed turn would: ids, kinds, MACs, edited arguments.
                 (Decision::Agent { decisions, limits }, Some(pause)) => {
-                    check_agent_decisions(pause, decisions)?;
                     self.check_agent_resume(
                         pending,
                         pause,
@@ -570,54 +571,6 @@ fn agent_resume(
 /// (serde's, the same for a value read back from it).
 pub(super) fn agent_state(pause: &AgentPause) -> String {
     serde_json::to_string(pause).unwrap_or_default()
-}
-
-/// Checks that `decisions` name each pending call of the paused agent
-/// `pause` once and nothing else, and so on down its own paused agents:
-/// what can be checked without the agent's binding. (Its MACs and edited
-/// arguments are checked by that binding, in `check_agent_resume`.)
-fn check_agent_decisions(
-    pause: &AgentPause,
-    decisions: &[CallDecision],
-) -> Result<(), ResumeError> {
-    let pending = &pause.paused.pending;
-    for (index, decision) in decisions.iter().enumerate() {
-        let id = decision.tool_call_id.as_str();
-        if !pending.iter().any(|pending| pending.tool_call_id == id) {
-            return Err(ResumeError::of_call(ResumeErrorKind::UnknownCall, id));
-        }
-        if decisions[..index]
-            .iter()
-            .any(|earlier| earlier.tool_call_id == id)
-        {
-            return Err(ResumeError::of_call(ResumeErrorKind::DuplicateDecision, id));
-        }
-    }
-    for call in pending {
-        let Some(decision) = decisions
-            .iter()
-            .find(|decision| decision.tool_call_id == call.tool_call_id)
-        else {
-            return Err(ResumeError::of_call(
-                ResumeErrorKind::MissingDecision,
-                &call.tool_call_id,
-            ));
-        };
-        match (&decision.decision, call.agent.as_deref()) {
-            (Decision::Agent { decisions, .. }, Some(pause)) => {
-                check_agent_decisions(pause, decisions)?
-            }
-            (Decision::Agent { .. }, None)
-            | (Decision::Approve | Decision::ApproveWith { .. }, Some(_)) => {
-                return Err(ResumeError::of_call(
-                    ResumeErrorKind::WrongDecision,
-                    &call.tool_call_id,
-                ));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// Appends `results` (tool messages) after the assistant message at
