@@ -11,7 +11,7 @@
 //! | ---: | --- | --- |
 //! | 0 | [`conversation`] | the provider-neutral [`Message`](conversation::Message)s, tool calls and results, and [`ModelResponse`](conversation::ModelResponse) |
 //! | 0 | [`session`] | a session's [`SessionId`], [`LoopId`] and the caller's data ([`Session`]) |
-//! | 0 | `support` | crate-private helpers, one file each: bounding model-facing text, a mutex locked through poisoning, panic messages, JSON type names and nesting depth ([`TooDeep`]), credentials kept out of URLs shown |
+//! | 0 | `support` | crate-private helpers, one file each: bounding model-facing text, a future run until a cancellation token fires, a mutex locked through poisoning, panic messages, JSON type names and nesting depth ([`TooDeep`]), credentials kept out of URLs shown |
 //! | 1 | [`tool`] | tool definitions (factories), the [`Tool`] trait, [`ToolInfo`], name rules |
 //! | 2 | [`limits`] | per-turn [`ToolLimits`] and their resolution |
 //! | 2 | [`middleware`] | [`ToolMiddleware`]s around every tool execution |

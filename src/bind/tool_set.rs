@@ -168,6 +168,27 @@ impl Tools {
         matches!(self, Self::Changing(_))
     }
 
+    /// `true` when a changing definition's listing moved since it was
+    /// listed: [`Tools::refresh`] would list it again. Takes no lock.
+    pub(crate) fn moved(&self) -> bool {
+        let Self::Changing(changing) = self else {
+            return false;
+        };
+        changing
+            .listings
+            .iter()
+            .any(|listed| listed.listing.version() != listed.version.load(Ordering::Acquire))
+    }
+
+    /// The set of a binding whose tools never change, borrowed: a call
+    /// of it needs no share of its own.
+    pub(crate) fn fixed(&self) -> Option<&ToolSet> {
+        match self {
+            Self::Fixed(set) => Some(set),
+            Self::Changing(_) => None,
+        }
+    }
+
     /// The tools now.
     pub(crate) fn current(&self) -> Arc<ToolSet> {
         match self {
@@ -184,9 +205,7 @@ impl Tools {
         let Self::Changing(changing) = self else {
             return Vec::new();
         };
-        let moved =
-            |listed: &Listed| listed.listing.version() != listed.version.load(Ordering::Acquire);
-        if !changing.listings.iter().any(moved) {
+        if !self.moved() {
             return Vec::new();
         }
         let _refreshing = changing.refreshing.lock().await;

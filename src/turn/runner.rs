@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span};
 
-use crate::bind::call::{self, CallTable, Finished, Prepared};
+use crate::bind::call::{self, CallTable, Finished, Prepared, Ready};
 use crate::bind::tool_set::{ListChange, ToolSet};
 use crate::bind::{Binding, Bound};
 use crate::context::Compactor;
@@ -27,6 +27,7 @@ use crate::conversation::{
 use crate::definition::Definition;
 use crate::gate::ApprovalKey;
 use crate::session::{LoopId, SessionId};
+use crate::support::cancel::until_cancelled;
 use crate::support::json::{self, TooDeep};
 use crate::support::panic::panic_message;
 use crate::tool::{CallEvents, TurnLink};
@@ -55,7 +56,9 @@ impl Definition<Bound> {
     /// answer is never blocked. Within a batch at most `parallel` calls run
     /// at once, each on its own Tokio task (truly parallel on a multi-thread
     /// runtime), each through the middleware chain; results are appended in
-    /// call order.
+    /// call order. A batch with a single call to run runs it on the turn's
+    /// own task: nothing runs beside it, and a task of its own would cost
+    /// more than many tools do.
     ///
     /// Per-call problems (unknown tool, arguments that are not a JSON object
     /// or fail the schema, a tool error, a tool or middleware panic) become
@@ -296,12 +299,18 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// change is an event.
     async fn refresh_tools(&mut self) {
         let tools = &self.binding.tools;
+        if !tools.moved() {
+            if tools.changes() {
+                self.set = tools.current();
+            }
+            return;
+        }
         // A cancelled turn does not wait for a server's list: the request
         // that follows sees the token and ends the turn.
-        let changes = tokio::select! {
-            biased;
-            () = self.cancellation.cancelled() => return,
-            changes = tools.refresh(&self.binding.layout) => changes,
+        let Some(changes) =
+            until_cancelled(self.cancellation, tools.refresh(&self.binding.layout)).await
+        else {
+            return;
         };
         for change in changes {
             self.events.emit(|| match change {
@@ -720,37 +729,157 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // panics while creating its future is caught too.
         let respond =
             AssertUnwindSafe(async move { self.model.respond(request).await }).catch_unwind();
-        tokio::select! {
-            biased;
-            () = self.cancellation.cancelled() => Ok(None),
-            response = respond => match response {
-                Ok(Ok(response)) => Ok(Some(response)),
-                Ok(Err(error)) => Err(error),
-                Err(panic) => Err(ModelError::panicked(panic_message(panic.as_ref()))),
-            },
+        match until_cancelled(self.cancellation, respond).await {
+            None => Ok(None),
+            Some(Ok(Ok(response))) => Ok(Some(response)),
+            Some(Ok(Err(error))) => Err(error),
+            Some(Err(panic)) => Err(ModelError::panicked(panic_message(panic.as_ref()))),
         }
     }
 
     /// Runs the ready calls of one batch and answers the others; `None`
-    /// when cancelled while calls ran (every task is then aborted and
-    /// awaited, so no tool of this batch runs after this returns).
+    /// when cancelled while calls ran (every call is then dropped, so no
+    /// tool of this batch runs after this returns).
+    ///
+    /// A batch with one call to run runs it on the turn's own task: there
+    /// is nothing to run beside it, and handing it to another task (and on
+    /// a multi-thread runtime, to another thread) would cost more than most
+    /// tools do. More calls each get a task of their own, at most
+    /// `parallel` at once.
     pub(super) async fn run_batch(
         &self,
         batch: &[&ToolCall],
         prepared: Vec<Prepared<'_>>,
         cut_off: bool,
     ) -> Option<Vec<Option<Finished>>> {
-        let limits = self.table().site().limits();
         // Pending calls wait for a resume: they get no result here.
         let waiting: Vec<bool> = prepared
             .iter()
             .map(|prepared| matches!(prepared, Prepared::Pending(_)))
             .collect();
+        let mut slots: Vec<Option<Finished>> =
+            std::iter::repeat_with(|| None).take(batch.len()).collect();
+        let site = self.table().site();
+        let mut ready = Vec::new();
+        for ((index, call), prepared) in batch.iter().enumerate().zip(prepared) {
+            match prepared {
+                Prepared::Ready(call) => ready.push((index, call)),
+                Prepared::Answered(error) => {
+                    let done = call::unrun(site, call, error);
+                    self.finished(&done.stats);
+                    slots[index] = Some(done);
+                }
+                Prepared::Pending(_) => {}
+            }
+        }
+        // A cut-off batch runs nothing and is answered whatever happens
+        // next; any other batch is not committed once the turn is
+        // cancelled.
+        let finished = (cut_off && ready.is_empty())
+            || if ready.len() == 1 {
+                self.run_inline(batch, ready, &mut slots).await
+            } else {
+                self.run_tasks(batch, ready, &mut slots).await
+            };
+        if !finished {
+            return None;
+        }
+        // A slot can only be empty if its call died outside the contained
+        // tool/middleware code; the call still gets its one result.
+        let results = slots
+            .into_iter()
+            .zip(batch)
+            .zip(waiting)
+            .map(|((slot, call), waiting)| {
+                if waiting {
+                    return None;
+                }
+                Some(slot.unwrap_or_else(|| {
+                    let aborted = call::aborted(site, call);
+                    // It may have sent `ToolCallStarted`: every started
+                    // call gets its finished event.
+                    self.finished(&aborted.stats);
+                    aborted
+                }))
+            })
+            .collect();
+        Some(results)
+    }
+
+    /// What every call of a batch shares with the turn: its token, its
+    /// events and its share with the agents the calls run.
+    fn turn_link(&self) -> Arc<TurnLink> {
+        Arc::new(TurnLink {
+            cancellation: self.cancellation.clone(),
+            events: self
+                .events
+                .is_watched()
+                .then(|| Arc::new(self.events.clone()) as Arc<dyn CallEvents>),
+            share: Some(Arc::clone(&self.share) as Arc<dyn std::any::Any + Send + Sync>),
+        })
+    }
+
+    /// Puts a call's answer in its slot, with its finished event (unless
+    /// its agent paused: such a call is pending, not finished).
+    fn settle(&self, slots: &mut [Option<Finished>], index: usize, done: Finished) {
+        if !self.share().is_parked(&done.stats.tool_call_id) {
+            self.finished(&done.stats);
+        }
+        slots[index] = Some(done);
+    }
+
+    /// Runs the batch's one ready call here, until it ends or the turn is
+    /// cancelled (`false`: the call's future is dropped). A panic outside
+    /// the call's contained tool and middleware code leaves its slot
+    /// empty, as a task's would.
+    async fn run_inline(
+        &self,
+        batch: &[&ToolCall],
+        ready: Vec<(usize, Ready<'_>)>,
+        slots: &mut [Option<Finished>],
+    ) -> bool {
+        let Some((index, ready)) = ready.into_iter().next() else {
+            return true;
+        };
+        let call = batch[index];
+        let started = |id: &str, name: &str| {
+            self.events.emit(|| TurnEvent::ToolCallStarted {
+                tool_call_id: id.to_owned(),
+                tool_name: name.to_owned(),
+            });
+        };
+        let run = AssertUnwindSafe(ready.call(
+            self.table().site(),
+            call.id.clone(),
+            call.name.clone(),
+            Some(self.turn_link()),
+            started,
+        ))
+        .catch_unwind();
+        match until_cancelled(self.cancellation, run).await {
+            None => false,
+            Some(done) => {
+                if let Ok(done) = done {
+                    self.settle(slots, index, done);
+                }
+                true
+            }
+        }
+    }
+
+    /// Runs the batch's ready calls on tasks of their own, at most
+    /// `parallel` at once, until they all end or the turn is cancelled
+    /// (`false`: every task is aborted and awaited).
+    async fn run_tasks(
+        &self,
+        batch: &[&ToolCall],
+        ready: Vec<(usize, Ready<'_>)>,
+        slots: &mut [Option<Finished>],
+    ) -> bool {
+        let limits = self.table().site().limits();
         let permits =
             (limits.parallel.get() as usize).clamp(1, batch.len().clamp(1, Semaphore::MAX_PERMITS));
         let semaphore = Arc::new(Semaphore::new(permits));
-        let mut slots: Vec<Option<Finished>> =
-            std::iter::repeat_with(|| None).take(batch.len()).collect();
         let mut tasks = JoinSet::new();
         // Gates the queued calls. Declared after `tasks`, so when this future
         // is dropped mid-batch the guard cancels it *before* the JoinSet
@@ -762,29 +891,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let _close_gate_on_drop = CancellationToken::clone(&gate).drop_guard();
         // Every call's context shares the turn's token and events (one lock
         // here, an `Arc` per call).
-        let turn_link = Arc::new(TurnLink {
-            cancellation: self.cancellation.clone(),
-            events: self
-                .events
-                .is_watched()
-                .then(|| Arc::new(self.events.clone()) as Arc<dyn CallEvents>),
-            share: Some(Arc::clone(&self.share) as Arc<dyn std::any::Any + Send + Sync>),
-        });
-
-        let site = self.table().site();
-        for ((index, call), prepared) in batch.iter().enumerate().zip(prepared) {
-            let ready = match prepared {
-                // Its own share of the tool: the task may outlive the
-                // borrow (it is aborted, not awaited, when cancelled).
-                Prepared::Ready(ready) => ready.into_owned(),
-                Prepared::Answered(error) => {
-                    let done = call::unrun(site, call, error);
-                    self.finished(&done.stats);
-                    slots[index] = Some(done);
-                    continue;
-                }
-                Prepared::Pending(_) => continue,
-            };
+        let turn_link = self.turn_link();
+        for (index, ready) in ready {
+            let call = batch[index];
+            // Its own share of the tool: the task may outlive the borrow
+            // (it is aborted, not awaited, when cancelled).
+            let ready = ready.into_owned();
             let owned = self.table().owned_site();
             let semaphore = Arc::clone(&semaphore);
             let gate = Arc::clone(&gate);
@@ -822,49 +934,21 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 .in_current_span(),
             );
         }
-        // A cut-off batch runs nothing and is answered whatever happens
-        // next; any other batch is not committed once the turn is
-        // cancelled.
-        let finished = (cut_off && tasks.is_empty())
-            || tokio::select! {
-                biased;
-                () = self.cancellation.cancelled() => false,
-                () = async {
-                    while let Some(joined) = tasks.join_next().await {
-                        if let Ok(Some((index, done))) = joined {
-                            // A call whose agent paused is pending, not finished.
-                            if !self.share().is_parked(&done.stats.tool_call_id) {
-                                self.finished(&done.stats);
-                            }
-                            slots[index] = Some(done);
-                        }
+        let finished = tokio::select! {
+            biased;
+            () = self.cancellation.cancelled() => false,
+            () = async {
+                while let Some(joined) = tasks.join_next().await {
+                    if let Ok(Some((index, done))) = joined {
+                        self.settle(slots, index, done);
                     }
-                } => true,
-            };
+                }
+            } => true,
+        };
         if !finished {
             tasks.shutdown().await;
-            return None;
         }
-        // A slot can only be empty if its task died outside the contained
-        // tool/middleware code; the call still gets its one result.
-        let results = slots
-            .into_iter()
-            .zip(batch)
-            .zip(waiting)
-            .map(|((slot, call), waiting)| {
-                if waiting {
-                    return None;
-                }
-                Some(slot.unwrap_or_else(|| {
-                    let aborted = call::aborted(site, call);
-                    // Its task may have sent `ToolCallStarted`: every
-                    // started call gets its finished event.
-                    self.finished(&aborted.stats);
-                    aborted
-                }))
-            })
-            .collect();
-        Some(results)
+        finished
     }
 
     /// This turn's share with the agents its calls run.
