@@ -187,7 +187,7 @@ impl<'a> ToolHandle<'a> {
         arguments: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a> {
         let (set, index) = (Arc::clone(&self.set), self.index);
-        call::invoke(self.binding, set, self.mode, move |table| {
+        call::invoke_in(self.binding, set, self.mode, move |table| {
             table.prepare_at(index, Arguments::Value(arguments))
         })
     }
@@ -368,12 +368,9 @@ impl Definition<Bound> {
         arguments: Value,
     ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send {
         let binding = self.binding();
-        call::invoke(
-            binding,
-            binding.tools.current(),
-            binding.current,
-            move |table| table.prepare(name, Arguments::Value(arguments)),
-        )
+        call::invoke(binding, binding.current, move |table| {
+            table.prepare(name, Arguments::Value(arguments))
+        })
     }
 
     /// Runs one tool call a model asked for in the current mode, outside a

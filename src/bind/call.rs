@@ -45,8 +45,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::FutureExt as _;
-use futures::future::Either;
 use serde_json::Value;
 use tracing::{Instrument, info_span};
 
@@ -494,37 +492,68 @@ impl<'a> Ready<'a> {
     }
 }
 
-/// A direct call of `table`: `prepare` (steps 1 and 2) at the first poll,
-/// then [`Ready::execute`]. The future is one state at a time, the
-/// preparation's or the chain's: a direct call costs its chain's future
-/// and little more.
+/// A direct call of mode `mode` of `binding`: `prepare` (steps 1 and 2)
+/// at the first poll, then [`Ready::execute`]. The tools of a binding
+/// that never change are borrowed, so the call takes no share of them; a
+/// changing binding's are the set current at the first poll, held by the
+/// call.
 pub(crate) fn invoke<'a, P>(
     binding: &'a Binding,
-    set: Arc<ToolSet>,
     mode: usize,
     prepare: P,
 ) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a, P>
 where
     P: for<'s> FnOnce(CallTable<'s>) -> Prepared<'s> + Send,
 {
-    let started =
-        move |_: &mut std::task::Context<'_>| match prepare(CallTable::new(
-            binding, &set, mode, None,
-        )) {
-            // Its own share of the tool: the set is this closure's.
-            Prepared::Ready(ready) => Either::Left(ready.into_owned().execute(
-                CallSite::new(binding, mode),
-                String::new(),
-                None,
-            )),
-            Prepared::Answered(error) => Either::Right(std::future::ready(Err(error))),
-            // A direct call is not gated, so never pending; answered as not
-            // run all the same.
-            Prepared::Pending(pending) => Either::Right(std::future::ready(Err(
-                ToolCallError::new(ToolCallErrorKind::NeedsApproval, "", pending.reason),
-            ))),
-        };
-    futures::future::lazy(started).flatten()
+    async move {
+        match binding.tools.fixed() {
+            Some(set) => run_direct(binding, set, mode, prepare).await,
+            None => {
+                let set = binding.tools.current();
+                run_direct(binding, &set, mode, prepare).await
+            }
+        }
+    }
+}
+
+/// [`invoke`] on the tools `set` (a handle's: the set its index is of).
+pub(crate) async fn invoke_in<P>(
+    binding: &Binding,
+    set: Arc<ToolSet>,
+    mode: usize,
+    prepare: P,
+) -> Result<ToolOutput, ToolCallError>
+where
+    P: for<'s> FnOnce(CallTable<'s>) -> Prepared<'s>,
+{
+    run_direct(binding, &set, mode, prepare).await
+}
+
+/// [`invoke`] on the tools `set`.
+async fn run_direct<P>(
+    binding: &Binding,
+    set: &ToolSet,
+    mode: usize,
+    prepare: P,
+) -> Result<ToolOutput, ToolCallError>
+where
+    P: for<'s> FnOnce(CallTable<'s>) -> Prepared<'s>,
+{
+    match prepare(CallTable::new(binding, set, mode, None)) {
+        Prepared::Ready(ready) => {
+            ready
+                .execute(CallSite::new(binding, mode), String::new(), None)
+                .await
+        }
+        Prepared::Answered(error) => Err(error),
+        // A direct call is not gated, so never pending; answered as not
+        // run all the same.
+        Prepared::Pending(pending) => Err(ToolCallError::new(
+            ToolCallErrorKind::NeedsApproval,
+            "",
+            pending.reason,
+        )),
+    }
 }
 
 /// Step 7 for a call answered without running (an unknown tool, bad
