@@ -22,13 +22,16 @@
 //! smoke test, and no ratio is printed.
 
 mod common;
+#[path = "common/compare.rs"]
+#[macro_use]
+mod compare;
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
@@ -38,85 +41,12 @@ use agent_loop::wire::openai;
 use agent_loop::{Bindings, Bound, Definition, Limit, LoopId, Mode, SessionId, ToolLimits};
 use async_trait::async_trait;
 use common::parameters;
+use compare::{Row, runtime};
 use criterion::{Criterion, criterion_group};
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-
-/// Per sample of each comparison: nanoseconds per iteration of the
-/// baseline and of agent-loop, measured back to back.
-static SAMPLES: Mutex<Vec<(&'static str, f64, f64)>> = Mutex::new(Vec::new());
-
-fn record(name: &'static str, iterations: u64, baseline: Duration, measured: Duration) {
-    let per = |elapsed: Duration| elapsed.as_nanos() as f64 / iterations.max(1) as f64;
-    SAMPLES
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .push((name, per(baseline), per(measured)));
-}
-
-/// The medians of a comparison's samples: baseline, agent-loop, and the
-/// ratio of each sample's pair (robust to the load changing between
-/// samples, since both sides of a pair ran back to back).
-fn medians(name: &str) -> Option<(f64, f64, f64)> {
-    let samples = SAMPLES.lock().unwrap_or_else(|p| p.into_inner());
-    let pairs: Vec<(f64, f64)> = samples
-        .iter()
-        .filter(|(n, ..)| *n == name)
-        .map(|(_, b, m)| (*b, *m))
-        .collect();
-    if pairs.is_empty() {
-        return None;
-    }
-    let median = |mut values: Vec<f64>| {
-        values.sort_by(f64::total_cmp);
-        values[values.len() / 2]
-    };
-    Some((
-        median(pairs.iter().map(|p| p.0).collect()),
-        median(pairs.iter().map(|p| p.1).collect()),
-        median(pairs.iter().map(|p| p.1 / p.0).collect()),
-    ))
-}
-
-/// Benchmarks `$name` in `$group`: each criterion sample runs the
-/// baseline then agent-loop, `iterations` times each, on `$runtime`, on
-/// inputs made by `$prepare` outside the timing; criterion reports
-/// agent-loop's time, and the pair goes to [`record`].
-macro_rules! compare {
-    ($group:expr, $runtime:expr, $name:literal, $prepare:expr,
-     |$b_in:ident| $baseline:expr, |$m_in:ident| $measured:expr $(,)?) => {
-        $group.bench_function($name.rsplit('/').next().unwrap_or($name), |bencher| {
-            bencher.iter_custom(|iterations| {
-                $runtime.block_on(async {
-                    let inputs: Vec<_> = (0..iterations).map(|_| $prepare()).collect();
-                    let started = Instant::now();
-                    for $b_in in inputs {
-                        let _ = black_box($baseline.await);
-                    }
-                    let baseline = started.elapsed();
-                    let inputs: Vec<_> = (0..iterations).map(|_| $prepare()).collect();
-                    let started = Instant::now();
-                    for $m_in in inputs {
-                        let _ = black_box($measured.await);
-                    }
-                    let measured = started.elapsed();
-                    record(concat!($name), iterations, baseline, measured);
-                    measured
-                })
-            });
-        });
-    };
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-}
 
 const ARGUMENTS: &str = r#"{"city": "Paris", "days": 3}"#;
 
@@ -766,110 +696,78 @@ criterion_group!(
     binds
 );
 
-/// The comparisons, each against its baseline of the same run: the
-/// benchmark, the name of its `ratio` line, and the labels of the table.
-const COMPARISONS: &[(&str, &str, &str, &str)] = &[
-    (
-        "dispatch/registry",
-        "registry_vs_direct",
-        "hand-written HashMap registry",
-        "direct call",
-    ),
-    (
-        "dispatch/bound",
-        "dispatch_vs_direct",
-        "dispatch one call, schema-checked",
-        "direct call",
-    ),
-    (
-        "dispatch/bound_vs_registry",
-        "dispatch_vs_registry",
-        "dispatch one call, schema-checked",
-        "hand-written registry",
-    ),
-    (
-        "dispatch/3_middlewares",
-        "middlewares3_vs_direct",
-        "the same through 3 pass-through middlewares",
-        "direct call",
-    ),
-    (
-        "dispatch/3_middlewares_vs_chain",
-        "middlewares3_vs_chain",
-        "the same through 3 pass-through middlewares",
-        "registry + 3 boxed async layers",
-    ),
-    (
-        "turn_one_call",
-        "turn_one_call",
-        "whole turn, one call then the answer",
-        "hand-written loop + registry",
-    ),
-    (
-        "request_build_long",
-        "request_build_long",
-        "OpenAI body of a 1,000-message conversation",
-        "serde_json::to_vec of the Value",
-    ),
-    (
-        "batch_sleep",
-        "batch_sleep",
-        "64 calls sleeping 1 ms, 8 at once, whole turn",
-        "Semaphore + JoinSet runner",
-    ),
-    (
-        "batch_instant",
-        "batch_instant",
-        "64 instant calls, 8 at once, whole turn",
-        "Semaphore + JoinSet runner",
-    ),
-    (
-        "bind/factory",
-        "bind_factory",
-        "bind 100 factory tools, base + 5 modes",
-        "factory loop into HashMap",
-    ),
-    (
-        "bind/from_fn",
-        "bind_from_fn",
-        "bind 100 from_fn tools, base + 5 modes",
-        "the same tools into HashMap",
-    ),
+/// The comparisons, each against its baseline of the same run.
+const COMPARISONS: &[Row] = &[
+    Row {
+        benchmark: "dispatch/registry",
+        ratio: "registry_vs_direct",
+        measured: "hand-written HashMap registry",
+        baseline: "direct call",
+    },
+    Row {
+        benchmark: "dispatch/bound",
+        ratio: "dispatch_vs_direct",
+        measured: "dispatch one call, schema-checked",
+        baseline: "direct call",
+    },
+    Row {
+        benchmark: "dispatch/bound_vs_registry",
+        ratio: "dispatch_vs_registry",
+        measured: "dispatch one call, schema-checked",
+        baseline: "hand-written registry",
+    },
+    Row {
+        benchmark: "dispatch/3_middlewares",
+        ratio: "middlewares3_vs_direct",
+        measured: "the same through 3 pass-through middlewares",
+        baseline: "direct call",
+    },
+    Row {
+        benchmark: "dispatch/3_middlewares_vs_chain",
+        ratio: "middlewares3_vs_chain",
+        measured: "the same through 3 pass-through middlewares",
+        baseline: "registry + 3 boxed async layers",
+    },
+    Row {
+        benchmark: "turn_one_call",
+        ratio: "turn_one_call",
+        measured: "whole turn, one call then the answer",
+        baseline: "hand-written loop + registry",
+    },
+    Row {
+        benchmark: "request_build_long",
+        ratio: "request_build_long",
+        measured: "OpenAI body of a 1,000-message conversation",
+        baseline: "serde_json::to_vec of the Value",
+    },
+    Row {
+        benchmark: "batch_sleep",
+        ratio: "batch_sleep",
+        measured: "64 calls sleeping 1 ms, 8 at once, whole turn",
+        baseline: "Semaphore + JoinSet runner",
+    },
+    Row {
+        benchmark: "batch_instant",
+        ratio: "batch_instant",
+        measured: "64 instant calls, 8 at once, whole turn",
+        baseline: "Semaphore + JoinSet runner",
+    },
+    Row {
+        benchmark: "bind/factory",
+        ratio: "bind_factory",
+        measured: "bind 100 factory tools, base + 5 modes",
+        baseline: "factory loop into HashMap",
+    },
+    Row {
+        benchmark: "bind/from_fn",
+        ratio: "bind_from_fn",
+        measured: "bind 100 from_fn tools, base + 5 modes",
+        baseline: "the same tools into HashMap",
+    },
 ];
 
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
-    if !std::env::args().any(|argument| argument == "--bench") {
-        return;
-    }
-    println!(
-        "\n{:<46} {:>11} {:>11} {:>7}  baseline",
-        "measure (medians)", "agent-loop", "baseline", "ratio"
-    );
-    for (name, _, label, baseline_label) in COMPARISONS {
-        if let Some((baseline, measured, ratio)) = medians(name) {
-            println!(
-                "{label:<46} {:>11} {:>11} {ratio:>6.2}x  {baseline_label}",
-                human(measured),
-                human(baseline),
-            );
-        }
-    }
-    println!();
-    for (name, ratio_name, ..) in COMPARISONS {
-        if let Some((_, _, ratio)) = medians(name) {
-            println!("ratio {ratio_name} {ratio:.2}");
-        }
-    }
-}
-
-fn human(nanos: f64) -> String {
-    if nanos >= 1e6 {
-        format!("{:.2} ms", nanos / 1e6)
-    } else if nanos >= 1e3 {
-        format!("{:.1} µs", nanos / 1e3)
-    } else {
-        format!("{nanos:.0} ns")
-    }
+    compare::report(COMPARISONS);
 }
