@@ -28,7 +28,8 @@
 //! then each ratio (the median of the per-sample ratios) as a line
 //! `ratio <name> <value>` for scripts; under `cargo test --all-targets`
 //! both sides are checked once and each benchmark runs once, as a smoke
-//! test, and no ratio is printed.
+//! test, and no ratio is printed. With `AGENT_LOOP_BENCH_PROFILE` set (see
+//! [`PROFILE`]) it runs one side of one row for a profiler instead.
 
 #[path = "common/compare.rs"]
 #[macro_use]
@@ -210,19 +211,41 @@ async fn rmcp_start() -> Started {
     (client, child, tools)
 }
 
+/// Both sides of `mcp_call_vs_rmcp`, connected to their in-process
+/// servers and checked: they call the same tool and read the same text.
+async fn connected() -> (Definition<Bound>, RunningService<RoleClient, ()>) {
+    let bound = bind(definition(McpServer::stream_with("files", |_session| {
+        Ok(in_process())
+    })))
+    .await;
+    let client = ().serve(in_process()).await.expect("initialised");
+    let output = bound.invoke(TOOL, arguments()).await.expect("called");
+    assert_eq!(output_text(&output), FILE_TEXT);
+    assert_eq!(rmcp_call(&client, arguments()).await, FILE_TEXT);
+    (bound, client)
+}
+
+/// The definition `mcp_bind_vs_rmcp` binds, checked: both sides start the
+/// server and see its 14 tools.
+async fn stdio_definition() -> Definition<Validated> {
+    let command = StdioCommand::new(server_program()).env(SERVE, "1");
+    let definition = definition(McpServer::stdio("files", command));
+    let bound = bind(definition.clone()).await;
+    let tools = bound.tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
+    let listed: Vec<&str> = TOOLS.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, listed);
+    let output = bound.invoke(TOOL, arguments()).await.expect("called");
+    assert_eq!(output_text(&output), FILE_TEXT);
+    let (client, _child, tools) = rmcp_start().await;
+    assert_eq!(tools, *TOOLS);
+    assert_eq!(rmcp_call(&client, arguments()).await, FILE_TEXT);
+    definition
+}
+
 fn calls(c: &mut Criterion) {
     let runtime = runtime();
-    let bound = runtime.block_on(bind(definition(McpServer::stream_with(
-        "files",
-        |_session| Ok(in_process()),
-    ))));
-    let client = runtime.block_on(async { ().serve(in_process()).await.expect("initialised") });
-    // Both sides call the same tool and read the same text.
-    runtime.block_on(async {
-        let output = bound.invoke(TOOL, arguments()).await.expect("called");
-        assert_eq!(output_text(&output), FILE_TEXT);
-        assert_eq!(rmcp_call(&client, arguments()).await, FILE_TEXT);
-    });
+    let (bound, client) = runtime.block_on(connected());
     let mut group = c.benchmark_group("mcp");
     group
         .sample_size(30)
@@ -245,21 +268,7 @@ fn calls(c: &mut Criterion) {
 
 fn binds(c: &mut Criterion) {
     let runtime = runtime();
-    let command = StdioCommand::new(server_program()).env(SERVE, "1");
-    let definition = definition(McpServer::stdio("files", command));
-    // Both sides start the server and see its 14 tools.
-    runtime.block_on(async {
-        let bound = bind(definition.clone()).await;
-        let tools = bound.tools();
-        let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
-        let listed: Vec<&str> = TOOLS.iter().map(|tool| tool.name.as_ref()).collect();
-        assert_eq!(names, listed);
-        let output = bound.invoke(TOOL, arguments()).await.expect("called");
-        assert_eq!(output_text(&output), FILE_TEXT);
-        let (client, _child, tools) = rmcp_start().await;
-        assert_eq!(tools, *TOOLS);
-        assert_eq!(rmcp_call(&client, arguments()).await, FILE_TEXT);
-    });
+    let definition = runtime.block_on(stdio_definition());
     let mut group = c.benchmark_group("mcp");
     group
         .sample_size(10)
@@ -313,9 +322,61 @@ const COMPARISONS: &[Row] = &[
     },
 ];
 
+/// Set to `<row> <side> <times>` (say `mcp_call_vs_rmcp library 1000`;
+/// the side `library` or `baseline`): the bench runs that side of that row
+/// so many times after the setup and the checks, and nothing else, for a
+/// profiler (`valgrind --tool=callgrind`: the counts of 0 times are the
+/// setup's, to subtract; a bind's server process is not counted, and
+/// every binding is held to the end).
+const PROFILE: &str = "AGENT_LOOP_BENCH_PROFILE";
+
+fn profile(spec: &str) {
+    let parts: Vec<&str> = spec.split_whitespace().collect();
+    let [row, side, times] = parts[..] else {
+        panic!("{PROFILE}: `<row> <library|baseline> <times>`, not {spec:?}");
+    };
+    let times: usize = times.parse().expect("a count");
+    let library = match side {
+        "library" => true,
+        "baseline" => false,
+        other => panic!("{PROFILE}: no side {other:?}"),
+    };
+    runtime().block_on(async {
+        match row {
+            "mcp_call_vs_rmcp" => {
+                let (bound, client) = connected().await;
+                for _ in 0..times {
+                    let text = if library {
+                        output_text(&bound.invoke(TOOL, arguments()).await.expect("called"))
+                    } else {
+                        rmcp_call(&client, arguments()).await
+                    };
+                    std::hint::black_box(text);
+                }
+            }
+            "mcp_bind_vs_rmcp" => {
+                let definition = stdio_definition().await;
+                let mut bound = Vec::new();
+                let mut started = Vec::new();
+                for _ in 0..times {
+                    if library {
+                        bound.push(bind(definition.clone()).await);
+                    } else {
+                        started.push(rmcp_start().await);
+                    }
+                }
+            }
+            other => panic!("{PROFILE}: no row {other:?}"),
+        }
+    });
+}
+
 fn main() {
     if std::env::var_os(SERVE).is_some() {
         return serve_stdio();
+    }
+    if let Ok(spec) = std::env::var(PROFILE) {
+        return profile(&spec);
     }
     benches();
     Criterion::default().configure_from_args().final_summary();

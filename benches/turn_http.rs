@@ -39,7 +39,8 @@
 //! end, then each ratio (the median of the per-sample ratios) as a line
 //! `ratio <name> <value>` for scripts; under `cargo test --all-targets`
 //! the checks run and each benchmark runs once, as a smoke test, and no
-//! ratio is printed.
+//! ratio is printed. With `AGENT_LOOP_BENCH_PROFILE` set (see [`PROFILE`])
+//! it runs one side of one row for a profiler instead.
 
 #[path = "common/compare.rs"]
 #[macro_use]
@@ -1279,22 +1280,25 @@ fn wire_results(format: Format, conversation: &[Value]) -> Vec<String> {
     results
 }
 
+/// Every case, its two sides ready and checked.
+async fn checked_cases() -> Vec<Sides> {
+    let mut all = Vec::new();
+    for case in [
+        openai_case(),
+        openai_stream_case(),
+        anthropic_case(),
+        responses_case(),
+    ] {
+        let sides = sides(case).await;
+        sides.check().await;
+        all.push(sides);
+    }
+    all
+}
+
 fn turns(c: &mut Criterion) {
     let runtime = runtime();
-    let cases = runtime.block_on(async {
-        let mut all = Vec::new();
-        for case in [
-            openai_case(),
-            openai_stream_case(),
-            anthropic_case(),
-            responses_case(),
-        ] {
-            let sides = sides(case).await;
-            sides.check().await;
-            all.push(sides);
-        }
-        all
-    });
+    let cases = runtime.block_on(checked_cases());
     let mut group = c.benchmark_group("turn_http");
     group
         .sample_size(20)
@@ -1355,7 +1359,43 @@ const COMPARISONS: &[Row] = &[
     },
 ];
 
+/// Set to `<row> <side> <turns>` (say `turn_http_openai library 200`;
+/// the side `library` or `baseline`): the bench runs that side of that row
+/// so many times after the setup and the checks, and nothing else, for a
+/// profiler (`valgrind --tool=callgrind`: the counts of 0 turns are the
+/// setup's, to subtract).
+const PROFILE: &str = "AGENT_LOOP_BENCH_PROFILE";
+
+fn profile(spec: &str) {
+    let parts: Vec<&str> = spec.split_whitespace().collect();
+    let [row, side, turns] = parts[..] else {
+        panic!("{PROFILE}: `<row> <library|baseline> <turns>`, not {spec:?}");
+    };
+    let turns: usize = turns.parse().expect("a count of turns");
+    let runtime = runtime();
+    runtime.block_on(async {
+        let cases = checked_cases().await;
+        let sides = cases
+            .iter()
+            .find(|sides| sides.case.name == row)
+            .unwrap_or_else(|| panic!("{PROFILE}: no row {row:?}"));
+        let cancellation = CancellationToken::new();
+        for _ in 0..turns {
+            match side {
+                "library" => drop(std::hint::black_box(
+                    sides.library_turn(&cancellation).await,
+                )),
+                "baseline" => drop(std::hint::black_box(sides.hand_written_turn().await)),
+                other => panic!("{PROFILE}: no side {other:?}"),
+            }
+        }
+    });
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var(PROFILE) {
+        return profile(&spec);
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
     compare::report(COMPARISONS);
