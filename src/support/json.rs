@@ -122,6 +122,17 @@ pub(crate) fn nests_deeper_than(value: &Value, limit: usize) -> bool {
     if limit == 0 {
         return true;
     }
+    // Most tool arguments and outputs: one container of scalars, told
+    // apart without the walk's machinery (checked on every call, and on
+    // every hop of a middleware chain).
+    let flat = match value {
+        Value::Array(items) => !items.iter().any(is_container),
+        Value::Object(map) => !map.values().any(is_container),
+        _ => true,
+    };
+    if flat {
+        return false;
+    }
     // The containers above `current` whose children are not all visited;
     // `current` is at depth `open.len() + 1`.
     let mut open = Vec::new();
