@@ -428,14 +428,17 @@ impl<'a> Ready<'a> {
     /// call, whose token never fires), the middleware chain to the tool, who failed,
     /// the output check, and the model-facing finish, all in the call's
     /// `execute_tool` span.
-    pub(crate) async fn call(
+    ///
+    /// A plain `fn`: an `async fn` would hold its arguments beside the
+    /// instrumented block that takes them, twice the size to move.
+    pub(crate) fn call<'s, F: FnOnce(&str, &str)>(
         self,
-        site: CallSite<'_>,
+        site: CallSite<'s>,
         id: String,
         name: String,
         turn: Option<Arc<TurnLink>>,
-        started: impl FnOnce(&str, &str),
-    ) -> Finished {
+        started: F,
+    ) -> tracing::instrument::Instrumented<impl Future<Output = Finished> + use<'a, 's, F>> {
         let span = info_span!(
             "execute_tool",
             "gen_ai.operation.name" = "execute_tool",
@@ -451,7 +454,6 @@ impl<'a> Ready<'a> {
             finish(&limits, output, is_output, id, name, began.elapsed())
         }
         .instrument(span)
-        .await
     }
 
     /// Steps 3 to 6 (for a direct invocation: no tool call id, a token
@@ -497,21 +499,19 @@ impl<'a> Ready<'a> {
 /// that never change are borrowed, so the call takes no share of them; a
 /// changing binding's are the set current at the first poll, held by the
 /// call.
-pub(crate) fn invoke<'a, P>(
-    binding: &'a Binding,
+pub(crate) async fn invoke<P>(
+    binding: &Binding,
     mode: usize,
     prepare: P,
-) -> impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'a, P>
+) -> Result<ToolOutput, ToolCallError>
 where
     P: for<'s> FnOnce(CallTable<'s>) -> Prepared<'s> + Send,
 {
-    async move {
-        match binding.tools.fixed() {
-            Some(set) => run_direct(binding, set, mode, prepare).await,
-            None => {
-                let set = binding.tools.current();
-                run_direct(binding, &set, mode, prepare).await
-            }
+    match binding.tools.fixed() {
+        Some(set) => run_direct(binding, set, mode, prepare).await,
+        None => {
+            let set = binding.tools.current();
+            run_direct(binding, &set, mode, prepare).await
         }
     }
 }
@@ -918,7 +918,16 @@ async fn run_chain_labelled(
             }
         };
     }
-    match run_chain(tool, middlewares, ToolInvocation { arguments, context }).await {
+    // Boxed: each middleware boxes its own future anyway, and the chain's
+    // future would otherwise make every call's larger, with middlewares or
+    // without.
+    match Box::pin(run_chain(
+        tool,
+        middlewares,
+        ToolInvocation { arguments, context },
+    ))
+    .await
+    {
         ChainOutcome::Output(output) => Ok(output),
         ChainOutcome::Failed(error) => Err(failed(name, error)),
         ChainOutcome::MiddlewarePanicked(message) => Err(ToolCallError::new(

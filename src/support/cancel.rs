@@ -2,10 +2,10 @@
 //! the token first.
 
 use std::future::Future;
-use std::pin::pin;
-use std::task::Poll;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// Runs `future` until it ends (`Some` of its output) or `token` fires
 /// (`None`; `future` is dropped). The token comes first: it is checked
@@ -15,33 +15,54 @@ use tokio_util::sync::CancellationToken;
 /// Unlike a `select!` biased to the token, the token's waiter is only
 /// registered once `future` is pending: a future that is ready at once
 /// (a scripted model, an instant tool) costs one check of the token, not
-/// a registration and removal under its lock.
-pub(crate) async fn until_cancelled<F: Future>(
+/// a registration and removal under its lock. And unlike an `async fn`,
+/// it holds `future` once, in place.
+pub(crate) fn until_cancelled<F: Future>(
     token: &CancellationToken,
     future: F,
-) -> Option<F::Output> {
-    let mut future = pin!(future);
-    let mut cancelled = pin!(token.cancelled());
-    std::future::poll_fn(|context| {
-        if token.is_cancelled() {
+) -> UntilCancelled<'_, F> {
+    UntilCancelled {
+        token,
+        future,
+        cancelled: token.cancelled(),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future [`until_cancelled`] returns.
+    pub(crate) struct UntilCancelled<'a, F> {
+        token: &'a CancellationToken,
+        #[pin]
+        future: F,
+        #[pin]
+        cancelled: WaitForCancellationFuture<'a>,
+    }
+}
+
+impl<F: Future> Future for UntilCancelled<'_, F> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if this.token.is_cancelled() {
             return Poll::Ready(None);
         }
-        if let Poll::Ready(output) = future.as_mut().poll(context) {
+        if let Poll::Ready(output) = this.future.poll(context) {
             return Poll::Ready(Some(output));
         }
         // Registered after the poll: a token that fired meanwhile is seen
         // here, since `cancelled` checks the token before it waits.
-        match cancelled.as_mut().poll(context) {
+        match this.cancelled.poll(context) {
             Poll::Ready(()) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         }
-    })
-    .await
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::task::{Context, Waker};
+    use std::pin::pin;
+    use std::task::Waker;
 
     use super::*;
 
