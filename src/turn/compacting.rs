@@ -21,7 +21,9 @@ static ELIDE: ElideToolResults = ElideToolResults::new();
 
 /// What a turn knows of its requests' size.
 pub(super) struct ContextMeter {
-    estimator: TokenEstimator,
+    /// Made when the turn first estimates a request: a turn that never
+    /// compacts never needs one.
+    estimator: Option<TokenEstimator>,
     /// Reported minus estimated input tokens of the last answered request:
     /// what the estimator misses (the chat template, its tokenizer).
     correction: i64,
@@ -86,9 +88,9 @@ impl Compacted {
 }
 
 impl ContextMeter {
-    pub(super) fn new(estimator: TokenEstimator) -> Self {
+    pub(super) fn new() -> Self {
         Self {
-            estimator,
+            estimator: None,
             correction: 0,
             sent: 0,
             retried: false,
@@ -98,11 +100,11 @@ impl ContextMeter {
 
     /// The estimate of `conversation`'s messages, counting only those not
     /// counted before.
-    fn messages(&mut self, conversation: &[Message]) -> u64 {
+    fn messages(&mut self, estimator: &TokenEstimator, conversation: &[Message]) -> u64 {
         self.counted.truncate(conversation.len());
         let counted = self.counted.len();
         for message in &conversation[counted..] {
-            self.counted.push(self.estimator.message(message));
+            self.counted.push(estimator.message(message));
         }
         self.counted.iter().sum()
     }
@@ -155,10 +157,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // budget or not: the provider's answer corrects this estimate, and
         // a compaction when the window is full starts from the corrected one.
         let site = self.table().site();
-        let overhead = meter
+        let estimator = meter
             .estimator
-            .request(&[], site.instructions(), self.table().offered());
-        let raw = meter.messages(conversation);
+            .get_or_insert_with(|| TokenEstimator::for_format(self.model.description().format))
+            .clone();
+        let overhead = estimator.request(&[], site.instructions(), self.table().offered());
+        let raw = meter.messages(&estimator, conversation);
         let estimate = meter.corrected(raw.saturating_add(overhead));
         meter.sent = raw.saturating_add(overhead);
         if window.is_none() && !forced {
@@ -186,7 +190,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let compacting = context::compact_within(
             conversation,
             compactor,
-            &meter.estimator,
+            &estimator,
             conversation_target,
             raw,
             editable,
@@ -213,7 +217,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                     removed: compaction.removed.clone(),
                 });
                 meter.counted.truncate(compaction.replaced.start);
-                meter.sent = meter.messages(conversation).saturating_add(overhead);
+                meter.sent = meter
+                    .messages(&estimator, conversation)
+                    .saturating_add(overhead);
                 compacted.record(compaction);
                 after
             }

@@ -23,9 +23,10 @@ pub(crate) struct TurnShare {
     pub(super) events: TurnEvents,
     /// What the turn does when a budget is reached: its agents do the same.
     pub(super) budget_policy: BudgetPolicy,
-    /// Held while a batch's calls are checked against, and counted in,
-    /// every turn of the tree: one lock for the whole tree of turns.
-    tree: Arc<Mutex<()>>,
+    /// The root turn's is held while a batch's calls are checked against,
+    /// and counted in, every turn of the tree: one lock for the whole tree
+    /// of turns (see [`TurnShare::reserve_calls`]).
+    tree: Mutex<()>,
     spent: Mutex<Spent>,
     /// Agents of this turn's calls that paused, by call id: the calls
     /// wait for a resume.
@@ -64,15 +65,12 @@ impl TurnShare {
         calls: u32,
         usage: Usage,
     ) -> Self {
-        let tree = parent
-            .as_ref()
-            .map_or_else(Arc::default, |parent| Arc::clone(&parent.tree));
         Self {
             limits,
             parent,
             events,
             budget_policy,
-            tree,
+            tree: Mutex::default(),
             spent: Mutex::new(Spent {
                 calls,
                 usage,
@@ -186,7 +184,8 @@ impl TurnShare {
     /// (counting nothing) when it would take a turn above past its `calls`
     /// limit; checked and counted under the tree's lock.
     pub(super) fn reserve_calls(&self, batch_calls: u32) -> Result<(), ToolLimitError> {
-        let _tree = lock(&self.tree);
+        let root = self.ancestors().last().unwrap_or(self);
+        let _tree = lock(&root.tree);
         self.check_ancestor_calls(batch_calls)?;
         self.spend(batch_calls, Usage::default());
         Ok(())

@@ -18,11 +18,10 @@ use crate::bind::call::{self, CallTable, Finished, Prepared, Ready};
 use crate::bind::tool_set::{ListChange, ToolSet};
 use crate::bind::{Binding, Bound};
 use crate::context::Compactor;
-use crate::context::TokenEstimator;
 use crate::conversation::ids::{IdSet, minted_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
-    ToolResult, Usage, repair,
+    Usage, repair,
 };
 use crate::definition::Definition;
 use crate::gate::ApprovalKey;
@@ -207,7 +206,16 @@ impl Definition<Bound> {
         options: impl Into<TurnOptions<'o>>,
     ) -> Result<TurnOutcome, TurnError> {
         let options = options.into();
-        let never = CancellationToken::new();
+        // A token of its own only for a turn given none (a token is an
+        // allocation).
+        let never;
+        let cancellation = match options.cancellation {
+            Some(token) => token,
+            None => {
+                never = CancellationToken::new();
+                &never
+            }
+        };
         let unwatched = TurnEvents::default();
         let binding = self.binding();
         let span = info_span!(
@@ -217,19 +225,20 @@ impl Definition<Bound> {
             "gen_ai.conversation.id" = %self.session_id(),
             mode = binding.mode(binding.current).name.as_deref().unwrap_or(""),
         );
-        self.turn(model, &options, &never, &unwatched)
+        self.turn(model, &options, cancellation, &unwatched)
             .run(conversation)
             .instrument(span)
             .await
     }
 
-    /// A turn of this binding on `model` with `options` (`never` and
-    /// `unwatched` stand in for a token and events they leave out).
+    /// A turn of this binding on `model` with `options`, cancelled by
+    /// `cancellation` (the options' token, or one of the caller's when
+    /// they have none; `unwatched` stands in for events they leave out).
     pub(super) fn turn<'t, M: ?Sized>(
         &'t self,
         model: &'t M,
         options: &'t TurnOptions<'t>,
-        never: &'t CancellationToken,
+        cancellation: &'t CancellationToken,
         unwatched: &'t TurnEvents,
     ) -> Turn<'t, M> {
         let binding = self.binding();
@@ -252,7 +261,7 @@ impl Definition<Bound> {
                 Usage::default(),
             )),
             model,
-            cancellation: options.cancellation.unwrap_or(never),
+            cancellation,
             events: options.events.unwrap_or(unwatched),
             output: OutputProtocol::new(options),
         }
@@ -371,7 +380,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             self.refresh_tools().await;
         }
         let (prior, first_new) = match self.resume {
-            Some(resume) => match self.resume(conversation, resume).await? {
+            // Boxed: a resume's future (it runs a batch of its own) would
+            // otherwise double the size of every turn's.
+            Some(resume) => match Box::pin(self.resume(conversation, resume)).await? {
                 Some((prior, repaused)) if !repaused.is_empty() => {
                     // An agent the resume went on with paused again.
                     let at = resume.paused.message_index;
@@ -414,8 +425,12 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             .collect();
         // Where the turn's messages begin, moved by each compaction.
         let compacted = Compacted::starting_at(first_new);
-        let end = |status, finish_reason, conversation: &Conversation, mut stats: TurnStats| {
-            stats.duration = started.elapsed();
+        let end_at = |at: Instant,
+                      status,
+                      finish_reason,
+                      conversation: &Conversation,
+                      mut stats: TurnStats| {
+            stats.duration = at - started;
             TurnOutcome {
                 status,
                 appended: compacted.first_new().min(conversation.len())..conversation.len(),
@@ -425,8 +440,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 compactions: compacted.take(),
             }
         };
-        let mut meter =
-            ContextMeter::new(TokenEstimator::for_format(self.model.description().format));
+        let end = |status, finish_reason, conversation: &Conversation, stats: TurnStats| {
+            end_at(Instant::now(), status, finish_reason, conversation, stats)
+        };
+        let mut meter = ContextMeter::new();
         // The provider said the window is full: compact before asking again.
         let mut window_full = false;
         let mut requests: u32 = prior.requests;
@@ -437,17 +454,19 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 .and_then(|()| self.share().check_ancestor_budgets())
             {
                 Err(reached) => Some(reached),
-                Ok(()) => match self
-                    .fit_context(
-                        conversation,
-                        &limits,
-                        &mut meter,
-                        window_full,
-                        &mut stats,
-                        &compacted,
-                        requests,
-                    )
-                    .await?
+                // Boxed, and only in a turn that compacts: its future
+                // would otherwise add to every turn's.
+                Ok(()) if self.compactor(&limits).is_none() => None,
+                Ok(()) => match Box::pin(self.fit_context(
+                    conversation,
+                    &limits,
+                    &mut meter,
+                    window_full,
+                    &mut stats,
+                    &compacted,
+                    requests,
+                ))
+                .await?
                 {
                     // A summarising compaction spent tokens: the budgets
                     // are checked again before the request.
@@ -508,7 +527,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let Some(response) = asked else {
                 return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
             };
-            let model_duration = model_started.elapsed();
+            // Also when the batch starts, and when a final answer ends the
+            // turn: a clock read is not free.
+            let answered_at = Instant::now();
+            let model_duration = answered_at - model_started;
             let ModelResponse {
                 mut message,
                 finish_reason,
@@ -581,7 +603,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 }
                 match step {
                     AnswerStep::Completed => {
-                        return Ok(end(
+                        return Ok(end_at(
+                            answered_at,
                             TurnStatus::Completed { answer },
                             Some(finish_reason),
                             conversation,
@@ -636,7 +659,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             // Borrowed, not copied: the message is appended once the batch ran.
             let batch: Vec<&ToolCall> = message.tool_calls().collect();
 
-            let batch_started = Instant::now();
+            let batch_started = answered_at;
             let cut_off = finish_reason == FinishReason::Length;
             let prepared = self
                 .table()
@@ -671,17 +694,16 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let (nested_calls, nested_usage) = self.share().take_nested();
             calls = calls.saturating_add(nested_calls);
             stats.usage += nested_usage;
+            let message_index = conversation.len();
+            conversation.reserve(1 + finished.len());
+            conversation.push(Message::Assistant(message));
             let mut output = None;
-            let mut results: Vec<ToolResult> = Vec::with_capacity(finished.len());
             let mut call_stats: Vec<CallStats> = Vec::with_capacity(finished.len());
             for finished in finished.into_iter().flatten() {
                 output = output.or(finished.output);
-                results.push(finished.result);
+                conversation.push(Message::Tool(finished.result));
                 call_stats.push(finished.stats);
             }
-            let message_index = conversation.len();
-            conversation.push(Message::Assistant(message));
-            conversation.extend(results.into_iter().map(Message::Tool));
             self.events.emit(|| TurnEvent::BatchFinished {
                 iteration,
                 calls: batch_calls,
@@ -752,55 +774,52 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         prepared: Vec<Prepared<'_>>,
         cut_off: bool,
     ) -> Option<Vec<Option<Finished>>> {
-        // Pending calls wait for a resume: they get no result here.
-        let waiting: Vec<bool> = prepared
-            .iter()
-            .map(|prepared| matches!(prepared, Prepared::Pending(_)))
-            .collect();
-        let mut slots: Vec<Option<Finished>> =
-            std::iter::repeat_with(|| None).take(batch.len()).collect();
         let site = self.table().site();
-        let mut ready = Vec::new();
-        for ((index, call), prepared) in batch.iter().enumerate().zip(prepared) {
-            match prepared {
-                Prepared::Ready(call) => ready.push((index, call)),
+        let mut ready = 0;
+        let mut slots: Vec<Slot<'_>> = prepared
+            .into_iter()
+            .zip(batch)
+            .map(|(prepared, call)| match prepared {
+                Prepared::Ready(call) => {
+                    ready += 1;
+                    Slot::Ready(call)
+                }
                 Prepared::Answered(error) => {
                     let done = call::unrun(site, call, error);
                     self.finished(&done.stats);
-                    slots[index] = Some(done);
+                    Slot::Done(done)
                 }
-                Prepared::Pending(_) => {}
-            }
-        }
+                // It waits for a resume: it gets no result here.
+                Prepared::Pending(_) => Slot::Waiting,
+            })
+            .collect();
         // A cut-off batch runs nothing and is answered whatever happens
         // next; any other batch is not committed once the turn is
         // cancelled.
-        let finished = (cut_off && ready.is_empty())
-            || if ready.len() == 1 {
-                self.run_inline(batch, ready, &mut slots).await
+        let finished = (cut_off && ready == 0)
+            || if ready == 1 {
+                self.run_inline(batch, &mut slots).await
             } else {
-                self.run_tasks(batch, ready, &mut slots).await
+                self.run_tasks(batch, &mut slots).await
             };
         if !finished {
             return None;
         }
-        // A slot can only be empty if its call died outside the contained
-        // tool/middleware code; the call still gets its one result.
         let results = slots
             .into_iter()
             .zip(batch)
-            .zip(waiting)
-            .map(|((slot, call), waiting)| {
-                if waiting {
-                    return None;
-                }
-                Some(slot.unwrap_or_else(|| {
+            .map(|(slot, call)| match slot {
+                Slot::Waiting => None,
+                Slot::Done(done) => Some(done),
+                // Its call died outside the contained tool and middleware
+                // code; it still gets its one result.
+                Slot::Ready(_) | Slot::Taken => {
                     let aborted = call::aborted(site, call);
                     // It may have sent `ToolCallStarted`: every started
                     // call gets its finished event.
                     self.finished(&aborted.stats);
-                    aborted
-                }))
+                    Some(aborted)
+                }
             })
             .collect();
         Some(results)
@@ -821,24 +840,23 @@ impl<M: Model + ?Sized> Turn<'_, M> {
 
     /// Puts a call's answer in its slot, with its finished event (unless
     /// its agent paused: such a call is pending, not finished).
-    fn settle(&self, slots: &mut [Option<Finished>], index: usize, done: Finished) {
+    fn settle(&self, slots: &mut [Slot<'_>], index: usize, done: Finished) {
         if !self.share().is_parked(&done.stats.tool_call_id) {
             self.finished(&done.stats);
         }
-        slots[index] = Some(done);
+        slots[index] = Slot::Done(done);
     }
 
     /// Runs the batch's one ready call here, until it ends or the turn is
     /// cancelled (`false`: the call's future is dropped). A panic outside
     /// the call's contained tool and middleware code leaves its slot
     /// empty, as a task's would.
-    async fn run_inline(
-        &self,
-        batch: &[&ToolCall],
-        ready: Vec<(usize, Ready<'_>)>,
-        slots: &mut [Option<Finished>],
-    ) -> bool {
-        let Some((index, ready)) = ready.into_iter().next() else {
+    async fn run_inline(&self, batch: &[&ToolCall], slots: &mut [Slot<'_>]) -> bool {
+        let Some((index, ready)) = slots
+            .iter_mut()
+            .enumerate()
+            .find_map(|(index, slot)| slot.take_ready().map(|ready| (index, ready)))
+        else {
             return true;
         };
         let call = batch[index];
@@ -870,12 +888,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
     /// Runs the batch's ready calls on tasks of their own, at most
     /// `parallel` at once, until they all end or the turn is cancelled
     /// (`false`: every task is aborted and awaited).
-    async fn run_tasks(
-        &self,
-        batch: &[&ToolCall],
-        ready: Vec<(usize, Ready<'_>)>,
-        slots: &mut [Option<Finished>],
-    ) -> bool {
+    async fn run_tasks(&self, batch: &[&ToolCall], slots: &mut [Slot<'_>]) -> bool {
         let limits = self.table().site().limits();
         let permits =
             (limits.parallel.get() as usize).clamp(1, batch.len().clamp(1, Semaphore::MAX_PERMITS));
@@ -892,6 +905,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         // Every call's context shares the turn's token and events (one lock
         // here, an `Arc` per call).
         let turn_link = self.turn_link();
+        let ready = slots
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(index, slot)| slot.take_ready().map(|ready| (index, ready)));
         for (index, ready) in ready {
             let call = batch[index];
             // Its own share of the tool: the task may outlive the borrow
@@ -964,6 +981,33 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             duration: stats.duration,
             error: stats.error,
         });
+    }
+}
+
+/// Where one call of a batch stands while the batch runs.
+pub(super) enum Slot<'a> {
+    /// Waiting for a resume: no result here.
+    Waiting,
+    /// To run.
+    Ready(Ready<'a>),
+    /// Handed to its run; it puts its answer back, unless it died outside
+    /// the contained tool and middleware code.
+    Taken,
+    /// Answered.
+    Done(Finished),
+}
+
+impl<'a> Slot<'a> {
+    /// The call to run, if this slot holds one; the slot is then
+    /// [`Slot::Taken`].
+    fn take_ready(&mut self) -> Option<Ready<'a>> {
+        match std::mem::replace(self, Slot::Taken) {
+            Slot::Ready(ready) => Some(ready),
+            other => {
+                *self = other;
+                None
+            }
+        }
     }
 }
 
