@@ -154,7 +154,11 @@ impl<'a> Next<'a> {
             }
             None => {
                 let ToolInvocation { arguments, context } = call;
-                match run_tool(self.tool, arguments, &context).await {
+                let outcome = match run_tool(self.tool, arguments, &context) {
+                    Ok(running) => running.await,
+                    Err(panic) => Err(panic),
+                };
+                match outcome {
                     Ok(Ok(output)) => output
                         .within_depth()
                         .ok_or_else(|| Box::new(DepthRefusal::Output(TooDeep::new())) as BoxError),
@@ -189,24 +193,71 @@ pub(crate) type Panic = Box<dyn Any + Send>;
 
 /// Runs `tool` under panic boundaries that also hold while `invoke` makes
 /// its future and while that future is dropped: a tool that panics there
-/// panicked all the same.
+/// panicked all the same. `Err` when `invoke` panicked making its future.
 ///
-/// The future `invoke` returns is awaited as it is, with no wrapping
-/// `async` block, so this future holds little more than the tool's own
-/// boxed one. It is then dropped under a boundary of its own:
-/// `catch_unwind` alone would drop it after its boundary, and a
-/// hand-written future whose `Drop` panics would escape. A panic while
-/// dropping wins over the output, as one while polling would.
-pub(crate) async fn run_tool(
-    tool: &dyn Tool,
+/// The future `invoke` returns is polled as it is, with no wrapping
+/// `async` block, so a call holds the tool's own boxed future and little
+/// more. It is dropped under a boundary of its own, whether it ended or
+/// not (a cancelled call drops it mid-flight): `catch_unwind` alone would
+/// drop it after its boundary, and a hand-written future whose `Drop`
+/// panics would escape. A panic while dropping wins over the output, as
+/// one while polling would.
+pub(crate) fn run_tool<'a>(
+    tool: &'a dyn Tool,
     arguments: Value,
-    context: &CallContext,
-) -> Result<Result<ToolOutput, BoxError>, Panic> {
-    let invoked = std::panic::catch_unwind(AssertUnwindSafe(|| tool.invoke(arguments, context)))?;
-    let mut running = AssertUnwindSafe(invoked).catch_unwind();
-    let outcome = (&mut running).await;
-    std::panic::catch_unwind(AssertUnwindSafe(move || drop(running)))?;
-    outcome
+    context: &'a CallContext,
+) -> Result<ToolRun<'a>, Panic> {
+    let running = std::panic::catch_unwind(AssertUnwindSafe(|| tool.invoke(arguments, context)))?;
+    Ok(ToolRun {
+        running: Some(running),
+    })
+}
+
+/// A tool's running future, as [`run_tool`] makes it.
+pub(crate) struct ToolRun<'a> {
+    /// `None` once it ended (and was dropped).
+    running: Option<ToolFuture<'a>>,
+}
+
+/// The future `Tool::invoke` returns.
+type ToolFuture<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Result<ToolOutput, BoxError>> + Send + 'a>>;
+
+impl Future for ToolRun<'_> {
+    type Output = Result<Result<ToolOutput, BoxError>, Panic>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        use std::task::Poll;
+        let Some(running) = self.running.as_mut() else {
+            // Polled after it ended: a caller's bug; say so as a panic
+            // would, without one.
+            return Poll::Ready(Err(Box::new("the tool's future was polled after it ended")));
+        };
+        let outcome =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(context))) {
+                Ok(Poll::Pending) => return Poll::Pending,
+                Ok(Poll::Ready(output)) => Ok(output),
+                Err(panic) => Err(panic),
+            };
+        let running = self.running.take();
+        match std::panic::catch_unwind(AssertUnwindSafe(move || drop(running))) {
+            Ok(()) => Poll::Ready(outcome),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+impl Drop for ToolRun<'_> {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            // Dropped mid-flight (a cancelled call): nobody reads its
+            // outcome, a panic included.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(running)));
+        }
+    }
 }
 
 /// The error a middleware gets from [`Next::run`] when the tool returned

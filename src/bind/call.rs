@@ -45,6 +45,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::Either;
 use serde_json::Value;
 use tracing::{Instrument, info_span};
 
@@ -55,7 +56,7 @@ use crate::definition::layout::Layout;
 use crate::gate::{self, GateCall, Stopped};
 use crate::limits::{ResolvedToolLimits, ResultBytes};
 use crate::middleware::{
-    ChainOutcome, DepthRefusal, Refusal, ToolFailed, ToolInvocation, ToolMiddleware, ToolPanicked,
+    ChainOutcome, DepthRefusal, Panic, Refusal, ToolFailed, ToolInvocation, ToolPanicked,
     run_chain, run_tool,
 };
 use crate::session::{LoopId, SessionId};
@@ -482,8 +483,28 @@ impl<'a> Ready<'a> {
         let middlewares = &site.layout.middlewares[..];
         async move {
             let name = &tool.checked.name;
-            let output =
-                run_chain_labelled(tool.tool.as_ref(), name, middlewares, arguments, context).await;
+            // Without middlewares the tool runs under its own panic
+            // boundary only: no middleware can panic, so the chain's second
+            // boundary, its `Next` and its wrapping of the tool's error in
+            // `ToolFailed` would be work with nothing to show for it. The
+            // resulting `ToolCallError` is the same either way.
+            let output = if middlewares.is_empty() {
+                let outcome = match run_tool(tool.tool.as_ref(), arguments, &context) {
+                    Ok(running) => running.await,
+                    Err(panic) => Err(panic),
+                };
+                tool_outcome(name, outcome)
+            } else {
+                // Boxed: each middleware boxes its own future anyway, and
+                // the chain's future would otherwise make every call's
+                // larger, with middlewares or without.
+                let chain = run_chain(
+                    tool.tool.as_ref(),
+                    middlewares,
+                    ToolInvocation { arguments, context },
+                );
+                chain_outcome(name, Box::pin(chain).await)
+            };
             // The control call's output is the turn's value, not text for
             // the model, so it is not checked here.
             match output {
@@ -529,30 +550,33 @@ where
     run_direct(binding, &set, mode, prepare).await
 }
 
-/// [`invoke`] on the tools `set`.
-async fn run_direct<P>(
-    binding: &Binding,
-    set: &ToolSet,
+/// [`invoke`] on the tools `set`: steps 1 and 2 now, then the call's
+/// future (a plain `fn`, so that the call is one future, not one inside
+/// another).
+fn run_direct<'s, P>(
+    binding: &'s Binding,
+    set: &'s ToolSet,
     mode: usize,
     prepare: P,
-) -> Result<ToolOutput, ToolCallError>
+) -> Either<
+    impl Future<Output = Result<ToolOutput, ToolCallError>> + Send + use<'s, P>,
+    std::future::Ready<Result<ToolOutput, ToolCallError>>,
+>
 where
-    P: for<'s> FnOnce(CallTable<'s>) -> Prepared<'s>,
+    P: for<'t> FnOnce(CallTable<'t>) -> Prepared<'t>,
 {
     match prepare(CallTable::new(binding, set, mode, None)) {
         Prepared::Ready(ready) => {
-            ready
-                .execute(CallSite::new(binding, mode), String::new(), None)
-                .await
+            Either::Left(ready.execute(CallSite::new(binding, mode), String::new(), None))
         }
-        Prepared::Answered(error) => Err(error),
+        Prepared::Answered(error) => Either::Right(std::future::ready(Err(error))),
         // A direct call is not gated, so never pending; answered as not
         // run all the same.
-        Prepared::Pending(pending) => Err(ToolCallError::new(
+        Prepared::Pending(pending) => Either::Right(std::future::ready(Err(ToolCallError::new(
             ToolCallErrorKind::NeedsApproval,
             "",
             pending.reason,
-        )),
+        )))),
     }
 }
 
@@ -886,48 +910,31 @@ fn describe_violation(error: &jsonschema::ValidationError<'_>) -> String {
     format!("{field}: {}", reason.finish())
 }
 
-/// Runs checked arguments through the middleware chain to `tool`, named
-/// `name`.
-///
-/// Without middlewares the tool runs under its own panic boundary only:
-/// no middleware can panic, so the chain's second boundary, its
-/// [`Next`](crate::middleware::Next) and its wrapping of the tool's error
-/// in [`ToolFailed`] would be work with nothing to show for it. The
-/// resulting [`ToolCallError`] is the same either way.
-async fn run_chain_labelled(
-    tool: &dyn Tool,
+/// What the tool `name` run alone ([`run_tool`]) came to.
+fn tool_outcome(
     name: &str,
-    middlewares: &[Arc<dyn ToolMiddleware>],
-    arguments: Value,
-    context: CallContext,
+    outcome: Result<Result<ToolOutput, BoxError>, Panic>,
 ) -> Result<ToolOutput, ToolCallError> {
-    if middlewares.is_empty() {
-        return match run_tool(tool, arguments, &context).await {
-            Ok(Ok(output)) => Ok(output),
-            Ok(Err(source)) => Err(tool_failed(name, source)),
-            Err(panic) => {
-                let message = panic_message(panic.as_ref());
-                // A payload whose `Drop` panics must not escape either: the
-                // chain's outer boundary would have caught it.
-                let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(panic)));
-                Err(ToolCallError::new(
-                    ToolCallErrorKind::ToolPanicked,
-                    name,
-                    format!("the tool `{name}` panicked: {message}"),
-                ))
-            }
-        };
+    match outcome {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(source)) => Err(tool_failed(name, source)),
+        Err(panic) => {
+            let message = panic_message(panic.as_ref());
+            // A payload whose `Drop` panics must not escape either: the
+            // chain's outer boundary would have caught it.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(panic)));
+            Err(ToolCallError::new(
+                ToolCallErrorKind::ToolPanicked,
+                name,
+                format!("the tool `{name}` panicked: {message}"),
+            ))
+        }
     }
-    // Boxed: each middleware boxes its own future anyway, and the chain's
-    // future would otherwise make every call's larger, with middlewares or
-    // without.
-    match Box::pin(run_chain(
-        tool,
-        middlewares,
-        ToolInvocation { arguments, context },
-    ))
-    .await
-    {
+}
+
+/// What the middleware chain to the tool `name` came to.
+fn chain_outcome(name: &str, outcome: ChainOutcome) -> Result<ToolOutput, ToolCallError> {
+    match outcome {
         ChainOutcome::Output(output) => Ok(output),
         ChainOutcome::Failed(error) => Err(failed(name, error)),
         ChainOutcome::MiddlewarePanicked(message) => Err(ToolCallError::new(

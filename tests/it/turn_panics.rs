@@ -9,7 +9,7 @@ use agent_loop::bind::ToolCallErrorKind;
 use agent_loop::conversation::ToolResult;
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::turn::ScriptedModel;
-use agent_loop::turn::TurnOptions;
+use agent_loop::turn::{TurnOptions, TurnStatus};
 use agent_loop::{Bound, Definition, ToolLimits, tool};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -554,4 +554,69 @@ async fn a_call_whose_task_died_gets_an_error_result_and_a_finished_event() {
         ],
         "every started call finished once"
     );
+}
+
+/// Set when a [`PendingThenPanicsOnDrop`] is first polled.
+static PENDING_POLLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Never ready; panics in `drop`: a call that only cancelling ends.
+struct PendingThenPanicsOnDrop;
+
+impl std::future::Future for PendingThenPanicsOnDrop {
+    type Output = Result<tool::ToolOutput, tool::BoxError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        PENDING_POLLED.store(true, Ordering::SeqCst);
+        std::task::Poll::Pending
+    }
+}
+
+impl Drop for PendingThenPanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("the future panicked while dropped mid-flight");
+    }
+}
+
+fn pending_then_panics_on_drop() -> ToolFuture {
+    Box::pin(PendingThenPanicsOnDrop)
+}
+
+/// A cancelled call drops its tool's future mid-flight: a panic there is
+/// contained, alone or behind a middleware, whether the batch's one call
+/// runs on the turn's own task or calls run on tasks of their own, and a
+/// direct call's future dropped mid-flight contains it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_future_panicking_when_dropped_mid_flight_is_contained() {
+    let tool = hand_written("stuck", pending_then_panics_on_drop);
+    for bound in alone_and_behind_a_middleware(tool).await {
+        for calls in [1, 2] {
+            PENDING_POLLED.store(false, Ordering::SeqCst);
+            let ids = ["c1", "c2"];
+            let model = ScriptedModel::new([batch(
+                ids[..calls].iter().map(|&id| call(id, "stuck", "{}")),
+            )]);
+            let mut conversation = user_says("go");
+            let cancellation = CancellationToken::new();
+            let canceller = cancellation.clone();
+            tokio::spawn(async move {
+                while !PENDING_POLLED.load(Ordering::SeqCst) {
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                }
+                canceller.cancel();
+            });
+            let outcome = bound
+                .run_turn(&model, &mut conversation, &cancellation)
+                .await
+                .expect("cancelling is no error");
+            assert_eq!(outcome.status, TurnStatus::Interrupted, "{calls} calls");
+            // The interrupted batch is not committed.
+            assert_eq!(conversation.len(), 1, "{calls} calls");
+        }
+        let direct = bound.invoke("stuck", serde_json::json!({}));
+        let timed_out = tokio::time::timeout(std::time::Duration::from_millis(20), direct).await;
+        assert!(timed_out.is_err(), "the call never ends by itself");
+    }
 }
