@@ -71,6 +71,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::FutureExt;
+use futures::future::Either;
 use serde_json::Value;
 
 use crate::support::json::{self, TooDeep};
@@ -128,50 +129,67 @@ impl<'a> Next<'a> {
     /// an [`ArgumentsTooDeep`](crate::bind::ToolCallErrorKind::ArgumentsTooDeep)
     /// or [`OutputTooDeep`](crate::bind::ToolCallErrorKind::OutputTooDeep)
     /// one.
-    pub async fn run(self, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
+    ///
+    /// The next middleware makes its future here, when `run` is called
+    /// (the call is already inside the chain's panic boundary), so the
+    /// future `run` returns is that middleware's own, not one around it.
+    pub fn run(
+        self,
+        call: ToolInvocation,
+    ) -> impl Future<Output = Result<ToolOutput, BoxError>> + Send + 'a {
         // The first hop's arguments were checked where the call started;
         // every later hop's may have been rewritten.
         let ToolInvocation { arguments, context } = call;
-        let Some(arguments) = json::within_depth(arguments) else {
-            return Err(Box::new(DepthRefusal::Arguments(TooDeep::new())));
-        };
-        self.dispatch(ToolInvocation { arguments, context }).await
+        match json::within_depth(arguments) {
+            Some(arguments) => Either::Left(self.dispatch(ToolInvocation { arguments, context })),
+            None => Either::Right(std::future::ready(Err(Box::new(DepthRefusal::Arguments(
+                TooDeep::new(),
+            )) as BoxError))),
+        }
     }
 
-    /// The next middleware, or at the chain's end the tool.
-    async fn dispatch(self, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
+    /// The next middleware's future, or at the chain's end the tool's.
+    fn dispatch(
+        self,
+        call: ToolInvocation,
+    ) -> Either<OutputFuture<'a>, impl Future<Output = Result<ToolOutput, BoxError>> + Send + 'a>
+    {
         match self.middlewares.split_first() {
-            Some((first, rest)) => {
-                first
-                    .handle(
-                        call,
-                        Next {
-                            tool: self.tool,
-                            middlewares: rest,
-                        },
-                    )
-                    .await
-            }
-            None => {
-                let ToolInvocation { arguments, context } = call;
-                let outcome = match run_tool(self.tool, arguments, &context) {
-                    Ok(running) => running.await,
-                    Err(panic) => Err(panic),
-                };
-                match outcome {
-                    Ok(Ok(output)) => output
-                        .within_depth()
-                        .ok_or_else(|| Box::new(DepthRefusal::Output(TooDeep::new())) as BoxError),
-                    Ok(Err(error)) => Err(Box::new(ToolFailed {
-                        tool_name: context.tool_name().to_owned(),
-                        source: error,
-                    })),
-                    Err(panic) => Err(Box::new(ToolPanicked {
-                        message: panic_message(panic.as_ref()),
-                    })),
-                }
-            }
+            Some((first, rest)) => Either::Left(first.handle(
+                call,
+                Next {
+                    tool: self.tool,
+                    middlewares: rest,
+                },
+            )),
+            None => Either::Right(end_of_chain(self.tool, call)),
         }
+    }
+}
+
+/// A middleware's future, as `ToolMiddleware::handle` returns it.
+type OutputFuture<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Result<ToolOutput, BoxError>> + Send + 'a>>;
+
+/// The chain's end: the tool, its error wrapped in [`ToolFailed`], its
+/// panic in [`ToolPanicked`], its output checked for depth.
+async fn end_of_chain(tool: &dyn Tool, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
+    let ToolInvocation { arguments, context } = call;
+    let outcome = match run_tool(tool, arguments, &context) {
+        Ok(running) => running.await,
+        Err(panic) => Err(panic),
+    };
+    match outcome {
+        Ok(Ok(output)) => output
+            .within_depth()
+            .ok_or_else(|| Box::new(DepthRefusal::Output(TooDeep::new())) as BoxError),
+        Ok(Err(error)) => Err(Box::new(ToolFailed {
+            tool_name: context.tool_name().to_owned(),
+            source: error,
+        })),
+        Err(panic) => Err(Box::new(ToolPanicked {
+            message: panic_message(panic.as_ref()),
+        })),
     }
 }
 
@@ -331,21 +349,47 @@ pub(crate) enum ChainOutcome {
 ///
 /// Two boundaries, whatever the number of middlewares: the chain's end
 /// contains the tool's panic, so the middlewares see it as a
-/// [`ToolPanicked`], and this one contains a middleware's (and a panic
-/// raised while dropping the tool's panic payload). On the path without a
-/// panic they cost nothing measurable.
+/// [`ToolPanicked`], and this one contains a middleware's: while the first
+/// middleware makes its future, while the chain runs (the others make
+/// theirs inside it), and while the first one's future is dropped (each
+/// other middleware's is dropped inside the one before it). A panic
+/// raised while dropping a panic's payload is contained too. On the path
+/// without a panic they cost nothing measurable.
 pub(crate) async fn run_chain(
     tool: &dyn Tool,
     middlewares: &[Arc<dyn ToolMiddleware>],
     call: ToolInvocation,
 ) -> ChainOutcome {
     // The call pipeline checked the arguments: the first hop skips that.
-    match AssertUnwindSafe(Next::new(tool, middlewares).dispatch(call))
-        .catch_unwind()
-        .await
-    {
+    let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        Next::new(tool, middlewares).dispatch(call)
+    }));
+    let chain = match started {
+        Ok(chain) => AssertUnwindSafe(chain).catch_unwind(),
+        Err(panic) => return middleware_panicked(panic),
+    };
+    // Held in an `Option` so that it can be dropped in place, under its
+    // own boundary, once it ended.
+    let mut running = std::pin::pin!(Some(chain));
+    let outcome = std::future::poll_fn(|context| match running.as_mut().as_pin_mut() {
+        Some(chain) => chain.poll(context),
+        None => std::task::Poll::Pending,
+    })
+    .await;
+    if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| running.set(None))) {
+        return middleware_panicked(panic);
+    }
+    match outcome {
         Ok(Ok(output)) => ChainOutcome::Output(output),
         Ok(Err(error)) => ChainOutcome::Failed(error),
-        Err(panic) => ChainOutcome::MiddlewarePanicked(panic_message(panic.as_ref())),
+        Err(panic) => middleware_panicked(panic),
     }
+}
+
+/// A middleware panicked with `panic`: its message; the payload is dropped
+/// under a boundary of its own.
+fn middleware_panicked(panic: Panic) -> ChainOutcome {
+    let message = panic_message(panic.as_ref());
+    let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(panic)));
+    ChainOutcome::MiddlewarePanicked(message)
 }
