@@ -242,7 +242,7 @@ fn export_user_parts(parts: &[ContentPart]) -> Vec<ContentBlock> {
 /// refuses an empty one ("content cannot be empty if `is_error` is true").
 const EMPTY_ERROR_TEXT: &str = "The tool call failed.";
 
-fn export_tool_result(result: &ToolResult, ids: &mut ExportIds) -> ToolResultBlock {
+fn export_tool_result<'a>(result: &'a ToolResult, ids: &mut ExportIds<'a>) -> ToolResultBlock {
     let mut blocks = export_user_parts(&result.content);
     if result.is_error {
         // "all content must be type 'text' if 'is_error' is true".
@@ -262,14 +262,17 @@ fn export_tool_result(result: &ToolResult, ids: &mut ExportIds) -> ToolResultBlo
         _ => Some(StringOrArray::Array(blocks)),
     };
     ToolResultBlock {
-        tool_use_id: ids.result(&result.tool_call_id),
+        tool_use_id: ids.result(&result.tool_call_id).into_owned(),
         content,
         is_error: result.is_error,
         extras: own_extras(&result.extras, TOOL_RESULT_FIELDS),
     }
 }
 
-fn export_assistant(assistant: &AssistantMessage, ids: &mut ExportIds) -> Vec<ContentBlock> {
+fn export_assistant<'a>(
+    assistant: &'a AssistantMessage,
+    ids: &mut ExportIds<'a>,
+) -> Vec<ContentBlock> {
     let mut blocks: Vec<ContentBlock> = assistant
         .content
         .iter()
@@ -277,8 +280,8 @@ fn export_assistant(assistant: &AssistantMessage, ids: &mut ExportIds) -> Vec<Co
             ContentPart::Text(text) => export_text(text),
             ContentPart::Reasoning(reasoning) => export_reasoning(reasoning),
             ContentPart::ToolCall(call) => Some(ContentBlock::ToolUse(ToolUseBlock {
-                id: ids.call(&call.id),
-                name: ids.name(&call.name),
+                id: ids.call(&call.id).into_owned(),
+                name: ids.name(&call.name).into_owned(),
                 input: arguments_to_input(&call.arguments),
                 extras: own_extras(&call.extras, TOOL_USE_FIELDS),
             })),

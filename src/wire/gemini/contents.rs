@@ -254,9 +254,9 @@ fn inner_extras(extras: &Extras, key: &str, modelled: &[&str]) -> Map<String, Va
         .unwrap_or_default()
 }
 
-fn export_model(
-    assistant: &AssistantMessage,
-    ids: &mut ExportIds,
+fn export_model<'a>(
+    assistant: &'a AssistantMessage,
+    ids: &mut ExportIds<'a>,
     open_calls: &mut Vec<(String, String)>,
 ) -> Vec<Value> {
     let mut parts: Vec<Value> = assistant
@@ -315,15 +315,15 @@ fn export_reasoning(reasoning: &ReasoningPart) -> Option<Value> {
     Some(Value::Object(part))
 }
 
-fn export_call(
-    call: &ToolCall,
-    ids: &mut ExportIds,
+fn export_call<'a>(
+    call: &'a ToolCall,
+    ids: &mut ExportIds<'a>,
     open_calls: &mut Vec<(String, String)>,
 ) -> Value {
-    let name = ids.name(&call.name);
+    let name = ids.name(&call.name).into_owned();
     let mut inner = Map::new();
     if !call.id.is_empty() {
-        inner.insert("id".into(), Value::String(ids.call(&call.id)));
+        inner.insert("id".into(), Value::String(ids.call(&call.id).into_owned()));
     }
     inner.insert("name".into(), Value::String(name.clone()));
     inner.insert(
@@ -342,9 +342,9 @@ fn export_call(
     Value::Object(part)
 }
 
-fn export_result(
-    result: &ToolResult,
-    ids: &mut ExportIds,
+fn export_result<'a>(
+    result: &'a ToolResult,
+    ids: &mut ExportIds<'a>,
     open_calls: &mut Vec<(String, String)>,
 ) -> Value {
     let answered = open_calls
@@ -373,7 +373,10 @@ fn export_result(
         .collect();
     let mut inner = Map::new();
     if !result.tool_call_id.is_empty() {
-        inner.insert("id".into(), Value::String(ids.result(&result.tool_call_id)));
+        inner.insert(
+            "id".into(),
+            Value::String(ids.result(&result.tool_call_id).into_owned()),
+        );
     }
     // The call's name; a result that answers no call keeps the name it was
     // parsed with (among its extras), if any.

@@ -124,7 +124,7 @@ fn export_message_values(conversation: &[Message]) -> Vec<Value> {
                 }
             }
             Message::Tool(result) => {
-                let id = ids.result(&result.tool_call_id);
+                let id = ids.result(&result.tool_call_id).into_owned();
                 let images: Vec<UserContentPart> = result
                     .content
                     .iter()
@@ -207,9 +207,9 @@ fn export_image(image: &ImagePart) -> UserContentPart {
     })
 }
 
-fn export_assistant(
-    assistant: &AssistantMessage,
-    ids: &mut ExportIds,
+fn export_assistant<'a>(
+    assistant: &'a AssistantMessage,
+    ids: &mut ExportIds<'a>,
 ) -> Option<AssistantChatMessage> {
     let text = non_blank_text(&assistant.content);
     let mut reasoning: Option<String> = None;
@@ -231,10 +231,10 @@ fn export_assistant(
             ContentPart::ToolCall(call) => {
                 let arguments = export_arguments(&call.arguments);
                 tool_calls.push(AssistantToolCall::Function(MessageToolCall {
-                    id: ids.call(&call.id),
+                    id: ids.call(&call.id).into_owned(),
                     kind: FunctionType::Function,
                     function: FunctionCall {
-                        name: ids.name(&call.name),
+                        name: ids.name(&call.name).into_owned(),
                         arguments,
                     },
                     extras: fields_for(&call.extras),

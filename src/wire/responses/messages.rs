@@ -323,9 +323,9 @@ fn flush_message(items: &mut Vec<Pending>, message: &mut Option<OpenMessage>) {
     });
 }
 
-fn export_assistant(
-    assistant: &AssistantMessage,
-    ids: &mut ExportIds,
+fn export_assistant<'a>(
+    assistant: &'a AssistantMessage,
+    ids: &mut ExportIds<'a>,
     left_out: &mut Vec<*const ContentPart>,
     stateless: bool,
 ) -> Vec<Value> {
