@@ -13,7 +13,7 @@ use crate::conversation::{
     AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, Origin, ProviderPart,
     ReasoningPart, SystemMessage, SystemRole, TextPart, ToolCall, ToolResult, UserMessage,
 };
-use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
+use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_text, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::dropped::{self, Dropped, Place};
@@ -229,7 +229,7 @@ fn export_assistant<'a>(
                 reasoning.get_or_insert_default().push_str(&part.text);
             }
             ContentPart::ToolCall(call) => {
-                let arguments = export_arguments(&call.arguments);
+                let arguments = arguments_text(&call.arguments).into_owned();
                 tool_calls.push(AssistantToolCall::Function(MessageToolCall {
                     id: ids.call(&call.id).into_owned(),
                     kind: FunctionType::Function,
@@ -451,7 +451,7 @@ fn data_url(url: &str) -> Option<(&str, &str)> {
 
 /// The conversation's assistant message for a Chat Completions one: its
 /// reasoning, its text, its tool calls; the refusal in its extras.
-/// `restore_raw` undoes [`export_arguments`]' wrapper (only for history,
+/// `restore_raw` undoes [`arguments_text`]' wrapper (only for history,
 /// not for what the model returns).
 pub(super) fn assistant_message(
     message: AssistantChatMessage,
@@ -530,21 +530,7 @@ pub(super) fn assistant_message(
     }
 }
 
-/// The `arguments` text to send for a call's raw arguments: `{}` when
-/// blank, the text itself when it is a JSON object (but not one of the
-/// wrapper's own shape), otherwise the JSON text of
-/// `{"_raw_arguments": "<the text>"}` (see the module docs).
-fn export_arguments(arguments: &str) -> String {
-    match serde_json::from_str::<Value>(arguments) {
-        // An object goes out as the model wrote it, unless parsing would
-        // take it for the wrapper.
-        Ok(Value::Object(object)) if raw_arguments(&object).is_none() => arguments.to_owned(),
-        // `Display` of a JSON value is its compact serialisation.
-        _ => Value::Object(arguments_object(arguments)).to_string(),
-    }
-}
-
-/// Undoes [`export_arguments`]' wrapper: exactly a one-key
+/// Undoes the wrapper of [`arguments_text`]: exactly a one-key
 /// `{"_raw_arguments": "<text>"}` object gives `<text>`; anything else is
 /// returned unchanged.
 fn restore_arguments(arguments: String) -> String {
