@@ -14,6 +14,7 @@ use crate::turn::{Model, ModelRequest};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::wire::WireError;
 use crate::wire::anthropic;
+use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::anthropic::EventAssembler;
 
@@ -179,15 +180,18 @@ impl AnthropicModel {
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Body {
-        // The instructions become the first system message, so the export
-        // joins them with the conversation's own into `system`.
-        let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
-        conversation.extend(request.instructions.map(Message::system));
-        conversation.extend_from_slice(request.conversation);
+        // The instructions go first as a system message of the model's
+        // own, so the export joins them with the conversation's own into
+        // `system`; the conversation itself is borrowed, not copied.
+        let lead = request.instructions.map(Message::system);
+        let outgoing = Outgoing {
+            lead: lead.as_ref(),
+            rest: request.conversation,
+        };
         // A signed `thinking` block goes only to the model that wrote it
         // (see `wire::Target`).
         let target = super::endpoint_target(&self.base_url, &self.model);
-        let exported = anthropic::export_messages_for(&conversation, &target);
+        let exported = anthropic::export_outgoing(outgoing, &target);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
@@ -244,12 +248,7 @@ impl AnthropicModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(
-            Value::Object(body),
-            exported.dropped,
-            usize::from(request.instructions.is_some()),
-            0,
-        )
+        Body::new(Value::Object(body), exported.dropped, 0, 0)
     }
 
     /// Refuses a request that breaks the API's rules for extended

@@ -14,6 +14,7 @@ use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::WireError;
 use crate::wire::gemini;
+use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::gemini::ChunkAssembler;
 
@@ -219,13 +220,19 @@ impl GeminiModel {
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Body {
-        let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
-        conversation.extend(request.instructions.map(Message::system));
-        conversation.extend_from_slice(request.conversation);
+        // The instructions go first as a system message of the model's
+        // own, joined with the conversation's own into
+        // `systemInstruction`; the conversation itself is borrowed, not
+        // copied.
+        let lead = request.instructions.map(Message::system);
+        let outgoing = Outgoing {
+            lead: lead.as_ref(),
+            rest: request.conversation,
+        };
         // Thought signatures and provider parts go back only to the
         // endpoint and model they came from (see `wire::Target`).
         let target = super::endpoint_target(&self.base_url, &self.model);
-        let exported = gemini::export_contents_for(&conversation, &target);
+        let exported = gemini::export_outgoing(outgoing, &target);
         let mut body = Map::new();
         body.insert("contents".into(), Value::Array(exported.contents));
         if let Some(system) = exported.system_instruction {
@@ -273,12 +280,7 @@ impl GeminiModel {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(
-            Value::Object(body),
-            exported.dropped,
-            usize::from(request.instructions.is_some()),
-            0,
-        )
+        Body::new(Value::Object(body), exported.dropped, 0, 0)
     }
 }
 

@@ -92,6 +92,7 @@ pub mod gemini;
 mod ids;
 pub mod mcp;
 pub mod openai;
+pub(crate) mod outgoing;
 pub mod output_schema;
 pub mod responses;
 pub mod stream;

@@ -22,6 +22,7 @@ use crate::wire::dropped::{self, Dropped, Place};
 use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
+use crate::wire::outgoing::Outgoing;
 use crate::wire::string_or_array::StringOrArray;
 use crate::wire::target::{Target, for_target};
 
@@ -85,22 +86,32 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
 /// signature in thinking block"). The Anthropic model exports with its
 /// base URL's host and its model name.
 pub fn export_messages_for(conversation: &[Message], target: &Target) -> ExportedMessages {
-    let kept = for_target(conversation, FORMAT, target);
-    let mut exported = export_kept(&kept);
-    exported.dropped = dropped::report(conversation, FORMAT, target, takes);
+    export_outgoing(Outgoing::whole(conversation), target)
+}
+
+/// [`export_messages_for`] of a model's request: its own system message,
+/// then the conversation, neither copied; `dropped` counts messages from
+/// the first of `outgoing.rest`.
+pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> ExportedMessages {
+    let kept = for_target(outgoing.rest, FORMAT, target);
+    let mut exported = export_kept(Outgoing {
+        lead: outgoing.lead,
+        rest: &kept,
+    });
+    exported.dropped = dropped::report(outgoing.rest, FORMAT, target, takes);
     exported
 }
 
-/// The export of `conversation`, whose content of this format the target
+/// The export of `outgoing`, whose content of this format the target
 /// takes; without its report.
-fn export_kept(conversation: &[Message]) -> ExportedMessages {
-    let mut ids = ExportIds::new(FORMAT, conversation);
-    let system = export_system(conversation);
+fn export_kept(outgoing: Outgoing<'_>) -> ExportedMessages {
+    let mut ids = ExportIds::new(FORMAT, outgoing.rest);
+    let system = export_system(outgoing);
     let mut messages: Vec<MessageParam> = Vec::new();
     // `true` while the last exported message holds tool results only, so a
     // result or a user message that follows joins it.
     let mut open_results = false;
-    for message in conversation {
+    for message in outgoing.iter() {
         match message {
             Message::System(_) => {}
             Message::User(user) => {
@@ -164,8 +175,8 @@ fn takes(place: Place, part: &ContentPart) -> bool {
     }
 }
 
-fn export_system(conversation: &[Message]) -> Option<StringOrArray<SystemBlock>> {
-    let systems: Vec<&SystemMessage> = conversation
+fn export_system(outgoing: Outgoing<'_>) -> Option<StringOrArray<SystemBlock>> {
+    let systems: Vec<&SystemMessage> = outgoing
         .iter()
         .filter_map(|message| match message {
             Message::System(system) if !is_blank(&system.text) => Some(system),
