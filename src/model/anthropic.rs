@@ -176,10 +176,10 @@ impl AnthropicModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value
+        self.body(request).value()
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         // The instructions go first as a system message of the model's
         // own, so the export joins them with the conversation's own into
         // `system`; the conversation itself is borrowed, not copied.
@@ -248,7 +248,7 @@ impl AnthropicModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(Value::Object(body), exported.dropped, 0, 0)
+        Body::new(body, None, exported.dropped, 0)
     }
 
     /// Refuses a request that breaks the API's rules for extended
@@ -298,6 +298,7 @@ impl AnthropicModel {
 impl Provider for AnthropicModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = EventAssembler;
+    type Conversation<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -320,7 +321,7 @@ impl Provider for AnthropicModel {
         self.check_thinking(request)
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         AnthropicModel::body(self, request)
     }
 
@@ -462,8 +463,11 @@ mod tests {
         let model = AnthropicModel::new("claude-sonnet-4-0").thinking_budget(2048);
         let conversation = tool_loop(None);
         let body = model.body(&ModelRequest::new(&conversation));
-        assert_eq!(body.value.get("thinking"), None);
-        assert_eq!(body.value["messages"][1]["content"][0]["type"], "tool_use");
+        assert_eq!(body.value().get("thinking"), None);
+        assert_eq!(
+            body.value()["messages"][1]["content"][0]["type"],
+            "tool_use"
+        );
     }
 
     #[test]
@@ -472,11 +476,11 @@ mod tests {
         let conversation = tool_loop(Some(signed_by("claude-sonnet-4-0")));
         let body = model.body(&ModelRequest::new(&conversation));
         assert_eq!(
-            body.value["thinking"],
+            body.value()["thinking"],
             json!({ "type": "enabled", "budget_tokens": 2048 })
         );
         assert_eq!(
-            body.value["messages"][1]["content"][0],
+            body.value()["messages"][1]["content"][0],
             json!({ "type": "thinking", "thinking": "plan", "signature": "sig" })
         );
         assert!(body.dropped.is_empty());
@@ -487,8 +491,11 @@ mod tests {
         let model = AnthropicModel::new("claude-opus-4-1").thinking_budget(2048);
         let conversation = tool_loop(Some(signed_by("claude-sonnet-4-0")));
         let body = model.body(&ModelRequest::new(&conversation));
-        assert_eq!(body.value.get("thinking"), None);
-        assert_eq!(body.value["messages"][1]["content"][0]["type"], "tool_use");
+        assert_eq!(body.value().get("thinking"), None);
+        assert_eq!(
+            body.value()["messages"][1]["content"][0]["type"],
+            "tool_use"
+        );
         assert_eq!(body.dropped.len(), 1);
         assert_eq!(
             body.dropped[0].to_string(),

@@ -216,10 +216,10 @@ impl GeminiModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value
+        self.body(request).value()
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         // The instructions go first as a system message of the model's
         // own, joined with the conversation's own into
         // `systemInstruction`; the conversation itself is borrowed, not
@@ -280,7 +280,7 @@ impl GeminiModel {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(Value::Object(body), exported.dropped, 0, 0)
+        Body::new(body, None, exported.dropped, 0)
     }
 }
 
@@ -303,6 +303,7 @@ fn function_calling_config(choice: &ToolChoice) -> Value {
 impl Provider for GeminiModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = ChunkAssembler;
+    type Conversation<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -312,7 +313,7 @@ impl Provider for GeminiModel {
         &self.transport
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         GeminiModel::body(self, request)
     }
 

@@ -263,10 +263,10 @@ impl OpenAiResponsesModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value
+        self.body(request).value()
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         if let Some(instructions) = request.instructions {
@@ -351,7 +351,7 @@ impl OpenAiResponsesModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(Value::Object(body), exported.dropped, 0, skipped)
+        Body::new(body, None, exported.dropped, skipped)
     }
 }
 
@@ -422,6 +422,7 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 impl Provider for OpenAiResponsesModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = EventAssembler;
+    type Conversation<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -442,7 +443,7 @@ impl Provider for OpenAiResponsesModel {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         OpenAiResponsesModel::body(self, request)
     }
 

@@ -86,7 +86,7 @@ mod blank_text;
 mod declaration;
 mod decode;
 mod dropped;
-mod encode;
+pub(crate) mod encode;
 mod error;
 pub mod gemini;
 mod ids;

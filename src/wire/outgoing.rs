@@ -40,4 +40,9 @@ impl<'a> Outgoing<'a> {
     pub(crate) fn iter(&self) -> impl Iterator<Item = &'a Message> + use<'a> {
         self.lead.into_iter().chain(self.rest)
     }
+
+    /// How many messages [`iter`](Self::iter) gives.
+    pub(crate) fn len(&self) -> usize {
+        usize::from(self.lead.is_some()) + self.rest.len()
+    }
 }
