@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, Provider, StreamAssembler, send};
+use super::send::{Body, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -177,6 +177,38 @@ impl AnthropicModel {
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
         self.body(request).value()
+    }
+
+    /// The bytes this model posts as the body of `request`: what
+    /// [`request_body`](Self::request_body) shows, serialised (its keys
+    /// maybe in another order), checked as a request is before it is sent;
+    /// for logging a request, or checking it in a test, as it goes out.
+    ///
+    /// # Errors
+    ///
+    /// The [`ModelError`] of kind
+    /// [`Request`](crate::turn::ModelErrorKind::Request) the request would fail
+    /// with, unsent: a native output Anthropic's structured outputs cannot
+    /// express, a thinking budget the API refuses (see
+    /// [`thinking_budget`](Self::thinking_budget)), a value nested deeper than
+    /// 128 levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
+    /// conversation holding what this format cannot carry (without it, that is
+    /// logged as a request logs it).
+    ///
+    /// ```
+    /// use agent_loop::conversation::Message;
+    /// use agent_loop::model::AnthropicModel;
+    /// use agent_loop::turn::ModelRequest;
+    ///
+    /// let model = AnthropicModel::new("claude-sonnet-4-5");
+    /// let conversation = [Message::user("Weather in Oslo?")];
+    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
+    /// let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
+    /// assert_eq!(sent, model.request_body(&request));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        body_bytes(self, request)
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {

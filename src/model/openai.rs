@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, send};
+use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
 use super::{
     EnvEndpoint, Settings, ToolChoice, endpoint_target, env_var, inexpressible_output,
     shared_setters,
@@ -278,6 +278,42 @@ impl OpenAiModel {
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
         self.body(request).value()
+    }
+
+    /// The bytes this model posts as the body of `request`: what
+    /// [`request_body`](Self::request_body) shows, serialised (its keys
+    /// maybe in another order), checked as a request is before it is sent;
+    /// for logging a request, or checking it in a test, as it goes out.
+    ///
+    /// The conversation is written straight from the request into the
+    /// bytes, without a copy of it.
+    ///
+    /// # Errors
+    ///
+    /// The [`ModelError`] of kind
+    /// [`Request`](crate::turn::ModelErrorKind::Request) the request would fail
+    /// with, unsent: an output strict mode cannot express (see
+    /// [`strict_output`](Self::strict_output)), a value nested deeper than 128
+    /// levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
+    /// conversation holding what this format cannot carry (without it, that is
+    /// logged as a request logs it).
+    ///
+    /// ```
+    /// use agent_loop::conversation::Message;
+    /// use agent_loop::model::OpenAiModel;
+    /// use agent_loop::turn::ModelRequest;
+    ///
+    /// let model = OpenAiModel::new("gpt-4.1");
+    /// let conversation = [Message::user("Weather in Oslo?")];
+    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
+    /// let bytes = model.request_body_bytes(&request)?;
+    /// let sent: serde_json::Value = serde_json::from_slice(&bytes)?;
+    /// assert_eq!(sent, model.request_body(&request));
+    /// assert_eq!(sent["messages"][0]["content"], "Be brief.");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        body_bytes(self, request)
     }
 
     fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
