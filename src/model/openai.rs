@@ -585,6 +585,78 @@ mod tests {
         assert!(body.dropped.is_empty());
     }
 
+    /// The bytes a request posts, read back.
+    fn sent(model: &OpenAiModel, request: &ModelRequest<'_>) -> Value {
+        serde_json::from_slice(&model.request_body_bytes(request).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_bytes_sent_are_the_request_body_and_a_vendor_field_still_replaces_the_messages() {
+        let conversation = deepseek_history();
+        let request = ModelRequest::new(&conversation).instructions("Be brief.");
+        let model = OpenAiModel::new("m");
+        assert_eq!(sent(&model, &request), model.request_body(&request));
+        assert_eq!(
+            sent(&model, &request)["messages"][0]["content"],
+            "Be brief."
+        );
+
+        let messages = json!([{ "role": "user", "content": "mine" }]);
+        let replaced = OpenAiModel::new("m").extra("messages", messages.clone());
+        assert_eq!(sent(&replaced, &request)["messages"], messages);
+        assert_eq!(sent(&replaced, &request), replaced.request_body(&request));
+
+        let removed = OpenAiModel::new("m").extra("messages", Value::Null);
+        assert_eq!(sent(&removed, &request).get("messages"), None);
+        assert_eq!(removed.request_body(&request).get("messages"), None);
+    }
+
+    #[test]
+    fn a_provider_field_repeating_a_written_one_goes_once_in_its_place() {
+        // Hand-built extras may hold a field the message writes itself:
+        // theirs is sent, as when the body was a `Value` (the later key
+        // won), and the key only once.
+        let mut system = SystemMessage::new("rules");
+        let fields = [("content", json!("theirs")), ("name", json!("n"))];
+        system.extras = crate::conversation::Extras::new(
+            FORMAT,
+            fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        );
+        let image = crate::conversation::ImagePart::base64("image/png", "aGk=");
+        let user = crate::conversation::UserMessage::new(vec![
+            ContentPart::text("look"),
+            ContentPart::Image(image),
+        ]);
+        let conversation = vec![Message::System(system), Message::User(user)];
+        let bytes = OpenAiModel::new("m")
+            .request_body_bytes(&ModelRequest::new(&conversation))
+            .unwrap();
+
+        /// A derived struct refuses a repeated field.
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct System {
+            role: String,
+            content: String,
+            name: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Sent {
+            messages: (System, Value),
+        }
+        let Sent {
+            messages: (system, user),
+        } = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            (system.role, system.content, system.name),
+            ("system".into(), "theirs".into(), "n".into())
+        );
+        assert_eq!(
+            user["content"][1]["image_url"]["url"],
+            "data:image/png;base64,aGk="
+        );
+    }
+
     #[test]
     fn the_provider_is_the_base_urls_host_and_port() {
         let target = endpoint_target("http://127.0.0.1:8080/v1", "m");
