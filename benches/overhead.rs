@@ -9,7 +9,7 @@
 //! | `dispatch/3_middlewares` | the same through 3 pass-through middlewares | `direct` |
 //! | `dispatch/3_middlewares_vs_chain` | the same | the registry through 3 hand-written boxed async layers |
 //! | `turn_one_call` | a whole turn with a `ScriptedModel`: one call, then the answer | a hand-written loop asking the same model and calling through the registry |
-//! | `request_build_long` | the OpenAI Chat Completions body of the next request of a 1,000-message conversation (about 2 MB), exported and serialised | `serde_json::to_vec` of that body held as a `Value` |
+//! | `request_build_long` | the OpenAI Chat Completions body of the next request of a 1,000-message conversation (about 2 MB), as `OpenAiModel` builds and serialises it (feature `openai`) | `serde_json::to_vec` of that body held as a `Value` |
 //! | `batch_sleep/turn` | a whole turn of 64 calls that each sleep 1 ms, 8 at once | `batch_sleep/hand_written`: a `Semaphore` + `JoinSet` runner |
 //! | `batch_instant/turn` | a whole turn of 64 instant calls, 8 at once | the same hand-written runner |
 //! | `bind_factory/bind` | bind 100 factory-built tools used by the base and 5 modes | `bind_factory/loop`: the 100 factories called into a `HashMap` |
@@ -37,13 +37,12 @@ use agent_loop::conversation::{Message, ModelResponse, ToolCall, ToolResult};
 use agent_loop::middleware::{Next, ToolInvocation, ToolMiddleware};
 use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 use agent_loop::turn::{Model, ModelRequest, ScriptedModel};
-use agent_loop::wire::openai;
 use agent_loop::{Bindings, Bound, Definition, Limit, LoopId, Mode, SessionId, ToolLimits};
 use async_trait::async_trait;
 use common::parameters;
 use compare::{Row, runtime};
 use criterion::{Criterion, criterion_group};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -356,40 +355,44 @@ fn turn_one_call(c: &mut Criterion) {
     group.finish();
 }
 
-/// The OpenAI Chat Completions body of a request, as `OpenAiModel` builds
-/// it: the exported messages and tools, serialised.
-fn request_body(conversation: &[Message], tools: &[ToolInfo]) -> Vec<u8> {
-    let exported = openai::export_messages(conversation);
-    let mut body = Map::new();
-    body.insert("model".into(), json!("gpt-4.1"));
-    body.insert("messages".into(), Value::Array(exported.messages));
-    body.insert("tools".into(), Value::Array(openai::export_tools(tools)));
-    serde_json::to_vec(&Value::Object(body)).expect("serialises")
-}
-
+/// `request_build_long`: the body of the next request of a long
+/// conversation, as `OpenAiModel` builds it and serialises it into the
+/// bytes it posts (`request_body_bytes`, what a request sends, its checks
+/// included), against `serde_json::to_vec` of the same body held as a
+/// `Value`. Needs the `openai` feature (`cargo bench --all-features`).
+#[cfg(feature = "openai")]
 fn request_build(c: &mut Criterion) {
+    use agent_loop::model::OpenAiModel;
+
     let runtime = runtime();
     let conversation = common::long_conversation();
     let tools: Vec<ToolInfo> = (0..10)
         .map(|i| ToolInfo::new(format!("tool_{i}"), "Weather forecast.", parameters()))
         .collect();
-    let held: Value = serde_json::from_slice(&request_body(&conversation, &tools)).expect("json");
+    let model = OpenAiModel::new("gpt-4.1");
+    let request = ModelRequest::new(&conversation).tools(&tools[..]);
+    let body = |request: &ModelRequest<'_>| model.request_body_bytes(request).expect("a body");
+    let held: Value = serde_json::from_slice(&body(&request)).expect("json");
     let mut group = c.benchmark_group("request_build");
     group
         .sample_size(10)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(3));
-    let (conversation, tools, held) = (&conversation, &tools, &held);
+    let (request, held, body) = (&request, &held, &body);
     compare!(
         group,
         runtime,
         "request_build_long",
         || (),
         |_unit| async move { serde_json::to_vec(held).expect("serialises") },
-        |_unit| async move { request_body(conversation, tools) }
+        |_unit| async move { body(request) }
     );
     group.finish();
 }
+
+/// Without the `openai` feature there is no `OpenAiModel` to measure.
+#[cfg(not(feature = "openai"))]
+fn request_build(_: &mut Criterion) {}
 
 /// A model that replays responses and records nothing, so a turn costs
 /// what the runner costs.

@@ -19,6 +19,8 @@ pub fn parameters() -> Value {
 /// its next iteration: a system prompt, a question, then rounds of an
 /// assistant message (a sentence and up to 4 tool calls) and its 2 KB tool
 /// results, 1,000 messages in all (about 2 MB of JSON).
+// The overhead bench reads it only with the `openai` feature.
+#[cfg_attr(not(feature = "openai"), allow(dead_code))]
 pub fn long_conversation() -> Vec<agent_loop::conversation::Message> {
     use agent_loop::conversation::{Message, ToolCall, ToolResult};
     const MESSAGES: usize = 1_000;
@@ -51,6 +53,7 @@ pub fn long_conversation() -> Vec<agent_loop::conversation::Message> {
 }
 
 /// 2,048 bytes of a tool's JSON listing, as text.
+#[cfg_attr(not(feature = "openai"), allow(dead_code))]
 fn tool_result_text(round: usize) -> String {
     let mut text = String::with_capacity(2_200);
     let mut item = 0;

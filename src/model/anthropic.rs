@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, Provider, StreamAssembler, send};
+use super::send::{Body, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -14,6 +14,7 @@ use crate::turn::{Model, ModelRequest};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::wire::WireError;
 use crate::wire::anthropic;
+use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::anthropic::EventAssembler;
 
@@ -175,19 +176,54 @@ impl AnthropicModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value
+        self.body(request).value()
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
-        // The instructions become the first system message, so the export
-        // joins them with the conversation's own into `system`.
-        let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
-        conversation.extend(request.instructions.map(Message::system));
-        conversation.extend_from_slice(request.conversation);
+    /// The bytes this model posts as the body of `request`: what
+    /// [`request_body`](Self::request_body) shows, serialised (its keys
+    /// maybe in another order), checked as a request is before it is sent;
+    /// for logging a request, or checking it in a test, as it goes out.
+    ///
+    /// # Errors
+    ///
+    /// The [`ModelError`] of kind
+    /// [`Request`](crate::turn::ModelErrorKind::Request) the request would fail
+    /// with, unsent: a native output Anthropic's structured outputs cannot
+    /// express, a thinking budget the API refuses (see
+    /// [`thinking_budget`](Self::thinking_budget)), a value nested deeper than
+    /// 128 levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
+    /// conversation holding what this format cannot carry (without it, that is
+    /// logged as a request logs it).
+    ///
+    /// ```
+    /// use agent_loop::conversation::Message;
+    /// use agent_loop::model::AnthropicModel;
+    /// use agent_loop::turn::ModelRequest;
+    ///
+    /// let model = AnthropicModel::new("claude-sonnet-4-5");
+    /// let conversation = [Message::user("Weather in Oslo?")];
+    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
+    /// let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
+    /// assert_eq!(sent, model.request_body(&request));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        body_bytes(self, request)
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
+        // The instructions go first as a system message of the model's
+        // own, so the export joins them with the conversation's own into
+        // `system`; the conversation itself is borrowed, not copied.
+        let lead = request.instructions.map(Message::system);
+        let outgoing = Outgoing {
+            lead: lead.as_ref(),
+            rest: request.conversation,
+        };
         // A signed `thinking` block goes only to the model that wrote it
         // (see `wire::Target`).
         let target = super::endpoint_target(&self.base_url, &self.model);
-        let exported = anthropic::export_messages_for(&conversation, &target);
+        let exported = anthropic::export_outgoing(outgoing, &target);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
@@ -244,12 +280,7 @@ impl AnthropicModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(
-            Value::Object(body),
-            exported.dropped,
-            usize::from(request.instructions.is_some()),
-            0,
-        )
+        Body::new(body, None, exported.dropped, 0)
     }
 
     /// Refuses a request that breaks the API's rules for extended
@@ -299,6 +330,7 @@ impl AnthropicModel {
 impl Provider for AnthropicModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = EventAssembler;
+    type Conversation<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -321,7 +353,7 @@ impl Provider for AnthropicModel {
         self.check_thinking(request)
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         AnthropicModel::body(self, request)
     }
 
@@ -463,8 +495,11 @@ mod tests {
         let model = AnthropicModel::new("claude-sonnet-4-0").thinking_budget(2048);
         let conversation = tool_loop(None);
         let body = model.body(&ModelRequest::new(&conversation));
-        assert_eq!(body.value.get("thinking"), None);
-        assert_eq!(body.value["messages"][1]["content"][0]["type"], "tool_use");
+        assert_eq!(body.value().get("thinking"), None);
+        assert_eq!(
+            body.value()["messages"][1]["content"][0]["type"],
+            "tool_use"
+        );
     }
 
     #[test]
@@ -473,11 +508,11 @@ mod tests {
         let conversation = tool_loop(Some(signed_by("claude-sonnet-4-0")));
         let body = model.body(&ModelRequest::new(&conversation));
         assert_eq!(
-            body.value["thinking"],
+            body.value()["thinking"],
             json!({ "type": "enabled", "budget_tokens": 2048 })
         );
         assert_eq!(
-            body.value["messages"][1]["content"][0],
+            body.value()["messages"][1]["content"][0],
             json!({ "type": "thinking", "thinking": "plan", "signature": "sig" })
         );
         assert!(body.dropped.is_empty());
@@ -488,8 +523,11 @@ mod tests {
         let model = AnthropicModel::new("claude-opus-4-1").thinking_budget(2048);
         let conversation = tool_loop(Some(signed_by("claude-sonnet-4-0")));
         let body = model.body(&ModelRequest::new(&conversation));
-        assert_eq!(body.value.get("thinking"), None);
-        assert_eq!(body.value["messages"][1]["content"][0]["type"], "tool_use");
+        assert_eq!(body.value().get("thinking"), None);
+        assert_eq!(
+            body.value()["messages"][1]["content"][0]["type"],
+            "tool_use"
+        );
         assert_eq!(body.dropped.len(), 1);
         assert_eq!(
             body.dropped[0].to_string(),

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, Provider, StreamAssembler, send};
+use super::send::{Body, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -14,6 +14,7 @@ use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::WireError;
 use crate::wire::gemini;
+use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::gemini::ChunkAssembler;
 
@@ -215,17 +216,53 @@ impl GeminiModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value
+        self.body(request).value()
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
-        let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
-        conversation.extend(request.instructions.map(Message::system));
-        conversation.extend_from_slice(request.conversation);
+    /// The bytes this model posts as the body of `request`: what
+    /// [`request_body`](Self::request_body) shows, serialised (its keys
+    /// maybe in another order), checked as a request is before it is sent;
+    /// for logging a request, or checking it in a test, as it goes out.
+    ///
+    /// # Errors
+    ///
+    /// The [`ModelError`] of kind
+    /// [`Request`](crate::turn::ModelErrorKind::Request) the request would fail
+    /// with, unsent: a value nested deeper than 128 levels, or, with
+    /// [`refuse_dropped`](Self::refuse_dropped), a conversation holding what
+    /// this format cannot carry (without it, that is logged as a request logs
+    /// it).
+    ///
+    /// ```
+    /// use agent_loop::conversation::Message;
+    /// use agent_loop::model::GeminiModel;
+    /// use agent_loop::turn::ModelRequest;
+    ///
+    /// let model = GeminiModel::new("gemini-2.5-flash");
+    /// let conversation = [Message::user("Weather in Oslo?")];
+    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
+    /// let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
+    /// assert_eq!(sent, model.request_body(&request));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        body_bytes(self, request)
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
+        // The instructions go first as a system message of the model's
+        // own, joined with the conversation's own into
+        // `systemInstruction`; the conversation itself is borrowed, not
+        // copied.
+        let lead = request.instructions.map(Message::system);
+        let outgoing = Outgoing {
+            lead: lead.as_ref(),
+            rest: request.conversation,
+        };
         // Thought signatures and provider parts go back only to the
         // endpoint and model they came from (see `wire::Target`).
         let target = super::endpoint_target(&self.base_url, &self.model);
-        let exported = gemini::export_contents_for(&conversation, &target);
+        let exported = gemini::export_outgoing(outgoing, &target);
         let mut body = Map::new();
         body.insert("contents".into(), Value::Array(exported.contents));
         if let Some(system) = exported.system_instruction {
@@ -273,12 +310,7 @@ impl GeminiModel {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(
-            Value::Object(body),
-            exported.dropped,
-            usize::from(request.instructions.is_some()),
-            0,
-        )
+        Body::new(body, None, exported.dropped, 0)
     }
 }
 
@@ -301,6 +333,7 @@ fn function_calling_config(choice: &ToolChoice) -> Value {
 impl Provider for GeminiModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = ChunkAssembler;
+    type Conversation<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -310,7 +343,7 @@ impl Provider for GeminiModel {
         &self.transport
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         GeminiModel::body(self, request)
     }
 

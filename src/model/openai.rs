@@ -7,18 +7,18 @@ use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, Provider, StreamAssembler, send};
+use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
 use super::{
     EnvEndpoint, Settings, ToolChoice, endpoint_target, env_var, inexpressible_output,
     shared_setters,
 };
-use crate::conversation::{Message, ModelResponse, WireFormat};
+use crate::conversation::{Message, ModelResponse, SystemMessage, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest, Output};
 use crate::wire::Target;
 use crate::wire::WireError;
-use crate::wire::openai;
+use crate::wire::openai::{self, RequestMessages};
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::openai::ChunkAssembler;
 
@@ -277,17 +277,54 @@ impl OpenAiModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value
+        self.body(request).value()
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
-        let (conversation, lead, skipped) = leading_system_merged(request);
+    /// The bytes this model posts as the body of `request`: what
+    /// [`request_body`](Self::request_body) shows, serialised (its keys
+    /// maybe in another order), checked as a request is before it is sent;
+    /// for logging a request, or checking it in a test, as it goes out.
+    ///
+    /// The conversation is written straight from the request into the
+    /// bytes, without a copy of it.
+    ///
+    /// # Errors
+    ///
+    /// The [`ModelError`] of kind
+    /// [`Request`](crate::turn::ModelErrorKind::Request) the request would fail
+    /// with, unsent: an output strict mode cannot express (see
+    /// [`strict_output`](Self::strict_output)), a value nested deeper than 128
+    /// levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
+    /// conversation holding what this format cannot carry (without it, that is
+    /// logged as a request logs it).
+    ///
+    /// ```
+    /// use agent_loop::conversation::Message;
+    /// use agent_loop::model::OpenAiModel;
+    /// use agent_loop::turn::ModelRequest;
+    ///
+    /// let model = OpenAiModel::new("gpt-4.1");
+    /// let conversation = [Message::user("Weather in Oslo?")];
+    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
+    /// let bytes = model.request_body_bytes(&request)?;
+    /// let sent: serde_json::Value = serde_json::from_slice(&bytes)?;
+    /// assert_eq!(sent, model.request_body(&request));
+    /// assert_eq!(sent["messages"][0]["content"], "Be brief.");
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        body_bytes(self, request)
+    }
+
+    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
+        let (lead, rest, merged) = leading_system_merged(request);
         // DeepSeek's `reasoning_content` and other provider fields go back
         // only to the provider that wrote them (see `wire::Target`).
-        let exported = openai::export_messages_for(&conversation, &self.target());
+        let messages = RequestMessages::new(lead, rest, self.target());
+        let dropped = messages.dropped();
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
-        body.insert("messages".into(), Value::Array(exported.messages));
+        body.insert("messages".into(), PLACEHOLDER);
         if !request.tools.is_empty() {
             body.insert(
                 "tools".into(),
@@ -334,13 +371,14 @@ impl OpenAiModel {
             body.insert("stream_options".into(), json!({ "include_usage": true }));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(Value::Object(body), exported.dropped, lead, skipped)
+        Body::new(body, Some(("messages", messages)), dropped, merged)
     }
 }
 
 impl Provider for OpenAiModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = ChunkAssembler;
+    type Conversation<'r> = RequestMessages<'r>;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -361,7 +399,7 @@ impl Provider for OpenAiModel {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
         OpenAiModel::body(self, request)
     }
 
@@ -403,47 +441,52 @@ impl StreamAssembler for ChunkAssembler {
     }
 }
 
-/// The conversation a request sends: one system message first, holding
-/// the mode's instructions and the conversation's own leading system
-/// messages (their non-blank texts joined by a blank line, the role of
-/// the first one of the conversation's, else `system`), then the rest;
-/// and, for [`Body::new`], how many messages of its own it put first and
-/// how many of the conversation it merged. Chat templates of Qwen on vLLM
-/// and llama.cpp refuse any system message but one at the start. A system
-/// message with provider fields is not merged (they belong to it), and a
-/// system message after the first message of another role stays where it
-/// is: moving it would change what the model reads when; OpenAI and most
-/// servers take it there.
-fn leading_system_merged(request: &ModelRequest<'_>) -> (Vec<Message>, usize, usize) {
-    let leading: Vec<&crate::conversation::SystemMessage> = request
-        .conversation
+/// The messages a request sends: one system message first, holding the
+/// mode's instructions and the conversation's own leading system messages
+/// (their non-blank texts joined by a blank line, the role of the first
+/// one of the conversation's, else `system`), then the rest of the
+/// conversation, borrowed; and how many of the conversation's messages the
+/// first one stands for. Chat templates of Qwen on vLLM and llama.cpp
+/// refuse any system message but one at the start. A system message with
+/// provider fields is not merged (they belong to it), and a system message
+/// after the first message of another role stays where it is: moving it
+/// would change what the model reads when; OpenAI and most servers take it
+/// there.
+fn leading_system_merged<'r>(
+    request: &ModelRequest<'r>,
+) -> (Option<Message>, &'r [Message], usize) {
+    let conversation = request.conversation;
+    let leading = conversation
         .iter()
-        .map_while(|message| match message {
-            Message::System(system) if system.extras.is_empty() => Some(system),
-            _ => None,
-        })
-        .collect();
-    let mut conversation: Vec<Message> = Vec::with_capacity(request.conversation.len() + 1);
-    let pieces = usize::from(request.instructions.is_some()) + leading.len();
-    if pieces < 2 {
-        conversation.extend(request.instructions.map(Message::system));
-        conversation.extend_from_slice(request.conversation);
-        return (conversation, usize::from(request.instructions.is_some()), 0);
+        .take_while(
+            |message| matches!(message, Message::System(system) if system.extras.is_empty()),
+        )
+        .count();
+    if usize::from(request.instructions.is_some()) + leading < 2 {
+        return (request.instructions.map(Message::system), conversation, 0);
     }
+    let systems = conversation[..leading]
+        .iter()
+        .filter_map(|message| match message {
+            Message::System(system) => Some(system),
+            _ => None,
+        });
     let text = request
         .instructions
         .into_iter()
-        .chain(leading.iter().map(|system| system.text.as_str()))
+        .chain(systems.clone().map(|system| system.text.as_str()))
         .filter(|text| !text.trim().is_empty())
         .collect::<Vec<_>>()
         .join("\n\n");
-    let mut merged = crate::conversation::SystemMessage::new(text);
-    if let Some(first) = leading.first() {
+    let mut merged = SystemMessage::new(text);
+    if let Some(first) = systems.clone().next() {
         merged.system_role = first.system_role;
     }
-    conversation.push(Message::System(merged));
-    conversation.extend_from_slice(&request.conversation[leading.len()..]);
-    (conversation, 1, leading.len())
+    (
+        Some(Message::System(merged)),
+        &conversation[leading..],
+        leading,
+    )
 }
 
 /// A `response_format` name OpenAI takes (`^[a-zA-Z0-9_-]{1,64}$`): other
@@ -525,7 +568,7 @@ mod tests {
         let cerebras = OpenAiModel::new("llama").base_url("https://api.cerebras.ai/v1");
         let body = cerebras.body(&request);
         assert_eq!(
-            body.value["messages"][1],
+            body.value()["messages"][1],
             serde_json::json!({ "role": "assistant", "content": null, "tool_calls": [
                 { "id": "call_1", "type": "function", "function": { "name": "f", "arguments": "{}" } }
             ] })
@@ -538,8 +581,80 @@ mod tests {
         let deepseek =
             OpenAiModel::new("deepseek-reasoner").base_url("https://API.deepseek.com/v1");
         let body = deepseek.body(&request);
-        assert_eq!(body.value["messages"][1]["reasoning_content"], "plan");
+        assert_eq!(body.value()["messages"][1]["reasoning_content"], "plan");
         assert!(body.dropped.is_empty());
+    }
+
+    /// The bytes a request posts, read back.
+    fn sent(model: &OpenAiModel, request: &ModelRequest<'_>) -> Value {
+        serde_json::from_slice(&model.request_body_bytes(request).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_bytes_sent_are_the_request_body_and_a_vendor_field_still_replaces_the_messages() {
+        let conversation = deepseek_history();
+        let request = ModelRequest::new(&conversation).instructions("Be brief.");
+        let model = OpenAiModel::new("m");
+        assert_eq!(sent(&model, &request), model.request_body(&request));
+        assert_eq!(
+            sent(&model, &request)["messages"][0]["content"],
+            "Be brief."
+        );
+
+        let messages = json!([{ "role": "user", "content": "mine" }]);
+        let replaced = OpenAiModel::new("m").extra("messages", messages.clone());
+        assert_eq!(sent(&replaced, &request)["messages"], messages);
+        assert_eq!(sent(&replaced, &request), replaced.request_body(&request));
+
+        let removed = OpenAiModel::new("m").extra("messages", Value::Null);
+        assert_eq!(sent(&removed, &request).get("messages"), None);
+        assert_eq!(removed.request_body(&request).get("messages"), None);
+    }
+
+    #[test]
+    fn a_provider_field_repeating_a_written_one_goes_once_in_its_place() {
+        // Hand-built extras may hold a field the message writes itself:
+        // theirs is sent, as when the body was a `Value` (the later key
+        // won), and the key only once.
+        let mut system = SystemMessage::new("rules");
+        let fields = [("content", json!("theirs")), ("name", json!("n"))];
+        system.extras = crate::conversation::Extras::new(
+            FORMAT,
+            fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        );
+        let image = crate::conversation::ImagePart::base64("image/png", "aGk=");
+        let user = crate::conversation::UserMessage::new(vec![
+            ContentPart::text("look"),
+            ContentPart::Image(image),
+        ]);
+        let conversation = vec![Message::System(system), Message::User(user)];
+        let bytes = OpenAiModel::new("m")
+            .request_body_bytes(&ModelRequest::new(&conversation))
+            .unwrap();
+
+        /// A derived struct refuses a repeated field.
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct System {
+            role: String,
+            content: String,
+            name: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Sent {
+            messages: (System, Value),
+        }
+        let Sent {
+            messages: (system, user),
+        } = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            (system.role, system.content, system.name),
+            ("system".into(), "theirs".into(), "n".into())
+        );
+        assert_eq!(
+            user["content"][1]["image_url"]["url"],
+            "data:image/png;base64,aGk="
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::openai::ReasoningEffort;
-use super::send::{Body, Provider, StreamAssembler, send};
+use super::send::{Body, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -263,10 +263,41 @@ impl OpenAiResponsesModel {
 
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value
+        self.body(request).value()
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    /// The bytes this model posts as the body of `request`: what
+    /// [`request_body`](Self::request_body) shows, serialised (its keys
+    /// maybe in another order), checked as a request is before it is sent;
+    /// for logging a request, or checking it in a test, as it goes out.
+    ///
+    /// # Errors
+    ///
+    /// The [`ModelError`] of kind
+    /// [`Request`](crate::turn::ModelErrorKind::Request) the request would fail
+    /// with, unsent: an output strict mode cannot express (see
+    /// [`strict_output`](Self::strict_output)), a value nested deeper than 128
+    /// levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
+    /// conversation holding what this format cannot carry (without it, that is
+    /// logged as a request logs it).
+    ///
+    /// ```
+    /// use agent_loop::conversation::Message;
+    /// use agent_loop::model::OpenAiResponsesModel;
+    /// use agent_loop::turn::ModelRequest;
+    ///
+    /// let model = OpenAiResponsesModel::new("gpt-5");
+    /// let conversation = [Message::user("Weather in Oslo?")];
+    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
+    /// let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
+    /// assert_eq!(sent, model.request_body(&request));
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        body_bytes(self, request)
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         if let Some(instructions) = request.instructions {
@@ -351,7 +382,7 @@ impl OpenAiResponsesModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(Value::Object(body), exported.dropped, 0, skipped)
+        Body::new(body, None, exported.dropped, skipped)
     }
 }
 
@@ -422,6 +453,7 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 impl Provider for OpenAiResponsesModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = EventAssembler;
+    type Conversation<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -442,7 +474,7 @@ impl Provider for OpenAiResponsesModel {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body {
+    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
         OpenAiResponsesModel::body(self, request)
     }
 

@@ -5,13 +5,16 @@
 //! and stream assembler.
 
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
-use serde_json::Value;
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 use super::Settings;
 use super::http::{Flow, Transport};
 use crate::conversation::{ModelResponse, WireFormat};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::turn::{ModelRequest, TurnEvent, TurnEvents};
+use crate::wire::encode::to_value;
 use crate::wire::stream::StreamDelta;
 use crate::wire::{Dropped, WireError};
 
@@ -22,6 +25,11 @@ pub(crate) trait Provider {
 
     /// Its streamed answer, read event by event.
     type Stream: StreamAssembler;
+
+    /// The body field that holds the conversation, as a [`Body`] writes
+    /// it: a view of the request's conversation, serialised straight into
+    /// the bytes sent, or the exported `Value` itself.
+    type Conversation<'r>: Serialize;
 
     /// The settings both models share (streaming, vendor fields, …).
     fn settings(&self) -> &Settings;
@@ -36,7 +44,7 @@ pub(crate) trait Provider {
     }
 
     /// The request body for `request`, and what its export left out.
-    fn body(&self, request: &ModelRequest<'_>) -> Body;
+    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<Self::Conversation<'r>>;
 
     /// The URL requests are posted to.
     fn url(&self) -> String;
@@ -50,29 +58,76 @@ pub(crate) trait Provider {
 
 /// A request body, and what the export of its conversation left out (see
 /// [`Dropped`]), with message indices into the request's conversation.
-pub(crate) struct Body {
-    pub(crate) value: Value,
+///
+/// The body's fields are a map, as when the whole body was one `Value`,
+/// except the conversation's: it holds `null` in the map and is written
+/// from `conversation` in its place, so the conversation is serialised
+/// once, straight into the bytes sent, without a `Value` copy of it. A
+/// vendor field set with `extra` still wins: it replaces the placeholder
+/// (a `null` one removes the field), and the conversation is then not
+/// written.
+pub(crate) struct Body<C> {
+    fields: Map<String, Value>,
+    conversation: Option<(&'static str, C)>,
     pub(crate) dropped: Vec<Dropped>,
 }
 
-impl Body {
-    /// `value`, with the `dropped` of an export of a conversation that is
-    /// `lead` messages of the model's own (the instructions, or the
-    /// instructions and the conversation's first `skipped` system messages
-    /// merged into one), then the request's conversation from `skipped`
-    /// on: the indices are turned back into the conversation's own. The
-    /// model's own messages are system messages without extras, so nothing
-    /// of them is ever dropped.
+/// What the conversation's field holds in a [`Body`]'s fields until the
+/// body is written: `null`, which no vendor field leaves behind (a `null`
+/// one removes its field).
+#[cfg(feature = "openai")]
+pub(crate) const PLACEHOLDER: Value = Value::Null;
+
+impl<C: Serialize> Body<C> {
+    /// The body of `fields`, the field `key` written from `conversation`
+    /// where `fields` holds [`PLACEHOLDER`] (when none,
+    /// every field is in `fields`); `dropped` is what the export of the
+    /// conversation left out, with message indices counted from
+    /// `first`, the index in the request's conversation of the first
+    /// message exported (after those `previous_response_id` stands for,
+    /// or those merged into the model's own system message, which has
+    /// nothing to drop).
     pub(crate) fn new(
-        value: Value,
+        fields: Map<String, Value>,
+        conversation: Option<(&'static str, C)>,
         mut dropped: Vec<Dropped>,
-        lead: usize,
-        skipped: usize,
+        first: usize,
     ) -> Self {
         for item in &mut dropped {
-            item.message = item.message.saturating_sub(lead) + skipped;
+            item.message += first;
         }
-        Self { value, dropped }
+        Self {
+            fields,
+            conversation,
+            dropped,
+        }
+    }
+
+    /// The conversation, when its field still holds the placeholder.
+    fn conversation_at(&self, key: &str, value: &Value) -> Option<&C> {
+        match &self.conversation {
+            Some((field, conversation)) if *field == key && value.is_null() => Some(conversation),
+            _ => None,
+        }
+    }
+
+    /// The body as one JSON value, written by the same serialisation as
+    /// the bytes sent: what `request_body` shows.
+    pub(crate) fn value(&self) -> Value {
+        to_value(self)
+    }
+}
+
+impl<C: Serialize> Serialize for Body<C> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.fields.len()))?;
+        for (key, value) in &self.fields {
+            match self.conversation_at(key, value) {
+                Some(conversation) => map.serialize_entry(key, conversation)?,
+                None => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
     }
 }
 
@@ -134,17 +189,29 @@ fn secrets(headers: &HeaderMap) -> Vec<String> {
     secrets
 }
 
+/// The bytes `model` posts for `request`: the request checked (the
+/// model's own checks, values nested too deeply, what its export leaves
+/// out), its body built and serialised in one pass; or the error that
+/// refuses it unsent.
+pub(crate) fn body_bytes<P: Provider>(
+    model: &P,
+    request: &ModelRequest<'_>,
+) -> Result<Vec<u8>, ModelError> {
+    model.check(request)?;
+    let settings = model.settings();
+    settings.check_depth(P::FORMAT, request)?;
+    let body = model.body(request);
+    settings.check_dropped(P::FORMAT, &body.dropped)?;
+    serde_json::to_vec(&body)
+        .map_err(|e| ModelError::of_format(P::FORMAT, ModelErrorKind::Request).with_source(e))
+}
+
 async fn send_unscrubbed<P: Provider>(
     model: &P,
     request: ModelRequest<'_>,
 ) -> Result<ModelResponse, ModelError> {
-    model.check(&request)?;
+    let body = body_bytes(model, &request)?;
     let settings = model.settings();
-    settings.check_depth(P::FORMAT, &request)?;
-    let body = model.body(&request);
-    settings.check_dropped(P::FORMAT, &body.dropped)?;
-    let body = serde_json::to_vec(&body.value)
-        .map_err(|e| ModelError::of_format(P::FORMAT, ModelErrorKind::Request).with_source(e))?;
     let url = model.url();
     let mut headers = model.headers()?;
     let transport = model.transport();

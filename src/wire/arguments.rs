@@ -20,6 +20,10 @@
 //! wrapper, and exporting adds one exactly when parsing would remove one,
 //! so export → parse gives every arguments text back.
 
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// The key under which an export puts tool call arguments that are not a
@@ -48,6 +52,174 @@ pub(crate) fn raw_arguments(object: &Map<String, Value>) -> Option<&str> {
     match object.get(RAW_ARGUMENTS_KEY) {
         Some(Value::String(raw)) if object.len() == 1 => Some(raw),
         _ => None,
+    }
+}
+
+/// The `arguments` text the OpenAI formats send for a call's raw
+/// arguments (a string field, unlike Anthropic's `input` object): the text
+/// itself when it is a JSON object, as the model wrote it, unless parsing
+/// would take it for the wrapper; else the JSON text of its
+/// [`arguments_object`]: `{}` when blank, the wrapper otherwise. Borrowed
+/// in the first case, which is nearly every call.
+pub(crate) fn arguments_text(arguments: &str) -> Cow<'_, str> {
+    if is_plain_object(arguments) {
+        Cow::Borrowed(arguments)
+    } else {
+        // `Display` of a JSON value is its compact serialisation.
+        Cow::Owned(Value::Object(arguments_object(arguments)).to_string())
+    }
+}
+
+/// `true` when `arguments` is the JSON text of an object that
+/// [`arguments_object`] returns as it is (not of the wrapper's shape), so
+/// an export may send the text itself. Checked without building the
+/// object: an export checks every call of the conversation on every
+/// request. It accepts exactly the texts `serde_json` parses into a
+/// `Value` (numbers out of range and lone surrogates fail the same way),
+/// and judges the wrapper's shape as [`raw_arguments`] judges the parsed
+/// object, where a repeated key keeps its last value.
+fn is_plain_object(arguments: &str) -> bool {
+    matches!(
+        serde_json::from_str::<Shape>(arguments),
+        Ok(Shape::Object { wrapper: false })
+    )
+}
+
+/// What [`is_plain_object`] reads of a JSON text.
+enum Shape {
+    /// An object; `wrapper` when its only key is [`RAW_ARGUMENTS_KEY`]
+    /// and that key's (last) value is a string.
+    Object { wrapper: bool },
+    /// Any other JSON value.
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ShapeVisitor;
+
+        impl<'de> Visitor<'de> for ShapeVisitor {
+            type Value = Shape;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("any JSON value")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+                let mut other_key = false;
+                let mut raw_is_string = false;
+                while let Some(Checked { raw_key, .. }) = map.next_key::<Checked>()? {
+                    let value: Checked = map.next_value()?;
+                    if raw_key {
+                        raw_is_string = value.string;
+                    } else {
+                        other_key = true;
+                    }
+                }
+                Ok(Shape::Object {
+                    wrapper: raw_is_string && !other_key,
+                })
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Shape, A::Error> {
+                Checked::read_seq(seq).map(|_| Shape::Other)
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+
+            fn visit_unit<E>(self) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+        }
+
+        deserializer.deserialize_any(ShapeVisitor)
+    }
+}
+
+/// Any JSON value, read through in full as a `Value` would be (so it fails
+/// where that fails: `deserialize_ignored_any` skips numbers unchecked)
+/// but kept nowhere: whether it is a string, and, as a key, whether it is
+/// [`RAW_ARGUMENTS_KEY`].
+#[derive(Default)]
+struct Checked {
+    string: bool,
+    raw_key: bool,
+}
+
+impl Checked {
+    fn read_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Self::default())
+    }
+}
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CheckedVisitor;
+
+        impl<'de> Visitor<'de> for CheckedVisitor {
+            type Value = Checked;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("any JSON value")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+                while map.next_entry::<Checked, Checked>()?.is_some() {}
+                Ok(Checked::default())
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Checked, A::Error> {
+                Checked::read_seq(seq)
+            }
+
+            fn visit_str<E>(self, text: &str) -> Result<Checked, E> {
+                Ok(Checked {
+                    string: true,
+                    raw_key: text == RAW_ARGUMENTS_KEY,
+                })
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+                Ok(Checked::default())
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+                Ok(Checked::default())
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+                Ok(Checked::default())
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+                Ok(Checked::default())
+            }
+
+            fn visit_unit<E>(self) -> Result<Checked, E> {
+                Ok(Checked::default())
+            }
+        }
+
+        deserializer.deserialize_any(CheckedVisitor)
     }
 }
 
@@ -99,5 +271,44 @@ mod tests {
             );
             assert_eq!(raw_arguments(&wrapped), Some(raw));
         }
+    }
+
+    #[test]
+    fn a_plain_object_is_what_arguments_object_keeps_as_parsed() {
+        for raw in [
+            r#"{"a": 1}"#,
+            r#"{}"#,
+            r#" {"a": [1, {"b": null}], "c": "\u00e9"} "#,
+            r#"{"_raw_arguments": "y"}"#,
+            r#"{"_raw_arguments": 7}"#,
+            r#"{"_raw_arguments": "y", "b": 1}"#,
+            // A repeated key keeps its last value, as in a parsed object.
+            r#"{"_raw_arguments": 1, "_raw_arguments": "y"}"#,
+            r#"{"_raw_arguments": "y", "_raw_arguments": 1}"#,
+            // Out of range and broken text fail to parse either way.
+            r#"{"a": 1e999}"#,
+            r#"{"a": "\ud800"}"#,
+            r#"{"a": 1} x"#,
+            r#"{"city": "Par"#,
+            "[1, 2]",
+            "null",
+            "42",
+            "\"text\"",
+            " \n",
+            "",
+        ] {
+            let kept = serde_json::from_str::<Value>(raw)
+                .ok()
+                .and_then(|value| value.as_object().cloned())
+                .filter(|object| raw_arguments(object).is_none());
+            assert_eq!(is_plain_object(raw), kept.is_some(), "{raw}");
+            if let Some(kept) = kept {
+                assert_eq!(arguments_object(raw), kept, "{raw}");
+            }
+        }
+        // Nested past serde_json's recursion limit: no `Value` either.
+        let deep = format!(r#"{{"a": {}{}}}"#, "[".repeat(200), "]".repeat(200));
+        assert!(serde_json::from_str::<Value>(&deep).is_err());
+        assert!(!is_plain_object(&deep));
     }
 }

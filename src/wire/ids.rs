@@ -8,6 +8,8 @@
 //! conversation exports the same way every time), without collisions, and
 //! the same for a call and its result.
 
+use std::borrow::Cow;
+
 use crate::conversation::ids::IdSet;
 use crate::conversation::{Message, WireFormat};
 use crate::tool::NameRules;
@@ -72,27 +74,31 @@ pub fn name_is_valid(format: WireFormat, name: &str) -> bool {
 /// two `""` ids): Anthropic refuses a request whose `tool_use` ids repeat. A
 /// result gets the id of the earliest call with its original id that no
 /// result has answered yet.
-pub(crate) struct ExportIds {
+///
+/// It borrows the conversation's ids: an id the format accepts (nearly
+/// all of them) is exported as it is, without a copy, on every request of
+/// a long session.
+pub(crate) struct ExportIds<'a> {
     format: WireFormat,
     /// Every exported call id so far, and the valid ids reserved for the
     /// first call that carries them.
-    taken: IdSet,
+    taken: IdSet<Cow<'a, str>>,
     /// Valid original ids whose first call has been exported.
-    kept: IdSet,
+    kept: IdSet<&'a str>,
     /// (original, exported) of calls no result has answered yet, in order.
-    open: Vec<(String, String)>,
+    open: Vec<(&'a str, Cow<'a, str>)>,
 }
 
-impl ExportIds {
+impl<'a> ExportIds<'a> {
     /// The mapping for `conversation`: the first call with an id `format`
     /// accepts keeps it; every other call gets a valid id no call uses.
-    pub(crate) fn new(format: WireFormat, conversation: &[Message]) -> Self {
+    pub(crate) fn new(format: WireFormat, conversation: &'a [Message]) -> Self {
         let taken = conversation
             .iter()
             .filter_map(Message::as_assistant)
             .flat_map(|assistant| assistant.tool_calls())
             .filter(|call| id_is_valid(format, &call.id))
-            .map(|call| call.id.clone())
+            .map(|call| Cow::Borrowed(call.id.as_str()))
             .collect();
         Self {
             format,
@@ -103,24 +109,24 @@ impl ExportIds {
     }
 
     /// The exported id of the next call, whose original id is `id`.
-    pub(crate) fn call(&mut self, id: &str) -> String {
-        let exported = if id_is_valid(self.format, id) && self.kept.insert(id.to_owned()) {
-            id.to_owned()
+    pub(crate) fn call(&mut self, id: &'a str) -> Cow<'a, str> {
+        let exported = if id_is_valid(self.format, id) && self.kept.insert(id) {
+            Cow::Borrowed(id)
         } else {
-            self.fresh(id)
+            Cow::Owned(self.fresh(id))
         };
-        self.open.push((id.to_owned(), exported.clone()));
+        self.open.push((id, exported.clone()));
         exported
     }
 
     /// The exported id of the next result, whose original id is `id`.
-    pub(crate) fn result(&mut self, id: &str) -> String {
-        match self.open.iter().position(|(original, _)| original == id) {
+    pub(crate) fn result(&mut self, id: &'a str) -> Cow<'a, str> {
+        match self.open.iter().position(|(original, _)| *original == id) {
             Some(position) => self.open.remove(position).1,
             // A result that answers no call: mapped like one, so it is
             // valid at least.
-            None if id_is_valid(self.format, id) => id.to_owned(),
-            None => valid_id(id),
+            None if id_is_valid(self.format, id) => Cow::Borrowed(id),
+            None => Cow::Owned(valid_id(id)),
         }
     }
 
@@ -129,25 +135,25 @@ impl ExportIds {
         let base = valid_id(id);
         let mut candidate = base.clone();
         let mut counter = 2u32;
-        while self.taken.contains(&candidate) {
+        while self.taken.contains(candidate.as_str()) {
             let suffix = format!("_{counter}");
             let mut prefix = base.clone();
             prefix.truncate(OPENAI_MAX_ID_LEN - suffix.len());
             candidate = prefix + &suffix;
             counter += 1;
         }
-        self.taken.insert(candidate.clone());
+        self.taken.insert(Cow::Owned(candidate.clone()));
         candidate
     }
 
     /// The exported tool name of a call: the name itself when the format
     /// accepts it, otherwise [`NameRules::sanitize`]'s valid form (the
     /// model's text is not changed, only the name field).
-    pub(crate) fn name(&self, name: &str) -> String {
+    pub(crate) fn name(&self, name: &'a str) -> Cow<'a, str> {
         if name_is_valid(self.format, name) {
-            name.to_owned()
+            Cow::Borrowed(name)
         } else {
-            NameRules::OpenAi.sanitize(name)
+            Cow::Owned(NameRules::OpenAi.sanitize(name))
         }
     }
 }
@@ -180,14 +186,15 @@ mod tests {
     use super::*;
     use crate::conversation::ToolCall;
 
-    fn mapping(format: WireFormat, ids: &[&str]) -> ExportIds {
+    fn conversation(ids: &[&str]) -> Vec<Message> {
         let calls = ids.iter().map(|id| ToolCall::new(*id, "f", "{}")).collect();
-        ExportIds::new(format, &[Message::tool_calls(None, calls)])
+        vec![Message::tool_calls(None, calls)]
     }
 
     #[test]
     fn valid_ids_are_kept() {
-        let mut ids = mapping(WireFormat::AnthropicMessages, &["toolu_1"]);
+        let calls = conversation(&["toolu_1"]);
+        let mut ids = ExportIds::new(WireFormat::AnthropicMessages, &calls);
         assert_eq!(ids.call("toolu_1"), "toolu_1");
         assert_eq!(ids.result("toolu_1"), "toolu_1");
     }
@@ -195,10 +202,12 @@ mod tests {
     #[test]
     fn kimi_ids_are_mapped_for_anthropic_but_kept_for_openai() {
         let id = "functions.write_todos:0";
-        let mut anthropic = mapping(WireFormat::AnthropicMessages, &[id]);
+        let anthropic_calls = conversation(&[id]);
+        let mut anthropic = ExportIds::new(WireFormat::AnthropicMessages, &anthropic_calls);
         assert_eq!(anthropic.call(id), "functions_write_todos_0");
         assert_eq!(anthropic.result(id), "functions_write_todos_0");
-        let mut openai = mapping(WireFormat::OpenAiChat, &[id]);
+        let openai_calls = conversation(&[id]);
+        let mut openai = ExportIds::new(WireFormat::OpenAiChat, &openai_calls);
         assert_eq!(openai.call(id), id);
     }
 
@@ -206,7 +215,8 @@ mod tests {
     fn long_ids_are_cut_with_a_hash_and_stay_distinct() {
         let a = format!("fc_{}", "a".repeat(50));
         let b = format!("fc_{}b", "a".repeat(49));
-        let mut ids = mapping(WireFormat::OpenAiChat, &[&a, &b]);
+        let calls = conversation(&[&a, &b]);
+        let mut ids = ExportIds::new(WireFormat::OpenAiChat, &calls);
         let (ma, mb) = (ids.call(&a), ids.call(&b));
         assert_eq!(ma.chars().count(), OPENAI_MAX_ID_LEN);
         assert!(id_is_valid(WireFormat::OpenAiChat, &mb));
@@ -218,14 +228,16 @@ mod tests {
     #[test]
     fn a_mapped_id_never_takes_a_valid_one() {
         // `a.b` maps to `a_b`, which a later call already uses.
-        let mut ids = mapping(WireFormat::AnthropicMessages, &["a.b", "a_b"]);
+        let calls = conversation(&["a.b", "a_b"]);
+        let mut ids = ExportIds::new(WireFormat::AnthropicMessages, &calls);
         assert_eq!(ids.call("a.b"), "a_b_2");
         assert_eq!(ids.call("a_b"), "a_b");
     }
 
     #[test]
     fn a_repeated_id_gets_a_new_one_and_results_follow_their_calls() {
-        let mut ids = mapping(WireFormat::AnthropicMessages, &["call_0", "call_0", "", ""]);
+        let calls = conversation(&["call_0", "call_0", "", ""]);
+        let mut ids = ExportIds::new(WireFormat::AnthropicMessages, &calls);
         let first = ids.call("call_0");
         assert_eq!(ids.result("call_0"), first);
         let second = ids.call("call_0");

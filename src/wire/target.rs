@@ -95,7 +95,6 @@ impl Target {
 
     /// `true` when `extras` may go to this target in `format`: extras of
     /// no origin, or of one the rule takes.
-    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn takes_extras(&self, format: WireFormat, extras: &Extras) -> bool {
         extras
             .origin()

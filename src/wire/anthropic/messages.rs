@@ -22,6 +22,7 @@ use crate::wire::dropped::{self, Dropped, Place};
 use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
+use crate::wire::outgoing::Outgoing;
 use crate::wire::string_or_array::StringOrArray;
 use crate::wire::target::{Target, for_target};
 
@@ -85,22 +86,32 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
 /// signature in thinking block"). The Anthropic model exports with its
 /// base URL's host and its model name.
 pub fn export_messages_for(conversation: &[Message], target: &Target) -> ExportedMessages {
-    let kept = for_target(conversation, FORMAT, target);
-    let mut exported = export_kept(&kept);
-    exported.dropped = dropped::report(conversation, FORMAT, target, takes);
+    export_outgoing(Outgoing::whole(conversation), target)
+}
+
+/// [`export_messages_for`] of a model's request: its own system message,
+/// then the conversation, neither copied; `dropped` counts messages from
+/// the first of `outgoing.rest`.
+pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> ExportedMessages {
+    let kept = for_target(outgoing.rest, FORMAT, target);
+    let mut exported = export_kept(Outgoing {
+        lead: outgoing.lead,
+        rest: &kept,
+    });
+    exported.dropped = dropped::report(outgoing.rest, FORMAT, target, takes);
     exported
 }
 
-/// The export of `conversation`, whose content of this format the target
+/// The export of `outgoing`, whose content of this format the target
 /// takes; without its report.
-fn export_kept(conversation: &[Message]) -> ExportedMessages {
-    let mut ids = ExportIds::new(FORMAT, conversation);
-    let system = export_system(conversation);
+fn export_kept(outgoing: Outgoing<'_>) -> ExportedMessages {
+    let mut ids = ExportIds::new(FORMAT, outgoing.rest);
+    let system = export_system(outgoing);
     let mut messages: Vec<MessageParam> = Vec::new();
     // `true` while the last exported message holds tool results only, so a
     // result or a user message that follows joins it.
     let mut open_results = false;
-    for message in conversation {
+    for message in outgoing.iter() {
         match message {
             Message::System(_) => {}
             Message::User(user) => {
@@ -164,8 +175,8 @@ fn takes(place: Place, part: &ContentPart) -> bool {
     }
 }
 
-fn export_system(conversation: &[Message]) -> Option<StringOrArray<SystemBlock>> {
-    let systems: Vec<&SystemMessage> = conversation
+fn export_system(outgoing: Outgoing<'_>) -> Option<StringOrArray<SystemBlock>> {
+    let systems: Vec<&SystemMessage> = outgoing
         .iter()
         .filter_map(|message| match message {
             Message::System(system) if !is_blank(&system.text) => Some(system),
@@ -242,7 +253,7 @@ fn export_user_parts(parts: &[ContentPart]) -> Vec<ContentBlock> {
 /// refuses an empty one ("content cannot be empty if `is_error` is true").
 const EMPTY_ERROR_TEXT: &str = "The tool call failed.";
 
-fn export_tool_result(result: &ToolResult, ids: &mut ExportIds) -> ToolResultBlock {
+fn export_tool_result<'a>(result: &'a ToolResult, ids: &mut ExportIds<'a>) -> ToolResultBlock {
     let mut blocks = export_user_parts(&result.content);
     if result.is_error {
         // "all content must be type 'text' if 'is_error' is true".
@@ -262,14 +273,17 @@ fn export_tool_result(result: &ToolResult, ids: &mut ExportIds) -> ToolResultBlo
         _ => Some(StringOrArray::Array(blocks)),
     };
     ToolResultBlock {
-        tool_use_id: ids.result(&result.tool_call_id),
+        tool_use_id: ids.result(&result.tool_call_id).into_owned(),
         content,
         is_error: result.is_error,
         extras: own_extras(&result.extras, TOOL_RESULT_FIELDS),
     }
 }
 
-fn export_assistant(assistant: &AssistantMessage, ids: &mut ExportIds) -> Vec<ContentBlock> {
+fn export_assistant<'a>(
+    assistant: &'a AssistantMessage,
+    ids: &mut ExportIds<'a>,
+) -> Vec<ContentBlock> {
     let mut blocks: Vec<ContentBlock> = assistant
         .content
         .iter()
@@ -277,8 +291,8 @@ fn export_assistant(assistant: &AssistantMessage, ids: &mut ExportIds) -> Vec<Co
             ContentPart::Text(text) => export_text(text),
             ContentPart::Reasoning(reasoning) => export_reasoning(reasoning),
             ContentPart::ToolCall(call) => Some(ContentBlock::ToolUse(ToolUseBlock {
-                id: ids.call(&call.id),
-                name: ids.name(&call.name),
+                id: ids.call(&call.id).into_owned(),
+                name: ids.name(&call.name).into_owned(),
                 input: arguments_to_input(&call.arguments),
                 extras: own_extras(&call.extras, TOOL_USE_FIELDS),
             })),

@@ -163,6 +163,8 @@ mod tests;
 mod tools;
 mod types;
 
+#[cfg(feature = "anthropic")]
+pub(crate) use messages::export_outgoing;
 pub use messages::{ExportedMessages, export_messages, export_messages_for, parse_messages};
 pub use request::parse_request;
 pub use response::parse_response;

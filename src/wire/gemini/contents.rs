@@ -20,6 +20,7 @@ use crate::wire::decode::check_depth;
 use crate::wire::dropped::{Dropped, Place, report};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
+use crate::wire::outgoing::Outgoing;
 use crate::wire::target::{Target, for_target};
 
 /// What [`export_contents`] builds: the request's `systemInstruction` and
@@ -92,17 +93,27 @@ pub fn export_contents(conversation: &[Message]) -> ExportedContents {
 /// content, as any call without one. The Gemini model exports with the
 /// host of its base URL as the provider and its model name.
 pub fn export_contents_for(conversation: &[Message], target: &Target) -> ExportedContents {
-    let kept = for_target(conversation, FORMAT, target);
+    export_outgoing(Outgoing::whole(conversation), target)
+}
+
+/// [`export_contents_for`] of a model's request: its own system message,
+/// then the conversation, neither copied; `dropped` counts messages from
+/// the first of `outgoing.rest`.
+pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> ExportedContents {
+    let kept = for_target(outgoing.rest, FORMAT, target);
     ExportedContents {
-        dropped: report(conversation, FORMAT, target, takes),
-        ..export_kept(&kept)
+        dropped: report(outgoing.rest, FORMAT, target, takes),
+        ..export_kept(Outgoing {
+            lead: outgoing.lead,
+            rest: &kept,
+        })
     }
 }
 
-/// The export of a conversation the target takes whole; `dropped` is
-/// filled in by the caller, which reports on the original.
-fn export_kept(conversation: &[Message]) -> ExportedContents {
-    let mut ids = ExportIds::new(FORMAT, conversation);
+/// The export of messages the target takes whole; `dropped` is filled in
+/// by the caller, which reports on the original.
+fn export_kept(outgoing: Outgoing<'_>) -> ExportedContents {
+    let mut ids = ExportIds::new(FORMAT, outgoing.rest);
     let mut contents: Vec<Content> = Vec::new();
     // `true` while the last content holds function responses only, so a
     // result or a user message that follows joins it.
@@ -110,7 +121,7 @@ fn export_kept(conversation: &[Message]) -> ExportedContents {
     // The calls of the last model turn not yet answered: (original id,
     // exported name).
     let mut open_calls: Vec<(String, String)> = Vec::new();
-    for message in conversation {
+    for message in outgoing.iter() {
         match message {
             Message::System(_) => {}
             Message::User(user) => {
@@ -152,7 +163,7 @@ fn export_kept(conversation: &[Message]) -> ExportedContents {
         }
     }
     ExportedContents {
-        system_instruction: export_system(conversation),
+        system_instruction: export_system(outgoing),
         contents: contents
             .into_iter()
             .map(|content| {
@@ -179,8 +190,8 @@ fn takes(_place: Place, part: &ContentPart) -> bool {
     )
 }
 
-fn export_system(conversation: &[Message]) -> Option<Value> {
-    let parts: Vec<Value> = conversation
+fn export_system(outgoing: Outgoing<'_>) -> Option<Value> {
+    let parts: Vec<Value> = outgoing
         .iter()
         .filter_map(|message| match message {
             Message::System(system) if !is_blank(&system.text) => Some(text_part(
@@ -254,9 +265,9 @@ fn inner_extras(extras: &Extras, key: &str, modelled: &[&str]) -> Map<String, Va
         .unwrap_or_default()
 }
 
-fn export_model(
-    assistant: &AssistantMessage,
-    ids: &mut ExportIds,
+fn export_model<'a>(
+    assistant: &'a AssistantMessage,
+    ids: &mut ExportIds<'a>,
     open_calls: &mut Vec<(String, String)>,
 ) -> Vec<Value> {
     let mut parts: Vec<Value> = assistant
@@ -315,15 +326,15 @@ fn export_reasoning(reasoning: &ReasoningPart) -> Option<Value> {
     Some(Value::Object(part))
 }
 
-fn export_call(
-    call: &ToolCall,
-    ids: &mut ExportIds,
+fn export_call<'a>(
+    call: &'a ToolCall,
+    ids: &mut ExportIds<'a>,
     open_calls: &mut Vec<(String, String)>,
 ) -> Value {
-    let name = ids.name(&call.name);
+    let name = ids.name(&call.name).into_owned();
     let mut inner = Map::new();
     if !call.id.is_empty() {
-        inner.insert("id".into(), Value::String(ids.call(&call.id)));
+        inner.insert("id".into(), Value::String(ids.call(&call.id).into_owned()));
     }
     inner.insert("name".into(), Value::String(name.clone()));
     inner.insert(
@@ -342,9 +353,9 @@ fn export_call(
     Value::Object(part)
 }
 
-fn export_result(
-    result: &ToolResult,
-    ids: &mut ExportIds,
+fn export_result<'a>(
+    result: &'a ToolResult,
+    ids: &mut ExportIds<'a>,
     open_calls: &mut Vec<(String, String)>,
 ) -> Value {
     let answered = open_calls
@@ -373,7 +384,10 @@ fn export_result(
         .collect();
     let mut inner = Map::new();
     if !result.tool_call_id.is_empty() {
-        inner.insert("id".into(), Value::String(ids.result(&result.tool_call_id)));
+        inner.insert(
+            "id".into(),
+            Value::String(ids.result(&result.tool_call_id).into_owned()),
+        );
     }
     // The call's name; a result that answers no call keeps the name it was
     // parsed with (among its extras), if any.

@@ -198,6 +198,8 @@ mod response;
 mod tests;
 mod tools;
 
+#[cfg(feature = "gemini")]
+pub(crate) use contents::export_outgoing;
 pub use contents::{ExportedContents, export_contents, export_contents_for, parse_contents};
 pub use request::parse_request;
 pub use response::parse_response;

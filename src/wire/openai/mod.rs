@@ -154,6 +154,7 @@
 //! [`WireError`]: crate::wire::WireError
 //! [`WireFormat`]: crate::conversation::WireFormat
 
+mod export;
 mod messages;
 mod request;
 mod response;
@@ -162,7 +163,10 @@ mod tests;
 mod tools;
 mod types;
 
-pub use messages::{ExportedMessages, export_messages, export_messages_for, parse_messages};
+#[cfg(feature = "openai")]
+pub(crate) use export::RequestMessages;
+pub use export::{ExportedMessages, export_messages, export_messages_for};
+pub use messages::parse_messages;
 pub use request::parse_request;
 pub use response::parse_response;
 pub use tools::{export_declarations, export_tools, parse_tools};

@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use super::messages::is_provider_call;
+use super::export::is_provider_call;
 use super::types::empty_schema;
 use super::*;
 use crate::conversation::{

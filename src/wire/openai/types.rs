@@ -73,28 +73,6 @@ pub(super) struct RoleTag {
     pub(super) role: String,
 }
 
-/// One element of a request's `messages` array, tagged by `role`
-/// ([reference](https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages)).
-///
-/// Only written: [`parse_messages`](super::parse_messages) reads the
-/// `role` first, then the message type it names, so that an unknown role
-/// is a [`WireErrorKind::UnknownRole`](crate::wire::WireErrorKind::UnknownRole).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub(crate) enum ChatMessage {
-    /// `{"role": "system", "content"}`.
-    System(SystemChatMessage),
-    /// `{"role": "developer", "content"}`: OpenAI's name for the system
-    /// message since its reasoning models.
-    Developer(SystemChatMessage),
-    /// `{"role": "user", "content"}`.
-    User(UserChatMessage),
-    /// `{"role": "assistant", "content", "reasoning_content"?, "tool_calls"?}`.
-    Assistant(AssistantChatMessage),
-    /// `{"role": "tool", "tool_call_id", "content"}`.
-    Tool(ToolChatMessage),
-}
-
 /// A `system` or `developer` message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "a system message object")]
@@ -184,15 +162,6 @@ pub(crate) struct ChatTextPart {
 }
 
 impl ChatTextPart {
-    /// A text part without extras.
-    pub(crate) fn new(text: impl Into<String>) -> Self {
-        Self {
-            kind: TextType::Text,
-            text: text.into(),
-            extras: Map::new(),
-        }
-    }
-
     /// A `text` content part read whole: its `text`, required, and its
     /// other fields but the `null` ones.
     fn read<E: de::Error>(text: Option<String>, rest: Map<String, Value>) -> Result<Self, E> {

@@ -11,7 +11,7 @@ use crate::conversation::{
     AssistantMessage, ContentPart, Extras, ImagePart, ImageSource, Message, Origin, ProviderPart,
     ReasoningPart, SystemMessage, SystemRole, TextPart, ToolCall, ToolResult, UserMessage,
 };
-use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_object, raw_arguments};
+use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_text, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::dropped::{Dropped, Place, report};
@@ -323,9 +323,9 @@ fn flush_message(items: &mut Vec<Pending>, message: &mut Option<OpenMessage>) {
     });
 }
 
-fn export_assistant(
-    assistant: &AssistantMessage,
-    ids: &mut ExportIds,
+fn export_assistant<'a>(
+    assistant: &'a AssistantMessage,
+    ids: &mut ExportIds<'a>,
     left_out: &mut Vec<*const ContentPart>,
     stateless: bool,
 ) -> Vec<Value> {
@@ -371,7 +371,7 @@ fn export_assistant(
                 item.insert("type".into(), json!("function_call"));
                 item.insert("call_id".into(), json!(ids.call(&call.id)));
                 item.insert("name".into(), json!(ids.name(&call.name)));
-                item.insert("arguments".into(), json!(export_arguments(&call.arguments)));
+                item.insert("arguments".into(), json!(arguments_text(&call.arguments)));
                 items.push(Pending {
                     item,
                     part: at,
@@ -467,17 +467,7 @@ pub(super) fn summary_of(text: &str) -> Value {
     }
 }
 
-/// `arguments` text for a call: an object as the model wrote it, blank as
-/// `{}`, anything else wrapped (see the module docs).
-fn export_arguments(arguments: &str) -> String {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(Value::Object(object)) if raw_arguments(&object).is_none() => arguments.to_owned(),
-        // `Display` of a JSON value is its compact serialisation.
-        _ => Value::Object(arguments_object(arguments)).to_string(),
-    }
-}
-
-/// Undoes [`export_arguments`]' wrapper.
+/// Undoes the wrapper of [`arguments_text`].
 fn restore_arguments(arguments: String) -> String {
     if !arguments.contains(RAW_ARGUMENTS_KEY) {
         return arguments;
