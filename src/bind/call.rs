@@ -249,8 +249,19 @@ impl<'a> CallTable<'a> {
                 .map(|call| Prepared::Answered(cut_off_error(&call.name)))
                 .collect();
         }
-        let is_control =
-            |call: &ToolCall| self.output.is_some() && call.name == STRUCTURED_OUTPUT_TOOL_NAME;
+        if self.output.is_none() {
+            // No control tool: each call stands alone.
+            return batch
+                .iter()
+                .map(|call| {
+                    self.gate(
+                        call,
+                        self.prepare(&call.name, Arguments::Text(&call.arguments)),
+                    )
+                })
+                .collect();
+        }
+        let is_control = |call: &ToolCall| call.name == STRUCTURED_OUTPUT_TOOL_NAME;
         // The control calls first: whether the batch has its output
         // decides what becomes of the others.
         let mut has_output = false;

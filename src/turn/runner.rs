@@ -444,6 +444,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             end_at(Instant::now(), status, finish_reason, conversation, stats)
         };
         let mut meter = ContextMeter::new();
+        // When the next request starts, if nothing between takes time.
+        let mut last_mark = (self.resume.is_none()).then_some(started);
         // The provider said the window is full: compact before asking again.
         let mut window_full = false;
         let mut requests: u32 = prior.requests;
@@ -498,7 +500,13 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 return Ok(end(paused, None, conversation, stats));
             }
             requests = requests.saturating_add(1);
-            let model_started = Instant::now();
+            // The instant the turn started, or its last batch ended, unless
+            // something took time since (a resume ran calls, a compaction
+            // may have asked a model): a clock read is not free.
+            let model_started = match last_mark.take() {
+                Some(mark) if self.compactor(&limits).is_none() => mark,
+                _ => Instant::now(),
+            };
             let iteration = prior
                 .iterations
                 .saturating_add(stats.iteration_count())
@@ -708,8 +716,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 iteration,
                 calls: batch_calls,
             });
+            let batch_ended = Instant::now();
+            last_mark = Some(batch_ended);
             stats.iterations.push(IterationStats {
-                batch_duration: batch_started.elapsed(),
+                batch_duration: batch_ended - batch_started,
                 ..answered(call_stats)
             });
             if !pending.is_empty() {
