@@ -318,3 +318,86 @@ async fn a_batch_of_refused_calls_is_not_committed_once_the_turn_is_cancelled() 
     assert_eq!(conversation, user_says("go"), "the batch was not appended");
     assert!(outcome.stats.iterations.is_empty());
 }
+
+/// A batch with one call runs it on the turn's own task: cancelling drops
+/// its future before `run_turn` returns, promptly, and the batch is not
+/// committed, as for a batch whose calls run on tasks of their own
+/// ([`cancelling_during_a_batch_interrupts_promptly_and_drops_the_running_calls`]).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_one_call_batch_drops_its_call_before_returning() {
+    let counters = Arc::new(Counters::default());
+    let session = bind_tools([sleepy_tool(Arc::clone(&counters))], ToolLimits::default()).await;
+    let model = ScriptedModel::new([batch([call("s0", "sleepy", "{}")]), answer("never")]);
+    let mut conversation = user_says("sleep on it");
+    let cancellation = CancellationToken::new();
+    cancel_when_started(Arc::clone(&counters), 1, cancellation.clone());
+
+    let started = Instant::now();
+    let outcome = session
+        .run_turn(&model, &mut conversation, &cancellation)
+        .await
+        .expect("cancellation is not an error");
+
+    assert_eq!(outcome.status, TurnStatus::Interrupted);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(counters.started.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        counters.dropped.load(Ordering::SeqCst),
+        1,
+        "the running future was dropped before run_turn returned"
+    );
+    assert_eq!(conversation, user_says("sleep on it"), "not committed");
+    assert!(outcome.stats.iterations.is_empty());
+    assert_eq!(model.remaining(), 1, "the model was not asked again");
+}
+
+/// `stopper`: waits for the turn's token, then answers: a tool that stops
+/// cooperatively. It ends because the token fired, so the turn is
+/// interrupted all the same, whether the batch's one call runs on the
+/// turn's own task or its calls on tasks of their own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_whose_tool_ends_when_the_token_fires_is_not_committed() {
+    for calls in [1, 2] {
+        let counters = Arc::new(Counters::default());
+        let stopper = {
+            let counters = Arc::clone(&counters);
+            tool::Definition::from_fn(
+                tool::ToolInfo::without_parameters("stopper", "Stops when cancelled."),
+                move |_arguments: Value, context: tool::CallContext| {
+                    let counters = Arc::clone(&counters);
+                    async move {
+                        counters.started.fetch_add(1, Ordering::SeqCst);
+                        context.cancellation().cancelled().await;
+                        Ok::<_, BoxError>(json!("stopped"))
+                    }
+                },
+            )
+        };
+        let session = bind_tools([stopper], ToolLimits::default()).await;
+        let ids = ["t1", "t2"];
+        let model = ScriptedModel::new([
+            batch(ids[..calls].iter().map(|&id| call(id, "stopper", "{}"))),
+            answer("never"),
+        ]);
+        let mut conversation = user_says("stop");
+        let cancellation = CancellationToken::new();
+        cancel_when_started(Arc::clone(&counters), calls, cancellation.clone());
+
+        let outcome = session
+            .run_turn(&model, &mut conversation, &cancellation)
+            .await
+            .expect("cancellation is not an error");
+
+        assert_eq!(outcome.status, TurnStatus::Interrupted, "{calls} calls");
+        assert_eq!(
+            conversation,
+            user_says("stop"),
+            "{calls} calls: not committed"
+        );
+        assert_eq!(model.remaining(), 1, "{calls} calls");
+    }
+}

@@ -620,3 +620,57 @@ async fn a_tool_future_panicking_when_dropped_mid_flight_is_contained() {
         assert!(timed_out.is_err(), "the call never ends by itself");
     }
 }
+
+/// The one-call batch of [`a_call_whose_task_died_gets_an_error_result_and_a_finished_event`]:
+/// the call runs on the turn's own task, and a panic that escapes every
+/// boundary of the call is caught there, as a task would catch it.
+#[tokio::test]
+async fn a_one_call_batch_whose_call_died_gets_an_error_result_and_a_finished_event() {
+    let dies = tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("dies", "Its call dies."),
+        |_arguments: Value, _context| async move { panic_through_every_catch() },
+    );
+    let session = bind_tools([dies], ToolLimits::default()).await;
+    let model = ScriptedModel::new([batch([call("c1", "dies", "{}")]), answer("ok")]);
+    let mut conversation = user_says("go");
+    let (events, mut receiver) = agent_loop::turn::TurnEvents::channel();
+
+    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(session.run_turn(
+        &model,
+        &mut conversation,
+        TurnOptions::builder().events(&events).build(),
+    )))
+    .await
+    .expect("the call's panic must not escape run_turn")
+    .expect("the turn completes");
+
+    assert_eq!(outcome.answer(), Some("ok"));
+    let died = result_for(&conversation, "c1");
+    assert!(
+        died.is_error && died.text().contains("was aborted"),
+        "{died:?}"
+    );
+    assert_every_call_answered(&conversation);
+    drop(events);
+    let mut started = Vec::new();
+    let mut finished = Vec::new();
+    while let Ok(event) = receiver.try_recv() {
+        match event {
+            agent_loop::turn::TurnEvent::ToolCallStarted { tool_call_id, .. } => {
+                started.push(tool_call_id);
+            }
+            agent_loop::turn::TurnEvent::ToolCallFinished {
+                tool_call_id,
+                error,
+                ..
+            } => finished.push((tool_call_id, error)),
+            _ => {}
+        }
+    }
+    assert_eq!(started, ["c1"]);
+    assert_eq!(
+        finished,
+        [("c1".to_owned(), Some(ToolCallErrorKind::ToolPanicked))],
+        "the started call finished once"
+    );
+}

@@ -119,3 +119,50 @@ fn a_turn_emits_turn_iteration_and_execute_tool_spans() {
         }
     });
 }
+
+/// A batch with one call runs it on the turn's own task, not a task of
+/// its own: its `execute_tool` span is still the iteration's child, under
+/// the turn's, one iteration span per batch.
+#[test]
+fn a_one_call_batch_runs_its_call_under_the_iteration_span() {
+    let recorder = Recorder::default();
+    crate::common::with_tracing_layer(recorder.clone(), async {
+        let echo = tool::Definition::from_fn(
+            ToolInfo::new("echo", "Echoes.", json!({"type": "object"})),
+            |arguments: Value, _context| async move { Ok::<_, BoxError>(arguments) },
+        );
+        let definition = Definition::builder()
+            .name("traced-one")
+            .tool(&echo)
+            .build()
+            .validate()
+            .unwrap();
+        let bound = definition
+            .bind(Bindings::new(SessionId::new(), LoopId::new()))
+            .await
+            .unwrap();
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("call_a", "echo", "{}")]),
+            ModelResponse::tool_calls([ToolCall::new("call_b", "echo", "{}")]),
+            ModelResponse::answer("done"),
+        ]);
+        let mut conversation = vec![Message::user("hi")];
+        bound
+            .run_turn(&model, &mut conversation, &CancellationToken::new())
+            .await
+            .unwrap();
+
+        let spans = recorder.0.lock().unwrap().clone();
+        let iterations: Vec<_> = spans.iter().filter(|s| s.name == "iteration").collect();
+        assert_eq!(iterations.len(), 2, "{spans:#?}");
+        assert!(
+            iterations.iter().all(|s| s.parent == Some("invoke_agent")),
+            "{spans:#?}"
+        );
+        let calls: Vec<_> = spans.iter().filter(|s| s.name == "execute_tool").collect();
+        assert_eq!(calls.len(), 2, "{spans:#?}");
+        for call in calls {
+            assert_eq!(call.parent, Some("iteration"), "{spans:#?}");
+        }
+    });
+}
