@@ -65,17 +65,14 @@
 //! }
 //! ```
 
-use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::FutureExt;
-use futures::future::Either;
 use serde_json::Value;
 
 use crate::support::json::{self, TooDeep};
-use crate::support::panic::panic_message;
+use crate::support::panic::{Contained, Panic, drop_payload, panic_message};
 use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
 
 /// A wrapper around every tool execution of a bound definition.
@@ -129,47 +126,43 @@ impl<'a> Next<'a> {
     /// an [`ArgumentsTooDeep`](crate::bind::ToolCallErrorKind::ArgumentsTooDeep)
     /// or [`OutputTooDeep`](crate::bind::ToolCallErrorKind::OutputTooDeep)
     /// one.
-    ///
-    /// The next middleware makes its future here, when `run` is called
-    /// (the call is already inside the chain's panic boundary), so the
-    /// future `run` returns is that middleware's own, not one around it.
     pub fn run(
         self,
         call: ToolInvocation,
     ) -> impl Future<Output = Result<ToolOutput, BoxError>> + Send + 'a {
-        // The first hop's arguments were checked where the call started;
-        // every later hop's may have been rewritten.
-        let ToolInvocation { arguments, context } = call;
-        match json::within_depth(arguments) {
-            Some(arguments) => Either::Left(self.dispatch(ToolInvocation { arguments, context })),
-            None => Either::Right(std::future::ready(Err(Box::new(DepthRefusal::Arguments(
-                TooDeep::new(),
-            )) as BoxError))),
-        }
+        self.hop(call, true)
     }
 
-    /// The next middleware's future, or at the chain's end the tool's.
-    fn dispatch(
-        self,
-        call: ToolInvocation,
-    ) -> Either<OutputFuture<'a>, impl Future<Output = Result<ToolOutput, BoxError>> + Send + 'a>
-    {
+    /// The next middleware, or at the chain's end the tool, at the first
+    /// poll (as an `async fn` would: a middleware that panics making its
+    /// future panics inside the poll of the one before it). `check`: the
+    /// arguments are checked for depth first (the first hop's were checked
+    /// where the call started; every later hop's may have been rewritten).
+    /// One `async fn` for the hop: the next middleware's future is awaited
+    /// in it, not in a future around a future.
+    async fn hop(self, call: ToolInvocation, check: bool) -> Result<ToolOutput, BoxError> {
+        let ToolInvocation { arguments, context } = call;
+        let arguments = if check {
+            match json::within_depth(arguments) {
+                Some(arguments) => arguments,
+                None => return Err(Box::new(DepthRefusal::Arguments(TooDeep::new()))),
+            }
+        } else {
+            arguments
+        };
+        let call = ToolInvocation { arguments, context };
         match self.middlewares.split_first() {
-            Some((first, rest)) => Either::Left(first.handle(
-                call,
-                Next {
+            Some((first, rest)) => {
+                let next = Next {
                     tool: self.tool,
                     middlewares: rest,
-                },
-            )),
-            None => Either::Right(end_of_chain(self.tool, call)),
+                };
+                first.handle(call, next).await
+            }
+            None => end_of_chain(self.tool, call).await,
         }
     }
 }
-
-/// A middleware's future, as `ToolMiddleware::handle` returns it.
-type OutputFuture<'a> =
-    std::pin::Pin<Box<dyn Future<Output = Result<ToolOutput, BoxError>> + Send + 'a>>;
 
 /// The chain's end: the tool, its error wrapped in [`ToolFailed`], its
 /// panic in [`ToolPanicked`], its output checked for depth.
@@ -206,77 +199,26 @@ pub(crate) enum DepthRefusal {
     Output(#[source] TooDeep),
 }
 
-/// A caught panic's payload.
-pub(crate) type Panic = Box<dyn Any + Send>;
-
 /// Runs `tool` under panic boundaries that also hold while `invoke` makes
-/// its future and while that future is dropped: a tool that panics there
-/// panicked all the same. `Err` when `invoke` panicked making its future.
+/// its future and while that future is dropped (see [`Contained`]): a
+/// tool that panics there panicked all the same. `Err` when `invoke`
+/// panicked making its future.
 ///
 /// The future `invoke` returns is polled as it is, with no wrapping
 /// `async` block, so a call holds the tool's own boxed future and little
-/// more. It is dropped under a boundary of its own, whether it ended or
-/// not (a cancelled call drops it mid-flight): `catch_unwind` alone would
-/// drop it after its boundary, and a hand-written future whose `Drop`
-/// panics would escape. A panic while dropping wins over the output, as
-/// one while polling would.
+/// more.
 pub(crate) fn run_tool<'a>(
     tool: &'a dyn Tool,
     arguments: Value,
     context: &'a CallContext,
-) -> Result<ToolRun<'a>, Panic> {
+) -> Result<Contained<ToolFuture<'a>>, Panic> {
     let running = std::panic::catch_unwind(AssertUnwindSafe(|| tool.invoke(arguments, context)))?;
-    Ok(ToolRun {
-        running: Some(running),
-    })
-}
-
-/// A tool's running future, as [`run_tool`] makes it.
-pub(crate) struct ToolRun<'a> {
-    /// `None` once it ended (and was dropped).
-    running: Option<ToolFuture<'a>>,
+    Ok(Contained::new(running))
 }
 
 /// The future `Tool::invoke` returns.
 type ToolFuture<'a> =
     std::pin::Pin<Box<dyn Future<Output = Result<ToolOutput, BoxError>> + Send + 'a>>;
-
-impl Future for ToolRun<'_> {
-    type Output = Result<Result<ToolOutput, BoxError>, Panic>;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        context: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        use std::task::Poll;
-        let Some(running) = self.running.as_mut() else {
-            // Polled after it ended: a caller's bug; say so as a panic
-            // would, without one.
-            return Poll::Ready(Err(Box::new("the tool's future was polled after it ended")));
-        };
-        let outcome =
-            match std::panic::catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(context))) {
-                Ok(Poll::Pending) => return Poll::Pending,
-                Ok(Poll::Ready(output)) => Ok(output),
-                Err(panic) => Err(panic),
-            };
-        let running = self.running.take();
-        match std::panic::catch_unwind(AssertUnwindSafe(move || drop(running))) {
-            Ok(()) => Poll::Ready(outcome),
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
-    }
-}
-
-impl Drop for ToolRun<'_> {
-    fn drop(&mut self) {
-        if let Some(running) = self.running.take() {
-            // Dropped mid-flight (a cancelled call): nobody reads its
-            // outcome, a panic included.
-            let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(running)));
-        }
-    }
-}
 
 /// The error a middleware gets from [`Next::run`] when the tool returned
 /// an error. Its `source()` is the tool's own error; a middleware that
@@ -349,37 +291,19 @@ pub(crate) enum ChainOutcome {
 ///
 /// Two boundaries, whatever the number of middlewares: the chain's end
 /// contains the tool's panic, so the middlewares see it as a
-/// [`ToolPanicked`], and this one contains a middleware's: while the first
-/// middleware makes its future, while the chain runs (the others make
-/// theirs inside it), and while the first one's future is dropped (each
-/// other middleware's is dropped inside the one before it). A panic
-/// raised while dropping a panic's payload is contained too. On the path
-/// without a panic they cost nothing measurable.
+/// [`ToolPanicked`], and this one ([`Contained`]) contains a middleware's:
+/// while the chain runs (each middleware makes its future inside the poll
+/// of the one before it) and while it is dropped, once it ended or
+/// mid-flight (each middleware's future is dropped inside the one before
+/// it). A panic raised while dropping a panic's payload is contained too.
+/// On the path without a panic they cost nothing measurable.
 pub(crate) async fn run_chain(
     tool: &dyn Tool,
     middlewares: &[Arc<dyn ToolMiddleware>],
     call: ToolInvocation,
 ) -> ChainOutcome {
     // The call pipeline checked the arguments: the first hop skips that.
-    let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        Next::new(tool, middlewares).dispatch(call)
-    }));
-    let chain = match started {
-        Ok(chain) => AssertUnwindSafe(chain).catch_unwind(),
-        Err(panic) => return middleware_panicked(panic),
-    };
-    // Held in an `Option` so that it can be dropped in place, under its
-    // own boundary, once it ended.
-    let mut running = std::pin::pin!(Some(chain));
-    let outcome = std::future::poll_fn(|context| match running.as_mut().as_pin_mut() {
-        Some(chain) => chain.poll(context),
-        None => std::task::Poll::Pending,
-    })
-    .await;
-    if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| running.set(None))) {
-        return middleware_panicked(panic);
-    }
-    match outcome {
+    match Contained::new(Next::new(tool, middlewares).hop(call, false)).await {
         Ok(Ok(output)) => ChainOutcome::Output(output),
         Ok(Err(error)) => ChainOutcome::Failed(error),
         Err(panic) => middleware_panicked(panic),
@@ -390,6 +314,6 @@ pub(crate) async fn run_chain(
 /// under a boundary of its own.
 fn middleware_panicked(panic: Panic) -> ChainOutcome {
     let message = panic_message(panic.as_ref());
-    let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(panic)));
+    drop_payload(Some(panic));
     ChainOutcome::MiddlewarePanicked(message)
 }

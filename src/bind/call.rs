@@ -41,7 +41,6 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::num::NonZeroU32;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -56,12 +55,12 @@ use crate::definition::layout::Layout;
 use crate::gate::{self, GateCall, Stopped};
 use crate::limits::{ResolvedToolLimits, ResultBytes};
 use crate::middleware::{
-    ChainOutcome, DepthRefusal, Panic, Refusal, ToolFailed, ToolInvocation, ToolPanicked,
-    run_chain, run_tool,
+    ChainOutcome, DepthRefusal, Refusal, ToolFailed, ToolInvocation, ToolPanicked, run_chain,
+    run_tool,
 };
 use crate::session::{LoopId, SessionId};
 use crate::support::json::{self, MAX_DEPTH, TooDeep};
-use crate::support::panic::panic_message;
+use crate::support::panic::{Panic, drop_payload, panic_message};
 use crate::support::text::{
     Bounded, ERROR_TEXT_BYTES, clean_error_text, json_excerpt, truncate_middle,
 };
@@ -933,7 +932,7 @@ fn tool_outcome(
             let message = panic_message(panic.as_ref());
             // A payload whose `Drop` panics must not escape either: the
             // chain's outer boundary would have caught it.
-            let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(panic)));
+            drop_payload(Some(panic));
             Err(ToolCallError::new(
                 ToolCallErrorKind::ToolPanicked,
                 name,

@@ -4,11 +4,9 @@
 //! ([`bind`](crate::bind)); the runner only schedules it (a `parallel`
 //! slot, cancellation, the order of results, events) and loops.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::FutureExt;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -28,7 +26,7 @@ use crate::gate::ApprovalKey;
 use crate::session::{LoopId, SessionId};
 use crate::support::cancel::until_cancelled;
 use crate::support::json::{self, TooDeep};
-use crate::support::panic::panic_message;
+use crate::support::panic::{Contained, drop_payload, panic_message};
 use crate::tool::{CallEvents, TurnLink};
 use crate::turn::checks::{check_budgets, check_limits};
 use crate::turn::compacting::{Compacted, ContextMeter, Fit};
@@ -444,12 +442,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             end_at(Instant::now(), status, finish_reason, conversation, stats)
         };
         let mut meter = ContextMeter::new();
-        // When the next request starts, if nothing between takes time.
-        let mut last_mark = (self.resume.is_none()).then_some(started);
+        // When the last batch ended: the next request's start, if nothing
+        // between takes time.
+        let mut last_mark: Option<Instant> = None;
         // The provider said the window is full: compact before asking again.
         let mut window_full = false;
         let mut requests: u32 = prior.requests;
         loop {
+            let listed = self.binding.tools.moved();
             self.refresh_tools().await;
             let spent_before = stats.usage;
             let reached = match check_budgets(&limits, requests, stats.usage)
@@ -500,11 +500,11 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 return Ok(end(paused, None, conversation, stats));
             }
             requests = requests.saturating_add(1);
-            // The instant the turn started, or its last batch ended, unless
-            // something took time since (a resume ran calls, a compaction
-            // may have asked a model): a clock read is not free.
+            // The instant the last batch ended, unless something that may
+            // take time ran since (the tools were listed again, a
+            // compaction may have asked a model): a clock read is not free.
             let model_started = match last_mark.take() {
-                Some(mark) if self.compactor(&limits).is_none() => mark,
+                Some(mark) if !listed && self.compactor(&limits).is_none() => mark,
                 _ => Instant::now(),
             };
             let iteration = prior
@@ -535,8 +535,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             let Some(response) = asked else {
                 return Ok(end(TurnStatus::Interrupted, None, conversation, stats));
             };
-            // Also when the batch starts, and when a final answer ends the
-            // turn: a clock read is not free.
+            // Also when a final answer ends the turn: a clock read is not
+            // free.
             let answered_at = Instant::now();
             let model_duration = answered_at - model_started;
             let ModelResponse {
@@ -667,20 +667,23 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             // Borrowed, not copied: the message is appended once the batch ran.
             let batch: Vec<&ToolCall> = message.tool_calls().collect();
 
-            let batch_started = answered_at;
+            let batch_started = Instant::now();
             let cut_off = finish_reason == FinishReason::Length;
             let prepared = self
                 .table()
                 .prepare_batch(&batch, cut_off, self.output.ends_batch());
             let mut pending = self.pending(&batch, &prepared);
-            let run = self.run_batch(&batch, prepared, cut_off);
-            // A cut-off batch runs nothing: it has no iteration span.
-            let finished = if cut_off {
-                run.await
+            // A cut-off batch runs nothing: it has no iteration span. (One
+            // future either way: two would each take a place in the turn's.)
+            let span = if cut_off {
+                tracing::Span::none()
             } else {
-                run.instrument(info_span!("iteration", iteration, calls = batch_calls))
-                    .await
+                info_span!("iteration", iteration, calls = batch_calls)
             };
+            let finished = self
+                .run_batch(&batch, prepared, cut_off)
+                .instrument(span)
+                .await;
             let Some(mut finished) = finished else {
                 // What the batch's agents spent before the token fired.
                 stats.usage += self.share().take_nested().1;
@@ -759,8 +762,10 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         };
         // `respond` is called inside the polled block, so a model that
         // panics while creating its future is caught too.
-        let respond =
-            AssertUnwindSafe(async move { self.model.respond(request).await }).catch_unwind();
+        // Contained (a model that panics, also while its future is made or
+        // dropped, fails the turn like a failing one): `respond` is called
+        // inside the polled block.
+        let respond = Contained::new(async move { self.model.respond(request).await });
         match until_cancelled(self.cancellation, respond).await {
             None => Ok(None),
             Some(Ok(Ok(response))) => Ok(Some(response)),
@@ -876,20 +881,27 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 tool_name: name.to_owned(),
             });
         };
-        let run = AssertUnwindSafe(ready.call(
+        // Contained as a task of its own is (a panic outside the tool's and
+        // the middlewares' own boundaries, also while the call is dropped
+        // mid-flight, leaves its slot empty).
+        let run = Contained::new(ready.call(
             self.table().site(),
             call.id.clone(),
             call.name.clone(),
             Some(self.turn_link()),
             started,
-        ))
-        .catch_unwind();
+        ));
         match until_cancelled(self.cancellation, run).await {
             None => false,
-            Some(done) => {
-                if let Ok(done) = done {
-                    self.settle(slots, index, done);
-                }
+            // The token fired as the call ended (a tool that stops the
+            // turn): the batch is not committed, as with calls on tasks.
+            Some(_) if self.cancellation.is_cancelled() => false,
+            Some(Ok(done)) => {
+                self.settle(slots, index, done);
+                true
+            }
+            Some(Err(panic)) => {
+                drop_payload(Some(panic));
                 true
             }
         }
