@@ -24,7 +24,12 @@ enum Next {
     List,
     Fail,
     Panic,
+    /// Lists after [`SLOW_LIST`], as a server's `tools/list` may take.
+    Slow,
 }
+
+/// How long a [`Next::Slow`] list takes.
+const SLOW_LIST: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// One binding's catalogue: tool names, listed on request.
 struct Catalogue {
@@ -79,6 +84,7 @@ impl ToolListing for Listing {
         match next {
             Next::Fail => return Err("the catalogue is offline".into()),
             Next::Panic => panic!("the catalogue panicked"),
+            Next::Slow => tokio::time::sleep(SLOW_LIST).await,
             Next::List => {}
         }
         let names = self.0.names.lock().unwrap().clone();
@@ -336,5 +342,36 @@ async fn approving_a_paused_call_whose_tool_went_away_answers_it_no_longer_offer
                 .to_owned(),
             true
         )]
+    );
+}
+
+/// A request's duration is the model's: listing a changed definition's
+/// tools again before it (a server's `tools/list`, here half a second) is
+/// not counted in `model_duration` nor in the `ModelResponded` event.
+#[tokio::test]
+async fn listing_the_tools_again_is_not_counted_as_the_model_request() {
+    let catalogues = Catalogues::default();
+    let session = bind(&definition(&catalogues)).await;
+    // Moved before the turn: its first request lists again, slowly.
+    let catalogue = Arc::clone(&catalogues.0.lock().unwrap()[0]);
+    catalogue.set(&["grow", "first", "added"], Next::Slow);
+
+    let ran = crate::turn_common::run_batches(&session, &[&["added"]]).await;
+
+    assert_eq!(ran.results, [("added ran".to_owned(), false)]);
+    let model_duration = ran.outcome.stats.iterations[0].model_duration;
+    // The scripted model answers at once; the list took `SLOW_LIST`.
+    assert!(
+        model_duration < SLOW_LIST / 2,
+        "the request took {model_duration:?}: the tool list's {SLOW_LIST:?} counted as the model's"
+    );
+    for event in &ran.events {
+        if let TurnEvent::ModelResponded { duration, .. } = event {
+            assert!(*duration < SLOW_LIST / 2, "{duration:?}");
+        }
+    }
+    assert!(
+        ran.outcome.stats.duration >= SLOW_LIST,
+        "the turn's own time counts it"
     );
 }

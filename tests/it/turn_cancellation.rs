@@ -401,3 +401,41 @@ async fn a_batch_whose_tool_ends_when_the_token_fires_is_not_committed() {
         assert_eq!(model.remaining(), 1, "{calls} calls");
     }
 }
+
+/// `quit`: cancels its turn through its context's token and answers at
+/// once (a "stop the session" tool). The token fired while the batch ran,
+/// so the batch is interrupted and not committed, whether its one call
+/// runs on the turn's own task or its calls on tasks of their own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_whose_tool_cancels_the_turn_is_not_committed() {
+    for calls in [2, 1] {
+        let quit = tool::Definition::from_fn(
+            tool::ToolInfo::without_parameters("quit", "Ends the session."),
+            |_arguments: Value, context: tool::CallContext| async move {
+                context.cancellation().cancel();
+                Ok::<_, BoxError>(json!("quitting"))
+            },
+        );
+        let session = bind_tools([quit], ToolLimits::default()).await;
+        let ids = ["q1", "q2"];
+        let model = ScriptedModel::new([
+            batch(ids[..calls].iter().map(|&id| call(id, "quit", "{}"))),
+            answer("never"),
+        ]);
+        let mut conversation = user_says("quit");
+        let cancellation = CancellationToken::new();
+
+        let outcome = session
+            .run_turn(&model, &mut conversation, &cancellation)
+            .await
+            .expect("cancellation is not an error");
+
+        assert_eq!(outcome.status, TurnStatus::Interrupted, "{calls} calls");
+        assert_eq!(
+            conversation,
+            user_says("quit"),
+            "{calls} calls: the interrupted batch was committed"
+        );
+        assert!(outcome.stats.iterations.is_empty(), "{calls} calls");
+    }
+}

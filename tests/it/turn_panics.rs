@@ -674,3 +674,173 @@ async fn a_one_call_batch_whose_call_died_gets_an_error_result_and_a_finished_ev
         "the started call finished once"
     );
 }
+
+/// Set when a [`PendingThenPanicsTwiceOnDrop`] is first polled.
+static TWICE_POLLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Never ready; panics in `drop` with a payload whose own drop panics
+/// once more ([`PanicsOnDrop`]`(1)`): the payload a boundary catches must
+/// be dropped under a boundary too.
+struct PendingThenPanicsTwiceOnDrop;
+
+impl std::future::Future for PendingThenPanicsTwiceOnDrop {
+    type Output = Result<tool::ToolOutput, tool::BoxError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        TWICE_POLLED.store(true, Ordering::SeqCst);
+        std::task::Poll::Pending
+    }
+}
+
+impl Drop for PendingThenPanicsTwiceOnDrop {
+    fn drop(&mut self) {
+        std::panic::panic_any(PanicsOnDrop(1));
+    }
+}
+
+fn pending_then_panics_twice_on_drop() -> ToolFuture {
+    Box::pin(PendingThenPanicsTwiceOnDrop)
+}
+
+/// A tool future dropped mid-flight whose panic's payload panics again
+/// when dropped: the batch's calls on tasks of their own contain it (the
+/// task catches the second panic), so the one call run on the turn's own
+/// task must too; `run_turn` returns `Interrupted` either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_future_whose_drop_panics_twice_mid_flight_is_contained() {
+    let tool = hand_written("stuck_twice", pending_then_panics_twice_on_drop);
+    for bound in alone_and_behind_a_middleware(tool).await {
+        for calls in [2, 1] {
+            TWICE_POLLED.store(false, Ordering::SeqCst);
+            let ids = ["c1", "c2"];
+            let model = ScriptedModel::new([batch(
+                ids[..calls].iter().map(|&id| call(id, "stuck_twice", "{}")),
+            )]);
+            let mut conversation = user_says("go");
+            let cancellation = CancellationToken::new();
+            let canceller = cancellation.clone();
+            tokio::spawn(async move {
+                while !TWICE_POLLED.load(Ordering::SeqCst) {
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                }
+                canceller.cancel();
+            });
+            let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+                bound.run_turn(&model, &mut conversation, &cancellation),
+            ))
+            .await
+            .unwrap_or_else(|_| panic!("{calls} calls: the drop's panic escaped run_turn"))
+            .expect("cancelling is no error");
+            assert_eq!(outcome.status, TurnStatus::Interrupted, "{calls} calls");
+            assert_eq!(conversation.len(), 1, "{calls} calls");
+        }
+    }
+}
+
+/// A middleware's future that never ends (it does not call the tool) and
+/// panics when dropped: a call only cancelling ends. It sets its flag when
+/// first polled.
+struct StuckThenPanicsOnDrop(&'static std::sync::atomic::AtomicBool);
+
+impl std::future::Future for StuckThenPanicsOnDrop {
+    type Output = Result<tool::ToolOutput, tool::BoxError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        self.0.store(true, Ordering::SeqCst);
+        std::task::Poll::Pending
+    }
+}
+
+impl Drop for StuckThenPanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("the middleware's future panicked while dropped mid-flight");
+    }
+}
+
+/// A middleware written by hand whose future is a
+/// [`StuckThenPanicsOnDrop`] setting `.0`.
+struct StuckMiddleware(&'static std::sync::atomic::AtomicBool);
+
+impl ToolMiddleware for StuckMiddleware {
+    fn handle<'s, 'n, 'f>(&'s self, _call: ToolInvocation, _next: Next<'n>) -> OutputFuture<'f>
+    where
+        's: 'f,
+        'n: 'f,
+        Self: 'f,
+    {
+        Box::pin(StuckThenPanicsOnDrop(self.0))
+    }
+}
+
+/// Set when the turn's [`StuckMiddleware`] is first polled.
+static MIDDLEWARE_POLLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A cancelled call drops its middleware's future mid-flight: a panic
+/// there is contained whether the batch's calls run on tasks of their own
+/// or its one call on the turn's own task (a middleware panic is one the
+/// turn survives, as a tool's is).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_middleware_future_panicking_when_dropped_mid_flight_is_contained_in_a_turn() {
+    let definition = Definition::builder()
+        .name("stuck-middleware")
+        .tool(echo_tool("echo"))
+        .middleware(StuckMiddleware(&MIDDLEWARE_POLLED))
+        .build()
+        .validate()
+        .expect("valid");
+    let bound = bind(&definition).await;
+    for calls in [2, 1] {
+        MIDDLEWARE_POLLED.store(false, Ordering::SeqCst);
+        let ids = ["c1", "c2"];
+        let model =
+            ScriptedModel::new([batch(ids[..calls].iter().map(|&id| call(id, "echo", "{}")))]);
+        let mut conversation = user_says("go");
+        let cancellation = CancellationToken::new();
+        let canceller = cancellation.clone();
+        tokio::spawn(async move {
+            while !MIDDLEWARE_POLLED.load(Ordering::SeqCst) {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            canceller.cancel();
+        });
+        let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+            bound.run_turn(&model, &mut conversation, &cancellation),
+        ))
+        .await
+        .unwrap_or_else(|_| panic!("{calls} calls: the middleware's panic escaped run_turn"))
+        .expect("cancelling is no error");
+        assert_eq!(outcome.status, TurnStatus::Interrupted, "{calls} calls");
+        assert_eq!(conversation.len(), 1, "{calls} calls");
+    }
+}
+
+/// A direct call's future dropped mid-flight contains its middleware's
+/// panic there, as it contains its tool's
+/// ([`a_tool_future_panicking_when_dropped_mid_flight_is_contained`]).
+#[tokio::test]
+async fn a_middleware_future_panicking_when_a_direct_call_is_dropped_is_contained() {
+    static POLLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let definition = Definition::builder()
+        .name("stuck-middleware-direct")
+        .tool(echo_tool("echo"))
+        .middleware(StuckMiddleware(&POLLED))
+        .build()
+        .validate()
+        .expect("valid");
+    let bound = bind(&definition).await;
+    // Polled once (pending), then dropped mid-flight.
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        futures::FutureExt::now_or_never(bound.invoke("echo", serde_json::json!({})))
+    }));
+    assert!(POLLED.load(Ordering::SeqCst), "the middleware ran");
+    assert!(
+        matches!(dropped, Ok(None)),
+        "the middleware's panic escaped the dropped direct call"
+    );
+}
