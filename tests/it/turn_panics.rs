@@ -584,6 +584,47 @@ fn pending_then_panics_on_drop() -> ToolFuture {
     Box::pin(PendingThenPanicsOnDrop)
 }
 
+/// Runs a turn whose one batch calls `tool` once or twice (`calls`),
+/// cancels it once `polled` is set (the call's future is running), and
+/// checks that no panic escaped `run_turn`, that the turn is interrupted
+/// and that the batch was not committed.
+async fn cancel_mid_flight(
+    bound: &Definition<Bound>,
+    tool: &str,
+    calls: usize,
+    polled: &'static std::sync::atomic::AtomicBool,
+) {
+    polled.store(false, Ordering::SeqCst);
+    let ids = ["c1", "c2"];
+    let model = ScriptedModel::new([batch(ids[..calls].iter().map(|&id| call(id, tool, "{}")))]);
+    let mut conversation = user_says("go");
+    let cancellation = CancellationToken::new();
+    let canceller = cancellation.clone();
+    tokio::spawn(async move {
+        while !polled.load(Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        canceller.cancel();
+    });
+    let turn = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(bound.run_turn(
+        &model,
+        &mut conversation,
+        &cancellation,
+    )))
+    .await;
+    let Ok(turn) = turn else {
+        panic!("{tool}, {calls} calls: a panic escaped run_turn");
+    };
+    let outcome = turn.expect("cancelling is no error");
+    assert_eq!(
+        outcome.status,
+        TurnStatus::Interrupted,
+        "{tool}, {calls} calls"
+    );
+    // The interrupted batch is not committed.
+    assert_eq!(conversation.len(), 1, "{tool}, {calls} calls");
+}
+
 /// A cancelled call drops its tool's future mid-flight: a panic there is
 /// contained, alone or behind a middleware, whether the batch's one call
 /// runs on the turn's own task or calls run on tasks of their own, and a
@@ -593,27 +634,7 @@ async fn a_tool_future_panicking_when_dropped_mid_flight_is_contained() {
     let tool = hand_written("stuck", pending_then_panics_on_drop);
     for bound in alone_and_behind_a_middleware(tool).await {
         for calls in [1, 2] {
-            PENDING_POLLED.store(false, Ordering::SeqCst);
-            let ids = ["c1", "c2"];
-            let model = ScriptedModel::new([batch(
-                ids[..calls].iter().map(|&id| call(id, "stuck", "{}")),
-            )]);
-            let mut conversation = user_says("go");
-            let cancellation = CancellationToken::new();
-            let canceller = cancellation.clone();
-            tokio::spawn(async move {
-                while !PENDING_POLLED.load(Ordering::SeqCst) {
-                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-                }
-                canceller.cancel();
-            });
-            let outcome = bound
-                .run_turn(&model, &mut conversation, &cancellation)
-                .await
-                .expect("cancelling is no error");
-            assert_eq!(outcome.status, TurnStatus::Interrupted, "{calls} calls");
-            // The interrupted batch is not committed.
-            assert_eq!(conversation.len(), 1, "{calls} calls");
+            cancel_mid_flight(&bound, "stuck", calls, &PENDING_POLLED).await;
         }
         let direct = bound.invoke("stuck", serde_json::json!({}));
         let timed_out = tokio::time::timeout(std::time::Duration::from_millis(20), direct).await;
@@ -714,28 +735,7 @@ async fn a_tool_future_whose_drop_panics_twice_mid_flight_is_contained() {
     let tool = hand_written("stuck_twice", pending_then_panics_twice_on_drop);
     for bound in alone_and_behind_a_middleware(tool).await {
         for calls in [2, 1] {
-            TWICE_POLLED.store(false, Ordering::SeqCst);
-            let ids = ["c1", "c2"];
-            let model = ScriptedModel::new([batch(
-                ids[..calls].iter().map(|&id| call(id, "stuck_twice", "{}")),
-            )]);
-            let mut conversation = user_says("go");
-            let cancellation = CancellationToken::new();
-            let canceller = cancellation.clone();
-            tokio::spawn(async move {
-                while !TWICE_POLLED.load(Ordering::SeqCst) {
-                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-                }
-                canceller.cancel();
-            });
-            let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
-                bound.run_turn(&model, &mut conversation, &cancellation),
-            ))
-            .await
-            .unwrap_or_else(|_| panic!("{calls} calls: the drop's panic escaped run_turn"))
-            .expect("cancelling is no error");
-            assert_eq!(outcome.status, TurnStatus::Interrupted, "{calls} calls");
-            assert_eq!(conversation.len(), 1, "{calls} calls");
+            cancel_mid_flight(&bound, "stuck_twice", calls, &TWICE_POLLED).await;
         }
     }
 }
@@ -796,27 +796,7 @@ async fn a_middleware_future_panicking_when_dropped_mid_flight_is_contained_in_a
         .expect("valid");
     let bound = bind(&definition).await;
     for calls in [2, 1] {
-        MIDDLEWARE_POLLED.store(false, Ordering::SeqCst);
-        let ids = ["c1", "c2"];
-        let model =
-            ScriptedModel::new([batch(ids[..calls].iter().map(|&id| call(id, "echo", "{}")))]);
-        let mut conversation = user_says("go");
-        let cancellation = CancellationToken::new();
-        let canceller = cancellation.clone();
-        tokio::spawn(async move {
-            while !MIDDLEWARE_POLLED.load(Ordering::SeqCst) {
-                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-            }
-            canceller.cancel();
-        });
-        let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
-            bound.run_turn(&model, &mut conversation, &cancellation),
-        ))
-        .await
-        .unwrap_or_else(|_| panic!("{calls} calls: the middleware's panic escaped run_turn"))
-        .expect("cancelling is no error");
-        assert_eq!(outcome.status, TurnStatus::Interrupted, "{calls} calls");
-        assert_eq!(conversation.len(), 1, "{calls} calls");
+        cancel_mid_flight(&bound, "echo", calls, &MIDDLEWARE_POLLED).await;
     }
 }
 
