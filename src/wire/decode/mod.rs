@@ -5,10 +5,21 @@
 //! serde's error constructors records its kind as it is called
 //! (`missing_field`, `invalid_type`, `unknown_variant`; the others keep
 //! serde's description), and no error message is ever read back.
+//!
+//! Tracking the path costs as much as the reading itself, and almost
+//! every payload reads: [`decode`] first reads the value with serde_json's
+//! own `Value` deserializer, which reads what `ValueDeserializer` reads,
+//! and reads it again for the error only when that fails. What every
+//! request reads (an answer, each streamed chunk) need not be a `Value`
+//! at all: [`read_text`] reads its text straight into the types, with the
+//! `Value` path left for its failures.
 
 mod deserializer;
 #[cfg(test)]
 pub(crate) mod testing;
+mod text;
+
+pub(crate) use text::read_text;
 
 use std::fmt;
 
@@ -39,6 +50,11 @@ pub(crate) fn decode<T: DeserializeOwned>(
     root: &str,
     value: &Value,
 ) -> Result<T, WireError> {
+    // Without the path: what succeeds here is what the tracked reading
+    // gives (the tests of `ValueDeserializer` hold the two to it).
+    if let Ok(decoded) = T::deserialize(value) {
+        return Ok(decoded);
+    }
     serde_path_to_error::deserialize(ValueDeserializer::<Reason>::new(value)).map_err(|error| {
         let path = join(root, &error.path().to_string());
         let kind = error.into_inner().into_kind(|| last_segment(&path));
