@@ -373,6 +373,12 @@ impl Provider for AnthropicModel {
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         anthropic::parse_response(body)
     }
+
+    type Response = Value;
+
+    fn read_response(body: Value) -> Result<ModelResponse, WireError> {
+        Self::parse_response(&body)
+    }
 }
 
 impl StreamAssembler for EventAssembler {

@@ -372,6 +372,12 @@ impl Provider for GeminiModel {
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         gemini::parse_response(body)
     }
+
+    type Response = Value;
+
+    fn read_response(body: Value) -> Result<ModelResponse, WireError> {
+        Self::parse_response(&body)
+    }
 }
 
 impl StreamAssembler for ChunkAssembler {

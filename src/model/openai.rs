@@ -418,6 +418,12 @@ impl Provider for OpenAiModel {
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         openai::parse_response(body)
     }
+
+    type Response = openai::ChatCompletion;
+
+    fn read_response(response: openai::ChatCompletion) -> Result<ModelResponse, WireError> {
+        openai::read_response(response)
+    }
 }
 
 impl StreamAssembler for ChunkAssembler {

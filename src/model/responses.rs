@@ -493,6 +493,12 @@ impl Provider for OpenAiResponsesModel {
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         responses::parse_response(body)
     }
+
+    type Response = Value;
+
+    fn read_response(body: Value) -> Result<ModelResponse, WireError> {
+        Self::parse_response(&body)
+    }
 }
 
 impl StreamAssembler for EventAssembler {

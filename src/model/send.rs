@@ -6,6 +6,7 @@
 
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
@@ -54,6 +55,14 @@ pub(crate) trait Provider {
 
     /// Reads an unstreamed answer: the format's `parse_response`.
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError>;
+
+    /// The serde type `parse_response` reads a body into first, which an
+    /// answer's bytes are read into straight away.
+    type Response: DeserializeOwned;
+
+    /// The rest of `parse_response`, for a body read into
+    /// [`Response`](Self::Response).
+    fn read_response(response: Self::Response) -> Result<ModelResponse, WireError>;
 }
 
 /// A request body, and what the export of its conversation left out (see
@@ -217,7 +226,7 @@ async fn send_unscrubbed<P: Provider>(
     let transport = model.transport();
     if !settings.stream {
         return transport
-            .post_response(&url, &headers, body, P::parse_response)
+            .post_response(&url, &headers, body, P::read_response, P::parse_response)
             .await;
     }
     headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
