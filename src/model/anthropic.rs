@@ -61,6 +61,9 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 pub struct AnthropicModel {
     model: String,
     base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    target: crate::wire::Target,
     api_key: Option<ApiKey>,
     max_tokens: u32,
     thinking_budget: Option<u32>,
@@ -90,8 +93,10 @@ impl AnthropicModel {
     /// The model `model` (e.g. `claude-sonnet-4-5`) at the official
     /// endpoint, with no key yet: set one with [`api_key`](Self::api_key).
     pub fn new(model: impl Into<String>) -> Self {
+        let model = model.into();
         Self {
-            model: model.into(),
+            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
+            model,
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_tokens: DEFAULT_MAX_TOKENS,
@@ -129,6 +134,7 @@ impl AnthropicModel {
     /// userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -141,6 +147,7 @@ impl AnthropicModel {
     /// The model name sent as `model`.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -222,8 +229,7 @@ impl AnthropicModel {
         };
         // A signed `thinking` block goes only to the model that wrote it
         // (see `wire::Target`).
-        let target = super::endpoint_target(&self.base_url, &self.model);
-        let exported = anthropic::export_outgoing(outgoing, &target);
+        let exported = anthropic::export_outgoing(outgoing, &self.target);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
@@ -457,10 +463,7 @@ impl Model for AnthropicModel {
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
-        Ok(super::from_target(
-            response,
-            &super::endpoint_target(&self.base_url, &self.model),
-        ))
+        Ok(super::from_target(response, &self.target))
     }
 }
 

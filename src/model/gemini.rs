@@ -84,6 +84,9 @@ impl ThinkingLevel {
 pub struct GeminiModel {
     model: String,
     base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    target: crate::wire::Target,
     api_key: Option<ApiKey>,
     max_tokens: Option<u32>,
     thinking_budget: Option<i32>,
@@ -117,8 +120,10 @@ impl GeminiModel {
     /// taken off) at the official endpoint, with no key yet: set one with
     /// [`api_key`](Self::api_key).
     pub fn new(model: impl Into<String>) -> Self {
+        let model = strip_models_prefix(model.into());
         Self {
-            model: strip_models_prefix(model.into()),
+            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
+            model,
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_tokens: None,
@@ -168,6 +173,7 @@ impl GeminiModel {
     /// userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -180,6 +186,7 @@ impl GeminiModel {
     /// The model name in the URL (a `models/` prefix is taken off).
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = strip_models_prefix(model.into());
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -261,8 +268,7 @@ impl GeminiModel {
         };
         // Thought signatures and provider parts go back only to the
         // endpoint and model they came from (see `wire::Target`).
-        let target = super::endpoint_target(&self.base_url, &self.model);
-        let exported = gemini::export_outgoing(outgoing, &target);
+        let exported = gemini::export_outgoing(outgoing, &self.target);
         let mut body = Map::new();
         body.insert("contents".into(), Value::Array(exported.contents));
         if let Some(system) = exported.system_instruction {
@@ -411,10 +417,7 @@ impl Model for GeminiModel {
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
-        Ok(super::from_target(
-            response,
-            &super::endpoint_target(&self.base_url, &self.model),
-        ))
+        Ok(super::from_target(response, &self.target))
     }
 }
 

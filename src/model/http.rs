@@ -324,14 +324,13 @@ impl Transport {
         Fut: Future<Output = Result<T, reqwest::Error>>,
     {
         let client = self.client()?;
-        // Logged without userinfo or query: a proxy's password or a key in
-        // `?key=` must not reach a tracing field.
-        let url_shown = redact_url(url);
-        let url_shown = url_shown.as_str();
         let attempts = AtomicU32::new(0);
         let attempt = || async {
             let number = attempts.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::debug!(format = %self.format, url = url_shown, attempt = number, "model request");
+            // Logged without userinfo or query: a proxy's password or a key
+            // in `?key=` must not reach a tracing field. (A field's value is
+            // made only when its event is enabled.)
+            tracing::debug!(format = %self.format, url = redact_url(url).as_str(), attempt = number, "model request");
             let request = client
                 .post(url)
                 .headers(headers.clone())
@@ -365,7 +364,7 @@ impl Transport {
             .notify(|error: &ModelError, wait| {
                 tracing::warn!(
                     format = %self.format,
-                    url = url_shown,
+                    url = redact_url(url).as_str(),
                     kind = %error.kind,
                     wait_ms = wait.as_millis() as u64,
                     "model request failed; retrying"

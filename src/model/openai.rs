@@ -8,10 +8,7 @@ use serde_json::{Map, Value, json};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
-use super::{
-    EnvEndpoint, Settings, ToolChoice, endpoint_target, env_var, inexpressible_output,
-    shared_setters,
-};
+use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, SystemMessage, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::ModelError;
@@ -122,6 +119,9 @@ impl MaxTokensField {
 pub struct OpenAiModel {
     model: String,
     base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    target: Target,
     api_key: Option<ApiKey>,
     max_tokens: Option<u32>,
     max_tokens_field: MaxTokensField,
@@ -156,8 +156,10 @@ impl OpenAiModel {
     /// endpoint, with no key: set one with [`api_key`](Self::api_key), or
     /// another server with [`base_url`](Self::base_url).
     pub fn new(model: impl Into<String>) -> Self {
+        let model = model.into();
         Self {
-            model: model.into(),
+            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
+            model,
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_tokens: None,
@@ -202,6 +204,7 @@ impl OpenAiModel {
     /// userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -215,6 +218,7 @@ impl OpenAiModel {
     /// The model name sent as `model`.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -270,11 +274,6 @@ impl OpenAiModel {
         self
     }
 
-    /// Where this model's requests go: the host of its base URL, its model.
-    fn target(&self) -> Target {
-        endpoint_target(&self.base_url, &self.model)
-    }
-
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
         self.body(request).value()
@@ -316,11 +315,11 @@ impl OpenAiModel {
         body_bytes(self, request)
     }
 
-    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
         let (lead, rest, merged) = leading_system_merged(request);
         // DeepSeek's `reasoning_content` and other provider fields go back
         // only to the provider that wrote them (see `wire::Target`).
-        let messages = RequestMessages::new(lead, rest, self.target());
+        let messages = RequestMessages::new(lead, rest, &self.target);
         let dropped = messages.dropped();
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
@@ -399,7 +398,7 @@ impl Provider for OpenAiModel {
         }
     }
 
-    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
         OpenAiModel::body(self, request)
     }
 
@@ -537,7 +536,7 @@ impl Model for OpenAiModel {
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
-        Ok(super::from_target(response, &self.target()))
+        Ok(super::from_target(response, &self.target))
     }
 }
 
@@ -665,10 +664,25 @@ mod tests {
 
     #[test]
     fn the_provider_is_the_base_urls_host_and_port() {
-        let target = endpoint_target("http://127.0.0.1:8080/v1", "m");
+        let target = super::super::endpoint_target("http://127.0.0.1:8080/v1", "m");
         assert_eq!(target.provider.as_deref(), Some("127.0.0.1:8080"));
         assert_eq!(target.model.as_deref(), Some("m"));
-        assert_eq!(endpoint_target("not a url", "m").provider, None);
+        assert_eq!(
+            super::super::endpoint_target("not a url", "m").provider,
+            None
+        );
+        // Set with the base URL and the model, whichever comes last.
+        let model = OpenAiModel::new("a")
+            .base_url("https://API.deepseek.com/v1")
+            .model("b");
+        assert_eq!(
+            model.target,
+            Target::new().provider("api.deepseek.com").model("b")
+        );
+        assert_eq!(
+            OpenAiModel::new("m").target,
+            Target::new().provider("api.openai.com").model("m")
+        );
     }
 
     #[test]

@@ -100,6 +100,9 @@ impl ReasoningSummary {
 pub struct OpenAiResponsesModel {
     model: String,
     base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    target: Target,
     api_key: Option<ApiKey>,
     max_output_tokens: Option<u32>,
     reasoning_effort: Option<ReasoningEffort>,
@@ -140,8 +143,10 @@ impl OpenAiResponsesModel {
     /// The model `model` (e.g. `gpt-5`, `gpt-4.1`) at the official
     /// endpoint, with no key: set one with [`api_key`](Self::api_key).
     pub fn new(model: impl Into<String>) -> Self {
+        let model = model.into();
         Self {
-            model: model.into(),
+            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
+            model,
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_output_tokens: None,
@@ -187,6 +192,7 @@ impl OpenAiResponsesModel {
     /// `Debug` print it without userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -200,6 +206,7 @@ impl OpenAiResponsesModel {
     /// The model name sent as `model`.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -306,12 +313,11 @@ impl OpenAiResponsesModel {
         let mut conversation: &[Message] = request.conversation;
         // Encrypted reasoning, provider items and response ids go back
         // only to the endpoint they came from (see `wire::Target`).
-        let target = super::endpoint_target(&self.base_url, &self.model);
         // With `previous_response_id`, the messages up to the response
         // named are on the server: only those after it are sent.
         let mut skipped = 0;
         if self.previous_response_id
-            && let Some((index, id)) = last_response_id(conversation, &target)
+            && let Some((index, id)) = last_response_id(conversation, &self.target)
         {
             body.insert("previous_response_id".into(), json!(id));
             skipped = index + 1;
@@ -321,9 +327,9 @@ impl OpenAiResponsesModel {
         // by id goes out: reasoning without its encrypted content is left
         // out (and reported), as are its items' ids.
         let exported = if self.previous_response_id {
-            responses::export_messages_for(conversation, &target)
+            responses::export_messages_for(conversation, &self.target)
         } else {
-            responses::export_messages_stateless_for(conversation, &target)
+            responses::export_messages_stateless_for(conversation, &self.target)
         };
         body.insert("input".into(), Value::Array(exported.input));
         body.insert("store".into(), json!(self.previous_response_id));
@@ -529,10 +535,7 @@ impl Model for OpenAiResponsesModel {
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
-        Ok(super::from_target(
-            response,
-            &super::endpoint_target(&self.base_url, &self.model),
-        ))
+        Ok(super::from_target(response, &self.target))
     }
 }
 

@@ -30,7 +30,9 @@ pub(crate) trait Provider {
     /// The body field that holds the conversation, as a [`Body`] writes
     /// it: a view of the request's conversation, serialised straight into
     /// the bytes sent, or the exported `Value` itself.
-    type Conversation<'r>: Serialize;
+    type Conversation<'r>: Serialize
+    where
+        Self: 'r;
 
     /// The settings both models share (streaming, vendor fields, …).
     fn settings(&self) -> &Settings;
@@ -45,7 +47,7 @@ pub(crate) trait Provider {
     }
 
     /// The request body for `request`, and what its export left out.
-    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<Self::Conversation<'r>>;
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<Self::Conversation<'r>>;
 
     /// The URL requests are posted to.
     fn url(&self) -> String;

@@ -108,21 +108,21 @@ pub struct ExportedMessages {
 pub(crate) struct RequestMessages<'a> {
     lead: Option<Message>,
     rest: &'a [Message],
-    target: Target,
+    target: &'a Target,
 }
 
 #[cfg(feature = "openai")]
 impl<'a> RequestMessages<'a> {
     /// `lead` (a system message without extras), then `rest`, for
     /// `target`.
-    pub(crate) fn new(lead: Option<Message>, rest: &'a [Message], target: Target) -> Self {
+    pub(crate) fn new(lead: Option<Message>, rest: &'a [Message], target: &'a Target) -> Self {
         Self { lead, rest, target }
     }
 
     /// What the export leaves out, with message indices into `rest` (the
     /// lead has nothing to leave out).
     pub(crate) fn dropped(&self) -> Vec<Dropped> {
-        report(self.rest, &self.target)
+        report(self.rest, self.target)
     }
 }
 
@@ -138,7 +138,7 @@ impl Serialize for RequestMessages<'_> {
         // No length: messages left with nothing are not written, and the
         // images of a run of tool results get one of their own.
         let mut seq = serializer.serialize_seq(None)?;
-        write_messages(outgoing, &self.target, |message| {
+        write_messages(outgoing, self.target, |message| {
             seq.serialize_element(&message)
         })?;
         seq.end()
