@@ -286,7 +286,7 @@ impl AnthropicModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(body, None, exported.dropped, 0)
+        Body::new(body, Vec::new(), exported.dropped, 0)
     }
 
     /// Refuses a request that breaks the API's rules for extended
@@ -336,7 +336,7 @@ impl AnthropicModel {
 impl Provider for AnthropicModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = EventAssembler;
-    type Conversation<'r> = Value;
+    type View<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings

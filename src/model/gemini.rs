@@ -316,7 +316,7 @@ impl GeminiModel {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(body, None, exported.dropped, 0)
+        Body::new(body, Vec::new(), exported.dropped, 0)
     }
 }
 
@@ -339,7 +339,7 @@ fn function_calling_config(choice: &ToolChoice) -> Value {
 impl Provider for GeminiModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = ChunkAssembler;
-    type Conversation<'r> = Value;
+    type View<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings

@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
@@ -15,7 +16,7 @@ use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest, Output};
 use crate::wire::Target;
 use crate::wire::WireError;
-use crate::wire::openai::{self, RequestMessages};
+use crate::wire::openai::{self, RequestMessages, ToolsView};
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::openai::ChunkAssembler;
 
@@ -315,7 +316,7 @@ impl OpenAiModel {
         body_bytes(self, request)
     }
 
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
         let (lead, rest, merged) = leading_system_merged(request);
         // DeepSeek's `reasoning_content` and other provider fields go back
         // only to the provider that wrote them (see `wire::Target`).
@@ -324,11 +325,10 @@ impl OpenAiModel {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("messages".into(), PLACEHOLDER);
+        let mut views = vec![("messages", RequestView::Messages(messages))];
         if !request.tools.is_empty() {
-            body.insert(
-                "tools".into(),
-                Value::Array(openai::export_tools(request.tools)),
-            );
+            body.insert("tools".into(), PLACEHOLDER);
+            views.push(("tools", RequestView::Tools(ToolsView(request.tools))));
             if let Some(choice) = &self.settings.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
             }
@@ -370,14 +370,14 @@ impl OpenAiModel {
             body.insert("stream_options".into(), json!({ "include_usage": true }));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(body, Some(("messages", messages)), dropped, merged)
+        Body::new(body, views, dropped, merged)
     }
 }
 
 impl Provider for OpenAiModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = ChunkAssembler;
-    type Conversation<'r> = RequestMessages<'r>;
+    type View<'r> = RequestView<'r>;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -398,7 +398,7 @@ impl Provider for OpenAiModel {
         }
     }
 
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
         OpenAiModel::body(self, request)
     }
 
@@ -422,6 +422,22 @@ impl Provider for OpenAiModel {
 
     fn read_response(response: openai::ChatCompletion) -> Result<ModelResponse, WireError> {
         openai::read_response(response)
+    }
+}
+
+/// The fields of a Chat Completions body written from views of the
+/// request: its messages and its tools.
+pub(crate) enum RequestView<'r> {
+    Messages(RequestMessages<'r>),
+    Tools(ToolsView<'r>),
+}
+
+impl Serialize for RequestView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Messages(messages) => messages.serialize(serializer),
+            Self::Tools(tools) => tools.serialize(serializer),
+        }
     }
 }
 
@@ -660,6 +676,67 @@ mod tests {
             user["content"][1]["image_url"]["url"],
             "data:image/png;base64,aGk="
         );
+    }
+
+    #[test]
+    fn the_tools_sent_are_the_exported_tools_and_a_repeated_field_goes_once() {
+        let mut info = crate::tool::ToolInfo::new(
+            "search",
+            "Searches.",
+            json!({ "type": "object", "properties": { "q": { "type": "string" } } }),
+        );
+        info.strict = Some(true);
+        let plain = info.clone();
+        let fields = [("name", json!("theirs")), ("cache", json!({ "ttl": 5 }))];
+        info.extras = crate::conversation::Extras::new(
+            FORMAT,
+            fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        );
+        let tools = [plain, info];
+        let conversation = [Message::user("go")];
+        let request = ModelRequest::new(&conversation).tools(&tools);
+        let model = OpenAiModel::new("m");
+        let bytes = model.request_body_bytes(&request).unwrap();
+        let sent: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(sent, model.request_body(&request));
+        assert_eq!(sent["tools"], Value::Array(openai::export_tools(&tools)));
+        assert_eq!(
+            sent["tools"][0],
+            json!({ "type": "function", "function": {
+                "name": "search", "description": "Searches.", "strict": true,
+                "parameters": { "type": "object", "properties": { "q": { "type": "string" } } },
+            } })
+        );
+        assert_eq!(sent["tools"][1]["function"]["name"], "theirs");
+        assert_eq!(sent["tools"][1]["function"]["cache"], json!({ "ttl": 5 }));
+
+        /// A derived struct refuses a repeated field.
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Function {
+            name: String,
+            description: String,
+            parameters: Value,
+            strict: bool,
+            cache: Value,
+        }
+        #[derive(serde::Deserialize)]
+        struct Tool {
+            function: Function,
+        }
+        #[derive(serde::Deserialize)]
+        struct Sent {
+            tools: (Value, Tool),
+        }
+        let sent: Sent = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(sent.tools.1.function.name, "theirs");
+
+        // A vendor field still replaces the tools.
+        let replaced = OpenAiModel::new("m").extra("tools", json!([]));
+        let bytes = replaced.request_body_bytes(&request).unwrap();
+        let sent: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(sent["tools"], json!([]));
     }
 
     #[test]

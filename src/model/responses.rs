@@ -388,7 +388,7 @@ impl OpenAiResponsesModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(body, None, exported.dropped, skipped)
+        Body::new(body, Vec::new(), exported.dropped, skipped)
     }
 }
 
@@ -459,7 +459,7 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 impl Provider for OpenAiResponsesModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = EventAssembler;
-    type Conversation<'r> = Value;
+    type View<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings

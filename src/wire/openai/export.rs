@@ -391,7 +391,7 @@ fn non_blank_text(parts: &[ContentPart]) -> Cow<'_, str> {
 }
 
 /// The provider fields written on an object, after its own.
-type Fields<'a> = Option<&'a Map<String, Value>>;
+pub(super) type Fields<'a> = Option<&'a Map<String, Value>>;
 
 /// One element of a request's `messages` array, tagged by `role`
 /// ([reference](https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages)),
@@ -491,13 +491,13 @@ enum ToolCallView<'a> {
 /// replaced wrote their extras last (serde's `flatten`) into a `Value`
 /// map, where the later key wins, and a request must not carry a key
 /// twice.
-struct Object<'e, M> {
+pub(super) struct Object<'e, M> {
     map: M,
     extras: Fields<'e>,
 }
 
 impl<'e, M: SerializeMap> Object<'e, M> {
-    fn begin<S>(serializer: S, extras: Fields<'e>) -> Result<Self, S::Error>
+    pub(super) fn begin<S>(serializer: S, extras: Fields<'e>) -> Result<Self, S::Error>
     where
         S: Serializer<SerializeMap = M, Error = M::Error>,
     {
@@ -507,7 +507,7 @@ impl<'e, M: SerializeMap> Object<'e, M> {
         })
     }
 
-    fn field<T: Serialize + ?Sized>(
+    pub(super) fn field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
         value: &T,
@@ -518,7 +518,7 @@ impl<'e, M: SerializeMap> Object<'e, M> {
         self.map.serialize_entry(key, value)
     }
 
-    fn end(mut self) -> Result<M::Ok, M::Error> {
+    pub(super) fn end(mut self) -> Result<M::Ok, M::Error> {
         for (key, value) in self.extras.into_iter().flatten() {
             self.map.serialize_entry(key, value)?;
         }

@@ -171,6 +171,8 @@ pub use request::parse_request;
 pub use response::parse_response;
 #[cfg(feature = "openai")]
 pub(crate) use response::read_response;
+#[cfg(feature = "openai")]
+pub(crate) use tools::ToolsView;
 pub use tools::{export_declarations, export_tools, parse_tools};
 #[cfg(feature = "openai")]
 pub(crate) use types::ChatCompletion;
