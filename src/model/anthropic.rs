@@ -380,10 +380,10 @@ impl Provider for AnthropicModel {
         anthropic::parse_response(body)
     }
 
-    type Response = Value;
+    type Response = anthropic::RawResponse;
 
-    fn read_response(body: Value) -> Result<ModelResponse, WireError> {
-        Self::parse_response(&body)
+    fn read_response(response: anthropic::RawResponse) -> Result<ModelResponse, WireError> {
+        anthropic::read_response(response)
     }
 }
 

@@ -752,4 +752,39 @@ mod tests {
             crate::wire::openai::parse_response,
         );
     }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn responses_answers_read_straight_as_through_a_value() {
+        answers_read_alike(
+            WireFormat::OpenAiResponses,
+            "openai-responses",
+            crate::wire::responses::read_response,
+            crate::wire::responses::parse_response,
+        );
+    }
+
+    #[cfg(feature = "anthropic")]
+    #[test]
+    fn anthropic_answers_read_straight_as_through_a_value() {
+        for folder in ["anthropic", "anthropic-stream"] {
+            answers_read_alike(
+                WireFormat::AnthropicMessages,
+                folder,
+                crate::wire::anthropic::read_response,
+                crate::wire::anthropic::parse_response,
+            );
+        }
+    }
+
+    #[cfg(feature = "gemini")]
+    #[test]
+    fn gemini_answers_read_straight_as_through_a_value() {
+        answers_read_alike(
+            WireFormat::Gemini,
+            "gemini",
+            |body: Value| crate::wire::gemini::parse_response(&body),
+            crate::wire::gemini::parse_response,
+        );
+    }
 }

@@ -500,10 +500,10 @@ impl Provider for OpenAiResponsesModel {
         responses::parse_response(body)
     }
 
-    type Response = Value;
+    type Response = responses::RawResponse;
 
-    fn read_response(body: Value) -> Result<ModelResponse, WireError> {
-        Self::parse_response(&body)
+    fn read_response(response: responses::RawResponse) -> Result<ModelResponse, WireError> {
+        responses::read_response(response)
     }
 }
 

@@ -1,6 +1,8 @@
 //! A request's `system` and `messages`: a conversation exported, and
 //! parsed back.
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -408,11 +410,11 @@ fn decode_block<T: DeserializeOwned + BlockExtras>(
 }
 
 /// Reads one block at `path`: a modelled `type` must have its documented
-/// shape; any other `type` is kept verbatim.
-pub(super) fn parse_block(path: &str, value: &Value) -> Result<ContentBlock, WireError> {
-    let head: BlockHead = decode(FORMAT, path, value)?;
+/// shape; any other `type` is kept verbatim (moved, when owned).
+pub(super) fn parse_block(path: &str, value: Cow<'_, Value>) -> Result<ContentBlock, WireError> {
+    let head: BlockHead = decode(FORMAT, path, &value)?;
     Ok(match head.kind.as_str() {
-        "text" => ContentBlock::Text(decode_block(path, value)?),
+        "text" => ContentBlock::Text(decode_block(path, &value)?),
         "image"
             if matches!(
                 value
@@ -422,21 +424,23 @@ pub(super) fn parse_block(path: &str, value: &Value) -> Result<ContentBlock, Wir
                 Some("base64" | "url") | None
             ) =>
         {
-            ContentBlock::Image(decode_block(path, value)?)
+            ContentBlock::Image(decode_block(path, &value)?)
         }
-        "tool_use" => ContentBlock::ToolUse(decode_block(path, value)?),
-        "thinking" => ContentBlock::Thinking(decode_block(path, value)?),
-        "redacted_thinking" => ContentBlock::RedactedThinking(decode_block(path, value)?),
+        "tool_use" => ContentBlock::ToolUse(decode_block(path, &value)?),
+        "thinking" => ContentBlock::Thinking(decode_block(path, &value)?),
+        "redacted_thinking" => ContentBlock::RedactedThinking(decode_block(path, &value)?),
         "tool_result" => {
-            let raw: RawToolResult = decode_block(path, value)?;
+            let raw: RawToolResult = decode_block(path, &value)?;
             let content = match raw.content {
                 None => None,
                 Some(StringOrArray::Text(text)) => Some(StringOrArray::Text(text)),
                 Some(StringOrArray::Array(items)) => Some(StringOrArray::Array(
                     items
-                        .iter()
+                        .into_iter()
                         .enumerate()
-                        .map(|(index, item)| parse_block(&format!("{path}.content[{index}]"), item))
+                        .map(|(index, item)| {
+                            parse_block(&format!("{path}.content[{index}]"), Cow::Owned(item))
+                        })
                         .collect::<Result<_, _>>()?,
                 )),
             };
@@ -447,21 +451,31 @@ pub(super) fn parse_block(path: &str, value: &Value) -> Result<ContentBlock, Wir
                 extras: raw.extras,
             })
         }
-        _ => ContentBlock::Other(value.clone()),
+        _ => ContentBlock::Other(value.into_owned()),
     })
 }
 
-/// Reads a `content` (string or blocks) at `path`.
-pub(super) fn parse_content(path: &str, value: &Value) -> Result<Vec<ContentBlock>, WireError> {
-    match decode::<StringOrArray<Value>>(FORMAT, path, value)? {
+/// Reads a `content` (string or blocks) at `path`; blocks kept verbatim
+/// are moved out of an owned one.
+pub(super) fn parse_content(
+    path: &str,
+    value: Cow<'_, Value>,
+) -> Result<Vec<ContentBlock>, WireError> {
+    let content = match value {
+        // What the decoding below reads them into, without the copy.
+        Cow::Owned(Value::String(text)) => StringOrArray::Text(text),
+        Cow::Owned(Value::Array(items)) => StringOrArray::Array(items),
+        value => decode::<StringOrArray<Value>>(FORMAT, path, &value)?,
+    };
+    match content {
         StringOrArray::Text(text) => Ok(vec![ContentBlock::Text(TextBlock {
             text,
             extras: Map::new(),
         })]),
         StringOrArray::Array(items) => items
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(index, item)| parse_block(&format!("{path}[{index}]"), item))
+            .map(|(index, item)| parse_block(&format!("{path}[{index}]"), Cow::Owned(item)))
             .collect(),
     }
 }
@@ -642,7 +656,7 @@ pub(super) fn parse_messages_unminted(
     for (index, item) in items.iter().enumerate() {
         let path = format!("{root}[{index}]");
         let raw: RawMessage = decode(FORMAT, &path, item)?;
-        let blocks = parse_content(&format!("{path}.content"), &raw.content)?;
+        let blocks = parse_content(&format!("{path}.content"), Cow::Owned(raw.content))?;
         match raw.role.as_str() {
             "user" => push_user(&mut conversation, blocks),
             "assistant" => {
@@ -680,7 +694,7 @@ pub(super) fn parse_system(root: &str, system: &Value) -> Result<Vec<Message>, W
             .enumerate()
             .map(|(index, item)| {
                 let path = format!("{root}[{index}]");
-                match parse_block(&path, item)? {
+                match parse_block(&path, Cow::Borrowed(item))? {
                     ContentBlock::Text(text) => Ok(text),
                     _ => Err(WireError::new(
                         FORMAT,

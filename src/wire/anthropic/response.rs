@@ -1,5 +1,7 @@
 //! A `message` response body, parsed into a [`ModelResponse`].
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -28,9 +30,11 @@ fn read_usage(usage: &ResponseUsage) -> Usage {
     }
 }
 
+/// A response body as [`parse_response`] reads it first: its `content`
+/// blocks are read on their own, for error paths that name them.
 #[derive(Deserialize)]
 #[serde(expecting = "a response object")]
-struct RawResponse {
+pub(crate) struct RawResponse {
     #[serde(rename = "type", default)]
     kind: Option<String>,
     #[serde(default)]
@@ -72,7 +76,12 @@ struct RawResponse {
 /// `response.content[i]`.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     check_depth(FORMAT, "response", body)?;
-    let raw: RawResponse = decode(FORMAT, "response", body)?;
+    read_response(decode(FORMAT, "response", body)?)
+}
+
+/// What [`parse_response`] makes of a body once it is read into its
+/// serde type, by [`decode`] or straight from its text.
+pub(crate) fn read_response(raw: RawResponse) -> Result<ModelResponse, WireError> {
     if let Some(kind) = raw.kind
         && kind != "message"
     {
@@ -100,7 +109,10 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         ));
     }
     let content = raw.content.ok_or_else(|| missing("content"))?;
-    let message = assistant_message(parse_content("response.content", &content)?, false);
+    let message = assistant_message(
+        parse_content("response.content", Cow::Owned(content))?,
+        false,
+    );
     let finish_reason = match raw.stop_reason.as_deref() {
         Some("end_turn" | "stop_sequence") => FinishReason::Stop,
         Some("tool_use") => FinishReason::ToolCalls,

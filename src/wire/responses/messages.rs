@@ -609,15 +609,14 @@ pub(super) fn parse_input_unminted(root: &str, input: &Value) -> Result<Vec<Mess
         StringOrArray::Array(items) => items,
     };
     let mut conversation = Vec::new();
-    let mut run: Vec<(String, &Value)> = Vec::new();
+    let mut run: Vec<(String, Cow<'_, Value>)> = Vec::new();
     let flush = |conversation: &mut Vec<Message>,
-                 run: &mut Vec<(String, &Value)>|
+                 run: &mut Vec<(String, Cow<'_, Value>)>|
      -> Result<(), WireError> {
         if run.is_empty() {
             return Ok(());
         }
-        let parts = assistant_parts(run, true)?;
-        run.clear();
+        let parts = assistant_parts(std::mem::take(run), true)?;
         if !parts.is_empty() {
             conversation.push(Message::Assistant(AssistantMessage::new(parts)));
         }
@@ -627,7 +626,7 @@ pub(super) fn parse_input_unminted(root: &str, input: &Value) -> Result<Vec<Mess
         let path = format!("{root}[{index}]");
         let head: ItemHead = decode(FORMAT, &path, item)?;
         match (head.kind.as_deref(), head.role.as_deref()) {
-            (None | Some("message"), Some("assistant")) => run.push((path, item)),
+            (None | Some("message"), Some("assistant")) => run.push((path, Cow::Borrowed(item))),
             (None | Some("message"), Some(role)) => {
                 flush(&mut conversation, &mut run)?;
                 conversation.extend(parse_input_message(&path, role, item)?);
@@ -645,7 +644,7 @@ pub(super) fn parse_input_unminted(root: &str, input: &Value) -> Result<Vec<Mess
                 flush(&mut conversation, &mut run)?;
                 conversation.push(parse_output(&path, item)?);
             }
-            _ => run.push((path, item)),
+            _ => run.push((path, Cow::Borrowed(item))),
         }
     }
     flush(&mut conversation, &mut run)?;
@@ -656,14 +655,24 @@ fn object_of(value: &Value) -> Map<String, Value> {
     value.as_object().cloned().unwrap_or_default()
 }
 
+/// [`object_of`], moved out of an owned value.
+fn into_object(value: Cow<'_, Value>) -> Map<String, Value> {
+    match value {
+        Cow::Owned(Value::Object(fields)) => fields,
+        value => object_of(&value),
+    }
+}
+
 /// The parts of one run of assistant-side items (a response's `output`,
 /// or consecutive items of an `input`). `restore_raw` undoes the
 /// arguments wrapper (history only, not what the model sent).
 ///
 /// `function_call` and `message` items keep their `id` only when the run
 /// has a reasoning item: the API needs it only to pair them with it.
+///
+/// An owned item (a response's) is moved where it is kept whole.
 pub(super) fn assistant_parts(
-    run: &[(String, &Value)],
+    run: Vec<(String, Cow<'_, Value>)>,
     restore_raw: bool,
 ) -> Result<Vec<ContentPart>, WireError> {
     let with_reasoning = run
@@ -671,13 +680,17 @@ pub(super) fn assistant_parts(
         .any(|(_, item)| item.get("type").and_then(Value::as_str) == Some("reasoning"));
     let mut parts = Vec::new();
     for (path, item) in run {
-        let head: ItemHead = decode(FORMAT, path, item)?;
-        let mut fields = object_of(item);
+        let path = path.as_str();
+        let head: ItemHead = decode(FORMAT, path, &item)?;
+        if head.kind.as_deref() == Some("reasoning") {
+            parts.push(parse_reasoning(path, &item)?);
+            continue;
+        }
+        let mut fields = into_object(item);
         if !with_reasoning && pairs_with_reasoning(&fields) {
             fields.remove("id");
         }
         match (head.kind.as_deref(), head.role.as_deref()) {
-            (Some("reasoning"), _) => parts.push(parse_reasoning(path, item)?),
             (Some("function_call"), _) => {
                 let raw: RawCall = decode(FORMAT, path, &Value::Object(fields))?;
                 let mut rest = raw.rest;
@@ -702,7 +715,7 @@ pub(super) fn assistant_parts(
             (None | Some("message"), Some(role)) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path.as_str(),
+                    path,
                     WireErrorKind::UnknownRole {
                         role: role.to_owned(),
                     },
@@ -711,7 +724,7 @@ pub(super) fn assistant_parts(
             (None, None) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path.as_str(),
+                    path,
                     WireErrorKind::MissingField {
                         field: "type".into(),
                     },
@@ -720,7 +733,7 @@ pub(super) fn assistant_parts(
             (Some("function_call_output"), _) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path.as_str(),
+                    path,
                     WireErrorKind::UnknownType {
                         found: "function_call_output".into(),
                     },

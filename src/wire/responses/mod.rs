@@ -149,6 +149,8 @@ pub use messages::{
 pub use request::parse_request;
 pub use response::parse_response;
 pub(crate) use response::provider_error;
+#[cfg(feature = "openai")]
+pub(crate) use response::{RawResponse, read_response};
 pub use tools::{export_declarations, export_tools, parse_tools};
 
 use crate::conversation::WireFormat;

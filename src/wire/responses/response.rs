@@ -1,5 +1,7 @@
 //! A `response` body, parsed into a [`ModelResponse`].
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -9,9 +11,11 @@ use crate::conversation::{AssistantMessage, Extras, FinishReason, ModelResponse,
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::error::{WireError, WireErrorKind, provider_error_kind};
 
+/// A response body as [`parse_response`] reads it first: the items of its
+/// `output` are read on their own, for error paths that name them.
 #[derive(Deserialize)]
 #[serde(expecting = "a response object")]
-struct RawResponse {
+pub(crate) struct RawResponse {
     #[serde(default)]
     object: Option<String>,
     #[serde(default)]
@@ -135,7 +139,12 @@ pub(crate) fn provider_error(error: &Value) -> WireErrorKind {
 /// [`parse_messages`](super::parse_messages) at `response.output[i]`.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     check_depth(FORMAT, "response", body)?;
-    let raw: RawResponse = decode(FORMAT, "response", body)?;
+    read_response(decode(FORMAT, "response", body)?)
+}
+
+/// What [`parse_response`] makes of a body once it is read into its
+/// serde type, by [`decode`] or straight from its text.
+pub(crate) fn read_response(raw: RawResponse) -> Result<ModelResponse, WireError> {
     if let Some(object) = raw.object
         && object != "response"
     {
@@ -163,12 +172,6 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
             },
         )
     })?;
-    let run: Vec<(String, &Value)> = output
-        .iter()
-        .enumerate()
-        .map(|(index, item)| (format!("response.output[{index}]"), item))
-        .collect();
-    let parts = assistant_parts(&run, false)?;
     let refused = output.iter().any(|item| {
         item.get("content")
             .and_then(Value::as_array)
@@ -178,6 +181,12 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
                     .any(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
             })
     });
+    let run = output
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| (format!("response.output[{index}]"), Cow::Owned(item)))
+        .collect();
+    let parts = assistant_parts(run, false)?;
     let mut message = AssistantMessage::new(parts);
     if let Some(id) = raw.id {
         message.extras = Extras::new(
