@@ -88,13 +88,26 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
 /// signature in thinking block"). The Anthropic model exports with its
 /// base URL's host and its model name.
 pub fn export_messages_for(conversation: &[Message], target: &Target) -> ExportedMessages {
-    export_outgoing(Outgoing::whole(conversation), target)
+    let exported = export_outgoing(Outgoing::whole(conversation), target);
+    ExportedMessages {
+        system: exported.system.as_ref().map(to_value),
+        messages: to_values(&exported.messages),
+        dropped: exported.dropped,
+    }
 }
 
-/// [`export_messages_for`] of a model's request: its own system message,
-/// then the conversation, neither copied; `dropped` counts messages from
-/// the first of `outgoing.rest`.
-pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> ExportedMessages {
+/// What [`export_messages`] builds, as the typed blocks it serialises:
+/// what a model writes straight into the bytes it posts.
+pub(crate) struct TypedExport {
+    pub(crate) system: Option<StringOrArray<SystemBlock>>,
+    pub(crate) messages: Vec<MessageParam>,
+    pub(crate) dropped: Vec<Dropped>,
+}
+
+/// [`export_messages_for`] of a model's request, typed: its own system
+/// message, then the conversation, neither copied; `dropped` counts
+/// messages from the first of `outgoing.rest`.
+pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> TypedExport {
     let kept = for_target(outgoing.rest, FORMAT, target);
     let mut exported = export_kept(Outgoing {
         lead: outgoing.lead,
@@ -106,7 +119,7 @@ pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> Export
 
 /// The export of `outgoing`, whose content of this format the target
 /// takes; without its report.
-fn export_kept(outgoing: Outgoing<'_>) -> ExportedMessages {
+fn export_kept(outgoing: Outgoing<'_>) -> TypedExport {
     let mut ids = ExportIds::new(FORMAT, outgoing.rest);
     let system = export_system(outgoing);
     let mut messages: Vec<MessageParam> = Vec::new();
@@ -153,9 +166,9 @@ fn export_kept(outgoing: Outgoing<'_>) -> ExportedMessages {
             }
         }
     }
-    ExportedMessages {
-        system: system.as_ref().map(to_value),
-        messages: to_values(&messages),
+    TypedExport {
+        system,
+        messages,
         dropped: Vec::new(),
     }
 }
