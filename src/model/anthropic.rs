@@ -15,6 +15,7 @@ use crate::turn::{Model, ModelRequest};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::wire::WireError;
 use crate::wire::anthropic::{self, MessageParam, Role, ToolsView};
+use crate::wire::decode::{Moving, Unread};
 use crate::wire::encode::to_value;
 use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
@@ -383,8 +384,8 @@ impl Provider for AnthropicModel {
 
     type Response = anthropic::RawResponse;
 
-    fn read_response(response: anthropic::RawResponse) -> Result<ModelResponse, WireError> {
-        anthropic::read_response(response)
+    fn read_response(response: anthropic::RawResponse) -> Result<ModelResponse, Unread> {
+        anthropic::read_response(Moving, response)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::support::redact::redact_url;
 use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::WireError;
+use crate::wire::decode::Unread;
 use crate::wire::gemini;
 use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
@@ -381,8 +382,8 @@ impl Provider for GeminiModel {
 
     type Response = Value;
 
-    fn read_response(body: Value) -> Result<ModelResponse, WireError> {
-        Self::parse_response(&body)
+    fn read_response(body: Value) -> Result<ModelResponse, Unread> {
+        Self::parse_response(&body).map_err(Unread::Wire)
     }
 }
 

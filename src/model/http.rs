@@ -25,7 +25,7 @@ use crate::conversation::{ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::tool::BoxError;
 use crate::wire::WireError;
-use crate::wire::decode::read_text;
+use crate::wire::decode::{Unread, read_text};
 
 /// Statuses worth another attempt: timeouts, conflicts, rate limits,
 /// server errors and Anthropic's `529 overloaded`.
@@ -204,7 +204,7 @@ impl Transport {
         url: &str,
         headers: &HeaderMap,
         body: Vec<u8>,
-        read: fn(R) -> Result<ModelResponse, WireError>,
+        read: fn(R) -> Result<ModelResponse, Unread>,
         parse: fn(&Value) -> Result<ModelResponse, WireError>,
     ) -> Result<ModelResponse, ModelError> {
         let answer = self
@@ -233,7 +233,7 @@ impl Transport {
         &self,
         content_type: &str,
         bytes: &[u8],
-        read: fn(R) -> Result<ModelResponse, WireError>,
+        read: fn(R) -> Result<ModelResponse, Unread>,
         parse: fn(&Value) -> Result<ModelResponse, WireError>,
     ) -> Result<ModelResponse, ModelError> {
         let Some(direct) = read_text::<R>(bytes, &ERROR_BODY_KEYS) else {
@@ -244,7 +244,11 @@ impl Transport {
         if let Some(error) = ModelError::from_error_body(self.format, &Value::Object(direct.kept)) {
             return Err(error);
         }
-        read(direct.value).map_err(|error| self.invalid_response(error))
+        match read(direct.value) {
+            Ok(response) => Ok(response),
+            Err(Unread::Wire(error)) => Err(self.invalid_response(error)),
+            Err(Unread::Again) => self.parse_answer(content_type, bytes, parse),
+        }
     }
 
     /// Reads an unstreamed answer's bytes as a `Value`, then with `parse`:
@@ -595,8 +599,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    #[cfg(any(feature = "openai", feature = "anthropic"))]
+    use crate::wire::decode::Moving;
 
-    type Read<R> = fn(R) -> Result<ModelResponse, WireError>;
+    type Read<R> = fn(R) -> Result<ModelResponse, Unread>;
     type Parse = fn(&Value) -> Result<ModelResponse, WireError>;
 
     /// `text` read straight ([`Transport::read_answer`]) and as a `Value`
@@ -672,8 +678,10 @@ mod tests {
             let check = |text: &[u8]| same_reading(format, read, parse, text);
             check(&text);
             if value.get("error").is_none() {
+                let direct =
+                    read_text::<R>(&text, &ERROR_BODY_KEYS).map(|direct| read(direct.value));
                 assert!(
-                    read_text::<R>(&text, &ERROR_BODY_KEYS).is_some(),
+                    matches!(direct, Some(Ok(_) | Err(Unread::Wire(_)))),
                     "{path:?} is not read straight"
                 );
             }
@@ -748,7 +756,7 @@ mod tests {
         answers_read_alike(
             WireFormat::OpenAiChat,
             "openai",
-            crate::wire::openai::read_response,
+            |response| crate::wire::openai::read_response(response).map_err(Unread::Wire),
             crate::wire::openai::parse_response,
         );
     }
@@ -759,7 +767,7 @@ mod tests {
         answers_read_alike(
             WireFormat::OpenAiResponses,
             "openai-responses",
-            crate::wire::responses::read_response,
+            |response| crate::wire::responses::read_response(Moving, response),
             crate::wire::responses::parse_response,
         );
     }
@@ -771,7 +779,7 @@ mod tests {
             answers_read_alike(
                 WireFormat::AnthropicMessages,
                 folder,
-                crate::wire::anthropic::read_response,
+                |response| crate::wire::anthropic::read_response(Moving, response),
                 crate::wire::anthropic::parse_response,
             );
         }
@@ -783,7 +791,7 @@ mod tests {
         answers_read_alike(
             WireFormat::Gemini,
             "gemini",
-            |body: Value| crate::wire::gemini::parse_response(&body),
+            |body: Value| crate::wire::gemini::parse_response(&body).map_err(Unread::Wire),
             crate::wire::gemini::parse_response,
         );
     }

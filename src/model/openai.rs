@@ -16,6 +16,7 @@ use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest, Output};
 use crate::wire::Target;
 use crate::wire::WireError;
+use crate::wire::decode::Unread;
 use crate::wire::openai::{self, RequestMessages, ToolsView};
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::openai::ChunkAssembler;
@@ -420,8 +421,8 @@ impl Provider for OpenAiModel {
 
     type Response = openai::ChatCompletion;
 
-    fn read_response(response: openai::ChatCompletion) -> Result<ModelResponse, WireError> {
-        openai::read_response(response)
+    fn read_response(response: openai::ChatCompletion) -> Result<ModelResponse, Unread> {
+        openai::read_response(response).map_err(Unread::Wire)
     }
 }
 

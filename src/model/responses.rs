@@ -13,6 +13,7 @@ use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, sh
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::{Model, ModelError, ModelRequest, Output};
+use crate::wire::decode::{Moving, Unread};
 use crate::wire::responses::{self, RESPONSE_ID_KEY};
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::responses::EventAssembler;
@@ -502,8 +503,8 @@ impl Provider for OpenAiResponsesModel {
 
     type Response = responses::RawResponse;
 
-    fn read_response(response: responses::RawResponse) -> Result<ModelResponse, WireError> {
-        responses::read_response(response)
+    fn read_response(response: responses::RawResponse) -> Result<ModelResponse, Unread> {
+        responses::read_response(Moving, response)
     }
 }
 

@@ -15,6 +15,7 @@ use super::http::{Flow, Transport};
 use crate::conversation::{ModelResponse, WireFormat};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::turn::{ModelRequest, TurnEvent, TurnEvents};
+use crate::wire::decode::Unread;
 use crate::wire::encode::to_value;
 use crate::wire::stream::StreamDelta;
 use crate::wire::{Dropped, WireError};
@@ -63,8 +64,10 @@ pub(crate) trait Provider {
     type Response: DeserializeOwned;
 
     /// The rest of `parse_response`, for a body read into
-    /// [`Response`](Self::Response).
-    fn read_response(response: Self::Response) -> Result<ModelResponse, WireError>;
+    /// [`Response`](Self::Response) straight from its text: the error
+    /// `parse_response` gives too, or [`Unread::Again`] for a part of it
+    /// that did not read, which `parse_response` then reports.
+    fn read_response(response: Self::Response) -> Result<ModelResponse, Unread>;
 }
 
 /// A request body, and what the export of its conversation left out (see

@@ -1,9 +1,6 @@
 //! A request's `system` and `messages`: a conversation exported, and
 //! parsed back.
 
-use std::borrow::Cow;
-
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -19,7 +16,7 @@ use crate::conversation::{
 };
 use crate::wire::arguments::{arguments_object, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
-use crate::wire::decode::{check_depth, decode};
+use crate::wire::decode::{Checked, FromMembers, Reading, check_depth, decode, members};
 use crate::wire::dropped::{self, Dropped, Place};
 use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
@@ -411,23 +408,76 @@ block_extras!(
     RawToolResult
 );
 
-/// Decodes a block struct at `path`. Read directly (not through
+impl FromMembers for TextBlock {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            text: members::string(&mut members, "text")?,
+            extras: members,
+        })
+    }
+}
+
+impl FromMembers for ToolUseBlock {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        let id = members::string(&mut members, "id")?;
+        let name = members::string(&mut members, "name")?;
+        let Value::Object(input) = members.remove("input")? else {
+            return None;
+        };
+        Some(Self {
+            id,
+            name,
+            input,
+            extras: members,
+        })
+    }
+}
+
+impl FromMembers for ThinkingBlock {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            thinking: members::string(&mut members, "thinking")?,
+            signature: members::optional_string(&mut members, "signature")?,
+            extras: members,
+        })
+    }
+}
+
+impl FromMembers for RedactedThinkingBlock {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            data: members::string(&mut members, "data")?,
+            extras: members,
+        })
+    }
+}
+
+impl FromMembers for ImageBlock {}
+
+impl FromMembers for RawToolResult {}
+
+/// Reads a block struct at `path`. Read directly (not through
 /// [`ContentBlock`]'s tag), its `type` lands in the extras: removed.
-fn decode_block<T: DeserializeOwned + BlockExtras>(
+fn read_block<R: Reading, T: FromMembers + BlockExtras>(
+    reading: R,
     path: &str,
-    value: &Value,
-) -> Result<T, WireError> {
-    let mut block: T = decode(FORMAT, path, value)?;
+    value: Value,
+) -> Result<T, R::Error> {
+    let mut block: T = reading.read_members(FORMAT, path, value)?;
     block.extras_mut().remove("type");
     Ok(block)
 }
 
 /// Reads one block at `path`: a modelled `type` must have its documented
-/// shape; any other `type` is kept verbatim (moved, when owned).
-pub(super) fn parse_block(path: &str, value: Cow<'_, Value>) -> Result<ContentBlock, WireError> {
+/// shape; any other `type` is kept verbatim.
+pub(super) fn parse_block<R: Reading>(
+    reading: R,
+    path: &str,
+    value: Value,
+) -> Result<ContentBlock, R::Error> {
     let head: BlockHead = decode(FORMAT, path, &value)?;
     Ok(match head.kind.as_str() {
-        "text" => ContentBlock::Text(decode_block(path, &value)?),
+        "text" => ContentBlock::Text(read_block(reading, path, value)?),
         "image"
             if matches!(
                 value
@@ -437,13 +487,13 @@ pub(super) fn parse_block(path: &str, value: Cow<'_, Value>) -> Result<ContentBl
                 Some("base64" | "url") | None
             ) =>
         {
-            ContentBlock::Image(decode_block(path, &value)?)
+            ContentBlock::Image(read_block(reading, path, value)?)
         }
-        "tool_use" => ContentBlock::ToolUse(decode_block(path, &value)?),
-        "thinking" => ContentBlock::Thinking(decode_block(path, &value)?),
-        "redacted_thinking" => ContentBlock::RedactedThinking(decode_block(path, &value)?),
+        "tool_use" => ContentBlock::ToolUse(read_block(reading, path, value)?),
+        "thinking" => ContentBlock::Thinking(read_block(reading, path, value)?),
+        "redacted_thinking" => ContentBlock::RedactedThinking(read_block(reading, path, value)?),
         "tool_result" => {
-            let raw: RawToolResult = decode_block(path, &value)?;
+            let raw: RawToolResult = read_block(reading, path, value)?;
             let content = match raw.content {
                 None => None,
                 Some(StringOrArray::Text(text)) => Some(StringOrArray::Text(text)),
@@ -452,7 +502,7 @@ pub(super) fn parse_block(path: &str, value: Cow<'_, Value>) -> Result<ContentBl
                         .into_iter()
                         .enumerate()
                         .map(|(index, item)| {
-                            parse_block(&format!("{path}.content[{index}]"), Cow::Owned(item))
+                            parse_block(reading, &format!("{path}.content[{index}]"), item)
                         })
                         .collect::<Result<_, _>>()?,
                 )),
@@ -464,20 +514,20 @@ pub(super) fn parse_block(path: &str, value: Cow<'_, Value>) -> Result<ContentBl
                 extras: raw.extras,
             })
         }
-        _ => ContentBlock::Other(value.into_owned()),
+        _ => ContentBlock::Other(value),
     })
 }
 
-/// Reads a `content` (string or blocks) at `path`; blocks kept verbatim
-/// are moved out of an owned one.
-pub(super) fn parse_content(
+/// Reads a `content` (string or blocks) at `path`.
+pub(super) fn parse_content<R: Reading>(
+    reading: R,
     path: &str,
-    value: Cow<'_, Value>,
-) -> Result<Vec<ContentBlock>, WireError> {
+    value: Value,
+) -> Result<Vec<ContentBlock>, R::Error> {
     let content = match value {
         // What the decoding below reads them into, without the copy.
-        Cow::Owned(Value::String(text)) => StringOrArray::Text(text),
-        Cow::Owned(Value::Array(items)) => StringOrArray::Array(items),
+        Value::String(text) => StringOrArray::Text(text),
+        Value::Array(items) => StringOrArray::Array(items),
         value => decode::<StringOrArray<Value>>(FORMAT, path, &value)?,
     };
     match content {
@@ -488,7 +538,7 @@ pub(super) fn parse_content(
         StringOrArray::Array(items) => items
             .into_iter()
             .enumerate()
-            .map(|(index, item)| parse_block(&format!("{path}[{index}]"), Cow::Owned(item)))
+            .map(|(index, item)| parse_block(reading, &format!("{path}[{index}]"), item))
             .collect(),
     }
 }
@@ -669,7 +719,7 @@ pub(super) fn parse_messages_unminted(
     for (index, item) in items.iter().enumerate() {
         let path = format!("{root}[{index}]");
         let raw: RawMessage = decode(FORMAT, &path, item)?;
-        let blocks = parse_content(&format!("{path}.content"), Cow::Owned(raw.content))?;
+        let blocks = parse_content(Checked, &format!("{path}.content"), raw.content)?;
         match raw.role.as_str() {
             "user" => push_user(&mut conversation, blocks),
             "assistant" => {
@@ -703,21 +753,17 @@ pub(super) fn parse_system(root: &str, system: &Value) -> Result<Vec<Message>, W
             extras: Map::new(),
         }],
         StringOrArray::Array(items) => items
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(index, item)| {
                 let path = format!("{root}[{index}]");
-                match parse_block(&path, Cow::Borrowed(item))? {
+                match parse_block(Checked, &path, item)? {
                     ContentBlock::Text(text) => Ok(text),
-                    _ => Err(WireError::new(
+                    block => Err(WireError::new(
                         FORMAT,
                         path,
                         WireErrorKind::UnknownType {
-                            found: item
-                                .get("type")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned(),
+                            found: block.kind().unwrap_or_default().to_owned(),
                         },
                     )),
                 }

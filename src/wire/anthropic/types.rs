@@ -87,7 +87,6 @@ pub(crate) enum ContentBlock {
     Other(Value),
 }
 
-#[cfg(feature = "anthropic")]
 impl ContentBlock {
     /// The block's `type` as it is written: a verbatim block's own, when
     /// it has one.

@@ -24,7 +24,7 @@ pub(crate) use text::read_text;
 use std::fmt;
 
 use serde::de::{self, DeserializeOwned, Expected, Unexpected};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use self::deserializer::{ExpectedJson, ValueDeserializer};
 use super::error::{WireError, WireErrorKind};
@@ -60,6 +60,169 @@ pub(crate) fn decode<T: DeserializeOwned>(
         let kind = error.into_inner().into_kind(|| last_segment(&path));
         WireError::new(format, path, kind)
     })
+}
+
+/// How the parts of a payload, held as owned JSON, are read into their
+/// serde types: [`Checked`] or [`Moving`].
+pub(crate) trait Reading: Copy {
+    /// What stops the reading: a [`WireError`], or more.
+    type Error: From<WireError>;
+
+    /// `value`, found at `path`, as a `T`.
+    fn read<T: DeserializeOwned>(
+        self,
+        format: WireFormat,
+        path: &str,
+        value: Value,
+    ) -> Result<T, Self::Error>;
+
+    /// [`read`](Self::read), for a struct of fields and flattened extras
+    /// that [`FromMembers`] builds.
+    fn read_members<T: FromMembers>(
+        self,
+        format: WireFormat,
+        path: &str,
+        value: Value,
+    ) -> Result<T, Self::Error> {
+        self.read(format, path, value)
+    }
+}
+
+/// A struct of fields and `#[serde(flatten)]` extras, built from an
+/// object's members by moving them out: what its derived `Deserialize`
+/// gives for the same object whenever that succeeds (the tests hold each
+/// to it), without serde's buffering of every member that `flatten`
+/// costs. [`Moving`] reads such a struct so.
+pub(crate) trait FromMembers: DeserializeOwned {
+    /// The struct, or `None` where the derived reading fails (or might);
+    /// by default, the derived reading itself, of the owned object.
+    // Only `Moving` builds, which only the OpenAI and Anthropic models use.
+    #[cfg_attr(
+        not(any(feature = "openai", feature = "anthropic", test)),
+        expect(dead_code)
+    )]
+    fn from_members(members: Map<String, Value>) -> Option<Self> {
+        Self::deserialize(Value::Object(members)).ok()
+    }
+}
+
+/// The helpers of a [`FromMembers`] implementation: each takes one
+/// member, as the derived reading reads its field.
+pub(crate) mod members {
+    use serde_json::{Map, Value};
+
+    /// A required string.
+    pub(crate) fn string(members: &mut Map<String, Value>, key: &str) -> Option<String> {
+        match members.remove(key)? {
+            Value::String(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// An `Option<String>` with `#[serde(default)]`: absent or `null` is
+    /// `None`.
+    pub(crate) fn optional_string(
+        members: &mut Map<String, Value>,
+        key: &str,
+    ) -> Option<Option<String>> {
+        match members.remove(key) {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::String(text)) => Some(Some(text)),
+            Some(_) => None,
+        }
+    }
+
+    /// An `Option<Value>` with `#[serde(default)]`: absent or `null` is
+    /// `None`.
+    pub(crate) fn optional_value(members: &mut Map<String, Value>, key: &str) -> Option<Value> {
+        members.remove(key).filter(|value| !value.is_null())
+    }
+
+    /// An `Option<Vec<Value>>` with `#[serde(default)]`: absent or `null`
+    /// is `None`.
+    pub(crate) fn optional_array(
+        members: &mut Map<String, Value>,
+        key: &str,
+    ) -> Option<Option<Vec<Value>>> {
+        match members.remove(key) {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::Array(items)) => Some(Some(items)),
+            Some(_) => None,
+        }
+    }
+}
+
+/// Reading with [`decode`]: a failure is its error, with its path and
+/// kind.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Checked;
+
+impl Reading for Checked {
+    type Error = WireError;
+
+    fn read<T: DeserializeOwned>(
+        self,
+        format: WireFormat,
+        path: &str,
+        value: Value,
+    ) -> Result<T, WireError> {
+        decode(format, path, &value)
+    }
+}
+
+/// Reading by moving what the value holds into the `T`, nothing copied
+/// (serde_json's own reading of an owned `Value`, which reads what
+/// `decode` reads): for an answer read straight from its text (see
+/// [`read_text`]). A failure is [`Unread::Again`]: the caller reads the
+/// answer again, [`Checked`], to report it.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Moving;
+
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+impl Reading for Moving {
+    type Error = Unread;
+
+    fn read<T: DeserializeOwned>(
+        self,
+        _format: WireFormat,
+        _path: &str,
+        value: Value,
+    ) -> Result<T, Unread> {
+        T::deserialize(value).map_err(|_| Unread::Again)
+    }
+
+    fn read_members<T: FromMembers>(
+        self,
+        _format: WireFormat,
+        _path: &str,
+        value: Value,
+    ) -> Result<T, Unread> {
+        match value {
+            Value::Object(members) => T::from_members(members).ok_or(Unread::Again),
+            _ => Err(Unread::Again),
+        }
+    }
+}
+
+/// Why an answer read [`Moving`] was not read: the [`WireError`] the
+/// [`Checked`] reading gives too, or a part that did not read, which only
+/// the [`Checked`] reading reports.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[derive(Debug)]
+pub(crate) enum Unread {
+    Wire(WireError),
+    // Made by `Moving`, which a build with the Gemini model alone does not
+    // use (its answers are read as a `Value`).
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), expect(dead_code))]
+    Again,
+}
+
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+impl From<WireError> for Unread {
+    fn from(error: WireError) -> Self {
+        Self::Wire(error)
+    }
 }
 
 /// Why a value did not deserialise, as serde's constructors said it; the

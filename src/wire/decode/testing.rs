@@ -2,9 +2,13 @@
 //! that [`decode`](super::decode) fails with the kind and path the crate
 //! gave when it read serde_json's error messages.
 
+use std::fmt::Debug;
+
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use super::FromMembers;
 
 use crate::conversation::WireFormat;
 use crate::wire::WireErrorKind;
@@ -133,4 +137,18 @@ pub(crate) fn same_kind<T: DeserializeOwned>(value: &Value) {
             theirs.err().map(|error| error.to_string())
         ),
     }
+}
+
+/// `value` built by [`FromMembers`] is what [`decode`](super::decode)
+/// gives for it, whenever it is built; returns whether it was.
+pub(crate) fn same_members<T: FromMembers + PartialEq + Debug>(value: &Value) -> bool {
+    let Value::Object(members) = value else {
+        return false;
+    };
+    let Some(built) = T::from_members(members.clone()) else {
+        return false;
+    };
+    let decoded = super::decode::<T>(WireFormat::OpenAiChat, "root", value);
+    assert_eq!(Ok(&built), decoded.as_ref(), "{value}");
+    true
 }

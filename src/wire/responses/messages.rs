@@ -13,7 +13,7 @@ use crate::conversation::{
 };
 use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_text, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
-use crate::wire::decode::{check_depth, decode};
+use crate::wire::decode::{Checked, FromMembers, Reading, check_depth, decode, members};
 use crate::wire::dropped::{Dropped, Place, report};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
@@ -504,6 +504,7 @@ struct PartHead {
 
 #[derive(Deserialize)]
 #[serde(expecting = "a text part")]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawText {
     text: String,
     #[serde(flatten)]
@@ -512,6 +513,7 @@ struct RawText {
 
 #[derive(Deserialize)]
 #[serde(expecting = "a reasoning item")]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawReasoning {
     #[serde(default)]
     summary: Option<Vec<Value>>,
@@ -525,6 +527,7 @@ struct RawReasoning {
 
 #[derive(Deserialize)]
 #[serde(expecting = "a function_call item")]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawCall {
     #[serde(default)]
     call_id: Option<String>,
@@ -548,10 +551,56 @@ struct RawOutput {
 
 #[derive(Deserialize)]
 #[serde(expecting = "a message item")]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawMessage {
     content: StringOrArray<Value>,
     #[serde(flatten)]
     rest: Map<String, Value>,
+}
+
+impl FromMembers for RawText {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            text: members::string(&mut members, "text")?,
+            rest: members,
+        })
+    }
+}
+
+impl FromMembers for RawReasoning {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            summary: members::optional_array(&mut members, "summary")?,
+            encrypted_content: members::optional_string(&mut members, "encrypted_content")?,
+            content: members::optional_array(&mut members, "content")?,
+            rest: members,
+        })
+    }
+}
+
+impl FromMembers for RawCall {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            call_id: members::optional_string(&mut members, "call_id")?,
+            name: members::string(&mut members, "name")?,
+            arguments: members::optional_value(&mut members, "arguments"),
+            rest: members,
+        })
+    }
+}
+
+impl FromMembers for RawMessage {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        let content = match members.remove("content")? {
+            Value::String(text) => StringOrArray::Text(text),
+            Value::Array(items) => StringOrArray::Array(items),
+            _ => return None,
+        };
+        Some(Self {
+            content,
+            rest: members,
+        })
+    }
 }
 
 /// Parses a request's `input` into a conversation: a string is one user
@@ -609,27 +658,27 @@ pub(super) fn parse_input_unminted(root: &str, input: &Value) -> Result<Vec<Mess
         StringOrArray::Array(items) => items,
     };
     let mut conversation = Vec::new();
-    let mut run: Vec<(String, Cow<'_, Value>)> = Vec::new();
+    let mut run: Vec<(String, Value)> = Vec::new();
     let flush = |conversation: &mut Vec<Message>,
-                 run: &mut Vec<(String, Cow<'_, Value>)>|
+                 run: &mut Vec<(String, Value)>|
      -> Result<(), WireError> {
         if run.is_empty() {
             return Ok(());
         }
-        let parts = assistant_parts(std::mem::take(run), true)?;
+        let parts = assistant_parts(Checked, std::mem::take(run), true)?;
         if !parts.is_empty() {
             conversation.push(Message::Assistant(AssistantMessage::new(parts)));
         }
         Ok(())
     };
-    for (index, item) in items.iter().enumerate() {
+    for (index, item) in items.into_iter().enumerate() {
         let path = format!("{root}[{index}]");
-        let head: ItemHead = decode(FORMAT, &path, item)?;
+        let head: ItemHead = decode(FORMAT, &path, &item)?;
         match (head.kind.as_deref(), head.role.as_deref()) {
-            (None | Some("message"), Some("assistant")) => run.push((path, Cow::Borrowed(item))),
+            (None | Some("message"), Some("assistant")) => run.push((path, item)),
             (None | Some("message"), Some(role)) => {
                 flush(&mut conversation, &mut run)?;
-                conversation.extend(parse_input_message(&path, role, item)?);
+                conversation.extend(parse_input_message(&path, role, &item)?);
             }
             (None, None) => {
                 return Err(WireError::new(
@@ -642,9 +691,9 @@ pub(super) fn parse_input_unminted(root: &str, input: &Value) -> Result<Vec<Mess
             }
             (Some("function_call_output"), _) => {
                 flush(&mut conversation, &mut run)?;
-                conversation.push(parse_output(&path, item)?);
+                conversation.push(parse_output(&path, &item)?);
             }
-            _ => run.push((path, Cow::Borrowed(item))),
+            _ => run.push((path, item)),
         }
     }
     flush(&mut conversation, &mut run)?;
@@ -655,10 +704,10 @@ fn object_of(value: &Value) -> Map<String, Value> {
     value.as_object().cloned().unwrap_or_default()
 }
 
-/// [`object_of`], moved out of an owned value.
-fn into_object(value: Cow<'_, Value>) -> Map<String, Value> {
+/// [`object_of`], moved out of the value.
+fn into_object(value: Value) -> Map<String, Value> {
     match value {
-        Cow::Owned(Value::Object(fields)) => fields,
+        Value::Object(fields) => fields,
         value => object_of(&value),
     }
 }
@@ -670,11 +719,12 @@ fn into_object(value: Cow<'_, Value>) -> Map<String, Value> {
 /// `function_call` and `message` items keep their `id` only when the run
 /// has a reasoning item: the API needs it only to pair them with it.
 ///
-/// An owned item (a response's) is moved where it is kept whole.
-pub(super) fn assistant_parts(
-    run: Vec<(String, Cow<'_, Value>)>,
+/// The items are read by `reading`, and moved where they are kept whole.
+pub(super) fn assistant_parts<R: Reading>(
+    reading: R,
+    run: Vec<(String, Value)>,
     restore_raw: bool,
-) -> Result<Vec<ContentPart>, WireError> {
+) -> Result<Vec<ContentPart>, R::Error> {
     let with_reasoning = run
         .iter()
         .any(|(_, item)| item.get("type").and_then(Value::as_str) == Some("reasoning"));
@@ -683,7 +733,7 @@ pub(super) fn assistant_parts(
         let path = path.as_str();
         let head: ItemHead = decode(FORMAT, path, &item)?;
         if head.kind.as_deref() == Some("reasoning") {
-            parts.push(parse_reasoning(path, &item)?);
+            parts.push(parse_reasoning(reading, path, item)?);
             continue;
         }
         let mut fields = into_object(item);
@@ -692,7 +742,7 @@ pub(super) fn assistant_parts(
         }
         match (head.kind.as_deref(), head.role.as_deref()) {
             (Some("function_call"), _) => {
-                let raw: RawCall = decode(FORMAT, path, &Value::Object(fields))?;
+                let raw: RawCall = reading.read_members(FORMAT, path, Value::Object(fields))?;
                 let mut rest = raw.rest;
                 rest.remove("type");
                 let arguments = match raw.arguments {
@@ -710,7 +760,7 @@ pub(super) fn assistant_parts(
                 }));
             }
             (None | Some("message"), Some("assistant")) => {
-                parts.extend(parse_output_message(path, fields)?);
+                parts.extend(parse_output_message(reading, path, fields)?);
             }
             (None | Some("message"), Some(role)) => {
                 return Err(WireError::new(
@@ -719,7 +769,8 @@ pub(super) fn assistant_parts(
                     WireErrorKind::UnknownRole {
                         role: role.to_owned(),
                     },
-                ));
+                )
+                .into());
             }
             (None, None) => {
                 return Err(WireError::new(
@@ -728,7 +779,8 @@ pub(super) fn assistant_parts(
                     WireErrorKind::MissingField {
                         field: "type".into(),
                     },
-                ));
+                )
+                .into());
             }
             (Some("function_call_output"), _) => {
                 return Err(WireError::new(
@@ -737,7 +789,8 @@ pub(super) fn assistant_parts(
                     WireErrorKind::UnknownType {
                         found: "function_call_output".into(),
                     },
-                ));
+                )
+                .into());
             }
             _ => parts.push(ContentPart::Provider(ProviderPart::new(
                 FORMAT,
@@ -748,8 +801,12 @@ pub(super) fn assistant_parts(
     Ok(join_blank_text(parts))
 }
 
-fn parse_reasoning(path: &str, item: &Value) -> Result<ContentPart, WireError> {
-    let raw: RawReasoning = decode(FORMAT, path, item)?;
+fn parse_reasoning<R: Reading>(
+    reading: R,
+    path: &str,
+    item: Value,
+) -> Result<ContentPart, R::Error> {
+    let raw: RawReasoning = reading.read_members(FORMAT, path, item)?;
     let mut rest = raw.rest;
     rest.remove("type");
     let summary = raw.summary.unwrap_or_default();
@@ -786,52 +843,57 @@ fn parse_reasoning(path: &str, item: &Value) -> Result<ContentPart, WireError> {
 /// An assistant `message` item: its `output_text` parts as text parts, the
 /// first carrying the item's fields under [`ITEM_KEY`]; a message with any
 /// other part (a `refusal`) is kept whole as one provider part.
-fn parse_output_message(
+fn parse_output_message<R: Reading>(
+    reading: R,
     path: &str,
     fields: Map<String, Value>,
-) -> Result<Vec<ContentPart>, WireError> {
+) -> Result<Vec<ContentPart>, R::Error> {
     let value = Value::Object(fields);
-    let raw: RawMessage = decode(FORMAT, path, &value)?;
+    let all_text = match value.get("content") {
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .all(|part| part.get("type").and_then(Value::as_str) == Some("output_text")),
+        _ => true,
+    };
+    if !all_text {
+        // Kept whole, once it reads as a message.
+        decode::<RawMessage>(FORMAT, path, &value)?;
+        return Ok(vec![ContentPart::Provider(ProviderPart::new(
+            FORMAT, value,
+        ))]);
+    }
+    let raw: RawMessage = reading.read_members(FORMAT, path, value)?;
     let mut item = raw.rest;
     item.remove("role");
-    let texts = match raw.content {
-        StringOrArray::Text(text) => vec![TextPart::new(text)],
-        StringOrArray::Array(parts) => {
-            let all_text = parts
-                .iter()
-                .all(|part| part.get("type").and_then(Value::as_str) == Some("output_text"));
-            if !all_text {
-                return Ok(vec![ContentPart::Provider(ProviderPart::new(
-                    FORMAT, value,
-                ))]);
-            }
-            parts
-                .iter()
-                .enumerate()
-                .map(|(index, part)| {
-                    let raw: RawText = decode(FORMAT, &format!("{path}.content[{index}]"), part)?;
-                    let mut rest = raw.rest;
-                    rest.remove("type");
-                    Ok(TextPart {
-                        text: raw.text,
-                        extras: Extras::new(FORMAT, rest),
-                    })
-                })
-                .collect::<Result<Vec<_>, WireError>>()?
+    // The first part carries the item's fields.
+    let mut item = Some(Value::Object(item));
+    let mut extras = |mut fields: Map<String, Value>| {
+        if let Some(item) = item.take() {
+            fields.insert(ITEM_KEY.into(), item);
         }
+        Extras::new(FORMAT, fields)
     };
-    Ok(texts
-        .into_iter()
-        .enumerate()
-        .map(|(index, mut part)| {
-            if index == 0 {
-                let mut extras = part.extras.fields().clone();
-                extras.insert(ITEM_KEY.into(), Value::Object(item.clone()));
-                part.extras = Extras::new(FORMAT, extras);
-            }
-            ContentPart::Text(part)
-        })
-        .collect())
+    let texts = match raw.content {
+        StringOrArray::Text(text) => vec![TextPart {
+            text,
+            extras: extras(Map::new()),
+        }],
+        StringOrArray::Array(parts) => parts
+            .into_iter()
+            .enumerate()
+            .map(|(index, part)| {
+                let raw: RawText =
+                    reading.read_members(FORMAT, &format!("{path}.content[{index}]"), part)?;
+                let mut rest = raw.rest;
+                rest.remove("type");
+                Ok(TextPart {
+                    text: raw.text,
+                    extras: extras(rest),
+                })
+            })
+            .collect::<Result<Vec<_>, R::Error>>()?,
+    };
+    Ok(texts.into_iter().map(ContentPart::Text).collect())
 }
 
 fn parse_input_message(path: &str, role: &str, item: &Value) -> Result<Vec<Message>, WireError> {
@@ -989,4 +1051,82 @@ fn parse_output(path: &str, item: &Value) -> Result<Message, WireError> {
         is_error: false,
         extras: Extras::new(FORMAT, rest),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::{RawCall, RawMessage, RawReasoning, RawText};
+    use crate::wire::decode::testing::{json_tree, same_members};
+
+    const WORDS: &[&str] = &[
+        "type",
+        "id",
+        "text",
+        "annotations",
+        "summary",
+        "encrypted_content",
+        "content",
+        "call_id",
+        "name",
+        "arguments",
+        "role",
+        "status",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// An item struct built from an object's members, as an answer
+        /// read straight is, is the one `decode` gives.
+        #[test]
+        fn items_built_from_members_are_the_decoded_ones(value in json_tree(WORDS)) {
+            same_members::<RawText>(&value);
+            same_members::<RawReasoning>(&value);
+            same_members::<RawCall>(&value);
+            same_members::<RawMessage>(&value);
+        }
+
+        /// The items of an answer are built from members whenever they
+        /// decode (the objects here always hold the fields they need).
+        #[test]
+        fn items_that_decode_are_built_from_members(
+            text in "[a-z]{0,3}",
+            extras in json_tree(WORDS),
+            optional in prop_oneof![Just(json!(null)), Just(json!("x")), Just(json!([{ "a": 1 }]))],
+        ) {
+            let mut members = match extras {
+                Value::Object(members) => members,
+                _ => serde_json::Map::new(),
+            };
+            for key in ["text", "summary", "encrypted_content", "content", "call_id", "name", "arguments"] {
+                members.remove(key);
+            }
+            let with = |fields: Value| {
+                let mut value = Value::Object(members.clone());
+                for (key, field) in fields.as_object().into_iter().flatten() {
+                    value[key] = field.clone();
+                }
+                value
+            };
+            let list = if optional.is_string() { json!(null) } else { optional.clone() };
+            let string = if optional.is_array() { json!(null) } else { optional.clone() };
+            let built = same_members::<RawText>(&with(json!({ "text": text })));
+            prop_assert!(built, "RawText 1 not built");
+            let built = same_members::<RawReasoning>(&with(
+                json!({ "summary": list, "content": list, "encrypted_content": string })
+            ));
+            prop_assert!(built, "RawReasoning 2 not built");
+            let built = same_members::<RawCall>(&with(
+                json!({ "name": text, "call_id": string, "arguments": optional })
+            ));
+            prop_assert!(built, "RawCall 3 not built");
+            let built = same_members::<RawMessage>(&with(json!({ "content": text })));
+            prop_assert!(built, "RawMessage 4 not built");
+            let built = same_members::<RawMessage>(&with(json!({ "content": [optional] })));
+            prop_assert!(built, "RawMessage 5 not built");
+        }
+    }
 }
