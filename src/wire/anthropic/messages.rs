@@ -1,6 +1,8 @@
 //! A request's `system` and `messages`: a conversation exported, and
 //! parsed back.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -16,7 +18,7 @@ use crate::conversation::{
 };
 use crate::wire::arguments::{arguments_object, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
-use crate::wire::decode::{Checked, FromMembers, Reading, check_depth, decode, members};
+use crate::wire::decode::{At, Checked, FromMembers, Reading, check_depth, decode, members};
 use crate::wire::dropped::{self, Dropped, Place};
 use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
@@ -460,7 +462,7 @@ impl FromMembers for RawToolResult {}
 /// [`ContentBlock`]'s tag), its `type` lands in the extras: removed.
 fn read_block<R: Reading, T: FromMembers + BlockExtras>(
     reading: R,
-    path: &str,
+    path: &dyn fmt::Display,
     value: Value,
 ) -> Result<T, R::Error> {
     let mut block: T = reading.read_members(FORMAT, path, value)?;
@@ -472,7 +474,7 @@ fn read_block<R: Reading, T: FromMembers + BlockExtras>(
 /// shape; any other `type` is kept verbatim.
 pub(super) fn parse_block<R: Reading>(
     reading: R,
-    path: &str,
+    path: &dyn fmt::Display,
     value: Value,
 ) -> Result<ContentBlock, R::Error> {
     let head: BlockHead = decode(FORMAT, path, &value)?;
@@ -502,7 +504,8 @@ pub(super) fn parse_block<R: Reading>(
                         .into_iter()
                         .enumerate()
                         .map(|(index, item)| {
-                            parse_block(reading, &format!("{path}.content[{index}]"), item)
+                            let content = At::Field(path, "content");
+                            parse_block(reading, &At::Index(&content, index), item)
                         })
                         .collect::<Result<_, _>>()?,
                 )),
@@ -521,7 +524,7 @@ pub(super) fn parse_block<R: Reading>(
 /// Reads a `content` (string or blocks) at `path`.
 pub(super) fn parse_content<R: Reading>(
     reading: R,
-    path: &str,
+    path: &dyn fmt::Display,
     value: Value,
 ) -> Result<Vec<ContentBlock>, R::Error> {
     let content = match value {
@@ -538,7 +541,7 @@ pub(super) fn parse_content<R: Reading>(
         StringOrArray::Array(items) => items
             .into_iter()
             .enumerate()
-            .map(|(index, item)| parse_block(reading, &format!("{path}[{index}]"), item))
+            .map(|(index, item)| parse_block(reading, &At::Index(path, index), item))
             .collect(),
     }
 }
@@ -719,7 +722,7 @@ pub(super) fn parse_messages_unminted(
     for (index, item) in items.iter().enumerate() {
         let path = format!("{root}[{index}]");
         let raw: RawMessage = decode(FORMAT, &path, item)?;
-        let blocks = parse_content(Checked, &format!("{path}.content"), raw.content)?;
+        let blocks = parse_content(Checked, &At::Field(&path, "content"), raw.content)?;
         match raw.role.as_str() {
             "user" => push_user(&mut conversation, blocks),
             "assistant" => {

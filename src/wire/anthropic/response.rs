@@ -108,7 +108,7 @@ pub(crate) fn read_response<R: Reading>(
         return Err(WireError::new(FORMAT, "response", WireErrorKind::UnknownRole { role }).into());
     }
     let content = raw.content.ok_or_else(|| missing("content"))?;
-    let message = assistant_message(parse_content(reading, "response.content", content)?, false);
+    let message = assistant_message(parse_content(reading, &"response.content", content)?, false);
     let finish_reason = match raw.stop_reason.as_deref() {
         Some("end_turn" | "stop_sequence") => FinishReason::Stop,
         Some("tool_use") => FinishReason::ToolCalls,

@@ -44,10 +44,11 @@ pub(crate) fn check_depth(format: WireFormat, root: &str, value: &Value) -> Resu
 
 /// Deserialises `value` into `T`; an error's path starts with `root`
 /// (`response`, `messages`, `tools`, `result`, or a longer path for a
-/// value found inside one).
+/// value found inside one, written only when an error names it: see
+/// [`At`]).
 pub(crate) fn decode<T: DeserializeOwned>(
     format: WireFormat,
-    root: &str,
+    root: impl fmt::Display,
     value: &Value,
 ) -> Result<T, WireError> {
     // Without the path: what succeeds here is what the tracked reading
@@ -72,7 +73,7 @@ pub(crate) trait Reading: Copy {
     fn read<T: DeserializeOwned>(
         self,
         format: WireFormat,
-        path: &str,
+        path: &dyn fmt::Display,
         value: Value,
     ) -> Result<T, Self::Error>;
 
@@ -81,10 +82,28 @@ pub(crate) trait Reading: Copy {
     fn read_members<T: FromMembers>(
         self,
         format: WireFormat,
-        path: &str,
+        path: &dyn fmt::Display,
         value: Value,
     ) -> Result<T, Self::Error> {
         self.read(format, path, value)
+    }
+}
+
+/// The path of a value inside another, `parent[index]` or
+/// `parent.field`, written only when an error names it: most values
+/// read, and a path made for each would cost more than the reading.
+#[derive(Clone, Copy)]
+pub(crate) enum At<'a> {
+    Index(&'a dyn fmt::Display, usize),
+    Field(&'a dyn fmt::Display, &'static str),
+}
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Index(parent, index) => write!(f, "{parent}[{index}]"),
+            Self::Field(parent, field) => write!(f, "{parent}.{field}"),
+        }
     }
 }
 
@@ -163,7 +182,7 @@ impl Reading for Checked {
     fn read<T: DeserializeOwned>(
         self,
         format: WireFormat,
-        path: &str,
+        path: &dyn fmt::Display,
         value: Value,
     ) -> Result<T, WireError> {
         decode(format, path, &value)
@@ -186,7 +205,7 @@ impl Reading for Moving {
     fn read<T: DeserializeOwned>(
         self,
         _format: WireFormat,
-        _path: &str,
+        _path: &dyn fmt::Display,
         value: Value,
     ) -> Result<T, Unread> {
         T::deserialize(value).map_err(|_| Unread::Again)
@@ -195,7 +214,7 @@ impl Reading for Moving {
     fn read_members<T: FromMembers>(
         self,
         _format: WireFormat,
-        _path: &str,
+        _path: &dyn fmt::Display,
         value: Value,
     ) -> Result<T, Unread> {
         match value {
@@ -318,9 +337,9 @@ fn found_type(found: Unexpected<'_>) -> String {
 
 /// `root` followed by serde_path_to_error's path (`.` when empty,
 /// `choices[0].message` otherwise).
-pub(crate) fn join(root: &str, path: &str) -> String {
+pub(crate) fn join(root: impl fmt::Display, path: &str) -> String {
     match path {
-        "" | "." => root.to_owned(),
+        "" | "." => root.to_string(),
         path if path.starts_with('[') => format!("{root}{path}"),
         path => format!("{root}.{path}"),
     }

@@ -1,6 +1,7 @@
 //! A request's `input` items: a conversation exported, and parsed back.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -13,7 +14,7 @@ use crate::conversation::{
 };
 use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_text, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
-use crate::wire::decode::{Checked, FromMembers, Reading, check_depth, decode, members};
+use crate::wire::decode::{At, Checked, FromMembers, Reading, check_depth, decode, members};
 use crate::wire::dropped::{Dropped, Place, report};
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
@@ -720,9 +721,9 @@ fn into_object(value: Value) -> Map<String, Value> {
 /// has a reasoning item: the API needs it only to pair them with it.
 ///
 /// The items are read by `reading`, and moved where they are kept whole.
-pub(super) fn assistant_parts<R: Reading>(
+pub(super) fn assistant_parts<R: Reading, P: fmt::Display>(
     reading: R,
-    run: Vec<(String, Value)>,
+    run: Vec<(P, Value)>,
     restore_raw: bool,
 ) -> Result<Vec<ContentPart>, R::Error> {
     let with_reasoning = run
@@ -730,7 +731,7 @@ pub(super) fn assistant_parts<R: Reading>(
         .any(|(_, item)| item.get("type").and_then(Value::as_str) == Some("reasoning"));
     let mut parts = Vec::new();
     for (path, item) in run {
-        let path = path.as_str();
+        let path: &dyn fmt::Display = &path;
         let head: ItemHead = decode(FORMAT, path, &item)?;
         if head.kind.as_deref() == Some("reasoning") {
             parts.push(parse_reasoning(reading, path, item)?);
@@ -765,7 +766,7 @@ pub(super) fn assistant_parts<R: Reading>(
             (None | Some("message"), Some(role)) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path,
+                    path.to_string(),
                     WireErrorKind::UnknownRole {
                         role: role.to_owned(),
                     },
@@ -775,7 +776,7 @@ pub(super) fn assistant_parts<R: Reading>(
             (None, None) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path,
+                    path.to_string(),
                     WireErrorKind::MissingField {
                         field: "type".into(),
                     },
@@ -785,7 +786,7 @@ pub(super) fn assistant_parts<R: Reading>(
             (Some("function_call_output"), _) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path,
+                    path.to_string(),
                     WireErrorKind::UnknownType {
                         found: "function_call_output".into(),
                     },
@@ -803,7 +804,7 @@ pub(super) fn assistant_parts<R: Reading>(
 
 fn parse_reasoning<R: Reading>(
     reading: R,
-    path: &str,
+    path: &dyn fmt::Display,
     item: Value,
 ) -> Result<ContentPart, R::Error> {
     let raw: RawReasoning = reading.read_members(FORMAT, path, item)?;
@@ -845,7 +846,7 @@ fn parse_reasoning<R: Reading>(
 /// other part (a `refusal`) is kept whole as one provider part.
 fn parse_output_message<R: Reading>(
     reading: R,
-    path: &str,
+    path: &dyn fmt::Display,
     fields: Map<String, Value>,
 ) -> Result<Vec<ContentPart>, R::Error> {
     let value = Value::Object(fields);
@@ -873,6 +874,7 @@ fn parse_output_message<R: Reading>(
         }
         Extras::new(FORMAT, fields)
     };
+    let content = At::Field(path, "content");
     let texts = match raw.content {
         StringOrArray::Text(text) => vec![TextPart {
             text,
@@ -883,7 +885,7 @@ fn parse_output_message<R: Reading>(
             .enumerate()
             .map(|(index, part)| {
                 let raw: RawText =
-                    reading.read_members(FORMAT, &format!("{path}.content[{index}]"), part)?;
+                    reading.read_members(FORMAT, &At::Index(&content, index), part)?;
                 let mut rest = raw.rest;
                 rest.remove("type");
                 Ok(TextPart {

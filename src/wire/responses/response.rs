@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::FORMAT;
 use super::messages::{RESPONSE_ID_KEY, assistant_parts};
 use crate::conversation::{AssistantMessage, Extras, FinishReason, ModelResponse, Usage};
-use crate::wire::decode::{Checked, Reading, check_depth, decode};
+use crate::wire::decode::{At, Checked, Reading, check_depth, decode};
 use crate::wire::error::{WireError, WireErrorKind, provider_error_kind};
 
 /// A response body as [`parse_response`] reads it first: the items of its
@@ -183,7 +183,7 @@ pub(crate) fn read_response<R: Reading>(
     let run = output
         .into_iter()
         .enumerate()
-        .map(|(index, item)| (format!("response.output[{index}]"), item))
+        .map(|(index, item)| (At::Index(&"response.output", index), item))
         .collect();
     let parts = assistant_parts(reading, run, false)?;
     let mut message = AssistantMessage::new(parts);
