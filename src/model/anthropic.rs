@@ -562,8 +562,8 @@ mod tests {
     #[test]
     fn the_bytes_sent_are_the_request_body_with_each_key_once() {
         use crate::conversation::{Extras, ImagePart, ProviderPart, TextPart, UserMessage};
-        use crate::model::send::testing::repeated_key;
         use crate::tool::ToolInfo;
+        use crate::wire::decode::testing::repeated_key;
 
         let extras =
             |fields: Value| Extras::new(FORMAT, fields.as_object().cloned().unwrap_or_default());
