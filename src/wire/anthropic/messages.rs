@@ -361,8 +361,10 @@ pub(super) fn arguments_to_input(arguments: &str) -> Map<String, Value> {
 fn input_to_arguments(input: &Map<String, Value>, restore_raw: bool) -> String {
     match restore_raw.then(|| raw_arguments(input)).flatten() {
         Some(raw) => raw.to_owned(),
-        // `Display` of a JSON value is its compact serialisation and cannot fail.
-        None => Value::Object(input.clone()).to_string(),
+        // The object's compact serialisation (what `Display` of the JSON
+        // value writes), without a copy of it; a map of JSON values always
+        // serialises.
+        None => serde_json::to_string(input).unwrap_or_default(),
     }
 }
 
