@@ -2,18 +2,21 @@
 
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderValue};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, Provider, StreamAssembler, body_bytes, send};
+use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::{Model, ModelRequest};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::wire::WireError;
-use crate::wire::anthropic;
+use crate::wire::anthropic::{self, MessageParam, Role, ToolsView};
+use crate::wire::decode::{Moving, Unread};
+use crate::wire::encode::to_value;
 use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::anthropic::EventAssembler;
@@ -61,6 +64,9 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 pub struct AnthropicModel {
     model: String,
     base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    target: crate::wire::Target,
     api_key: Option<ApiKey>,
     max_tokens: u32,
     thinking_budget: Option<u32>,
@@ -90,8 +96,10 @@ impl AnthropicModel {
     /// The model `model` (e.g. `claude-sonnet-4-5`) at the official
     /// endpoint, with no key yet: set one with [`api_key`](Self::api_key).
     pub fn new(model: impl Into<String>) -> Self {
+        let model = model.into();
         Self {
-            model: model.into(),
+            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
+            model,
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_tokens: DEFAULT_MAX_TOKENS,
@@ -129,6 +137,7 @@ impl AnthropicModel {
     /// userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -141,6 +150,7 @@ impl AnthropicModel {
     /// The model name sent as `model`.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -211,7 +221,7 @@ impl AnthropicModel {
         body_bytes(self, request)
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
         // The instructions go first as a system message of the model's
         // own, so the export joins them with the conversation's own into
         // `system`; the conversation itself is borrowed, not copied.
@@ -222,21 +232,19 @@ impl AnthropicModel {
         };
         // A signed `thinking` block goes only to the model that wrote it
         // (see `wire::Target`).
-        let target = super::endpoint_target(&self.base_url, &self.model);
-        let exported = anthropic::export_outgoing(outgoing, &target);
+        let exported = anthropic::export_outgoing(outgoing, &self.target);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
-        if let Some(system) = exported.system {
-            body.insert("system".into(), system);
+        if let Some(system) = &exported.system {
+            body.insert("system".into(), to_value(system));
         }
         let replayable = thinking_replayable(&exported.messages);
-        body.insert("messages".into(), Value::Array(exported.messages));
+        body.insert("messages".into(), PLACEHOLDER);
+        let mut views = vec![("messages", RequestView::Messages(exported.messages))];
         if !request.tools.is_empty() {
-            body.insert(
-                "tools".into(),
-                Value::Array(anthropic::export_tools(request.tools)),
-            );
+            body.insert("tools".into(), PLACEHOLDER);
+            views.push(("tools", RequestView::Tools(ToolsView(request.tools))));
             let parallel = self.settings.parallel_tool_calls;
             if self.settings.tool_choice.is_some() || parallel.is_some() {
                 let choice = self
@@ -280,7 +288,7 @@ impl AnthropicModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(body, None, exported.dropped, 0)
+        Body::new(body, views, exported.dropped, 0)
     }
 
     /// Refuses a request that breaks the API's rules for extended
@@ -330,7 +338,7 @@ impl AnthropicModel {
 impl Provider for AnthropicModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = EventAssembler;
-    type Conversation<'r> = Value;
+    type View<'r> = RequestView<'r>;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -353,7 +361,7 @@ impl Provider for AnthropicModel {
         self.check_thinking(request)
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
         AnthropicModel::body(self, request)
     }
 
@@ -372,6 +380,12 @@ impl Provider for AnthropicModel {
 
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         anthropic::parse_response(body)
+    }
+
+    type Response = anthropic::RawResponse;
+
+    fn read_response(response: anthropic::RawResponse) -> Result<ModelResponse, Unread> {
+        anthropic::read_response(Moving, response)
     }
 }
 
@@ -408,18 +422,15 @@ impl StreamAssembler for EventAssembler {
 /// itself advises: the tool loop goes on, and thinking comes back with the
 /// next request whose final assistant message qualifies (a warning is
 /// traced each time).
-fn thinking_replayable(messages: &[Value]) -> bool {
-    let Some(last) = messages.iter().rev().find(|m| m["role"] == "assistant") else {
+fn thinking_replayable(messages: &[MessageParam]) -> bool {
+    let Some(last) = messages.iter().rev().find(|m| m.role == Role::Assistant) else {
         return true;
     };
-    let blocks = last["content"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let has_tool_use = blocks.iter().any(|block| block["type"] == "tool_use");
+    let blocks = &last.content;
+    let has_tool_use = blocks.iter().any(|block| block.kind() == Some("tool_use"));
     let starts_thinking = blocks
         .first()
-        .is_some_and(|block| block["type"] == "thinking" || block["type"] == "redacted_thinking");
+        .is_some_and(|block| matches!(block.kind(), Some("thinking" | "redacted_thinking")));
     if has_tool_use && !starts_thinking {
         tracing::warn!(
             format = %FORMAT,
@@ -428,6 +439,22 @@ fn thinking_replayable(messages: &[Value]) -> bool {
         return false;
     }
     true
+}
+
+/// The fields of a Messages body written from views of the request: its
+/// messages (the typed blocks the export built) and its tools.
+pub(crate) enum RequestView<'r> {
+    Messages(Vec<MessageParam>),
+    Tools(ToolsView<'r>),
+}
+
+impl Serialize for RequestView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Messages(messages) => messages.serialize(serializer),
+            Self::Tools(tools) => tools.serialize(serializer),
+        }
+    }
 }
 
 fn tool_choice(choice: &ToolChoice) -> Value {
@@ -451,10 +478,7 @@ impl Model for AnthropicModel {
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
-        Ok(super::from_target(
-            response,
-            &super::endpoint_target(&self.base_url, &self.model),
-        ))
+        Ok(super::from_target(response, &self.target))
     }
 }
 
@@ -533,6 +557,73 @@ mod tests {
             body.dropped[0].to_string(),
             "reasoning of Anthropic Messages (from api.anthropic.com, model claude-sonnet-4-0) in message 1, part 0"
         );
+    }
+
+    #[test]
+    fn the_bytes_sent_are_the_request_body_with_each_key_once() {
+        use crate::conversation::{Extras, ImagePart, ProviderPart, TextPart, UserMessage};
+        use crate::tool::ToolInfo;
+        use crate::wire::decode::testing::repeated_key;
+
+        let extras =
+            |fields: Value| Extras::new(FORMAT, fields.as_object().cloned().unwrap_or_default());
+        let mut system = crate::conversation::SystemMessage::new("rules");
+        system.extras =
+            extras(json!({ "cache_control": { "type": "ephemeral" }, "text": "theirs" }));
+        let mut cited = TextPart::new("cited");
+        cited.extras = extras(json!({ "citations": [{ "url": "u" }], "type": "text" }));
+        let mut call = ToolCall::new("toolu_1", "f", r#"{"a":1}"#);
+        call.extras = extras(json!({ "caller": "direct", "input": {} }));
+        let mut assistant = AssistantMessage::new(vec![
+            ContentPart::Reasoning(signed_by("claude-sonnet-4-0")),
+            ContentPart::Text(cited),
+            ContentPart::ToolCall(call),
+            ContentPart::Provider(ProviderPart::new(
+                FORMAT,
+                json!({ "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {} }),
+            )),
+        ]);
+        assistant.extras = extras(json!({ "stop_sequence": null }));
+        let user = UserMessage::new(vec![
+            ContentPart::text("look"),
+            ContentPart::Image(ImagePart::base64("image/png", "aGk=")),
+        ]);
+        let conversation = vec![
+            Message::System(system),
+            Message::User(user),
+            Message::Assistant(assistant),
+            Message::Tool(ToolResult::error("toolu_1", "")),
+        ];
+        let mut info = ToolInfo::new("f", "F.", json!({ "type": "object" }));
+        info.strict = Some(true);
+        info.extras = extras(json!({ "name": "theirs", "cache_control": { "type": "ephemeral" } }));
+        let tools = [info];
+        let request = ModelRequest::new(&conversation)
+            .instructions("Be brief.")
+            .tools(&tools);
+        let model = AnthropicModel::new("claude-sonnet-4-0").thinking_budget(2048);
+        let bytes = model.request_body_bytes(&request).unwrap();
+        assert_eq!(repeated_key(&bytes), None);
+        let sent: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(sent, model.request_body(&request));
+        assert_eq!(sent["tools"], Value::Array(anthropic::export_tools(&tools)));
+        assert_eq!(sent["tools"][0]["name"], "f");
+        assert_eq!(
+            sent["tools"][0]["cache_control"],
+            json!({ "type": "ephemeral" })
+        );
+        let exported = anthropic::export_messages_for(&conversation, &model.target);
+        assert_eq!(sent["messages"], Value::Array(exported.messages));
+        assert_eq!(sent["messages"][1]["content"][0]["type"], "thinking");
+        assert_eq!(
+            sent["thinking"],
+            json!({ "type": "enabled", "budget_tokens": 2048 })
+        );
+        // A vendor field still replaces the messages.
+        let replaced = model.clone().extra("messages", json!([]));
+        let sent: Value =
+            serde_json::from_slice(&replaced.request_body_bytes(&request).unwrap()).unwrap();
+        assert_eq!(sent["messages"], json!([]));
     }
 
     #[test]

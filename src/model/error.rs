@@ -5,6 +5,11 @@
 use crate::conversation::WireFormat;
 use crate::turn::{ModelError, ModelErrorKind};
 
+/// The top-level members of a body that [`ModelError::from_error_body`]
+/// reads: a body holding neither is no error body, and the error of one
+/// that does is read from them alone.
+pub(crate) const ERROR_BODY_KEYS: [&str; 2] = ["error", "type"];
+
 impl ModelError {
     /// An error of `kind` from the HTTP model of `format`.
     pub(crate) fn of_format(format: WireFormat, kind: ModelErrorKind) -> Self {
@@ -73,7 +78,8 @@ impl ModelError {
         }
     }
 
-    /// The error a 2xx body holds instead of a response: `{"error": {...}}`
+    /// The error a 2xx body holds instead of a response, told by the
+    /// body's top-level members [`ERROR_BODY_KEYS`] alone: `{"error": {...}}`
     /// (OpenAI-compatible servers such as OpenRouter) or `{"type": "error",
     /// "error": {...}}` (Anthropic), as an
     /// [`InvalidResponse`](ModelErrorKind::InvalidResponse) with the

@@ -13,6 +13,7 @@ use crate::support::redact::redact_url;
 use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest};
 use crate::wire::WireError;
+use crate::wire::decode::Unread;
 use crate::wire::gemini;
 use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
@@ -84,6 +85,9 @@ impl ThinkingLevel {
 pub struct GeminiModel {
     model: String,
     base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    target: crate::wire::Target,
     api_key: Option<ApiKey>,
     max_tokens: Option<u32>,
     thinking_budget: Option<i32>,
@@ -117,8 +121,10 @@ impl GeminiModel {
     /// taken off) at the official endpoint, with no key yet: set one with
     /// [`api_key`](Self::api_key).
     pub fn new(model: impl Into<String>) -> Self {
+        let model = strip_models_prefix(model.into());
         Self {
-            model: strip_models_prefix(model.into()),
+            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
+            model,
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_tokens: None,
@@ -168,6 +174,7 @@ impl GeminiModel {
     /// userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -180,6 +187,7 @@ impl GeminiModel {
     /// The model name in the URL (a `models/` prefix is taken off).
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = strip_models_prefix(model.into());
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -261,8 +269,7 @@ impl GeminiModel {
         };
         // Thought signatures and provider parts go back only to the
         // endpoint and model they came from (see `wire::Target`).
-        let target = super::endpoint_target(&self.base_url, &self.model);
-        let exported = gemini::export_outgoing(outgoing, &target);
+        let exported = gemini::export_outgoing(outgoing, &self.target);
         let mut body = Map::new();
         body.insert("contents".into(), Value::Array(exported.contents));
         if let Some(system) = exported.system_instruction {
@@ -310,7 +317,7 @@ impl GeminiModel {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(body, None, exported.dropped, 0)
+        Body::new(body, Vec::new(), exported.dropped, 0)
     }
 }
 
@@ -333,7 +340,7 @@ fn function_calling_config(choice: &ToolChoice) -> Value {
 impl Provider for GeminiModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = ChunkAssembler;
-    type Conversation<'r> = Value;
+    type View<'r> = Value;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -372,6 +379,12 @@ impl Provider for GeminiModel {
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         gemini::parse_response(body)
     }
+
+    type Response = Value;
+
+    fn read_response(body: Value) -> Result<ModelResponse, Unread> {
+        Self::parse_response(&body).map_err(Unread::Wire)
+    }
 }
 
 impl StreamAssembler for ChunkAssembler {
@@ -405,10 +418,7 @@ impl Model for GeminiModel {
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
-        Ok(super::from_target(
-            response,
-            &super::endpoint_target(&self.base_url, &self.model),
-        ))
+        Ok(super::from_target(response, &self.target))
     }
 }
 

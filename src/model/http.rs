@@ -13,8 +13,10 @@ use backon::{ExponentialBuilder, Retryable};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::error::ERROR_BODY_KEYS;
 use super::event_body::{BodyError, WHOLE_GRACE, event_body};
 use super::headers::{MAX_RETRY_AFTER, request_id, retry_after, should_retry};
 use crate::turn::{ModelError, ModelErrorKind};
@@ -23,6 +25,7 @@ use crate::conversation::{ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::tool::BoxError;
 use crate::wire::WireError;
+use crate::wire::decode::{Unread, read_text};
 
 /// Statuses worth another attempt: timeouts, conflicts, rate limits,
 /// server errors and Anthropic's `529 overloaded`.
@@ -191,11 +194,17 @@ impl Transport {
     /// `parse` (a format's `parse_response`). A body that is the provider's
     /// error (some servers answer 200 with one) is that error; a body that
     /// is not a response is [`ModelErrorKind::InvalidResponse`].
-    pub(crate) async fn post_response(
+    ///
+    /// The answer's bytes are read straight into `R` and handed to `read`,
+    /// the rest of `parse`, when they are such a body and not an error
+    /// body; any other answer is parsed into a `Value` first, as `parse`
+    /// reads it, so that its failure is reported as it always was.
+    pub(crate) async fn post_response<R: DeserializeOwned>(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: Vec<u8>,
+        read: fn(R) -> Result<ModelResponse, Unread>,
         parse: fn(&Value) -> Result<ModelResponse, WireError>,
     ) -> Result<ModelResponse, ModelError> {
         let answer = self
@@ -206,33 +215,70 @@ impl Transport {
                 self.max_retries,
                 |response| async move {
                     let content_type = content_type(&response);
-                    response
-                        .bytes()
-                        .await
-                        .map(|body| (content_type, body.to_vec()))
+                    response.bytes().await.map(|body| (content_type, body))
                 },
             )
             .await?;
         let (content_type, bytes) = &answer.body;
+        self.read_answer(content_type, bytes, read, parse)
+            .map_err(|error| answer.failed(error))
+    }
+
+    /// Reads an unstreamed answer's bytes: straight into `R`, handed to
+    /// `read` (the rest of `parse`), when they are such a body and not an
+    /// error body; else as [`parse_answer`](Self::parse_answer) reads
+    /// them, which reports a failure with its path. Both give the same
+    /// for any body.
+    fn read_answer<R: DeserializeOwned>(
+        &self,
+        content_type: &str,
+        bytes: &[u8],
+        read: fn(R) -> Result<ModelResponse, Unread>,
+        parse: fn(&Value) -> Result<ModelResponse, WireError>,
+    ) -> Result<ModelResponse, ModelError> {
+        let Some(direct) = read_text::<R>(bytes, &ERROR_BODY_KEYS) else {
+            return self.parse_answer(content_type, bytes, parse);
+        };
+        // The members an error body is told by: its error is the one the
+        // whole body gives.
+        if let Some(error) = ModelError::from_error_body(self.format, &Value::Object(direct.kept)) {
+            return Err(error);
+        }
+        match read(direct.value) {
+            Ok(response) => Ok(response),
+            Err(Unread::Wire(error)) => Err(self.invalid_response(error)),
+            Err(Unread::Again) => self.parse_answer(content_type, bytes, parse),
+        }
+    }
+
+    /// Reads an unstreamed answer's bytes as a `Value`, then with `parse`:
+    /// a page that is not the API, JSON that is the provider's error
+    /// (some servers answer 200 with one) and a body that is no response
+    /// are each told apart.
+    fn parse_answer(
+        &self,
+        content_type: &str,
+        bytes: &[u8],
+        parse: fn(&Value) -> Result<ModelResponse, WireError>,
+    ) -> Result<ModelResponse, ModelError> {
         let value: Value = match serde_json::from_slice(bytes) {
             Ok(value) => value,
             Err(error) => {
-                let error = self.not_the_api(content_type, bytes).unwrap_or_else(|| {
+                return Err(self.not_the_api(content_type, bytes).unwrap_or_else(|| {
                     self.error(ModelErrorKind::InvalidResponse)
                         .with_source(error)
-                });
-                return Err(answer.failed(error));
+                }));
             }
         };
         if let Some(error) = ModelError::from_error_body(self.format, &value) {
-            return Err(answer.failed(error));
+            return Err(error);
         }
-        parse(&value).map_err(|error| {
-            answer.failed(
-                self.error(ModelErrorKind::InvalidResponse)
-                    .with_source(error),
-            )
-        })
+        parse(&value).map_err(|error| self.invalid_response(error))
+    }
+
+    fn invalid_response(&self, error: WireError) -> ModelError {
+        self.error(ModelErrorKind::InvalidResponse)
+            .with_source(error)
     }
 
     /// The error for an answer that is a web page, not the API (a base
@@ -282,14 +328,13 @@ impl Transport {
         Fut: Future<Output = Result<T, reqwest::Error>>,
     {
         let client = self.client()?;
-        // Logged without userinfo or query: a proxy's password or a key in
-        // `?key=` must not reach a tracing field.
-        let url_shown = redact_url(url);
-        let url_shown = url_shown.as_str();
         let attempts = AtomicU32::new(0);
         let attempt = || async {
             let number = attempts.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::debug!(format = %self.format, url = url_shown, attempt = number, "model request");
+            // Logged without userinfo or query: a proxy's password or a key
+            // in `?key=` must not reach a tracing field. (A field's value is
+            // made only when its event is enabled.)
+            tracing::debug!(format = %self.format, url = redact_url(url).as_str(), attempt = number, "model request");
             let request = client
                 .post(url)
                 .headers(headers.clone())
@@ -323,7 +368,7 @@ impl Transport {
             .notify(|error: &ModelError, wait| {
                 tracing::warn!(
                     format = %self.format,
-                    url = url_shown,
+                    url = redact_url(url).as_str(),
                     kind = %error.kind,
                     wait_ms = wait.as_millis() as u64,
                     "model request failed; retrying"
@@ -546,5 +591,208 @@ fn retryable(error: &ModelError) -> bool {
         // body that stalls times out in `read_events`, which is not retried.
         ModelErrorKind::Connect | ModelErrorKind::Timeout => true,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    #[cfg(any(feature = "openai", feature = "anthropic"))]
+    use crate::wire::decode::Moving;
+
+    type Read<R> = fn(R) -> Result<ModelResponse, Unread>;
+    type Parse = fn(&Value) -> Result<ModelResponse, WireError>;
+
+    /// `text` read straight ([`Transport::read_answer`]) and as a `Value`
+    /// ([`Transport::parse_answer`]): the same response, or the same error.
+    fn same_reading<R: DeserializeOwned>(
+        format: WireFormat,
+        read: Read<R>,
+        parse: Parse,
+        text: &[u8],
+    ) {
+        let transport = Transport::new(format);
+        let direct = transport.read_answer("application/json", text, read, parse);
+        let parsed = transport.parse_answer("application/json", text, parse);
+        assert_eq!(
+            format!("{direct:?}"),
+            format!("{parsed:?}"),
+            "{}",
+            String::from_utf8_lossy(text)
+        );
+    }
+
+    /// Every object member and array element of `value`, as the path of
+    /// keys and indices that reaches it.
+    fn paths(value: &Value, path: &mut Vec<Value>, found: &mut Vec<Vec<Value>>) {
+        let children: Vec<(Value, &Value)> = match value {
+            Value::Object(map) => map.iter().map(|(k, v)| (json!(k), v)).collect(),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (json!(i), v))
+                .collect(),
+            _ => return,
+        };
+        for (step, child) in children {
+            path.push(step);
+            found.push(path.clone());
+            paths(child, path, found);
+            path.pop();
+        }
+    }
+
+    fn at<'v>(value: &'v mut Value, path: &[Value]) -> &'v mut Value {
+        path.iter().fold(value, |value, step| match step {
+            Value::String(key) => &mut value[key.as_str()],
+            _ => &mut value[step.as_u64().unwrap_or_default() as usize],
+        })
+    }
+
+    /// The recorded answers of `folder`, each read both ways as recorded,
+    /// with each of a sample of its values replaced by values of every
+    /// JSON type, and with what only the text can hold (repeated keys,
+    /// values a `Value` cannot be parsed from where the type reads
+    /// nothing, an error body's members).
+    fn answers_read_alike<R: DeserializeOwned>(
+        format: WireFormat,
+        folder: &str,
+        read: Read<R>,
+        parse: Parse,
+    ) {
+        let folder = format!(
+            "{}/tests/fixtures/wire-real/{folder}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut recorded = 0;
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.to_string_lossy().ends_with(".response.json") {
+                continue;
+            }
+            recorded += 1;
+            let text = std::fs::read(&path).unwrap();
+            let value: Value = serde_json::from_slice(&text).unwrap();
+            let check = |text: &[u8]| same_reading(format, read, parse, text);
+            check(&text);
+            if value.get("error").is_none() {
+                let direct =
+                    read_text::<R>(&text, &ERROR_BODY_KEYS).map(|direct| read(direct.value));
+                assert!(
+                    matches!(direct, Some(Ok(_) | Err(Unread::Wire(_)))),
+                    "{path:?} is not read straight"
+                );
+            }
+            let mut found = Vec::new();
+            paths(&value, &mut Vec::new(), &mut found);
+            let stride = found.len() / 40 + 1;
+            for path in found.iter().step_by(stride) {
+                for replacement in [
+                    json!(null),
+                    json!(7),
+                    json!(-1),
+                    json!(1.5),
+                    json!("x"),
+                    json!([]),
+                    json!({}),
+                    json!(true),
+                ] {
+                    let mut changed = value.clone();
+                    *at(&mut changed, path) = replacement;
+                    check(changed.to_string().as_bytes());
+                }
+            }
+            let body = value.to_string();
+            let inner = &body[1..];
+            let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
+            for members in [
+                r#""error":{"type":"overloaded_error","message":"Overloaded"},"#.to_owned(),
+                r#""error":null,"#.to_owned(),
+                r#""error":"busy","#.to_owned(),
+                r#""type":"error","#.to_owned(),
+                r#""error":{"message":"m"},"error":null,"#.to_owned(),
+                r#""error":null,"error":{"message":"m"},"#.to_owned(),
+                format!(r#""zz_ignored":{deep},"#),
+                r#""zz_ignored":"\ud800","#.to_owned(),
+                r#""zz_ignored":1e400,"#.to_owned(),
+                r#""zz_ignored":[1,{"a":"\u00e9\n"}],"#.to_owned(),
+            ] {
+                check(format!("{{{members}{inner}").as_bytes());
+            }
+            // A key repeated: the last one is what a `Value` holds.
+            if let Some(first) = value.as_object().and_then(|map| map.keys().next()) {
+                check(format!(r#"{{"{first}":null,{inner}"#).as_bytes());
+                check(
+                    format!(
+                        "{{{inner},\"{first}\":null}}",
+                        inner = &body[1..body.len() - 1]
+                    )
+                    .as_bytes(),
+                );
+            }
+            let mut bad_utf8 = b"{\"zz_ignored\":\"\xff\",".to_vec();
+            bad_utf8.extend_from_slice(inner.as_bytes());
+            check(&bad_utf8);
+            for broken in [
+                &body[..body.len() / 2],
+                "[]",
+                "\"text\"",
+                "",
+                "<html></html>",
+                "{}",
+            ] {
+                check(broken.as_bytes());
+            }
+            check(format!("{body} trailing").as_bytes());
+        }
+        assert!(recorded > 0, "no recorded answers in {folder}");
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn chat_completions_answers_read_straight_as_through_a_value() {
+        answers_read_alike(
+            WireFormat::OpenAiChat,
+            "openai",
+            |response| crate::wire::openai::read_response(response).map_err(Unread::Wire),
+            crate::wire::openai::parse_response,
+        );
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn responses_answers_read_straight_as_through_a_value() {
+        answers_read_alike(
+            WireFormat::OpenAiResponses,
+            "openai-responses",
+            |response| crate::wire::responses::read_response(Moving, response),
+            crate::wire::responses::parse_response,
+        );
+    }
+
+    #[cfg(feature = "anthropic")]
+    #[test]
+    fn anthropic_answers_read_straight_as_through_a_value() {
+        for folder in ["anthropic", "anthropic-stream"] {
+            answers_read_alike(
+                WireFormat::AnthropicMessages,
+                folder,
+                |response| crate::wire::anthropic::read_response(Moving, response),
+                crate::wire::anthropic::parse_response,
+            );
+        }
+    }
+
+    #[cfg(feature = "gemini")]
+    #[test]
+    fn gemini_answers_read_straight_as_through_a_value() {
+        answers_read_alike(
+            WireFormat::Gemini,
+            "gemini",
+            |body: Value| crate::wire::gemini::parse_response(&body).map_err(Unread::Wire),
+            crate::wire::gemini::parse_response,
+        );
     }
 }

@@ -3,22 +3,21 @@
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
-use super::{
-    EnvEndpoint, Settings, ToolChoice, endpoint_target, env_var, inexpressible_output,
-    shared_setters,
-};
+use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, SystemMessage, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::ModelError;
 use crate::turn::{Model, ModelRequest, Output};
 use crate::wire::Target;
 use crate::wire::WireError;
-use crate::wire::openai::{self, RequestMessages};
+use crate::wire::decode::Unread;
+use crate::wire::openai::{self, RequestMessages, ToolsView};
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::openai::ChunkAssembler;
 
@@ -122,6 +121,9 @@ impl MaxTokensField {
 pub struct OpenAiModel {
     model: String,
     base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    target: Target,
     api_key: Option<ApiKey>,
     max_tokens: Option<u32>,
     max_tokens_field: MaxTokensField,
@@ -156,8 +158,10 @@ impl OpenAiModel {
     /// endpoint, with no key: set one with [`api_key`](Self::api_key), or
     /// another server with [`base_url`](Self::base_url).
     pub fn new(model: impl Into<String>) -> Self {
+        let model = model.into();
         Self {
-            model: model.into(),
+            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
+            model,
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_tokens: None,
@@ -202,6 +206,7 @@ impl OpenAiModel {
     /// userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -215,6 +220,7 @@ impl OpenAiModel {
     /// The model name sent as `model`.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -270,11 +276,6 @@ impl OpenAiModel {
         self
     }
 
-    /// Where this model's requests go: the host of its base URL, its model.
-    fn target(&self) -> Target {
-        endpoint_target(&self.base_url, &self.model)
-    }
-
     /// The request body this model sends for `request`.
     pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
         self.body(request).value()
@@ -316,20 +317,19 @@ impl OpenAiModel {
         body_bytes(self, request)
     }
 
-    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
         let (lead, rest, merged) = leading_system_merged(request);
         // DeepSeek's `reasoning_content` and other provider fields go back
         // only to the provider that wrote them (see `wire::Target`).
-        let messages = RequestMessages::new(lead, rest, self.target());
+        let messages = RequestMessages::new(lead, rest, &self.target);
         let dropped = messages.dropped();
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("messages".into(), PLACEHOLDER);
+        let mut views = vec![("messages", RequestView::Messages(messages))];
         if !request.tools.is_empty() {
-            body.insert(
-                "tools".into(),
-                Value::Array(openai::export_tools(request.tools)),
-            );
+            body.insert("tools".into(), PLACEHOLDER);
+            views.push(("tools", RequestView::Tools(ToolsView(request.tools))));
             if let Some(choice) = &self.settings.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
             }
@@ -371,14 +371,14 @@ impl OpenAiModel {
             body.insert("stream_options".into(), json!({ "include_usage": true }));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(body, Some(("messages", messages)), dropped, merged)
+        Body::new(body, views, dropped, merged)
     }
 }
 
 impl Provider for OpenAiModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = ChunkAssembler;
-    type Conversation<'r> = RequestMessages<'r>;
+    type View<'r> = RequestView<'r>;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -399,7 +399,7 @@ impl Provider for OpenAiModel {
         }
     }
 
-    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<RequestMessages<'r>> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
         OpenAiModel::body(self, request)
     }
 
@@ -417,6 +417,28 @@ impl Provider for OpenAiModel {
 
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         openai::parse_response(body)
+    }
+
+    type Response = openai::ChatCompletion;
+
+    fn read_response(response: openai::ChatCompletion) -> Result<ModelResponse, Unread> {
+        openai::read_response(response).map_err(Unread::Wire)
+    }
+}
+
+/// The fields of a Chat Completions body written from views of the
+/// request: its messages and its tools.
+pub(crate) enum RequestView<'r> {
+    Messages(RequestMessages<'r>),
+    Tools(ToolsView<'r>),
+}
+
+impl Serialize for RequestView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Messages(messages) => messages.serialize(serializer),
+            Self::Tools(tools) => tools.serialize(serializer),
+        }
     }
 }
 
@@ -531,7 +553,7 @@ impl Model for OpenAiModel {
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
-        Ok(super::from_target(response, &self.target()))
+        Ok(super::from_target(response, &self.target))
     }
 }
 
@@ -658,11 +680,87 @@ mod tests {
     }
 
     #[test]
+    fn the_tools_sent_are_the_exported_tools_and_a_repeated_field_goes_once() {
+        let mut info = crate::tool::ToolInfo::new(
+            "search",
+            "Searches.",
+            json!({ "type": "object", "properties": { "q": { "type": "string" } } }),
+        );
+        info.strict = Some(true);
+        let plain = info.clone();
+        let fields = [("name", json!("theirs")), ("cache", json!({ "ttl": 5 }))];
+        info.extras = crate::conversation::Extras::new(
+            FORMAT,
+            fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        );
+        let tools = [plain, info];
+        let conversation = [Message::user("go")];
+        let request = ModelRequest::new(&conversation).tools(&tools);
+        let model = OpenAiModel::new("m");
+        let bytes = model.request_body_bytes(&request).unwrap();
+        let sent: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(sent, model.request_body(&request));
+        assert_eq!(sent["tools"], Value::Array(openai::export_tools(&tools)));
+        assert_eq!(
+            sent["tools"][0],
+            json!({ "type": "function", "function": {
+                "name": "search", "description": "Searches.", "strict": true,
+                "parameters": { "type": "object", "properties": { "q": { "type": "string" } } },
+            } })
+        );
+        assert_eq!(sent["tools"][1]["function"]["name"], "theirs");
+        assert_eq!(sent["tools"][1]["function"]["cache"], json!({ "ttl": 5 }));
+
+        /// A derived struct refuses a repeated field.
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Function {
+            name: String,
+            description: String,
+            parameters: Value,
+            strict: bool,
+            cache: Value,
+        }
+        #[derive(serde::Deserialize)]
+        struct Tool {
+            function: Function,
+        }
+        #[derive(serde::Deserialize)]
+        struct Sent {
+            tools: (Value, Tool),
+        }
+        let sent: Sent = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(sent.tools.1.function.name, "theirs");
+
+        // A vendor field still replaces the tools.
+        let replaced = OpenAiModel::new("m").extra("tools", json!([]));
+        let bytes = replaced.request_body_bytes(&request).unwrap();
+        let sent: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(sent["tools"], json!([]));
+    }
+
+    #[test]
     fn the_provider_is_the_base_urls_host_and_port() {
-        let target = endpoint_target("http://127.0.0.1:8080/v1", "m");
+        let target = super::super::endpoint_target("http://127.0.0.1:8080/v1", "m");
         assert_eq!(target.provider.as_deref(), Some("127.0.0.1:8080"));
         assert_eq!(target.model.as_deref(), Some("m"));
-        assert_eq!(endpoint_target("not a url", "m").provider, None);
+        assert_eq!(
+            super::super::endpoint_target("not a url", "m").provider,
+            None
+        );
+        // Set with the base URL and the model, whichever comes last.
+        let model = OpenAiModel::new("a")
+            .base_url("https://API.deepseek.com/v1")
+            .model("b");
+        assert_eq!(
+            model.target,
+            Target::new().provider("api.deepseek.com").model("b")
+        );
+        assert_eq!(
+            OpenAiModel::new("m").target,
+            Target::new().provider("api.openai.com").model("m")
+        );
     }
 
     #[test]

@@ -3,17 +3,19 @@
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::openai::ReasoningEffort;
-use super::send::{Body, Provider, StreamAssembler, body_bytes, send};
+use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::{Model, ModelError, ModelRequest, Output};
-use crate::wire::responses::{self, RESPONSE_ID_KEY};
+use crate::wire::decode::{Moving, Unread};
+use crate::wire::responses::{self, InputItem, RESPONSE_ID_KEY, ToolsView};
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::responses::EventAssembler;
 use crate::wire::{Target, WireError};
@@ -100,6 +102,9 @@ impl ReasoningSummary {
 pub struct OpenAiResponsesModel {
     model: String,
     base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    target: Target,
     api_key: Option<ApiKey>,
     max_output_tokens: Option<u32>,
     reasoning_effort: Option<ReasoningEffort>,
@@ -140,8 +145,10 @@ impl OpenAiResponsesModel {
     /// The model `model` (e.g. `gpt-5`, `gpt-4.1`) at the official
     /// endpoint, with no key: set one with [`api_key`](Self::api_key).
     pub fn new(model: impl Into<String>) -> Self {
+        let model = model.into();
         Self {
-            model: model.into(),
+            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
+            model,
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_output_tokens: None,
@@ -187,6 +194,7 @@ impl OpenAiResponsesModel {
     /// `Debug` print it without userinfo and query.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into().trim_end_matches('/').to_owned();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -200,6 +208,7 @@ impl OpenAiResponsesModel {
     /// The model name sent as `model`.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self.target = super::endpoint_target(&self.base_url, &self.model);
         self
     }
 
@@ -297,7 +306,7 @@ impl OpenAiResponsesModel {
         body_bytes(self, request)
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         if let Some(instructions) = request.instructions {
@@ -306,12 +315,11 @@ impl OpenAiResponsesModel {
         let mut conversation: &[Message] = request.conversation;
         // Encrypted reasoning, provider items and response ids go back
         // only to the endpoint they came from (see `wire::Target`).
-        let target = super::endpoint_target(&self.base_url, &self.model);
         // With `previous_response_id`, the messages up to the response
         // named are on the server: only those after it are sent.
         let mut skipped = 0;
         if self.previous_response_id
-            && let Some((index, id)) = last_response_id(conversation, &target)
+            && let Some((index, id)) = last_response_id(conversation, &self.target)
         {
             body.insert("previous_response_id".into(), json!(id));
             skipped = index + 1;
@@ -320,21 +328,19 @@ impl OpenAiResponsesModel {
         // Stateless (`store: false`), nothing the server could look up
         // by id goes out: reasoning without its encrypted content is left
         // out (and reported), as are its items' ids.
-        let exported = if self.previous_response_id {
-            responses::export_messages_for(conversation, &target)
-        } else {
-            responses::export_messages_stateless_for(conversation, &target)
-        };
-        body.insert("input".into(), Value::Array(exported.input));
+        // With `previous_response_id` the request is stored (see `store`
+        // below); without, stateless.
+        let (input, dropped) =
+            responses::export_input(conversation, !self.previous_response_id, &self.target);
+        body.insert("input".into(), PLACEHOLDER);
+        let mut views = vec![("input", RequestView::Input(input))];
         body.insert("store".into(), json!(self.previous_response_id));
         if self.includes_encrypted_reasoning() {
             body.insert("include".into(), json!([ENCRYPTED_REASONING]));
         }
         if !request.tools.is_empty() {
-            body.insert(
-                "tools".into(),
-                Value::Array(responses::export_tools(request.tools)),
-            );
+            body.insert("tools".into(), PLACEHOLDER);
+            views.push(("tools", RequestView::Tools(ToolsView(request.tools))));
             if let Some(choice) = &self.settings.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
             }
@@ -382,7 +388,23 @@ impl OpenAiResponsesModel {
             body.insert("stream".into(), json!(true));
         }
         self.settings.merge_extra(&mut body);
-        Body::new(body, None, exported.dropped, skipped)
+        Body::new(body, views, dropped, skipped)
+    }
+}
+
+/// The fields of a Responses body written from views of the request: its
+/// input items and its tools.
+pub(crate) enum RequestView<'r> {
+    Input(Vec<InputItem<'r>>),
+    Tools(ToolsView<'r>),
+}
+
+impl Serialize for RequestView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Input(items) => items.serialize(serializer),
+            Self::Tools(tools) => tools.serialize(serializer),
+        }
     }
 }
 
@@ -453,7 +475,7 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 impl Provider for OpenAiResponsesModel {
     const FORMAT: WireFormat = FORMAT;
     type Stream = EventAssembler;
-    type Conversation<'r> = Value;
+    type View<'r> = RequestView<'r>;
 
     fn settings(&self) -> &Settings {
         &self.settings
@@ -474,7 +496,7 @@ impl Provider for OpenAiResponsesModel {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Body<Value> {
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
         OpenAiResponsesModel::body(self, request)
     }
 
@@ -492,6 +514,12 @@ impl Provider for OpenAiResponsesModel {
 
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         responses::parse_response(body)
+    }
+
+    type Response = responses::RawResponse;
+
+    fn read_response(response: responses::RawResponse) -> Result<ModelResponse, Unread> {
+        responses::read_response(Moving, response)
     }
 }
 
@@ -523,16 +551,69 @@ impl Model for OpenAiResponsesModel {
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let response = send(self, request).await?;
-        Ok(super::from_target(
-            response,
-            &super::endpoint_target(&self.base_url, &self.model),
-        ))
+        Ok(super::from_target(response, &self.target))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bytes_sent_are_the_request_body_with_each_key_once() {
+        use crate::conversation::{
+            AssistantMessage, ContentPart, Extras, ReasoningPart, ToolCall, ToolResult,
+        };
+        use crate::tool::ToolInfo;
+        use crate::wire::decode::testing::repeated_key;
+
+        let extras =
+            |fields: Value| Extras::new(FORMAT, fields.as_object().cloned().unwrap_or_default());
+        let mut user = crate::conversation::UserMessage::new(vec![ContentPart::text("go")]);
+        user.extras = extras(json!({ "role": "theirs", "name": "n" }));
+        let mut call = ToolCall::new("call_1", "f", r#"{"a":1}"#);
+        call.extras = extras(json!({ "id": "fc_1", "status": "completed", "name": "theirs" }));
+        let mut reasoning = ReasoningPart::new("plan", FORMAT);
+        reasoning.redacted = Some("enc".into());
+        reasoning.extras = extras(json!({ "id": "rs_1" }));
+        let assistant = AssistantMessage::new(vec![
+            ContentPart::Reasoning(reasoning),
+            ContentPart::ToolCall(call.clone()),
+        ]);
+        let mut result = ToolResult::ok("call_1", "done");
+        result.extras = extras(json!({ "output": "theirs", "status": "completed" }));
+        let conversation = vec![
+            Message::User(user),
+            Message::Assistant(assistant),
+            Message::Tool(result),
+            Message::Assistant(AssistantMessage::new(vec![ContentPart::ToolCall(call)])),
+        ];
+        let mut info = ToolInfo::new("f", "", json!({ "type": "object" }));
+        info.extras = extras(json!({ "strict": true, "defer_loading": true }));
+        let tools = [info];
+        let request = ModelRequest::new(&conversation)
+            .instructions("Be brief.")
+            .tools(&tools);
+        for model in [
+            OpenAiResponsesModel::new("gpt-4o"),
+            OpenAiResponsesModel::new("gpt-4o").previous_response_id(true),
+        ] {
+            let bytes = model.request_body_bytes(&request).unwrap();
+            assert_eq!(repeated_key(&bytes), None);
+            let sent: Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(sent, model.request_body(&request));
+            assert_eq!(sent["tools"], Value::Array(responses::export_tools(&tools)));
+            assert_eq!(sent["tools"][0]["strict"], false);
+            assert_eq!(
+                sent["input"][0],
+                json!({ "role": "user", "content": "go", "name": "n" })
+            );
+            // With the reasoning item the call keeps its id; alone, not.
+            assert_eq!(sent["input"][2]["id"], "fc_1");
+            assert_eq!(sent["input"][3]["output"], "done");
+            assert_eq!(sent["input"][4].get("id"), None);
+        }
+    }
 
     #[test]
     fn from_env_names_what_is_missing() {

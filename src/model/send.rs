@@ -6,6 +6,7 @@
 
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
@@ -14,6 +15,7 @@ use super::http::{Flow, Transport};
 use crate::conversation::{ModelResponse, WireFormat};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::turn::{ModelRequest, TurnEvent, TurnEvents};
+use crate::wire::decode::Unread;
 use crate::wire::encode::to_value;
 use crate::wire::stream::StreamDelta;
 use crate::wire::{Dropped, WireError};
@@ -26,10 +28,12 @@ pub(crate) trait Provider {
     /// Its streamed answer, read event by event.
     type Stream: StreamAssembler;
 
-    /// The body field that holds the conversation, as a [`Body`] writes
-    /// it: a view of the request's conversation, serialised straight into
-    /// the bytes sent, or the exported `Value` itself.
-    type Conversation<'r>: Serialize;
+    /// A body field a [`Body`] writes from a view of the request (its
+    /// conversation, its tools), serialised straight into the bytes sent;
+    /// `Value` for a model whose fields are all `Value`s.
+    type View<'r>: Serialize
+    where
+        Self: 'r;
 
     /// The settings both models share (streaming, vendor fields, …).
     fn settings(&self) -> &Settings;
@@ -44,7 +48,7 @@ pub(crate) trait Provider {
     }
 
     /// The request body for `request`, and what its export left out.
-    fn body<'r>(&self, request: &ModelRequest<'r>) -> Body<Self::Conversation<'r>>;
+    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<Self::View<'r>>;
 
     /// The URL requests are posted to.
     fn url(&self) -> String;
@@ -54,42 +58,51 @@ pub(crate) trait Provider {
 
     /// Reads an unstreamed answer: the format's `parse_response`.
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError>;
+
+    /// The serde type `parse_response` reads a body into first, which an
+    /// answer's bytes are read into straight away.
+    type Response: DeserializeOwned;
+
+    /// The rest of `parse_response`, for a body read into
+    /// [`Response`](Self::Response) straight from its text: the error
+    /// `parse_response` gives too, or [`Unread::Again`] for a part of it
+    /// that did not read, which `parse_response` then reports.
+    fn read_response(response: Self::Response) -> Result<ModelResponse, Unread>;
 }
 
 /// A request body, and what the export of its conversation left out (see
 /// [`Dropped`]), with message indices into the request's conversation.
 ///
 /// The body's fields are a map, as when the whole body was one `Value`,
-/// except the conversation's: it holds `null` in the map and is written
-/// from `conversation` in its place, so the conversation is serialised
-/// once, straight into the bytes sent, without a `Value` copy of it. A
-/// vendor field set with `extra` still wins: it replaces the placeholder
-/// (a `null` one removes the field), and the conversation is then not
-/// written.
-pub(crate) struct Body<C> {
+/// except those written from views (the conversation, the tools): each
+/// holds `null` in the map and is written from its view in its place, so
+/// it is serialised once, straight into the bytes sent, without a `Value`
+/// copy of it. A vendor field set with `extra` still wins: it replaces
+/// the placeholder (a `null` one removes the field), and the view is then
+/// not written.
+pub(crate) struct Body<V> {
     fields: Map<String, Value>,
-    conversation: Option<(&'static str, C)>,
+    views: Vec<(&'static str, V)>,
     pub(crate) dropped: Vec<Dropped>,
 }
 
-/// What the conversation's field holds in a [`Body`]'s fields until the
-/// body is written: `null`, which no vendor field leaves behind (a `null`
-/// one removes its field).
-#[cfg(feature = "openai")]
+/// What a field written from a view holds in a [`Body`]'s fields until
+/// the body is written: `null`, which no vendor field leaves behind (a
+/// `null` one removes its field).
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub(crate) const PLACEHOLDER: Value = Value::Null;
 
-impl<C: Serialize> Body<C> {
-    /// The body of `fields`, the field `key` written from `conversation`
-    /// where `fields` holds [`PLACEHOLDER`] (when none,
-    /// every field is in `fields`); `dropped` is what the export of the
-    /// conversation left out, with message indices counted from
-    /// `first`, the index in the request's conversation of the first
-    /// message exported (after those `previous_response_id` stands for,
-    /// or those merged into the model's own system message, which has
-    /// nothing to drop).
+impl<V: Serialize> Body<V> {
+    /// The body of `fields`, each field of `views` written from its view
+    /// where `fields` holds [`PLACEHOLDER`] (with no views, every field is
+    /// in `fields`); `dropped` is what the export of the conversation left
+    /// out, with message indices counted from `first`, the index in the
+    /// request's conversation of the first message exported (after those
+    /// `previous_response_id` stands for, or those merged into the
+    /// model's own system message, which has nothing to drop).
     pub(crate) fn new(
         fields: Map<String, Value>,
-        conversation: Option<(&'static str, C)>,
+        views: Vec<(&'static str, V)>,
         mut dropped: Vec<Dropped>,
         first: usize,
     ) -> Self {
@@ -98,17 +111,20 @@ impl<C: Serialize> Body<C> {
         }
         Self {
             fields,
-            conversation,
+            views,
             dropped,
         }
     }
 
-    /// The conversation, when its field still holds the placeholder.
-    fn conversation_at(&self, key: &str, value: &Value) -> Option<&C> {
-        match &self.conversation {
-            Some((field, conversation)) if *field == key && value.is_null() => Some(conversation),
-            _ => None,
+    /// The view of the field `key`, when the field still holds the
+    /// placeholder.
+    fn view_at(&self, key: &str, value: &Value) -> Option<&V> {
+        if !value.is_null() {
+            return None;
         }
+        self.views
+            .iter()
+            .find_map(|(field, view)| (*field == key).then_some(view))
     }
 
     /// The body as one JSON value, written by the same serialisation as
@@ -118,12 +134,12 @@ impl<C: Serialize> Body<C> {
     }
 }
 
-impl<C: Serialize> Serialize for Body<C> {
+impl<V: Serialize> Serialize for Body<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.fields.len()))?;
         for (key, value) in &self.fields {
-            match self.conversation_at(key, value) {
-                Some(conversation) => map.serialize_entry(key, conversation)?,
+            match self.view_at(key, value) {
+                Some(view) => map.serialize_entry(key, view)?,
                 None => map.serialize_entry(key, value)?,
             }
         }
@@ -217,7 +233,7 @@ async fn send_unscrubbed<P: Provider>(
     let transport = model.transport();
     if !settings.stream {
         return transport
-            .post_response(&url, &headers, body, P::parse_response)
+            .post_response(&url, &headers, body, P::read_response, P::parse_response)
             .await;
     }
     headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));

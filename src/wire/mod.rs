@@ -84,7 +84,7 @@ pub mod anthropic;
 mod arguments;
 mod blank_text;
 mod declaration;
-mod decode;
+pub(crate) mod decode;
 mod dropped;
 pub(crate) mod encode;
 mod error;

@@ -1,7 +1,8 @@
 //! A request's `system` and `messages`: a conversation exported, and
 //! parsed back.
 
-use serde::de::DeserializeOwned;
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -17,7 +18,7 @@ use crate::conversation::{
 };
 use crate::wire::arguments::{arguments_object, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
-use crate::wire::decode::{check_depth, decode};
+use crate::wire::decode::{At, Checked, FromMembers, Reading, check_depth, decode, members};
 use crate::wire::dropped::{self, Dropped, Place};
 use crate::wire::encode::{to_value, to_values};
 use crate::wire::error::{WireError, WireErrorKind};
@@ -86,13 +87,26 @@ pub fn export_messages(conversation: &[Message]) -> ExportedMessages {
 /// signature in thinking block"). The Anthropic model exports with its
 /// base URL's host and its model name.
 pub fn export_messages_for(conversation: &[Message], target: &Target) -> ExportedMessages {
-    export_outgoing(Outgoing::whole(conversation), target)
+    let exported = export_outgoing(Outgoing::whole(conversation), target);
+    ExportedMessages {
+        system: exported.system.as_ref().map(to_value),
+        messages: to_values(&exported.messages),
+        dropped: exported.dropped,
+    }
 }
 
-/// [`export_messages_for`] of a model's request: its own system message,
-/// then the conversation, neither copied; `dropped` counts messages from
-/// the first of `outgoing.rest`.
-pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> ExportedMessages {
+/// What [`export_messages`] builds, as the typed blocks it serialises:
+/// what a model writes straight into the bytes it posts.
+pub(crate) struct TypedExport {
+    pub(crate) system: Option<StringOrArray<SystemBlock>>,
+    pub(crate) messages: Vec<MessageParam>,
+    pub(crate) dropped: Vec<Dropped>,
+}
+
+/// [`export_messages_for`] of a model's request, typed: its own system
+/// message, then the conversation, neither copied; `dropped` counts
+/// messages from the first of `outgoing.rest`.
+pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> TypedExport {
     let kept = for_target(outgoing.rest, FORMAT, target);
     let mut exported = export_kept(Outgoing {
         lead: outgoing.lead,
@@ -104,7 +118,7 @@ pub(crate) fn export_outgoing(outgoing: Outgoing<'_>, target: &Target) -> Export
 
 /// The export of `outgoing`, whose content of this format the target
 /// takes; without its report.
-fn export_kept(outgoing: Outgoing<'_>) -> ExportedMessages {
+fn export_kept(outgoing: Outgoing<'_>) -> TypedExport {
     let mut ids = ExportIds::new(FORMAT, outgoing.rest);
     let system = export_system(outgoing);
     let mut messages: Vec<MessageParam> = Vec::new();
@@ -151,9 +165,9 @@ fn export_kept(outgoing: Outgoing<'_>) -> ExportedMessages {
             }
         }
     }
-    ExportedMessages {
-        system: system.as_ref().map(to_value),
-        messages: to_values(&messages),
+    TypedExport {
+        system,
+        messages,
         dropped: Vec::new(),
     }
 }
@@ -347,8 +361,10 @@ pub(super) fn arguments_to_input(arguments: &str) -> Map<String, Value> {
 fn input_to_arguments(input: &Map<String, Value>, restore_raw: bool) -> String {
     match restore_raw.then(|| raw_arguments(input)).flatten() {
         Some(raw) => raw.to_owned(),
-        // `Display` of a JSON value is its compact serialisation and cannot fail.
-        None => Value::Object(input.clone()).to_string(),
+        // The object's compact serialisation (what `Display` of the JSON
+        // value writes), without a copy of it; a map of JSON values always
+        // serialises.
+        None => serde_json::to_string(input).unwrap_or_default(),
     }
 }
 
@@ -396,23 +412,76 @@ block_extras!(
     RawToolResult
 );
 
-/// Decodes a block struct at `path`. Read directly (not through
+impl FromMembers for TextBlock {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            text: members::string(&mut members, "text")?,
+            extras: members,
+        })
+    }
+}
+
+impl FromMembers for ToolUseBlock {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        let id = members::string(&mut members, "id")?;
+        let name = members::string(&mut members, "name")?;
+        let Value::Object(input) = members.remove("input")? else {
+            return None;
+        };
+        Some(Self {
+            id,
+            name,
+            input,
+            extras: members,
+        })
+    }
+}
+
+impl FromMembers for ThinkingBlock {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            thinking: members::string(&mut members, "thinking")?,
+            signature: members::optional_string(&mut members, "signature")?,
+            extras: members,
+        })
+    }
+}
+
+impl FromMembers for RedactedThinkingBlock {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            data: members::string(&mut members, "data")?,
+            extras: members,
+        })
+    }
+}
+
+impl FromMembers for ImageBlock {}
+
+impl FromMembers for RawToolResult {}
+
+/// Reads a block struct at `path`. Read directly (not through
 /// [`ContentBlock`]'s tag), its `type` lands in the extras: removed.
-fn decode_block<T: DeserializeOwned + BlockExtras>(
-    path: &str,
-    value: &Value,
-) -> Result<T, WireError> {
-    let mut block: T = decode(FORMAT, path, value)?;
+fn read_block<R: Reading, T: FromMembers + BlockExtras>(
+    reading: R,
+    path: &dyn fmt::Display,
+    value: Value,
+) -> Result<T, R::Error> {
+    let mut block: T = reading.read_members(FORMAT, path, value)?;
     block.extras_mut().remove("type");
     Ok(block)
 }
 
 /// Reads one block at `path`: a modelled `type` must have its documented
 /// shape; any other `type` is kept verbatim.
-pub(super) fn parse_block(path: &str, value: &Value) -> Result<ContentBlock, WireError> {
-    let head: BlockHead = decode(FORMAT, path, value)?;
+pub(super) fn parse_block<R: Reading>(
+    reading: R,
+    path: &dyn fmt::Display,
+    value: Value,
+) -> Result<ContentBlock, R::Error> {
+    let head: BlockHead = decode(FORMAT, path, &value)?;
     Ok(match head.kind.as_str() {
-        "text" => ContentBlock::Text(decode_block(path, value)?),
+        "text" => ContentBlock::Text(read_block(reading, path, value)?),
         "image"
             if matches!(
                 value
@@ -422,21 +491,24 @@ pub(super) fn parse_block(path: &str, value: &Value) -> Result<ContentBlock, Wir
                 Some("base64" | "url") | None
             ) =>
         {
-            ContentBlock::Image(decode_block(path, value)?)
+            ContentBlock::Image(read_block(reading, path, value)?)
         }
-        "tool_use" => ContentBlock::ToolUse(decode_block(path, value)?),
-        "thinking" => ContentBlock::Thinking(decode_block(path, value)?),
-        "redacted_thinking" => ContentBlock::RedactedThinking(decode_block(path, value)?),
+        "tool_use" => ContentBlock::ToolUse(read_block(reading, path, value)?),
+        "thinking" => ContentBlock::Thinking(read_block(reading, path, value)?),
+        "redacted_thinking" => ContentBlock::RedactedThinking(read_block(reading, path, value)?),
         "tool_result" => {
-            let raw: RawToolResult = decode_block(path, value)?;
+            let raw: RawToolResult = read_block(reading, path, value)?;
             let content = match raw.content {
                 None => None,
                 Some(StringOrArray::Text(text)) => Some(StringOrArray::Text(text)),
                 Some(StringOrArray::Array(items)) => Some(StringOrArray::Array(
                     items
-                        .iter()
+                        .into_iter()
                         .enumerate()
-                        .map(|(index, item)| parse_block(&format!("{path}.content[{index}]"), item))
+                        .map(|(index, item)| {
+                            let content = At::Field(path, "content");
+                            parse_block(reading, &At::Index(&content, index), item)
+                        })
                         .collect::<Result<_, _>>()?,
                 )),
             };
@@ -447,21 +519,31 @@ pub(super) fn parse_block(path: &str, value: &Value) -> Result<ContentBlock, Wir
                 extras: raw.extras,
             })
         }
-        _ => ContentBlock::Other(value.clone()),
+        _ => ContentBlock::Other(value),
     })
 }
 
 /// Reads a `content` (string or blocks) at `path`.
-pub(super) fn parse_content(path: &str, value: &Value) -> Result<Vec<ContentBlock>, WireError> {
-    match decode::<StringOrArray<Value>>(FORMAT, path, value)? {
+pub(super) fn parse_content<R: Reading>(
+    reading: R,
+    path: &dyn fmt::Display,
+    value: Value,
+) -> Result<Vec<ContentBlock>, R::Error> {
+    let content = match value {
+        // What the decoding below reads them into, without the copy.
+        Value::String(text) => StringOrArray::Text(text),
+        Value::Array(items) => StringOrArray::Array(items),
+        value => decode::<StringOrArray<Value>>(FORMAT, path, &value)?,
+    };
+    match content {
         StringOrArray::Text(text) => Ok(vec![ContentBlock::Text(TextBlock {
             text,
             extras: Map::new(),
         })]),
         StringOrArray::Array(items) => items
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(index, item)| parse_block(&format!("{path}[{index}]"), item))
+            .map(|(index, item)| parse_block(reading, &At::Index(path, index), item))
             .collect(),
     }
 }
@@ -642,7 +724,7 @@ pub(super) fn parse_messages_unminted(
     for (index, item) in items.iter().enumerate() {
         let path = format!("{root}[{index}]");
         let raw: RawMessage = decode(FORMAT, &path, item)?;
-        let blocks = parse_content(&format!("{path}.content"), &raw.content)?;
+        let blocks = parse_content(Checked, &At::Field(&path, "content"), raw.content)?;
         match raw.role.as_str() {
             "user" => push_user(&mut conversation, blocks),
             "assistant" => {
@@ -676,21 +758,17 @@ pub(super) fn parse_system(root: &str, system: &Value) -> Result<Vec<Message>, W
             extras: Map::new(),
         }],
         StringOrArray::Array(items) => items
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(index, item)| {
                 let path = format!("{root}[{index}]");
-                match parse_block(&path, item)? {
+                match parse_block(Checked, &path, item)? {
                     ContentBlock::Text(text) => Ok(text),
-                    _ => Err(WireError::new(
+                    block => Err(WireError::new(
                         FORMAT,
                         path,
                         WireErrorKind::UnknownType {
-                            found: item
-                                .get("type")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned(),
+                            found: block.kind().unwrap_or_default().to_owned(),
                         },
                     )),
                 }

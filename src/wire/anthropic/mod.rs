@@ -168,7 +168,13 @@ pub(crate) use messages::export_outgoing;
 pub use messages::{ExportedMessages, export_messages, export_messages_for, parse_messages};
 pub use request::parse_request;
 pub use response::parse_response;
+#[cfg(feature = "anthropic")]
+pub(crate) use response::{RawResponse, read_response};
+#[cfg(feature = "anthropic")]
+pub(crate) use tools::ToolsView;
 pub use tools::{export_declarations, export_tools, parse_tools};
+#[cfg(feature = "anthropic")]
+pub(crate) use types::{MessageParam, Role};
 
 use crate::conversation::WireFormat;
 

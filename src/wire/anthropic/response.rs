@@ -7,7 +7,7 @@ use super::FORMAT;
 use super::messages::{assistant_message, parse_content};
 use super::types::ResponseUsage;
 use crate::conversation::{FinishReason, ModelResponse, Usage};
-use crate::wire::decode::{check_depth, decode};
+use crate::wire::decode::{Checked, Reading, check_depth, decode};
 use crate::wire::error::{WireError, WireErrorKind};
 
 /// A response's [`Usage`]: `input_tokens` is the sum of the three input
@@ -28,9 +28,11 @@ fn read_usage(usage: &ResponseUsage) -> Usage {
     }
 }
 
+/// A response body as [`parse_response`] reads it first: its `content`
+/// blocks are read on their own, for error paths that name them.
 #[derive(Deserialize)]
 #[serde(expecting = "a response object")]
-struct RawResponse {
+pub(crate) struct RawResponse {
     #[serde(rename = "type", default)]
     kind: Option<String>,
     #[serde(default)]
@@ -72,7 +74,16 @@ struct RawResponse {
 /// `response.content[i]`.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     check_depth(FORMAT, "response", body)?;
-    let raw: RawResponse = decode(FORMAT, "response", body)?;
+    read_response(Checked, decode(FORMAT, "response", body)?)
+}
+
+/// What [`parse_response`] makes of a body once it is read into its
+/// serde type, by [`decode`] or straight from its text, its blocks read
+/// by `reading`.
+pub(crate) fn read_response<R: Reading>(
+    reading: R,
+    raw: RawResponse,
+) -> Result<ModelResponse, R::Error> {
     if let Some(kind) = raw.kind
         && kind != "message"
     {
@@ -80,7 +91,8 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
             FORMAT,
             "response",
             WireErrorKind::UnknownType { found: kind },
-        ));
+        )
+        .into());
     }
     let missing = |field: &str| {
         WireError::new(
@@ -93,14 +105,10 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     };
     let role = raw.role.ok_or_else(|| missing("role"))?;
     if role != "assistant" {
-        return Err(WireError::new(
-            FORMAT,
-            "response",
-            WireErrorKind::UnknownRole { role },
-        ));
+        return Err(WireError::new(FORMAT, "response", WireErrorKind::UnknownRole { role }).into());
     }
     let content = raw.content.ok_or_else(|| missing("content"))?;
-    let message = assistant_message(parse_content("response.content", &content)?, false);
+    let message = assistant_message(parse_content(reading, &"response.content", content)?, false);
     let finish_reason = match raw.stop_reason.as_deref() {
         Some("end_turn" | "stop_sequence") => FinishReason::Stop,
         Some("tool_use") => FinishReason::ToolCalls,

@@ -729,7 +729,7 @@ mod decoding {
         ImageBlock, RedactedThinkingBlock, ResponseUsage, TextBlock, ThinkingBlock, Tool,
         ToolUseBlock,
     };
-    use crate::wire::decode::testing::{json_tree, same_kind};
+    use crate::wire::decode::testing::{json_tree, same_kind, same_members};
     use crate::wire::string_or_array::StringOrArray;
 
     const WORDS: &[&str] = &[
@@ -772,6 +772,54 @@ mod decoding {
             same_kind::<RedactedThinkingBlock>(&value);
             same_kind::<ResponseUsage>(&value);
             same_kind::<StringOrArray<Value>>(&value);
+        }
+
+        /// A block struct built from an object's members, as an answer
+        /// read straight is, is the one `decode` gives.
+        #[test]
+        fn blocks_built_from_members_are_the_decoded_ones(value in json_tree(WORDS)) {
+            same_members::<TextBlock>(&value);
+            same_members::<ImageBlock>(&value);
+            same_members::<ToolUseBlock>(&value);
+            same_members::<ThinkingBlock>(&value);
+            same_members::<RedactedThinkingBlock>(&value);
+        }
+
+        /// The blocks of an answer are built from members whenever they
+        /// decode (the objects here always hold the fields they need).
+        #[test]
+        fn blocks_that_decode_are_built_from_members(
+            text in "[a-z]{0,3}",
+            extras in json_tree(WORDS),
+            signature in proptest::option::of("[a-z]{0,3}"),
+        ) {
+            use serde_json::json;
+            let mut members = match extras {
+                Value::Object(members) => members,
+                _ => serde_json::Map::new(),
+            };
+            for key in ["text", "id", "name", "input", "thinking", "signature", "data"] {
+                members.remove(key);
+            }
+            let with = |fields: Value| {
+                let mut value = Value::Object(members.clone());
+                for (key, field) in fields.as_object().into_iter().flatten() {
+                    value[key] = field.clone();
+                }
+                value
+            };
+            let built = same_members::<TextBlock>(&with(json!({ "text": text })));
+            prop_assert!(built, "TextBlock 1 not built");
+            let built = same_members::<ToolUseBlock>(&with(
+                json!({ "id": "t", "name": text, "input": { "a": [1] } })
+            ));
+            prop_assert!(built, "ToolUseBlock 2 not built");
+            let built = same_members::<ThinkingBlock>(&with(
+                json!({ "thinking": text, "signature": signature })
+            ));
+            prop_assert!(built, "ThinkingBlock 3 not built");
+            let built = same_members::<RedactedThinkingBlock>(&with(json!({ "data": text })));
+            prop_assert!(built, "RedactedThinkingBlock 4 not built");
         }
     }
 }

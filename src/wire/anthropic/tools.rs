@@ -1,33 +1,19 @@
 //! A request's `tools`: [`ToolInfo`]s exported, declarations parsed.
 
-use serde::Deserialize;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use super::FORMAT;
-use super::types::{Tool, own_extras};
+use super::types::Tool;
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
+#[cfg(feature = "anthropic")]
+use crate::turn::ToolList;
 use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;
 use crate::wire::error::WireError;
-
-impl From<&ToolInfo> for Tool {
-    /// The tool's name, description, schema and `strict`, plus its extras
-    /// when they came from this format.
-    fn from(info: &ToolInfo) -> Self {
-        Self {
-            name: info.name.clone(),
-            description: info.description.clone(),
-            input_schema: info.parameters.clone(),
-            strict: info.strict,
-            extras: own_extras(
-                &info.extras,
-                &["name", "description", "input_schema", "strict"],
-            ),
-        }
-    }
-}
 
 /// The request's `tools` array for these tools, in order: each one a
 /// custom tool `{"name", "description", "input_schema", "strict"?, …}`, as
@@ -49,7 +35,45 @@ pub fn export_tools<'t>(tools: impl IntoIterator<Item = &'t ToolInfo>) -> Vec<Va
 
 /// One custom tool as [`export_tools`] writes it.
 fn export_tool(info: &ToolInfo) -> Value {
-    to_value(&Tool::from(info))
+    to_value(&ToolView(info))
+}
+
+/// A request's `tools` as [`export_tools`] writes them, written straight
+/// from the tools into the bytes a request posts.
+#[cfg(feature = "anthropic")]
+pub(crate) struct ToolsView<'a>(pub(crate) ToolList<'a>);
+
+#[cfg(feature = "anthropic")]
+impl Serialize for ToolsView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(ToolView))
+    }
+}
+
+/// The fields a custom tool writes itself; its extras repeating one are
+/// not written.
+const TOOL_FIELDS: [&str; 4] = ["name", "description", "input_schema", "strict"];
+
+/// One custom tool: `{"name", "description", "input_schema", "strict"?,
+/// ...extras}`, the extras those of this format.
+struct ToolView<'a>(&'a ToolInfo);
+
+impl Serialize for ToolView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let info = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("name", &info.name)?;
+        map.serialize_entry("description", &info.description)?;
+        map.serialize_entry("input_schema", &info.parameters)?;
+        if let Some(strict) = info.strict {
+            map.serialize_entry("strict", &strict)?;
+        }
+        let extras = info.extras.fields_for(FORMAT).into_iter().flatten();
+        for (key, value) in extras.filter(|(key, _)| !TOOL_FIELDS.contains(&key.as_str())) {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }
 
 /// Parses a request's `tools` array.

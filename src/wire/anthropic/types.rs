@@ -87,6 +87,22 @@ pub(crate) enum ContentBlock {
     Other(Value),
 }
 
+impl ContentBlock {
+    /// The block's `type` as it is written: a verbatim block's own, when
+    /// it has one.
+    pub(crate) fn kind(&self) -> Option<&str> {
+        match self {
+            Self::Text(_) => Some("text"),
+            Self::Image(_) => Some("image"),
+            Self::ToolUse(_) => Some("tool_use"),
+            Self::ToolResult(_) => Some("tool_result"),
+            Self::Thinking(_) => Some("thinking"),
+            Self::RedactedThinking(_) => Some("redacted_thinking"),
+            Self::Other(value) => value.get("type").and_then(Value::as_str),
+        }
+    }
+}
+
 /// A text block: `{"type": "text", "text", …}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TextBlock {

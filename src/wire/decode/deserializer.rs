@@ -420,15 +420,22 @@ mod tests {
     use super::super::testing::{json_tree, same_kind};
     use super::*;
 
-    /// `value` read by this deserializer and by serde_json's: both succeed
-    /// with the same result, or both fail. Returns this one's result.
+    /// `value` read by this deserializer and by serde_json's, owned and
+    /// borrowed (`decode` reads it borrowed first): all succeed with the
+    /// same result, or all fail. Returns this one's result.
     fn same<T: DeserializeOwned + PartialEq + Debug>(value: &Value) -> Result<T, Reason> {
         let ours = T::deserialize(ValueDeserializer::<Reason>::new(value));
         let theirs = serde_json::from_value::<T>(value.clone());
-        match (&ours, &theirs) {
-            (Ok(ours), Ok(theirs)) => assert_eq!(ours, theirs, "{value}"),
-            (Err(_), Err(_)) => {}
-            _ => panic!("{value}: this deserializer gave {ours:?}, serde_json {theirs:?}"),
+        let borrowed = T::deserialize(value);
+        match (&ours, &theirs, &borrowed) {
+            (Ok(ours), Ok(theirs), Ok(borrowed)) => {
+                assert_eq!(ours, theirs, "{value}");
+                assert_eq!(ours, borrowed, "{value}");
+            }
+            (Err(_), Err(_), Err(_)) => {}
+            _ => panic!(
+                "{value}: this deserializer gave {ours:?}, serde_json {theirs:?}, borrowed {borrowed:?}"
+            ),
         }
         ours
     }

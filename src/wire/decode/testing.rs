@@ -2,9 +2,15 @@
 //! that [`decode`](super::decode) fails with the kind and path the crate
 //! gave when it read serde_json's error messages.
 
+use std::fmt::{self, Debug};
+
 use proptest::prelude::*;
-use serde::de::DeserializeOwned;
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::Value;
+
+use super::FromMembers;
 
 use crate::conversation::WireFormat;
 use crate::wire::WireErrorKind;
@@ -133,4 +139,97 @@ pub(crate) fn same_kind<T: DeserializeOwned>(value: &Value) {
             theirs.err().map(|error| error.to_string())
         ),
     }
+}
+
+/// `value` built by [`FromMembers`] is what [`decode`](super::decode)
+/// gives for it, whenever it is built; returns whether it was.
+pub(crate) fn same_members<T: FromMembers + PartialEq + Debug>(value: &Value) -> bool {
+    let Value::Object(members) = value else {
+        return false;
+    };
+    let Some(built) = T::from_members(members.clone()) else {
+        return false;
+    };
+    let decoded = super::decode::<T>(WireFormat::OpenAiChat, "root", value);
+    assert_eq!(Ok(&built), decoded.as_ref(), "{value}");
+    true
+}
+
+/// The first key an object of the JSON text `bytes` holds twice (a
+/// `Value` would keep the last; a server may refuse the body or read
+/// another); `None` when none does.
+pub(crate) fn repeated_key(bytes: &[u8]) -> Option<String> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    match Keys.deserialize(&mut deserializer) {
+        Ok(()) => None,
+        Err(error) => Some(error.to_string()),
+    }
+}
+
+/// Walks a value, failing at the first object with a repeated key.
+struct Keys;
+
+impl<'de> DeserializeSeed<'de> for Keys {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Keys {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("JSON")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Keys)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(key));
+            }
+            map.next_value_seed(Keys)?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_repeated_key_is_found_at_any_depth() {
+    assert_eq!(repeated_key(br#"{"a":[{"b":1,"c":{"d":2}}],"e":3}"#), None);
+    assert!(
+        repeated_key(br#"{"a":[{"b":1,"c":{"d":2,"d":3}}]}"#)
+            .is_some_and(|key| key.starts_with('d'))
+    );
 }

@@ -108,21 +108,21 @@ pub struct ExportedMessages {
 pub(crate) struct RequestMessages<'a> {
     lead: Option<Message>,
     rest: &'a [Message],
-    target: Target,
+    target: &'a Target,
 }
 
 #[cfg(feature = "openai")]
 impl<'a> RequestMessages<'a> {
     /// `lead` (a system message without extras), then `rest`, for
     /// `target`.
-    pub(crate) fn new(lead: Option<Message>, rest: &'a [Message], target: Target) -> Self {
+    pub(crate) fn new(lead: Option<Message>, rest: &'a [Message], target: &'a Target) -> Self {
         Self { lead, rest, target }
     }
 
     /// What the export leaves out, with message indices into `rest` (the
     /// lead has nothing to leave out).
     pub(crate) fn dropped(&self) -> Vec<Dropped> {
-        report(self.rest, &self.target)
+        report(self.rest, self.target)
     }
 }
 
@@ -138,7 +138,7 @@ impl Serialize for RequestMessages<'_> {
         // No length: messages left with nothing are not written, and the
         // images of a run of tool results get one of their own.
         let mut seq = serializer.serialize_seq(None)?;
-        write_messages(outgoing, &self.target, |message| {
+        write_messages(outgoing, self.target, |message| {
             seq.serialize_element(&message)
         })?;
         seq.end()
@@ -391,7 +391,7 @@ fn non_blank_text(parts: &[ContentPart]) -> Cow<'_, str> {
 }
 
 /// The provider fields written on an object, after its own.
-type Fields<'a> = Option<&'a Map<String, Value>>;
+pub(super) type Fields<'a> = Option<&'a Map<String, Value>>;
 
 /// One element of a request's `messages` array, tagged by `role`
 /// ([reference](https://platform.openai.com/docs/api-reference/chat/create#chat-create-messages)),
@@ -491,13 +491,13 @@ enum ToolCallView<'a> {
 /// replaced wrote their extras last (serde's `flatten`) into a `Value`
 /// map, where the later key wins, and a request must not carry a key
 /// twice.
-struct Object<'e, M> {
+pub(super) struct Object<'e, M> {
     map: M,
     extras: Fields<'e>,
 }
 
 impl<'e, M: SerializeMap> Object<'e, M> {
-    fn begin<S>(serializer: S, extras: Fields<'e>) -> Result<Self, S::Error>
+    pub(super) fn begin<S>(serializer: S, extras: Fields<'e>) -> Result<Self, S::Error>
     where
         S: Serializer<SerializeMap = M, Error = M::Error>,
     {
@@ -507,7 +507,7 @@ impl<'e, M: SerializeMap> Object<'e, M> {
         })
     }
 
-    fn field<T: Serialize + ?Sized>(
+    pub(super) fn field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
         value: &T,
@@ -518,7 +518,7 @@ impl<'e, M: SerializeMap> Object<'e, M> {
         self.map.serialize_entry(key, value)
     }
 
-    fn end(mut self) -> Result<M::Ok, M::Error> {
+    pub(super) fn end(mut self) -> Result<M::Ok, M::Error> {
         for (key, value) in self.extras.into_iter().flatten() {
             self.map.serialize_entry(key, value)?;
         }

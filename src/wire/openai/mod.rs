@@ -169,7 +169,13 @@ pub use export::{ExportedMessages, export_messages, export_messages_for};
 pub use messages::parse_messages;
 pub use request::parse_request;
 pub use response::parse_response;
+#[cfg(feature = "openai")]
+pub(crate) use response::read_response;
+#[cfg(feature = "openai")]
+pub(crate) use tools::ToolsView;
 pub use tools::{export_declarations, export_tools, parse_tools};
+#[cfg(feature = "openai")]
+pub(crate) use types::ChatCompletion;
 pub(crate) use types::CompletionUsage;
 
 use crate::conversation::WireFormat;

@@ -68,7 +68,12 @@ fn read_usage(usage: &CompletionUsage) -> Usage {
 /// wrong JSON type, e.g. at `response.choices[0].message.tool_calls[1].function.name`.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     check_depth(FORMAT, "response", body)?;
-    let completion: ChatCompletion = decode(FORMAT, "response", body)?;
+    read_response(decode(FORMAT, "response", body)?)
+}
+
+/// What [`parse_response`] makes of a body once it is read into its
+/// serde type, by [`decode`] or straight from its text.
+pub(crate) fn read_response(completion: ChatCompletion) -> Result<ModelResponse, WireError> {
     let usage = completion
         .usage
         .as_ref()

@@ -1,32 +1,19 @@
 //! A request's `tools`: [`ToolInfo`]s exported, declarations parsed.
 
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::FORMAT;
-use super::types::{FunctionDefinition, FunctionType, Tool, TypeTag, fields_for};
+use super::export::Object;
+use super::types::{FunctionType, Tool, TypeTag};
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
+#[cfg(feature = "openai")]
+use crate::turn::ToolList;
 use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;
 use crate::wire::error::WireError;
-
-impl From<&ToolInfo> for Tool {
-    /// The tool for `info`: its name, description, parameters, `strict`
-    /// when set, and its extras when they came from this format.
-    fn from(info: &ToolInfo) -> Self {
-        Self {
-            kind: FunctionType::Function,
-            function: FunctionDefinition {
-                name: info.name.clone(),
-                description: info.description.clone(),
-                parameters: info.parameters.clone(),
-                strict: info.strict,
-                extras: fields_for(&info.extras),
-            },
-        }
-    }
-}
 
 /// The request's `tools` array for these tools, in order: each one
 /// `{"type": "function", "function": {"name", "description", "parameters",
@@ -53,7 +40,50 @@ pub fn export_tools<'t>(tools: impl IntoIterator<Item = &'t ToolInfo>) -> Vec<Va
 
 /// One function tool as [`export_tools`] writes it.
 fn export_tool(info: &ToolInfo) -> Value {
-    to_value(&Tool::from(info))
+    to_value(&ToolView(info))
+}
+
+/// A request's `tools` as [`export_tools`] writes them, written straight
+/// from the tools into the bytes a request posts.
+#[cfg(feature = "openai")]
+pub(crate) struct ToolsView<'a>(pub(crate) ToolList<'a>);
+
+#[cfg(feature = "openai")]
+impl Serialize for ToolsView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(ToolView))
+    }
+}
+
+/// One function tool: `{"type": "function", "function": {"name",
+/// "description", "parameters", "strict"?, ...extras}}`, the extras
+/// those of this format.
+struct ToolView<'a>(&'a ToolInfo);
+
+impl Serialize for ToolView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut object = Object::begin(serializer, None)?;
+        object.field("type", &FunctionType::Function)?;
+        object.field("function", &DefinitionView(self.0))?;
+        object.end()
+    }
+}
+
+/// The `function` of a [`ToolView`].
+struct DefinitionView<'a>(&'a ToolInfo);
+
+impl Serialize for DefinitionView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let info = self.0;
+        let mut object = Object::begin(serializer, info.extras.fields_for(FORMAT))?;
+        object.field("name", &info.name)?;
+        object.field("description", &info.description)?;
+        object.field("parameters", &info.parameters)?;
+        if let Some(strict) = info.strict {
+            object.field("strict", &strict)?;
+        }
+        object.end()
+    }
 }
 
 /// Parses a request's `tools` array.

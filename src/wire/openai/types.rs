@@ -5,8 +5,6 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::FORMAT;
-use crate::conversation::Extras;
 use crate::wire::string_or_array::StringOrArray;
 
 /// The `type` of a function tool and of a function tool call: always
@@ -533,11 +531,6 @@ pub(crate) struct CompletionTokensDetails {
     /// Output tokens spent reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) reasoning_tokens: Option<u64>,
-}
-
-/// `extras`' fields when they came from this format, else none.
-pub(super) fn fields_for(extras: &Extras) -> Map<String, Value> {
-    extras.fields_for(FORMAT).cloned().unwrap_or_default()
 }
 
 pub(super) fn without_nulls(mut fields: Map<String, Value>) -> Map<String, Value> {

@@ -1,8 +1,10 @@
 //! A request's `input` items: a conversation exported, and parsed back.
 
 use std::borrow::Cow;
+use std::fmt;
 
-use serde::Deserialize;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::FORMAT;
@@ -13,8 +15,9 @@ use crate::conversation::{
 };
 use crate::wire::arguments::{RAW_ARGUMENTS_KEY, arguments_text, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
-use crate::wire::decode::{check_depth, decode};
+use crate::wire::decode::{At, Checked, FromMembers, Reading, check_depth, decode, members};
 use crate::wire::dropped::{Dropped, Place, report};
+use crate::wire::encode::to_value;
 use crate::wire::error::{WireError, WireErrorKind};
 use crate::wire::ids::ExportIds;
 use crate::wire::string_or_array::StringOrArray;
@@ -108,15 +111,204 @@ pub fn export_messages_stateless_for(conversation: &[Message], target: &Target) 
 }
 
 fn export(conversation: &[Message], stateless: bool, target: &Target) -> ExportedInput {
-    let kept = for_target(conversation, FORMAT, target);
-    let (input, mut left_out) = export_kept(&kept, stateless);
-    if let Cow::Owned(kept) = &kept {
-        left_out = originals(conversation, kept, target, &left_out);
+    let (input, dropped) = export_input(conversation, stateless, target);
+    ExportedInput {
+        input: input.iter().map(to_value).collect(),
+        dropped,
     }
+}
+
+/// The `input` [`export`] writes, as the items a request serialises
+/// straight into its body, and what it leaves out.
+pub(crate) fn export_input<'c>(
+    conversation: &'c [Message],
+    stateless: bool,
+    target: &Target,
+) -> (Vec<InputItem<'c>>, Vec<Dropped>) {
+    let kept = for_target(conversation, FORMAT, target);
+    let (input, left_out) = match &kept {
+        Cow::Borrowed(kept) => export_kept(kept, stateless),
+        Cow::Owned(owned) => {
+            // Views of a copy cannot outlive it: its items are written out.
+            let (input, left_out) = export_kept(owned, stateless);
+            let input = input
+                .iter()
+                .map(|item| match to_value(item) {
+                    Value::Object(item) => InputItem::Json(item),
+                    _ => InputItem::Json(Map::new()),
+                })
+                .collect();
+            (input, originals(conversation, owned, target, &left_out))
+        }
+    };
     let dropped = report(conversation, FORMAT, target, |_, part| {
         !left_out.contains(&std::ptr::from_ref(part))
     });
-    ExportedInput { input, dropped }
+    (input, dropped)
+}
+
+/// One item of a request's `input`: built as JSON, or, for the items
+/// every turn of tool calls sends (a user's text, a function call, its
+/// output), a view of the conversation written as that JSON would be.
+pub(crate) enum InputItem<'a> {
+    Json(Map<String, Value>),
+    /// `{"role": "user", "content": "<text>"}`.
+    User {
+        content: &'a str,
+        extras: Option<&'a Map<String, Value>>,
+    },
+    /// `{"type": "function_call", "call_id", "name", "arguments"}`; its
+    /// item `id` (in the extras) written only when `id`.
+    Call {
+        call_id: Cow<'a, str>,
+        name: Cow<'a, str>,
+        arguments: Cow<'a, str>,
+        extras: Option<&'a Map<String, Value>>,
+        id: bool,
+    },
+    /// `{"type": "function_call_output", "call_id", "output": "<text>"}`.
+    Output {
+        call_id: Cow<'a, str>,
+        output: &'a str,
+        extras: Option<&'a Map<String, Value>>,
+    },
+}
+
+const USER_FIELDS: &[&str] = &["role", "content"];
+const CALL_FIELDS: &[&str] = &["type", "call_id", "name", "arguments"];
+const OUTPUT_FIELDS: &[&str] = &["type", "call_id", "output"];
+
+impl Serialize for InputItem<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // The item's own fields, then the extras that repeat none of them
+        // (as `own_extras` keeps them).
+        let extras = |map: &mut S::SerializeMap,
+                      extras: Option<&Map<String, Value>>,
+                      modelled: &[&str],
+                      id: bool|
+         -> Result<(), S::Error> {
+            for (key, value) in extras.into_iter().flatten() {
+                if !modelled.contains(&key.as_str()) && (id || key != "id") {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+            Ok(())
+        };
+        match self {
+            Self::Json(item) => item.serialize(serializer),
+            Self::User {
+                content,
+                extras: fields,
+            } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("role", "user")?;
+                map.serialize_entry("content", content)?;
+                extras(&mut map, *fields, USER_FIELDS, true)?;
+                map.end()
+            }
+            Self::Call {
+                call_id,
+                name,
+                arguments,
+                extras: fields,
+                id,
+            } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("type", "function_call")?;
+                map.serialize_entry("call_id", call_id)?;
+                map.serialize_entry("name", name)?;
+                map.serialize_entry("arguments", arguments)?;
+                extras(&mut map, *fields, CALL_FIELDS, *id)?;
+                map.end()
+            }
+            Self::Output {
+                call_id,
+                output,
+                extras: fields,
+            } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("type", "function_call_output")?;
+                map.serialize_entry("call_id", call_id)?;
+                map.serialize_entry("output", output)?;
+                extras(&mut map, *fields, OUTPUT_FIELDS, true)?;
+                map.end()
+            }
+        }
+    }
+}
+
+impl InputItem<'_> {
+    /// `true` for an item the API pairs with the reasoning before it
+    /// (see [`pairs_with_reasoning`]).
+    fn pairs_with_reasoning(&self) -> bool {
+        match self {
+            Self::Json(item) => pairs_with_reasoning(item),
+            Self::Call { .. } => true,
+            Self::User { .. } | Self::Output { .. } => false,
+        }
+    }
+
+    /// Leaves the item's `id` out.
+    fn remove_id(&mut self) {
+        match self {
+            Self::Json(item) => {
+                item.remove("id");
+            }
+            Self::Call { id, .. } => *id = false,
+            Self::User { .. } | Self::Output { .. } => {}
+        }
+    }
+}
+
+/// The one text a user message or a function call's output is written
+/// as, by [`content_value`]: its parts, blank text aside, are one text
+/// part without extras of this format, and nothing else that is written.
+/// `None` for content of any other shape (written as JSON).
+fn plain_text(parts: &[ContentPart]) -> Option<&str> {
+    let mut text = None;
+    for part in parts {
+        match part {
+            ContentPart::Text(part) if is_blank(&part.text) => {}
+            ContentPart::Text(part)
+                if text.is_none() && own_fields_empty(&part.extras, TEXT_FIELDS) =>
+            {
+                text = Some(part.text.as_str());
+            }
+            part if written_user_part(part) => return None,
+            _ => {}
+        }
+    }
+    text
+}
+
+const TEXT_FIELDS: &[&str] = &["type", "text"];
+
+/// `true` when [`own_extras`] of `extras` would be empty.
+fn own_fields_empty(extras: &Extras, modelled: &[&str]) -> bool {
+    extras
+        .fields_for(FORMAT)
+        .is_none_or(|fields| fields.keys().all(|key| modelled.contains(&key.as_str())))
+}
+
+/// `true` for a part [`export_user_parts`] writes (blank text aside).
+fn written_user_part(part: &ContentPart) -> bool {
+    match part {
+        ContentPart::Text(_) | ContentPart::Image(_) => true,
+        ContentPart::Provider(provider) => {
+            provider.origin.format == FORMAT
+                && provider.value.get("type").is_some_and(Value::is_string)
+        }
+        _ => false,
+    }
+}
+
+/// Records the parts of `parts` that [`export_user_parts`] leaves out.
+fn left_out_user_parts(parts: &[ContentPart], left_out: &mut Vec<*const ContentPart>) {
+    for part in parts {
+        if !written_user_part(part) {
+            left_out.push(std::ptr::from_ref(part));
+        }
+    }
 }
 
 /// The parts of `conversation` whose copies in `kept` (what
@@ -146,26 +338,37 @@ fn originals(
 
 /// The `input` of a conversation the target takes whole, and the parts
 /// the format's own rules left out.
-fn export_kept(conversation: &[Message], stateless: bool) -> (Vec<Value>, Vec<*const ContentPart>) {
+fn export_kept(
+    conversation: &[Message],
+    stateless: bool,
+) -> (Vec<InputItem<'_>>, Vec<*const ContentPart>) {
     let mut ids = ExportIds::new(FORMAT, conversation);
     let mut left_out: Vec<*const ContentPart> = Vec::new();
     let mut input = Vec::new();
     for message in conversation {
         match message {
             Message::System(system) => {
-                if let Some(item) = export_system(system) {
-                    input.push(item);
+                if let Some(Value::Object(item)) = export_system(system) {
+                    input.push(InputItem::Json(item));
                 }
             }
             Message::User(user) => {
+                if let Some(content) = plain_text(&user.content) {
+                    left_out_user_parts(&user.content, &mut left_out);
+                    input.push(InputItem::User {
+                        content,
+                        extras: user.extras.fields_for(FORMAT),
+                    });
+                    continue;
+                }
                 let parts = export_user_parts(&user.content, Place::User, &mut left_out);
                 if parts.is_empty() {
                     continue;
                 }
-                let mut item = own_extras(&user.extras, &["role", "content"]);
+                let mut item = own_extras(&user.extras, USER_FIELDS);
                 item.insert("role".into(), json!("user"));
                 item.insert("content".into(), content_value(parts));
-                input.push(Value::Object(item));
+                input.push(InputItem::Json(item));
             }
             Message::Assistant(assistant) => {
                 input.extend(export_assistant(
@@ -176,11 +379,29 @@ fn export_kept(conversation: &[Message], stateless: bool) -> (Vec<Value>, Vec<*c
                 ));
             }
             Message::Tool(result) => {
+                let written = result.content.iter().any(|part| {
+                    written_user_part(part)
+                        && !matches!(part, ContentPart::Text(text) if is_blank(&text.text))
+                });
+                let plain = if written {
+                    plain_text(&result.content)
+                } else {
+                    Some("")
+                };
+                if let Some(output) = plain {
+                    left_out_user_parts(&result.content, &mut left_out);
+                    input.push(InputItem::Output {
+                        call_id: ids.result(&result.tool_call_id),
+                        output,
+                        extras: result.extras.fields_for(FORMAT),
+                    });
+                    continue;
+                }
                 let place = Place::ToolResult {
                     is_error: result.is_error,
                 };
                 let parts = export_user_parts(&result.content, place, &mut left_out);
-                let mut item = own_extras(&result.extras, &["type", "call_id", "output"]);
+                let mut item = own_extras(&result.extras, OUTPUT_FIELDS);
                 item.insert("type".into(), json!("function_call_output"));
                 item.insert("call_id".into(), json!(ids.result(&result.tool_call_id)));
                 let output = if parts.is_empty() {
@@ -189,7 +410,7 @@ fn export_kept(conversation: &[Message], stateless: bool) -> (Vec<Value>, Vec<*c
                     content_value(parts)
                 };
                 item.insert("output".into(), output);
-                input.push(Value::Object(item));
+                input.push(InputItem::Json(item));
             }
         }
     }
@@ -291,8 +512,8 @@ fn export_image(image: &ImagePart) -> Value {
 
 /// One item of an assistant message's export, before the reasoning rules
 /// are applied.
-struct Pending {
-    item: Map<String, Value>,
+struct Pending<'a> {
+    item: InputItem<'a>,
     /// The part it came from (the first text part of a `message` item).
     part: *const ContentPart,
     reasoning: bool,
@@ -304,7 +525,7 @@ type OpenMessage = (Map<String, Value>, *const ContentPart, Vec<Value>);
 
 /// Closes the open `message` item: `content` a string for one plain
 /// text, else its parts.
-fn flush_message(items: &mut Vec<Pending>, message: &mut Option<OpenMessage>) {
+fn flush_message(items: &mut Vec<Pending<'_>>, message: &mut Option<OpenMessage>) {
     let Some((mut item, part, content)) = message.take() else {
         return;
     };
@@ -317,7 +538,7 @@ fn flush_message(items: &mut Vec<Pending>, message: &mut Option<OpenMessage>) {
     item.insert("role".into(), json!("assistant"));
     item.insert("content".into(), content);
     items.push(Pending {
-        item,
+        item: InputItem::Json(item),
         part,
         reasoning: false,
     });
@@ -328,8 +549,8 @@ fn export_assistant<'a>(
     ids: &mut ExportIds<'a>,
     left_out: &mut Vec<*const ContentPart>,
     stateless: bool,
-) -> Vec<Value> {
-    let mut items: Vec<Pending> = Vec::new();
+) -> Vec<InputItem<'a>> {
+    let mut items: Vec<Pending<'a>> = Vec::new();
     let mut message: Option<OpenMessage> = None;
     for part in &assistant.content {
         let at = std::ptr::from_ref(part);
@@ -359,7 +580,7 @@ fn export_assistant<'a>(
             ContentPart::Reasoning(reasoning) if reasoning.origin.format == FORMAT => {
                 match export_reasoning(reasoning, stateless) {
                     Some(item) => items.push(Pending {
-                        item,
+                        item: InputItem::Json(item),
                         part: at,
                         reasoning: true,
                     }),
@@ -367,13 +588,14 @@ fn export_assistant<'a>(
                 }
             }
             ContentPart::ToolCall(call) => {
-                let mut item = own_extras(&call.extras, &["type", "call_id", "name", "arguments"]);
-                item.insert("type".into(), json!("function_call"));
-                item.insert("call_id".into(), json!(ids.call(&call.id)));
-                item.insert("name".into(), json!(ids.name(&call.name)));
-                item.insert("arguments".into(), json!(arguments_text(&call.arguments)));
                 items.push(Pending {
-                    item,
+                    item: InputItem::Call {
+                        call_id: ids.call(&call.id),
+                        name: ids.name(&call.name),
+                        arguments: arguments_text(&call.arguments),
+                        extras: call.extras.fields_for(FORMAT),
+                        id: true,
+                    },
                     part: at,
                     reasoning: false,
                 });
@@ -384,7 +606,7 @@ fn export_assistant<'a>(
                 {
                     items.push(Pending {
                         reasoning: item.get("type").and_then(Value::as_str) == Some("reasoning"),
-                        item: item.clone(),
+                        item: InputItem::Json(item.clone()),
                         part: at,
                     });
                 } else {
@@ -406,10 +628,10 @@ fn export_assistant<'a>(
     items
         .into_iter()
         .map(|Pending { mut item, .. }| {
-            if !with_reasoning && pairs_with_reasoning(&item) {
-                item.remove("id");
+            if !with_reasoning && item.pairs_with_reasoning() {
+                item.remove_id();
             }
-            Value::Object(item)
+            item
         })
         .collect()
 }
@@ -504,6 +726,7 @@ struct PartHead {
 
 #[derive(Deserialize)]
 #[serde(expecting = "a text part")]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawText {
     text: String,
     #[serde(flatten)]
@@ -512,6 +735,7 @@ struct RawText {
 
 #[derive(Deserialize)]
 #[serde(expecting = "a reasoning item")]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawReasoning {
     #[serde(default)]
     summary: Option<Vec<Value>>,
@@ -525,6 +749,7 @@ struct RawReasoning {
 
 #[derive(Deserialize)]
 #[serde(expecting = "a function_call item")]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawCall {
     #[serde(default)]
     call_id: Option<String>,
@@ -548,10 +773,56 @@ struct RawOutput {
 
 #[derive(Deserialize)]
 #[serde(expecting = "a message item")]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawMessage {
     content: StringOrArray<Value>,
     #[serde(flatten)]
     rest: Map<String, Value>,
+}
+
+impl FromMembers for RawText {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            text: members::string(&mut members, "text")?,
+            rest: members,
+        })
+    }
+}
+
+impl FromMembers for RawReasoning {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            summary: members::optional_array(&mut members, "summary")?,
+            encrypted_content: members::optional_string(&mut members, "encrypted_content")?,
+            content: members::optional_array(&mut members, "content")?,
+            rest: members,
+        })
+    }
+}
+
+impl FromMembers for RawCall {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        Some(Self {
+            call_id: members::optional_string(&mut members, "call_id")?,
+            name: members::string(&mut members, "name")?,
+            arguments: members::optional_value(&mut members, "arguments"),
+            rest: members,
+        })
+    }
+}
+
+impl FromMembers for RawMessage {
+    fn from_members(mut members: Map<String, Value>) -> Option<Self> {
+        let content = match members.remove("content")? {
+            Value::String(text) => StringOrArray::Text(text),
+            Value::Array(items) => StringOrArray::Array(items),
+            _ => return None,
+        };
+        Some(Self {
+            content,
+            rest: members,
+        })
+    }
 }
 
 /// Parses a request's `input` into a conversation: a string is one user
@@ -609,28 +880,27 @@ pub(super) fn parse_input_unminted(root: &str, input: &Value) -> Result<Vec<Mess
         StringOrArray::Array(items) => items,
     };
     let mut conversation = Vec::new();
-    let mut run: Vec<(String, &Value)> = Vec::new();
+    let mut run: Vec<(String, Value)> = Vec::new();
     let flush = |conversation: &mut Vec<Message>,
-                 run: &mut Vec<(String, &Value)>|
+                 run: &mut Vec<(String, Value)>|
      -> Result<(), WireError> {
         if run.is_empty() {
             return Ok(());
         }
-        let parts = assistant_parts(run, true)?;
-        run.clear();
+        let parts = assistant_parts(Checked, std::mem::take(run), true)?;
         if !parts.is_empty() {
             conversation.push(Message::Assistant(AssistantMessage::new(parts)));
         }
         Ok(())
     };
-    for (index, item) in items.iter().enumerate() {
+    for (index, item) in items.into_iter().enumerate() {
         let path = format!("{root}[{index}]");
-        let head: ItemHead = decode(FORMAT, &path, item)?;
+        let head: ItemHead = decode(FORMAT, &path, &item)?;
         match (head.kind.as_deref(), head.role.as_deref()) {
             (None | Some("message"), Some("assistant")) => run.push((path, item)),
             (None | Some("message"), Some(role)) => {
                 flush(&mut conversation, &mut run)?;
-                conversation.extend(parse_input_message(&path, role, item)?);
+                conversation.extend(parse_input_message(&path, role, &item)?);
             }
             (None, None) => {
                 return Err(WireError::new(
@@ -643,7 +913,7 @@ pub(super) fn parse_input_unminted(root: &str, input: &Value) -> Result<Vec<Mess
             }
             (Some("function_call_output"), _) => {
                 flush(&mut conversation, &mut run)?;
-                conversation.push(parse_output(&path, item)?);
+                conversation.push(parse_output(&path, &item)?);
             }
             _ => run.push((path, item)),
         }
@@ -656,30 +926,45 @@ fn object_of(value: &Value) -> Map<String, Value> {
     value.as_object().cloned().unwrap_or_default()
 }
 
+/// [`object_of`], moved out of the value.
+fn into_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(fields) => fields,
+        value => object_of(&value),
+    }
+}
+
 /// The parts of one run of assistant-side items (a response's `output`,
 /// or consecutive items of an `input`). `restore_raw` undoes the
 /// arguments wrapper (history only, not what the model sent).
 ///
 /// `function_call` and `message` items keep their `id` only when the run
 /// has a reasoning item: the API needs it only to pair them with it.
-pub(super) fn assistant_parts(
-    run: &[(String, &Value)],
+///
+/// The items are read by `reading`, and moved where they are kept whole.
+pub(super) fn assistant_parts<R: Reading, P: fmt::Display>(
+    reading: R,
+    run: Vec<(P, Value)>,
     restore_raw: bool,
-) -> Result<Vec<ContentPart>, WireError> {
+) -> Result<Vec<ContentPart>, R::Error> {
     let with_reasoning = run
         .iter()
         .any(|(_, item)| item.get("type").and_then(Value::as_str) == Some("reasoning"));
     let mut parts = Vec::new();
     for (path, item) in run {
-        let head: ItemHead = decode(FORMAT, path, item)?;
-        let mut fields = object_of(item);
+        let path: &dyn fmt::Display = &path;
+        let head: ItemHead = decode(FORMAT, path, &item)?;
+        if head.kind.as_deref() == Some("reasoning") {
+            parts.push(parse_reasoning(reading, path, item)?);
+            continue;
+        }
+        let mut fields = into_object(item);
         if !with_reasoning && pairs_with_reasoning(&fields) {
             fields.remove("id");
         }
         match (head.kind.as_deref(), head.role.as_deref()) {
-            (Some("reasoning"), _) => parts.push(parse_reasoning(path, item)?),
             (Some("function_call"), _) => {
-                let raw: RawCall = decode(FORMAT, path, &Value::Object(fields))?;
+                let raw: RawCall = reading.read_members(FORMAT, path, Value::Object(fields))?;
                 let mut rest = raw.rest;
                 rest.remove("type");
                 let arguments = match raw.arguments {
@@ -697,34 +982,37 @@ pub(super) fn assistant_parts(
                 }));
             }
             (None | Some("message"), Some("assistant")) => {
-                parts.extend(parse_output_message(path, fields)?);
+                parts.extend(parse_output_message(reading, path, fields)?);
             }
             (None | Some("message"), Some(role)) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path.as_str(),
+                    path.to_string(),
                     WireErrorKind::UnknownRole {
                         role: role.to_owned(),
                     },
-                ));
+                )
+                .into());
             }
             (None, None) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path.as_str(),
+                    path.to_string(),
                     WireErrorKind::MissingField {
                         field: "type".into(),
                     },
-                ));
+                )
+                .into());
             }
             (Some("function_call_output"), _) => {
                 return Err(WireError::new(
                     FORMAT,
-                    path.as_str(),
+                    path.to_string(),
                     WireErrorKind::UnknownType {
                         found: "function_call_output".into(),
                     },
-                ));
+                )
+                .into());
             }
             _ => parts.push(ContentPart::Provider(ProviderPart::new(
                 FORMAT,
@@ -735,8 +1023,12 @@ pub(super) fn assistant_parts(
     Ok(join_blank_text(parts))
 }
 
-fn parse_reasoning(path: &str, item: &Value) -> Result<ContentPart, WireError> {
-    let raw: RawReasoning = decode(FORMAT, path, item)?;
+fn parse_reasoning<R: Reading>(
+    reading: R,
+    path: &dyn fmt::Display,
+    item: Value,
+) -> Result<ContentPart, R::Error> {
+    let raw: RawReasoning = reading.read_members(FORMAT, path, item)?;
     let mut rest = raw.rest;
     rest.remove("type");
     let summary = raw.summary.unwrap_or_default();
@@ -773,52 +1065,58 @@ fn parse_reasoning(path: &str, item: &Value) -> Result<ContentPart, WireError> {
 /// An assistant `message` item: its `output_text` parts as text parts, the
 /// first carrying the item's fields under [`ITEM_KEY`]; a message with any
 /// other part (a `refusal`) is kept whole as one provider part.
-fn parse_output_message(
-    path: &str,
+fn parse_output_message<R: Reading>(
+    reading: R,
+    path: &dyn fmt::Display,
     fields: Map<String, Value>,
-) -> Result<Vec<ContentPart>, WireError> {
+) -> Result<Vec<ContentPart>, R::Error> {
     let value = Value::Object(fields);
-    let raw: RawMessage = decode(FORMAT, path, &value)?;
+    let all_text = match value.get("content") {
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .all(|part| part.get("type").and_then(Value::as_str) == Some("output_text")),
+        _ => true,
+    };
+    if !all_text {
+        // Kept whole, once it reads as a message.
+        decode::<RawMessage>(FORMAT, path, &value)?;
+        return Ok(vec![ContentPart::Provider(ProviderPart::new(
+            FORMAT, value,
+        ))]);
+    }
+    let raw: RawMessage = reading.read_members(FORMAT, path, value)?;
     let mut item = raw.rest;
     item.remove("role");
-    let texts = match raw.content {
-        StringOrArray::Text(text) => vec![TextPart::new(text)],
-        StringOrArray::Array(parts) => {
-            let all_text = parts
-                .iter()
-                .all(|part| part.get("type").and_then(Value::as_str) == Some("output_text"));
-            if !all_text {
-                return Ok(vec![ContentPart::Provider(ProviderPart::new(
-                    FORMAT, value,
-                ))]);
-            }
-            parts
-                .iter()
-                .enumerate()
-                .map(|(index, part)| {
-                    let raw: RawText = decode(FORMAT, &format!("{path}.content[{index}]"), part)?;
-                    let mut rest = raw.rest;
-                    rest.remove("type");
-                    Ok(TextPart {
-                        text: raw.text,
-                        extras: Extras::new(FORMAT, rest),
-                    })
-                })
-                .collect::<Result<Vec<_>, WireError>>()?
+    // The first part carries the item's fields.
+    let mut item = Some(Value::Object(item));
+    let mut extras = |mut fields: Map<String, Value>| {
+        if let Some(item) = item.take() {
+            fields.insert(ITEM_KEY.into(), item);
         }
+        Extras::new(FORMAT, fields)
     };
-    Ok(texts
-        .into_iter()
-        .enumerate()
-        .map(|(index, mut part)| {
-            if index == 0 {
-                let mut extras = part.extras.fields().clone();
-                extras.insert(ITEM_KEY.into(), Value::Object(item.clone()));
-                part.extras = Extras::new(FORMAT, extras);
-            }
-            ContentPart::Text(part)
-        })
-        .collect())
+    let content = At::Field(path, "content");
+    let texts = match raw.content {
+        StringOrArray::Text(text) => vec![TextPart {
+            text,
+            extras: extras(Map::new()),
+        }],
+        StringOrArray::Array(parts) => parts
+            .into_iter()
+            .enumerate()
+            .map(|(index, part)| {
+                let raw: RawText =
+                    reading.read_members(FORMAT, &At::Index(&content, index), part)?;
+                let mut rest = raw.rest;
+                rest.remove("type");
+                Ok(TextPart {
+                    text: raw.text,
+                    extras: extras(rest),
+                })
+            })
+            .collect::<Result<Vec<_>, R::Error>>()?,
+    };
+    Ok(texts.into_iter().map(ContentPart::Text).collect())
 }
 
 fn parse_input_message(path: &str, role: &str, item: &Value) -> Result<Vec<Message>, WireError> {
@@ -976,4 +1274,258 @@ fn parse_output(path: &str, item: &Value) -> Result<Message, WireError> {
         is_error: false,
         extras: Extras::new(FORMAT, rest),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::*;
+    use crate::conversation::WireFormat;
+    use crate::wire::decode::testing::{json_tree, same_members};
+
+    /// Extras of this format or another, their fields from `words`.
+    fn extras() -> impl Strategy<Value = Extras> {
+        let fields = proptest::collection::vec(
+            (
+                proptest::sample::select(
+                    &[
+                        "type",
+                        "text",
+                        "role",
+                        "content",
+                        "id",
+                        "call_id",
+                        "name",
+                        "arguments",
+                        "output",
+                        "status",
+                        "x",
+                    ][..],
+                ),
+                prop_oneof![Just(json!(null)), Just(json!("v")), Just(json!({ "a": 1 }))],
+            ),
+            0..3,
+        )
+        .prop_map(|fields| {
+            fields
+                .into_iter()
+                .map(|(key, value)| (key.to_owned(), value))
+                .collect::<Map<String, Value>>()
+        });
+        (fields, any::<bool>()).prop_map(|(fields, ours)| {
+            let format = if ours { FORMAT } else { WireFormat::OpenAiChat };
+            Extras::new(format, fields)
+        })
+    }
+
+    /// The parts a user message or a tool result may hold.
+    fn part() -> impl Strategy<Value = ContentPart> {
+        prop_oneof![
+            3 => (prop_oneof![Just("x"), Just(" "), Just("")], extras()).prop_map(|(text, extras)| {
+                ContentPart::Text(TextPart { text: text.to_owned(), extras })
+            }),
+            1 => Just(ContentPart::Image(ImagePart::url("https://x/y.png"))),
+            1 => prop_oneof![
+                Just(json!({ "type": "input_text", "text": "p" })),
+                Just(json!({ "type": "input_text", "text": 5 })),
+                Just(json!({ "type": "input_file", "file_id": "f" })),
+                Just(json!({ "x": 1 })),
+            ]
+            .prop_map(|value| ContentPart::Provider(ProviderPart::new(FORMAT, value))),
+            1 => Just(ContentPart::Provider(ProviderPart::new(
+                WireFormat::AnthropicMessages,
+                json!({ "type": "document" }),
+            ))),
+            1 => Just(ContentPart::Reasoning(ReasoningPart::new("r", FORMAT))),
+        ]
+    }
+
+    /// What the export wrote for these items before some were written as
+    /// views: each built as JSON.
+    fn as_json(conversation: &[Message], stateless: bool) -> (Vec<Value>, Vec<*const ContentPart>) {
+        let mut ids = ExportIds::new(FORMAT, conversation);
+        let mut left_out = Vec::new();
+        let mut input = Vec::new();
+        for message in conversation {
+            match message {
+                Message::User(user) => {
+                    let parts = export_user_parts(&user.content, Place::User, &mut left_out);
+                    if parts.is_empty() {
+                        continue;
+                    }
+                    let mut item = own_extras(&user.extras, &["role", "content"]);
+                    item.insert("role".into(), json!("user"));
+                    item.insert("content".into(), content_value(parts));
+                    input.push(Value::Object(item));
+                }
+                Message::Tool(result) => {
+                    let place = Place::ToolResult {
+                        is_error: result.is_error,
+                    };
+                    let parts = export_user_parts(&result.content, place, &mut left_out);
+                    let mut item = own_extras(&result.extras, &["type", "call_id", "output"]);
+                    item.insert("type".into(), json!("function_call_output"));
+                    item.insert("call_id".into(), json!(ids.result(&result.tool_call_id)));
+                    let output = if parts.is_empty() {
+                        Value::String(String::new())
+                    } else {
+                        content_value(parts)
+                    };
+                    item.insert("output".into(), output);
+                    input.push(Value::Object(item));
+                }
+                Message::Assistant(assistant) => {
+                    let with_reasoning = assistant.content.iter().any(|part| {
+                        matches!(part, ContentPart::Reasoning(reasoning)
+                            if export_reasoning(reasoning, stateless).is_some())
+                    });
+                    for part in &assistant.content {
+                        match part {
+                            ContentPart::ToolCall(call) => {
+                                let mut item = own_extras(
+                                    &call.extras,
+                                    &["type", "call_id", "name", "arguments"],
+                                );
+                                item.insert("type".into(), json!("function_call"));
+                                item.insert("call_id".into(), json!(ids.call(&call.id)));
+                                item.insert("name".into(), json!(ids.name(&call.name)));
+                                item.insert(
+                                    "arguments".into(),
+                                    json!(arguments_text(&call.arguments)),
+                                );
+                                if !with_reasoning {
+                                    item.remove("id");
+                                }
+                                input.push(Value::Object(item));
+                            }
+                            ContentPart::Reasoning(reasoning) => {
+                                match export_reasoning(reasoning, stateless) {
+                                    Some(item) => input.push(Value::Object(item)),
+                                    None => left_out.push(std::ptr::from_ref(part)),
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Message::System(_) => {}
+            }
+        }
+        (input, left_out)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The items written as views are the JSON they were built as.
+        #[test]
+        fn items_written_as_views_are_the_json_they_were(
+            user in proptest::collection::vec(part(), 0..4),
+            user_extras in extras(),
+            result in proptest::collection::vec(part(), 0..4),
+            result_extras in extras(),
+            call_extras in extras(),
+            reasoning_extras in extras(),
+            reasoning in any::<bool>(),
+            stateless in any::<bool>(),
+        ) {
+            let mut call = ToolCall::new("call_1", "f", r#"{"a":1}"#);
+            call.extras = call_extras;
+            let mut assistant = AssistantMessage::new(vec![ContentPart::ToolCall(call)]);
+            if reasoning {
+                let mut part = ReasoningPart::new("plan", FORMAT);
+                part.redacted = Some("enc".into());
+                part.extras = reasoning_extras;
+                assistant.content.insert(0, ContentPart::Reasoning(part));
+            }
+            let conversation = vec![
+                Message::User(UserMessage { content: user, extras: user_extras }),
+                Message::Assistant(assistant),
+                Message::Tool(ToolResult {
+                    tool_call_id: "call_1".into(),
+                    content: result,
+                    is_error: false,
+                    extras: result_extras,
+                }),
+            ];
+            let (items, left_out) = export_kept(&conversation, stateless);
+            let written: Vec<Value> = items.iter().map(to_value).collect();
+            let (json, json_left_out) = as_json(&conversation, stateless);
+            prop_assert_eq!(written, json);
+            prop_assert_eq!(left_out, json_left_out);
+            let bytes = serde_json::to_vec(&items).unwrap();
+            prop_assert_eq!(crate::wire::decode::testing::repeated_key(&bytes), None);
+        }
+    }
+
+    const WORDS: &[&str] = &[
+        "type",
+        "id",
+        "text",
+        "annotations",
+        "summary",
+        "encrypted_content",
+        "content",
+        "call_id",
+        "name",
+        "arguments",
+        "role",
+        "status",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// An item struct built from an object's members, as an answer
+        /// read straight is, is the one `decode` gives.
+        #[test]
+        fn items_built_from_members_are_the_decoded_ones(value in json_tree(WORDS)) {
+            same_members::<RawText>(&value);
+            same_members::<RawReasoning>(&value);
+            same_members::<RawCall>(&value);
+            same_members::<RawMessage>(&value);
+        }
+
+        /// The items of an answer are built from members whenever they
+        /// decode (the objects here always hold the fields they need).
+        #[test]
+        fn items_that_decode_are_built_from_members(
+            text in "[a-z]{0,3}",
+            extras in json_tree(WORDS),
+            optional in prop_oneof![Just(json!(null)), Just(json!("x")), Just(json!([{ "a": 1 }]))],
+        ) {
+            let mut members = match extras {
+                Value::Object(members) => members,
+                _ => serde_json::Map::new(),
+            };
+            for key in ["text", "summary", "encrypted_content", "content", "call_id", "name", "arguments"] {
+                members.remove(key);
+            }
+            let with = |fields: Value| {
+                let mut value = Value::Object(members.clone());
+                for (key, field) in fields.as_object().into_iter().flatten() {
+                    value[key] = field.clone();
+                }
+                value
+            };
+            let list = if optional.is_string() { json!(null) } else { optional.clone() };
+            let string = if optional.is_array() { json!(null) } else { optional.clone() };
+            let built = same_members::<RawText>(&with(json!({ "text": text })));
+            prop_assert!(built, "RawText 1 not built");
+            let built = same_members::<RawReasoning>(&with(
+                json!({ "summary": list, "content": list, "encrypted_content": string })
+            ));
+            prop_assert!(built, "RawReasoning 2 not built");
+            let built = same_members::<RawCall>(&with(
+                json!({ "name": text, "call_id": string, "arguments": optional })
+            ));
+            prop_assert!(built, "RawCall 3 not built");
+            let built = same_members::<RawMessage>(&with(json!({ "content": text })));
+            prop_assert!(built, "RawMessage 4 not built");
+            let built = same_members::<RawMessage>(&with(json!({ "content": [optional] })));
+            prop_assert!(built, "RawMessage 5 not built");
+        }
+    }
 }

@@ -146,9 +146,15 @@ pub use messages::{
     ExportedInput, RESPONSE_ID_KEY, export_messages, export_messages_for,
     export_messages_stateless, export_messages_stateless_for, parse_messages,
 };
+#[cfg(feature = "openai")]
+pub(crate) use messages::{InputItem, export_input};
 pub use request::parse_request;
 pub use response::parse_response;
 pub(crate) use response::provider_error;
+#[cfg(feature = "openai")]
+pub(crate) use response::{RawResponse, read_response};
+#[cfg(feature = "openai")]
+pub(crate) use tools::ToolsView;
 pub use tools::{export_declarations, export_tools, parse_tools};
 
 use crate::conversation::WireFormat;

@@ -6,12 +6,14 @@ use serde_json::{Map, Value};
 use super::FORMAT;
 use super::messages::{RESPONSE_ID_KEY, assistant_parts};
 use crate::conversation::{AssistantMessage, Extras, FinishReason, ModelResponse, Usage};
-use crate::wire::decode::{check_depth, decode};
+use crate::wire::decode::{At, Checked, Reading, check_depth, decode};
 use crate::wire::error::{WireError, WireErrorKind, provider_error_kind};
 
+/// A response body as [`parse_response`] reads it first: the items of its
+/// `output` are read on their own, for error paths that name them.
 #[derive(Deserialize)]
 #[serde(expecting = "a response object")]
-struct RawResponse {
+pub(crate) struct RawResponse {
     #[serde(default)]
     object: Option<String>,
     #[serde(default)]
@@ -135,7 +137,16 @@ pub(crate) fn provider_error(error: &Value) -> WireErrorKind {
 /// [`parse_messages`](super::parse_messages) at `response.output[i]`.
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
     check_depth(FORMAT, "response", body)?;
-    let raw: RawResponse = decode(FORMAT, "response", body)?;
+    read_response(Checked, decode(FORMAT, "response", body)?)
+}
+
+/// What [`parse_response`] makes of a body once it is read into its
+/// serde type, by [`decode`] or straight from its text, its items read
+/// by `reading`.
+pub(crate) fn read_response<R: Reading>(
+    reading: R,
+    raw: RawResponse,
+) -> Result<ModelResponse, R::Error> {
     if let Some(object) = raw.object
         && object != "response"
     {
@@ -143,16 +154,13 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
             FORMAT,
             "response",
             WireErrorKind::UnknownType { found: object },
-        ));
+        )
+        .into());
     }
     let error = raw.error.filter(|error| !error.is_null());
     if error.is_some() || raw.status.as_deref() == Some("failed") {
         let error = error.unwrap_or(Value::String("the response failed".into()));
-        return Err(WireError::new(
-            FORMAT,
-            "response.error",
-            provider_error(&error),
-        ));
+        return Err(WireError::new(FORMAT, "response.error", provider_error(&error)).into());
     }
     let output = raw.output.ok_or_else(|| {
         WireError::new(
@@ -163,12 +171,6 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
             },
         )
     })?;
-    let run: Vec<(String, &Value)> = output
-        .iter()
-        .enumerate()
-        .map(|(index, item)| (format!("response.output[{index}]"), item))
-        .collect();
-    let parts = assistant_parts(&run, false)?;
     let refused = output.iter().any(|item| {
         item.get("content")
             .and_then(Value::as_array)
@@ -178,6 +180,12 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
                     .any(|part| part.get("type").and_then(Value::as_str) == Some("refusal"))
             })
     });
+    let run = output
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| (At::Index(&"response.output", index), item))
+        .collect();
+    let parts = assistant_parts(reading, run, false)?;
     let mut message = AssistantMessage::new(parts);
     if let Some(id) = raw.id {
         message.extras = Extras::new(

@@ -1,14 +1,17 @@
 //! A request's `tools`: [`ToolInfo`]s exported, declarations parsed.
 
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 use super::FORMAT;
-use super::messages::own_extras;
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
+#[cfg(feature = "openai")]
+use crate::turn::ToolList;
 use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
+use crate::wire::encode::to_value;
 use crate::wire::error::WireError;
 
 /// The request's `tools` array for these tools, in order: each one a
@@ -37,18 +40,45 @@ pub fn export_tools<'t>(tools: impl IntoIterator<Item = &'t ToolInfo>) -> Vec<Va
 }
 
 fn export_tool(info: &ToolInfo) -> Value {
-    let mut tool = own_extras(
-        &info.extras,
-        &["type", "name", "description", "parameters", "strict"],
-    );
-    tool.insert("type".into(), json!("function"));
-    tool.insert("name".into(), json!(info.name));
-    if !info.description.is_empty() {
-        tool.insert("description".into(), json!(info.description));
+    to_value(&ToolView(info))
+}
+
+/// A request's `tools` as [`export_tools`] writes them, written straight
+/// from the tools into the bytes a request posts.
+#[cfg(feature = "openai")]
+pub(crate) struct ToolsView<'a>(pub(crate) ToolList<'a>);
+
+#[cfg(feature = "openai")]
+impl Serialize for ToolsView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(ToolView))
     }
-    tool.insert("parameters".into(), info.parameters.clone());
-    tool.insert("strict".into(), json!(info.strict.unwrap_or(false)));
-    Value::Object(tool)
+}
+
+/// The fields a function tool writes itself; its extras repeating one
+/// are not written.
+const TOOL_FIELDS: [&str; 5] = ["type", "name", "description", "parameters", "strict"];
+
+/// One function tool, as [`export_tools`] documents it.
+struct ToolView<'a>(&'a ToolInfo);
+
+impl Serialize for ToolView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let info = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", "function")?;
+        map.serialize_entry("name", &info.name)?;
+        if !info.description.is_empty() {
+            map.serialize_entry("description", &info.description)?;
+        }
+        map.serialize_entry("parameters", &info.parameters)?;
+        map.serialize_entry("strict", &info.strict.unwrap_or(false))?;
+        let extras = info.extras.fields_for(FORMAT).into_iter().flatten();
+        for (key, value) in extras.filter(|(key, _)| !TOOL_FIELDS.contains(&key.as_str())) {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }
 
 /// Parses a request's `tools` array.

@@ -46,7 +46,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::super::decode::decode;
+use super::super::decode::{decode, read_text};
 use super::super::error::{WireError, WireErrorKind};
 use super::super::openai::{self, CompletionUsage};
 use super::{StreamDelta, append_text, merge_field, parse_data, provider_error};
@@ -195,7 +195,7 @@ struct CallState {
     started: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a chat.completion.chunk object")]
 struct Chunk {
     #[serde(default)]
@@ -205,7 +205,7 @@ struct Chunk {
     usage: Option<CompletionUsage>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a choice object")]
 struct ChunkChoice {
     #[serde(default)]
@@ -216,7 +216,7 @@ struct ChunkChoice {
     finish_reason: Option<String>,
 }
 
-#[derive(Default, Deserialize)]
+#[derive(Default, Deserialize, Debug)]
 #[serde(expecting = "a delta object")]
 struct Delta {
     #[serde(default)]
@@ -233,7 +233,7 @@ struct Delta {
     rest: Map<String, Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a tool call object")]
 struct ToolCallDelta {
     #[serde(default)]
@@ -248,7 +248,7 @@ struct ToolCallDelta {
     rest: Map<String, Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a function object")]
 struct FunctionDelta {
     #[serde(default)]
@@ -365,17 +365,9 @@ impl ChunkAssembler {
             self.done = true;
             return Ok(Vec::new());
         }
-        let value = parse_data(FORMAT, path, data)?;
-        if let Some(error) = value.get("error").filter(|error| !error.is_null()) {
-            return Err(WireError::new(
-                FORMAT,
-                format!("{path}.error"),
-                provider_error(error),
-            ));
-        }
-        let chunk: Chunk = decode(FORMAT, path, &value)?;
+        let (chunk, usage) = read_chunk(path, data)?;
         if chunk.usage.is_some() {
-            self.usage = value.get("usage").cloned();
+            self.usage = usage;
         }
         let mut deltas = Vec::new();
         for (position, choice) in chunk.choices.unwrap_or_default().into_iter().enumerate() {
@@ -684,6 +676,33 @@ impl ChunkAssembler {
     }
 }
 
+/// A chunk read from its payload, and its `usage` as JSON: straight from
+/// the text when it is a chunk without an `error`, else as a `Value`
+/// first, which reports what is wrong with it (see
+/// [`read_text`](crate::wire::decode::read_text)).
+fn read_chunk(path: &str, data: &str) -> Result<(Chunk, Option<Value>), WireError> {
+    if let Some(mut read) = read_text::<Chunk>(data.as_bytes(), &["error", "usage"])
+        && read.kept.get("error").is_none_or(Value::is_null)
+    {
+        return Ok((read.value, read.kept.remove("usage")));
+    }
+    parse_chunk(path, data)
+}
+
+/// [`read_chunk`] through a `Value`.
+fn parse_chunk(path: &str, data: &str) -> Result<(Chunk, Option<Value>), WireError> {
+    let value = parse_data(FORMAT, path, data)?;
+    if let Some(error) = value.get("error").filter(|error| !error.is_null()) {
+        return Err(WireError::new(
+            FORMAT,
+            format!("{path}.error"),
+            provider_error(error),
+        ));
+    }
+    let chunk: Chunk = decode(FORMAT, path, &value)?;
+    Ok((chunk, value.get("usage").cloned()))
+}
+
 /// The provider's error an SSE `error` event carries, whatever the shape
 /// of its data: wrapped in `{"error": ...}`, the error object itself, or
 /// text.
@@ -799,6 +818,95 @@ mod tests {
     use super::super::test_support::{fixture, pieces, splits};
     use super::*;
     use crate::conversation::{ContentPart, FinishReason};
+
+    /// The `data:` payloads of every recorded Chat Completions stream.
+    fn recorded_payloads() -> Vec<String> {
+        let folder = format!(
+            "{}/tests/fixtures/wire-real/openai-stream",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut payloads = Vec::new();
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|extension| extension == "sse") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                payloads.extend(
+                    text.lines()
+                        .filter_map(|line| line.strip_prefix("data:"))
+                        .map(|data| data.trim().to_owned()),
+                );
+            }
+        }
+        payloads
+    }
+
+    #[test]
+    fn chunks_read_straight_as_through_a_value() {
+        let same = |data: &str| {
+            assert_eq!(
+                format!("{:?}", read_chunk("chunks[0]", data)),
+                format!("{:?}", parse_chunk("chunks[0]", data)),
+                "{data}"
+            );
+        };
+        let payloads = recorded_payloads();
+        assert!(payloads.len() > 100);
+        let mut straight = 0;
+        for data in payloads.iter().filter(|data| *data != "[DONE]") {
+            same(data);
+            straight += usize::from(read_text::<Chunk>(data.as_bytes(), &[]).is_some());
+            let Ok(Value::Object(chunk)) = serde_json::from_str::<Value>(data) else {
+                continue;
+            };
+            let inner = &data[1..];
+            for members in [
+                r#""error":{"message":"m","code":429},"#,
+                r#""error":null,"#,
+                r#""error":{"message":"m"},"error":null,"#,
+                r#""error":null,"error":"boom","#,
+                r#""usage":{"prompt_tokens":1},"usage":null,"#,
+                r#""usage":null,"#,
+                r#""usage":"none","#,
+                r#""ignored":"\ud800","#,
+                r#""choices":7,"#,
+            ] {
+                same(&format!("{{{members}{inner}"));
+            }
+            // Each member, and each member of the first choice's delta,
+            // of every JSON type.
+            let delta = chunk
+                .get("choices")
+                .and_then(|choices| choices.get(0))
+                .and_then(|choice| choice.get("delta"))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            for replacement in [
+                json!(null),
+                json!(3),
+                json!(-1),
+                json!("x"),
+                json!([{}]),
+                json!({}),
+                json!(false),
+            ] {
+                for key in chunk.keys() {
+                    let mut changed = chunk.clone();
+                    changed.insert(key.clone(), replacement.clone());
+                    same(&Value::Object(changed).to_string());
+                }
+                for key in delta.keys() {
+                    let mut changed = Value::Object(chunk.clone());
+                    changed["choices"][0]["delta"][key] = replacement.clone();
+                    same(&changed.to_string());
+                }
+            }
+        }
+        assert_eq!(
+            straight,
+            payloads.iter().filter(|data| *data != "[DONE]").count()
+        );
+    }
 
     /// The chunks a server streams for an unstreamed body: the message's
     /// other fields and role first, then reasoning, text and refusal in
