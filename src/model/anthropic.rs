@@ -11,7 +11,7 @@ use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
-use crate::turn::{Model, ModelRequest};
+use crate::turn::{Model, ModelRequest, ToolList};
 use crate::turn::{ModelError, ModelErrorKind};
 use crate::wire::WireError;
 use crate::wire::anthropic::{self, MessageParam, Role, ToolsView};
@@ -445,7 +445,7 @@ fn thinking_replayable(messages: &[MessageParam]) -> bool {
 /// messages (the typed blocks the export built) and its tools.
 pub(crate) enum RequestView<'r> {
     Messages(Vec<MessageParam>),
-    Tools(ToolsView<'r>),
+    Tools(ToolsView<ToolList<'r>>),
 }
 
 impl Serialize for RequestView<'_> {

@@ -13,7 +13,7 @@ use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, sh
 use crate::conversation::{Message, ModelResponse, SystemMessage, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::ModelError;
-use crate::turn::{Model, ModelRequest, Output};
+use crate::turn::{Model, ModelRequest, Output, ToolList};
 use crate::wire::Target;
 use crate::wire::WireError;
 use crate::wire::decode::Unread;
@@ -430,7 +430,7 @@ impl Provider for OpenAiModel {
 /// request: its messages and its tools.
 pub(crate) enum RequestView<'r> {
     Messages(RequestMessages<'r>),
-    Tools(ToolsView<'r>),
+    Tools(ToolsView<ToolList<'r>>),
 }
 
 impl Serialize for RequestView<'_> {

@@ -13,7 +13,7 @@ use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
-use crate::turn::{Model, ModelError, ModelRequest, Output};
+use crate::turn::{Model, ModelError, ModelRequest, Output, ToolList};
 use crate::wire::decode::{Moving, Unread};
 use crate::wire::responses::{self, InputItem, RESPONSE_ID_KEY, ToolsView};
 use crate::wire::stream::StreamDelta;
@@ -396,7 +396,7 @@ impl OpenAiResponsesModel {
 /// input items and its tools.
 pub(crate) enum RequestView<'r> {
     Input(Vec<InputItem<'r>>),
-    Tools(ToolsView<'r>),
+    Tools(ToolsView<ToolList<'r>>),
 }
 
 impl Serialize for RequestView<'_> {

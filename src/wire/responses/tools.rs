@@ -8,7 +8,6 @@ use super::FORMAT;
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
 #[cfg(feature = "openai")]
-use crate::turn::ToolList;
 use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;
@@ -46,12 +45,15 @@ fn export_tool(info: &ToolInfo) -> Value {
 /// A request's `tools` as [`export_tools`] writes them, written straight
 /// from the tools into the bytes a request posts.
 #[cfg(feature = "openai")]
-pub(crate) struct ToolsView<'a>(pub(crate) ToolList<'a>);
+pub(crate) struct ToolsView<I>(pub(crate) I);
 
 #[cfg(feature = "openai")]
-impl Serialize for ToolsView<'_> {
+impl<'a, I> Serialize for ToolsView<I>
+where
+    I: IntoIterator<Item = &'a ToolInfo> + Copy,
+{
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(ToolView))
+        serializer.collect_seq(self.0.into_iter().map(ToolView))
     }
 }
 
