@@ -16,7 +16,7 @@ use rmcp::model::{
     ProgressToken,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
-use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use crate::mcp::elicitation::{
     ElicitationAnswer, ElicitationHandler, ElicitationMode, ElicitationRequest,
@@ -39,11 +39,13 @@ pub(crate) struct ClientState {
     list_changes: AtomicU64,
 }
 
-/// A call in flight: its context, for its progress events, and what wakes
-/// its timeout.
+/// A call in flight: its context, for its progress events, and when the
+/// server last reported its progress, which the call reads when its
+/// timeout comes (a progress notification does not wake the call: most
+/// calls end before their timeout, and then nobody needs to know).
 struct Watched {
     context: CallContext,
-    activity: Arc<Notify>,
+    last_progress: Option<Instant>,
 }
 
 impl ClientState {
@@ -69,21 +71,19 @@ impl ClientState {
     }
 
     /// Starts routing the progress of `token` to `context`; the returned
-    /// guard stops it when dropped. `activity` is woken by each progress
-    /// notification.
-    pub(crate) fn watch(
-        self: &Arc<Self>,
-        token: ProgressToken,
-        context: CallContext,
-        activity: Arc<Notify>,
-    ) -> WatchGuard {
+    /// guard stops it when dropped, and says when the call's progress was
+    /// last reported ([`WatchGuard::last_progress`]).
+    pub(crate) fn watch(&self, token: ProgressToken, context: &CallContext) -> WatchGuard<'_> {
         if let Ok(mut calls) = self.calls.lock() {
-            calls.insert(token.clone(), Watched { context, activity });
+            calls.insert(
+                token.clone(),
+                Watched {
+                    context: context.clone(),
+                    last_progress: None,
+                },
+            );
         }
-        WatchGuard {
-            state: Arc::clone(self),
-            token,
-        }
+        WatchGuard { state: self, token }
     }
 
     /// `true` while an elicitation is being answered.
@@ -109,12 +109,21 @@ impl ClientState {
 }
 
 /// Removes a call's route when the call ends, however it ends.
-pub(crate) struct WatchGuard {
-    state: Arc<ClientState>,
+pub(crate) struct WatchGuard<'a> {
+    state: &'a ClientState,
     token: ProgressToken,
 }
 
-impl Drop for WatchGuard {
+impl WatchGuard<'_> {
+    /// When the server last reported the call's progress; `None` before
+    /// its first report.
+    pub(crate) fn last_progress(&self) -> Option<Instant> {
+        let calls = self.state.calls.lock().ok()?;
+        calls.get(&self.token)?.last_progress
+    }
+}
+
+impl Drop for WatchGuard<'_> {
     fn drop(&mut self) {
         if let Ok(mut calls) = self.state.calls.lock() {
             calls.remove(&self.token);
@@ -154,15 +163,15 @@ impl ClientHandler for Client {
     ) {
         // A token no call of this binding waits on (a late notification of
         // a call that ended) is dropped.
-        let route = self.0.calls.lock().ok().and_then(|calls| {
-            calls
-                .get(&params.progress_token)
-                .map(|watched| (watched.context.clone(), Arc::clone(&watched.activity)))
+        let context = self.0.calls.lock().ok().and_then(|mut calls| {
+            let watched = calls.get_mut(&params.progress_token)?;
+            // The call's idle timeout counts from here now.
+            watched.last_progress = Some(Instant::now());
+            Some(watched.context.clone())
         });
-        let Some((context, activity)) = route else {
+        let Some(context) = context else {
             return;
         };
-        activity.notify_one();
         let mut progress = ToolProgress::new(params.progress);
         progress.total = params.total;
         progress.message = params.message;

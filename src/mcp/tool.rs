@@ -15,7 +15,7 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
-use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use crate::conversation::{ContentPart, ImagePart};
 use crate::limits::ResultBytes;
@@ -105,6 +105,13 @@ impl McpTool {
     /// One `tools/call` over `connection`, timed: the idle timeout starts
     /// again with each progress notification of the call (and waits while
     /// the server's elicitation is being answered), up to the total.
+    ///
+    /// One timer serves both timeouts: it is set to the earlier of the two
+    /// deadlines, and when it fires the idle deadline moves to the last
+    /// progress notification's time plus the idle timeout (the handler
+    /// only notes that time, so a call that reports progress is not woken
+    /// for it). A call answered in time, nearly every call, so costs one
+    /// timer and no wake-up besides its answer's.
     async fn call_once(
         &self,
         connection: &Connection,
@@ -124,22 +131,21 @@ impl McpTool {
             })?;
         // From here every way out but an answer tells the server to stop.
         let mut cancel = CancelOnDrop {
-            peer: peer.clone(),
+            peer,
             id: Some(handle.id.clone()),
             reason: "the call was cancelled",
         };
-        let activity = Arc::new(Notify::new());
-        let _watch = self.link.state.watch(
-            handle.progress_token.clone(),
-            context.clone(),
-            Arc::clone(&activity),
-        );
+        let watch = self
+            .link
+            .state
+            .watch(handle.progress_token.clone(), context);
         let answer = handle.await_response();
         tokio::pin!(answer);
-        let total = tokio::time::sleep(self.timeouts.total);
-        tokio::pin!(total);
-        let idle = tokio::time::sleep(self.timeouts.idle);
-        tokio::pin!(idle);
+        let started = Instant::now();
+        let total_deadline = deadline(started, self.timeouts.total);
+        let mut idle_deadline = deadline(started, self.timeouts.idle);
+        let timer = tokio::time::sleep_until(idle_deadline.min(total_deadline));
+        tokio::pin!(timer);
         let answer = loop {
             tokio::select! {
                 biased;
@@ -147,20 +153,30 @@ impl McpTool {
                     return Err(Failure::Call(McpCallError::Cancelled));
                 }
                 answer = &mut answer => break answer,
-                () = activity.notified() => {
-                    idle.as_mut().reset(tokio::time::Instant::now() + self.timeouts.idle);
-                }
-                () = &mut idle => {
-                    if self.link.state.is_eliciting() {
-                        idle.as_mut().reset(tokio::time::Instant::now() + self.timeouts.idle);
-                        continue;
+                () = &mut timer => {
+                    let fired = timer.deadline();
+                    if let Some(last_progress) = watch.last_progress() {
+                        idle_deadline =
+                            idle_deadline.max(deadline(last_progress, self.timeouts.idle));
                     }
-                    cancel.reason = "request timeout";
-                    return Err(Failure::Call(McpCallError::Timeout { timeout: self.timeouts.idle }));
-                }
-                () = &mut total => {
-                    cancel.reason = "maximum total timeout exceeded";
-                    return Err(Failure::Call(McpCallError::TotalTimeout { timeout: self.timeouts.total }));
+                    if idle_deadline <= fired {
+                        if !self.link.state.is_eliciting() {
+                            cancel.reason = "request timeout";
+                            return Err(Failure::Call(McpCallError::Timeout {
+                                timeout: self.timeouts.idle,
+                            }));
+                        }
+                        // A person is answering the server: the call waits.
+                        // A total deadline passed meanwhile fires at the
+                        // next poll, after the answer had its chance.
+                        idle_deadline = deadline(Instant::now(), self.timeouts.idle);
+                    } else if total_deadline <= fired {
+                        cancel.reason = "maximum total timeout exceeded";
+                        return Err(Failure::Call(McpCallError::TotalTimeout {
+                            timeout: self.timeouts.total,
+                        }));
+                    }
+                    timer.as_mut().reset(idle_deadline.min(total_deadline));
                 }
             }
         };
@@ -237,15 +253,24 @@ impl Tool for McpTool {
     }
 }
 
+/// `timeout` after `from`; a timeout too long for the clock (a caller's
+/// `Duration::MAX`, meaning never) ends in 30 years, as Tokio's own
+/// `sleep` does.
+fn deadline(from: Instant, timeout: Duration) -> Instant {
+    const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+    from.checked_add(timeout)
+        .unwrap_or_else(|| from + FAR_FUTURE)
+}
+
 /// Sends `notifications/cancelled` for a request whose answer is no longer
 /// awaited, unless disarmed (its `id` taken) first.
-struct CancelOnDrop {
-    peer: Peer<RoleClient>,
+struct CancelOnDrop<'a> {
+    peer: &'a Peer<RoleClient>,
     id: Option<RequestId>,
     reason: &'static str,
 }
 
-impl Drop for CancelOnDrop {
+impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else {
             return;
@@ -577,6 +602,16 @@ mod tests {
             output.text(),
             "hello\n[binary resource file:///b.bin (application/octet-stream) not shown]\n[resource link: file:///c]\n[audio (audio/wav) not shown]"
         );
+    }
+
+    #[test]
+    fn a_timeout_too_long_for_the_clock_ends_in_the_far_future() {
+        let now = Instant::now();
+        assert_eq!(
+            deadline(now, Duration::from_secs(1)),
+            now + Duration::from_secs(1)
+        );
+        assert!(deadline(now, Duration::MAX) > now + Duration::from_secs(86_400 * 365 * 29));
     }
 
     /// A content block of any type the specification names (and one it
