@@ -13,7 +13,7 @@ use rmcp::model::{
     CancelledNotificationParam, ClientRequest, ContentBlock, RequestId, ResourceContents,
     ServerResult,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -102,6 +102,28 @@ impl McpTool {
         }
     }
 
+    /// The call again, after its first try found the server `gone`
+    /// (`reached`: the request may have reached it): on the restarted
+    /// server, when it cannot run twice.
+    async fn call_again(
+        &self,
+        gone: &Arc<Connection>,
+        params: CallToolRequestParams,
+        reached: bool,
+        context: &CallContext,
+    ) -> Result<ServerResult, McpCallError> {
+        let again = self.restarted(gone, context).await?;
+        if reached && !self.idempotent {
+            return Err(McpCallError::Restarted);
+        }
+        match self.call_once(&again, params, context).await {
+            Ok(result) => Ok(result),
+            Err(Failure::Call(error)) => Err(error),
+            // Gone twice in one call: the next call restarts it.
+            Err(Failure::Gone { .. }) => Err(McpCallError::Closed),
+        }
+    }
+
     /// One `tools/call` over `connection`, timed: the idle timeout starts
     /// again with each progress notification of the call (and waits while
     /// the server's elicitation is being answered), up to the total.
@@ -129,18 +151,24 @@ impl McpTool {
                 }
                 other => Failure::Call(call_error(other, connection)),
             })?;
+        // The answer's channel, awaited as `RequestHandle::await_response`
+        // awaits it for a request sent without options (no SDK timeout, no
+        // subscription): that future is 2.7 KB, most of it for the
+        // options this call does not use, and would be part of every
+        // call's.
+        let RequestHandle {
+            rx: mut answer,
+            id,
+            progress_token,
+            ..
+        } = handle;
         // From here every way out but an answer tells the server to stop.
         let mut cancel = CancelOnDrop {
             peer,
-            id: Some(handle.id.clone()),
+            id: Some(id),
             reason: "the call was cancelled",
         };
-        let watch = self
-            .link
-            .state
-            .watch(handle.progress_token.clone(), context);
-        let answer = handle.await_response();
-        tokio::pin!(answer);
+        let watch = self.link.state.watch(progress_token, context);
         let started = Instant::now();
         let total_deadline = deadline(started, self.timeouts.total);
         let mut idle_deadline = deadline(started, self.timeouts.idle);
@@ -181,7 +209,8 @@ impl McpTool {
             }
         };
         cancel.id = None;
-        match answer {
+        // A dropped sender: the client's task ended without an answer.
+        match answer.unwrap_or(Err(ServiceError::TransportClosed)) {
             Ok(result) => Ok(result),
             Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))
                 if connection.is_gone() =>
@@ -229,24 +258,18 @@ impl Tool for McpTool {
             Value::Object(arguments) => Some(arguments),
             _ => None,
         };
+        // A restart's future (starting, initialising and listing a server)
+        // is twice a call's: boxed, it is allocated only when a restart
+        // happens, and every call's future stays the size of one call.
         let mut connection = self.link.connection();
         if connection.is_gone() {
-            connection = self.restarted(&connection, context).await?;
+            connection = Box::pin(self.restarted(&connection, context)).await?;
         }
         let result = match self.call_once(&connection, params.clone(), context).await {
             Ok(result) => result,
             Err(Failure::Call(error)) => return Err(error.into()),
             Err(Failure::Gone { reached }) => {
-                let again = self.restarted(&connection, context).await?;
-                if reached && !self.idempotent {
-                    return Err(McpCallError::Restarted.into());
-                }
-                match self.call_once(&again, params, context).await {
-                    Ok(result) => result,
-                    Err(Failure::Call(error)) => return Err(error.into()),
-                    // Gone twice in one call: the next call restarts it.
-                    Err(Failure::Gone { .. }) => return Err(McpCallError::Closed.into()),
-                }
+                Box::pin(self.call_again(&connection, params, reached, context)).await?
             }
         };
         Ok(output_of_answer(result)?)
