@@ -29,8 +29,11 @@ pub(crate) struct ClientState {
     server: String,
     elicitation: Option<ElicitationHandler>,
     /// The calls waiting for an answer, by the progress token their
-    /// request carried.
-    calls: Mutex<HashMap<ProgressToken, Watched>>,
+    /// request carried. Hashed with foldhash, not SipHash: every call
+    /// adds and removes its token, which this client mints (a server's
+    /// notification only looks one up), and foldhash's per-map random seed
+    /// still spreads them.
+    calls: Mutex<HashMap<ProgressToken, Watched, foldhash::fast::RandomState>>,
     /// Elicitations being answered now: while one is, no call times out
     /// (a person is answering, and the call waits for that).
     eliciting: AtomicUsize,
@@ -53,7 +56,7 @@ impl ClientState {
         Arc::new(Self {
             server: server.to_owned(),
             elicitation,
-            calls: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashMap::default()),
             eliciting: AtomicUsize::new(0),
             list_changes: AtomicU64::new(0),
         })
