@@ -350,13 +350,13 @@ fn json_of<T: serde::Serialize>(value: &T) -> Result<Value, McpCallError> {
 
 /// [`output_of`] for a result the SDK typed.
 fn output_of_result(result: CallToolResult) -> Result<ToolOutput, McpCallError> {
-    let mut output = Blocks::with_capacity(result.content.len());
+    let mut output = Blocks::new();
     for block in result.content {
         match block {
-            ContentBlock::Text(text) => output.texts.push(text.text),
+            ContentBlock::Text(text) => output.text(text.text),
             ContentBlock::Image(image) => output.image(image.mime_type, image.data),
             ContentBlock::Resource(resource) => match resource.resource {
-                ResourceContents::TextResourceContents { text, .. } => output.texts.push(text),
+                ResourceContents::TextResourceContents { text, .. } => output.text(text),
                 ResourceContents::BlobResourceContents { uri, mime_type, .. } => {
                     output.binary_resource(&uri, mime_type.as_deref());
                 }
@@ -393,7 +393,7 @@ pub(crate) fn output_of(result: &Value) -> Result<ToolOutput, McpCallError> {
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let mut output = Blocks::with_capacity(blocks.len());
+    let mut output = Blocks::new();
     for block in blocks {
         output.block(block);
     }
@@ -404,28 +404,48 @@ pub(crate) fn output_of(result: &Value) -> Result<ToolOutput, McpCallError> {
 
 /// What a result's content blocks make: texts, in order, and images.
 struct Blocks {
-    texts: Vec<String>,
+    /// The texts so far, joined with `\n`: the first one moved in, so a
+    /// result of one text block (most results) is neither copied nor
+    /// joined.
+    text: String,
+    /// How many texts `text` joins.
+    texts: usize,
     images: Vec<ContentPart>,
 }
 
 impl Blocks {
-    fn with_capacity(blocks: usize) -> Self {
+    fn new() -> Self {
         Self {
-            texts: Vec::with_capacity(blocks),
+            text: String::new(),
+            texts: 0,
             images: Vec::new(),
         }
+    }
+
+    /// The next text: moved in when it is the first.
+    fn text<T>(&mut self, text: T)
+    where
+        T: AsRef<str> + Into<String>,
+    {
+        if self.texts == 0 {
+            self.text = text.into();
+        } else {
+            self.text.push('\n');
+            self.text.push_str(text.as_ref());
+        }
+        self.texts += 1;
     }
 
     /// One block, as JSON.
     fn block(&mut self, block: &Value) {
         let field = |name: &str| block[name].as_str().unwrap_or_default();
         match field("type") {
-            "text" => self.texts.push(field("text").to_owned()),
+            "text" => self.text(field("text")),
             "image" => self.image(field("mimeType"), field("data")),
             "resource" => {
                 let resource = &block["resource"];
                 match resource["text"].as_str() {
-                    Some(text) => self.texts.push(text.to_owned()),
+                    Some(text) => self.text(text),
                     None => self.binary_resource(
                         resource["uri"].as_str().unwrap_or("?"),
                         resource["mimeType"].as_str(),
@@ -434,9 +454,7 @@ impl Blocks {
             }
             "resource_link" => self.resource_link(field("uri")),
             "audio" => self.audio(field("mimeType")),
-            other => self
-                .texts
-                .push(format!("[content of type `{other}` not shown]")),
+            other => self.text(format!("[content of type `{other}` not shown]")),
         }
     }
 
@@ -458,38 +476,34 @@ impl Blocks {
             "" => "no media type",
             media_type => media_type,
         };
-        self.texts.push(format!(
+        self.text(format!(
             "[image ({media_type}) not shown: models read PNG, JPEG, GIF and WebP images]"
         ));
     }
 
     fn binary_resource(&mut self, uri: &str, media_type: Option<&str>) {
-        self.texts.push(format!(
+        self.text(format!(
             "[binary resource {uri} ({}) not shown]",
             media_type.unwrap_or("unknown type"),
         ));
     }
 
     fn resource_link(&mut self, uri: &str) {
-        self.texts.push(format!("[resource link: {uri}]"));
+        self.text(format!("[resource link: {uri}]"));
     }
 
     fn audio(&mut self, media_type: &str) {
-        self.texts.push(format!("[audio ({media_type}) not shown]"));
+        self.text(format!("[audio ({media_type}) not shown]"));
     }
 
     /// The output: `structured` is taken only when it is the output.
     fn finish(
-        mut self,
+        self,
         is_error: bool,
         structured: impl FnOnce() -> Option<Value>,
     ) -> Result<ToolOutput, McpCallError> {
-        let no_text = self.texts.is_empty();
-        // One block's text is the text: no copy to join it.
-        let text = match self.texts.len() {
-            1 => self.texts.pop().unwrap_or_default(),
-            _ => self.texts.join("\n"),
-        };
+        let no_text = self.texts == 0;
+        let text = self.text;
         if is_error {
             let text = if text.trim().is_empty() {
                 "the tool reported an error without a message".to_owned()
