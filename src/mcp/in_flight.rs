@@ -260,7 +260,62 @@ impl Drop for Route<'_> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::tool::ToolInfo;
+    use crate::tool::checked::CheckedInfo;
+    use crate::{LoopId, SessionId};
+
+    fn context() -> CallContext {
+        let info = Arc::new(ToolInfo::without_parameters("probe", ""));
+        let validator = Arc::new(jsonschema::validator_for(&json!({})).unwrap());
+        let checked = Arc::new(CheckedInfo::compiled(info, validator));
+        CallContext::new(
+            (SessionId::new(), LoopId::new()),
+            None,
+            checked,
+            String::new(),
+            None,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_call_is_woken_when_due_and_again_after_it_moved_its_time() {
+        let in_flight = InFlight::new(Duration::from_secs(60));
+        let context = context();
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(7));
+        let started = Instant::now();
+        // Due before the timer would wake by itself: the call wakes it.
+        let route = in_flight.enter(token.clone(), &context, started + Duration::from_millis(50));
+        tokio::time::timeout(Duration::from_secs(5), route.due())
+            .await
+            .unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        // Progress is noted for the call, and reaches its context.
+        assert!(route.last_progress().is_none());
+        assert!(in_flight.progress(&token).is_some());
+        assert!(route.last_progress().is_some());
+        let again = Instant::now();
+        route.set_due(again + Duration::from_millis(50));
+        tokio::time::timeout(Duration::from_secs(5), route.due())
+            .await
+            .unwrap();
+        assert!(again.elapsed() >= Duration::from_millis(50));
+        drop(route);
+        // A call that ended is no longer routed.
+        assert!(in_flight.progress(&token).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_call_not_due_is_not_woken() {
+        let in_flight = InFlight::new(Duration::from_secs(60));
+        let context = context();
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(1));
+        let route = in_flight.enter(token, &context, Instant::now() + Duration::from_secs(60));
+        let waited = tokio::time::timeout(Duration::from_millis(200), route.due()).await;
+        assert!(waited.is_err());
+    }
 
     #[test]
     fn a_timeout_too_long_for_the_clock_ends_in_the_far_future() {
