@@ -263,9 +263,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::session::{LoopId, SessionId};
     use crate::tool::ToolInfo;
     use crate::tool::checked::CheckedInfo;
-    use crate::{LoopId, SessionId};
 
     fn context() -> CallContext {
         let info = Arc::new(ToolInfo::without_parameters("probe", ""));
