@@ -117,9 +117,9 @@ impl ClientHandler for Client {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        // A token no call of this binding waits on (a late notification of
-        // a call that ended) is dropped.
-        // The call's idle timeout counts from here now.
+        // Noted for the call: its idle timeout counts from here now. A
+        // token no call of this binding waits on (a late notification of a
+        // call that ended) is dropped.
         let Some(context) = self.0.in_flight.progress(&params.progress_token) else {
             return;
         };

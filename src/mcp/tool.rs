@@ -334,7 +334,7 @@ fn call_error(error: ServiceError, connection: &Connection) -> McpCallError {
 /// any other answer (the SDK reads a result it cannot type as another kind
 /// of result, or as a custom one) as its JSON, by [`output_of`]. Both read
 /// the result the same way.
-pub(crate) fn output_of_answer(answer: ServerResult) -> Result<ToolOutput, McpCallError> {
+fn output_of_answer(answer: ServerResult) -> Result<ToolOutput, McpCallError> {
     match answer {
         ServerResult::CallToolResult(result) => output_of_result(result),
         other => output_of(&json_of(&other)?),
