@@ -98,11 +98,6 @@ impl InFlight {
         context: &'a CallContext,
         due: Instant,
     ) -> Route<'a> {
-        if !self.started.swap(true, Ordering::AcqRel) {
-            // The first call of the binding: until now nothing needed
-            // timing. The task holds the table weakly, and ends with it.
-            tokio::spawn(keep_time(Arc::downgrade(self), Arc::clone(&self.early)));
-        }
         Route {
             in_flight: self,
             token,
@@ -120,6 +115,17 @@ impl InFlight {
         let call = calls.by_token.get_mut(token)?;
         call.last_progress = Some(Instant::now());
         Some(call.context.clone())
+    }
+
+    /// Starts the timer task unless it runs: at a call's first wait (until
+    /// then nothing needed timing), and again if the runtime it ran on
+    /// was shut down while the binding lives on (a binding can outlive a
+    /// runtime: a restart starts its server on the caller's). The task
+    /// holds the table weakly, and ends with it.
+    fn keep_timing(self: &Arc<Self>) {
+        if !self.started.load(Ordering::Acquire) && !self.started.swap(true, Ordering::AcqRel) {
+            tokio::spawn(keep_time(TimerTask(Arc::downgrade(self))));
+        }
     }
 
     /// The timer's round: wakes every call due by now, and says when to
@@ -154,15 +160,42 @@ impl Drop for InFlight {
 
 /// The timer task of a binding: until its table is dropped, wakes the
 /// calls that are due.
-async fn keep_time(in_flight: Weak<InFlight>, early: Arc<Notify>) {
+async fn keep_time(task: TimerTask) {
+    let Some(early) = task
+        .0
+        .upgrade()
+        .map(|in_flight| Arc::clone(&in_flight.early))
+    else {
+        return;
+    };
     loop {
         // Not held while sleeping: the table goes with its binding.
-        let Some(alarm) = in_flight.upgrade().map(|in_flight| in_flight.ring()) else {
+        let Some(alarm) = task.0.upgrade().map(|in_flight| in_flight.ring()) else {
             return;
         };
         tokio::select! {
             () = tokio::time::sleep_until(alarm) => {}
             () = early.notified() => {}
+        }
+    }
+}
+
+/// The timer task's hold on its table. Dropped with the task: when that is
+/// because its runtime shut down while the binding lives on, the waiting
+/// calls are woken, and the first to look starts the timer again on its
+/// own runtime.
+struct TimerTask(Weak<InFlight>);
+
+impl Drop for TimerTask {
+    fn drop(&mut self) {
+        let Some(in_flight) = self.0.upgrade() else {
+            return;
+        };
+        in_flight.started.store(false, Ordering::Release);
+        for call in in_flight.calls().by_token.values_mut() {
+            if let Some(waker) = call.waker.take() {
+                waker.wake();
+            }
         }
     }
 }
@@ -179,7 +212,7 @@ pub(crate) fn deadline(from: Instant, timeout: Duration) -> Instant {
 /// A call's place in the table, removed when dropped, however the call
 /// ends.
 pub(crate) struct Route<'a> {
-    in_flight: &'a InFlight,
+    in_flight: &'a Arc<InFlight>,
     token: ProgressToken,
     context: &'a CallContext,
     /// When the call is due, until it took its place.
@@ -202,6 +235,7 @@ impl Route<'_> {
     /// Ready once the timer found the call due.
     pub(crate) fn due(&self) -> impl Future<Output = ()> + '_ {
         std::future::poll_fn(|context| {
+            self.in_flight.keep_timing();
             let mut calls = self.in_flight.calls();
             if !self.entered.swap(true, Ordering::Relaxed) {
                 calls.by_token.insert(
@@ -305,6 +339,66 @@ mod tests {
         drop(route);
         // A call that ended is no longer routed.
         assert!(in_flight.progress(&token).is_none());
+    }
+
+    fn token(number: i64) -> ProgressToken {
+        ProgressToken(rmcp::model::NumberOrString::Number(number))
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// A binding can outlive the runtime of its first call (a restart
+    /// starts its server on the caller's): its calls are still timed.
+    #[test]
+    fn calls_are_timed_after_the_runtime_that_ran_the_timer_shut_down() {
+        let in_flight = InFlight::new(Duration::from_secs(60));
+        let context = context();
+        let first = runtime();
+        first.block_on(async {
+            let route =
+                in_flight.enter(token(1), &context, Instant::now() + Duration::from_secs(60));
+            let waited = tokio::time::timeout(Duration::from_millis(10), route.due()).await;
+            assert!(waited.is_err());
+        });
+        drop(first);
+        runtime().block_on(async {
+            let route = in_flight.enter(
+                token(2),
+                &context,
+                Instant::now() + Duration::from_millis(50),
+            );
+            tokio::time::timeout(Duration::from_secs(5), route.due())
+                .await
+                .unwrap();
+        });
+        // A call waiting while that runtime shuts down is woken, and starts
+        // the timer on its own.
+        let first = runtime();
+        first.block_on(async {
+            let route =
+                in_flight.enter(token(3), &context, Instant::now() + Duration::from_secs(60));
+            let _ = tokio::time::timeout(Duration::from_millis(10), route.due()).await;
+        });
+        let shutdown = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(first);
+        });
+        runtime().block_on(async {
+            let route = in_flight.enter(
+                token(4),
+                &context,
+                Instant::now() + Duration::from_millis(300),
+            );
+            tokio::time::timeout(Duration::from_secs(5), route.due())
+                .await
+                .unwrap();
+        });
+        shutdown.join().unwrap();
     }
 
     #[tokio::test]
