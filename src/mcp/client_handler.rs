@@ -5,32 +5,30 @@
 //! reads before each model request. One [`ClientState`] per binding, kept
 //! across restarts of its server.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProgressToken,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
-use tokio::sync::Notify;
 
 use crate::mcp::elicitation::{
     ElicitationAnswer, ElicitationHandler, ElicitationMode, ElicitationRequest,
 };
-use crate::tool::{CallContext, ToolProgress};
+use crate::mcp::in_flight::InFlight;
+use crate::tool::ToolProgress;
 
 /// One binding's side of its server's requests and notifications.
 pub(crate) struct ClientState {
     /// The [`McpServer`](crate::mcp::McpServer)'s name.
     server: String,
     elicitation: Option<ElicitationHandler>,
-    /// The calls waiting for an answer, by the progress token their
-    /// request carried.
-    calls: Mutex<HashMap<ProgressToken, Watched>>,
+    /// The calls waiting for an answer: their progress routes and timer.
+    pub(crate) in_flight: Arc<InFlight>,
     /// Elicitations being answered now: while one is, no call times out
     /// (a person is answering, and the call waits for that).
     eliciting: AtomicUsize,
@@ -39,19 +37,18 @@ pub(crate) struct ClientState {
     list_changes: AtomicU64,
 }
 
-/// A call in flight: its context, for its progress events, and what wakes
-/// its timeout.
-struct Watched {
-    context: CallContext,
-    activity: Arc<Notify>,
-}
-
 impl ClientState {
-    pub(crate) fn new(server: &str, elicitation: Option<ElicitationHandler>) -> Arc<Self> {
+    /// The state of a binding of server `server`, whose calls time out
+    /// after `call_timeout` without an answer or progress.
+    pub(crate) fn new(
+        server: &str,
+        elicitation: Option<ElicitationHandler>,
+        call_timeout: Duration,
+    ) -> Arc<Self> {
         Arc::new(Self {
             server: server.to_owned(),
             elicitation,
-            calls: Mutex::new(HashMap::new()),
+            in_flight: InFlight::new(call_timeout),
             eliciting: AtomicUsize::new(0),
             list_changes: AtomicU64::new(0),
         })
@@ -66,24 +63,6 @@ impl ClientState {
     /// before its next model request.
     pub(crate) fn tools_changed(&self) {
         self.list_changes.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Starts routing the progress of `token` to `context`; the returned
-    /// guard stops it when dropped. `activity` is woken by each progress
-    /// notification.
-    pub(crate) fn watch(
-        self: &Arc<Self>,
-        token: ProgressToken,
-        context: CallContext,
-        activity: Arc<Notify>,
-    ) -> WatchGuard {
-        if let Ok(mut calls) = self.calls.lock() {
-            calls.insert(token.clone(), Watched { context, activity });
-        }
-        WatchGuard {
-            state: Arc::clone(self),
-            token,
-        }
     }
 
     /// `true` while an elicitation is being answered.
@@ -105,20 +84,6 @@ impl ClientState {
             capabilities,
             Implementation::new("agent-loop", env!("CARGO_PKG_VERSION")),
         )
-    }
-}
-
-/// Removes a call's route when the call ends, however it ends.
-pub(crate) struct WatchGuard {
-    state: Arc<ClientState>,
-    token: ProgressToken,
-}
-
-impl Drop for WatchGuard {
-    fn drop(&mut self) {
-        if let Ok(mut calls) = self.state.calls.lock() {
-            calls.remove(&self.token);
-        }
     }
 }
 
@@ -152,17 +117,12 @@ impl ClientHandler for Client {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        // A token no call of this binding waits on (a late notification of
-        // a call that ended) is dropped.
-        let route = self.0.calls.lock().ok().and_then(|calls| {
-            calls
-                .get(&params.progress_token)
-                .map(|watched| (watched.context.clone(), Arc::clone(&watched.activity)))
-        });
-        let Some((context, activity)) = route else {
+        // Noted for the call: its idle timeout counts from here now. A
+        // token no call of this binding waits on (a late notification of a
+        // call that ended) is dropped.
+        let Some(context) = self.0.in_flight.progress(&params.progress_token) else {
             return;
         };
-        activity.notify_one();
         let mut progress = ToolProgress::new(params.progress);
         progress.total = params.total;
         progress.message = params.message;

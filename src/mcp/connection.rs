@@ -38,7 +38,7 @@ pub(crate) struct Connection {
     service: RunningService<RoleClient, Client>,
     /// The child process of a stdio server; `None` over HTTP.
     child: Mutex<Option<ChildGuard>>,
-    /// The raw `tools/list` results, read while binding.
+    /// The raw `tools/list` results, read while listing.
     listing: Option<Arc<ListingTap>>,
     /// Over HTTP, the token of the errors its client makes for an answer
     /// over the SDK's limit ([`http_client::over_limit_bytes`]).
@@ -77,8 +77,8 @@ impl Connection {
         http_client::over_limit_bytes(data, self.over_limit_token.as_deref()?)
     }
 
-    /// Starts reading the server's own listing again, for a `tools/list`
-    /// after the first (see [`ListingTap`]).
+    /// Starts reading the server's own listing, before a `tools/list`
+    /// (see [`ListingTap`]).
     pub(crate) fn start_listing(&self) {
         if let Some(tap) = &self.listing {
             tap.start();

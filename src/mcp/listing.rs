@@ -12,8 +12,9 @@
 //! SDK dropped (`execution` and any field of a later specification), so the
 //! tool's extras are the server's whole listing.
 //!
-//! It reads only during bind: once the tools are listed it is switched off
-//! and costs one atomic load per read. It sees the bytes of a stdio or
+//! It reads only while the tools are listed (switched on before
+//! `tools/list`, off after the last page); the rest of the time it costs
+//! one atomic load per read. It sees the bytes of a stdio or
 //! stream server ([`TapReader`]) and the SSE events of a streamable HTTP
 //! server (the binding's HTTP client hands it each event's data). A
 //! streamable HTTP server that answers `tools/list` with a JSON body
@@ -21,13 +22,14 @@
 //! crate sees it: there the listing is what the SDK kept, and a task-only
 //! tool stays offered (its calls then fail with the server's error).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
+use rmcp::model::Tool;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, ReadBuf};
@@ -56,9 +58,11 @@ struct ListedPage {
 }
 
 impl ListingTap {
+    /// A tap switched off: [`start`](Self::start) switches it on before
+    /// the server is asked to list its tools.
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Self {
-            active: AtomicBool::new(true),
+            active: AtomicBool::new(false),
             tools: Mutex::new(HashMap::new()),
         })
     }
@@ -81,9 +85,8 @@ impl ListingTap {
         }
     }
 
-    /// Switches the tap on again, empty, before another listing (after
-    /// `notifications/tools/list_changed`): its tools are read as the
-    /// first listing's were.
+    /// Switches the tap on, empty, before a listing (at bind, and after
+    /// `notifications/tools/list_changed`).
     pub(crate) fn start(&self) {
         self.tools
             .lock()
@@ -99,10 +102,87 @@ impl ListingTap {
     }
 }
 
+/// The JSON the wire module reads of the tools the SDK listed: each tool
+/// as the SDK kept it, with every field of the server's own object in
+/// `raw` (by name) that the SDK dropped put back.
+///
+/// A tool's schemas are most of its JSON, and the server's object holds
+/// them already, parsed from the same text the SDK parsed: a tool whose
+/// schemas there equal the SDK's is written from that object, its fields
+/// the SDK keeps overwritten with the SDK's, so only the SDK's small
+/// fields are written out and the schemas are neither copied nor dropped.
+/// Otherwise (no object of the server's, a name listed twice, schemas that
+/// differ) the SDK's whole tool is written out and the dropped fields
+/// copied in; both ways give the same JSON.
+pub(crate) fn listed_tools_json(
+    listed: Vec<Tool>,
+    mut raw: HashMap<String, Map<String, Value>>,
+) -> Result<Vec<Value>, serde_json::Error> {
+    // Two tools of one name have one object in `raw`: it cannot stand in
+    // for both.
+    let mut names = HashSet::with_capacity(listed.len());
+    let unique = listed.iter().all(|tool| names.insert(tool.name.as_ref()));
+    drop(names);
+    listed
+        .into_iter()
+        .map(|tool| {
+            let own = match unique {
+                true => raw.remove(tool.name.as_ref()),
+                false => raw.get(tool.name.as_ref()).cloned(),
+            };
+            match own {
+                Some(own) if same_schemas(&tool, &own) => written_over(own, tool),
+                own => {
+                    let mut json = serde_json::to_value(&tool)?;
+                    restore_dropped_fields(&mut json, own.as_ref());
+                    Ok(json)
+                }
+            }
+        })
+        .collect()
+}
+
+/// Whether the server's object `own` holds the schemas the SDK kept of
+/// `tool` (the output schema: when the SDK kept one).
+fn same_schemas(tool: &Tool, own: &Map<String, Value>) -> bool {
+    let same = |key: &str, schema: &Map<String, Value>| matches!(own.get(key), Some(Value::Object(object)) if object == schema);
+    same("inputSchema", &tool.input_schema)
+        && tool
+            .output_schema
+            .as_ref()
+            .is_none_or(|schema| same("outputSchema", schema))
+}
+
+/// The server's object `own`, whose schemas equal `tool`'s, with the other
+/// fields the SDK kept of `tool` written over it.
+fn written_over(mut own: Map<String, Value>, mut tool: Tool) -> Result<Value, serde_json::Error> {
+    // `own` has them: the SDK's copies are not written out. An empty input
+    // schema is still written (the SDK always writes one) and skipped.
+    tool.input_schema = Arc::default();
+    tool.output_schema = None;
+    // Nor are the texts `own` has as the SDK read them (a description is
+    // often the longest text of a tool after its schemas).
+    let own_text = |key: &str| own.get(key).and_then(Value::as_str);
+    if tool.description.is_some() && tool.description.as_deref() == own_text("description") {
+        tool.description = None;
+    }
+    if tool.title.is_some() && tool.title.as_deref() == own_text("title") {
+        tool.title = None;
+    }
+    if let Value::Object(kept) = serde_json::to_value(&tool)? {
+        for (key, value) in kept {
+            if key != "inputSchema" {
+                own.insert(key, value);
+            }
+        }
+    }
+    Ok(Value::Object(own))
+}
+
 /// `tool` (a listed tool as the SDK kept it, as JSON) with every field of
 /// the server's `raw` object that the SDK dropped put back; the SDK's own
 /// fields are kept as they are.
-pub(crate) fn restore_dropped_fields(tool: &mut Value, raw: Option<&Map<String, Value>>) {
+fn restore_dropped_fields(tool: &mut Value, raw: Option<&Map<String, Value>>) {
     let (Value::Object(tool), Some(raw)) = (tool, raw) else {
         return;
     };
@@ -202,6 +282,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 3, "result": {"content": []}})
         );
         let tap = ListingTap::new();
+        tap.start();
         // Seven bytes at a time: lines end in the middle of reads.
         let (mut writer, reader) = tokio::io::duplex(7);
         let bytes = text.clone().into_bytes();
@@ -223,6 +304,79 @@ mod tests {
             json!({"taskSupport": "required"})
         );
         assert!(!tap.is_active());
+    }
+
+    /// The JSON of `listed` the way it was made before the server's
+    /// objects stood in: the SDK's whole tools written out, the dropped
+    /// fields copied in.
+    fn written_out(listed: &[Tool], raw: &HashMap<String, Map<String, Value>>) -> Vec<Value> {
+        listed
+            .iter()
+            .map(|tool| {
+                let mut json = serde_json::to_value(tool).unwrap();
+                restore_dropped_fields(&mut json, raw.get(tool.name.as_ref()));
+                json
+            })
+            .collect()
+    }
+
+    /// `tools` as the SDK and the tap read them, and the JSON both ways.
+    fn both_ways(tools: &Value, raw_tools: &Value) -> (Vec<Value>, Vec<Value>) {
+        let listed: Vec<Tool> = serde_json::from_value(tools.clone()).unwrap();
+        let raw: HashMap<String, Map<String, Value>> = raw_tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| {
+                (
+                    tool["name"].as_str().unwrap().to_owned(),
+                    tool.as_object().unwrap().clone(),
+                )
+            })
+            .collect();
+        let before = written_out(&listed, &raw);
+        (listed_tools_json(listed, raw).unwrap(), before)
+    }
+
+    #[test]
+    fn the_recorded_listings_read_as_the_sdk_and_the_server_wrote_them() {
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real/mcp");
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            let listed: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let (json, before) = both_ways(&listed["tools"], &listed["tools"]);
+            assert_eq!(json, before, "{path:?}");
+        }
+    }
+
+    #[test]
+    fn the_sdk_keeps_its_fields_and_the_server_object_only_stands_in_when_it_matches() {
+        let tools = json!([
+            {"name": "a", "title": null, "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": true, "later": 1},
+             "execution": {"taskSupport": "optional"}},
+            {"name": "b", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
+            {"name": "c", "inputSchema": {"type": "object"}}
+        ]);
+        // The server's own `c` is another one (a stale answer, say): the
+        // SDK's schema is kept.
+        let mut raw_tools = tools.clone();
+        raw_tools[2]["inputSchema"] = json!({"type": "object", "properties": {}});
+        let (json, before) = both_ways(&tools, &raw_tools);
+        assert_eq!(json, before);
+        assert_eq!(json[0]["annotations"], json!({"readOnlyHint": true}));
+        assert_eq!(json[0]["execution"], json!({"taskSupport": "optional"}));
+        assert_eq!(json[0]["title"], Value::Null);
+        assert_eq!(json[2]["inputSchema"], json!({"type": "object"}));
+        // A name listed twice: each tool is the SDK's.
+        let twice = json!([
+            {"name": "a", "inputSchema": {"type": "object"}},
+            {"name": "a", "inputSchema": {"type": "object", "required": []}}
+        ]);
+        let (json, before) = both_ways(&twice, &twice);
+        assert_eq!(json, before);
+        assert_ne!(json[0], json[1]);
     }
 
     #[test]

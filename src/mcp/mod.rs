@@ -97,6 +97,7 @@ mod connection;
 mod elicitation;
 mod error;
 mod http_client;
+mod in_flight;
 mod link;
 mod listing;
 mod server;

@@ -442,22 +442,15 @@ impl McpServer {
         // with the fields the SDK's `Tool` dropped (`execution`) put back
         // from the server's own listing.
         let raw = connection.finish_listing();
-        let infos = serde_json::to_value(&listed)
+        let infos = listing::listed_tools_json(listed, raw)
             .map_err(BoxError::from)
-            .map(|mut tools| {
-                if let serde_json::Value::Array(tools) = &mut tools {
-                    for tool in tools {
-                        let name = tool
-                            .get("name")
-                            .and_then(|name| name.as_str())
-                            .map(str::to_owned);
-                        listing::restore_dropped_fields(tool, name.and_then(|name| raw.get(&name)));
-                    }
-                }
-                tools
-            })
             .and_then(|tools| {
-                wire::mcp::parse_list_tools_result(&serde_json::json!({ "tools": tools }))
+                // Moved into the result, not copied as `json!` would.
+                let result = serde_json::Map::from_iter([(
+                    "tools".to_owned(),
+                    serde_json::Value::Array(tools),
+                )]);
+                wire::mcp::parse_list_tools_result(&serde_json::Value::Object(result))
                     .map_err(BoxError::from)
             })
             .map_err(|error| {
@@ -607,7 +600,11 @@ impl ListingFactory for Factory {
             )
             .source(invalid)
         })?;
-        let state = ClientState::new(&server.name, server.elicitation.clone());
+        let state = ClientState::new(
+            &server.name,
+            server.elicitation.clone(),
+            server.call_timeout,
+        );
         // Before the list: a change announced while it is read makes the
         // binding's first `list` read it again.
         let version = state.list_changes();

@@ -9,17 +9,19 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientRequest, RequestId,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, ContentBlock, RequestId, ResourceContents,
+    ServerResult,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient};
 use serde_json::Value;
-use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use crate::conversation::{ContentPart, ImagePart};
 use crate::limits::ResultBytes;
 use crate::mcp::connection::Connection;
 use crate::mcp::error::McpCallError;
+use crate::mcp::in_flight::deadline;
 use crate::mcp::link::{Link, Offer};
 use crate::support::redact::RedactedError;
 use crate::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
@@ -101,15 +103,45 @@ impl McpTool {
         }
     }
 
+    /// The call again, after its first try found the server `gone`
+    /// (`reached`: the request may have reached it): on the restarted
+    /// server, when it cannot run twice.
+    async fn call_again(
+        &self,
+        gone: &Arc<Connection>,
+        params: CallToolRequestParams,
+        reached: bool,
+        context: &CallContext,
+    ) -> Result<ServerResult, McpCallError> {
+        let again = self.restarted(gone, context).await?;
+        if reached && !self.idempotent {
+            return Err(McpCallError::Restarted);
+        }
+        match self.call_once(&again, params, context).await {
+            Ok(result) => Ok(result),
+            Err(Failure::Call(error)) => Err(error),
+            // Gone twice in one call: the next call restarts it.
+            Err(Failure::Gone { .. }) => Err(McpCallError::Closed),
+        }
+    }
+
     /// One `tools/call` over `connection`, timed: the idle timeout starts
     /// again with each progress notification of the call (and waits while
     /// the server's elicitation is being answered), up to the total.
+    ///
+    /// The call is due at the earlier of the two deadlines; the binding's
+    /// timer wakes it then (see `mcp::in_flight`), and it moves its idle
+    /// deadline to the last progress notification's time plus the idle
+    /// timeout (the progress handler only notes that time, so a call that
+    /// reports progress is not woken for it). A call answered in time,
+    /// nearly every call, so touches no timer and is woken only by its
+    /// answer.
     async fn call_once(
         &self,
         connection: &Connection,
         params: CallToolRequestParams,
         context: &CallContext,
-    ) -> Result<Value, Failure> {
+    ) -> Result<ServerResult, Failure> {
         let peer = connection.peer();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = peer
@@ -121,24 +153,32 @@ impl McpTool {
                 }
                 other => Failure::Call(call_error(other, connection)),
             })?;
+        // The answer's channel, awaited as `RequestHandle::await_response`
+        // awaits it for a request sent without options (no SDK timeout, no
+        // subscription): that future is 2.7 KB, most of it for the
+        // options this call does not use, and would be part of every
+        // call's.
+        let RequestHandle {
+            rx: mut answer,
+            id,
+            progress_token,
+            ..
+        } = handle;
         // From here every way out but an answer tells the server to stop.
         let mut cancel = CancelOnDrop {
-            peer: peer.clone(),
-            id: Some(handle.id.clone()),
+            peer,
+            id: Some(id),
             reason: "the call was cancelled",
         };
-        let activity = Arc::new(Notify::new());
-        let _watch = self.link.state.watch(
-            handle.progress_token.clone(),
-            context.clone(),
-            Arc::clone(&activity),
-        );
-        let answer = handle.await_response();
-        tokio::pin!(answer);
-        let total = tokio::time::sleep(self.timeouts.total);
-        tokio::pin!(total);
-        let idle = tokio::time::sleep(self.timeouts.idle);
-        tokio::pin!(idle);
+        let started = Instant::now();
+        let total_deadline = deadline(started, self.timeouts.total);
+        let mut idle_deadline = deadline(started, self.timeouts.idle);
+        let mut due = idle_deadline.min(total_deadline);
+        let route = self
+            .link
+            .state
+            .in_flight
+            .enter(progress_token, context, due);
         let answer = loop {
             tokio::select! {
                 biased;
@@ -146,30 +186,38 @@ impl McpTool {
                     return Err(Failure::Call(McpCallError::Cancelled));
                 }
                 answer = &mut answer => break answer,
-                () = activity.notified() => {
-                    idle.as_mut().reset(tokio::time::Instant::now() + self.timeouts.idle);
-                }
-                () = &mut idle => {
-                    if self.link.state.is_eliciting() {
-                        idle.as_mut().reset(tokio::time::Instant::now() + self.timeouts.idle);
-                        continue;
+                () = route.due() => {
+                    let fired = due;
+                    if let Some(last_progress) = route.last_progress() {
+                        idle_deadline =
+                            idle_deadline.max(deadline(last_progress, self.timeouts.idle));
                     }
-                    cancel.reason = "request timeout";
-                    return Err(Failure::Call(McpCallError::Timeout { timeout: self.timeouts.idle }));
-                }
-                () = &mut total => {
-                    cancel.reason = "maximum total timeout exceeded";
-                    return Err(Failure::Call(McpCallError::TotalTimeout { timeout: self.timeouts.total }));
+                    if idle_deadline <= fired {
+                        if !self.link.state.is_eliciting() {
+                            cancel.reason = "request timeout";
+                            return Err(Failure::Call(McpCallError::Timeout {
+                                timeout: self.timeouts.idle,
+                            }));
+                        }
+                        // A person is answering the server: the call waits.
+                        // A total deadline passed meanwhile is due at once,
+                        // after the answer had its chance.
+                        idle_deadline = deadline(Instant::now(), self.timeouts.idle);
+                    } else if total_deadline <= fired {
+                        cancel.reason = "maximum total timeout exceeded";
+                        return Err(Failure::Call(McpCallError::TotalTimeout {
+                            timeout: self.timeouts.total,
+                        }));
+                    }
+                    due = idle_deadline.min(total_deadline);
+                    route.set_due(due);
                 }
             }
         };
         cancel.id = None;
-        match answer {
-            Ok(result) => serde_json::to_value(&result).map_err(|error| {
-                Failure::Call(McpCallError::Client {
-                    message: error.to_string(),
-                })
-            }),
+        // A dropped sender: the client's task ended without an answer.
+        match answer.unwrap_or(Err(ServiceError::TransportClosed)) {
+            Ok(result) => Ok(result),
             Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))
                 if connection.is_gone() =>
             {
@@ -216,39 +264,33 @@ impl Tool for McpTool {
             Value::Object(arguments) => Some(arguments),
             _ => None,
         };
+        // A restart's future (starting, initialising and listing a server)
+        // is twice a call's: boxed, it is allocated only when a restart
+        // happens, and every call's future stays the size of one call.
         let mut connection = self.link.connection();
         if connection.is_gone() {
-            connection = self.restarted(&connection, context).await?;
+            connection = Box::pin(self.restarted(&connection, context)).await?;
         }
         let result = match self.call_once(&connection, params.clone(), context).await {
             Ok(result) => result,
             Err(Failure::Call(error)) => return Err(error.into()),
             Err(Failure::Gone { reached }) => {
-                let again = self.restarted(&connection, context).await?;
-                if reached && !self.idempotent {
-                    return Err(McpCallError::Restarted.into());
-                }
-                match self.call_once(&again, params, context).await {
-                    Ok(result) => result,
-                    Err(Failure::Call(error)) => return Err(error.into()),
-                    // Gone twice in one call: the next call restarts it.
-                    Err(Failure::Gone { .. }) => return Err(McpCallError::Closed.into()),
-                }
+                Box::pin(self.call_again(&connection, params, reached, context)).await?
             }
         };
-        Ok(output_of(&result)?)
+        Ok(output_of_answer(result)?)
     }
 }
 
 /// Sends `notifications/cancelled` for a request whose answer is no longer
 /// awaited, unless disarmed (its `id` taken) first.
-struct CancelOnDrop {
-    peer: Peer<RoleClient>,
+struct CancelOnDrop<'a> {
+    peer: &'a Peer<RoleClient>,
     id: Option<RequestId>,
     reason: &'static str,
 }
 
-impl Drop for CancelOnDrop {
+impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else {
             return;
@@ -287,6 +329,49 @@ fn call_error(error: ServiceError, connection: &Connection) -> McpCallError {
     }
 }
 
+/// The output of a `tools/call` answer as the SDK parsed it: a
+/// [`CallToolResult`] is read as it is, its strings moved into the output;
+/// any other answer (the SDK reads a result it cannot type as another kind
+/// of result, or as a custom one) as its JSON, by [`output_of`]. Both read
+/// the result the same way.
+fn output_of_answer(answer: ServerResult) -> Result<ToolOutput, McpCallError> {
+    match answer {
+        ServerResult::CallToolResult(result) => output_of_result(result),
+        other => output_of(&json_of(&other)?),
+    }
+}
+
+/// The JSON of what the SDK parsed, for the readers of JSON.
+fn json_of<T: serde::Serialize>(value: &T) -> Result<Value, McpCallError> {
+    serde_json::to_value(value).map_err(|error| McpCallError::Client {
+        message: error.to_string(),
+    })
+}
+
+/// [`output_of`] for a result the SDK typed.
+fn output_of_result(result: CallToolResult) -> Result<ToolOutput, McpCallError> {
+    let mut output = Blocks::new();
+    for block in result.content {
+        match block {
+            ContentBlock::Text(text) => output.text(text.text),
+            ContentBlock::Image(image) => output.image(image.mime_type, image.data),
+            ContentBlock::Resource(resource) => match resource.resource {
+                ResourceContents::TextResourceContents { text, .. } => output.text(text),
+                ResourceContents::BlobResourceContents { uri, mime_type, .. } => {
+                    output.binary_resource(&uri, mime_type.as_deref());
+                }
+                // Contents of a later SDK: read as their JSON.
+                _ => output.block(&json_of(&ContentBlock::Resource(resource))?),
+            },
+            ContentBlock::ResourceLink(link) => output.resource_link(&link.uri),
+            ContentBlock::Audio(audio) => output.audio(&audio.mime_type),
+            // A block of a later SDK: read as its JSON.
+            other => output.block(&json_of(&other)?),
+        }
+    }
+    output.finish(result.is_error == Some(true), || result.structured_content)
+}
+
 /// The media types an image block may have to go out as an image: the ones
 /// OpenAI (`image_url`) and Anthropic (`image.source.media_type`: "image/jpeg",
 /// "image/png", "image/gif", "image/webp") both take.
@@ -304,79 +389,168 @@ const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/w
 /// - no text and no image but `structuredContent`: that JSON;
 /// - `isError: true`: [`McpCallError::Tool`] with the text.
 pub(crate) fn output_of(result: &Value) -> Result<ToolOutput, McpCallError> {
-    let mut texts: Vec<String> = Vec::new();
-    let mut images: Vec<ContentPart> = Vec::new();
     let blocks = result["content"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or(&[]);
+    let mut output = Blocks::new();
     for block in blocks {
+        output.block(block);
+    }
+    output.finish(result["isError"].as_bool() == Some(true), || {
+        result.get("structuredContent").cloned()
+    })
+}
+
+/// What a result's content blocks make: texts, in order, and images.
+struct Blocks {
+    /// The texts so far, joined with `\n`: the first one moved in, so a
+    /// result of one text block (most results) is neither copied nor
+    /// joined.
+    text: String,
+    /// How many texts `text` joins.
+    texts: usize,
+    images: Vec<ContentPart>,
+}
+
+impl Blocks {
+    fn new() -> Self {
+        Self {
+            text: String::new(),
+            texts: 0,
+            images: Vec::new(),
+        }
+    }
+
+    /// The next text: moved in when it is the first.
+    fn text<T>(&mut self, text: T)
+    where
+        T: AsRef<str> + Into<String>,
+    {
+        if self.texts == 0 {
+            self.text = text.into();
+        } else {
+            self.text.push('\n');
+            self.text.push_str(text.as_ref());
+        }
+        self.texts += 1;
+    }
+
+    /// One block, as JSON.
+    fn block(&mut self, block: &Value) {
         let field = |name: &str| block[name].as_str().unwrap_or_default();
         match field("type") {
-            "text" => texts.push(field("text").to_owned()),
-            // Only the media types the providers take as images: an SVG,
-            // a BMP or an image without its type in the history makes every
-            // later request of the session answer 400.
-            "image" if IMAGE_TYPES.contains(&field("mimeType")) => images.push(ContentPart::Image(
-                ImagePart::base64(field("mimeType"), field("data")),
-            )),
-            "image" => {
-                let media_type = match field("mimeType") {
-                    "" => "no media type",
-                    media_type => media_type,
-                };
-                texts.push(format!(
-                    "[image ({media_type}) not shown: models read PNG, JPEG, GIF and WebP images]"
-                ));
-            }
+            "text" => self.text(field("text")),
+            "image" => self.image(field("mimeType"), field("data")),
             "resource" => {
                 let resource = &block["resource"];
                 match resource["text"].as_str() {
-                    Some(text) => texts.push(text.to_owned()),
-                    None => texts.push(format!(
-                        "[binary resource {} ({}) not shown]",
+                    Some(text) => self.text(text),
+                    None => self.binary_resource(
                         resource["uri"].as_str().unwrap_or("?"),
-                        resource["mimeType"].as_str().unwrap_or("unknown type"),
-                    )),
+                        resource["mimeType"].as_str(),
+                    ),
                 }
             }
-            "resource_link" => texts.push(format!("[resource link: {}]", field("uri"))),
-            "audio" => texts.push(format!("[audio ({}) not shown]", field("mimeType"))),
-            other => texts.push(format!("[content of type `{other}` not shown]")),
+            "resource_link" => self.resource_link(field("uri")),
+            "audio" => self.audio(field("mimeType")),
+            other => self.text(format!("[content of type `{other}` not shown]")),
         }
     }
-    let text = texts.join("\n");
-    if result["isError"].as_bool() == Some(true) {
-        let text = if text.trim().is_empty() {
-            "the tool reported an error without a message".to_owned()
-        } else {
-            text
+
+    /// An image block: an image part when models read its type, a line
+    /// naming it otherwise.
+    fn image<T>(&mut self, media_type: T, data: T)
+    where
+        T: AsRef<str> + Into<String>,
+    {
+        // Only the media types the providers take as images: an SVG, a
+        // BMP or an image without its type in the history makes every
+        // later request of the session answer 400.
+        if IMAGE_TYPES.contains(&media_type.as_ref()) {
+            self.images
+                .push(ContentPart::Image(ImagePart::base64(media_type, data)));
+            return;
+        }
+        let media_type = match media_type.as_ref() {
+            "" => "no media type",
+            media_type => media_type,
         };
-        return Err(McpCallError::Tool { text });
+        self.text(format!(
+            "[image ({media_type}) not shown: models read PNG, JPEG, GIF and WebP images]"
+        ));
     }
-    if images.is_empty() {
-        return Ok(match result.get("structuredContent") {
-            Some(structured) if texts.is_empty() => ToolOutput::Json(structured.clone()),
-            _ => ToolOutput::Json(Value::String(text)),
-        });
+
+    fn binary_resource(&mut self, uri: &str, media_type: Option<&str>) {
+        self.text(format!(
+            "[binary resource {uri} ({}) not shown]",
+            media_type.unwrap_or("unknown type"),
+        ));
     }
-    let mut parts = Vec::with_capacity(images.len() + 1);
-    if !text.is_empty() {
-        parts.push(ContentPart::text(text));
+
+    fn resource_link(&mut self, uri: &str) {
+        self.text(format!("[resource link: {uri}]"));
     }
-    parts.extend(images);
-    Ok(ToolOutput::Content(parts))
+
+    fn audio(&mut self, media_type: &str) {
+        self.text(format!("[audio ({media_type}) not shown]"));
+    }
+
+    /// The output: `structured` is taken only when it is the output.
+    fn finish(
+        self,
+        is_error: bool,
+        structured: impl FnOnce() -> Option<Value>,
+    ) -> Result<ToolOutput, McpCallError> {
+        let no_text = self.texts == 0;
+        let text = self.text;
+        if is_error {
+            let text = if text.trim().is_empty() {
+                "the tool reported an error without a message".to_owned()
+            } else {
+                text
+            };
+            return Err(McpCallError::Tool { text });
+        }
+        if self.images.is_empty() {
+            return Ok(match structured() {
+                Some(structured) if no_text => ToolOutput::Json(structured),
+                _ => ToolOutput::Json(Value::String(text)),
+            });
+        }
+        let mut parts = Vec::with_capacity(self.images.len() + 1);
+        if !text.is_empty() {
+            parts.push(ContentPart::text(text));
+        }
+        parts.extend(self.images);
+        Ok(ToolOutput::Content(parts))
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
 
+    /// The output of `result` by [`output_of`]; when the SDK types it as a
+    /// `tools/call` result, the typed reader must give the same.
+    fn read(result: &Value) -> Result<ToolOutput, McpCallError> {
+        let from_json = output_of(result);
+        if let Ok(typed) = serde_json::from_value::<ServerResult>(result.clone()) {
+            assert_eq!(
+                format!("{:?}", output_of_answer(typed)),
+                format!("{from_json:?}"),
+                "{result}"
+            );
+        }
+        from_json
+    }
+
     #[test]
     fn text_blocks_are_joined_and_images_follow() {
-        let output = output_of(&json!({
+        let output = read(&json!({
             "content": [
                 {"type": "text", "text": "one"},
                 {"type": "image", "data": "AAAA", "mimeType": "image/png"},
@@ -395,10 +569,10 @@ mod tests {
 
     #[test]
     fn structured_content_is_the_output_when_there_is_no_text() {
-        let output = output_of(&json!({"content": [], "structuredContent": {"sum": 5}})).unwrap();
+        let output = read(&json!({"content": [], "structuredContent": {"sum": 5}})).unwrap();
         assert_eq!(output, json!({"sum": 5}));
         // With text, the text wins: it is what the server wrote for models.
-        let output = output_of(&json!({
+        let output = read(&json!({
             "content": [{"type": "text", "text": "5"}],
             "structuredContent": {"sum": 5}
         }))
@@ -408,13 +582,13 @@ mod tests {
 
     #[test]
     fn is_error_is_a_tool_error_with_the_server_text() {
-        let error = output_of(&json!({
+        let error = read(&json!({
             "content": [{"type": "text", "text": "Access denied: /etc"}],
             "isError": true
         }))
         .unwrap_err();
         assert_eq!(error.to_string(), "Access denied: /etc");
-        let error = output_of(&json!({"content": [], "isError": true})).unwrap_err();
+        let error = read(&json!({"content": [], "isError": true})).unwrap_err();
         assert_eq!(
             error.to_string(),
             "the tool reported an error without a message"
@@ -426,7 +600,7 @@ mod tests {
     /// refuse, and every later request of the session answered 400.
     #[test]
     fn images_of_a_type_models_do_not_read_are_named_not_sent() {
-        let output = output_of(&json!({"content": [
+        let output = read(&json!({"content": [
             {"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"},
             {"type": "image", "data": "Qk0=", "mimeType": "image/bmp"},
             {"type": "image", "data": "AAAA"},
@@ -451,7 +625,7 @@ mod tests {
 
     #[test]
     fn resources_audio_and_links_are_named() {
-        let output = output_of(&json!({"content": [
+        let output = read(&json!({"content": [
             {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
             {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AA==", "mimeType": "application/octet-stream"}},
             {"type": "resource_link", "uri": "file:///c", "name": "c"},
@@ -462,5 +636,75 @@ mod tests {
             output.text(),
             "hello\n[binary resource file:///b.bin (application/octet-stream) not shown]\n[resource link: file:///c]\n[audio (audio/wav) not shown]"
         );
+    }
+
+    /// A content block of any type the specification names (and one it
+    /// does not), with or without the fields that type has.
+    fn block() -> impl Strategy<Value = Value> {
+        let kind = proptest::sample::select(vec![
+            "text",
+            "image",
+            "audio",
+            "resource",
+            "resource_link",
+            "video",
+        ]);
+        let media_type = proptest::option::of(proptest::sample::select(vec![
+            "image/png",
+            "image/svg+xml",
+            "audio/wav",
+            "",
+        ]));
+        let text = proptest::option::of("[a-z ]{0,8}");
+        let resource = proptest::option::of((
+            proptest::option::of("[a-z]{0,4}"),
+            proptest::option::of("[A-Z]{0,4}"),
+            media_type.clone(),
+        ));
+        (kind, media_type, text, resource).prop_map(|(kind, media_type, text, resource)| {
+            let mut block = json!({"type": kind, "data": "AAAA", "uri": "file:///a", "name": "a"});
+            if let Some(media_type) = media_type {
+                block["mimeType"] = json!(media_type);
+            }
+            if let Some(text) = text {
+                block["text"] = json!(text);
+            }
+            if let Some((text, blob, media_type)) = resource {
+                let mut resource = json!({"uri": "file:///b"});
+                if let Some(text) = text {
+                    resource["text"] = json!(text);
+                }
+                if let Some(blob) = blob {
+                    resource["blob"] = json!(blob);
+                }
+                if let Some(media_type) = media_type {
+                    resource["mimeType"] = json!(media_type);
+                }
+                block["resource"] = resource;
+            }
+            block
+        })
+    }
+
+    proptest! {
+        /// The typed reader of a `tools/call` answer reads what the JSON
+        /// reader reads in the answer's JSON, whatever the blocks.
+        #[test]
+        fn the_typed_answer_reads_as_its_json(
+            blocks in proptest::collection::vec(block(), 0..4),
+            is_error in proptest::option::of(any::<bool>()),
+            structured in proptest::option::of(proptest::sample::select(vec![
+                json!({"sum": 5}), json!(null), json!("text"),
+            ])),
+        ) {
+            let mut result = json!({ "content": blocks });
+            if let Some(is_error) = is_error {
+                result["isError"] = json!(is_error);
+            }
+            if let Some(structured) = structured {
+                result["structuredContent"] = structured;
+            }
+            let _ = read(&result);
+        }
     }
 }
