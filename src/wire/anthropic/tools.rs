@@ -8,7 +8,6 @@ use super::FORMAT;
 use super::types::Tool;
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
-#[cfg(feature = "anthropic")]
 use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;

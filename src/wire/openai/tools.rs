@@ -8,7 +8,6 @@ use super::export::Object;
 use super::types::{FunctionType, Tool, TypeTag};
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
-#[cfg(feature = "openai")]
 use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;

@@ -7,7 +7,6 @@ use serde_json::{Map, Value};
 use super::FORMAT;
 use crate::conversation::Extras;
 use crate::tool::ToolInfo;
-#[cfg(feature = "openai")]
 use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;
