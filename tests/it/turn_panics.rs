@@ -528,6 +528,25 @@ async fn a_call_whose_task_died_gets_an_error_result_and_a_finished_event() {
     );
     assert_every_call_answered(&conversation);
     drop(events);
+    let (mut started, mut finished) = started_and_finished(&mut receiver);
+    started.sort();
+    assert_eq!(started, ["c1", "c2"]);
+    finished.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        finished,
+        [
+            ("c1".to_owned(), Some(ToolCallErrorKind::ToolPanicked)),
+            ("c2".to_owned(), None)
+        ],
+        "every started call finished once"
+    );
+}
+
+/// The ids of the calls a turn's events say started, and of those they
+/// say finished with the finish's error kind, in the order received.
+fn started_and_finished(
+    receiver: &mut tokio::sync::mpsc::UnboundedReceiver<agent_loop::turn::TurnEvent>,
+) -> (Vec<String>, Vec<(String, Option<ToolCallErrorKind>)>) {
     let mut started = Vec::new();
     let mut finished = Vec::new();
     while let Ok(event) = receiver.try_recv() {
@@ -543,17 +562,7 @@ async fn a_call_whose_task_died_gets_an_error_result_and_a_finished_event() {
             _ => {}
         }
     }
-    started.sort();
-    assert_eq!(started, ["c1", "c2"]);
-    finished.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(
-        finished,
-        [
-            ("c1".to_owned(), Some(ToolCallErrorKind::ToolPanicked)),
-            ("c2".to_owned(), None)
-        ],
-        "every started call finished once"
-    );
+    (started, finished)
 }
 
 /// Set when a [`PendingThenPanicsOnDrop`] is first polled.
@@ -673,21 +682,7 @@ async fn a_one_call_batch_whose_call_died_gets_an_error_result_and_a_finished_ev
     );
     assert_every_call_answered(&conversation);
     drop(events);
-    let mut started = Vec::new();
-    let mut finished = Vec::new();
-    while let Ok(event) = receiver.try_recv() {
-        match event {
-            agent_loop::turn::TurnEvent::ToolCallStarted { tool_call_id, .. } => {
-                started.push(tool_call_id);
-            }
-            agent_loop::turn::TurnEvent::ToolCallFinished {
-                tool_call_id,
-                error,
-                ..
-            } => finished.push((tool_call_id, error)),
-            _ => {}
-        }
-    }
+    let (started, finished) = started_and_finished(&mut receiver);
     assert_eq!(started, ["c1"]);
     assert_eq!(
         finished,
