@@ -5,30 +5,35 @@
 //! reads before each model request. One [`ClientState`] per binding, kept
 //! across restarts of its server.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProgressToken,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use tokio::time::Instant;
 
 use crate::mcp::elicitation::{
     ElicitationAnswer, ElicitationHandler, ElicitationMode, ElicitationRequest,
 };
-use crate::mcp::in_flight::InFlight;
-use crate::tool::ToolProgress;
+use crate::tool::{CallContext, ToolProgress};
 
 /// One binding's side of its server's requests and notifications.
 pub(crate) struct ClientState {
     /// The [`McpServer`](crate::mcp::McpServer)'s name.
     server: String,
     elicitation: Option<ElicitationHandler>,
-    /// The calls waiting for an answer: their progress routes and timer.
-    pub(crate) in_flight: Arc<InFlight>,
+    /// The calls waiting for an answer, by the progress token their
+    /// request carried. Hashed with foldhash, not SipHash: every call
+    /// adds and removes its token, which this client mints (a server's
+    /// notification only looks one up), and foldhash's per-map random seed
+    /// still spreads them.
+    calls: Mutex<HashMap<ProgressToken, Watched, foldhash::fast::RandomState>>,
     /// Elicitations being answered now: while one is, no call times out
     /// (a person is answering, and the call waits for that).
     eliciting: AtomicUsize,
@@ -37,18 +42,21 @@ pub(crate) struct ClientState {
     list_changes: AtomicU64,
 }
 
+/// A call in flight: its context, for its progress events, and when the
+/// server last reported its progress, which the call reads when its
+/// timeout comes (a progress notification does not wake the call: most
+/// calls end before their timeout, and then nobody needs to know).
+struct Watched {
+    context: CallContext,
+    last_progress: Option<Instant>,
+}
+
 impl ClientState {
-    /// The state of a binding of server `server`, whose calls time out
-    /// after `call_timeout` without an answer or progress.
-    pub(crate) fn new(
-        server: &str,
-        elicitation: Option<ElicitationHandler>,
-        call_timeout: Duration,
-    ) -> Arc<Self> {
+    pub(crate) fn new(server: &str, elicitation: Option<ElicitationHandler>) -> Arc<Self> {
         Arc::new(Self {
             server: server.to_owned(),
             elicitation,
-            in_flight: InFlight::new(call_timeout),
+            calls: Mutex::new(HashMap::default()),
             eliciting: AtomicUsize::new(0),
             list_changes: AtomicU64::new(0),
         })
@@ -63,6 +71,22 @@ impl ClientState {
     /// before its next model request.
     pub(crate) fn tools_changed(&self) {
         self.list_changes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Starts routing the progress of `token` to `context`; the returned
+    /// guard stops it when dropped, and says when the call's progress was
+    /// last reported ([`WatchGuard::last_progress`]).
+    pub(crate) fn watch(&self, token: ProgressToken, context: &CallContext) -> WatchGuard<'_> {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.insert(
+                token.clone(),
+                Watched {
+                    context: context.clone(),
+                    last_progress: None,
+                },
+            );
+        }
+        WatchGuard { state: self, token }
     }
 
     /// `true` while an elicitation is being answered.
@@ -84,6 +108,29 @@ impl ClientState {
             capabilities,
             Implementation::new("agent-loop", env!("CARGO_PKG_VERSION")),
         )
+    }
+}
+
+/// Removes a call's route when the call ends, however it ends.
+pub(crate) struct WatchGuard<'a> {
+    state: &'a ClientState,
+    token: ProgressToken,
+}
+
+impl WatchGuard<'_> {
+    /// When the server last reported the call's progress; `None` before
+    /// its first report.
+    pub(crate) fn last_progress(&self) -> Option<Instant> {
+        let calls = self.state.calls.lock().ok()?;
+        calls.get(&self.token)?.last_progress
+    }
+}
+
+impl Drop for WatchGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut calls) = self.state.calls.lock() {
+            calls.remove(&self.token);
+        }
     }
 }
 
@@ -120,7 +167,12 @@ impl ClientHandler for Client {
         // Noted for the call: its idle timeout counts from here now. A
         // token no call of this binding waits on (a late notification of a
         // call that ended) is dropped.
-        let Some(context) = self.0.in_flight.progress(&params.progress_token) else {
+        let context = self.0.calls.lock().ok().and_then(|mut calls| {
+            let watched = calls.get_mut(&params.progress_token)?;
+            watched.last_progress = Some(Instant::now());
+            Some(watched.context.clone())
+        });
+        let Some(context) = context else {
             return;
         };
         let mut progress = ToolProgress::new(params.progress);

@@ -97,7 +97,6 @@ mod connection;
 mod elicitation;
 mod error;
 mod http_client;
-mod in_flight;
 mod link;
 mod listing;
 mod server;

@@ -600,11 +600,7 @@ impl ListingFactory for Factory {
             )
             .source(invalid)
         })?;
-        let state = ClientState::new(
-            &server.name,
-            server.elicitation.clone(),
-            server.call_timeout,
-        );
+        let state = ClientState::new(&server.name, server.elicitation.clone());
         // Before the list: a change announced while it is read makes the
         // binding's first `list` read it again.
         let version = state.list_changes();

@@ -21,7 +21,6 @@ use crate::conversation::{ContentPart, ImagePart};
 use crate::limits::ResultBytes;
 use crate::mcp::connection::Connection;
 use crate::mcp::error::McpCallError;
-use crate::mcp::in_flight::deadline;
 use crate::mcp::link::{Link, Offer};
 use crate::support::redact::RedactedError;
 use crate::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
@@ -129,13 +128,12 @@ impl McpTool {
     /// again with each progress notification of the call (and waits while
     /// the server's elicitation is being answered), up to the total.
     ///
-    /// The call is due at the earlier of the two deadlines; the binding's
-    /// timer wakes it then (see `mcp::in_flight`), and it moves its idle
-    /// deadline to the last progress notification's time plus the idle
-    /// timeout (the progress handler only notes that time, so a call that
-    /// reports progress is not woken for it). A call answered in time,
-    /// nearly every call, so touches no timer and is woken only by its
-    /// answer.
+    /// One timer serves both timeouts: it is set to the earlier of the two
+    /// deadlines, and when it fires the idle deadline moves to the last
+    /// progress notification's time plus the idle timeout (the handler
+    /// only notes that time, so a call that reports progress is not woken
+    /// for it). A call answered in time, nearly every call, so costs one
+    /// timer and no wake-up besides its answer's.
     async fn call_once(
         &self,
         connection: &Connection,
@@ -170,15 +168,12 @@ impl McpTool {
             id: Some(id),
             reason: "the call was cancelled",
         };
+        let watch = self.link.state.watch(progress_token, context);
         let started = Instant::now();
         let total_deadline = deadline(started, self.timeouts.total);
         let mut idle_deadline = deadline(started, self.timeouts.idle);
-        let mut due = idle_deadline.min(total_deadline);
-        let route = self
-            .link
-            .state
-            .in_flight
-            .enter(progress_token, context, due);
+        let timer = tokio::time::sleep_until(idle_deadline.min(total_deadline));
+        tokio::pin!(timer);
         let answer = loop {
             tokio::select! {
                 biased;
@@ -186,9 +181,9 @@ impl McpTool {
                     return Err(Failure::Call(McpCallError::Cancelled));
                 }
                 answer = &mut answer => break answer,
-                () = route.due() => {
-                    let fired = due;
-                    if let Some(last_progress) = route.last_progress() {
+                () = &mut timer => {
+                    let fired = timer.deadline();
+                    if let Some(last_progress) = watch.last_progress() {
                         idle_deadline =
                             idle_deadline.max(deadline(last_progress, self.timeouts.idle));
                     }
@@ -200,8 +195,8 @@ impl McpTool {
                             }));
                         }
                         // A person is answering the server: the call waits.
-                        // A total deadline passed meanwhile is due at once,
-                        // after the answer had its chance.
+                        // A total deadline passed meanwhile fires at the
+                        // next poll, after the answer had its chance.
                         idle_deadline = deadline(Instant::now(), self.timeouts.idle);
                     } else if total_deadline <= fired {
                         cancel.reason = "maximum total timeout exceeded";
@@ -209,8 +204,7 @@ impl McpTool {
                             timeout: self.timeouts.total,
                         }));
                     }
-                    due = idle_deadline.min(total_deadline);
-                    route.set_due(due);
+                    timer.as_mut().reset(idle_deadline.min(total_deadline));
                 }
             }
         };
@@ -280,6 +274,15 @@ impl Tool for McpTool {
         };
         Ok(output_of_answer(result)?)
     }
+}
+
+/// `timeout` after `from`; a timeout too long for the clock (a caller's
+/// `Duration::MAX`, meaning never) ends in 30 years, as Tokio's own
+/// `sleep` does.
+fn deadline(from: Instant, timeout: Duration) -> Instant {
+    const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+    from.checked_add(timeout)
+        .unwrap_or_else(|| from + FAR_FUTURE)
 }
 
 /// Sends `notifications/cancelled` for a request whose answer is no longer
@@ -636,6 +639,16 @@ mod tests {
             output.text(),
             "hello\n[binary resource file:///b.bin (application/octet-stream) not shown]\n[resource link: file:///c]\n[audio (audio/wav) not shown]"
         );
+    }
+
+    #[test]
+    fn a_timeout_too_long_for_the_clock_ends_in_the_far_future() {
+        let now = Instant::now();
+        assert_eq!(
+            deadline(now, Duration::from_secs(1)),
+            now + Duration::from_secs(1)
+        );
+        assert!(deadline(now, Duration::MAX) > now + Duration::from_secs(86_400 * 365 * 29));
     }
 
     /// A content block of any type the specification names (and one it
