@@ -28,12 +28,17 @@ pub(crate) struct ClientState {
     /// The [`McpServer`](crate::mcp::McpServer)'s name.
     server: String,
     elicitation: Option<ElicitationHandler>,
-    /// The calls waiting for an answer, by the progress token their
-    /// request carried. Hashed with foldhash, not SipHash: every call
-    /// adds and removes its token, which this client mints (a server's
-    /// notification only looks one up), and foldhash's per-map random seed
-    /// still spreads them.
-    calls: Mutex<HashMap<ProgressToken, Watched, foldhash::fast::RandomState>>,
+    /// The calls waiting for an answer, by the connection they were sent
+    /// on ([`Client::connection`]) and the progress token their request
+    /// carried: the SDK counts tokens per connection from 0, and a call
+    /// on a connection a restart replaced can still wait while the new
+    /// connection's calls reuse its token. Hashed with foldhash, not
+    /// SipHash: every call adds and removes its key, which this client
+    /// mints (a server's notification only looks one up), and foldhash's
+    /// per-map random seed still spreads them.
+    calls: Mutex<HashMap<(u64, ProgressToken), Watched, foldhash::fast::RandomState>>,
+    /// The connections made so far, which numbers each.
+    connections: AtomicU64,
     /// Elicitations being answered now: while one is, no call times out
     /// (a person is answering, and the call waits for that).
     eliciting: AtomicUsize,
@@ -57,9 +62,19 @@ impl ClientState {
             server: server.to_owned(),
             elicitation,
             calls: Mutex::new(HashMap::default()),
+            connections: AtomicU64::new(0),
             eliciting: AtomicUsize::new(0),
             list_changes: AtomicU64::new(0),
         })
+    }
+
+    /// The handler of a new connection to the server, numbered apart from
+    /// every earlier one of this binding.
+    pub(crate) fn client(self: &Arc<Self>) -> Client {
+        Client {
+            state: Arc::clone(self),
+            connection: self.connections.fetch_add(1, Ordering::Relaxed),
+        }
     }
 
     /// How many times the server's tools may have changed.
@@ -73,20 +88,38 @@ impl ClientState {
         self.list_changes.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Starts routing the progress of `token` to `context`; the returned
-    /// guard stops it when dropped, and says when the call's progress was
-    /// last reported ([`WatchGuard::last_progress`]).
-    pub(crate) fn watch(&self, token: ProgressToken, context: &CallContext) -> WatchGuard<'_> {
+    /// Starts routing the progress of `token`, of a call sent on the
+    /// connection numbered `connection`, to `context`; the returned guard
+    /// stops it when dropped, and says when the call's progress was last
+    /// reported ([`WatchGuard::last_progress`]).
+    pub(crate) fn watch(
+        &self,
+        connection: u64,
+        token: ProgressToken,
+        context: &CallContext,
+    ) -> WatchGuard<'_> {
+        let key = (connection, token);
         if let Ok(mut calls) = self.calls.lock() {
             calls.insert(
-                token.clone(),
+                key.clone(),
                 Watched {
                     context: context.clone(),
                     last_progress: None,
                 },
             );
         }
-        WatchGuard { state: self, token }
+        WatchGuard { state: self, key }
+    }
+
+    /// Notes a progress notification for `token` on the connection
+    /// numbered `connection` now, and gives its call's context; `None`
+    /// when no call waits on it (a late notification of a call that
+    /// ended).
+    fn note_progress(&self, connection: u64, token: ProgressToken) -> Option<CallContext> {
+        let mut calls = self.calls.lock().ok()?;
+        let watched = calls.get_mut(&(connection, token))?;
+        watched.last_progress = Some(Instant::now());
+        Some(watched.context.clone())
     }
 
     /// `true` while an elicitation is being answered.
@@ -114,7 +147,7 @@ impl ClientState {
 /// Removes a call's route when the call ends, however it ends.
 pub(crate) struct WatchGuard<'a> {
     state: &'a ClientState,
-    token: ProgressToken,
+    key: (u64, ProgressToken),
 }
 
 impl WatchGuard<'_> {
@@ -122,14 +155,14 @@ impl WatchGuard<'_> {
     /// its first report.
     pub(crate) fn last_progress(&self) -> Option<Instant> {
         let calls = self.state.calls.lock().ok()?;
-        calls.get(&self.token)?.last_progress
+        calls.get(&self.key)?.last_progress
     }
 }
 
 impl Drop for WatchGuard<'_> {
     fn drop(&mut self) {
         if let Ok(mut calls) = self.state.calls.lock() {
-            calls.remove(&self.token);
+            calls.remove(&self.key);
         }
     }
 }
@@ -150,13 +183,18 @@ impl Drop for Eliciting<'_> {
     }
 }
 
-/// The SDK's client handler of one connection.
+/// The SDK's client handler of one connection, made by
+/// [`ClientState::client`].
 #[derive(Clone)]
-pub(crate) struct Client(pub(crate) Arc<ClientState>);
+pub(crate) struct Client {
+    state: Arc<ClientState>,
+    /// This connection's number among the binding's connections.
+    pub(crate) connection: u64,
+}
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
-        self.0.config()
+        self.state.config()
     }
 
     async fn on_progress(
@@ -167,12 +205,10 @@ impl ClientHandler for Client {
         // Noted for the call: its idle timeout counts from here now. A
         // token no call of this binding waits on (a late notification of a
         // call that ended) is dropped.
-        let context = self.0.calls.lock().ok().and_then(|mut calls| {
-            let watched = calls.get_mut(&params.progress_token)?;
-            watched.last_progress = Some(Instant::now());
-            Some(watched.context.clone())
-        });
-        let Some(context) = context else {
+        let Some(context) = self
+            .state
+            .note_progress(self.connection, params.progress_token)
+        else {
             return;
         };
         let mut progress = ToolProgress::new(params.progress);
@@ -184,10 +220,10 @@ impl ClientHandler for Client {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::info!(
             target: "agent_loop::mcp",
-            server = %self.0.server,
+            server = %self.state.server,
             "the server's tools changed (`notifications/tools/list_changed`); listing them again before the next model request"
         );
-        self.0.tools_changed();
+        self.state.tools_changed();
     }
 
     async fn create_elicitation(
@@ -195,10 +231,10 @@ impl ClientHandler for Client {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let Some(handler) = &self.0.elicitation else {
+        let Some(handler) = &self.state.elicitation else {
             tracing::info!(
                 target: "agent_loop::mcp",
-                server = %self.0.server,
+                server = %self.state.server,
                 "the server asked for input (`elicitation/create`) and no handler is set: declined"
             );
             return Ok(ElicitResult::new(ElicitationAction::Decline));
@@ -229,10 +265,10 @@ impl ClientHandler for Client {
             // A mode of a later specification: nobody can answer it.
             _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
-        let _answering = Eliciting::start(&self.0.eliciting);
+        let _answering = Eliciting::start(&self.state.eliciting);
         let answer = handler
             .answer(ElicitationRequest {
-                server: self.0.server.clone(),
+                server: self.state.server.clone(),
                 message,
                 mode,
             })
@@ -246,5 +282,60 @@ impl ClientHandler for Client {
             ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::NumberOrString;
+
+    use super::*;
+    use crate::session::{LoopId, SessionId};
+    use crate::tool::ToolInfo;
+    use crate::tool::checked::CheckedInfo;
+
+    fn a_call_context() -> CallContext {
+        let info = ToolInfo::without_parameters("probe", "A tool.");
+        let checked = CheckedInfo::check(Arc::new(info)).expect("an empty object schema");
+        CallContext::new(
+            (SessionId::new(), LoopId::new()),
+            None,
+            Arc::new(checked),
+            String::new(),
+            None,
+        )
+    }
+
+    /// The SDK numbers progress tokens per connection from 0, and a call
+    /// on a connection a restart replaced can still wait: the same token
+    /// on the new connection is another call, whose route the old call's
+    /// end must not remove, and whose progress is its own.
+    #[test]
+    fn a_token_reused_on_a_new_connection_is_another_calls_route() {
+        let state = ClientState::new("server", None);
+        let (old, new) = (state.client(), state.client());
+        assert_ne!(old.connection, new.connection);
+        let context = a_call_context();
+        let token = ProgressToken(NumberOrString::Number(1));
+        let on_old = state.watch(old.connection, token.clone(), &context);
+        let on_new = state.watch(new.connection, token.clone(), &context);
+
+        assert!(state.note_progress(new.connection, token.clone()).is_some());
+        assert!(on_new.last_progress().is_some());
+        assert!(
+            on_old.last_progress().is_none(),
+            "the old call saw no progress"
+        );
+
+        drop(on_old);
+        assert!(
+            on_new.last_progress().is_some(),
+            "the old call's end left the new call's route"
+        );
+        drop(on_new);
+        assert!(
+            state.note_progress(new.connection, token).is_none(),
+            "no route is left"
+        );
     }
 }

@@ -50,6 +50,12 @@ impl Connection {
         self.service.peer()
     }
 
+    /// The connection's number among its binding's connections
+    /// ([`ClientState::client`](crate::mcp::client_handler::ClientState::client)).
+    pub(crate) fn number(&self) -> u64 {
+        self.service.service().connection
+    }
+
     /// `true` once the server is gone: the client's task ended (the
     /// transport closed: a stdio server's output ended, an HTTP session
     /// could not go on), or a stdio server's process exited, which the
@@ -206,7 +212,7 @@ pub(crate) async fn connect_stdio(
         stderr,
         Arc::clone(&stderr_tail),
     ));
-    let client = Client(Arc::clone(state));
+    let client = state.client();
     match tokio::time::timeout(timeout, client.serve((stdout, stdin))).await {
         Ok(Ok(service)) => Ok(Connection {
             service,
@@ -309,7 +315,7 @@ where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let client = Client(Arc::clone(state));
+    let client = state.client();
     match tokio::time::timeout(timeout, client.serve(transport)).await {
         Ok(Ok(service)) => Ok(Connection {
             service,

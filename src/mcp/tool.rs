@@ -168,7 +168,10 @@ impl McpTool {
             id: Some(id),
             reason: "the call was cancelled",
         };
-        let watch = self.link.state.watch(progress_token, context);
+        let watch = self
+            .link
+            .state
+            .watch(connection.number(), progress_token, context);
         let started = Instant::now();
         let total_deadline = deadline(started, self.timeouts.total);
         let mut idle_deadline = deadline(started, self.timeouts.idle);
