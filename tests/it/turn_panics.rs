@@ -568,8 +568,13 @@ fn started_and_finished(
 /// Set when a [`PendingThenPanicsOnDrop`] is first polled.
 static PENDING_POLLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Never ready; panics in `drop`: a call that only cancelling ends.
-struct PendingThenPanicsOnDrop;
+/// Never ready (it sets `polled` when first polled); panics in `drop`
+/// with `panic`: a tool's or a middleware's future that only cancelling
+/// ends.
+struct PendingThenPanicsOnDrop {
+    polled: &'static std::sync::atomic::AtomicBool,
+    panic: fn(),
+}
 
 impl std::future::Future for PendingThenPanicsOnDrop {
     type Output = Result<tool::ToolOutput, tool::BoxError>;
@@ -578,19 +583,22 @@ impl std::future::Future for PendingThenPanicsOnDrop {
         self: std::pin::Pin<&mut Self>,
         _: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
-        PENDING_POLLED.store(true, Ordering::SeqCst);
+        self.polled.store(true, Ordering::SeqCst);
         std::task::Poll::Pending
     }
 }
 
 impl Drop for PendingThenPanicsOnDrop {
     fn drop(&mut self) {
-        panic!("the future panicked while dropped mid-flight");
+        (self.panic)();
     }
 }
 
 fn pending_then_panics_on_drop() -> ToolFuture {
-    Box::pin(PendingThenPanicsOnDrop)
+    Box::pin(PendingThenPanicsOnDrop {
+        polled: &PENDING_POLLED,
+        panic: || panic!("the future panicked while dropped mid-flight"),
+    })
 }
 
 /// Runs a turn whose one batch calls `tool` once or twice (`calls`),
@@ -691,34 +699,17 @@ async fn a_one_call_batch_whose_call_died_gets_an_error_result_and_a_finished_ev
     );
 }
 
-/// Set when a [`PendingThenPanicsTwiceOnDrop`] is first polled.
+/// Set when [`pending_then_panics_twice_on_drop`]'s future is first polled.
 static TWICE_POLLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Never ready; panics in `drop` with a payload whose own drop panics
 /// once more ([`PanicsOnDrop`]`(1)`): the payload a boundary catches must
 /// be dropped under a boundary too.
-struct PendingThenPanicsTwiceOnDrop;
-
-impl std::future::Future for PendingThenPanicsTwiceOnDrop {
-    type Output = Result<tool::ToolOutput, tool::BoxError>;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        TWICE_POLLED.store(true, Ordering::SeqCst);
-        std::task::Poll::Pending
-    }
-}
-
-impl Drop for PendingThenPanicsTwiceOnDrop {
-    fn drop(&mut self) {
-        std::panic::panic_any(PanicsOnDrop(1));
-    }
-}
-
 fn pending_then_panics_twice_on_drop() -> ToolFuture {
-    Box::pin(PendingThenPanicsTwiceOnDrop)
+    Box::pin(PendingThenPanicsOnDrop {
+        polled: &TWICE_POLLED,
+        panic: || std::panic::panic_any(PanicsOnDrop(1)),
+    })
 }
 
 /// A tool future dropped mid-flight whose panic's payload panics again
@@ -735,31 +726,9 @@ async fn a_tool_future_whose_drop_panics_twice_mid_flight_is_contained() {
     }
 }
 
-/// A middleware's future that never ends (it does not call the tool) and
-/// panics when dropped: a call only cancelling ends. It sets its flag when
-/// first polled.
-struct StuckThenPanicsOnDrop(&'static std::sync::atomic::AtomicBool);
-
-impl std::future::Future for StuckThenPanicsOnDrop {
-    type Output = Result<tool::ToolOutput, tool::BoxError>;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        self.0.store(true, Ordering::SeqCst);
-        std::task::Poll::Pending
-    }
-}
-
-impl Drop for StuckThenPanicsOnDrop {
-    fn drop(&mut self) {
-        panic!("the middleware's future panicked while dropped mid-flight");
-    }
-}
-
-/// A middleware written by hand whose future is a
-/// [`StuckThenPanicsOnDrop`] setting `.0`.
+/// A middleware written by hand whose future never ends (it does not call
+/// the tool) and panics when dropped: a [`PendingThenPanicsOnDrop`]
+/// setting `.0`.
 struct StuckMiddleware(&'static std::sync::atomic::AtomicBool);
 
 impl ToolMiddleware for StuckMiddleware {
@@ -769,7 +738,10 @@ impl ToolMiddleware for StuckMiddleware {
         'n: 'f,
         Self: 'f,
     {
-        Box::pin(StuckThenPanicsOnDrop(self.0))
+        Box::pin(PendingThenPanicsOnDrop {
+            polled: self.0,
+            panic: || panic!("the middleware's future panicked while dropped mid-flight"),
+        })
     }
 }
 
