@@ -1,19 +1,19 @@
 //! What agent-loop costs over the code a user would write by hand, as
 //! ratios measured in the same run:
 //!
-//! | benchmark | agent-loop | baseline |
+//! | benchmark (`ratio` line) | measured side | baseline |
 //! | --- | --- | --- |
-//! | `dispatch/bound` | `bound.invoke(name, arguments)`: lookup, schema check, context, tool | `direct`: the tool's async function called directly |
-//! | `dispatch/registry` | – | a hand-written `HashMap` registry that checks the schema too |
-//! | `dispatch/bound_vs_registry` | `bound.invoke(name, arguments)` | that registry: the same work by hand |
-//! | `dispatch/3_middlewares` | the same through 3 pass-through middlewares | `direct` |
-//! | `dispatch/3_middlewares_vs_chain` | the same | the registry through 3 hand-written boxed async layers |
-//! | `turn_one_call` | a whole turn with a `ScriptedModel`: one call, then the answer | a hand-written loop asking the same model and calling through the registry |
-//! | `request_build_long` | the OpenAI Chat Completions body of the next request of a 1,000-message conversation (about 2 MB), as `OpenAiModel` builds and serialises it (feature `openai`) | `serde_json::to_vec` of that body held as a `Value` |
-//! | `batch_sleep/turn` | a whole turn of 64 calls that each sleep 1 ms, 8 at once | `batch_sleep/hand_written`: a `Semaphore` + `JoinSet` runner |
-//! | `batch_instant/turn` | a whole turn of 64 instant calls, 8 at once | the same hand-written runner |
-//! | `bind_factory/bind` | bind 100 factory-built tools used by the base and 5 modes | `bind_factory/loop`: the 100 factories called into a `HashMap` |
-//! | `bind_from_fn/bind` | the same with `tool::Definition::from_fn` tools | the same tools built into a `HashMap` |
+//! | `dispatch/registry` (`registry_vs_direct`) | a hand-written `HashMap` registry that checks the schema | the tool's async function called directly |
+//! | `dispatch/bound` (`dispatch_vs_direct`) | `bound.invoke(name, arguments)`: lookup, schema check, context, tool | the direct call |
+//! | `dispatch/bound_vs_registry` (`dispatch_vs_registry`) | `bound.invoke(name, arguments)` | the registry: the same work by hand |
+//! | `dispatch/3_middlewares` (`middlewares3_vs_direct`) | the same through 3 pass-through middlewares | the direct call |
+//! | `dispatch/3_middlewares_vs_chain` (`middlewares3_vs_chain`) | the same | the registry through 3 hand-written boxed async layers |
+//! | `turn/turn_one_call` (`turn_one_call`) | a whole turn with a `ScriptedModel`: one call, then the answer | a hand-written loop asking the same model and calling through the registry |
+//! | `request_build/request_build_long` (`request_build_long`) | the OpenAI Chat Completions body of the next request of a 1,000-message conversation (about 2 MB), as `OpenAiModel` builds and serialises it (feature `openai`) | `serde_json::to_vec` of that body held as a `Value` |
+//! | `batch/batch_sleep` (`batch_sleep`) | a whole turn of 64 calls that each sleep 1 ms, 8 at once | a hand-written `Semaphore` + `JoinSet` runner |
+//! | `batch/batch_instant` (`batch_instant`) | a whole turn of 64 instant calls, 8 at once | the same hand-written runner |
+//! | `bind/factory` (`bind_factory`) | bind 100 factory-built tools used by the base and 5 modes | the 100 factories called into a `HashMap` |
+//! | `bind/from_fn` (`bind_from_fn`) | the same with `tool::Definition::from_fn` tools | the same tools built into a `HashMap` |
 //!
 //! Every call starts from the model's arguments text, so each side parses
 //! it. `cargo bench --bench overhead` prints the medians and ratios at the

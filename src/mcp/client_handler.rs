@@ -203,8 +203,8 @@ impl ClientHandler for Client {
         _context: NotificationContext<RoleClient>,
     ) {
         // Noted for the call: its idle timeout counts from here now. A
-        // token no call of this binding waits on (a late notification of a
-        // call that ended) is dropped.
+        // token no call waits on on this connection (a late notification
+        // of a call that ended) is dropped.
         let Some(context) = self
             .state
             .note_progress(self.connection, params.progress_token)
