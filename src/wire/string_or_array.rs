@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// A string, or an array of `T`.
 ///
@@ -21,6 +22,19 @@ pub(crate) enum StringOrArray<T> {
     Text(String),
     /// `[…]`.
     Array(Vec<T>),
+}
+
+impl StringOrArray<Value> {
+    /// What decoding `value` as a `StringOrArray<Value>` gives, without
+    /// copying it: the string or the array moved out. Any other value is
+    /// given back (decoding it is the wrong-type error naming the field).
+    pub(crate) fn moved_from(value: Value) -> Result<Self, Value> {
+        match value {
+            Value::String(text) => Ok(Self::Text(text)),
+            Value::Array(items) => Ok(Self::Array(items)),
+            other => Err(other),
+        }
+    }
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for StringOrArray<T> {

@@ -529,11 +529,9 @@ pub(super) fn parse_content<R: Reading>(
     path: &dyn fmt::Display,
     value: Value,
 ) -> Result<Vec<ContentBlock>, R::Error> {
-    let content = match value {
-        // What the decoding below reads them into, without the copy.
-        Value::String(text) => StringOrArray::Text(text),
-        Value::Array(items) => StringOrArray::Array(items),
-        value => decode::<StringOrArray<Value>>(FORMAT, path, &value)?,
+    let content = match StringOrArray::moved_from(value) {
+        Ok(content) => content,
+        Err(value) => decode::<StringOrArray<Value>>(FORMAT, path, &value)?,
     };
     match content {
         StringOrArray::Text(text) => Ok(vec![ContentBlock::Text(TextBlock {

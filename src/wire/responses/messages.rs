@@ -813,13 +813,8 @@ impl FromMembers for RawCall {
 
 impl FromMembers for RawMessage {
     fn from_members(mut members: Map<String, Value>) -> Option<Self> {
-        let content = match members.remove("content")? {
-            Value::String(text) => StringOrArray::Text(text),
-            Value::Array(items) => StringOrArray::Array(items),
-            _ => return None,
-        };
         Some(Self {
-            content,
+            content: StringOrArray::moved_from(members.remove("content")?).ok()?,
             rest: members,
         })
     }
