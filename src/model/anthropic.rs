@@ -2,12 +2,11 @@
 
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
+use super::send::{Body, FieldView, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -241,10 +240,10 @@ impl AnthropicModel {
         }
         let replayable = thinking_replayable(&exported.messages);
         body.insert("messages".into(), PLACEHOLDER);
-        let mut views = vec![("messages", RequestView::Messages(exported.messages))];
+        let mut views = vec![("messages", FieldView::Conversation(exported.messages))];
         if !request.tools.is_empty() {
             body.insert("tools".into(), PLACEHOLDER);
-            views.push(("tools", RequestView::Tools(ToolsView(request.tools))));
+            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
             let parallel = self.settings.parallel_tool_calls;
             if self.settings.tool_choice.is_some() || parallel.is_some() {
                 let choice = self
@@ -443,19 +442,7 @@ fn thinking_replayable(messages: &[MessageParam]) -> bool {
 
 /// The fields of a Messages body written from views of the request: its
 /// messages (the typed blocks the export built) and its tools.
-pub(crate) enum RequestView<'r> {
-    Messages(Vec<MessageParam>),
-    Tools(ToolsView<ToolList<'r>>),
-}
-
-impl Serialize for RequestView<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Messages(messages) => messages.serialize(serializer),
-            Self::Tools(tools) => tools.serialize(serializer),
-        }
-    }
-}
+pub(crate) type RequestView<'r> = FieldView<Vec<MessageParam>, ToolsView<ToolList<'r>>>;
 
 fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {

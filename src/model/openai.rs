@@ -3,12 +3,11 @@
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
-use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
+use super::send::{Body, FieldView, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, SystemMessage, WireFormat};
 use crate::support::redact::redact_url;
@@ -326,10 +325,10 @@ impl OpenAiModel {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("messages".into(), PLACEHOLDER);
-        let mut views = vec![("messages", RequestView::Messages(messages))];
+        let mut views = vec![("messages", FieldView::Conversation(messages))];
         if !request.tools.is_empty() {
             body.insert("tools".into(), PLACEHOLDER);
-            views.push(("tools", RequestView::Tools(ToolsView(request.tools))));
+            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
             if let Some(choice) = &self.settings.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
             }
@@ -428,19 +427,7 @@ impl Provider for OpenAiModel {
 
 /// The fields of a Chat Completions body written from views of the
 /// request: its messages and its tools.
-pub(crate) enum RequestView<'r> {
-    Messages(RequestMessages<'r>),
-    Tools(ToolsView<ToolList<'r>>),
-}
-
-impl Serialize for RequestView<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Messages(messages) => messages.serialize(serializer),
-            Self::Tools(tools) => tools.serialize(serializer),
-        }
-    }
-}
+pub(crate) type RequestView<'r> = FieldView<RequestMessages<'r>, ToolsView<ToolList<'r>>>;
 
 impl StreamAssembler for ChunkAssembler {
     /// The event name goes along: an `error` event is the provider's error

@@ -3,13 +3,12 @@
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
-use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::openai::ReasoningEffort;
-use super::send::{Body, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
+use super::send::{Body, FieldView, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
 use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
@@ -333,14 +332,14 @@ impl OpenAiResponsesModel {
         let (input, dropped) =
             responses::export_input(conversation, !self.previous_response_id, &self.target);
         body.insert("input".into(), PLACEHOLDER);
-        let mut views = vec![("input", RequestView::Input(input))];
+        let mut views = vec![("input", FieldView::Conversation(input))];
         body.insert("store".into(), json!(self.previous_response_id));
         if self.includes_encrypted_reasoning() {
             body.insert("include".into(), json!([ENCRYPTED_REASONING]));
         }
         if !request.tools.is_empty() {
             body.insert("tools".into(), PLACEHOLDER);
-            views.push(("tools", RequestView::Tools(ToolsView(request.tools))));
+            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
             if let Some(choice) = &self.settings.tool_choice {
                 body.insert("tool_choice".into(), tool_choice(choice));
             }
@@ -394,19 +393,7 @@ impl OpenAiResponsesModel {
 
 /// The fields of a Responses body written from views of the request: its
 /// input items and its tools.
-pub(crate) enum RequestView<'r> {
-    Input(Vec<InputItem<'r>>),
-    Tools(ToolsView<ToolList<'r>>),
-}
-
-impl Serialize for RequestView<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Input(items) => items.serialize(serializer),
-            Self::Tools(tools) => tools.serialize(serializer),
-        }
-    }
-}
+pub(crate) type RequestView<'r> = FieldView<Vec<InputItem<'r>>, ToolsView<ToolList<'r>>>;
 
 /// `true` for OpenAI's reasoning models by name: `gpt-5…`, `o1…`, `o3…`,
 /// `o4…`, `codex…`, with or without an `openai/` prefix (OpenRouter).

@@ -134,6 +134,25 @@ impl<V: Serialize> Body<V> {
     }
 }
 
+/// A field of a [`Body`] written from a view of the request: the
+/// conversation as the model's format writes it (messages, or input
+/// items), or the tools it offers.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub(crate) enum FieldView<C, T> {
+    Conversation(C),
+    Tools(T),
+}
+
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+impl<C: Serialize, T: Serialize> Serialize for FieldView<C, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Conversation(conversation) => conversation.serialize(serializer),
+            Self::Tools(tools) => tools.serialize(serializer),
+        }
+    }
+}
+
 impl<V: Serialize> Serialize for Body<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.fields.len()))?;
