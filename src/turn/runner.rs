@@ -442,6 +442,8 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             end_at(Instant::now(), status, finish_reason, conversation, stats)
         };
         let mut meter = ContextMeter::new();
+        // Whether this turn compacts: its limits and compactor are fixed.
+        let compacts = self.compactor(&limits).is_some();
         // When the last batch ended: the next request's start, if nothing
         // between takes time.
         let mut last_mark: Option<Instant> = None;
@@ -458,7 +460,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 Err(reached) => Some(reached),
                 // Boxed, and only in a turn that compacts: its future
                 // would otherwise add to every turn's.
-                Ok(()) if self.compactor(&limits).is_none() => None,
+                Ok(()) if !compacts => None,
                 Ok(()) => match Box::pin(self.fit_context(
                     conversation,
                     &limits,
@@ -504,7 +506,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             // take time ran since (the tools were listed again, a
             // compaction may have asked a model): a clock read is not free.
             let model_started = match last_mark.take() {
-                Some(mark) if !listed && self.compactor(&limits).is_none() => mark,
+                Some(mark) if !listed && !compacts => mark,
                 _ => Instant::now(),
             };
             let iteration = prior
@@ -514,11 +516,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
             self.events
                 .emit(|| TurnEvent::ModelRequestStarted { iteration });
             let asked = match self.ask(conversation).await {
-                Err(source)
-                    if source.exceeds_context_window()
-                        && self.compactor(&limits).is_some()
-                        && !meter.retried =>
-                {
+                Err(source) if source.exceeds_context_window() && compacts && !meter.retried => {
                     // Compacted once, then asked again.
                     meter.retried = true;
                     window_full = true;
@@ -566,7 +564,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 // Asking again would resend the same full context; the
                 // cut response is not kept, so nothing is left half-done.
                 // A turn that compacts compacts once and asks again.
-                if self.compactor(&limits).is_some() && !meter.retried {
+                if compacts && !meter.retried {
                     meter.retried = true;
                     window_full = true;
                     continue;
