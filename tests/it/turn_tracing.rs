@@ -58,37 +58,52 @@ where
     }
 }
 
+/// Runs one turn of a definition named `name` with an `echo` tool, bound
+/// in session `session_id`, on a model answering `script`.
+async fn run_echo_turn<const N: usize>(
+    name: &str,
+    session_id: SessionId,
+    script: [ModelResponse; N],
+) {
+    let echo = tool::Definition::from_fn(
+        ToolInfo::new("echo", "Echoes.", json!({"type": "object"})),
+        |arguments: Value, _context| async move { Ok::<_, BoxError>(arguments) },
+    );
+    let definition = Definition::builder()
+        .name(name)
+        .tool(&echo)
+        .build()
+        .validate()
+        .unwrap();
+    let bound = definition
+        .bind(Bindings::new(session_id, LoopId::new()))
+        .await
+        .unwrap();
+    let model = ScriptedModel::new(script);
+    let mut conversation = vec![Message::user("hi")];
+    bound
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+}
+
 #[test]
 fn a_turn_emits_turn_iteration_and_execute_tool_spans() {
     let recorder = Recorder::default();
     crate::common::with_tracing_layer(recorder.clone(), async {
-        let echo = tool::Definition::from_fn(
-            ToolInfo::new("echo", "Echoes.", json!({"type": "object"})),
-            |arguments: Value, _context| async move { Ok::<_, BoxError>(arguments) },
-        );
-        let definition = Definition::builder()
-            .name("traced")
-            .tool(&echo)
-            .build()
-            .validate()
-            .unwrap();
         let session_id = SessionId::new();
-        let bound = definition
-            .bind(Bindings::new(session_id, LoopId::new()))
-            .await
-            .unwrap();
-        let model = ScriptedModel::new([
-            ModelResponse::tool_calls([
-                ToolCall::new("call_a", "echo", "{}"),
-                ToolCall::new("call_b", "echo", "{}"),
-            ]),
-            ModelResponse::answer("done"),
-        ]);
-        let mut conversation = vec![Message::user("hi")];
-        bound
-            .run_turn(&model, &mut conversation, &CancellationToken::new())
-            .await
-            .unwrap();
+        run_echo_turn(
+            "traced",
+            session_id,
+            [
+                ModelResponse::tool_calls([
+                    ToolCall::new("call_a", "echo", "{}"),
+                    ToolCall::new("call_b", "echo", "{}"),
+                ]),
+                ModelResponse::answer("done"),
+            ],
+        )
+        .await;
 
         let spans = recorder.0.lock().unwrap().clone();
         let turns: Vec<_> = spans.iter().filter(|s| s.name == "invoke_agent").collect();
@@ -127,30 +142,16 @@ fn a_turn_emits_turn_iteration_and_execute_tool_spans() {
 fn a_one_call_batch_runs_its_call_under_the_iteration_span() {
     let recorder = Recorder::default();
     crate::common::with_tracing_layer(recorder.clone(), async {
-        let echo = tool::Definition::from_fn(
-            ToolInfo::new("echo", "Echoes.", json!({"type": "object"})),
-            |arguments: Value, _context| async move { Ok::<_, BoxError>(arguments) },
-        );
-        let definition = Definition::builder()
-            .name("traced-one")
-            .tool(&echo)
-            .build()
-            .validate()
-            .unwrap();
-        let bound = definition
-            .bind(Bindings::new(SessionId::new(), LoopId::new()))
-            .await
-            .unwrap();
-        let model = ScriptedModel::new([
-            ModelResponse::tool_calls([ToolCall::new("call_a", "echo", "{}")]),
-            ModelResponse::tool_calls([ToolCall::new("call_b", "echo", "{}")]),
-            ModelResponse::answer("done"),
-        ]);
-        let mut conversation = vec![Message::user("hi")];
-        bound
-            .run_turn(&model, &mut conversation, &CancellationToken::new())
-            .await
-            .unwrap();
+        run_echo_turn(
+            "traced-one",
+            SessionId::new(),
+            [
+                ModelResponse::tool_calls([ToolCall::new("call_a", "echo", "{}")]),
+                ModelResponse::tool_calls([ToolCall::new("call_b", "echo", "{}")]),
+                ModelResponse::answer("done"),
+            ],
+        )
+        .await;
 
         let spans = recorder.0.lock().unwrap().clone();
         let iterations: Vec<_> = spans.iter().filter(|s| s.name == "iteration").collect();
