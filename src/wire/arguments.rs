@@ -23,8 +23,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
+
+use crate::wire::decode::read_whole;
 
 /// The key under which an export puts tool call arguments that are not a
 /// JSON object: `{"_raw_arguments": "<the raw text>"}`.
@@ -74,24 +76,23 @@ pub(crate) fn arguments_text(arguments: &str) -> Cow<'_, str> {
 /// [`arguments_object`] returns as it is (not of the wrapper's shape), so
 /// an export may send the text itself. Checked without building the
 /// object: an export checks every call of the conversation on every
-/// request. It accepts exactly the texts `serde_json` parses into a
-/// `Value` (numbers out of range and lone surrogates fail the same way),
-/// and judges the wrapper's shape as [`raw_arguments`] judges the parsed
-/// object, where a repeated key keeps its last value.
+/// request. Read by [`read_whole`], it accepts exactly the texts
+/// `serde_json` parses into a `Value` object (numbers out of range and
+/// lone surrogates fail the same way), and judges the wrapper's shape as
+/// [`raw_arguments`] judges the parsed object, where a repeated key keeps
+/// its last value.
 fn is_plain_object(arguments: &str) -> bool {
     matches!(
-        serde_json::from_str::<Shape>(arguments),
-        Ok(Shape::Object { wrapper: false })
+        read_whole::<Shape>(arguments.as_bytes()),
+        Some(Shape { wrapper: false })
     )
 }
 
-/// What [`is_plain_object`] reads of a JSON text.
-enum Shape {
-    /// An object; `wrapper` when its only key is [`RAW_ARGUMENTS_KEY`]
-    /// and that key's (last) value is a string.
-    Object { wrapper: bool },
-    /// Any other JSON value.
-    Other,
+/// What [`is_plain_object`] reads of a JSON object: `wrapper` when its
+/// only key is [`RAW_ARGUMENTS_KEY`] and that key's (last) value is a
+/// string.
+struct Shape {
+    wrapper: bool,
 }
 
 impl<'de> Deserialize<'de> for Shape {
@@ -102,124 +103,55 @@ impl<'de> Deserialize<'de> for Shape {
             type Value = Shape;
 
             fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("any JSON value")
+                formatter.write_str("a JSON object")
             }
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
                 let mut other_key = false;
                 let mut raw_is_string = false;
-                while let Some(Checked { raw_key, .. }) = map.next_key::<Checked>()? {
-                    let value: Checked = map.next_value()?;
-                    if raw_key {
-                        raw_is_string = value.string;
+                while let Some(RawKey(raw)) = map.next_key()? {
+                    if raw {
+                        // Rare: the wrapper's key, whose value is read
+                        // as it is to tell a string.
+                        raw_is_string = map.next_value::<Value>()?.is_string();
                     } else {
                         other_key = true;
+                        // Parsed whole all the same (`read_whole` reads an
+                        // ignored value as a `Value` parse would).
+                        map.next_value::<IgnoredAny>()?;
                     }
                 }
-                Ok(Shape::Object {
+                Ok(Shape {
                     wrapper: raw_is_string && !other_key,
                 })
             }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Shape, A::Error> {
-                Checked::read_seq(seq).map(|_| Shape::Other)
-            }
-
-            fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
-                Ok(Shape::Other)
-            }
-
-            fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
-                Ok(Shape::Other)
-            }
-
-            fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
-                Ok(Shape::Other)
-            }
-
-            fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
-                Ok(Shape::Other)
-            }
-
-            fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
-                Ok(Shape::Other)
-            }
-
-            fn visit_unit<E>(self) -> Result<Shape, E> {
-                Ok(Shape::Other)
-            }
         }
 
-        deserializer.deserialize_any(ShapeVisitor)
+        deserializer.deserialize_map(ShapeVisitor)
     }
 }
 
-/// Any JSON value, read through in full as a `Value` would be (so it fails
-/// where that fails: `deserialize_ignored_any` skips numbers unchecked)
-/// but kept nowhere: whether it is a string, and, as a key, whether it is
+/// A key of the object [`Shape`] reads: whether it is
 /// [`RAW_ARGUMENTS_KEY`].
-#[derive(Default)]
-struct Checked {
-    string: bool,
-    raw_key: bool,
-}
+struct RawKey(bool);
 
-impl Checked {
-    fn read_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        while seq.next_element::<Checked>()?.is_some() {}
-        Ok(Self::default())
-    }
-}
-
-impl<'de> Deserialize<'de> for Checked {
+impl<'de> Deserialize<'de> for RawKey {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct CheckedVisitor;
+        struct RawKeyVisitor;
 
-        impl<'de> Visitor<'de> for CheckedVisitor {
-            type Value = Checked;
+        impl Visitor<'_> for RawKeyVisitor {
+            type Value = RawKey;
 
             fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("any JSON value")
+                formatter.write_str("a key")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
-                while map.next_entry::<Checked, Checked>()?.is_some() {}
-                Ok(Checked::default())
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Checked, A::Error> {
-                Checked::read_seq(seq)
-            }
-
-            fn visit_str<E>(self, text: &str) -> Result<Checked, E> {
-                Ok(Checked {
-                    string: true,
-                    raw_key: text == RAW_ARGUMENTS_KEY,
-                })
-            }
-
-            fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
-                Ok(Checked::default())
-            }
-
-            fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
-                Ok(Checked::default())
-            }
-
-            fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
-                Ok(Checked::default())
-            }
-
-            fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
-                Ok(Checked::default())
-            }
-
-            fn visit_unit<E>(self) -> Result<Checked, E> {
-                Ok(Checked::default())
+            fn visit_str<E>(self, key: &str) -> Result<RawKey, E> {
+                Ok(RawKey(key == RAW_ARGUMENTS_KEY))
             }
         }
 
-        deserializer.deserialize_any(CheckedVisitor)
+        deserializer.deserialize_str(RawKeyVisitor)
     }
 }
 

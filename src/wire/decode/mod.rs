@@ -19,7 +19,7 @@ mod deserializer;
 pub(crate) mod testing;
 mod text;
 
-pub(crate) use text::read_text;
+pub(crate) use text::{read_text, read_whole};
 
 use std::fmt;
 

@@ -1,6 +1,7 @@
 //! [`read_text`]: JSON text read straight into a format's serde types, in
 //! one pass, for what every request reads (an answer, each streamed
-//! chunk).
+//! chunk); [`read_whole`], the same reading for a check of a text's shape
+//! (every call's arguments, on every request's export).
 //!
 //! [`decode`](super::decode) reads a `Value` parsed beforehand, which
 //! costs the parse, a tree of allocations and a second walk. Reading the
@@ -54,6 +55,17 @@ pub(crate) fn read_text<T: DeserializeOwned>(text: &[u8], keep: &[&str]) -> Opti
     .ok()?;
     deserializer.end().ok()?;
     Some(read)
+}
+
+/// Reads `text`, any JSON, as `T`, as strictly as a `Value` parse reads
+/// it (see the module docs); `None` when that fails or `T` does not take
+/// it. For a `T` that reads a text without keeping it (a check of its
+/// shape), where [`read_text`]'s kept members are not wanted.
+pub(crate) fn read_whole<T: DeserializeOwned>(text: &[u8]) -> Option<T> {
+    let mut deserializer = serde_json::Deserializer::from_slice(text);
+    let value = T::deserialize(Whole(&mut deserializer)).ok()?;
+    deserializer.end().ok()?;
+    Some(value)
 }
 
 /// The top-level object, read as `T` with the members of `keep` kept.
