@@ -89,6 +89,7 @@ mod turn_panics;
 mod turn_parallel;
 mod turn_pause;
 mod turn_pause_arbitrary;
+mod turn_pause_fixture;
 mod turn_result_bytes;
 mod turn_structured_output;
 mod turn_tool_call_ids;
