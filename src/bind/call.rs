@@ -161,7 +161,10 @@ impl OwnedSite {
 }
 
 /// A call answered: the result the model reads, its statistics, and for
-/// the turn's structured-output call that succeeded, the output.
+/// the turn's structured-output call that succeeded, the output. Stored
+/// as it is in a driver's journal (see
+/// [`BatchResults`](crate::turn::BatchResults)).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Finished {
     pub(crate) result: ToolResult,
     pub(crate) stats: CallStats,
@@ -419,6 +422,18 @@ fn prepare_tool<'a>(
             is_output,
         }),
         Err(error) => Prepared::Answered(error),
+    }
+}
+
+impl Prepared<'_> {
+    /// The same prepared call, holding its own share of its tool: what a
+    /// turn keeps from its response until its batch runs.
+    pub(crate) fn into_owned(self) -> Prepared<'static> {
+        match self {
+            Prepared::Ready(ready) => Prepared::Ready(ready.into_owned()),
+            Prepared::Answered(error) => Prepared::Answered(error),
+            Prepared::Pending(pending) => Prepared::Pending(pending),
+        }
     }
 }
 

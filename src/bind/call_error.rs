@@ -7,7 +7,8 @@ use crate::tool::BoxError;
 /// Why a tool call produced no output. In a turn each becomes a
 /// model-facing error result and the turn goes on; the call's
 /// [`CallStats::error`](crate::turn::CallStats::error) holds the kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ToolCallErrorKind {
     /// No tool of that name in the current mode (a tool of another mode is

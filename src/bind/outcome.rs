@@ -9,7 +9,7 @@ use crate::conversation::ToolResult;
 /// One tool call, whether it ran or not: in a turn's
 /// [`IterationStats::calls`](crate::turn::IterationStats::calls), and in the
 /// [`CallOutcome`] of [`run_tool_call`](crate::Definition::run_tool_call).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct CallStats {
     /// The provider's tool call id.

@@ -119,7 +119,7 @@ impl std::fmt::Debug for dyn Compactor + '_ {
 
 /// A compaction that took place: what [`compact`] returns, and what a turn
 /// reports in [`TurnOutcome::compactions`](crate::turn::TurnOutcome::compactions).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct Compaction {
     /// The compactor's name.

@@ -17,7 +17,7 @@ use crate::session::{LoopId, Session};
 use crate::support::lock::lock;
 use crate::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput};
 use crate::turn::nesting::TurnShare;
-use crate::turn::resume::agent_state;
+use crate::turn::pause::agent_state;
 use crate::turn::{
     AgentPause, Model, Output, Resume, ResumeError, ResumeErrorKind, TurnEvents, TurnOptions,
     TurnStatus,

@@ -2,27 +2,22 @@
 //! each request, corrected by what the provider reported, and the
 //! compaction before a request (see [`context`](crate::context)).
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
+use serde::{Deserialize, Serialize};
 use tracing::warn;
 
-use crate::context::{
-    self, Compaction, CompactionError, Compactor, ElideToolResults, TokenEstimator,
-};
-use crate::conversation::{Conversation, Message, Usage};
+use crate::context::{self, Compaction, CompactionError, TokenEstimator};
+use crate::conversation::{Conversation, Message, Usage, WireFormat};
 use crate::limits::ResolvedToolLimits;
-use crate::support::lock::lock;
-use crate::turn::runner::Turn;
-use crate::turn::{Budget, BudgetError, Model, TurnError, TurnEvent, TurnStats};
+use crate::turn::context::TurnContext;
+use crate::turn::{Budget, BudgetError, TurnError, TurnEvent, TurnStats};
 
-/// The compactor of a turn with a context budget and none of its own.
-static ELIDE: ElideToolResults = ElideToolResults::new();
-
-/// What a turn knows of its requests' size.
+/// What a turn knows of its requests' size: part of its state, so a turn
+/// rebuilt from its state corrects its estimates as the first did.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct ContextMeter {
     /// Made when the turn first estimates a request: a turn that never
-    /// compacts never needs one.
+    /// compacts never needs one. Made again after a rebuild.
+    #[serde(skip)]
     estimator: Option<TokenEstimator>,
     /// Reported minus estimated input tokens of the last answered request:
     /// what the estimator misses (the chat template, its tokenizer).
@@ -33,7 +28,9 @@ pub(super) struct ContextMeter {
     pub(super) retried: bool,
     /// Each message's estimate, for the conversation's first messages: a
     /// turn only appends (but for a compaction, which truncates this), so
-    /// each message is counted once, not once per request.
+    /// each message is counted once, not once per request. Counted again
+    /// after a rebuild.
+    #[serde(skip)]
     counted: Vec<u64>,
 }
 
@@ -47,57 +44,24 @@ pub(super) enum Fit {
     Over(BudgetError),
 }
 
-/// Where the turn's appended messages begin, and its compactions: shared
-/// with the closure that builds the outcome.
-/// (Atomic and locked only so that the turn's future stays `Send`: one
-/// task uses it.)
-#[derive(Default)]
-pub(super) struct Compacted {
-    first_new: AtomicUsize,
-    compactions: Mutex<Vec<Compaction>>,
+/// Where a turn's appended messages begin, and its compactions so far.
+pub(super) struct Compacted<'s> {
+    pub(super) first_new: &'s mut usize,
+    pub(super) compactions: &'s mut Vec<Compaction>,
 }
 
-impl Compacted {
-    pub(super) fn starting_at(first_new: usize) -> Self {
-        Self {
-            first_new: AtomicUsize::new(first_new),
-            compactions: Mutex::default(),
-        }
-    }
-
-    /// Where the turn's appended messages begin now.
-    pub(super) fn first_new(&self) -> usize {
-        self.first_new.load(Ordering::Relaxed)
-    }
-
-    /// The compactions so far, taken out.
-    pub(super) fn take(&self) -> Vec<Compaction> {
-        std::mem::take(&mut *lock(&self.compactions))
-    }
-
+impl Compacted<'_> {
     /// Records `compaction`: the turn's first message moves with it (to
     /// the replacement's start when it was replaced).
-    fn record(&self, compaction: Compaction) {
-        let first = self.first_new();
-        let moved = compaction
-            .moved(first)
+    fn record(&mut self, compaction: Compaction) {
+        *self.first_new = compaction
+            .moved(*self.first_new)
             .unwrap_or(compaction.replacement.start);
-        self.first_new.store(moved, Ordering::Relaxed);
-        lock(&self.compactions).push(compaction);
+        self.compactions.push(compaction);
     }
 }
 
 impl ContextMeter {
-    pub(super) fn new() -> Self {
-        Self {
-            estimator: None,
-            correction: 0,
-            sent: 0,
-            retried: false,
-            counted: Vec::new(),
-        }
-    }
-
     /// The estimate of `conversation`'s messages, counting only those not
     /// counted before.
     fn messages(&mut self, estimator: &TokenEstimator, conversation: &[Message]) -> u64 {
@@ -123,21 +87,11 @@ impl ContextMeter {
     }
 }
 
-impl<M: Model + ?Sized> Turn<'_, M> {
-    /// The compactor of this turn: its own, or [`ElideToolResults`] when its
-    /// mode has a context budget.
-    pub(super) fn compactor(&self, limits: &ResolvedToolLimits) -> Option<&dyn Compactor> {
-        self.compactor.or_else(|| {
-            limits
-                .context_tokens
-                .get()
-                .map(|_| &ELIDE as &dyn Compactor)
-        })
-    }
-
+impl TurnContext<'_> {
     /// Before a request: estimates it and, when it reaches `compact_at` of
     /// `context_tokens` (or always, when `forced`: the provider said the
     /// window is full), compacts the conversation.
+    /// `format` is the model's, which the estimate counts in.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn fit_context(
         &self,
@@ -146,8 +100,9 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         meter: &mut ContextMeter,
         forced: bool,
         stats: &mut TurnStats,
-        compacted: &Compacted,
+        mut compacted: Compacted<'_>,
         requests: u32,
+        format: Option<WireFormat>,
     ) -> Result<Fit, TurnError> {
         let window = limits.context_tokens.get().map(u64::from);
         let Some(compactor) = self.compactor(limits) else {
@@ -159,7 +114,7 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         let site = self.table().site();
         let estimator = meter
             .estimator
-            .get_or_insert_with(|| TokenEstimator::for_format(self.model.description().format))
+            .get_or_insert_with(|| TokenEstimator::for_format(format))
             .clone();
         let overhead = estimator.request(&[], site.instructions(), self.table().offered());
         let raw = meter.messages(&estimator, conversation);

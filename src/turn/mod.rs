@@ -3,8 +3,10 @@
 //! batch). See [`Definition::run_turn`](crate::Definition::run_turn).
 
 mod agent;
+mod batch;
 mod checks;
 mod compacting;
+mod context;
 mod error;
 mod event;
 mod model;
@@ -15,6 +17,8 @@ mod output;
 pub mod pause;
 mod resume;
 mod runner;
+mod state;
+mod steps;
 mod summarize;
 
 pub use crate::bind::{CallStats, ToolList, ToolListIter};
@@ -35,6 +39,8 @@ pub use pause::{
     AgentPause, BudgetPolicy, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall,
     Resume, ResumeError, ResumeErrorKind,
 };
+pub use state::{TURN_STATE_VERSION, TurnState};
+pub use steps::{BatchResults, Step, TurnSteps};
 pub use summarize::{
     SUMMARY_HEADING, SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, Summarize, summary_transcript,
 };

@@ -124,7 +124,7 @@ impl TurnOutcome {
 }
 
 /// Per-turn statistics.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct TurnStats {
     /// One entry per batch the turn answered, in order: a batch that ran,
@@ -168,7 +168,7 @@ fn saturating_sum(counts: impl IntoIterator<Item = usize>) -> u32 {
 }
 
 /// One batch the turn answered (see [`TurnStats::iterations`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct IterationStats {
     /// Wall time of the model request that asked for this batch.

@@ -426,8 +426,6 @@ pub(crate) struct OutputProtocol<'a> {
     native: bool,
     retries: u32,
     mixed_batch: MixedBatch,
-    /// Text answers answered with an instruction so far.
-    instructed: u32,
 }
 
 /// What a turn does with a final answer in text.
@@ -449,7 +447,6 @@ impl<'a> OutputProtocol<'a> {
             native: options.output_mode == OutputMode::Native,
             retries: options.output_retries,
             mixed_batch: options.mixed_batch,
-            instructed: 0,
         }
     }
 
@@ -480,8 +477,9 @@ impl<'a> OutputProtocol<'a> {
 
     /// What becomes of the final answer `text`: without an output, the
     /// turn completes; a native answer may be the output; any other
-    /// answer is instructed to give it, at most `retries` times.
-    pub(crate) fn answer(&mut self, text: &str) -> AnswerStep {
+    /// answer is instructed to give it, at most `retries` times
+    /// (`instructed`: the turn's answers instructed so far, counted here).
+    pub(crate) fn answer(&self, text: &str, instructed: &mut u32) -> AnswerStep {
         let Some(output) = self.output else {
             return AnswerStep::Completed;
         };
@@ -490,10 +488,10 @@ impl<'a> OutputProtocol<'a> {
         {
             return AnswerStep::Output(value);
         }
-        if self.instructed >= self.retries {
+        if *instructed >= self.retries {
             return AnswerStep::NoOutput;
         }
-        self.instructed = self.instructed.saturating_add(1);
+        *instructed = instructed.saturating_add(1);
         AnswerStep::Instruct(if self.native {
             NATIVE_OUTPUT_INSTRUCTION
         } else {

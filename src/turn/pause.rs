@@ -495,3 +495,9 @@ fn describe(kind: &ResumeErrorKind, call: Option<&str>) -> String {
         ),
     }
 }
+
+/// A paused agent's state as the MAC of its call covers it: its JSON
+/// (serde's, the same for a value read back from it).
+pub(crate) fn agent_state(pause: &AgentPause) -> String {
+    serde_json::to_string(pause).unwrap_or_default()
+}

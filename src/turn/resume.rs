@@ -1,9 +1,14 @@
 //! Resuming a paused turn (see [`pause`](crate::turn::pause)): the
-//! checks a resume must pass before anything runs, running its approved
-//! calls, and placing every pending call's result; and the pending calls
-//! a paused batch hands back. The turn loop itself is in `runner`.
+//! checks a resume must pass before anything runs, the batch its
+//! decisions make, and placing every pending call's result; and the
+//! pending calls a paused batch hands back. The turn's steps are in
+//! `steps`.
 
-use std::time::Instant;
+// A turn's error is its end, made once per turn, never on a hot path: it
+// is not boxed, so callers match it as `run_turn` returns it.
+#![allow(clippy::result_large_err)]
+
+use serde::{Deserialize, Serialize};
 
 use crate::bind::Bound;
 use crate::bind::call::{self, Arguments, Finished, Prepared};
@@ -14,15 +19,33 @@ use crate::gate::MacFields;
 use crate::limits::ToolLimits;
 use crate::tool::Tool;
 use crate::turn::agent::AgentHandler;
-use crate::turn::runner::Turn;
+use crate::turn::context::TurnContext;
+use crate::turn::pause::agent_state;
 use crate::turn::{
-    AgentPause, Budget, CallDecision, Decision, Model, PAUSED_TURN_VERSION, PausedTurn,
-    PendingCall, Resume, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnEvents,
-    TurnOptions, TurnOutcome, TurnStats, TurnStatus,
+    AgentPause, Budget, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall,
+    Resume, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOptions, TurnStatus,
 };
-use tokio_util::sync::CancellationToken;
 
-impl<M: Model + ?Sized> Turn<'_, M> {
+/// What a resume's decisions make of the paused batch: the calls to run
+/// (approved, or denied and answered so through the batch), the calls
+/// answered from outside, and the agents to go on with. Made again from
+/// the resume when a turn is rebuilt, so it holds no state of its own.
+pub(super) struct ResumePlan {
+    /// The calls of the resume's batch, in decision order.
+    pub(super) calls: Vec<ToolCall>,
+    /// What each of them is, aligned with `calls`.
+    pub(super) prepared: Vec<Prepared<'static>>,
+    /// External results, answered without running.
+    pub(super) answered: Vec<Finished>,
+    /// The agents the approved calls go on with: call id, the agent's
+    /// conversation, its resume.
+    pub(super) agents: Vec<(String, Vec<Message>, Resume)>,
+    /// Every decided call, in the paused turn's order: each is answered
+    /// "interrupted" when the resume is cancelled while calls run.
+    pub(super) decided: Vec<ToolCall>,
+}
+
+impl TurnContext<'_> {
     /// The pending calls of a prepared batch, in call order, each signed
     /// when the definition has an approval key; each is announced.
     pub(super) fn pending(
@@ -97,14 +120,14 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         }
     }
 
-    /// The calls of `finished` whose agents paused, taken out of it: each
-    /// becomes a pending call, unanswered.
+    /// The calls of `finished` whose agents paused (`parked`, by call id),
+    /// taken out of it: each becomes a pending call, unanswered.
     pub(super) fn take_paused_agents(
         &self,
         batch: &[&ToolCall],
         finished: &mut [Option<Finished>],
+        parked: Vec<(String, AgentPause)>,
     ) -> Vec<PendingCall> {
-        let parked = self.share().take_parked();
         let mut pending = Vec::with_capacity(parked.len());
         for (id, pause) in parked {
             let Some(index) = batch.iter().position(|call| call.id == id) else {
@@ -148,54 +171,36 @@ impl<M: Model + ?Sized> Turn<'_, M> {
         }))
     }
 
-    /// The outcome of a resume cancelled while its approved calls ran:
-    /// nothing was added, and the paused turn can be resumed again.
-    pub(super) fn interrupted(&self, at: usize, started: Instant) -> TurnOutcome {
-        TurnOutcome {
-            compactions: Vec::new(),
-            status: TurnStatus::Interrupted,
-            appended: at..at,
-            stats: TurnStats {
-                duration: started.elapsed(),
-                ..TurnStats::default()
-            },
-            finish_reason: None,
-            repaired: Vec::new(),
-        }
-    }
-
-    /// Checks `resume` against the session and `conversation`, then runs
-    /// its approved calls and puts every pending call's result in place,
-    /// in call order. `Ok(None)` when cancelled while calls ran (nothing
-    /// was added). Refused, unchanged, with a [`ResumeError`].
-    pub(super) async fn resume(
+    /// Checks `resume` against the session and `conversation` and makes
+    /// the batch its decisions run. `Ok(None)` for a resume of a budget's
+    /// pause: nothing to run, the turn goes on with its request. Refused,
+    /// with `conversation` unchanged, with a [`ResumeError`] (or the
+    /// [`TurnError`] the turn's `repair` would give after the calls ran).
+    pub(super) fn plan_resume(
         &self,
-        conversation: &mut Conversation,
+        conversation: &Conversation,
         resume: &Resume,
-    ) -> Result<Option<(Prior, Vec<PendingCall>)>, TurnError> {
+    ) -> Result<Option<ResumePlan>, TurnError> {
         let paused = &resume.paused;
         let calls = self.check_resume(conversation, resume)?;
         // The `repair` that follows the resume must not fail after calls
         // ran: what it refuses (a result out of place) is refused now, on
         // a copy, before anything runs.
         repair(&mut conversation.clone())?;
-        let mut prior = Prior {
-            iterations: paused.iterations,
-            calls: paused.calls,
-            requests: paused.requests,
-            usage: paused.usage,
-        };
         if paused.budget.is_some() {
             // Paused before a request: the turn goes on with it.
-            self.events.emit(|| TurnEvent::TurnResumed { decisions: 0 });
-            return Ok(Some((prior, Vec::new())));
+            return Ok(None);
         }
         let site = self.table().site();
         // Each decision made into what its call gets: run (after its
         // arguments passed the schema), or answered.
-        let mut to_run: Vec<ToolCall> = Vec::new();
-        let mut prepared: Vec<Prepared<'_>> = Vec::new();
-        let mut answered: Vec<Finished> = Vec::new();
+        let mut plan = ResumePlan {
+            calls: Vec::new(),
+            prepared: Vec::new(),
+            answered: Vec::new(),
+            agents: Vec::new(),
+            decided: calls.iter().map(|(call, _, _)| call.clone()).collect(),
+        };
         for (call, pending, decision) in &calls {
             let arguments = match &decision.decision {
                 // The pending arguments: `check_resume` found them the call's.
@@ -204,38 +209,40 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 // (`check_resume` found that it has one).
                 Decision::Agent { decisions, limits } => {
                     if let Some(pause) = &pending.agent {
-                        self.share().resume_agent(
-                            &call.id,
+                        plan.agents.push((
+                            call.id.clone(),
                             pause.conversation.clone(),
                             agent_resume(pause, decisions, *limits),
-                        );
+                        ));
                     }
                     Some(pending.arguments.clone())
                 }
                 Decision::ApproveWith { arguments } => Some(arguments.clone()),
                 Decision::Deny { reason } => {
-                    prepared.push(Prepared::Answered(call::denied(&call.name, reason)));
-                    to_run.push(call.clone());
+                    plan.prepared
+                        .push(Prepared::Answered(call::denied(&call.name, reason)));
+                    plan.calls.push(call.clone());
                     None
                 }
                 Decision::Result { text, is_error } => {
-                    answered.push(call::external(site, call, text, *is_error));
+                    plan.answered
+                        .push(call::external(site, call, text, *is_error));
                     None
                 }
             };
             if let Some(arguments) = arguments {
-                match self
+                let prepared = match self
                     .table()
                     .prepare(&call.name, Arguments::Value(arguments))
                 {
-                    Prepared::Ready(ready) => prepared.push(Prepared::Ready(ready)),
+                    Prepared::Ready(ready) => Prepared::Ready(ready.into_owned()),
                     // Its tool went away while the turn was paused (a
                     // changing definition's new list): the call is answered
                     // so, as a model's call of it would be.
                     Prepared::Answered(error)
                         if error.kind == ToolCallErrorKind::NoLongerOffered =>
                     {
-                        prepared.push(Prepared::Answered(error));
+                        Prepared::Answered(error)
                     }
                     Prepared::Answered(error) => {
                         return Err(ResumeError::of_call(
@@ -247,40 +254,29 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                         .into());
                     }
                     // `prepare` never gates; kept aligned all the same.
-                    Prepared::Pending(pending) => {
-                        prepared.push(Prepared::Answered(ToolCallError::new(
-                            ToolCallErrorKind::NeedsApproval,
-                            &call.name,
-                            pending.reason,
-                        )));
-                    }
-                }
-                to_run.push(call.clone());
+                    Prepared::Pending(pending) => Prepared::Answered(ToolCallError::new(
+                        ToolCallErrorKind::NeedsApproval,
+                        &call.name,
+                        pending.reason,
+                    )),
+                };
+                plan.prepared.push(prepared);
+                plan.calls.push(call.clone());
             }
         }
-        self.events.emit(|| TurnEvent::TurnResumed {
-            decisions: u32::try_from(calls.len()).unwrap_or(u32::MAX),
-        });
-        let batch: Vec<&ToolCall> = to_run.iter().collect();
-        let Some(mut finished) = self.run_batch(&batch, prepared, false).await else {
-            // Some approved calls may have run before the token fired: so
-            // that none runs twice, the paused turn goes stale. Every
-            // decided call is answered "interrupted", as `repair` answers
-            // a call whose process died, and nothing else is added.
-            let mut tail = conversation.split_off(paused.message_index.saturating_add(1));
-            tail.extend(
-                calls
-                    .iter()
-                    .map(|(call, _, _)| Message::Tool(call::aborted(site, call).result)),
-            );
-            place_results(conversation, paused.message_index, tail);
-            return Ok(None);
-        };
-        // An agent that paused again pauses the turn again.
-        let repaused = self.take_paused_agents(&batch, &mut finished);
-        // The results after the assistant message: those of the calls
-        // that ran before the pause, then these, all in call order.
-        let mut tail = conversation.split_off(paused.message_index.saturating_add(1));
+        Ok(Some(plan))
+    }
+
+    /// Puts the results of a resume's batch after the paused assistant
+    /// message at `message_index`, in call order: those of the calls that
+    /// ran before the pause, then `answered`, then `finished`.
+    pub(super) fn place_resumed(
+        conversation: &mut Conversation,
+        message_index: usize,
+        answered: Vec<Finished>,
+        finished: Vec<Option<Finished>>,
+    ) {
+        let mut tail = conversation.split_off(message_index.saturating_add(1));
         tail.extend(answered.into_iter().map(|done| Message::Tool(done.result)));
         tail.extend(
             finished
@@ -288,12 +284,27 @@ impl<M: Model + ?Sized> Turn<'_, M> {
                 .flatten()
                 .map(|done| Message::Tool(done.result)),
         );
-        place_results(conversation, paused.message_index, tail);
-        // What the approved calls' agents spent is the turn's too.
-        let (nested_calls, nested_usage) = self.share().take_nested();
-        prior.calls = prior.calls.saturating_add(nested_calls);
-        prior.usage += nested_usage;
-        Ok(Some((prior, repaused)))
+        place_results(conversation, message_index, tail);
+    }
+
+    /// Answers every decided call of a resume cancelled while its calls
+    /// ran "interrupted", as `repair` answers a call whose process died:
+    /// some may have run, so the paused turn goes stale and none runs
+    /// twice. Nothing else is added.
+    pub(super) fn abort_resumed(
+        &self,
+        conversation: &mut Conversation,
+        message_index: usize,
+        decided: &[ToolCall],
+    ) {
+        let site = self.table().site();
+        let mut tail = conversation.split_off(message_index.saturating_add(1));
+        tail.extend(
+            decided
+                .iter()
+                .map(|call| Message::Tool(call::aborted(site, call).result)),
+        );
+        place_results(conversation, message_index, tail);
     }
 
     /// What a pending call's MAC covers: this session's ids and the call.
@@ -487,8 +498,7 @@ impl Definition<Bound> {
         resume: &Resume,
     ) -> Result<(), ResumeError> {
         let options = TurnOptions::builder().build();
-        let (never, unwatched) = (CancellationToken::new(), TurnEvents::default());
-        let turn = self.turn(&NoModel, &options, &never, &unwatched);
+        let turn = TurnContext::new(self, &options);
         let decided = turn.check_resume(conversation, resume)?;
         // What the resumed turn's `repair` would refuse, refused now.
         if repair(&mut conversation.to_vec()).is_err() {
@@ -514,22 +524,7 @@ impl Definition<Bound> {
     }
 }
 
-/// The model of a turn made only to check a resume: never asked.
-struct NoModel;
-
-#[async_trait::async_trait]
-impl Model for NoModel {
-    async fn respond(
-        &self,
-        _request: crate::turn::ModelRequest<'_>,
-    ) -> Result<crate::conversation::ModelResponse, crate::turn::ModelError> {
-        Err(crate::turn::ModelError::other(
-            "a resume check asks no model",
-        ))
-    }
-}
-
-impl<M: Model + ?Sized> Turn<'_, M> {
+impl TurnContext<'_> {
     /// Checks, by the agent's own binding, the decisions for the paused
     /// agent of a call of `tool_name` (MACs, ids, edited arguments, and so
     /// on down its own agents), before anything runs.
@@ -567,12 +562,6 @@ fn agent_resume(
     }
 }
 
-/// A paused agent's state as the MAC of its call covers it: its JSON
-/// (serde's, the same for a value read back from it).
-pub(super) fn agent_state(pause: &AgentPause) -> String {
-    serde_json::to_string(pause).unwrap_or_default()
-}
-
 /// Appends `results` (tool messages) after the assistant message at
 /// `assistant`, in the order of its calls.
 fn place_results(conversation: &mut Conversation, assistant: usize, mut results: Vec<Message>) {
@@ -593,7 +582,7 @@ fn place_results(conversation: &mut Conversation, assistant: usize, mut results:
 
 /// A call's arguments text as the schema check read it (blank is `{}`;
 /// text that is no JSON is `null`, which no pending call holds).
-fn call_arguments(text: &str) -> serde_json::Value {
+pub(super) fn call_arguments(text: &str) -> serde_json::Value {
     if text.trim().is_empty() {
         return serde_json::json!({});
     }
@@ -601,7 +590,7 @@ fn call_arguments(text: &str) -> serde_json::Value {
 }
 
 /// A turn's counts at a pause: what a resumed turn goes on from.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub(super) struct Prior {
     pub(super) iterations: u32,
     pub(super) calls: u32,
