@@ -91,6 +91,7 @@ mod turn_pause;
 mod turn_pause_arbitrary;
 mod turn_pause_fixture;
 mod turn_result_bytes;
+mod turn_steps_journal;
 mod turn_structured_output;
 mod turn_tool_call_ids;
 mod turn_tracing;

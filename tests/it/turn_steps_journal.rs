@@ -1,0 +1,456 @@
+//! The step property: a driver of its own over the turn's step API
+//! (`Definition::turn_steps`) journals every step's effect (the model's
+//! answer, the batch's results, each through JSON), crashes after step k,
+//! and rebuilds the turn, either by replaying the journal from the start
+//! or from the `TurnState` and conversation it stored at step k. For any
+//! scripted batches, gates, limits and budgets, and every k, the rebuilt
+//! turn reaches exactly the final conversation and outcome (or error) of
+//! an uninterrupted `run_turn`, and each tool execution and each model
+//! request happens exactly once across the crash and the rebuild.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use crate::turn_common::*;
+use agent_loop::conversation::{Message, ModelResponse};
+use agent_loop::gate::{GateCall, GateDecision};
+use agent_loop::tool::{self, BoxError, ToolInfo};
+use agent_loop::turn::{
+    BatchResults, BudgetPolicy, Model, ScriptedModel, Step, TurnError, TurnOptions, TurnOutcome,
+    TurnState, TurnSteps,
+};
+use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits};
+
+/// One effect of a turn, as the journal keeps it (as JSON).
+#[derive(Clone, Debug)]
+enum Entry {
+    Answer(String),
+    Batch(String),
+}
+
+/// What a scenario's session counts: tool executions.
+struct Counted {
+    session: Definition<Bound>,
+    executions: Arc<AtomicUsize>,
+}
+
+/// `read` and `echo` (counted), `guarded` (counted; its gate asks when
+/// `ask`, denies otherwise), under `limits`.
+async fn session(limits: ToolLimits, ask: bool) -> Counted {
+    let executions = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&executions);
+    let echo = tool::Definition::from_fn(
+        ToolInfo::new(
+            "echo",
+            "Echoes its text.",
+            json!({
+                "type": "object",
+                "properties": { "text": { "type": "string" } },
+                "required": ["text"]
+            }),
+        ),
+        move |arguments: Value, _context| {
+            let counted = Arc::clone(&counted);
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, BoxError>(arguments["text"].clone())
+            }
+        },
+    );
+    let session = Definition::builder()
+        .name("journaled")
+        .tool(counting_tool("read", Arc::clone(&executions)))
+        .tool(echo)
+        .tool(counting_tool("guarded", Arc::clone(&executions)))
+        .tool_limits(limits)
+        .gate(move |call: &GateCall<'_>| match call.tool.name.as_str() {
+            "guarded" if ask => GateDecision::ask("guarded"),
+            "guarded" => GateDecision::deny("not allowed"),
+            _ => GateDecision::Allow,
+        })
+        .build()
+        .validate()
+        .expect("valid")
+        // One session for every run: minted call ids come from it.
+        .bind(Bindings::new(
+            SessionId::from_uuid(uuid::Uuid::from_u128(7)),
+            LoopId::from_uuid(uuid::Uuid::from_u128(11)),
+        ))
+        .await
+        .expect("binds");
+    Counted {
+        session,
+        executions,
+    }
+}
+
+/// A step's effect: from the journal when it holds one at `cursor`, else
+/// done now and journaled.
+struct Driver<'j> {
+    journal: &'j mut Vec<Entry>,
+    cursor: usize,
+}
+
+impl Driver<'_> {
+    /// Steps `steps` until they end (`true`) or until the journal holds
+    /// `crash_after` entries (`false`: the process dies here). After each
+    /// effect, `snapshots` gets the state and conversation.
+    async fn drive(
+        &mut self,
+        steps: &mut TurnSteps<'_>,
+        model: &ScriptedModel,
+        crash_after: Option<usize>,
+        snapshots: &mut Vec<(String, Vec<Message>)>,
+    ) -> bool {
+        loop {
+            let step = steps.next();
+            if step == Step::Done {
+                return true;
+            }
+            if crash_after == Some(self.cursor) {
+                return false;
+            }
+            match step {
+                Step::Refresh => steps.refresh().await,
+                Step::Compact => steps.compact(None).await,
+                Step::Request => {
+                    let answer = match self.journal.get(self.cursor) {
+                        Some(Entry::Answer(json)) => {
+                            serde_json::from_str::<ModelResponse>(json).expect("journaled")
+                        }
+                        Some(Entry::Batch(_)) => panic!("the journal is out of step"),
+                        None => {
+                            let answer = model
+                                .respond(steps.request())
+                                .await
+                                .expect("the script answers every request");
+                            let json = serde_json::to_string(&answer).expect("serialises");
+                            self.journal.push(Entry::Answer(json));
+                            answer
+                        }
+                    };
+                    self.cursor += 1;
+                    steps.respond(Ok(answer), Duration::ZERO);
+                }
+                Step::Batch => {
+                    let results = match self.journal.get(self.cursor) {
+                        Some(Entry::Batch(json)) => {
+                            serde_json::from_str::<BatchResults>(json).expect("journaled")
+                        }
+                        Some(Entry::Answer(_)) => panic!("the journal is out of step"),
+                        None => {
+                            let results = steps.run_batch().await;
+                            let json = serde_json::to_string(&results).expect("serialises");
+                            self.journal.push(Entry::Batch(json));
+                            results
+                        }
+                    };
+                    self.cursor += 1;
+                    steps.commit(results);
+                }
+                other => panic!("a step this driver does not know: {other:?}"),
+            }
+            if matches!(step, Step::Request | Step::Batch) {
+                // The effect is in: what a crash from here on rebuilds from.
+                let state = serde_json::to_string(steps.state()).expect("the state serialises");
+                snapshots.push((state, steps.conversation().clone()));
+            }
+        }
+    }
+}
+
+/// What a turn ended with, durations zeroed (they are wall time).
+fn ended(result: Result<TurnOutcome, TurnError>) -> String {
+    match result {
+        Ok(mut outcome) => {
+            outcome.stats.duration = Duration::ZERO;
+            for iteration in &mut outcome.stats.iterations {
+                iteration.model_duration = Duration::ZERO;
+                iteration.batch_duration = Duration::ZERO;
+                for call in &mut iteration.calls {
+                    call.duration = Duration::ZERO;
+                }
+            }
+            format!("{outcome:?}")
+        }
+        Err(error) => format!("error: {error}"),
+    }
+}
+
+/// The scenario's script: its batches, then an answer.
+fn script(batches: &[Vec<(usize, bool)>]) -> Vec<ModelResponse> {
+    let names = ["read", "echo", "guarded", "missing"];
+    let mut responses: Vec<ModelResponse> = batches
+        .iter()
+        .enumerate()
+        .map(|(i, calls)| {
+            batch(calls.iter().enumerate().map(|(j, &(tool, good))| {
+                let arguments = match (names[tool], good) {
+                    ("echo", true) => r#"{"text": "hi"}"#,
+                    ("echo", false) => r#"{"text": 3}"#,
+                    (_, true) => "{}",
+                    (_, false) => "{not json",
+                };
+                // Every third call has no id: the turn mints one.
+                let id = if (i + j) % 3 == 2 {
+                    String::new()
+                } else {
+                    format!("call_{i}_{j}")
+                };
+                call(id, names[tool], arguments)
+            }))
+        })
+        .collect();
+    responses.push(answer("done"));
+    responses
+}
+
+#[derive(Clone, Debug)]
+struct Scenario {
+    batches: Vec<Vec<(usize, bool)>>,
+    iterations: Option<u32>,
+    requests: Option<u32>,
+    parallel: u32,
+    ask: bool,
+    pause_on_budget: bool,
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (
+        prop::collection::vec(
+            prop::collection::vec((0usize..4, prop::bool::weighted(0.8)), 1..4),
+            0..5,
+        ),
+        prop::option::of(1u32..5),
+        prop::option::of(1u32..6),
+        1u32..3,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(batches, iterations, requests, parallel, ask, pause_on_budget)| Scenario {
+                batches,
+                iterations,
+                requests,
+                parallel,
+                ask,
+                pause_on_budget,
+            },
+        )
+}
+
+impl Scenario {
+    fn limits(&self) -> ToolLimits {
+        let mut limits = ToolLimits::new().parallel(self.parallel);
+        if let Some(iterations) = self.iterations {
+            limits = limits.iterations(iterations);
+        }
+        if let Some(requests) = self.requests {
+            limits = limits.requests(requests);
+        }
+        limits
+    }
+
+    fn policy(&self) -> BudgetPolicy {
+        if self.pause_on_budget {
+            BudgetPolicy::Pause
+        } else {
+            BudgetPolicy::Fail
+        }
+    }
+}
+
+/// The uninterrupted run: the conversation, the outcome, executions and
+/// requests.
+async fn uninterrupted(scenario: &Scenario) -> (Vec<Message>, String, usize, usize) {
+    let counted = session(scenario.limits(), scenario.ask).await;
+    let model = ScriptedModel::new(script(&scenario.batches));
+    let mut conversation = user_says("go");
+    let options = TurnOptions::builder()
+        .budget_policy(scenario.policy())
+        .build();
+    let result = counted
+        .session
+        .run_turn(&model, &mut conversation, options)
+        .await;
+    (
+        conversation,
+        ended(result),
+        counted.executions.load(Ordering::SeqCst),
+        model.requests().len(),
+    )
+}
+
+/// The run that crashes after `k` journaled effects and is rebuilt by
+/// replaying its journal (`from_state`: from the state stored at the
+/// crash instead); `None` when it ends before `k`.
+async fn crashed(
+    scenario: &Scenario,
+    k: usize,
+    from_state: bool,
+) -> Option<(Vec<Message>, String, usize, usize)> {
+    let counted = session(scenario.limits(), scenario.ask).await;
+    let model = ScriptedModel::new(script(&scenario.batches));
+    let options = TurnOptions::builder()
+        .budget_policy(scenario.policy())
+        .build();
+    let mut journal = Vec::new();
+    let mut snapshots = Vec::new();
+    // The first process.
+    {
+        let mut conversation = user_says("go");
+        let mut steps = counted.session.turn_steps(&mut conversation, &options);
+        let mut driver = Driver {
+            journal: &mut journal,
+            cursor: 0,
+        };
+        if driver
+            .drive(&mut steps, &model, Some(k), &mut snapshots)
+            .await
+        {
+            return None;
+        }
+    }
+    // The second: the journal (or the last stored state) is all it has.
+    let mut driver = Driver {
+        journal: &mut journal,
+        cursor: 0,
+    };
+    let (mut conversation, restored): (Vec<Message>, Option<TurnState>) =
+        match (from_state, snapshots.last()) {
+            (true, Some((state, conversation))) => (
+                conversation.clone(),
+                Some(serde_json::from_str(state).expect("the stored state reads")),
+            ),
+            _ => (user_says("go"), None),
+        };
+    if restored.is_some() {
+        driver.cursor = k;
+    }
+    let mut steps = match restored {
+        Some(state) => counted
+            .session
+            .restore_turn(state, &mut conversation, &options)
+            .expect("the stored state restores"),
+        None => counted.session.turn_steps(&mut conversation, &options),
+    };
+    let mut ignored = Vec::new();
+    assert!(driver.drive(&mut steps, &model, None, &mut ignored).await);
+    let result = steps.finish();
+    let outcome = ended(result);
+    Some((
+        conversation,
+        outcome,
+        counted.executions.load(Ordering::SeqCst),
+        model.requests().len(),
+    ))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_turn_rebuilt_from_its_journal_after_any_step_ends_as_an_uninterrupted_one(
+        scenario in scenario()
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            let expected = uninterrupted(&scenario).await;
+            for k in 0.. {
+                let mut ended_before = false;
+                for from_state in [false, true] {
+                    match crashed(&scenario, k, from_state).await {
+                        None => ended_before = true,
+                        Some(rebuilt) => {
+                            assert_eq!(rebuilt.0, expected.0, "the conversation, k = {k}, from_state = {from_state}");
+                            assert_eq!(rebuilt.1, expected.1, "the outcome, k = {k}, from_state = {from_state}");
+                            assert_eq!(rebuilt.2, expected.2, "tool executions, k = {k}, from_state = {from_state}");
+                            assert_eq!(rebuilt.3, expected.3, "model requests, k = {k}, from_state = {from_state}");
+                        }
+                    }
+                }
+                if ended_before {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// The JSON form of a turn's state with a batch out, pinned: a driver's
+/// stored states must read in later releases of format version 1.
+#[tokio::test]
+async fn the_state_of_a_turn_with_a_batch_out_has_a_pinned_json_form() {
+    let counted = session(ToolLimits::new(), true).await;
+    let model = ScriptedModel::new([
+        batch([
+            call("call_1", "read", "{}"),
+            call("call_2", "guarded", "{}"),
+        ]),
+        answer("done"),
+    ]);
+    let options = TurnOptions::builder().build();
+    let mut conversation = user_says("go");
+    let mut steps = counted.session.turn_steps(&mut conversation, &options);
+    assert_eq!(steps.next(), Step::Request);
+    let answer = model.respond(steps.request()).await.expect("answers");
+    steps.respond(Ok(answer), Duration::from_millis(5));
+    assert_eq!(steps.next(), Step::Batch);
+    let state = serde_json::to_value(steps.state()).expect("serialises");
+    let expected = json!({
+        "version": 1,
+        "session_id": "00000000-0000-0000-0000-000000000007",
+        "loop_id": "00000000-0000-0000-0000-00000000000b",
+        "mode": null,
+        "raised": null,
+        "prior_iterations": 0,
+        "calls": 0,
+        "requests": 1,
+        "stats": {
+            "iterations": [],
+            "duration": { "secs": 0, "nanos": 5_000_000 },
+            "usage": {
+                "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
+                "cache_write_tokens": 0, "reasoning_tokens": 0
+            }
+        },
+        "first_new": 1,
+        "compactions": [],
+        "repaired": [],
+        "meter": { "correction": 0, "sent": 0, "retried": false },
+        "window_full": false,
+        "instructed": 0,
+        "phase": {
+            "phase": "running",
+            "message": {
+                "content": [
+                    { "type": "tool_call", "id": "call_1", "name": "read", "arguments": "{}" },
+                    { "type": "tool_call", "id": "call_2", "name": "guarded", "arguments": "{}" }
+                ]
+            },
+            "finish_reason": "tool_calls",
+            "usage": {
+                "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
+                "cache_write_tokens": 0, "reasoning_tokens": 0
+            },
+            "model_duration": { "secs": 0, "nanos": 5_000_000 },
+            "iteration": 1,
+            "batch_calls": 2,
+            "would_be": 2,
+            "pending": [{
+                "tool_call_id": "call_2",
+                "tool_name": "guarded",
+                "arguments": {},
+                "reason": "guarded"
+            }]
+        }
+    });
+    assert_eq!(state, expected);
+    // Read back, it is the same state.
+    let read: TurnState = serde_json::from_value(state.clone()).expect("reads");
+    assert_eq!(serde_json::to_value(&read).expect("serialises"), state);
+}
