@@ -1,6 +1,17 @@
 //! The turn: one user request handled to a final answer, made of
 //! iterations (a model request that asks for tools, plus running that
 //! batch). See [`Definition::run_turn`](crate::Definition::run_turn).
+//!
+//! The turn is a state machine that a driver steps ([`TurnSteps`], from
+//! [`Definition::turn_steps`](crate::Definition::turn_steps)): it says
+//! what it needs next ([`Step`]: a model request, a batch of prepared
+//! calls to run, or its end, a pause among them) and takes what the driver
+//! brings back, doing no I/O of its own, so the same answers and results
+//! always give the same steps. Its state between two steps is one
+//! serialisable value ([`TurnState`]). `run_turn` is the in-process
+//! driver; a durable one journals each step's effect and rebuilds a
+//! crashed turn from the journal
+//! ([`Definition::restore_turn`](crate::Definition::restore_turn)).
 
 mod agent;
 mod batch;

@@ -75,12 +75,76 @@ pub struct BatchResults {
     duration: Duration,
 }
 
-/// One turn as a state machine: see the [module docs](self) and
-/// [`Definition::turn_steps`](crate::Definition::turn_steps).
+/// One turn as a state machine, made by
+/// [`Definition::turn_steps`](crate::Definition::turn_steps) (or rebuilt
+/// by [`Definition::restore_turn`](crate::Definition::restore_turn)).
 ///
 /// A driver loops on [`next`](Self::next) and does what each [`Step`]
-/// says; between two steps, [`state`](Self::state) and the conversation
-/// are all there is to store.
+/// says. Two steps have effects a durable driver journals: the model's
+/// answer to [`request`](Self::request) and the [`BatchResults`] of
+/// [`run_batch`](Self::run_batch). A driver that rebuilds a turn hands the
+/// journaled values back in the same order (the turn asks for the same
+/// things again), or restores the [`state`](Self::state) it stored after
+/// a step with the conversation of that step. Durations are the driver's:
+/// the turn reads no clock, and its [`TurnStats::duration`] is the sum of
+/// those it was given.
+///
+/// Each call of a batch runs once per `run_batch`: a driver that crashed
+/// after running a batch and before journaling its results runs it again,
+/// so tools whose effects must happen once key them by the call's session
+/// id, loop id and tool call id (all in its
+/// [`CallContext`](crate::tool::CallContext)).
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+/// use agent_loop::tool::{self, BoxError, ToolInfo};
+/// use agent_loop::turn::{Model, ScriptedModel, Step, TurnOptions};
+/// use agent_loop::{Bindings, Definition, LoopId, SessionId};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let clock = tool::Definition::from_fn(
+///     ToolInfo::without_parameters("now", "The time."),
+///     |_arguments: serde_json::Value, _context| async { Ok::<_, BoxError>("12:00") },
+/// );
+/// let session = Definition::builder().name("clock").tool(clock).build().validate()?
+///     .bind(Bindings::new(SessionId::new(), LoopId::new())).await?;
+/// let model = ScriptedModel::new([
+///     ModelResponse::tool_calls([ToolCall::new("call_1", "now", "{}")]),
+///     ModelResponse::answer("It is 12:00."),
+/// ]);
+///
+/// let options = TurnOptions::default();
+/// let mut conversation = vec![Message::user("Time?")];
+/// let mut steps = session.turn_steps(&mut conversation, &options);
+/// let mut journal = Vec::new();
+/// loop {
+///     match steps.next() {
+///         Step::Refresh => steps.refresh().await,
+///         Step::Compact => steps.compact(model.description().format).await,
+///         Step::Request => {
+///             let asked = Instant::now();
+///             let answer = model.respond(steps.request()).await;
+///             // A durable driver stores the answer before handing it on.
+///             journal.push(format!("{:?}", answer.as_ref().map(|r| &r.finish_reason)));
+///             steps.respond(answer, asked.elapsed());
+///         }
+///         Step::Batch => {
+///             let results = steps.run_batch().await;
+///             journal.push(serde_json::to_string(&results)?);
+///             steps.commit(results);
+///         }
+///         Step::Done => break,
+///         _ => unreachable!("a step this driver does not know"),
+///     }
+/// }
+/// let outcome = steps.finish()?;
+/// assert_eq!(outcome.answer(), Some("It is 12:00."));
+/// assert_eq!(journal.len(), 3); // two answers and one batch
+/// assert_eq!(conversation.len(), 4);
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 pub struct TurnSteps<'t> {
     context: TurnContext<'t>,
     conversation: &'t mut Conversation,

@@ -15,6 +15,11 @@ assert_impl_all!(Bindings: Send, Sync, Clone);
 assert_impl_all!(ToolHandle<'static>: Send, Sync);
 assert_impl_all!(BindError: std::error::Error, Send, Sync);
 assert_impl_all!(DefinitionError: std::error::Error, Send, Sync, Clone);
+// A driver of a turn's steps may run on any thread of a multi-thread
+// runtime, and store what the steps give it.
+assert_impl_all!(agent_loop::turn::TurnSteps<'static>: Send);
+assert_impl_all!(agent_loop::turn::TurnState: Send, Sync, Clone);
+assert_impl_all!(agent_loop::turn::BatchResults: Send, Sync, Clone);
 
 /// A validated definition can be bound from many tasks at once, each
 /// binding with the ids its task gave and tools built for it.
