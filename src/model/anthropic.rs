@@ -238,7 +238,9 @@ impl AnthropicModel {
         if let Some(system) = &exported.system {
             body.insert("system".into(), to_value(system));
         }
-        let replayable = thinking_replayable(&exported.messages);
+        // Asked only with thinking on: without it, a tool use without a
+        // thinking block is what every request of a tool loop holds.
+        let replayable = self.thinking_budget.is_none() || thinking_replayable(&exported.messages);
         body.insert("messages".into(), PLACEHOLDER);
         let mut views = vec![("messages", FieldView::Conversation(exported.messages))];
         if !request.tools.is_empty() {
@@ -510,6 +512,55 @@ mod tests {
         assert_eq!(
             body.value()["messages"][1]["content"][0]["type"],
             "tool_use"
+        );
+    }
+
+    /// The warnings traced while `run` runs.
+    fn warnings(run: impl FnOnce()) -> Vec<String> {
+        use std::sync::{Arc, Mutex};
+        use tracing_subscriber::layer::SubscriberExt;
+
+        #[derive(Clone, Default)]
+        struct Warnings(Arc<Mutex<Vec<String>>>);
+        struct Message<'a>(&'a mut String);
+        impl tracing::field::Visit for Message<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0.push_str(&format!("{value:?}"));
+                }
+            }
+        }
+        impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+            fn on_event(
+                &self,
+                event: &tracing::Event<'_>,
+                _context: tracing_subscriber::layer::Context<'_, S>,
+            ) {
+                if *event.metadata().level() == tracing::Level::WARN {
+                    let mut text = String::new();
+                    event.record(&mut Message(&mut text));
+                    self.0.lock().unwrap().push(text);
+                }
+            }
+        }
+        let warnings = Warnings::default();
+        let subscriber = tracing_subscriber::registry().with(warnings.clone());
+        tracing::subscriber::with_default(subscriber, run);
+        warnings.0.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn a_tool_loop_without_thinking_warns_only_with_thinking_on() {
+        let conversation = tool_loop(None);
+        let request = ModelRequest::new(&conversation);
+        let off = AnthropicModel::new("claude-sonnet-4-0");
+        assert_eq!(warnings(|| drop(off.body(&request))), Vec::<String>::new());
+        let on = off.thinking_budget(2048);
+        let traced = warnings(|| drop(on.body(&request)));
+        assert_eq!(traced.len(), 1, "{traced:?}");
+        assert!(
+            traced[0].contains("without extended thinking"),
+            "{traced:?}"
         );
     }
 
