@@ -299,7 +299,8 @@ impl AnthropicModel {
     /// older answer the adaptive form 400): `thinking: {"type":
     /// "enabled", "budget_tokens"}` with a share of
     /// [`max_tokens`](Self::max_tokens), at least 1024 tokens, and no
-    /// `output_config.effort` (Sonnet and Haiku 4.5 take none):
+    /// `output_config.effort` (of these models only Opus 4.5 takes one,
+    /// Anthropic's "Effort" guide says, so one form serves them all):
     ///
     /// | effort | `budget_tokens` | with `max_tokens` 4096 (the default) | with `max_tokens` 16000 |
     /// | --- | --- | --- | --- |
