@@ -414,7 +414,17 @@
 //!   without a leading thinking block (history from another provider or
 //!   model, or a repaired one) is sent without `thinking` for that
 //!   request, as the API's own error advises, rather than refused; a
-//!   warning is traced.
+//!   warning is traced. With adaptive thinking (`AnthropicModel::effort`)
+//!   it stays on: Claude itself may call a tool without thinking first.
+//! - **Claude's thinking forms.** `AnthropicModel::effort` works on every
+//!   Claude model: the adaptive form where the model takes it (and where
+//!   the crate's table does not name the model: every Claude model since
+//!   Opus 4.6 takes it), a budget of a documented share of `max_tokens` where
+//!   only the budget form is taken (4.5 and older), rather than a refusal
+//!   there. What the table says a model answers 400 to (a budget on
+//!   Claude 5 and Opus 4.7+, a non-default `temperature`) is refused
+//!   before sending; a model it does not name is refused nothing, since
+//!   that would be guesswork.
 //! - **MCP tool lists and result size** (feature `mcp`). A tool that can
 //!   only run as a task (`execution.taskSupport: "required"`, MCP
 //!   2025-11-25) is left out of the binding with a warning, because this

@@ -7,7 +7,9 @@ use serde_json::{Map, Value, json};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
 use super::send::{Body, FieldView, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
-use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
+use super::{
+    Effort, EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters,
+};
 use crate::conversation::{Message, ModelResponse, WireFormat};
 use crate::support::redact::redact_url;
 use crate::turn::{Model, ModelRequest, ToolList};
@@ -19,6 +21,8 @@ use crate::wire::encode::to_value;
 use crate::wire::outgoing::Outgoing;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::anthropic::EventAssembler;
+
+mod families;
 
 const FORMAT: WireFormat = WireFormat::AnthropicMessages;
 
@@ -59,6 +63,55 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// ([`Output::anthropic_schema`](crate::turn::Output::anthropic_schema));
 /// an output Anthropic cannot express is refused, unsent, with a
 /// [`ModelError`] of kind [`Request`](ModelErrorKind::Request).
+///
+/// # Thinking and sampling by model
+///
+/// Claude models differ in the thinking they take and in whether they take
+/// sampling settings. The crate keeps its own table, keyed by family and
+/// version as the model id names them (`claude-opus-4-7`,
+/// `claude-sonnet-5`, `claude-fable-5-1`, `claude-3-7-sonnet-20250219`;
+/// a cloud's or a proxy's prefix such as `anthropic.` or `anthropic/`, a
+/// dotted `4.7`, an `@date` or `:0` suffix are read through):
+///
+/// | models | thinking they take | `temperature` other than 1.0 (and `top_p`, `top_k`) | source |
+/// | --- | --- | --- | --- |
+/// | Claude 5: `claude-{opus,sonnet,haiku,fable,mythos}-5`, and `-5-1`, `-5-5`, … | adaptive only ([`effort`](Self::effort)); [`thinking_budget`](Self::thinking_budget) is refused | refused | Anthropic's "Adaptive thinking" guide; the migration guide (Sonnet 5: "sampling parameters removed") |
+/// | Opus 4.7 and later 4.x: `claude-opus-4-7`, `claude-opus-4-8` | adaptive only; `thinking_budget` is refused | refused | Anthropic's "Extended thinking" guide ("Claude 4.7 and later models do not support it"); the migration guide (Opus 4.7) |
+/// | Opus 4.6, Sonnet 4.6 | both; `effort` goes adaptive, `thinking_budget` as a budget (deprecated) | sent | Anthropic's "Adaptive thinking" guide |
+/// | 4.5 and older: `claude-{opus,sonnet,haiku}-4-5`, `-4-1`, `-4-0`, `-4`, `claude-3-*` | the budget only; `effort` goes as a budget | sent | Anthropic's "Adaptive thinking" guide ("older models … require `thinking.type: \"enabled\"` with `budget_tokens`") |
+/// | any other (`claude-mythos-preview`, a later generation, a proxy's own name) | unknown: `effort` goes adaptive, `thinking_budget` as a budget | sent | none: nothing is refused on guesswork |
+///
+/// The pages: <https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking>,
+/// <https://platform.claude.com/docs/en/build-with-claude/extended-thinking>,
+/// <https://platform.claude.com/docs/en/build-with-claude/effort> and
+/// <https://platform.claude.com/docs/en/about-claude/models/migration-guide>;
+/// the 400s are reported in docker/docker-agent #3381,
+/// UKGovernmentBEIS/inspect_ai #3722, anomalyco/models.dev #3961 and
+/// anomalyco/models.dev #1468. What a row refuses is refused before
+/// anything is sent, with a [`ModelError`] of kind
+/// [`Request`](ModelErrorKind::Request) whose message names the setting,
+/// the model and what it takes instead:
+///
+/// ```
+/// use agent_loop::conversation::Message;
+/// use agent_loop::model::{AnthropicModel, ModelErrorKind};
+///
+/// let conversation = [Message::user("Hello")];
+/// let request = agent_loop::turn::ModelRequest::new(&conversation);
+/// let error = AnthropicModel::new("claude-opus-4-7")
+///     .temperature(0.2)
+///     .request_body_bytes(&request)
+///     .unwrap_err();
+/// assert_eq!(error.kind, ModelErrorKind::Request);
+/// assert!(error.to_string().contains("claude-opus-4-7 takes no sampling setting but the default, not temperature 0.2"));
+/// ```
+///
+/// `top_p` and `top_k` have no setter here: set with
+/// [`extra`](Self::extra), a vendor field is sent as given (whatever the
+/// model), and such a model answers 400 itself. Opus 4.7 and later and
+/// Claude 5 return thinking blocks with empty text unless asked otherwise
+/// (`display` defaults to `"omitted"`); such a block goes back with its
+/// signature like any other.
 #[derive(Clone)]
 pub struct AnthropicModel {
     model: String,
@@ -68,7 +121,9 @@ pub struct AnthropicModel {
     target: crate::wire::Target,
     api_key: Option<ApiKey>,
     max_tokens: u32,
-    thinking_budget: Option<u32>,
+    /// [`thinking_budget`](Self::thinking_budget) or
+    /// [`effort`](Self::effort), whichever was set last.
+    thinking: Option<Thinking>,
     settings: Settings,
     transport: Transport,
 }
@@ -82,7 +137,7 @@ impl std::fmt::Debug for AnthropicModel {
             .field("base_url", &redact_url(&self.base_url))
             .field("api_key", &self.api_key)
             .field("max_tokens", &self.max_tokens)
-            .field("thinking_budget", &self.thinking_budget)
+            .field("thinking", &self.thinking)
             .field("settings", &self.settings)
             .field("transport", &self.transport)
             .finish()
@@ -102,7 +157,7 @@ impl AnthropicModel {
             base_url: DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             max_tokens: DEFAULT_MAX_TOKENS,
-            thinking_budget: None,
+            thinking: None,
             settings: Settings::default(),
             transport: Transport::new(FORMAT),
         }
@@ -154,7 +209,7 @@ impl AnthropicModel {
     }
 
     /// The most tokens the answer may use (`max_tokens`, which the API
-    /// requires; 4096 unless set). With a thinking budget, it includes the
+    /// requires; 4096 unless set). With thinking on, it includes the
     /// thinking.
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
@@ -162,13 +217,19 @@ impl AnthropicModel {
     }
 
     /// Extended thinking with this many tokens at most (`thinking:
-    /// {"type": "enabled", "budget_tokens"}`).
+    /// {"type": "enabled", "budget_tokens"}`, the budget form). It replaces
+    /// an [`effort`](Self::effort) set before it: one thinking setting,
+    /// the last one set.
     ///
     /// The API's rules for extended thinking are checked before anything
     /// is sent; a request that breaks one fails with a [`ModelError`] of
     /// kind [`Request`](ModelErrorKind::Request) naming the rule (nothing
     /// is rewritten behind your back):
     ///
+    /// - the model takes the budget form: Claude 5 and Opus 4.7 and later
+    ///   answer it 400 and take [`effort`](Self::effort) instead (see
+    ///   [Thinking and sampling by model](Self#thinking-and-sampling-by-model));
+    ///   Opus 4.6 and Sonnet 4.6 take it, deprecated,
     /// - the budget is at least 1024 tokens,
     /// - and less than [`max_tokens`](Self::max_tokens) (4096 unless set),
     /// - [`temperature`](Self::temperature) is unset or `1.0`,
@@ -179,7 +240,87 @@ impl AnthropicModel {
     /// [`request_body`](Self::request_body) does not check them: it shows
     /// what would be sent.
     pub fn thinking_budget(mut self, budget_tokens: u32) -> Self {
-        self.thinking_budget = Some(budget_tokens);
+        self.thinking = Some(Thinking::Budget(budget_tokens));
+        self
+    }
+
+    /// How much Claude thinks, as an [`Effort`] level, sent in the form
+    /// the model takes (see
+    /// [Thinking and sampling by model](Self#thinking-and-sampling-by-model)).
+    /// It replaces a [`thinking_budget`](Self::thinking_budget) set before
+    /// it: one thinking setting, the last one set.
+    ///
+    /// ```
+    /// use agent_loop::conversation::Message;
+    /// use agent_loop::model::{AnthropicModel, Effort};
+    /// use agent_loop::turn::ModelRequest;
+    /// use serde_json::json;
+    ///
+    /// let conversation = [Message::user("Plan the migration.")];
+    /// let request = ModelRequest::new(&conversation);
+    ///
+    /// // Claude 5, Opus 4.7 and later, Opus and Sonnet 4.6: adaptive.
+    /// let body = AnthropicModel::new("claude-opus-4-7")
+    ///     .effort(Effort::High)
+    ///     .request_body(&request);
+    /// assert_eq!(body["thinking"], json!({ "type": "adaptive" }));
+    /// assert_eq!(body["output_config"], json!({ "effort": "high" }));
+    ///
+    /// // 4.5 and older: a budget, three quarters of max_tokens for High.
+    /// let body = AnthropicModel::new("claude-sonnet-4-5")
+    ///     .effort(Effort::High)
+    ///     .request_body(&request);
+    /// assert_eq!(body["thinking"], json!({ "type": "enabled", "budget_tokens": 3072 }));
+    /// assert_eq!(body.get("output_config"), None);
+    /// ```
+    ///
+    /// **The adaptive form** goes to every model that takes it (and to a
+    /// model the table does not name): `thinking: {"type": "adaptive"}`
+    /// and `output_config: {"effort": "<level>"}`, no `budget_tokens`
+    /// (`ThinkingConfigAdaptiveParam` and `OutputConfigParam` of
+    /// anthropics/anthropic-sdk-python,
+    /// `src/anthropic/types/thinking_config_adaptive_param.py` and
+    /// `src/anthropic/types/output_config_param.py`; a native
+    /// [`output`](ModelRequest::output)'s `format` goes into the same
+    /// `output_config`). Claude decides per request whether and how much
+    /// to think (Anthropic's "Adaptive thinking" guide). The API answers
+    /// 400 to a [`temperature`](Self::temperature) other than `1.0` in
+    /// this mode ("`temperature` may only be set to 1 when thinking is
+    /// enabled or in adaptive mode"), so that is refused before sending;
+    /// forced tool use is allowed (Anthropic's "Thinking in tool and
+    /// multi-turn workflows": "adaptive thinking supports forced tool
+    /// use"; the recorded `ant_opus46_effort_tool` request, adaptive with
+    /// `tool_choice: {"type": "any"}`, was answered). Claude may skip
+    /// thinking before a tool call (that recording's answer is a
+    /// `tool_use` alone), so a history whose last tool use has no
+    /// thinking block is sent with `thinking` on, unlike with a budget.
+    ///
+    /// **The budget form** goes to the models that take only it (4.5 and
+    /// older answer the adaptive form 400): `thinking: {"type":
+    /// "enabled", "budget_tokens"}` with a share of
+    /// [`max_tokens`](Self::max_tokens), at least 1024 tokens, and no
+    /// `output_config.effort` (of these models only Opus 4.5 takes one,
+    /// Anthropic's "Effort" guide says, so one form serves them all):
+    ///
+    /// | effort | `budget_tokens` | with `max_tokens` 4096 (the default) | with `max_tokens` 16000 |
+    /// | --- | --- | --- | --- |
+    /// | `Low` | 1/4 of `max_tokens` | 1024 | 4000 |
+    /// | `Medium` | 1/2 | 2048 | 8000 |
+    /// | `High` | 3/4 | 3072 | 12000 |
+    /// | `XHigh` | 7/8 | 3584 | 14000 |
+    /// | `Max` | 15/16 | 3840 | 15000 |
+    ///
+    /// So `effort` works on every model, and a budget is always within
+    /// the API's rules (at least 1024, less than `max_tokens`) when
+    /// `max_tokens` is above 1024; at 1024 or below no budget fits and the
+    /// request is refused, naming the setting. The other rules of
+    /// [`thinking_budget`](Self::thinking_budget) (temperature, forced
+    /// tool use) hold as for any budget.
+    ///
+    /// Every refusal is a [`ModelError`] of kind
+    /// [`Request`](ModelErrorKind::Request), before anything is sent.
+    pub fn effort(mut self, effort: Effort) -> Self {
+        self.thinking = Some(Thinking::Effort(effort));
         self
     }
 
@@ -198,8 +339,11 @@ impl AnthropicModel {
     /// The [`ModelError`] of kind
     /// [`Request`](crate::turn::ModelErrorKind::Request) the request would fail
     /// with, unsent: a native output Anthropic's structured outputs cannot
-    /// express, a thinking budget the API refuses (see
-    /// [`thinking_budget`](Self::thinking_budget)), a value nested deeper than
+    /// express, a thinking setting or a temperature the API refuses for this
+    /// model or in this request (see
+    /// [Thinking and sampling by model](Self#thinking-and-sampling-by-model),
+    /// [`thinking_budget`](Self::thinking_budget) and [`effort`](Self::effort)),
+    /// a value nested deeper than
     /// 128 levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
     /// conversation holding what this format cannot carry (without it, that is
     /// logged as a request logs it).
@@ -238,7 +382,13 @@ impl AnthropicModel {
         if let Some(system) = &exported.system {
             body.insert("system".into(), to_value(system));
         }
-        let replayable = thinking_replayable(&exported.messages);
+        let sent = self.sent_thinking();
+        // Asked only with a budget: without thinking, a tool use without a
+        // thinking block is what every request of a tool loop holds, and
+        // in adaptive mode Claude itself may skip thinking before a tool
+        // call (see `effort`).
+        let replayable = !matches!(sent, Some(SentThinking::Budget(_)))
+            || thinking_replayable(&exported.messages);
         body.insert("messages".into(), PLACEHOLDER);
         let mut views = vec![("messages", FieldView::Conversation(exported.messages))];
         if !request.tools.is_empty() {
@@ -261,27 +411,38 @@ impl AnthropicModel {
                 body.insert("tool_choice".into(), choice);
             }
         }
+        let mut output_config = Map::new();
         if let Some(output) = request.output {
             // Anthropic's structured outputs (GA): the answer's text is
             // JSON that passes the schema. The subset it accepts is sent;
             // the answer is checked against the full schema. (An
             // inexpressible one is refused in `check`: shown here as is.)
             let schema = output.anthropic_schema().unwrap_or(output.schema());
-            body.insert(
-                "output_config".into(),
-                json!({ "format": { "type": "json_schema", "schema": schema } }),
+            output_config.insert(
+                "format".into(),
+                json!({ "type": "json_schema", "schema": schema }),
             );
+        }
+        if let Some(SentThinking::Adaptive(effort)) = sent {
+            output_config.insert("effort".into(), json!(effort.as_str()));
+        }
+        if !output_config.is_empty() {
+            body.insert("output_config".into(), Value::Object(output_config));
         }
         if let Some(temperature) = self.settings.temperature {
             body.insert("temperature".into(), json!(temperature));
         }
-        if let Some(budget) = self.thinking_budget
-            && replayable
-        {
-            body.insert(
-                "thinking".into(),
-                json!({ "type": "enabled", "budget_tokens": budget }),
-            );
+        match sent {
+            Some(SentThinking::Budget(budget)) if replayable => {
+                body.insert(
+                    "thinking".into(),
+                    json!({ "type": "enabled", "budget_tokens": budget }),
+                );
+            }
+            Some(SentThinking::Adaptive(_)) => {
+                body.insert("thinking".into(), json!({ "type": "adaptive" }));
+            }
+            _ => {}
         }
         if self.settings.stream {
             body.insert("stream".into(), json!(true));
@@ -290,16 +451,79 @@ impl AnthropicModel {
         Body::new(body, views, exported.dropped, 0)
     }
 
-    /// Refuses a request that breaks the API's rules for extended
-    /// thinking (see [`thinking_budget`](Self::thinking_budget)): Anthropic
-    /// answers it 400, and rewriting it would send what the caller did not
-    /// ask for.
-    fn check_thinking(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
-        let Some(budget) = self.thinking_budget else {
-            return Ok(());
-        };
+    /// The thinking this model sends: its setting in the form the model
+    /// takes (see [`effort`](Self::effort)).
+    fn sent_thinking(&self) -> Option<SentThinking> {
+        Some(match self.thinking? {
+            Thinking::Budget(budget) => SentThinking::Budget(budget),
+            Thinking::Effort(effort) if families::takes_adaptive(&self.model) => {
+                SentThinking::Adaptive(effort)
+            }
+            Thinking::Effort(effort) => {
+                SentThinking::Budget(families::effort_budget(effort, self.max_tokens))
+            }
+        })
+    }
+
+    /// Refuses a request the API answers 400 for its settings: a thinking
+    /// form or a sampling setting the model does not take (see
+    /// [Thinking and sampling by model](Self#thinking-and-sampling-by-model)),
+    /// or one that breaks the rules of thinking (see
+    /// [`thinking_budget`](Self::thinking_budget) and
+    /// [`effort`](Self::effort)). Rewriting it would send what the caller
+    /// did not ask for.
+    fn check_settings(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
         let refuse = |message: String| {
             Err(ModelError::of_format(FORMAT, ModelErrorKind::Request).with_message(message))
+        };
+        let model = &self.model;
+        let row = families::row(model);
+        if let (Some(row), Some(Thinking::Budget(budget))) = (row, self.thinking)
+            && row.forms == families::Forms::Adaptive
+        {
+            return refuse(format!(
+                "{model} takes adaptive thinking only, not thinking_budget {budget}: the API answers a \
+                 budget (thinking type \"enabled\") with 400 on it ({}); set effort(Effort::…) instead",
+                row.source
+            ));
+        }
+        // Unset is the default, and so is 1.0 (the API's documented one).
+        let temperature = self.settings.temperature.filter(|&t| t != 1.0);
+        if let (Some(row), Some(temperature)) = (row, temperature)
+            && row.refuses_sampling
+        {
+            return refuse(format!(
+                "{model} takes no sampling setting but the default, not temperature {temperature}: \
+                 the API answers temperature, top_p or top_k set otherwise with 400 on it ({}); \
+                 leave temperature unset (or 1.0) and steer the model with effort",
+                row.source
+            ));
+        }
+        let budget = match (self.thinking, self.sent_thinking()) {
+            (_, None) => return Ok(()),
+            (_, Some(SentThinking::Adaptive(effort))) => {
+                // "`temperature` may only be set to 1 when thinking is
+                // enabled or in adaptive mode" (the API's 400).
+                return match temperature {
+                    Some(temperature) => refuse(format!(
+                        "temperature {temperature} is not allowed with adaptive thinking \
+                         (effort(Effort::{effort:?})): leave it unset or set 1.0"
+                    )),
+                    None => Ok(()),
+                };
+            }
+            (Some(Thinking::Effort(effort)), Some(SentThinking::Budget(budget))) => {
+                if self.max_tokens <= MIN_THINKING_BUDGET {
+                    return refuse(format!(
+                        "effort(Effort::{effort:?}) goes to {model} as a thinking budget, at least \
+                         {MIN_THINKING_BUDGET} tokens and less than max_tokens {}: set max_tokens \
+                         above {MIN_THINKING_BUDGET}",
+                        self.max_tokens
+                    ));
+                }
+                budget
+            }
+            (_, Some(SentThinking::Budget(budget))) => budget,
         };
         if budget < MIN_THINKING_BUDGET {
             return refuse(format!(
@@ -312,9 +536,7 @@ impl AnthropicModel {
                 self.max_tokens
             ));
         }
-        if let Some(temperature) = self.settings.temperature
-            && temperature != 1.0
-        {
+        if let Some(temperature) = temperature {
             return refuse(format!(
                 "temperature {temperature} is not allowed with extended thinking: leave it unset or set 1.0"
             ));
@@ -332,6 +554,23 @@ impl AnthropicModel {
         }
         Ok(())
     }
+}
+
+/// How much Claude thinks, as the caller set it: the last of
+/// [`AnthropicModel::thinking_budget`] and [`AnthropicModel::effort`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Thinking {
+    Budget(u32),
+    Effort(Effort),
+}
+
+/// A [`Thinking`] in the form the model takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SentThinking {
+    /// `thinking: {"type": "enabled", "budget_tokens"}`.
+    Budget(u32),
+    /// `thinking: {"type": "adaptive"}`, `output_config.effort`.
+    Adaptive(Effort),
 }
 
 impl Provider for AnthropicModel {
@@ -357,7 +596,7 @@ impl Provider for AnthropicModel {
                 "ask for this output with OutputMode::Tool",
             ));
         }
-        self.check_thinking(request)
+        self.check_settings(request)
     }
 
     fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
@@ -513,6 +752,55 @@ mod tests {
         );
     }
 
+    /// The warnings traced while `run` runs.
+    fn warnings(run: impl FnOnce()) -> Vec<String> {
+        use std::sync::{Arc, Mutex};
+        use tracing_subscriber::layer::SubscriberExt;
+
+        #[derive(Clone, Default)]
+        struct Warnings(Arc<Mutex<Vec<String>>>);
+        struct Message<'a>(&'a mut String);
+        impl tracing::field::Visit for Message<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0.push_str(&format!("{value:?}"));
+                }
+            }
+        }
+        impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+            fn on_event(
+                &self,
+                event: &tracing::Event<'_>,
+                _context: tracing_subscriber::layer::Context<'_, S>,
+            ) {
+                if *event.metadata().level() == tracing::Level::WARN {
+                    let mut text = String::new();
+                    event.record(&mut Message(&mut text));
+                    self.0.lock().unwrap().push(text);
+                }
+            }
+        }
+        let warnings = Warnings::default();
+        let subscriber = tracing_subscriber::registry().with(warnings.clone());
+        tracing::subscriber::with_default(subscriber, run);
+        warnings.0.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn a_tool_loop_without_thinking_warns_only_with_thinking_on() {
+        let conversation = tool_loop(None);
+        let request = ModelRequest::new(&conversation);
+        let off = AnthropicModel::new("claude-sonnet-4-0");
+        assert_eq!(warnings(|| drop(off.body(&request))), Vec::<String>::new());
+        let on = off.thinking_budget(2048);
+        let traced = warnings(|| drop(on.body(&request)));
+        assert_eq!(traced.len(), 1, "{traced:?}");
+        assert!(
+            traced[0].contains("without extended thinking"),
+            "{traced:?}"
+        );
+    }
+
     #[test]
     fn thinking_of_the_same_model_is_replayed_with_thinking_on() {
         let model = AnthropicModel::new("claude-sonnet-4-0").thinking_budget(2048);
@@ -611,6 +899,102 @@ mod tests {
         let sent: Value =
             serde_json::from_slice(&replaced.request_body_bytes(&request).unwrap()).unwrap();
         assert_eq!(sent["messages"], json!([]));
+    }
+
+    #[test]
+    fn effort_goes_in_the_form_the_model_takes() {
+        let conversation = [Message::user("go")];
+        let request = ModelRequest::new(&conversation);
+        for model in [
+            "claude-opus-4-7",
+            "claude-sonnet-5",
+            "claude-opus-4-6",
+            "claude",
+        ] {
+            let body = AnthropicModel::new(model)
+                .effort(Effort::XHigh)
+                .request_body(&request);
+            assert_eq!(body["thinking"], json!({ "type": "adaptive" }), "{model}");
+            assert_eq!(
+                body["output_config"],
+                json!({ "effort": "xhigh" }),
+                "{model}"
+            );
+        }
+        let body = AnthropicModel::new("claude-haiku-4-5")
+            .max_tokens(16_000)
+            .effort(Effort::Low)
+            .request_body(&request);
+        assert_eq!(
+            body["thinking"],
+            json!({ "type": "enabled", "budget_tokens": 4000 })
+        );
+        assert_eq!(body.get("output_config"), None);
+    }
+
+    #[test]
+    fn the_last_thinking_setting_decides() {
+        let conversation = [Message::user("go")];
+        let request = ModelRequest::new(&conversation);
+        let model = AnthropicModel::new("claude-opus-4-6");
+        let budget = model
+            .clone()
+            .effort(Effort::Max)
+            .thinking_budget(2048)
+            .request_body(&request);
+        assert_eq!(
+            budget["thinking"],
+            json!({ "type": "enabled", "budget_tokens": 2048 })
+        );
+        assert_eq!(budget.get("output_config"), None);
+        let effort = model
+            .thinking_budget(2048)
+            .effort(Effort::Max)
+            .request_body(&request);
+        assert_eq!(effort["thinking"], json!({ "type": "adaptive" }));
+        assert_eq!(effort["output_config"], json!({ "effort": "max" }));
+    }
+
+    #[test]
+    fn effort_and_a_native_output_share_output_config() {
+        let output = crate::turn::Output::from_schema(
+            "n",
+            "A number.",
+            json!({
+                "type": "object",
+                "properties": { "n": { "type": "integer" } },
+                "required": ["n"],
+                "additionalProperties": false
+            }),
+        )
+        .unwrap();
+        let conversation = [Message::user("go")];
+        let request = ModelRequest::new(&conversation).output(&output);
+        let model = AnthropicModel::new("claude-sonnet-5").effort(Effort::Medium);
+        let body = model.request_body(&request);
+        assert_eq!(body["output_config"]["effort"], "medium");
+        assert_eq!(body["output_config"]["format"]["type"], "json_schema");
+        let sent: Value =
+            serde_json::from_slice(&model.request_body_bytes(&request).unwrap()).unwrap();
+        assert_eq!(sent, body);
+    }
+
+    #[test]
+    fn adaptive_thinking_stays_on_when_the_last_tool_use_has_no_thinking() {
+        // In adaptive mode Claude may call a tool without thinking first,
+        // so such a history is what the API itself answers with.
+        let conversation = tool_loop(None);
+        let request = ModelRequest::new(&conversation);
+        let model = AnthropicModel::new("claude-opus-4-6").effort(Effort::High);
+        assert_eq!(
+            warnings(|| drop(model.body(&request))),
+            Vec::<String>::new()
+        );
+        let body = model.request_body(&request);
+        assert_eq!(body["thinking"], json!({ "type": "adaptive" }));
+        // The budget form goes without `thinking` for that request.
+        let budget = AnthropicModel::new("claude-sonnet-4-5").effort(Effort::High);
+        assert_eq!(budget.request_body(&request).get("thinking"), None);
     }
 
     #[test]

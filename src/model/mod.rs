@@ -105,6 +105,48 @@ pub enum ToolChoice {
     Tool(String),
 }
 
+/// How much a model thinks before it answers, and how many tokens it
+/// spends on the answer: the levels of Anthropic's `output_config.effort`,
+/// named as the API spells them (`OutputConfigParam.effort` of
+/// anthropics/anthropic-sdk-python, `src/anthropic/types/output_config_param.py`:
+/// `"low"`, `"medium"`, `"high"`, `"xhigh"`, `"max"`). The API's default is
+/// `High`. Which levels a model takes is the provider's to say (Anthropic's
+/// "Effort" guide, <https://platform.claude.com/docs/en/build-with-claude/effort>:
+/// `Max` came with Opus 4.6, `XHigh` with Opus 4.7); a level a model does
+/// not take is answered by the provider, not refused here.
+#[cfg_attr(
+    feature = "anthropic",
+    doc = "\nSent by [`AnthropicModel::effort`], in the form each Claude model takes."
+)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Effort {
+    /// `"low"`: the fewest tokens; simple questions may get no thinking.
+    Low,
+    /// `"medium"`.
+    Medium,
+    /// `"high"`: the API's default.
+    High,
+    /// `"xhigh"`: between `High` and `Max`.
+    XHigh,
+    /// `"max"`: no limit on thinking depth.
+    Max,
+}
+
+impl Effort {
+    /// The level as the API spells it: `"low"`, `"medium"`, `"high"`,
+    /// `"xhigh"` or `"max"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::XHigh => "xhigh",
+            Self::Max => "max",
+        }
+    }
+}
+
 /// What both models send: the settings a user sets every day, and vendor
 /// fields merged into the body last.
 #[derive(Clone, Debug, Default)]

@@ -329,20 +329,68 @@ pub fn anthropic_violations(messages: &Value) -> Vec<String> {
     violations
 }
 
-/// Anthropic's rules for a request with extended thinking on (`"thinking":
-/// {"type": "enabled", "budget_tokens"}`), from the extended thinking
-/// guide and the API's 400s: `budget_tokens` at least 1024 and below
-/// `max_tokens`; `temperature` unset or 1; `tool_choice` neither `any` nor
-/// `tool` (the guide: with thinking, tool use supports only `auto` and
-/// `none`); and the final assistant message, when it holds `tool_use`,
-/// starts with a `thinking` or `redacted_thinking` block ("Expected
-/// `thinking` or `redacted_thinking`, but found `tool_use`. When
-/// `thinking` is enabled, a final `assistant` message must start with a
-/// thinking block"; "Preserving thinking blocks"). Empty without thinking.
+/// Anthropic's rules for a request's `thinking` and `output_config.effort`
+/// (the SDK's `ThinkingConfigParam`, `ThinkingConfigEnabledParam`,
+/// `ThinkingConfigAdaptiveParam` and `OutputConfigParam`,
+/// anthropics/anthropic-sdk-python `src/anthropic/types/`, and the API's
+/// 400s):
+///
+/// - `thinking.type` is `enabled`, `adaptive` or `disabled`;
+/// - `output_config.effort`, when given, is `low`, `medium`, `high`,
+///   `xhigh` or `max`;
+/// - adaptive thinking takes no `budget_tokens` ("thinking.adaptive.
+///   budget_tokens: Extra inputs are not permitted") and a `temperature`
+///   unset or 1 ("`temperature` may only be set to 1 when thinking is
+///   enabled or in adaptive mode"); it allows forced tool use (Anthropic's
+///   "Thinking in tool and multi-turn workflows");
+/// - extended thinking (`"type": "enabled"`), from the extended thinking
+///   guide and the API's 400s: `budget_tokens` at least 1024 and below
+///   `max_tokens`; `temperature` unset or 1; `tool_choice` neither `any`
+///   nor `tool` (the guide: with thinking, tool use supports only `auto`
+///   and `none`); and the final assistant message, when it holds
+///   `tool_use`, starts with a `thinking` or `redacted_thinking` block
+///   ("Expected `thinking` or `redacted_thinking`, but found `tool_use`.
+///   When `thinking` is enabled, a final `assistant` message must start
+///   with a thinking block"; "Preserving thinking blocks").
+///
+/// Empty without thinking and effort.
 pub fn anthropic_thinking_violations(body: &Value) -> Vec<String> {
     let mut violations = Vec::new();
-    if body["thinking"]["type"] != "enabled" {
-        return violations;
+    if let Some(effort) = body["output_config"].get("effort")
+        && !matches!(
+            effort.as_str(),
+            Some("low" | "medium" | "high" | "xhigh" | "max")
+        )
+    {
+        violations.push(format!("output_config.effort {effort} is no effort level"));
+    }
+    let thinking = &body["thinking"];
+    let temperature_not_one = body
+        .get("temperature")
+        .is_some_and(|t| t.as_f64() != Some(1.0));
+    match thinking["type"].as_str() {
+        None if thinking.is_null() => return violations,
+        Some("disabled") => return violations,
+        Some("adaptive") => {
+            if thinking.get("budget_tokens").is_some() {
+                violations.push("thinking: adaptive with budget_tokens".into());
+            }
+            if temperature_not_one {
+                violations.push(format!(
+                    "thinking: temperature {} in adaptive mode",
+                    body["temperature"]
+                ));
+            }
+            return violations;
+        }
+        Some("enabled") => {}
+        _ => {
+            violations.push(format!(
+                "thinking: type {} is no thinking type",
+                thinking["type"]
+            ));
+            return violations;
+        }
     }
     let budget = body["thinking"]["budget_tokens"].as_u64().unwrap_or(0);
     let max_tokens = body["max_tokens"].as_u64().unwrap_or(0);
@@ -354,10 +402,7 @@ pub fn anthropic_thinking_violations(body: &Value) -> Vec<String> {
             "thinking: budget_tokens {budget} not below max_tokens {max_tokens}"
         ));
     }
-    if body
-        .get("temperature")
-        .is_some_and(|t| t.as_f64() != Some(1.0))
-    {
+    if temperature_not_one {
         violations.push(format!("thinking: temperature {}", body["temperature"]));
     }
     if matches!(body["tool_choice"]["type"].as_str(), Some("any" | "tool")) {
