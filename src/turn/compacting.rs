@@ -123,25 +123,16 @@ impl TurnContext<'_> {
         if window.is_none() && !forced {
             return Ok(Fit::Fits);
         }
-        let target = match window {
-            _ if forced => estimate / 2,
-            Some(window) if estimate >= limits.compact_at.of(window) => {
-                limits.compact_at.of(window).min(window / 2)
-            }
+        let Some(target) = compaction_target(limits, window, estimate, forced) else {
             // Under the threshold: nothing to do.
-            Some(_) | None => return Ok(Fit::Fits),
+            return Ok(Fit::Fits);
         };
         // The target in the conversation's own terms: less the instructions,
         // the tools and the correction.
         let conversation_target = target
             .saturating_sub(overhead)
             .saturating_add_signed(meter.correction.saturating_neg());
-        let mut editable = context::editable(conversation);
-        // In a turn a trailing assistant message is one the model goes on
-        // from (Anthropic's `pause_turn`): it stays.
-        if let Some(Message::Assistant(_)) = conversation.last() {
-            editable.end = editable.end.min(conversation.len() - 1).max(editable.start);
-        }
+        let editable = turn_editable(conversation);
         let compacting = context::compact_within(
             conversation,
             compactor,
@@ -163,14 +154,7 @@ impl TurnContext<'_> {
                 stats.usage += compaction.usage;
                 self.share().spend(0, compaction.usage);
                 let after = compaction.tokens_after;
-                self.events.emit(|| TurnEvent::Compacted {
-                    compactor: compaction.compactor.clone(),
-                    tokens_before: compaction.tokens_before,
-                    tokens_after: compaction.tokens_after,
-                    replaced: compaction.replaced.clone(),
-                    replacement: compaction.replacement.clone(),
-                    removed: compaction.removed.clone(),
-                });
+                self.compacted(&compaction);
                 meter.counted.truncate(compaction.replaced.start);
                 meter.sent = meter
                     .messages(&estimator, conversation)
@@ -207,6 +191,18 @@ impl TurnContext<'_> {
         }
     }
 
+    /// Tells the watchers that `compaction` replaced messages.
+    fn compacted(&self, compaction: &Compaction) {
+        self.events.emit(|| TurnEvent::Compacted {
+            compactor: compaction.compactor.clone(),
+            tokens_before: compaction.tokens_before,
+            tokens_after: compaction.tokens_after,
+            replaced: compaction.replaced.clone(),
+            replacement: compaction.replacement.clone(),
+            removed: compaction.removed.clone(),
+        });
+    }
+
     /// Tells the watchers, and the traces, that a compaction was refused.
     fn refused(&self, error: &CompactionError) {
         warn!(compactor = %error.compactor, error = %error, "compaction refused; the history is kept");
@@ -216,4 +212,34 @@ impl TurnContext<'_> {
             message: crate::support::text::with_causes(error),
         });
     }
+}
+
+/// The estimate a compaction is to reach, or `None` when the request
+/// needs none: half the estimate when the provider said the window is
+/// full (`forced`); at a `context_tokens` window, once the estimate reaches
+/// its `compact_at` share, that share (at most half the window).
+fn compaction_target(
+    limits: &ResolvedToolLimits,
+    window: Option<u64>,
+    estimate: u64,
+    forced: bool,
+) -> Option<u64> {
+    match window {
+        _ if forced => Some(estimate / 2),
+        Some(window) if estimate >= limits.compact_at.of(window) => {
+            Some(limits.compact_at.of(window).min(window / 2))
+        }
+        Some(_) | None => None,
+    }
+}
+
+/// The messages a turn's compaction may replace: those of
+/// [`context::editable`], less a trailing assistant message, which in a
+/// turn is one the model goes on from (Anthropic's `pause_turn`).
+fn turn_editable(conversation: &[Message]) -> std::ops::Range<usize> {
+    let mut editable = context::editable(conversation);
+    if let Some(Message::Assistant(_)) = conversation.last() {
+        editable.end = editable.end.min(conversation.len() - 1).max(editable.start);
+    }
+    editable
 }

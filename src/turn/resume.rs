@@ -366,72 +366,8 @@ impl TurnContext<'_> {
             }
             return Ok(Vec::new());
         }
-        let assistant = conversation
-            .get(paused.message_index)
-            .and_then(Message::as_assistant)
-            .ok_or_else(stale)?;
-        let after = conversation
-            .get(paused.message_index + 1..)
-            .unwrap_or_default();
-        let answered = |id: &str| {
-            after.iter().any(
-                |message| matches!(message, Message::Tool(result) if result.tool_call_id == id),
-            )
-        };
-        // Only this batch's results follow its message, one per call:
-        // nothing ran since.
-        let mut seen = std::collections::HashSet::new();
-        for message in after {
-            let Message::Tool(result) = message else {
-                return Err(stale());
-            };
-            let answers_a_call = assistant
-                .tool_calls()
-                .any(|call| call.id == result.tool_call_id);
-            if !answers_a_call || !seen.insert(result.tool_call_id.as_str()) {
-                return Err(stale());
-            }
-        }
-        // Each pending call once.
-        let mut pending_ids = std::collections::HashSet::new();
-        if paused.pending.is_empty()
-            || !paused
-                .pending
-                .iter()
-                .all(|pending| pending_ids.insert(pending.tool_call_id.as_str()))
-        {
-            return Err(stale());
-        }
-        let mut calls = Vec::with_capacity(paused.pending.len());
-        for pending in &paused.pending {
-            let found = assistant
-                .tool_calls()
-                .find(|call| call.id == pending.tool_call_id && call.name == pending.tool_name);
-            let Some(call) = found else {
-                return Err(stale());
-            };
-            // And the arguments the decision is about are the call's.
-            if answered(&call.id) || call_arguments(&call.arguments) != pending.arguments {
-                return Err(stale());
-            }
-            calls.push(call.clone());
-        }
-        for (index, decision) in resume.decisions.iter().enumerate() {
-            let id = decision.tool_call_id.as_str();
-            if !paused
-                .pending
-                .iter()
-                .any(|pending| pending.tool_call_id == id)
-            {
-                return Err(ResumeError::of_call(ResumeErrorKind::UnknownCall, id));
-            }
-            if resume.decisions[..index]
-                .iter()
-                .any(|earlier| earlier.tool_call_id == id)
-            {
-                return Err(ResumeError::of_call(ResumeErrorKind::DuplicateDecision, id));
-            }
-        }
+        let calls = Self::paused_calls(conversation, paused).ok_or_else(stale)?;
+        check_decision_ids(paused, &resume.decisions)?;
         let mut decided = Vec::with_capacity(calls.len());
         for (pending, call) in paused.pending.iter().zip(calls) {
             let Some(decision) = resume
@@ -485,6 +421,61 @@ impl TurnContext<'_> {
             decided.push((call, pending, decision));
         }
         Ok(decided)
+    }
+
+    /// The pending calls of `paused` in `conversation`, in the paused
+    /// turn's order, while the conversation still holds them unanswered,
+    /// with their arguments, and only their batch's results after them;
+    /// `None` when it does not (the paused turn is stale).
+    fn paused_calls(conversation: &Conversation, paused: &PausedTurn) -> Option<Vec<ToolCall>> {
+        let assistant = conversation
+            .get(paused.message_index)
+            .and_then(Message::as_assistant)?;
+        let after = conversation
+            .get(paused.message_index + 1..)
+            .unwrap_or_default();
+        let answered = |id: &str| {
+            after.iter().any(
+                |message| matches!(message, Message::Tool(result) if result.tool_call_id == id),
+            )
+        };
+        // Only this batch's results follow its message, one per call:
+        // nothing ran since.
+        let mut seen = std::collections::HashSet::new();
+        for message in after {
+            let Message::Tool(result) = message else {
+                return None;
+            };
+            let answers_a_call = assistant
+                .tool_calls()
+                .any(|call| call.id == result.tool_call_id);
+            if !answers_a_call || !seen.insert(result.tool_call_id.as_str()) {
+                return None;
+            }
+        }
+        // Each pending call once.
+        let mut pending_ids = std::collections::HashSet::new();
+        if paused.pending.is_empty()
+            || !paused
+                .pending
+                .iter()
+                .all(|pending| pending_ids.insert(pending.tool_call_id.as_str()))
+        {
+            return None;
+        }
+        let mut calls = Vec::with_capacity(paused.pending.len());
+        for pending in &paused.pending {
+            let found = assistant
+                .tool_calls()
+                .find(|call| call.id == pending.tool_call_id && call.name == pending.tool_name);
+            let call = found?;
+            // And the arguments the decision is about are the call's.
+            if answered(&call.id) || call_arguments(&call.arguments) != pending.arguments {
+                return None;
+            }
+            calls.push(call.clone());
+        }
+        Some(calls)
     }
 }
 
@@ -596,4 +587,26 @@ pub(super) struct Prior {
     pub(super) calls: u32,
     pub(super) requests: u32,
     pub(super) usage: Usage,
+}
+
+/// `Err` when a decision names no pending call of `paused`, or a call an
+/// earlier decision named.
+fn check_decision_ids(paused: &PausedTurn, decisions: &[CallDecision]) -> Result<(), ResumeError> {
+    for (index, decision) in decisions.iter().enumerate() {
+        let id = decision.tool_call_id.as_str();
+        if !paused
+            .pending
+            .iter()
+            .any(|pending| pending.tool_call_id == id)
+        {
+            return Err(ResumeError::of_call(ResumeErrorKind::UnknownCall, id));
+        }
+        if decisions[..index]
+            .iter()
+            .any(|earlier| earlier.tool_call_id == id)
+        {
+            return Err(ResumeError::of_call(ResumeErrorKind::DuplicateDecision, id));
+        }
+    }
+    Ok(())
 }
