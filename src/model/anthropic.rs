@@ -108,10 +108,10 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 ///
 /// `top_p` and `top_k` have no setter here: set with
 /// [`extra`](Self::extra), a vendor field is sent as given (whatever the
-/// model), and such a model answers 400 itself. Opus 4.7 and later and
-/// Claude 5 return thinking blocks with empty text unless asked otherwise
-/// (`display` defaults to `"omitted"`); such a block goes back with its
-/// signature like any other.
+/// model), and such a model answers 400 itself. Opus 4.7 has been
+/// recorded returning a thinking block with empty text and only its
+/// signature (`tests/fixtures/wire-real/anthropic-adaptive/`); such a
+/// block goes back with its signature like any other.
 #[derive(Clone)]
 pub struct AnthropicModel {
     model: String,

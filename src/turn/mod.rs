@@ -6,8 +6,8 @@
 //! [`Definition::turn_steps`](crate::Definition::turn_steps)): it says
 //! what it needs next ([`Step`]: a model request, a batch of prepared
 //! calls to run, or its end, a pause among them) and takes what the driver
-//! brings back, doing no I/O of its own, so the same answers and results
-//! always give the same steps. Its state between two steps is one
+//! brings back; its transitions do no I/O and read no clock, so the same
+//! answers and batch results always give the same steps. Its state between two steps is one
 //! serialisable value ([`TurnState`]). `run_turn` is the in-process
 //! driver; a durable one journals each step's effect and rebuilds a
 //! crashed turn from the journal

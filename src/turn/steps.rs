@@ -1,9 +1,19 @@
-//! The turn as a state machine a driver steps (sans-IO): [`TurnSteps`]
-//! says what the turn needs next ([`Step`]) and takes what the driver
-//! brings back. It sends no request and runs no tool itself, and reads no
-//! clock: the same responses and results give the same steps, so a
-//! driver can journal each step and rebuild the turn from the journal.
-//! [`run_turn`](crate::Definition::run_turn) is the in-process driver.
+//! The turn as a state machine a driver steps: [`TurnSteps`] says what
+//! the turn needs next ([`Step`]) and takes what the driver brings back.
+//! Its transitions ([`next`](TurnSteps::next),
+//! [`respond`](TurnSteps::respond), [`commit`](TurnSteps::commit)) send no
+//! request, run no tool and read no clock: the same answers and batch
+//! results give the same steps, so a driver can journal those two and
+//! rebuild the turn from the journal. The effects are the driver's, each
+//! a step of its own: the model request, the batch
+//! ([`run_batch`](TurnSteps::run_batch) runs it in this process), and two
+//! that are not journaled values: listing changing tools again
+//! ([`refresh`](TurnSteps::refresh), which asks their servers) and a
+//! compaction ([`compact`](TurnSteps::compact), whose compactor may ask a
+//! model; what it changed is in the state and the conversation, so a
+//! turn restored after it does not compact again, but a turn replayed
+//! from its journal does). [`run_turn`](crate::Definition::run_turn) is
+//! the in-process driver.
 
 // A turn's error is its end, made once per turn, never on a hot path: it
 // is not boxed, so callers match it as `run_turn` returns it.
@@ -14,7 +24,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::bind::Bound;
-use crate::bind::call::{Finished, Prepared};
+use crate::bind::call::{Finished, Pending, Prepared};
+use crate::bind::{ToolCallError, ToolCallErrorKind};
 use crate::conversation::ids::{IdSet, minted_tool_call_id};
 use crate::conversation::{
     AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
@@ -196,13 +207,19 @@ impl Definition<Bound> {
     /// again (its gates are asked again; its pending calls are those it
     /// had).
     ///
+    /// A batch run again runs each of its calls again: the driver's journal
+    /// holds the results of a batch that ended.
+    ///
     /// Errors ([`TurnError::Resume`], nothing changed):
     /// [`UnsupportedVersion`](ResumeErrorKind::UnsupportedVersion) for a
     /// state of another format version,
     /// [`OtherSession`](ResumeErrorKind::OtherSession) or
     /// [`OtherMode`](ResumeErrorKind::OtherMode) for a state of another
-    /// session, loop or mode, and [`Stale`](ResumeErrorKind::Stale) when
-    /// `conversation` cannot be the one of that step.
+    /// session, loop or mode, and [`Stale`](ResumeErrorKind::Stale) for
+    /// the state of a turn that ended, a conversation that already holds
+    /// a call of the batch that was out, a resume's batch whose
+    /// conversation no longer matches its pause, or a conversation that
+    /// holds a JSON value nested deeper than 128 levels.
     pub fn restore_turn<'t>(
         &'t self,
         state: TurnState,
@@ -314,22 +331,46 @@ impl<'t> TurnSteps<'t> {
         if state.mode.as_deref() != context.table().site().mode_name() {
             return Err(ResumeError::new(ResumeErrorKind::OtherMode).into());
         }
+        if conversation
+            .iter()
+            .any(|message| message.json_values().any(json::too_deep))
+        {
+            return Err(ResumeError::new(ResumeErrorKind::Stale).into());
+        }
         let site_limits = *context.table().site().limits();
         let limits = state
             .raised
             .and_then(|over| over.inherit(site_limits).ok())
             .unwrap_or(site_limits);
-        context.reshare(limits, state.calls, state.stats.usage);
+        // A batch out was counted in its turn's share when it went out.
+        let reserved = match &state.phase {
+            Phase::Running(running) => running.would_be,
+            _ => state.calls,
+        };
+        context.reshare(limits, reserved, state.stats.usage);
         let compacts = context.compactor(&limits).is_some();
         // The ids the turn saw: those of the conversation and of the
         // messages its compactions removed.
-        let call_ids = conversation
+        let out = match &state.phase {
+            Phase::Running(running) => Some(&running.message),
+            _ => None,
+        };
+        let mut call_ids: IdSet = conversation
             .iter()
             .chain(state.compactions.iter().flat_map(|c| c.removed.iter()))
             .filter_map(Message::as_assistant)
             .flat_map(AssistantMessage::tool_calls)
             .map(|call| call.id.clone())
             .collect();
+        if let Some(message) = out {
+            // The batch out is not in the conversation yet: a conversation
+            // that holds one of its calls is of a later step.
+            for call in message.tool_calls() {
+                if !call_ids.insert(call.id.clone()) {
+                    return Err(ResumeError::new(ResumeErrorKind::Stale).into());
+                }
+            }
+        }
         let mut steps = TurnSteps {
             context,
             conversation,
@@ -342,18 +383,7 @@ impl<'t> TurnSteps<'t> {
             ended: None,
         };
         match &steps.state.phase {
-            Phase::Running(running) => {
-                // Its calls' ids are minted and counted: they are not new.
-                let batch: Vec<&ToolCall> = running.message.tool_calls().collect();
-                let cut_off = running.finish_reason == FinishReason::Length;
-                steps.prepared = steps
-                    .context
-                    .table()
-                    .prepare_batch(&batch, cut_off, steps.context.output.ends_batch())
-                    .into_iter()
-                    .map(Prepared::into_owned)
-                    .collect();
-            }
+            Phase::Running(_) => steps.prepare_again(),
             Phase::Resuming { resume, .. } => {
                 let resume = resume.clone();
                 match steps.context.plan_resume(steps.conversation, &resume)? {
@@ -439,7 +469,8 @@ impl<'t> TurnSteps<'t> {
     /// `compact_at` share (or the provider said the window is full),
     /// compacts the conversation. `format` is the model's
     /// ([`ModelDescription::format`](crate::turn::ModelDescription::format)),
-    /// in whose tokens the estimate counts.
+    /// in whose tokens the estimate counts. Does nothing unless the turn
+    /// asked for it ([`Step::Compact`]).
     pub async fn compact(&mut self, format: Option<WireFormat>) {
         if !matches!(self.state.phase, Phase::Compact) {
             return;
@@ -519,7 +550,8 @@ impl<'t> TurnSteps<'t> {
     }
 
     /// The request was cancelled before the model answered: the turn ends
-    /// [`Interrupted`](TurnStatus::Interrupted).
+    /// [`Interrupted`](TurnStatus::Interrupted). Ignored unless the turn
+    /// asked.
     pub fn interrupt(&mut self) {
         if matches!(self.state.phase, Phase::Asking { .. }) {
             self.end_with(TurnStatus::Interrupted, None);
@@ -532,7 +564,7 @@ impl<'t> TurnSteps<'t> {
         let Phase::Asking { iteration } = self.state.phase else {
             return;
         };
-        self.state.stats.duration += took;
+        self.state.stats.duration = self.state.stats.duration.saturating_add(took);
         if let Err(error) = self.answered(answer, took, iteration) {
             self.end(Err(error));
         }
@@ -753,12 +785,57 @@ impl<'t> TurnSteps<'t> {
         Ok(())
     }
 
+    /// Prepares the batch out again (a rebuilt turn, or a batch whose run
+    /// was dropped): its calls are looked up and checked again, and its
+    /// gates asked again, but the calls that wait for a decision are those
+    /// the turn's state says, and no other: a call a gate asks about now
+    /// and did not then is answered that it needs approval, so each call
+    /// still gets exactly one result or waits.
+    fn prepare_again(&mut self) {
+        let Phase::Running(running) = &self.state.phase else {
+            return;
+        };
+        let batch: Vec<&ToolCall> = running.message.tool_calls().collect();
+        let cut_off = running.finish_reason == FinishReason::Length;
+        let prepared =
+            self.context
+                .table()
+                .prepare_batch(&batch, cut_off, self.context.output.ends_batch());
+        self.prepared = prepared
+            .into_iter()
+            .zip(&batch)
+            .map(|(prepared, call)| {
+                let waits = running
+                    .pending
+                    .iter()
+                    .find(|pending| pending.tool_call_id == call.id);
+                match (waits, prepared) {
+                    (Some(pending), _) => Prepared::Pending(Pending {
+                        arguments: pending.arguments.clone(),
+                        reason: pending.reason.clone(),
+                        external: pending.external,
+                    }),
+                    (None, Prepared::Pending(pending)) => Prepared::Answered(ToolCallError::new(
+                        ToolCallErrorKind::NeedsApproval,
+                        &call.name,
+                        pending.reason,
+                    )),
+                    (None, prepared) => prepared.into_owned(),
+                }
+            })
+            .collect();
+    }
+
     /// Runs the batch out ([`Step::Batch`]) in this process: at most
     /// `parallel` calls at once, each through the binding's call pipeline,
     /// until they all end or the turn's token fires. Must run inside a
     /// Tokio runtime. Its results go to [`commit`](Self::commit).
     pub async fn run_batch(&mut self) -> BatchResults {
         let started = std::time::Instant::now();
+        if self.prepared.is_empty() && matches!(self.state.phase, Phase::Running(_)) {
+            // Its first run was dropped before it ended.
+            self.prepare_again();
+        }
         let prepared = std::mem::take(&mut self.prepared);
         let finished = match (&self.state.phase, &self.resuming) {
             (Phase::Running(running), _) => {
@@ -804,7 +881,9 @@ impl<'t> TurnSteps<'t> {
 
     /// Takes the results of the batch out: appends the assistant message
     /// and the results in call order, then pauses, ends in the output, or
-    /// goes on to the next request. Ignored unless a batch is out.
+    /// goes on to the next request. Ignored unless a batch is out. The
+    /// results must be those [`run_batch`](Self::run_batch) gave for this
+    /// batch (or a journal's copy of them): they are taken as given.
     pub fn commit(&mut self, results: BatchResults) {
         match std::mem::replace(&mut self.state.phase, Phase::Ended) {
             Phase::Running(running) => self.commit_batch(*running, results),
@@ -825,7 +904,7 @@ impl<'t> TurnSteps<'t> {
             mut pending,
         } = running;
         self.prepared.clear();
-        self.state.stats.duration += results.duration;
+        self.state.stats.duration = self.state.stats.duration.saturating_add(results.duration);
         // What the batch's agents spent is the turn's too.
         self.state.stats.usage += results.nested_usage;
         let Some(mut finished) = results.finished else {
@@ -922,13 +1001,13 @@ impl<'t> TurnSteps<'t> {
                 .abort_resumed(self.conversation, message_index, &plan.decided);
             let at = self.conversation.len();
             self.state.stats = TurnStats {
-                duration: self.state.stats.duration + results.duration,
+                duration: self.state.stats.duration.saturating_add(results.duration),
                 ..TurnStats::default()
             };
             self.state.first_new = at;
             return self.end_with(TurnStatus::Interrupted, None);
         };
-        self.state.stats.duration += results.duration;
+        self.state.stats.duration = self.state.stats.duration.saturating_add(results.duration);
         let batch: Vec<&ToolCall> = plan.calls.iter().collect();
         // An agent that paused again pauses the turn again.
         let repaused = self

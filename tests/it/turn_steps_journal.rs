@@ -454,3 +454,67 @@ async fn the_state_of_a_turn_with_a_batch_out_has_a_pinned_json_form() {
     let read: TurnState = serde_json::from_value(state.clone()).expect("reads");
     assert_eq!(serde_json::to_value(&read).expect("serialises"), state);
 }
+
+/// A turn restored with a batch out still knows that batch's call ids: a
+/// later response that reuses one gets a minted id, as in a turn that
+/// never stopped (two calls with one id are refused by every provider).
+#[tokio::test]
+async fn a_turn_restored_with_a_batch_out_mints_an_id_for_a_reused_one() {
+    let script = || {
+        [
+            batch([call("call_0", "read", "{}")]),
+            batch([call("call_0", "read", "{}")]),
+            answer("done"),
+        ]
+    };
+    let (expected, _, _, _) = uninterrupted_with(script().to_vec()).await;
+    let counted = session(ToolLimits::new(), true).await;
+    let model = ScriptedModel::new(script());
+    let options = TurnOptions::builder().build();
+    let mut conversation = user_says("go");
+    let state = {
+        let mut steps = counted.session.turn_steps(&mut conversation, &options);
+        assert_eq!(steps.next(), Step::Request);
+        let answer = model.respond(steps.request()).await.expect("answers");
+        steps.respond(Ok(answer), Duration::ZERO);
+        assert_eq!(steps.next(), Step::Batch);
+        serde_json::to_string(steps.state()).expect("serialises")
+    };
+    let state: TurnState = serde_json::from_str(&state).expect("reads");
+    let mut steps = counted
+        .session
+        .restore_turn(state, &mut conversation, &options)
+        .expect("restores");
+    let mut journal = Vec::new();
+    let mut driver = Driver {
+        journal: &mut journal,
+        cursor: 0,
+    };
+    assert!(
+        driver
+            .drive(&mut steps, &model, None, &mut Vec::new())
+            .await
+    );
+    steps.finish().expect("completes");
+    assert_eq!(conversation, expected);
+    assert_every_call_answered(&conversation);
+    assert_eq!(counted.executions.load(Ordering::SeqCst), 2);
+}
+
+/// `run_turn` on `responses`: the conversation, the outcome, executions
+/// and requests.
+async fn uninterrupted_with(responses: Vec<ModelResponse>) -> (Vec<Message>, String, usize, usize) {
+    let counted = session(ToolLimits::new(), true).await;
+    let model = ScriptedModel::new(responses);
+    let mut conversation = user_says("go");
+    let result = counted
+        .session
+        .run_turn(&model, &mut conversation, TurnOptions::builder().build())
+        .await;
+    (
+        conversation,
+        ended(result),
+        counted.executions.load(Ordering::SeqCst),
+        model.requests().len(),
+    )
+}
