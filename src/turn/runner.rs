@@ -14,6 +14,11 @@ use crate::definition::Definition;
 use crate::support::cancel::until_cancelled;
 use crate::support::panic::{Contained, panic_message};
 use crate::turn::context::TurnContext;
+// Named in `run_turn`'s docs.
+#[cfg(doc)]
+use crate::conversation::{FinishReason, Usage};
+#[cfg(doc)]
+use crate::turn::{IterationStats, TurnStats, TurnStatus};
 use crate::turn::{
     Model, ModelError, ModelRequest, Step, TurnError, TurnEvents, TurnOptions, TurnOutcome,
     TurnSteps,
