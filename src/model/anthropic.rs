@@ -78,7 +78,8 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// | Claude 5: `claude-{opus,sonnet,haiku,fable,mythos}-5`, and `-5-1`, `-5-5`, … | adaptive only ([`effort`](Self::effort)); [`thinking_budget`](Self::thinking_budget) is refused | refused | Anthropic's "Adaptive thinking" guide; the migration guide (Sonnet 5: "sampling parameters removed") |
 /// | Opus 4.7 and later 4.x: `claude-opus-4-7`, `claude-opus-4-8` | adaptive only; `thinking_budget` is refused | refused | Anthropic's "Extended thinking" guide ("Claude 4.7 and later models do not support it"); the migration guide (Opus 4.7) |
 /// | Opus 4.6, Sonnet 4.6 | both; `effort` goes adaptive, `thinking_budget` as a budget (deprecated) | sent | Anthropic's "Adaptive thinking" guide |
-/// | 4.5 and older: `claude-{opus,sonnet,haiku}-4-5`, `-4-1`, `-4-0`, `-4`, `claude-3-*` | the budget only; `effort` goes as a budget | sent | Anthropic's "Adaptive thinking" guide ("older models … require `thinking.type: \"enabled\"` with `budget_tokens`") |
+/// | 4.5 and older: `claude-{opus,sonnet,haiku}-4-5`, `-4-1`, `-4-0`, `-4`, `claude-3-7-sonnet` | the budget only; `effort` goes as a budget | sent | Anthropic's "Adaptive thinking" guide ("older models … require `thinking.type: \"enabled\"` with `budget_tokens`") |
+/// | Claude 3 before Sonnet 3.7: `claude-3-5-*`, `claude-3-opus`, `claude-3-haiku`, … | none: `effort` and `thinking_budget` are refused | sent | Anthropic's "Extended thinking" guide (its supported models begin with Claude Sonnet 3.7) |
 /// | any other (`claude-mythos-preview`, a later generation, a proxy's own name) | unknown: `effort` goes adaptive, `thinking_budget` as a budget | sent | none: nothing is refused on guesswork |
 ///
 /// The pages: <https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking>,
@@ -484,6 +485,19 @@ impl AnthropicModel {
             return refuse(format!(
                 "{model} takes adaptive thinking only, not thinking_budget {budget}: the API answers a \
                  budget (thinking type \"enabled\") with 400 on it ({}); set effort(Effort::…) instead",
+                row.source
+            ));
+        }
+        if let (Some(row), Some(thinking)) = (row, self.thinking)
+            && row.forms == families::Forms::None
+        {
+            let setting = match thinking {
+                Thinking::Budget(budget) => format!("thinking_budget {budget}"),
+                Thinking::Effort(effort) => format!("effort(Effort::{effort:?})"),
+            };
+            return refuse(format!(
+                "{model} takes no extended thinking, not {setting}: the API answers any thinking \
+                 setting with 400 on it ({}); leave thinking unset, or use Claude Sonnet 3.7 or later",
                 row.source
             ));
         }

@@ -870,3 +870,28 @@ fn the_adaptive_body_rules_pass_the_recordings_and_catch_their_breaks() {
         ["thinking: forced tool use"]
     );
 }
+
+/// Claude 3 models before Sonnet 3.7 take no extended thinking: an effort
+/// or a thinking budget for them is refused before any request, where
+/// the API would answer 400; Sonnet 3.7 takes the budget form.
+#[tokio::test]
+async fn thinking_on_claude_3_before_sonnet_3_7_is_refused_before_sending() {
+    for name in ["claude-3-5-haiku-latest", "claude-3-opus-20240229"] {
+        for model in [
+            AnthropicModel::new(name).effort(Effort::High),
+            AnthropicModel::new(name).thinking_budget(2048),
+        ] {
+            let error = refused(model).await;
+            assert_eq!(error.kind, ModelErrorKind::Request, "{error}");
+            assert_eq!(error.attempts, 0);
+            let message = error.message.as_deref().unwrap_or("");
+            assert!(
+                message.starts_with(&format!("{name} takes no extended thinking")),
+                "{message}"
+            );
+        }
+    }
+    let body = one_body(AnthropicModel::new("claude-3-7-sonnet-latest").effort(Effort::High)).await;
+    assert_eq!(body["thinking"]["type"], "enabled");
+    assert_eq!(body["thinking"]["budget_tokens"], 3072);
+}

@@ -61,6 +61,9 @@ pub(super) enum Forms {
     /// "thinking.type.adaptive" and "output_config.effort" to control
     /// thinking behavior.`).
     Adaptive,
+    /// No extended thinking at all (Claude 3 before Sonnet 3.7): the API
+    /// answers any `thinking` 400.
+    None,
 }
 
 /// One row of [`TABLE`]: the models of `families` from version `from` up
@@ -141,11 +144,19 @@ pub(super) const TABLE: &[Row] = &[
     },
     Row {
         families: &[Family::Opus, Family::Sonnet, Family::Haiku],
-        from: (3, 0),
+        from: (3, 7),
         before: (4, 6),
         forms: Forms::Budget,
         refuses_sampling: false,
         source: "Anthropic's \"Adaptive thinking\" guide (older models require the budget form)",
+    },
+    Row {
+        families: &[Family::Opus, Family::Sonnet, Family::Haiku],
+        from: (3, 0),
+        before: (3, 7),
+        forms: Forms::None,
+        refuses_sampling: false,
+        source: "Anthropic's \"Extended thinking\" guide (its supported models begin with Claude Sonnet 3.7)",
     },
 ];
 
@@ -160,7 +171,7 @@ pub(super) fn row(model: &str) -> Option<&'static Row> {
 /// Whether `model` is sent [`Effort`] in the adaptive form: every model
 /// but those that take the budget form only (unknown ones included).
 pub(super) fn takes_adaptive(model: &str) -> bool {
-    row(model).is_none_or(|row| row.forms != Forms::Budget)
+    row(model).is_none_or(|row| !matches!(row.forms, Forms::Budget | Forms::None))
 }
 
 /// The family and `(major, minor)` version a model id names; see the
@@ -301,6 +312,16 @@ mod tests {
             "claude-3-7-sonnet-latest",
         ] {
             assert_eq!(forms(model), Some((Forms::Budget, false)), "{model}");
+        }
+        // Claude 3 before Sonnet 3.7 has no extended thinking.
+        for model in [
+            "claude-3-5-haiku-latest",
+            "claude-3-5-sonnet-20241022",
+            "claude-3-opus-20240229",
+            "claude-3-haiku-20240307",
+        ] {
+            assert_eq!(forms(model), Some((Forms::None, false)), "{model}");
+            assert!(!takes_adaptive(model), "{model}");
         }
         // Unknown: no row, so nothing refused, and effort goes adaptive.
         for model in [
