@@ -225,27 +225,43 @@ async fn drive<M: Model + ?Sized>(
     cancellation: &CancellationToken,
 ) -> Result<TurnOutcome, TurnError> {
     let started = Instant::now();
+    // When the last request or batch ended, unless something that may take
+    // time ran since (a listing, a compaction): the next request is timed
+    // from it, so a step costs one clock read, not two.
+    let mut mark = Some(started);
     loop {
         match steps.next() {
-            Step::Refresh => steps.refresh().await,
+            Step::Refresh => {
+                steps.refresh().await;
+                mark = None;
+            }
             // Boxed: only a turn that compacts has this future.
-            Step::Compact => Box::pin(steps.compact(model.description().format)).await,
+            Step::Compact => {
+                Box::pin(steps.compact(model.description().format)).await;
+                mark = None;
+            }
             Step::Request => {
-                let asked = Instant::now();
-                match ask(model, steps.request(), cancellation).await {
-                    Some(answer) => steps.respond(answer, asked.elapsed()),
+                let asked = mark.unwrap_or_else(Instant::now);
+                let answer = ask(model, steps.request(), cancellation).await;
+                let answered = Instant::now();
+                match answer {
+                    Some(answer) => steps.respond(answer, answered - asked),
                     None => steps.interrupt(),
                 }
+                mark = Some(answered);
             }
             Step::Batch => {
-                let results = steps.run_batch().await;
+                let from = mark.unwrap_or_else(Instant::now);
+                let (results, ended) = steps.run_batch_from(from).await;
                 steps.commit(results);
+                mark = Some(ended);
             }
             Step::Done => break,
         }
     }
     let mut outcome = steps.finish()?;
-    outcome.stats.duration = started.elapsed();
+    let ended = mark.unwrap_or_else(Instant::now);
+    outcome.stats.duration = ended.saturating_duration_since(started);
     Ok(outcome)
 }
 

@@ -72,6 +72,9 @@ pub struct TurnState {
 }
 
 /// Where a turn stands between two steps.
+// `Running` is not boxed: every batch of every turn would pay for the
+// allocation, where the enum's size is paid once per turn.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub(super) enum Phase {
@@ -98,7 +101,7 @@ pub(super) enum Phase {
     /// The request of iteration `iteration` is out.
     Asking { iteration: u32 },
     /// A batch is out.
-    Running(Box<Running>),
+    Running(Running),
     /// The turn ended.
     Ended,
 }

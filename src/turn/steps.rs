@@ -19,7 +19,7 @@
 // is not boxed, so callers match it as `run_turn` returns it.
 #![allow(clippy::result_large_err)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -772,7 +772,7 @@ impl<'t> TurnSteps<'t> {
                 .prepare_batch(&batch, cut_off, self.context.output.ends_batch());
         let pending = self.context.pending(&batch, &prepared);
         self.prepared = prepared.into_iter().map(Prepared::into_owned).collect();
-        self.state.phase = Phase::Running(Box::new(Running {
+        self.state.phase = Phase::Running(Running {
             message,
             finish_reason: answered.finish_reason,
             usage: answered.usage,
@@ -781,7 +781,7 @@ impl<'t> TurnSteps<'t> {
             batch_calls,
             would_be,
             pending,
-        }));
+        });
         Ok(())
     }
 
@@ -831,7 +831,12 @@ impl<'t> TurnSteps<'t> {
     /// until they all end or the turn's token fires. Must run inside a
     /// Tokio runtime. Its results go to [`commit`](Self::commit).
     pub async fn run_batch(&mut self) -> BatchResults {
-        let started = std::time::Instant::now();
+        self.run_batch_from(Instant::now()).await.0
+    }
+
+    /// [`run_batch`](Self::run_batch), timed from `started`; with the
+    /// instant it ended, for a driver that times its next step from it.
+    pub(super) async fn run_batch_from(&mut self, started: Instant) -> (BatchResults, Instant) {
         if self.prepared.is_empty() && matches!(self.state.phase, Phase::Running(_)) {
             // Its first run was dropped before it ended.
             self.prepare_again();
@@ -870,13 +875,15 @@ impl<'t> TurnSteps<'t> {
         let share = self.context.share();
         let parked = share.take_parked();
         let (nested_calls, nested_usage) = share.take_nested();
-        BatchResults {
+        let ended = Instant::now();
+        let results = BatchResults {
             finished,
             parked,
             nested_calls,
             nested_usage,
-            duration: started.elapsed(),
-        }
+            duration: ended.saturating_duration_since(started),
+        };
+        (results, ended)
     }
 
     /// Takes the results of the batch out: appends the assistant message
@@ -886,7 +893,7 @@ impl<'t> TurnSteps<'t> {
     /// batch (or a journal's copy of them): they are taken as given.
     pub fn commit(&mut self, results: BatchResults) {
         match std::mem::replace(&mut self.state.phase, Phase::Ended) {
-            Phase::Running(running) => self.commit_batch(*running, results),
+            Phase::Running(running) => self.commit_batch(running, results),
             Phase::Resuming { message_index, .. } => self.commit_resume(message_index, results),
             other => self.state.phase = other,
         }
