@@ -23,10 +23,14 @@
 //! | 4 | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
 //! | 5 | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
 //! | 6 | `serve` | a definition's bindings served as an MCP server, one per MCP session (feature `mcp-server`) |
-//! | 6 | [`turn`] | the [`Model`](turn::Model) trait and the turn runner |
-//! | 7 | [`cassette`] | a model's traffic recorded once ([`Recorder`](cassette::Recorder)) and replayed offline ([`Replayer`](cassette::Replayer)), compared by meaning |
-//! | 7 | [`testing`] | a model that calls every offered tool with arguments made from its JSON Schema ([`SchemaModel`](testing::SchemaModel)) |
-//! | 7 | `model` | real models over HTTP: `OpenAiModel` (feature `openai`), `AnthropicModel` (feature `anthropic`) |
+//! | 6 | `event` | what a turn tells its watchers ([`TurnEvent`](turn::TurnEvent)s, sent through [`TurnEvents`](turn::TurnEvents)) |
+//! | 6 | `output` | the structured [`Output`](turn::Output) a turn must end in |
+//! | 7 | `model_api` | the [`Model`](turn::Model) trait: what a turn asks a language model ([`ModelRequest`](turn::ModelRequest)) and how that fails ([`ModelError`](turn::ModelError)) |
+//! | 8 | [`testing`] | models for tests: [`ScriptedModel`](testing::ScriptedModel) replays fixed responses, [`SchemaModel`](testing::SchemaModel) calls every offered tool with arguments made from its JSON Schema |
+//! | 8 | `summarize` | the compactor that asks a model for a summary ([`Summarize`](turn::Summarize)) |
+//! | 9 | [`turn`] | the turn: a state machine a driver steps, and `run_turn`, its in-process driver |
+//! | 10 | [`cassette`] | a model's traffic recorded once ([`Recorder`](cassette::Recorder)) and replayed offline ([`Replayer`](cassette::Replayer)), compared by meaning |
+//! | 10 | `model` | real models over HTTP: `OpenAiModel` (feature `openai`), `AnthropicModel` (feature `anthropic`) |
 //!
 //! # Example
 //!
@@ -487,6 +491,7 @@ pub mod cassette;
 pub mod context;
 pub mod conversation;
 pub mod definition;
+mod event;
 pub mod gate;
 pub mod limits;
 #[cfg(feature = "mcp")]
@@ -500,10 +505,13 @@ pub mod mode;
     doc(cfg(any(feature = "openai", feature = "anthropic", feature = "gemini")))
 )]
 pub mod model;
+mod model_api;
+mod output;
 #[cfg(feature = "mcp-server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-server")))]
 pub mod serve;
 pub mod session;
+mod summarize;
 mod support;
 pub mod testing;
 pub mod tool;

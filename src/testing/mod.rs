@@ -36,6 +36,8 @@
 
 mod generate;
 mod schema_model;
+mod scripted;
 
 pub use generate::{Generated, generate};
 pub use schema_model::{Exercise, SchemaModel};
+pub use scripted::{RecordedRequest, ScriptExhausted, ScriptedModel};

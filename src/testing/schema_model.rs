@@ -9,9 +9,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::conversation::{AssistantMessage, Message, ModelResponse, ToolCall};
+use crate::model_api::{Model, ModelError, ModelRequest};
 use crate::testing::generate;
 use crate::tool::STRUCTURED_OUTPUT_TOOL_NAME;
-use crate::turn::{Model, ModelError, ModelRequest};
 
 /// A [`Model`] for tests: its first response calls every tool of the
 /// request (or those named with [`only`](Self::only)) once, in one batch,

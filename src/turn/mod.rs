@@ -19,9 +19,6 @@ mod checks;
 mod compacting;
 mod context;
 mod error;
-mod event;
-mod model;
-mod model_error;
 mod nesting;
 mod outcome;
 mod output;
@@ -30,21 +27,22 @@ mod resume;
 mod runner;
 mod state;
 mod steps;
-mod summarize;
 
 pub use crate::bind::{CallStats, ToolList, ToolListIter};
+pub use crate::event::{TurnEvent, TurnEvents};
+pub use crate::model_api::{Model, ModelDescription, ModelError, ModelErrorKind, ModelRequest};
+pub use crate::output::{Output, OutputError, OutputErrorKind};
+pub use crate::summarize::{
+    SUMMARY_HEADING, SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, Summarize, summary_transcript,
+};
 pub use crate::support::text::ERROR_TEXT_BYTES;
+pub use crate::testing::{RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use agent::Agent;
 pub use error::{Budget, BudgetError, ExceededLimit, ToolLimitError, TurnError};
-pub use event::{TurnEvent, TurnEvents};
-pub use model::{
-    Model, ModelDescription, ModelRequest, RecordedRequest, ScriptExhausted, ScriptedModel,
-};
-pub use model_error::{ModelError, ModelErrorKind};
 pub use outcome::{IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use output::{
-    DEFAULT_OUTPUT_RETRIES, MixedBatch, NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, Output,
-    OutputError, OutputErrorKind, OutputMode, TurnOptions, TurnOptionsBuilder,
+    DEFAULT_OUTPUT_RETRIES, MixedBatch, NATIVE_OUTPUT_INSTRUCTION, OUTPUT_INSTRUCTION, OutputMode,
+    TurnOptions, TurnOptionsBuilder,
 };
 pub use pause::{
     AgentPause, BudgetPolicy, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall,
@@ -52,6 +50,3 @@ pub use pause::{
 };
 pub use state::{TURN_STATE_VERSION, TurnState};
 pub use steps::{BatchResults, Step, TurnSteps};
-pub use summarize::{
-    SUMMARY_HEADING, SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST, Summarize, summary_transcript,
-};

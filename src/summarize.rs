@@ -5,8 +5,8 @@ use async_trait::async_trait;
 
 use crate::context::{CompactionRequest, Compactor, Replacement};
 use crate::conversation::{ContentPart, FinishReason, Message};
+use crate::model_api::{Model, ModelRequest};
 use crate::tool::BoxError;
-use crate::turn::{Model, ModelRequest};
 
 /// The instructions a [`Summarize`] request is sent with, unless set.
 pub const SUMMARY_INSTRUCTIONS: &str = "You summarise a conversation between a user, an assistant and the tools it called, so that the assistant can go on from the summary alone. Keep the user's goals and requests, decisions taken, facts learned from tool results (names, paths, numbers, identifiers), work done and work left. Leave out pleasantries. Write plain prose or short lists, no preamble.";
