@@ -72,9 +72,6 @@ pub struct TurnState {
 }
 
 /// Where a turn stands between two steps.
-// `Running` is not boxed: every batch of every turn would pay for the
-// allocation, where the enum's size is paid once per turn.
-#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub(super) enum Phase {
@@ -100,8 +97,10 @@ pub(super) enum Phase {
     Request,
     /// The request of iteration `iteration` is out.
     Asking { iteration: u32 },
-    /// A batch is out.
-    Running(Running),
+    /// A batch is out. Boxed: a phase is moved and replaced at every step,
+    /// and a large one costs a copy each time (measured: more than the
+    /// allocation).
+    Running(Box<Running>),
     /// The turn ended.
     Ended,
 }

@@ -170,8 +170,10 @@ pub struct TurnSteps<'t> {
     prepared: Vec<Prepared<'static>>,
     /// The resume whose batch is out.
     resuming: Option<ResumePlan>,
-    /// How the turn ended, once it has.
-    ended: Option<Result<TurnOutcome, TurnError>>,
+    /// How the turn ended, once it has: its status and finish reason (the
+    /// rest of its outcome is in the state until [`finish`](Self::finish)),
+    /// or its error.
+    ended: Option<Result<(TurnStatus, Option<FinishReason>), TurnError>>,
 }
 
 impl std::fmt::Debug for TurnSteps<'_> {
@@ -303,10 +305,10 @@ impl<'t> TurnSteps<'t> {
             .iter()
             .position(|message| message.json_values().any(json::too_deep))
         {
-            steps.end(Err(TurnError::TooDeep {
+            steps.fail(TurnError::TooDeep {
                 index,
                 source: TooDeep::new(),
-            }));
+            });
         } else if options.resume.is_none() {
             steps.begin(steps.conversation.len());
         }
@@ -455,7 +457,7 @@ impl<'t> TurnSteps<'t> {
             Err(reached) => self.reached(reached),
             // Only a turn that compacts estimates its requests.
             Ok(()) if self.compacts => self.state.phase = Phase::Compact,
-            Ok(()) => self.state.phase = Phase::Request,
+            Ok(()) => self.send_request(),
         }
     }
 
@@ -495,7 +497,7 @@ impl<'t> TurnSteps<'t> {
             .await;
         self.state.window_full = false;
         match fit {
-            Err(error) => self.end(Err(error)),
+            Err(error) => self.fail(error),
             Ok(Fit::Interrupted) => self.end_with(TurnStatus::Interrupted, None),
             Ok(Fit::Over(reached)) => self.reached(reached),
             // A summarising compaction spent tokens: the budgets are
@@ -513,7 +515,7 @@ impl<'t> TurnSteps<'t> {
     fn reached(&mut self, reached: BudgetError) {
         self.state.window_full = false;
         if self.context.budget_policy != BudgetPolicy::Pause {
-            return self.end(Err(reached.into()));
+            return self.fail(reached.into());
         }
         let counts = self.counts(self.iterations_so_far());
         let paused = self.context.paused(
@@ -566,7 +568,7 @@ impl<'t> TurnSteps<'t> {
         };
         self.state.stats.duration = self.state.stats.duration.saturating_add(took);
         if let Err(error) = self.answered(answer, took, iteration) {
-            self.end(Err(error));
+            self.fail(error);
         }
     }
 
@@ -772,7 +774,7 @@ impl<'t> TurnSteps<'t> {
                 .prepare_batch(&batch, cut_off, self.context.output.ends_batch());
         let pending = self.context.pending(&batch, &prepared);
         self.prepared = prepared.into_iter().map(Prepared::into_owned).collect();
-        self.state.phase = Phase::Running(Running {
+        self.state.phase = Phase::Running(Box::new(Running {
             message,
             finish_reason: answered.finish_reason,
             usage: answered.usage,
@@ -781,7 +783,7 @@ impl<'t> TurnSteps<'t> {
             batch_calls,
             would_be,
             pending,
-        });
+        }));
         Ok(())
     }
 
@@ -893,7 +895,7 @@ impl<'t> TurnSteps<'t> {
     /// batch (or a journal's copy of them): they are taken as given.
     pub fn commit(&mut self, results: BatchResults) {
         match std::mem::replace(&mut self.state.phase, Phase::Ended) {
-            Phase::Running(running) => self.commit_batch(running, results),
+            Phase::Running(running) => self.commit_batch(*running, results),
             Phase::Resuming { message_index, .. } => self.commit_resume(message_index, results),
             other => self.state.phase = other,
         }
@@ -917,19 +919,21 @@ impl<'t> TurnSteps<'t> {
         let Some(mut finished) = results.finished else {
             return self.end_with(TurnStatus::Interrupted, None);
         };
-        let batch: Vec<&ToolCall> = message.tool_calls().collect();
         // Calls whose agents paused wait, like the gate's, in call order.
-        let agents = self
-            .context
-            .take_paused_agents(&batch, &mut finished, results.parked);
-        if !agents.is_empty() {
-            pending.extend(agents);
-            pending.sort_by_key(|pending| {
-                batch
-                    .iter()
-                    .position(|call| call.id == pending.tool_call_id)
-                    .unwrap_or(usize::MAX)
-            });
+        if !results.parked.is_empty() {
+            let batch: Vec<&ToolCall> = message.tool_calls().collect();
+            let agents = self
+                .context
+                .take_paused_agents(&batch, &mut finished, results.parked);
+            if !agents.is_empty() {
+                pending.extend(agents);
+                pending.sort_by_key(|pending| {
+                    batch
+                        .iter()
+                        .position(|call| call.id == pending.tool_call_id)
+                        .unwrap_or(usize::MAX)
+                });
+            }
         }
         self.state.calls = would_be.saturating_add(results.nested_calls);
         let message_index = self.conversation.len();
@@ -974,7 +978,7 @@ impl<'t> TurnSteps<'t> {
         let resume = resume.clone();
         let message_index = resume.paused.message_index;
         match self.context.plan_resume(self.conversation, &resume) {
-            Err(error) => self.end(Err(error)),
+            Err(error) => self.fail(error),
             Ok(None) => {
                 self.context
                     .events
@@ -1039,7 +1043,7 @@ impl<'t> TurnSteps<'t> {
     /// first.
     fn begin(&mut self, first_new: usize) {
         match repair(self.conversation) {
-            Err(error) => return self.end(Err(error.into())),
+            Err(error) => return self.fail(error.into()),
             Ok(repaired) => self.state.repaired = repaired,
         }
         self.call_ids = self
@@ -1072,31 +1076,36 @@ impl<'t> TurnSteps<'t> {
 
     /// The turn ends with `status`.
     fn end_with(&mut self, status: TurnStatus, finish_reason: Option<FinishReason>) {
+        self.state.phase = Phase::Ended;
+        self.ended = Some(Ok((status, finish_reason)));
+    }
+
+    /// The turn fails with `error`.
+    fn fail(&mut self, error: TurnError) {
+        self.state.phase = Phase::Ended;
+        self.ended = Some(Err(error));
+    }
+
+    /// How the turn ended ([`Step::Done`]). Before then, an error saying
+    /// the turn is not over.
+    pub fn finish(mut self) -> Result<TurnOutcome, TurnError> {
+        let (status, finish_reason) = match self.ended.take() {
+            Some(ended) => ended?,
+            None => {
+                return Err(TurnError::Model {
+                    source: ModelError::other("the turn is not over: finish it after Step::Done"),
+                    usage: self.state.stats.usage,
+                });
+            }
+        };
         let len = self.conversation.len();
-        let outcome = TurnOutcome {
+        Ok(TurnOutcome {
             status,
             appended: self.state.first_new.min(len)..len,
             stats: std::mem::take(&mut self.state.stats),
             finish_reason,
             repaired: std::mem::take(&mut self.state.repaired),
             compactions: std::mem::take(&mut self.state.compactions),
-        };
-        self.end(Ok(outcome));
-    }
-
-    fn end(&mut self, result: Result<TurnOutcome, TurnError>) {
-        self.state.phase = Phase::Ended;
-        self.ended = Some(result);
-    }
-
-    /// How the turn ended ([`Step::Done`]). Before then, an error saying
-    /// the turn is not over.
-    pub fn finish(mut self) -> Result<TurnOutcome, TurnError> {
-        self.ended.take().unwrap_or_else(|| {
-            Err(TurnError::Model {
-                source: ModelError::other("the turn is not over: finish it after Step::Done"),
-                usage: self.state.stats.usage,
-            })
         })
     }
 }
