@@ -67,6 +67,26 @@ impl Agent {
         self.output = Some(output);
         self
     }
+
+    /// This agent offered as one tool, `name`, described to the model as
+    /// `description`: the same as
+    /// [`tool::Definition::agent(name, description, self)`](tool::Definition::agent),
+    /// whose docs say what a call of it does.
+    ///
+    /// ```
+    /// use agent_loop::turn::{Agent, ScriptedModel};
+    /// use agent_loop::Definition;
+    ///
+    /// let researcher = Definition::builder().name("researcher").build().validate()?;
+    /// let research = Agent::new(researcher, ScriptedModel::new([]))
+    ///     .tool("research", "Researches a question and answers it.");
+    /// let lead = Definition::builder().name("lead").tool(research).build().validate()?;
+    /// # let _ = lead;
+    /// # Ok::<_, agent_loop::DefinitionError>(())
+    /// ```
+    pub fn tool(self, name: impl Into<String>, description: impl Into<String>) -> tool::Definition {
+        tool::Definition::agent(name, description, self)
+    }
 }
 
 /// What a call of an agent is given: the task, as a model writes it.

@@ -1014,3 +1014,47 @@ async fn an_agent_paused_by_its_own_budget_goes_on_with_limits_the_server_gives(
     assert_eq!(outcome.answer(), Some("Done."));
     assert_eq!(result_for(&conversation, "call_1").text(), "Read it.");
 }
+
+/// `Agent::tool` is `tool::Definition::agent`: the lead's call of it runs
+/// the agent's turn and reads its answer.
+#[tokio::test]
+async fn agent_tool_offers_the_agent_as_a_tool_like_definition_agent() {
+    use agent_loop::turn::{Agent, ScriptedModel};
+    let researcher = agent_loop::Definition::builder()
+        .name("researcher")
+        .build()
+        .validate()
+        .expect("valid");
+    let research = Agent::new(
+        researcher,
+        ScriptedModel::new([agent_loop::conversation::ModelResponse::answer("Paris.")]),
+    )
+    .tool("research", "Researches a question and answers it.");
+    assert_eq!(research.name(), "research");
+    let lead = agent_loop::Definition::builder()
+        .name("lead")
+        .tool(research)
+        .build()
+        .validate()
+        .expect("valid");
+    let session = crate::turn_common::bind(&lead).await;
+    let model = ScriptedModel::new([
+        crate::turn_common::batch([crate::turn_common::call(
+            "call_1",
+            "research",
+            r#"{"task": "Capital of France?"}"#,
+        )]),
+        crate::turn_common::answer("It is Paris."),
+    ]);
+    let mut conversation = crate::turn_common::user_says("Capital of France?");
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .expect("completes");
+    assert_eq!(outcome.answer(), Some("It is Paris."));
+    assert_eq!(conversation[2].text(), "Paris.");
+}
