@@ -71,9 +71,12 @@
 //! # Ok::<_, agent_loop::DefinitionError>(())
 //! ```
 
+use std::collections::HashSet;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
 
 use hmac::digest::KeyInit;
 use hmac::{Hmac, Mac};
@@ -81,8 +84,9 @@ use serde_json::Value;
 use sha2::Sha256;
 
 use crate::session::{LoopId, SessionId};
+use crate::support::lock::lock;
 use crate::support::panic::panic_message;
-use crate::tool::ToolInfo;
+use crate::tool::{BoxError, ToolInfo};
 
 /// A policy on tool calls: see the [module docs](self). Implemented for
 /// every `Fn(&GateCall<'_>) -> GateDecision` that is `Send + Sync +
@@ -334,4 +338,74 @@ pub(crate) fn ask(gates: &[Arc<dyn Gate>], call: &GateCall<'_>) -> Result<(), St
         }
     }
     Ok(())
+}
+
+/// Where a resume claims the pause it goes on from, so that a stored pause
+/// is resumed at most once, whoever resumes it: a paused turn carries a
+/// [`pause_id`](crate::turn::PausedTurn::pause_id), and a resume claims it
+/// after its decisions were checked and before any call runs. Only the
+/// first claim of an id succeeds; a resume whose claim fails is refused
+/// ([`ResumeErrorKind::Claimed`](crate::turn::ResumeErrorKind::Claimed))
+/// and runs nothing. Public reports of the race this closes: two replicas
+/// that load one stored pause and both resume it run the approved call
+/// twice, unless the store itself takes the pause "in one atomic step".
+///
+/// The default is [`InMemoryPauseClaims`], one per binding: within one
+/// binding a pause is resumed once. For replicas (several processes, or
+/// several bindings of one session), give every resume one store
+/// ([`TurnOptionsBuilder::claims`](crate::turn::TurnOptionsBuilder::claims))
+/// backed by what they share; with SQL, one statement claims an id
+/// atomically:
+///
+/// ```sql
+/// -- CREATE TABLE pause_claims (pause_id TEXT PRIMARY KEY);
+/// INSERT INTO pause_claims (pause_id) VALUES ($1) ON CONFLICT DO NOTHING;
+/// -- claimed when it inserted one row
+/// ```
+#[async_trait]
+pub trait PauseClaims: Send + Sync {
+    /// Claims `pause_id`, atomically: `Ok(true)` the first time it is
+    /// claimed, `Ok(false)` ever after. An error (the store could not be
+    /// reached) refuses the resume as well: it is not known to be the
+    /// first.
+    async fn claim(&self, pause_id: &str) -> Result<bool, BoxError>;
+}
+
+impl fmt::Debug for dyn PauseClaims + '_ {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PauseClaims")
+    }
+}
+
+/// Pause ids claimed in this process's memory: the default
+/// [`PauseClaims`] of a binding, and enough for one process that shares
+/// one value between the bindings that may resume the same pause.
+///
+/// ```
+/// use agent_loop::gate::{InMemoryPauseClaims, PauseClaims};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let claims = InMemoryPauseClaims::new();
+/// assert!(claims.claim("pause_1").await?);
+/// assert!(!claims.claim("pause_1").await?);
+/// # Ok::<_, agent_loop::tool::BoxError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Default)]
+pub struct InMemoryPauseClaims {
+    claimed: Mutex<HashSet<String>>,
+}
+
+impl InMemoryPauseClaims {
+    /// No pause claimed yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+#[async_trait]
+impl PauseClaims for InMemoryPauseClaims {
+    async fn claim(&self, pause_id: &str) -> Result<bool, BoxError> {
+        Ok(lock(&self.claimed).insert(pause_id.to_owned()))
+    }
 }

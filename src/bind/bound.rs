@@ -56,6 +56,9 @@ pub(crate) struct Binding {
     pub(crate) tools: Tools,
     /// Index into the layout's modes of the current mode.
     pub(crate) current: usize,
+    /// The pauses resumed in this binding, unless a turn's options give
+    /// another store.
+    pub(crate) claims: crate::gate::InMemoryPauseClaims,
 }
 
 impl fmt::Debug for Binding {

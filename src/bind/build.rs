@@ -280,6 +280,7 @@ async fn bind(
         current: layout.initial,
         layout,
         tools: Tools::new(set, listings, recipe.name_rules),
+        claims: crate::gate::InMemoryPauseClaims::new(),
     })
 }
 

@@ -14,7 +14,7 @@ use crate::bind::{Binding, Bound};
 use crate::context::{Compactor, ElideToolResults};
 use crate::conversation::Usage;
 use crate::definition::Definition;
-use crate::gate::ApprovalKey;
+use crate::gate::{ApprovalKey, PauseClaims};
 use crate::limits::ResolvedToolLimits;
 use crate::session::{LoopId, SessionId};
 use crate::support::cancel::until_cancelled;
@@ -49,6 +49,8 @@ pub(super) struct TurnContext<'a> {
     pub(super) budget_policy: BudgetPolicy,
     /// The turn's own compactor, if any (see [`TurnContext::compactor`]).
     pub(super) compactor: Option<&'a dyn Compactor>,
+    /// Where a resume claims its pause.
+    pub(super) claims: &'a dyn PauseClaims,
     /// This turn's share with the agents its calls run (and with the turn
     /// whose call runs it, as an agent).
     pub(super) share: Arc<TurnShare>,
@@ -77,6 +79,7 @@ impl<'a> TurnContext<'a> {
             approval_key: binding.layout.approval_key.as_ref(),
             budget_policy: options.budget_policy,
             compactor: options.compactor,
+            claims: options.claims.unwrap_or(&binding.claims),
             share: Arc::new(TurnShare::new(
                 binding.mode(binding.current).tool_limits,
                 options.parent.clone(),

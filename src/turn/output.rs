@@ -243,6 +243,14 @@ pub struct TurnOptions<'a> {
         )
     )]
     pub(crate) compactor: Option<&'a dyn Compactor>,
+    #[builder(
+        default,
+        setter(
+            strip_option,
+            doc = "Where a resume claims its pause before anything runs, so that a stored pause goes on at most once ([`PauseClaims`](crate::gate::PauseClaims)): give every process or binding that may resume the same pause one store. The binding's own [`InMemoryPauseClaims`](crate::gate::InMemoryPauseClaims) unless set."
+        )
+    )]
+    pub(crate) claims: Option<&'a dyn crate::gate::PauseClaims>,
     /// The share of the turn whose call runs this turn's agent: set by
     /// [`tool::Definition::agent`](crate::tool::Definition::agent)'s tool.
     #[builder(default, setter(skip))]

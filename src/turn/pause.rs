@@ -131,6 +131,15 @@ pub struct PausedTurn {
     /// (usually) raised limits ([`Resume::with_limits`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// This pause's id: `pause_` and 32 hex digits, minted from the
+    /// session like the crate's other ids (the name-based UUID of the loop,
+    /// the paused message's place, the turn's counts and the pending
+    /// calls), never random, so a turn run again pauses with the same id.
+    /// A resume claims it ([`PauseClaims`](crate::gate::PauseClaims))
+    /// before anything runs: a stored pause goes on at most once. Empty in
+    /// a pause written before pause ids, which is then not claimed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub pause_id: String,
 }
 
 impl PausedTurn {
@@ -437,6 +446,16 @@ pub enum ResumeErrorKind {
     /// arguments) for one that does, whose agent's calls are the ones to
     /// decide.
     WrongDecision,
+    /// The pause was claimed already ([`PausedTurn::pause_id`] through
+    /// [`PauseClaims`](crate::gate::PauseClaims)): another resume of the
+    /// same stored pause went on from it, so this one runs nothing.
+    Claimed,
+    /// The claim store failed, so the resume is not known to be the first
+    /// of its pause and runs nothing.
+    ClaimFailed {
+        /// What the store said.
+        message: String,
+    },
 }
 
 /// A resume refused before anything ran: inside
@@ -489,6 +508,12 @@ fn describe(kind: &ResumeErrorKind, call: Option<&str>) -> String {
         }
         ResumeErrorKind::InvalidArguments { message } => {
             format!("the arguments of `{call}` were refused: {message}")
+        }
+        ResumeErrorKind::Claimed => {
+            "the pause was resumed already (its pause id is claimed)".into()
+        }
+        ResumeErrorKind::ClaimFailed { message } => {
+            format!("the pause could not be claimed: {message}")
         }
         ResumeErrorKind::WrongDecision => format!(
             "the decision for `{call}` does not fit it (a paused agent's call takes the agent's decisions, any other call no agent decisions)"

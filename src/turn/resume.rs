@@ -152,11 +152,14 @@ impl TurnContext<'_> {
         pending: Vec<PendingCall>,
         counts: Prior,
         budget: Option<Budget>,
+        resumed_from: &str,
     ) -> TurnStatus {
         self.events.emit(|| TurnEvent::TurnPaused {
             pending: u32::try_from(pending.len()).unwrap_or(u32::MAX),
         });
+        let pause_id = self.pause_id(message_index, &pending, &counts, resumed_from);
         TurnStatus::Paused(Box::new(PausedTurn {
+            pause_id,
             version: PAUSED_TURN_VERSION,
             session_id: self.ids.0,
             loop_id: self.ids.1,
@@ -305,6 +308,39 @@ impl TurnContext<'_> {
                 .map(|call| Message::Tool(call::aborted(site, call).result)),
         );
         place_results(conversation, message_index, tail);
+    }
+
+    /// The id of a pause after the message at `message_index` with
+    /// `pending` calls at `counts`: the name-based (version 5) UUID, in the
+    /// session's namespace, of the loop, that place, the counts and a
+    /// digest of the pending calls (an agent that paused again pauses with
+    /// other pending state, so with another id), and the id of the pause
+    /// the turn was resumed from (a turn that pauses again at once, still
+    /// over its budget, pauses with another id).
+    fn pause_id(
+        &self,
+        message_index: usize,
+        pending: &[PendingCall],
+        counts: &Prior,
+        resumed_from: &str,
+    ) -> String {
+        use sha2::{Digest, Sha256};
+        let pending = serde_json::to_vec(pending).unwrap_or_default();
+        let digest = Sha256::digest(&pending);
+        let name = format!(
+            "pause.{}.{resumed_from}.{message_index}.{}.{}.{}",
+            self.ids.1.as_uuid().simple(),
+            counts.requests,
+            counts.calls,
+            digest
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect::<String>()
+        );
+        format!(
+            "pause_{}",
+            uuid::Uuid::new_v5(&self.id_scope, name.as_bytes()).simple()
+        )
     }
 
     /// What a pending call's MAC covers: this session's ids and the call.

@@ -231,6 +231,7 @@ async fn drive<M: Model + ?Sized>(
     let mut mark = Some(started);
     loop {
         match steps.next() {
+            Step::Claim => steps.claim().await,
             Step::Refresh => {
                 steps.refresh().await;
                 mark = None;

@@ -67,6 +67,10 @@ pub struct TurnState {
     pub(super) window_full: bool,
     /// Text answers answered with an output instruction so far.
     pub(super) instructed: u32,
+    /// The id of the pause this turn was resumed from; empty for a new
+    /// turn (see [`PausedTurn::pause_id`](crate::turn::PausedTurn::pause_id)).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(super) resumed_from: String,
     /// What the turn does next.
     pub(super) phase: Phase,
 }
@@ -80,6 +84,9 @@ pub(super) enum Phase {
     Resume {
         resume: Box<Resume>,
         refreshed: bool,
+        /// Its pause id was claimed (or it has none).
+        #[serde(default)]
+        claimed: bool,
     },
     /// A resume's batch is out.
     Resuming {

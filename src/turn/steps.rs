@@ -54,6 +54,9 @@ pub enum Step {
     /// [`TurnSteps::refresh`] (it asks the tools' servers; nothing of it is
     /// the turn's state).
     Refresh,
+    /// Claim the resumed pause: call [`TurnSteps::claim`] (it asks the
+    /// turn's [`PauseClaims`](crate::gate::PauseClaims) store).
+    Claim,
     /// Fit the conversation into the context budget: call
     /// [`TurnSteps::compact`] (its compactor may ask a model).
     Compact,
@@ -260,6 +263,7 @@ impl<'t> TurnSteps<'t> {
                 let phase = Phase::Resume {
                     resume: Box::new(resume.clone()),
                     refreshed: false,
+                    claimed: resume.paused.pause_id.is_empty(),
                 };
                 (prior, phase)
             }
@@ -285,6 +289,10 @@ impl<'t> TurnSteps<'t> {
             meter: Default::default(),
             window_full: false,
             instructed: 0,
+            resumed_from: options
+                .resume
+                .map(|resume| resume.paused.pause_id.clone())
+                .unwrap_or_default(),
             phase,
         };
         let mut steps = TurnSteps {
@@ -426,7 +434,9 @@ impl<'t> TurnSteps<'t> {
                     }
                     self.context.take_changed_tools();
                     if matches!(self.state.phase, Phase::Resume { .. }) {
-                        self.resume();
+                        if let Some(step) = self.resume() {
+                            return step;
+                        }
                     } else {
                         self.before_request();
                     }
@@ -523,6 +533,7 @@ impl<'t> TurnSteps<'t> {
             Vec::new(),
             counts,
             Some(reached.budget),
+            &self.state.resumed_from,
         );
         self.end_with(paused, None);
     }
@@ -959,7 +970,13 @@ impl<'t> TurnSteps<'t> {
         });
         if !pending.is_empty() {
             let counts = self.counts(iteration);
-            let paused = self.context.paused(message_index, pending, counts, None);
+            let paused = self.context.paused(
+                message_index,
+                pending,
+                counts,
+                None,
+                &self.state.resumed_from,
+            );
             return self.end_with(paused, Some(finish_reason));
         }
         if let Some(value) = output {
@@ -971,14 +988,19 @@ impl<'t> TurnSteps<'t> {
 
     /// A resume: its decisions checked, then its batch out (or, for a
     /// budget's pause, the request it paused before).
-    fn resume(&mut self) {
-        let Phase::Resume { resume, .. } = &self.state.phase else {
-            return;
+    fn resume(&mut self) -> Option<Step> {
+        let Phase::Resume {
+            resume, claimed, ..
+        } = &self.state.phase
+        else {
+            return None;
         };
-        let resume = resume.clone();
+        let (resume, claimed) = (resume.clone(), *claimed);
         let message_index = resume.paused.message_index;
         match self.context.plan_resume(self.conversation, &resume) {
             Err(error) => self.fail(error),
+            // Checked: claimed before anything runs.
+            Ok(_) if !claimed => return Some(Step::Claim),
             Ok(None) => {
                 self.context
                     .events
@@ -998,6 +1020,39 @@ impl<'t> TurnSteps<'t> {
                     resume,
                 };
             }
+        }
+        None
+    }
+
+    /// Claims the resumed pause's id ([`Step::Claim`]): the first claim
+    /// goes on; any other ends the turn with
+    /// [`ResumeErrorKind::Claimed`] (or
+    /// [`ClaimFailed`](ResumeErrorKind::ClaimFailed) when the store
+    /// failed), and nothing runs. Does nothing unless the turn asked.
+    pub async fn claim(&mut self) {
+        let Phase::Resume {
+            resume, claimed, ..
+        } = &self.state.phase
+        else {
+            return;
+        };
+        if *claimed {
+            return;
+        }
+        let pause_id = resume.paused.pause_id.clone();
+        match self.context.claims.claim(&pause_id).await {
+            Ok(true) => {
+                if let Phase::Resume { claimed, .. } = &mut self.state.phase {
+                    *claimed = true;
+                }
+            }
+            Ok(false) => self.fail(ResumeError::new(ResumeErrorKind::Claimed).into()),
+            Err(error) => self.fail(
+                ResumeError::new(ResumeErrorKind::ClaimFailed {
+                    message: crate::support::text::with_causes(&*error),
+                })
+                .into(),
+            ),
         }
     }
 
@@ -1030,7 +1085,13 @@ impl<'t> TurnSteps<'t> {
         self.state.stats.usage += results.nested_usage;
         if !repaused.is_empty() {
             let counts = self.counts(self.state.prior_iterations);
-            let paused = self.context.paused(message_index, repaused, counts, None);
+            let paused = self.context.paused(
+                message_index,
+                repaused,
+                counts,
+                None,
+                &self.state.resumed_from,
+            );
             self.state.first_new = message_index.saturating_add(1);
             return self.end_with(paused, None);
         }

@@ -10,7 +10,9 @@ use crate::turn_common::*;
 use agent_loop::conversation::{ModelResponse, Usage};
 use agent_loop::limits::Limit;
 use agent_loop::mode::Mode;
-use agent_loop::turn::{Budget, BudgetError, ScriptedModel, TurnError, TurnStatus};
+use agent_loop::turn::{
+    Budget, BudgetError, ResumeErrorKind, ScriptedModel, TurnError, TurnStatus,
+};
 use agent_loop::{Definition, ToolLimits};
 use tokio_util::sync::CancellationToken;
 
@@ -235,10 +237,29 @@ async fn a_budget_pauses_the_turn_and_a_resume_with_a_raised_budget_goes_on() {
         )
         .await
         .expect("pauses again");
-    assert!(matches!(again.status, TurnStatus::Paused(_)));
+    let TurnStatus::Paused(again) = again.status else {
+        panic!("{:?}", again.status)
+    };
     assert_eq!(model.requests().len(), 2);
+    // A pause goes on once: the one that resume claimed is refused now,
+    // and the one it paused with (another id) goes on.
+    assert_ne!(again.pause_id, paused.pause_id);
+    let claimed = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .resume(&Resume::new((*paused).clone(), []))
+                .budget_policy(BudgetPolicy::Pause)
+                .build(),
+        )
+        .await;
+    assert!(
+        matches!(&claimed, Err(TurnError::Resume(error)) if error.kind == ResumeErrorKind::Claimed),
+        "{claimed:?}"
+    );
 
-    let raised = Resume::new(*paused, []).with_limits(ToolLimits::new().total_tokens(1_000));
+    let raised = Resume::new(*again, []).with_limits(ToolLimits::new().total_tokens(1_000));
     let outcome = session
         .run_turn(
             &model,

@@ -848,3 +848,133 @@ async fn a_resume_in_another_mode_is_refused_and_an_external_error_result_reads_
     }
     assert_eq!(seen.first(), Some(&TurnEvent::TurnResumed { decisions: 1 }));
 }
+
+/// A store shared by two replicas, as a database table would be.
+#[derive(Default)]
+struct SharedClaims(agent_loop::gate::InMemoryPauseClaims);
+
+#[async_trait::async_trait]
+impl agent_loop::gate::PauseClaims for SharedClaims {
+    async fn claim(&self, pause_id: &str) -> Result<bool, tool::BoxError> {
+        // Both replicas reach the store before either writes: the store
+        // alone decides.
+        tokio::task::yield_now().await;
+        self.0.claim(pause_id).await
+    }
+}
+
+/// Two replicas load one stored pause (each its own binding of the session
+/// and its own copy of the conversation) and resume it at once with one
+/// claim store: the approved call runs once, and the other resume is
+/// refused typed before anything runs.
+#[tokio::test]
+async fn two_replicas_resuming_one_stored_pause_with_one_claim_store_run_the_call_once() {
+    let (definition, tools) = definition(None, ToolLimits::new());
+    let (first, second) = (
+        bind_to(&definition, SESSION).await,
+        bind_to(&definition, SESSION).await,
+    );
+    let (stored_conversation, paused) = pause(&first, &script([answer("done")])).await;
+    assert!(
+        paused.pause_id.starts_with("pause_") && paused.pause_id.len() == 38,
+        "{}",
+        paused.pause_id
+    );
+    // The same turn on another binding of the session pauses with the same id.
+    let (_, again) = pause(&second, &script([])).await;
+    assert_eq!(again.pause_id, paused.pause_id);
+    let reads_before = tools.reads.load(Ordering::SeqCst);
+
+    let claims = SharedClaims::default();
+    let resume = Resume::new(paused.clone(), [CallDecision::approve("call_2")]);
+    let (mut one, mut two) = (stored_conversation.clone(), stored_conversation.clone());
+    let (model_one, model_two) = (
+        ScriptedModel::new([answer("done")]),
+        ScriptedModel::new([answer("done")]),
+    );
+    let options = || {
+        TurnOptions::builder()
+            .resume(&resume)
+            .claims(&claims)
+            .build()
+    };
+    let (a, b) = tokio::join!(
+        first.run_turn(&model_one, &mut one, options()),
+        second.run_turn(&model_two, &mut two, options()),
+    );
+    let (done, refused, untouched) = match (&a, &b) {
+        (Ok(_), Err(error)) => (&one, error, &two),
+        (Err(error), Ok(_)) => (&two, error, &one),
+        other => panic!("not one of each: {other:?}"),
+    };
+    assert!(
+        matches!(refused, TurnError::Resume(error) if error.kind == ResumeErrorKind::Claimed),
+        "{refused}"
+    );
+    assert_eq!(
+        *untouched, stored_conversation,
+        "the refused resume changed nothing"
+    );
+    assert_eq!(*tools.writes.lock().unwrap(), [json!({ "path": "a.txt" })]);
+    assert_eq!(tools.reads.load(Ordering::SeqCst), reads_before);
+    assert_every_call_answered(done);
+    assert_eq!(model_one.requests().len() + model_two.requests().len(), 1);
+}
+
+/// Without a store of its own, a binding claims in its memory: one binding
+/// resumes one pause once, even from two copies of the conversation; and
+/// a store that fails refuses the resume, which runs nothing.
+#[tokio::test]
+async fn a_binding_resumes_a_pause_once_and_a_failing_claim_store_refuses_the_resume() {
+    struct Down;
+    #[async_trait::async_trait]
+    impl agent_loop::gate::PauseClaims for Down {
+        async fn claim(&self, _pause_id: &str) -> Result<bool, tool::BoxError> {
+            Err("the claims database is unreachable".into())
+        }
+    }
+    let (definition, tools) = definition(None, ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let (stored, paused) = pause(&session, &script([answer("done")])).await;
+    let model = ScriptedModel::new([answer("done"), answer("done")]);
+
+    let mut copy = stored.clone();
+    let down = resume_with(&session, &model, &mut copy, &paused, Some(&Down)).await;
+    assert!(
+        matches!(&down, Err(TurnError::Resume(error)) if matches!(&error.kind, ResumeErrorKind::ClaimFailed { message } if message.contains("unreachable"))),
+        "{down:?}"
+    );
+    assert_eq!(copy, stored);
+    assert!(tools.writes.lock().unwrap().is_empty());
+
+    let mut one = stored.clone();
+    resume_with(&session, &model, &mut one, &paused, None)
+        .await
+        .expect("resumes");
+    let mut two = stored.clone();
+    let again = resume_with(&session, &model, &mut two, &paused, None).await;
+    assert!(
+        matches!(&again, Err(TurnError::Resume(error)) if error.kind == ResumeErrorKind::Claimed),
+        "{again:?}"
+    );
+    assert_eq!(two, stored);
+    assert_eq!(tools.writes.lock().unwrap().len(), 1);
+}
+
+async fn resume_with(
+    session: &Definition<Bound>,
+    model: &ScriptedModel,
+    conversation: &mut Vec<Message>,
+    paused: &PausedTurn,
+    claims: Option<&dyn agent_loop::gate::PauseClaims>,
+) -> Result<TurnOutcome, TurnError> {
+    let resume = Resume::new(paused.clone(), [CallDecision::approve("call_2")]);
+    let options = match claims {
+        Some(claims) => TurnOptions::builder()
+            .resume(&resume)
+            .claims(claims)
+            .build(),
+        None => TurnOptions::builder().resume(&resume).build(),
+    };
+    session.run_turn(model, conversation, options).await
+}
