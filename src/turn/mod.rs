@@ -49,4 +49,4 @@ pub use pause::{
     Resume, ResumeError, ResumeErrorKind,
 };
 pub use state::{TURN_STATE_VERSION, TurnState};
-pub use steps::{BatchResults, Step, TurnSteps};
+pub use steps::{BatchResults, CallResult, Step, TurnSteps};

@@ -6,7 +6,9 @@
 //! results give the same steps, so a driver can journal those two and
 //! rebuild the turn from the journal. The effects are the driver's, each
 //! a step of its own: the model request, the batch
-//! ([`run_batch`](TurnSteps::run_batch) runs it in this process), and two
+//! ([`run_batch`](TurnSteps::run_batch) runs it in this process, or
+//! [`run_call`](TurnSteps::run_call) each of its calls, for a driver that
+//! journals each call), and two
 //! that are not journaled values: listing changing tools again
 //! ([`refresh`](TurnSteps::refresh), which asks their servers) and a
 //! compaction ([`compact`](TurnSteps::compact), whose compactor may ask a
@@ -87,6 +89,20 @@ pub struct BatchResults {
     nested_usage: Usage,
     /// Wall time of the batch, as the driver measured it.
     duration: Duration,
+}
+
+/// One call of a batch run on its own ([`TurnSteps::run_call`]), for a
+/// driver that journals each call: its result (`None` while it waits for
+/// a decision), whether the turn was cancelled while it ran, and what its
+/// agents did. Serialisable; [`TurnSteps::batch_results`] makes the
+/// batch's [`BatchResults`] of them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallResult {
+    finished: Option<Finished>,
+    cancelled: bool,
+    parked: Vec<(String, AgentPause)>,
+    nested_calls: u32,
+    nested_usage: Usage,
 }
 
 /// One turn as a state machine, made by
@@ -897,6 +913,102 @@ impl<'t> TurnSteps<'t> {
             duration: ended.saturating_duration_since(started),
         };
         (results, ended)
+    }
+
+    /// The tool calls of the batch out ([`Step::Batch`]), in call order:
+    /// what [`run_call`](Self::run_call) runs one by one. Empty when no
+    /// batch is out.
+    pub fn batch_calls(&self) -> Vec<&ToolCall> {
+        match (&self.state.phase, &self.resuming) {
+            (Phase::Running(running), _) => running.message.tool_calls().collect(),
+            (Phase::Resuming { .. }, Some(plan)) => plan.calls.iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Runs call `index` of the batch out ([`batch_calls`](Self::batch_calls))
+    /// on its own, through the binding's call pipeline, until it ends or
+    /// the turn's token fires: for a driver that journals each call, so a
+    /// call whose result is journaled never runs again. A call that is not
+    /// to run (refused before running, cut off) is answered without
+    /// running; one that waits for a decision gives no result. Run each
+    /// index once; [`batch_results`](Self::batch_results) gathers them.
+    /// Must run inside a Tokio runtime.
+    pub async fn run_call(&mut self, index: usize) -> CallResult {
+        if self.prepared.is_empty() && matches!(self.state.phase, Phase::Running(_)) {
+            self.prepare_again();
+        }
+        // A call taken waits: a second run of one index runs nothing.
+        let taken = Prepared::Pending(Pending {
+            arguments: serde_json::Value::Null,
+            reason: String::new(),
+            external: false,
+        });
+        let prepared = match self.prepared.get_mut(index) {
+            Some(slot) => std::mem::replace(slot, taken),
+            None => taken,
+        };
+        let finished = match (&self.state.phase, &self.resuming) {
+            (Phase::Running(running), _) => {
+                let cut_off = running.finish_reason == FinishReason::Length;
+                match running.message.tool_calls().nth(index) {
+                    Some(call) => {
+                        self.context
+                            .run_batch(&[call], vec![prepared], cut_off)
+                            .await
+                    }
+                    None => Some(Vec::new()),
+                }
+            }
+            (Phase::Resuming { .. }, Some(plan)) => match plan.calls.get(index) {
+                Some(call) => {
+                    if let Some((id, conversation, resume)) =
+                        plan.agents.iter().find(|(id, _, _)| *id == call.id)
+                    {
+                        self.context
+                            .share()
+                            .resume_agent(id, conversation.clone(), resume.clone());
+                    }
+                    self.context.run_batch(&[call], vec![prepared], false).await
+                }
+                None => Some(Vec::new()),
+            },
+            _ => Some(Vec::new()),
+        };
+        let share = self.context.share();
+        let (nested_calls, nested_usage) = share.take_nested();
+        CallResult {
+            cancelled: finished.is_none(),
+            finished: finished.and_then(|mut one| one.pop().flatten()),
+            parked: share.take_parked(),
+            nested_calls,
+            nested_usage,
+        }
+    }
+
+    /// The [`BatchResults`] of the batch out from the results of its calls
+    /// run one by one (`calls`, one per call in call order), which took
+    /// `duration` in all: cancelled when any of them was.
+    pub fn batch_results(&self, calls: Vec<CallResult>, duration: Duration) -> BatchResults {
+        let cancelled = calls.iter().any(|call| call.cancelled);
+        let mut results = BatchResults {
+            finished: None,
+            parked: Vec::new(),
+            nested_calls: 0,
+            nested_usage: Usage::default(),
+            duration,
+        };
+        let mut finished = Vec::with_capacity(calls.len());
+        for call in calls {
+            results.parked.extend(call.parked);
+            results.nested_calls = results.nested_calls.saturating_add(call.nested_calls);
+            results.nested_usage += call.nested_usage;
+            finished.push(call.finished);
+        }
+        if !cancelled {
+            results.finished = Some(finished);
+        }
+        results
     }
 
     /// Takes the results of the batch out: appends the assistant message

@@ -1,6 +1,7 @@
 //! The step property: a driver of its own over the turn's step API
 //! (`Definition::turn_steps`) journals every step's effect (the model's
-//! answer, the batch's results, each through JSON), crashes after step k,
+//! answer, and the batch's results or each call's result, each through
+//! JSON), crashes after step k,
 //! and rebuilds the turn, either by replaying the journal from the start
 //! or from the `TurnState` and conversation it stored at step k. For any
 //! scripted batches, gates, limits and budgets, and every k, the rebuilt
@@ -20,8 +21,8 @@ use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::gate::{GateCall, GateDecision};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::{
-    BatchResults, BudgetPolicy, Model, ScriptedModel, Step, TurnError, TurnOptions, TurnOutcome,
-    TurnState, TurnSteps,
+    BatchResults, BudgetPolicy, CallResult, Model, ScriptedModel, Step, TurnError, TurnOptions,
+    TurnOutcome, TurnState, TurnSteps,
 };
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits};
 
@@ -30,6 +31,7 @@ use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits};
 enum Entry {
     Answer(String),
     Batch(String),
+    Call(String),
 }
 
 /// What a scenario's session counts: tool executions.
@@ -93,6 +95,9 @@ async fn session(limits: ToolLimits, ask: bool) -> Counted {
 struct Driver<'j> {
     journal: &'j mut Vec<Entry>,
     cursor: usize,
+    /// Each call of a batch is an entry of its own (`run_call`), not the
+    /// batch (`run_batch`).
+    per_call: bool,
 }
 
 impl Driver<'_> {
@@ -104,7 +109,7 @@ impl Driver<'_> {
         steps: &mut TurnSteps<'_>,
         model: &ScriptedModel,
         crash_after: Option<usize>,
-        snapshots: &mut Vec<(String, Vec<Message>)>,
+        snapshots: &mut Vec<(usize, String, Vec<Message>)>,
     ) -> bool {
         loop {
             let step = steps.next();
@@ -122,7 +127,7 @@ impl Driver<'_> {
                         Some(Entry::Answer(json)) => {
                             serde_json::from_str::<ModelResponse>(json).expect("journaled")
                         }
-                        Some(Entry::Batch(_)) => panic!("the journal is out of step"),
+                        Some(_) => panic!("the journal is out of step"),
                         None => {
                             let answer = model
                                 .respond(steps.request())
@@ -136,12 +141,37 @@ impl Driver<'_> {
                     self.cursor += 1;
                     steps.respond(Ok(answer), Duration::ZERO);
                 }
+                Step::Batch if self.per_call => {
+                    let calls = steps.batch_calls().len();
+                    let mut results = Vec::with_capacity(calls);
+                    for index in 0..calls {
+                        if crash_after == Some(self.cursor) {
+                            return false;
+                        }
+                        let result = match self.journal.get(self.cursor) {
+                            Some(Entry::Call(json)) => {
+                                serde_json::from_str::<CallResult>(json).expect("journaled")
+                            }
+                            Some(_) => panic!("the journal is out of step"),
+                            None => {
+                                let result = steps.run_call(index).await;
+                                let json = serde_json::to_string(&result).expect("serialises");
+                                self.journal.push(Entry::Call(json));
+                                result
+                            }
+                        };
+                        self.cursor += 1;
+                        results.push(result);
+                    }
+                    let results = steps.batch_results(results, Duration::ZERO);
+                    steps.commit(results);
+                }
                 Step::Batch => {
                     let results = match self.journal.get(self.cursor) {
                         Some(Entry::Batch(json)) => {
                             serde_json::from_str::<BatchResults>(json).expect("journaled")
                         }
-                        Some(Entry::Answer(_)) => panic!("the journal is out of step"),
+                        Some(_) => panic!("the journal is out of step"),
                         None => {
                             let results = steps.run_batch().await;
                             let json = serde_json::to_string(&results).expect("serialises");
@@ -157,7 +187,7 @@ impl Driver<'_> {
             if matches!(step, Step::Request | Step::Batch) {
                 // The effect is in: what a crash from here on rebuilds from.
                 let state = serde_json::to_string(steps.state()).expect("the state serialises");
-                snapshots.push((state, steps.conversation().clone()));
+                snapshots.push((self.cursor, state, steps.conversation().clone()));
             }
         }
     }
@@ -217,6 +247,7 @@ struct Scenario {
     parallel: u32,
     ask: bool,
     pause_on_budget: bool,
+    per_call: bool,
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
@@ -230,15 +261,17 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         1u32..3,
         any::<bool>(),
         any::<bool>(),
+        any::<bool>(),
     )
         .prop_map(
-            |(batches, iterations, requests, parallel, ask, pause_on_budget)| Scenario {
+            |(batches, iterations, requests, parallel, ask, pause_on_budget, per_call)| Scenario {
                 batches,
                 iterations,
                 requests,
                 parallel,
                 ask,
                 pause_on_budget,
+                per_call,
             },
         )
 }
@@ -307,6 +340,7 @@ async fn crashed(
         let mut driver = Driver {
             journal: &mut journal,
             cursor: 0,
+            per_call: scenario.per_call,
         };
         if driver
             .drive(&mut steps, &model, Some(k), &mut snapshots)
@@ -319,18 +353,21 @@ async fn crashed(
     let mut driver = Driver {
         journal: &mut journal,
         cursor: 0,
+        per_call: scenario.per_call,
     };
     let (mut conversation, restored): (Vec<Message>, Option<TurnState>) =
         match (from_state, snapshots.last()) {
-            (true, Some((state, conversation))) => (
-                conversation.clone(),
-                Some(serde_json::from_str(state).expect("the stored state reads")),
-            ),
+            (true, Some((cursor, state, conversation))) => {
+                // The journal's entries after the stored state (the calls
+                // of a batch that was out) are replayed from there.
+                driver.cursor = *cursor;
+                (
+                    conversation.clone(),
+                    Some(serde_json::from_str(state).expect("the stored state reads")),
+                )
+            }
             _ => (user_says("go"), None),
         };
-    if restored.is_some() {
-        driver.cursor = k;
-    }
     let mut steps = match restored {
         Some(state) => counted
             .session
@@ -489,6 +526,7 @@ async fn a_turn_restored_with_a_batch_out_mints_an_id_for_a_reused_one() {
     let mut driver = Driver {
         journal: &mut journal,
         cursor: 0,
+        per_call: false,
     };
     assert!(
         driver
