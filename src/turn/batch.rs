@@ -4,6 +4,8 @@
 //! cancelled. What a driver brings back to the turn afterwards is a
 //! [`BatchResults`](crate::turn::BatchResults).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
@@ -18,7 +20,72 @@ use crate::support::panic::{Contained, drop_payload};
 use crate::turn::TurnEvent;
 use crate::turn::context::TurnContext;
 
+/// One call of a batch as a future of its own, holding its own share of
+/// everything it uses (see [`TurnContext::owned_call`]): `None` when the
+/// turn's token fired first, `Some(None)` for a call that waits for a
+/// decision.
+pub(super) type OwnedCall =
+    Pin<Box<dyn Future<Output = Option<Option<Finished>>> + Send + 'static>>;
+
 impl TurnContext<'_> {
+    /// The call `call`, prepared as `prepared`, as a future that owns its
+    /// share of the tool, the call site, the turn's token and events: what
+    /// a driver that journals each call hands to its engine, which may
+    /// hold it beyond the turn's borrows. Like a call of
+    /// [`run_batch`](Self::run_batch): its events, its panics contained
+    /// (an aborted call's result); a call not to run is answered at once.
+    pub(super) fn owned_call(&self, call: &ToolCall, prepared: Prepared<'static>) -> OwnedCall {
+        let owned = self.table().owned_site();
+        let events = self.events.clone();
+        let ready = match prepared {
+            Prepared::Ready(ready) => ready,
+            Prepared::Answered(error) => {
+                let done = call::unrun(owned.site(), call, error);
+                self.finished(&done.stats);
+                return Box::pin(std::future::ready(Some(Some(done))));
+            }
+            // Waits for a decision: no result.
+            Prepared::Pending(_) => return Box::pin(std::future::ready(Some(None))),
+        };
+        let token = self.cancellation.clone();
+        let link = self.turn_link();
+        let share = std::sync::Arc::clone(&self.share);
+        let (tool_call_id, tool_name) = (call.id.clone(), call.name.clone());
+        let aborted_call = call.clone();
+        Box::pin(async move {
+            let started = |id: &str, name: &str| {
+                events.emit(|| TurnEvent::ToolCallStarted {
+                    tool_call_id: id.to_owned(),
+                    tool_name: name.to_owned(),
+                });
+            };
+            let run = Contained::new(ready.call(
+                owned.site(),
+                tool_call_id,
+                tool_name,
+                Some(link),
+                started,
+            ));
+            let done = match token.run_until_cancelled(run).await {
+                None => return None,
+                Some(Ok(done)) => done,
+                // Died outside the contained tool and middleware code.
+                Some(Err(panic)) => {
+                    drop_payload(Some(panic));
+                    call::aborted(owned.site(), &aborted_call)
+                }
+            };
+            if !share.is_parked(&done.stats.tool_call_id) {
+                events.emit(|| TurnEvent::ToolCallFinished {
+                    tool_call_id: done.stats.tool_call_id.clone(),
+                    tool_name: done.stats.tool_name.clone(),
+                    duration: done.stats.duration,
+                    error: done.stats.error,
+                });
+            }
+            Some(Some(done))
+        })
+    }
     /// Runs the ready calls of one batch and answers the others; `None`
     /// when cancelled while calls ran (every call is then dropped, so no
     /// tool of this batch runs after this returns).

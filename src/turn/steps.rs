@@ -935,6 +935,15 @@ impl<'t> TurnSteps<'t> {
     /// index once; [`batch_results`](Self::batch_results) gathers them.
     /// Must run inside a Tokio runtime.
     pub async fn run_call(&mut self, index: usize) -> CallResult {
+        self.call(index).await
+    }
+
+    /// [`run_call`](Self::run_call) as a future that borrows nothing of
+    /// the turn (it holds its own share of the tool, the binding's call
+    /// site, the turn's token and events): for an engine whose journaled
+    /// step must own what it runs, such as a closure that outlives the
+    /// turn's borrows. Dropped unpolled, it runs nothing.
+    pub fn call(&mut self, index: usize) -> impl Future<Output = CallResult> + Send + 'static {
         if self.prepared.is_empty() && matches!(self.state.phase, Phase::Running(_)) {
             self.prepare_again();
         }
@@ -948,41 +957,38 @@ impl<'t> TurnSteps<'t> {
             Some(slot) => std::mem::replace(slot, taken),
             None => taken,
         };
-        let finished = match (&self.state.phase, &self.resuming) {
-            (Phase::Running(running), _) => {
-                let cut_off = running.finish_reason == FinishReason::Length;
-                match running.message.tool_calls().nth(index) {
-                    Some(call) => {
-                        self.context
-                            .run_batch(&[call], vec![prepared], cut_off)
-                            .await
-                    }
-                    None => Some(Vec::new()),
+        let run = match (&self.state.phase, &self.resuming) {
+            (Phase::Running(running), _) => running
+                .message
+                .tool_calls()
+                .nth(index)
+                .map(|call| self.context.owned_call(call, prepared)),
+            (Phase::Resuming { .. }, Some(plan)) => plan.calls.get(index).map(|call| {
+                if let Some((id, conversation, resume)) =
+                    plan.agents.iter().find(|(id, _, _)| *id == call.id)
+                {
+                    self.context
+                        .share()
+                        .resume_agent(id, conversation.clone(), resume.clone());
                 }
-            }
-            (Phase::Resuming { .. }, Some(plan)) => match plan.calls.get(index) {
-                Some(call) => {
-                    if let Some((id, conversation, resume)) =
-                        plan.agents.iter().find(|(id, _, _)| *id == call.id)
-                    {
-                        self.context
-                            .share()
-                            .resume_agent(id, conversation.clone(), resume.clone());
-                    }
-                    self.context.run_batch(&[call], vec![prepared], false).await
-                }
-                None => Some(Vec::new()),
-            },
-            _ => Some(Vec::new()),
+                self.context.owned_call(call, prepared)
+            }),
+            _ => None,
         };
-        let share = self.context.share();
-        let (nested_calls, nested_usage) = share.take_nested();
-        CallResult {
-            cancelled: finished.is_none(),
-            finished: finished.and_then(|mut one| one.pop().flatten()),
-            parked: share.take_parked(),
-            nested_calls,
-            nested_usage,
+        let share = std::sync::Arc::clone(&self.context.share);
+        async move {
+            let finished = match run {
+                Some(run) => run.await,
+                None => Some(None),
+            };
+            let (nested_calls, nested_usage) = share.take_nested();
+            CallResult {
+                cancelled: finished.is_none(),
+                finished: finished.flatten(),
+                parked: share.take_parked(),
+                nested_calls,
+                nested_usage,
+            }
         }
     }
 
