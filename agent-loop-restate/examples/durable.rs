@@ -1,0 +1,207 @@
+//! A durable agent served on Restate: the approval example's agent (a tool
+//! that appends a line to a file, and one that writes a note, which asks
+//! before it runs), each session a Restate virtual object.
+//!
+//! ```sh
+//! cargo run -p agent-loop-restate --example durable -- --port 9080 --file notes.txt
+//! ```
+//!
+//! Then register it with a Restate server and send turns (see the README's
+//! "Durable agents"). The model is a scripted stand-in unless
+//! `OPENAI_MODEL` is set and the crate's `openai` feature is on: it asks
+//! to append two lines (`append_line`), then to write a note
+//! (`write_note`, which waits for a person's decision), then answers.
+//! It answers from the conversation alone, so a process that restarts
+//! mid-turn answers as the first would have.
+//!
+//! `DURABLE_MODEL_DELAY_MS` and `DURABLE_TOOL_DELAY_MS` slow the model's
+//! answers and the tools, so that a test can kill the process mid-step.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_loop::Definition;
+use agent_loop::conversation::{Message, ModelResponse, ToolCall};
+use agent_loop::gate::{ApprovalKey, GateCall, GateDecision};
+use agent_loop::tool::{self, BoxError, ToolInfo};
+use agent_loop::turn::{Model, ModelError, ModelRequest};
+use agent_loop_restate::DurableAgent;
+use async_trait::async_trait;
+use restate_sdk::prelude::HttpServer;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+/// The command line: `--port PORT --file FILE`.
+struct Args {
+    port: u16,
+    file: PathBuf,
+}
+
+fn args() -> Result<Args, String> {
+    let usage = "usage: durable --port PORT --file FILE";
+    let (mut port, mut file) = (None, None);
+    let mut words = std::env::args().skip(1);
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "--port" => {
+                let value = words.next().ok_or(usage)?;
+                port = Some(
+                    value
+                        .parse::<u16>()
+                        .map_err(|_| format!("not a port: {value}"))?,
+                );
+            }
+            "--file" => file = Some(PathBuf::from(words.next().ok_or(usage)?)),
+            _ => return Err(usage.into()),
+        }
+    }
+    Ok(Args {
+        port: port.ok_or(usage)?,
+        file: file.ok_or(usage)?,
+    })
+}
+
+fn delay(variable: &str) -> Duration {
+    let millis = std::env::var(variable)
+        .ok()
+        .and_then(|value| value.parse::<u64>().ok())
+        .unwrap_or(0);
+    Duration::from_millis(millis)
+}
+
+/// Appends `line` to `file`, one write, then syncs it.
+async fn append(file: &PathBuf, line: &str) -> Result<(), BoxError> {
+    let mut opened = tokio::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .await?;
+    opened.write_all(format!("{line}\n").as_bytes()).await?;
+    opened.sync_all().await?;
+    Ok(())
+}
+
+/// The agent's definition: `append_line` and `write_note` (asked about),
+/// both writing to `file`; its pending calls are signed.
+fn definition(file: PathBuf) -> Result<Definition<agent_loop::Validated>, BoxError> {
+    let schema = |field: &str| {
+        json!({
+            "type": "object",
+            "properties": { field: { "type": "string" } },
+            "required": [field]
+        })
+    };
+    let appended = file.clone();
+    let append_line = tool::Definition::from_fn(
+        ToolInfo::new("append_line", "Appends a line to the file.", schema("line")),
+        move |arguments: Value, context| {
+            let file = appended.clone();
+            async move {
+                tokio::time::sleep(delay("DURABLE_TOOL_DELAY_MS")).await;
+                let line = arguments["line"].as_str().unwrap_or_default().to_owned();
+                // The idempotency key a system that the tool changes takes.
+                let key = format!(
+                    "{}/{}/{}",
+                    context.session_id(),
+                    context.loop_id(),
+                    context.tool_call_id()
+                );
+                append(&file, &format!("{line} [{key}]")).await?;
+                Ok::<_, BoxError>(json!("appended"))
+            }
+        },
+    );
+    let noted = file;
+    let write_note = tool::Definition::from_fn(
+        ToolInfo::new("write_note", "Writes a note to the file.", schema("text")),
+        move |arguments: Value, _context| {
+            let file = noted.clone();
+            async move {
+                let text = arguments["text"].as_str().unwrap_or_default().to_owned();
+                append(&file, &format!("note: {text}")).await?;
+                Ok::<_, BoxError>(json!("written"))
+            }
+        },
+    );
+    Ok(Definition::builder()
+        .name("durable-notes")
+        .tool(append_line)
+        .tool(write_note)
+        .approval_key(ApprovalKey::new("durable-example-key: set your own secret"))
+        .gate(|call: &GateCall<'_>| {
+            if call.tool.name == "write_note" {
+                GateDecision::ask("writes a note: a person decides")
+            } else {
+                GateDecision::Allow
+            }
+        })
+        .build()
+        .validate()?)
+}
+
+/// The scripted stand-in: it answers from the conversation since the last
+/// user message alone (no state of its own), so a restarted process
+/// answers as the first would have.
+struct Script;
+
+#[async_trait]
+impl Model for Script {
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        tokio::time::sleep(delay("DURABLE_MODEL_DELAY_MS")).await;
+        let conversation = request.conversation;
+        let turn_start = conversation
+            .iter()
+            .rposition(|message| matches!(message, Message::User(_)))
+            .unwrap_or(0);
+        let text = conversation
+            .get(turn_start)
+            .map(Message::text)
+            .unwrap_or_default();
+        let asked = conversation[turn_start..]
+            .iter()
+            .filter(|message| matches!(message, Message::Assistant(_)))
+            .count();
+        let turn = conversation
+            .iter()
+            .filter(|message| matches!(message, Message::User(_)))
+            .count();
+        Ok(match asked {
+            0 => ModelResponse::tool_calls([
+                ToolCall::new(
+                    format!("call_{turn}_1"),
+                    "append_line",
+                    json!({ "line": format!("first: {text}") }).to_string(),
+                ),
+                ToolCall::new(
+                    format!("call_{turn}_2"),
+                    "append_line",
+                    json!({ "line": format!("second: {text}") }).to_string(),
+                ),
+            ]),
+            1 => ModelResponse::tool_calls([ToolCall::new(
+                format!("call_{turn}_3"),
+                "write_note",
+                json!({ "text": text }).to_string(),
+            )]),
+            _ => ModelResponse::answer(format!("Noted: {text}")),
+        })
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let args = match args() {
+        Ok(args) => args,
+        Err(usage) => {
+            eprintln!("{usage}");
+            std::process::exit(2);
+        }
+    };
+    let agent = DurableAgent::new(definition(args.file)?, Script);
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], args.port));
+    eprintln!("durable: serving AgentSession and AgentDecision on {address}");
+    HttpServer::new(agent.endpoint())
+        .listen_and_serve(address)
+        .await;
+    Ok(())
+}

@@ -1,0 +1,506 @@
+//! Durable agents on [Restate](https://restate.dev): an agent-loop turn
+//! that survives a crash at any point, approvals that wait for days
+//! without holding a process, and sessions spread over many processes.
+//!
+//! A [`DurableAgent`] (a validated loop definition, its model, and how
+//! each session is bound) is served as two Restate virtual objects:
+//!
+//! - **`AgentSession`**, keyed by session: its `turn` handler (exclusive:
+//!   the turns of one session queue, never interleave; different
+//!   sessions run in parallel on any number of service processes) runs a
+//!   turn on the session's conversation, kept in the object's state. The
+//!   turn is driven step by step
+//!   ([`TurnSteps`](agent_loop::turn::TurnSteps)): each model request and
+//!   each tool call is a journaled step (`ctx.run`), so after a crash the
+//!   invocation resumes on any live process, completed requests and calls
+//!   come back from the journal and are not run again, and the turn ends
+//!   exactly as an uncrashed one would. A call cut by the crash (started,
+//!   no journaled result) runs again: its
+//!   [`CallContext`](agent_loop::tool::CallContext) holds the session id,
+//!   loop id and tool call id, the idempotency key a tool passes to the
+//!   system it changes. Its shared handlers `conversation`, `pending` and
+//!   `outcome` read the session while a turn runs or waits.
+//! - **`AgentDecision`**, keyed by `{session}:{pause id}:{tool call id}`:
+//!   one per pending call of a paused turn. Its `decide` handler takes a
+//!   person's [`CallDecision`](agent_loop::turn::CallDecision); the first
+//!   decision for a call wakes the turn, a second one is refused (HTTP
+//!   409). A turn that pauses waits on one Restate awakeable per pending
+//!   call: the invocation suspends, no process holds it, and it resumes
+//!   (on any process of the deployment) once every pending call has its
+//!   decision. Limits and budgets count across the wait as in one process.
+//!
+//! The calls of a batch run one after another, each journaled on its own:
+//! the Rust SDK asks that a journaled action be awaited before the next
+//! context call (restate-sdk's `ContextSideEffects::run`: "Always
+//! immediately await journaled actions"), so calls are not run
+//! concurrently here, as they are by `run_turn`.
+//!
+//! A suspended invocation resumes on the deployment that started it. For a
+//! pause that waits for days across a deploy, register the new version as
+//! a new deployment and keep the old one serving until its invocations
+//! finish: Restate sends new invocations to the new deployment and keeps
+//! the paused ones on the old (its "versioning" of deployments).
+//!
+//! Not journaled: listing changing tools again (each process lists its own
+//! servers) and a compaction's summarising request (a turn replayed from
+//! its journal compacts again; `ElideToolResults`, the default, asks no
+//! model and compacts the same way).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_loop::conversation::{Message, ModelResponse};
+use agent_loop::tool::ToolInfo;
+use agent_loop::turn::{
+    CallDecision, CallResult, Model, ModelRequest, Output, PausedTurn, Resume, Step, TurnError,
+    TurnOptions, TurnOutcome, TurnStats, TurnStatus,
+};
+use agent_loop::{Bindings, Definition, LoopId, SessionId, Validated};
+use restate_sdk::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// The object state key of a session's conversation.
+const CONVERSATION: &str = "conversation";
+/// The object state key of a session's paused turn, while it waits.
+const PENDING: &str = "pending";
+/// The object state key of a session's last turn's report.
+const OUTCOME: &str = "outcome";
+/// The object state key of a decision object's awakeable.
+const AWAKEABLE: &str = "awakeable";
+/// The object state key of a decision object's decision, once taken.
+const DECIDED: &str = "decided";
+
+/// How each session is bound: the [`Bindings`] of a session id and the
+/// agent's loop id.
+pub type BindingsFn = dyn Fn(SessionId, LoopId) -> Bindings + Send + Sync;
+
+/// An agent served durably: a validated loop definition, the model its
+/// turns ask, and how each session is bound. Serve it with
+/// [`endpoint`](Self::endpoint).
+///
+/// ```no_run
+/// use agent_loop::Definition;
+/// use agent_loop::turn::ScriptedModel;
+/// use agent_loop_restate::DurableAgent;
+/// use restate_sdk::prelude::HttpServer;
+///
+/// # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+/// let definition = Definition::builder().name("support").build().validate()?;
+/// let agent = DurableAgent::new(definition, ScriptedModel::new([]));
+/// HttpServer::new(agent.endpoint())
+///     .listen_and_serve("127.0.0.1:9080".parse()?)
+///     .await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct DurableAgent {
+    definition: Definition<Validated>,
+    model: Arc<dyn Model>,
+    bindings: Arc<BindingsFn>,
+    loop_id: LoopId,
+    output: Option<Output>,
+}
+
+impl std::fmt::Debug for DurableAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableAgent")
+            .field("definition", &self.definition.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DurableAgent {
+    /// The agent `definition`, whose turns ask `model`; each session is
+    /// bound with plain [`Bindings::new`] until [`bindings`](Self::bindings)
+    /// says otherwise. Its loop id is the name-based UUID of the
+    /// definition's name, the same in every process.
+    pub fn new(definition: Definition<Validated>, model: impl Model + 'static) -> Self {
+        let loop_id = LoopId::from_uuid(uuid_v5(definition.name()));
+        Self {
+            definition,
+            model: Arc::new(model),
+            bindings: Arc::new(Bindings::new),
+            loop_id,
+            output: None,
+        }
+    }
+
+    /// Binds each session with `bindings` (its session id and the agent's
+    /// loop id in, the [`Bindings`] with the session's data out).
+    #[must_use]
+    pub fn bindings(
+        mut self,
+        bindings: impl Fn(SessionId, LoopId) -> Bindings + Send + Sync + 'static,
+    ) -> Self {
+        self.bindings = Arc::new(bindings);
+        self
+    }
+
+    /// Its turns end in `output`
+    /// ([`TurnOptionsBuilder::output`](agent_loop::turn::TurnOptionsBuilder::output)).
+    #[must_use]
+    pub fn output(mut self, output: Output) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    /// The Restate endpoint serving this agent's two virtual objects,
+    /// `AgentSession` and `AgentDecision` (see the [crate docs](crate)):
+    /// hand it to `restate_sdk::http_server::HttpServer`.
+    pub fn endpoint(&self) -> restate_sdk::endpoint::Endpoint {
+        Endpoint::builder()
+            .bind(AgentSession {
+                agent: Arc::new(self.clone()),
+            })
+            .bind(AgentDecision)
+            .build()
+    }
+}
+
+/// The session id of an object key: the key itself when it is a UUID, or
+/// the name-based UUID of the key.
+pub fn session_id(key: &str) -> SessionId {
+    match key.parse::<uuid::Uuid>() {
+        Ok(uuid) if !uuid.is_nil() => SessionId::from_uuid(uuid),
+        _ => SessionId::from_uuid(uuid_v5(key)),
+    }
+}
+
+/// The name-based (version 5) UUID of `name` in this crate's namespace.
+fn uuid_v5(name: &str) -> uuid::Uuid {
+    const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6167_656e_742d_6c6f_6f70_2d72_6573_7461);
+    uuid::Uuid::new_v5(&NAMESPACE, name.as_bytes())
+}
+
+/// What the `turn` handler takes: the user's message.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TurnRequest {
+    /// The user message the turn answers.
+    pub message: String,
+}
+
+/// What a session's turn ended with: the `turn` handler's answer, and the
+/// `outcome` handler's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnReport {
+    /// `completed`, `output`, `interrupted` or `failed`.
+    pub status: String,
+    /// The final answer (completed), or the structured output as JSON
+    /// text (output).
+    pub answer: Option<String>,
+    /// The error of a failed turn, as its one line.
+    pub error: Option<String>,
+    /// The turn's statistics (durations are the journaled ones).
+    pub stats: TurnStats,
+}
+
+/// A paused turn waiting for decisions: the `pending` handler's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingDecisions {
+    /// The paused turn (its pending calls, each with its MAC when the
+    /// definition has an approval key).
+    pub paused: PausedTurn,
+    /// For each pending call, in order: the key of its `AgentDecision`
+    /// object, where its decision goes.
+    pub decision_keys: Vec<String>,
+}
+
+/// A Restate virtual object keyed by session: see the [crate docs](crate).
+struct AgentSession {
+    agent: Arc<DurableAgent>,
+}
+
+#[restate_sdk::object(name = "AgentSession")]
+impl AgentSession {
+    /// Runs one turn of the session on `request.message`.
+    #[handler]
+    async fn turn(
+        &self,
+        ctx: ObjectContext<'_>,
+        request: Json<TurnRequest>,
+    ) -> Result<Json<TurnReport>, HandlerError> {
+        let inner = &*self.agent;
+        let session_id = session_id(ctx.key());
+        let mut conversation: Vec<Message> = ctx
+            .get::<Json<Vec<Message>>>(CONVERSATION)
+            .await?
+            .map(Json::into_inner)
+            .unwrap_or_default();
+        conversation.push(Message::user(request.into_inner().message));
+        // Bound per invocation: its tools are built for this process.
+        let session = inner
+            .definition
+            .bind((inner.bindings)(session_id, inner.loop_id))
+            .await
+            .map_err(|error| TerminalError::new(format!("bind: {error}")))?;
+        let mut resume: Option<Resume> = None;
+        let result = loop {
+            let stored_resume = resume.take();
+            let options = match (&stored_resume, inner.output.clone()) {
+                (None, None) => TurnOptions::builder().build(),
+                (None, Some(output)) => TurnOptions::builder().output(output).build(),
+                (Some(resume), None) => TurnOptions::builder().resume(resume).build(),
+                (Some(resume), Some(output)) => {
+                    TurnOptions::builder().resume(resume).output(output).build()
+                }
+            };
+            let result = drive(&ctx, inner, &session, &mut conversation, &options).await?;
+            let paused = match result {
+                Ok(outcome) => match outcome.status {
+                    TurnStatus::Paused(paused) => paused,
+                    _ => break Ok(outcome),
+                },
+                Err(error) => break Err(error),
+            };
+            resume = Some(wait_for_decisions(&ctx, &conversation, *paused).await?);
+        };
+        ctx.clear(PENDING);
+        ctx.set(CONVERSATION, Json(conversation));
+        let report = report(result);
+        ctx.set(OUTCOME, Json(report.clone()));
+        Ok(Json(report))
+    }
+
+    /// The session's conversation, as the last turn left it (or as the
+    /// paused turn left it while it waits).
+    #[handler]
+    async fn conversation(
+        &self,
+        ctx: SharedObjectContext<'_>,
+    ) -> Result<Json<Vec<Message>>, HandlerError> {
+        Ok(ctx
+            .get::<Json<Vec<Message>>>(CONVERSATION)
+            .await?
+            .unwrap_or_default())
+    }
+
+    /// The paused turn waiting for decisions, if any.
+    #[handler]
+    async fn pending(
+        &self,
+        ctx: SharedObjectContext<'_>,
+    ) -> Result<Json<Option<PendingDecisions>>, HandlerError> {
+        Ok(Json(
+            ctx.get::<Json<PendingDecisions>>(PENDING)
+                .await?
+                .map(Json::into_inner),
+        ))
+    }
+
+    /// What the session's last turn ended with, if it ended.
+    #[handler]
+    async fn outcome(
+        &self,
+        ctx: SharedObjectContext<'_>,
+    ) -> Result<Json<Option<TurnReport>>, HandlerError> {
+        Ok(Json(
+            ctx.get::<Json<TurnReport>>(OUTCOME)
+                .await?
+                .map(Json::into_inner),
+        ))
+    }
+}
+
+/// Steps one turn (or one resume) to its end, each model request and each
+/// tool call a journaled step of `ctx`'s invocation.
+async fn drive(
+    ctx: &ObjectContext<'_>,
+    inner: &DurableAgent,
+    session: &Definition<agent_loop::Bound>,
+    conversation: &mut Vec<Message>,
+    options: &TurnOptions<'_>,
+) -> Result<Result<TurnOutcome, TurnError>, HandlerError> {
+    let mut steps = session.turn_steps(conversation, options);
+    loop {
+        match steps.next() {
+            Step::Refresh => steps.refresh().await,
+            Step::Claim => steps.claim().await,
+            Step::Compact => steps.compact(inner.model.description().format).await,
+            Step::Request => {
+                let request = OwnedRequest::of(&steps.request());
+                let model = Arc::clone(&inner.model);
+                let Json((response, took)) = ctx
+                    .run(move || async move {
+                        let started = Instant::now();
+                        let response = model
+                            .respond(request.request())
+                            .await
+                            .map_err(|error| HandlerError::from(error.to_string()))?;
+                        Ok(Json((response, started.elapsed())))
+                    })
+                    .name("model request")
+                    .await?;
+                steps.respond(Ok::<ModelResponse, _>(response), took);
+            }
+            Step::Batch => {
+                let started = Instant::now();
+                let ids: Vec<String> = steps
+                    .batch_calls()
+                    .iter()
+                    .map(|call| call.id.clone())
+                    .collect();
+                let mut results = Vec::with_capacity(ids.len());
+                for (index, id) in ids.iter().enumerate() {
+                    let call = steps.call(index);
+                    let Json(result): Json<CallResult> = ctx
+                        .run(move || async move { Ok(Json(call.await)) })
+                        .name(format!("tool call {id}"))
+                        .await?;
+                    results.push(result);
+                }
+                let results = steps.batch_results(results, started.elapsed());
+                steps.commit(results);
+            }
+            Step::Done => break,
+            _ => return Err(TerminalError::new("a turn step this driver does not know").into()),
+        }
+    }
+    Ok(steps.finish())
+}
+
+/// A model request that owns its parts, so a journaled step can send it.
+struct OwnedRequest {
+    conversation: Vec<Message>,
+    instructions: Option<String>,
+    tools: Vec<ToolInfo>,
+    mode: Option<String>,
+    output: Option<Output>,
+}
+
+impl OwnedRequest {
+    fn of(request: &ModelRequest<'_>) -> Self {
+        Self {
+            conversation: request.conversation.to_vec(),
+            instructions: request.instructions.map(str::to_owned),
+            tools: request.tools.iter().cloned().collect(),
+            mode: request.mode.map(str::to_owned),
+            output: request.output.cloned(),
+        }
+    }
+
+    fn request(&self) -> ModelRequest<'_> {
+        let mut request = ModelRequest::new(&self.conversation).tools(&self.tools[..]);
+        if let Some(instructions) = &self.instructions {
+            request = request.instructions(instructions);
+        }
+        if let Some(mode) = &self.mode {
+            request = request.mode(mode);
+        }
+        if let Some(output) = &self.output {
+            request = request.output(output);
+        }
+        request
+    }
+}
+
+/// Waits, suspended, for a decision on each pending call of `paused`: one
+/// awakeable per call, registered with the call's `AgentDecision` object.
+/// The resume they make.
+async fn wait_for_decisions(
+    ctx: &ObjectContext<'_>,
+    conversation: &[Message],
+    paused: PausedTurn,
+) -> Result<Resume, HandlerError> {
+    let keys: Vec<String> = paused
+        .pending
+        .iter()
+        .map(|pending| format!("{}:{}:{}", ctx.key(), paused.pause_id, pending.tool_call_id))
+        .collect();
+    ctx.set(CONVERSATION, Json(conversation.to_vec()));
+    ctx.set(
+        PENDING,
+        Json(PendingDecisions {
+            paused: paused.clone(),
+            decision_keys: keys.clone(),
+        }),
+    );
+    let mut waits = Vec::with_capacity(keys.len());
+    for key in &keys {
+        let (awakeable, decided) = ctx.awakeable::<Json<CallDecision>>();
+        ctx.object_client::<AgentDecisionClient>(key.clone())
+            .register(awakeable)
+            .send();
+        waits.push(decided);
+    }
+    let mut decisions = Vec::with_capacity(waits.len());
+    for decided in waits {
+        decisions.push(decided.await?.into_inner());
+    }
+    ctx.clear(PENDING);
+    Ok(Resume::new(paused, decisions))
+}
+
+/// The report of a turn's end.
+fn report(result: Result<TurnOutcome, TurnError>) -> TurnReport {
+    match result {
+        Ok(outcome) => {
+            let (status, answer) = match &outcome.status {
+                TurnStatus::Completed { answer } => ("completed", Some(answer.clone())),
+                TurnStatus::Output { value } => ("output", Some(value.to_string())),
+                TurnStatus::Interrupted => ("interrupted", None),
+                _ => ("other", None),
+            };
+            TurnReport {
+                status: status.into(),
+                answer,
+                error: None,
+                stats: outcome.stats,
+            }
+        }
+        Err(error) => TurnReport {
+            status: "failed".into(),
+            answer: None,
+            error: Some(error.to_string()),
+            stats: TurnStats::default(),
+        },
+    }
+}
+
+/// A Restate virtual object keyed by `{session}:{pause id}:{tool call
+/// id}`: where the decision for one pending call goes, taken once.
+struct AgentDecision;
+
+#[restate_sdk::object(name = "AgentDecision")]
+impl AgentDecision {
+    /// The paused turn waits on `awakeable` for this call's decision.
+    #[handler]
+    async fn register(
+        &self,
+        ctx: ObjectContext<'_>,
+        awakeable: String,
+    ) -> Result<(), HandlerError> {
+        ctx.set(AWAKEABLE, awakeable);
+        Ok(())
+    }
+
+    /// Whether a paused turn waits for this call's decision (and none was
+    /// taken yet).
+    #[handler]
+    async fn waiting(&self, ctx: SharedObjectContext<'_>) -> Result<bool, HandlerError> {
+        let decided = ctx.get::<bool>(DECIDED).await?.unwrap_or(false);
+        Ok(!decided && ctx.get::<String>(AWAKEABLE).await?.is_some())
+    }
+
+    /// Takes a person's decision for this call and wakes the paused turn
+    /// with it. Refused with HTTP 409 when the call was decided already,
+    /// and 404 when no turn waits for it (yet).
+    #[handler]
+    async fn decide(
+        &self,
+        ctx: ObjectContext<'_>,
+        decision: Json<CallDecision>,
+    ) -> Result<(), HandlerError> {
+        if ctx.get::<bool>(DECIDED).await?.unwrap_or(false) {
+            return Err(TerminalError::new_with_code(409, "this call was decided already").into());
+        }
+        let Some(awakeable) = ctx.get::<String>(AWAKEABLE).await? else {
+            return Err(
+                TerminalError::new_with_code(404, "no paused turn waits for this call").into(),
+            );
+        };
+        ctx.resolve_awakeable(&awakeable, decision);
+        ctx.set(DECIDED, true);
+        Ok(())
+    }
+}

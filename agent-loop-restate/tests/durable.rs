@@ -1,0 +1,363 @@
+//! Durable turns against the real Restate server (pinned, started on free
+//! loopback ports by `tests/support`), served by the crate's `durable`
+//! example as a child process that the tests kill with SIGKILL: a turn
+//! that runs, pauses and goes on with a decision; a decision sent twice at
+//! once; a crash during a tool call, during a model request and while
+//! paused (with the server restarted too). Each time: every completed
+//! tool call's side effect (a line in the file) happened exactly once,
+//! every tool call id has exactly one result, and the final conversation
+//! equals an uncrashed run's.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{RestateServer, ServiceProcess, free_port, http_client};
+
+/// The example's binary, which `cargo test --workspace --all-targets`
+/// builds beside the test binaries.
+fn example_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let debug = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let binary = debug.join("examples").join("durable");
+    assert!(
+        binary.exists(),
+        "{} is missing: build it first (cargo build -p agent-loop-restate --example durable)",
+        binary.display()
+    );
+    binary
+}
+
+/// The server, the example serving on a free port (registered), and the
+/// file its tools write to.
+struct World {
+    server: RestateServer,
+    service: ServiceProcess,
+    file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+async fn world(envs: &[(&str, &str)]) -> Option<World> {
+    let server = RestateServer::start().await?;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("notes.txt");
+    let port = free_port();
+    let service = ServiceProcess::start(
+        example_binary(),
+        [
+            "--port".to_owned(),
+            port.to_string(),
+            "--file".to_owned(),
+            file.display().to_string(),
+        ],
+        envs.iter().map(|(key, value)| (*key, *value)),
+        port,
+    )
+    .await;
+    server
+        .register(&service.url())
+        .await
+        .expect("the deployment registers");
+    Some(World {
+        server,
+        service,
+        file,
+        _dir: dir,
+    })
+}
+
+impl World {
+    /// POSTs `body` to `path` on the ingress; no body for `Value::Null`
+    /// (a handler that takes no input refuses one).
+    async fn post(&self, path: &str, body: Value) -> (reqwest::StatusCode, Value) {
+        let request = http_client().post(format!("{}/{path}", self.server.ingress_url()));
+        let request = if body.is_null() {
+            request
+        } else {
+            request.json(&body)
+        };
+        let response = request.send().await.expect("the ingress answers");
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    /// Sends a turn of session `key` without waiting for it.
+    async fn send_turn(&self, key: &str, message: &str) {
+        let (status, body) = self
+            .post(
+                &format!("AgentSession/{key}/turn/send"),
+                json!({ "message": message }),
+            )
+            .await;
+        assert!(status.is_success(), "{status}: {body}");
+    }
+
+    /// The session's paused turn, once it waits (60 s at most).
+    async fn pending(&self, key: &str) -> Value {
+        self.poll(&format!("AgentSession/{key}/pending")).await
+    }
+
+    /// The session's last outcome, once its turn ended (60 s at most).
+    async fn outcome(&self, key: &str) -> Value {
+        self.poll(&format!("AgentSession/{key}/outcome")).await
+    }
+
+    async fn poll(&self, path: &str) -> Value {
+        for _ in 0..600 {
+            let (status, body) = self.post(path, Value::Null).await;
+            if status.is_success() && !body.is_null() {
+                return body;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "{path} gave nothing in 60 s\nservice log:\n{}\nserver log:\n{}",
+            self.service.log(),
+            self.server.log()
+        );
+    }
+
+    async fn conversation(&self, key: &str) -> Value {
+        self.post(&format!("AgentSession/{key}/conversation"), Value::Null)
+            .await
+            .1
+    }
+
+    /// Approves every pending call of the session's paused turn.
+    async fn approve_all(&self, key: &str) {
+        let pending = self.pending(key).await;
+        let calls = pending["paused"]["pending"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let keys = pending["decision_keys"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(calls.len(), keys.len());
+        for (call, decision_key) in calls.iter().zip(keys) {
+            let decision = json!({
+                "tool_call_id": call["tool_call_id"],
+                "mac": call["mac"],
+                "decision": { "type": "approve" }
+            });
+            let path = format!(
+                "AgentDecision/{}/decide",
+                decision_key.as_str().unwrap_or("")
+            );
+            // The decision object learns of the call with a one-way call:
+            // a decision that comes first is answered 404, and sent again.
+            let mut answered = None;
+            for _ in 0..100 {
+                let (status, body) = self.post(&path, decision.clone()).await;
+                if status != reqwest::StatusCode::NOT_FOUND {
+                    answered = Some((status, body));
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let (status, body) = answered.expect("the decision object learns of the call");
+            assert!(status.is_success(), "{status}: {body}");
+        }
+    }
+
+    /// The lines the tools wrote, without their idempotency keys.
+    fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.file)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| line.split(" [").next().unwrap_or(line).to_owned())
+            .collect()
+    }
+
+    /// Waits until the file holds `count` lines (30 s at most).
+    async fn wait_for_lines(&self, count: usize) {
+        for _ in 0..300 {
+            if self.lines().len() >= count {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the file never held {count} lines:\n{}", self.service.log());
+    }
+}
+
+/// The lines an uncrashed turn on `text` writes.
+fn expected_lines(text: &str) -> Vec<String> {
+    vec![
+        format!("first: {text}"),
+        format!("second: {text}"),
+        format!("note: {text}"),
+    ]
+}
+
+/// Every tool call id of `conversation` has exactly one result.
+fn assert_one_result_per_call(conversation: &Value) {
+    let messages = conversation.as_array().expect("a conversation");
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for message in messages {
+        match message["role"].as_str() {
+            Some("assistant") => {
+                for part in message["content"].as_array().into_iter().flatten() {
+                    if part["type"] == "tool_call" {
+                        calls.push(part["id"].as_str().unwrap_or("").to_owned());
+                    }
+                }
+            }
+            Some("tool") => results.push(message["tool_call_id"].as_str().unwrap_or("").to_owned()),
+            _ => {}
+        }
+    }
+    calls.sort();
+    results.sort();
+    assert_eq!(calls, results, "{conversation:#}");
+}
+
+/// The conversation of an uncrashed turn on `text`, from a world of its
+/// own.
+async fn uncrashed_conversation(text: &str) -> Value {
+    let Some(world) = world(&[]).await else {
+        return Value::Null;
+    };
+    world.send_turn("reference", text).await;
+    world.approve_all("reference").await;
+    let outcome = world.outcome("reference").await;
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    world.conversation("reference").await
+}
+
+#[tokio::test]
+async fn a_turn_runs_pauses_for_a_decision_and_ends_with_each_call_once() {
+    let Some(world) = world(&[]).await else {
+        return;
+    };
+    world.send_turn("alice", "buy milk").await;
+    let pending = world.pending("alice").await;
+    assert_eq!(pending["paused"]["pending"][0]["tool_name"], "write_note");
+    assert!(
+        pending["paused"]["pending"][0]["mac"].is_string(),
+        "signed: {pending}"
+    );
+    // The two appends ran before the pause; the note waits.
+    assert_eq!(world.lines(), expected_lines("buy milk")[..2]);
+    world.approve_all("alice").await;
+    let outcome = world.outcome("alice").await;
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(outcome["answer"], "Noted: buy milk");
+    assert_eq!(world.lines(), expected_lines("buy milk"));
+    let conversation = world.conversation("alice").await;
+    assert_one_result_per_call(&conversation);
+    assert_eq!(conversation.as_array().map(Vec::len), Some(7));
+}
+
+#[tokio::test]
+async fn two_decisions_sent_at_once_for_one_call_take_effect_once() {
+    let Some(world) = world(&[]).await else {
+        return;
+    };
+    world.send_turn("bob", "call mum").await;
+    let pending = world.pending("bob").await;
+    let call = &pending["paused"]["pending"][0];
+    let key = pending["decision_keys"][0]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let decision = json!({
+        "tool_call_id": call["tool_call_id"],
+        "mac": call["mac"],
+        "decision": { "type": "approve" }
+    });
+    // Once the decision object knows of the call.
+    let path = format!("AgentDecision/{key}/decide");
+    for _ in 0..100 {
+        let (_, waiting) = world
+            .post(&format!("AgentDecision/{key}/waiting"), Value::Null)
+            .await;
+        if waiting == Value::Bool(true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (one, two) = tokio::join!(
+        world.post(&path, decision.clone()),
+        world.post(&path, decision.clone())
+    );
+    let mut statuses = [one.0.as_u16(), two.0.as_u16()];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409], "{one:?} {two:?}");
+    let outcome = world.outcome("bob").await;
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(world.lines(), expected_lines("call mum"));
+}
+
+#[tokio::test]
+async fn a_crash_during_a_tool_call_runs_each_completed_call_once() {
+    let reference = uncrashed_conversation("water plants").await;
+    let Some(mut world) = world(&[("DURABLE_TOOL_DELAY_MS", "1500")]).await else {
+        return;
+    };
+    world.send_turn("carol", "water plants").await;
+    // The first append is done and journaled; the second sleeps: kill it.
+    world.wait_for_lines(1).await;
+    world.service.kill9();
+    assert_eq!(world.lines(), ["first: water plants"]);
+    world.service.restart().await;
+    world.approve_all("carol").await;
+    let outcome = world.outcome("carol").await;
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(world.lines(), expected_lines("water plants"));
+    let conversation = world.conversation("carol").await;
+    assert_one_result_per_call(&conversation);
+    assert_eq!(conversation, reference);
+}
+
+#[tokio::test]
+async fn a_crash_during_a_model_request_asks_again_and_runs_each_call_once() {
+    let reference = uncrashed_conversation("feed cat").await;
+    let Some(mut world) = world(&[("DURABLE_MODEL_DELAY_MS", "1500")]).await else {
+        return;
+    };
+    world.send_turn("dave", "feed cat").await;
+    // The first request is out (nothing written yet): kill it.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    world.service.kill9();
+    assert!(world.lines().is_empty());
+    world.service.restart().await;
+    world.approve_all("dave").await;
+    let outcome = world.outcome("dave").await;
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(world.lines(), expected_lines("feed cat"));
+    let conversation = world.conversation("dave").await;
+    assert_one_result_per_call(&conversation);
+    assert_eq!(conversation, reference);
+}
+
+#[tokio::test]
+async fn a_paused_turn_survives_a_restart_of_the_service_and_the_server() {
+    let reference = uncrashed_conversation("pay rent").await;
+    let Some(mut world) = world(&[]).await else {
+        return;
+    };
+    world.send_turn("erin", "pay rent").await;
+    let before = world.pending("erin").await;
+    world.service.kill9();
+    world.server.crash_and_restart().await;
+    world.service.restart().await;
+    let after = world.pending("erin").await;
+    assert_eq!(after, before, "the pause is the same after both restarts");
+    world.approve_all("erin").await;
+    let outcome = world.outcome("erin").await;
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(world.lines(), expected_lines("pay rent"));
+    assert_eq!(world.conversation("erin").await, reference);
+}
