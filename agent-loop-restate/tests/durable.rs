@@ -250,6 +250,20 @@ async fn a_turn_runs_pauses_for_a_decision_and_ends_with_each_call_once() {
     );
     // The two appends ran before the pause; the note waits.
     assert_eq!(world.lines(), expected_lines("buy milk")[..2]);
+    // The README's walk-through decides this very call by its decision key
+    // and MAC, written out: they must be this run's.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("the workspace README");
+    for (what, value) in [
+        ("decision key", &pending["decision_keys"][0]),
+        ("MAC", &pending["paused"]["pending"][0]["mac"]),
+    ] {
+        let value = value.as_str().unwrap_or_default();
+        assert!(
+            !value.is_empty() && readme.contains(value),
+            "the README's durable walk-through lacks this run's {what} {value}"
+        );
+    }
     world.approve_all("alice").await;
     let outcome = world.outcome("alice").await;
     assert_eq!(outcome["status"], "completed", "{outcome}");
@@ -360,4 +374,54 @@ async fn a_paused_turn_survives_a_restart_of_the_service_and_the_server() {
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(world.lines(), expected_lines("pay rent"));
     assert_eq!(world.conversation("erin").await, reference);
+}
+
+/// A pause that waits across a deploy stays on the deployment that
+/// started it: with a new version registered as a new deployment (a
+/// second process, its own file), new turns go to the new one, and the
+/// paused turn, decided after the deploy, ends on the old one, which is
+/// kept until its invocations finish.
+#[tokio::test]
+async fn a_paused_turn_decided_after_a_deploy_ends_on_the_deployment_that_started_it() {
+    let Some(world) = world(&[]).await else {
+        return;
+    };
+    world.send_turn("frank", "old version").await;
+    world.pending("frank").await;
+
+    // The new version: another process, registered as a new deployment.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let new_file = dir.path().join("notes.txt");
+    let port = free_port();
+    let new_version = ServiceProcess::start(
+        example_binary(),
+        [
+            "--port".to_owned(),
+            port.to_string(),
+            "--file".to_owned(),
+            new_file.display().to_string(),
+        ],
+        std::iter::empty::<(&str, &str)>(),
+        port,
+    )
+    .await;
+    world
+        .server
+        .register(&new_version.url())
+        .await
+        .expect("the new version registers");
+
+    world.send_turn("gina", "new version").await;
+    world.pending("gina").await;
+    world.approve_all("frank").await;
+    let outcome = world.outcome("frank").await;
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    // The paused turn ended where it started; the new one runs on the new.
+    assert_eq!(world.lines(), expected_lines("old version"));
+    let new_lines: Vec<String> = std::fs::read_to_string(&new_file)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| line.split(" [").next().unwrap_or(line).to_owned())
+        .collect();
+    assert_eq!(new_lines, expected_lines("new version")[..2]);
 }

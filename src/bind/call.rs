@@ -168,6 +168,7 @@ impl OwnedSite {
 pub(crate) struct Finished {
     pub(crate) result: ToolResult,
     pub(crate) stats: CallStats,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output: Option<Value>,
 }
 

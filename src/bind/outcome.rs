@@ -21,6 +21,7 @@ pub struct CallStats {
     /// that did not run (unknown tool, bad arguments, cut off).
     pub duration: Duration,
     /// `None` for a successful call, the kind of failure otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolCallErrorKind>,
     /// Bytes of the result text (the tool's output, every text part of a
     /// content output together, or for an error the cleaned error sentence
@@ -28,6 +29,7 @@ pub struct CallStats {
     /// counted.
     pub result_bytes: usize,
     /// `true` when `result_bytes` cut the result the model sees.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
 }
 

@@ -99,10 +99,24 @@ pub struct BatchResults {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CallResult {
     finished: Option<Finished>,
+    // What is usually so is left out of the JSON: a journal keeps one per
+    // call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     cancelled: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     parked: Vec<(String, AgentPause)>,
+    #[serde(default, skip_serializing_if = "is_zero")]
     nested_calls: u32,
+    #[serde(default, skip_serializing_if = "is_unused")]
     nested_usage: Usage,
+}
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
+}
+
+fn is_unused(usage: &Usage) -> bool {
+    *usage == Usage::default()
 }
 
 /// One turn as a state machine, made by
