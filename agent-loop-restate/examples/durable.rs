@@ -1,6 +1,7 @@
 //! A durable agent served on Restate: the approval example's agent (a tool
-//! that appends a line to a file, and one that writes a note, which asks
-//! before it runs), each session a Restate virtual object.
+//! that appends a line to a file, idempotent by the call's idempotency
+//! key, and one that writes a note, which asks before it runs), each
+//! session a Restate virtual object.
 //!
 //! ```sh
 //! cargo run -p agent-loop-restate --example durable -- --port 9080 --file notes.txt
@@ -99,14 +100,20 @@ fn definition(file: PathBuf) -> Result<Definition<agent_loop::Validated>, BoxErr
             async move {
                 tokio::time::sleep(delay("DURABLE_TOOL_DELAY_MS")).await;
                 let line = arguments["line"].as_str().unwrap_or_default().to_owned();
-                // The idempotency key a system that the tool changes takes.
+                // The idempotency key the system the tool changes takes: a
+                // call cut by a crash (its line written, its result not yet
+                // journaled) runs again, and finds its line there.
                 let key = format!(
                     "{}/{}/{}",
                     context.session_id(),
                     context.loop_id(),
                     context.tool_call_id()
                 );
-                append(&file, &format!("{line} [{key}]")).await?;
+                let marker = format!("[{key}]");
+                let written = tokio::fs::read_to_string(&file).await.unwrap_or_default();
+                if !written.lines().any(|written| written.ends_with(&marker)) {
+                    append(&file, &format!("{line} {marker}")).await?;
+                }
                 Ok::<_, BoxError>(json!("appended"))
             }
         },

@@ -425,3 +425,99 @@ async fn a_paused_turn_decided_after_a_deploy_ends_on_the_deployment_that_starte
         .collect();
     assert_eq!(new_lines, expected_lines("new version")[..2]);
 }
+
+/// A loopback TCP proxy in front of service processes: each connection
+/// goes to the next backend that accepts it, so one deployment URL serves
+/// several processes, and a killed one's connections move to the others.
+async fn proxy(backends: Vec<u16>) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    tokio::spawn(async move {
+        let mut next = 0usize;
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let mut outbound = None;
+            for attempt in 0..backends.len() {
+                let backend = backends[(next + attempt) % backends.len()];
+                if let Ok(stream) = tokio::net::TcpStream::connect(("127.0.0.1", backend)).await {
+                    outbound = Some(stream);
+                    next = (next + attempt + 1) % backends.len();
+                    break;
+                }
+            }
+            let Some(mut outbound) = outbound else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            });
+        }
+    });
+    port
+}
+
+/// Two service processes behind one deployment, 100 sessions, one process
+/// killed half-way: every turn finishes, and every line is written once (a
+/// call the kill cut after its line was written runs again, and the tool
+/// finds its line by the call's idempotency key).
+#[tokio::test]
+async fn a_hundred_sessions_on_two_processes_one_killed_half_way_all_finish_once() {
+    let Some(server) = RestateServer::start().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("notes.txt");
+    let mut services = Vec::new();
+    for _ in 0..2 {
+        let port = free_port();
+        services.push(
+            ServiceProcess::start(
+                example_binary(),
+                [
+                    "--port".to_owned(),
+                    port.to_string(),
+                    "--file".to_owned(),
+                    file.display().to_string(),
+                ],
+                [("DURABLE_TOOL_DELAY_MS", "50")],
+                port,
+            )
+            .await,
+        );
+    }
+    let front = proxy(services.iter().map(ServiceProcess::port).collect()).await;
+    server
+        .register(&format!("http://127.0.0.1:{front}/"))
+        .await
+        .expect("the deployment registers");
+    let world = World {
+        server,
+        service: services.remove(0),
+        file,
+        _dir: dir,
+    };
+    let mut second = services.remove(0);
+    let sessions: Vec<String> = (0..100).map(|n| format!("s{n}")).collect();
+    for session in &sessions {
+        world.send_turn(session, session).await;
+    }
+    // Half-way: about half the appends are done.
+    world.wait_for_lines(100).await;
+    second.kill9();
+    for session in &sessions {
+        world.approve_all(session).await;
+    }
+    for session in &sessions {
+        let outcome = world.outcome(session).await;
+        assert_eq!(outcome["status"], "completed", "{session}: {outcome}");
+    }
+    let mut lines = world.lines();
+    lines.sort();
+    let mut expected: Vec<String> = sessions
+        .iter()
+        .flat_map(|session| expected_lines(session))
+        .collect();
+    expected.sort();
+    assert_eq!(lines, expected, "every line once");
+}
