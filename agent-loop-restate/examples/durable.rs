@@ -5,6 +5,8 @@
 //!
 //! ```sh
 //! cargo run -p agent-loop-restate --example durable -- --port 9080 --file notes.txt
+//! OPENAI_MODEL=gpt-4.1-mini OPENAI_API_KEY=... \
+//!   cargo run -p agent-loop-restate --example durable --features openai -- --port 9080 --file notes.txt
 //! ```
 //!
 //! Then register it with a Restate server and send turns (see the README's
@@ -195,6 +197,16 @@ impl Model for Script {
     }
 }
 
+/// The model: a real one with the `openai` feature and `OPENAI_MODEL`
+/// set (its key and base URL from the environment too), else the script.
+fn model() -> Result<Box<dyn Model>, BoxError> {
+    #[cfg(feature = "openai")]
+    if std::env::var_os("OPENAI_MODEL").is_some() {
+        return Ok(Box::new(agent_loop::model::OpenAiModel::from_env()?));
+    }
+    Ok(Box::new(Script))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let args = match args() {
@@ -204,7 +216,7 @@ async fn main() -> Result<(), BoxError> {
             std::process::exit(2);
         }
     };
-    let agent = DurableAgent::new(definition(args.file)?, Script);
+    let agent = DurableAgent::new(definition(args.file)?, model()?);
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], args.port));
     eprintln!("durable: serving AgentSession and AgentDecision on {address}");
     HttpServer::new(agent.endpoint())
