@@ -35,6 +35,13 @@
 //! immediately await journaled actions"), so calls are not run
 //! concurrently here, as they are by `run_turn`.
 //!
+//! A turn is a virtual object's handler, not a Restate workflow: a
+//! workflow's durable promises would let a decision be a promise of its
+//! own, but a workflow runs once per key, while a session runs many turns
+//! over one conversation that only one of them may change at a time, which
+//! is what a virtual object's exclusive handler gives. Awakeables, resolved
+//! through the `AgentDecision` objects, stand in for the promises.
+//!
 //! A suspended invocation resumes on the deployment that started it. For a
 //! pause that waits for days across a deploy, register the new version as
 //! a new deployment and keep the old one serving until its invocations
