@@ -13,7 +13,8 @@
 //! "Durable agents"). The model is a scripted stand-in unless
 //! `OPENAI_MODEL` is set and the crate's `openai` feature is on: it asks
 //! to append two lines (`append_line`), then to write a note
-//! (`write_note`, which waits for a person's decision), then answers.
+//! (`write_note`, which waits for a person's decision), then answers; it
+//! refuses the message `fail` (a model error).
 //! It answers from the conversation alone, so a process that restarts
 //! mid-turn answers as the first would have.
 //!
@@ -174,6 +175,10 @@ impl Model for Script {
             .iter()
             .filter(|message| matches!(message, Message::User(_)))
             .count();
+        if text == "fail" {
+            // A request the provider refuses: the turn fails, typed.
+            return Err(ModelError::other("the stand-in model refuses `fail`"));
+        }
         Ok(match asked {
             0 => ModelResponse::tool_calls([
                 ToolCall::new(

@@ -48,19 +48,23 @@
 //! finish: Restate sends new invocations to the new deployment and keeps
 //! the paused ones on the old (its "versioning" of deployments).
 //!
-//! Not journaled: listing changing tools again (each process lists its own
-//! servers) and a compaction's summarising request (a turn replayed from
-//! its journal compacts again; `ElideToolResults`, the default, asks no
-//! model and compacts the same way).
+//! Not journaled, so to be the same in every process of a deployment
+//! (else a replay goes another way than the first run did, and Restate
+//! refuses a journal that does not match, and retries): the definition,
+//! its gates and each session's bindings; the tools a changing definition
+//! lists again (each process lists its own servers); and a compaction (a
+//! turn replayed from its journal compacts again: `ElideToolResults`, the
+//! default, asks no model and compacts the same way, but a summarising
+//! compactor gives another summary: do not use one here).
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use agent_loop::conversation::{Message, ModelResponse};
+use agent_loop::conversation::Message;
 use agent_loop::tool::ToolInfo;
 use agent_loop::turn::{
-    CallDecision, CallResult, Model, ModelRequest, Output, PausedTurn, Resume, Step, TurnError,
-    TurnOptions, TurnOutcome, TurnStats, TurnStatus,
+    CallDecision, CallResult, Model, ModelRequest, Output, PausedTurn, PendingCall, Resume, Step,
+    TurnError, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
 };
 use agent_loop::{Bindings, Definition, LoopId, SessionId, Validated};
 use restate_sdk::prelude::*;
@@ -76,6 +80,16 @@ const OUTCOME: &str = "outcome";
 const AWAKEABLE: &str = "awakeable";
 /// The object state key of a decision object's decision, once taken.
 const DECIDED: &str = "decided";
+/// The object state key of a decision object's pending call.
+const CALL: &str = "call";
+
+/// What a paused turn tells a call's `AgentDecision` object: the awakeable
+/// it waits on, and the pending call.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Registration {
+    awakeable: String,
+    call: PendingCall,
+}
 
 /// How each session is bound: the [`Bindings`] of a session id and the
 /// agent's loop id.
@@ -167,9 +181,13 @@ impl DurableAgent {
 
 /// The session id of an object key: the key itself when it is a UUID, or
 /// the name-based UUID of the key.
+/// Only the canonical form (lower-case, hyphenated) is taken as the UUID,
+/// so two keys never name one session.
 pub fn session_id(key: &str) -> SessionId {
     match key.parse::<uuid::Uuid>() {
-        Ok(uuid) if !uuid.is_nil() => SessionId::from_uuid(uuid),
+        Ok(uuid) if !uuid.is_nil() && uuid.hyphenated().to_string() == key => {
+            SessionId::from_uuid(uuid)
+        }
         _ => SessionId::from_uuid(uuid_v5(key)),
     }
 }
@@ -196,9 +214,10 @@ pub struct TurnReport {
     /// The final answer (completed), or the structured output as JSON
     /// text (output).
     pub answer: Option<String>,
-    /// The error of a failed turn, as its one line.
+    /// The error of a failed turn: its line and its sources'.
     pub error: Option<String>,
-    /// The turn's statistics (durations are the journaled ones).
+    /// The turn's statistics, since its last pause (durations are the
+    /// journaled ones: the model's answers' and the calls' own).
     pub stats: TurnStats,
 }
 
@@ -240,7 +259,8 @@ impl AgentSession {
             .definition
             .bind((inner.bindings)(session_id, inner.loop_id))
             .await
-            .map_err(|error| TerminalError::new(format!("bind: {error}")))?;
+            // Retried: a tool's server may be down for a moment.
+            .map_err(|error| HandlerError::from(format!("bind: {error}")))?;
         let mut resume: Option<Resume> = None;
         let result = loop {
             let stored_resume = resume.take();
@@ -327,21 +347,24 @@ async fn drive(
             Step::Request => {
                 let request = OwnedRequest::of(&steps.request());
                 let model = Arc::clone(&inner.model);
-                let Json((response, took)) = ctx
+                // A failed request is journaled as the turn's answer, as
+                // `run_turn` takes it (the HTTP models retried what may be
+                // retried already): the turn fails typed, or compacts when
+                // the context window is full, and is not retried forever.
+                let Json((answer, took)) = ctx
                     .run(move || async move {
                         let started = Instant::now();
-                        let response = model
+                        let answer = model
                             .respond(request.request())
                             .await
-                            .map_err(|error| HandlerError::from(error.to_string()))?;
-                        Ok(Json((response, started.elapsed())))
+                            .map_err(|error| JournaledModelError::of(&error));
+                        Ok(Json((answer, started.elapsed())))
                     })
                     .name("model request")
                     .await?;
-                steps.respond(Ok::<ModelResponse, _>(response), took);
+                steps.respond(answer.map_err(JournaledModelError::into_error), took);
             }
             Step::Batch => {
-                let started = Instant::now();
                 let ids: Vec<String> = steps
                     .batch_calls()
                     .iter()
@@ -356,7 +379,9 @@ async fn drive(
                         .await?;
                     results.push(result);
                 }
-                let results = steps.batch_results(results, started.elapsed());
+                // The journaled calls' own durations: the same on a replay.
+                let took = results.iter().map(CallResult::duration).sum();
+                let results = steps.batch_results(results, took);
                 steps.commit(results);
             }
             Step::Done => break,
@@ -364,6 +389,32 @@ async fn drive(
         }
     }
     Ok(steps.finish())
+}
+
+/// A failed model request as the journal keeps it: its one line, and
+/// whether the provider said the context window is full.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct JournaledModelError {
+    message: String,
+    context_window: bool,
+}
+
+impl JournaledModelError {
+    fn of(error: &agent_loop::turn::ModelError) -> Self {
+        Self {
+            message: with_causes(error),
+            context_window: error.exceeds_context_window(),
+        }
+    }
+
+    fn into_error(self) -> agent_loop::turn::ModelError {
+        let mut error = agent_loop::turn::ModelError::other(self.message);
+        if self.context_window {
+            // The code `exceeds_context_window` reads.
+            error.code = Some("context_length_exceeded".into());
+        }
+        error
+    }
 }
 
 /// A model request that owns its parts, so a journaled step can send it.
@@ -423,10 +474,13 @@ async fn wait_for_decisions(
         }),
     );
     let mut waits = Vec::with_capacity(keys.len());
-    for key in &keys {
+    for (key, call) in keys.iter().zip(&paused.pending) {
         let (awakeable, decided) = ctx.awakeable::<Json<CallDecision>>();
         ctx.object_client::<AgentDecisionClient>(key.clone())
-            .register(awakeable)
+            .register(Json(Registration {
+                awakeable,
+                call: call.clone(),
+            }))
             .send();
         waits.push(decided);
     }
@@ -458,10 +512,22 @@ fn report(result: Result<TurnOutcome, TurnError>) -> TurnReport {
         Err(error) => TurnReport {
             status: "failed".into(),
             answer: None,
-            error: Some(error.to_string()),
+            error: Some(with_causes(&error)),
             stats: TurnStats::default(),
         },
     }
+}
+
+/// `error`'s line and its sources', `: ` between them.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// A Restate virtual object keyed by `{session}:{pause id}:{tool call
@@ -470,14 +536,17 @@ struct AgentDecision;
 
 #[restate_sdk::object(name = "AgentDecision")]
 impl AgentDecision {
-    /// The paused turn waits on `awakeable` for this call's decision.
+    /// The paused turn waits on `registration.awakeable` for the decision
+    /// on `registration.call`.
     #[handler]
     async fn register(
         &self,
         ctx: ObjectContext<'_>,
-        awakeable: String,
+        registration: Json<Registration>,
     ) -> Result<(), HandlerError> {
+        let Registration { awakeable, call } = registration.into_inner();
         ctx.set(AWAKEABLE, awakeable);
+        ctx.set(CALL, Json(call));
         Ok(())
     }
 
@@ -506,6 +575,22 @@ impl AgentDecision {
                 TerminalError::new_with_code(404, "no paused turn waits for this call").into(),
             );
         };
+        // What the turn's resume would refuse is refused here, before the
+        // call's one decision is taken: another call's id, a MAC that is
+        // not the pending call's.
+        if let Some(Json(call)) = ctx.get::<Json<PendingCall>>(CALL).await? {
+            if decision.0.tool_call_id != call.tool_call_id {
+                let message = format!(
+                    "this decision is for `{}`, not `{}`",
+                    decision.0.tool_call_id, call.tool_call_id
+                );
+                return Err(TerminalError::new_with_code(400, message).into());
+            }
+            if call.mac.is_some() && decision.0.mac != call.mac {
+                let message = "the decision's MAC is not the pending call's";
+                return Err(TerminalError::new_with_code(400, message).into());
+            }
+        }
         ctx.resolve_awakeable(&awakeable, decision);
         ctx.set(DECIDED, true);
         Ok(())

@@ -521,3 +521,69 @@ async fn a_hundred_sessions_on_two_processes_one_killed_half_way_all_finish_once
     expected.sort();
     assert_eq!(lines, expected, "every line once");
 }
+
+/// A model error is the turn's end, journaled (`failed`, its line in the
+/// report), not a step retried for ever; and the session takes its next
+/// turn.
+#[tokio::test]
+async fn a_model_error_fails_the_turn_typed_and_the_session_goes_on() {
+    let Some(world) = world(&[]).await else {
+        return;
+    };
+    world.send_turn("hana", "fail").await;
+    let outcome = world.outcome("hana").await;
+    assert_eq!(outcome["status"], "failed", "{outcome}");
+    let error = outcome["error"].as_str().unwrap_or_default();
+    assert!(error.contains("the stand-in model refuses"), "{error}");
+    world.send_turn("hana", "next").await;
+    world.approve_all("hana").await;
+    for _ in 0..600 {
+        let outcome = world.outcome("hana").await;
+        if outcome["status"] == "completed" {
+            assert_eq!(outcome["answer"], "Noted: next");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the session's next turn did not end");
+}
+
+/// A decision whose MAC is not the pending call's, or that names another
+/// call, is refused (400) before it is taken: the call's one decision is
+/// still there for the right one.
+#[tokio::test]
+async fn a_wrong_decision_is_refused_and_leaves_the_call_to_the_right_one() {
+    let Some(world) = world(&[]).await else {
+        return;
+    };
+    world.send_turn("ivan", "sign lease").await;
+    let pending = world.pending("ivan").await;
+    let call = &pending["paused"]["pending"][0];
+    let key = pending["decision_keys"][0]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let path = format!("AgentDecision/{key}/decide");
+    for _ in 0..100 {
+        let (_, waiting) = world
+            .post(&format!("AgentDecision/{key}/waiting"), Value::Null)
+            .await;
+        if waiting == Value::Bool(true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for wrong in [
+        json!({ "tool_call_id": call["tool_call_id"], "mac": "00", "decision": { "type": "approve" } }),
+        json!({ "tool_call_id": "call_other", "mac": call["mac"], "decision": { "type": "approve" } }),
+    ] {
+        let (status, body) = world.post(&path, wrong).await;
+        assert_eq!(status.as_u16(), 400, "{body}");
+    }
+    let right = json!({ "tool_call_id": call["tool_call_id"], "mac": call["mac"], "decision": { "type": "approve" } });
+    let (status, body) = world.post(&path, right).await;
+    assert!(status.is_success(), "{status}: {body}");
+    let outcome = world.outcome("ivan").await;
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(world.lines(), expected_lines("sign lease"));
+}

@@ -8,7 +8,9 @@
 //! a step of its own: the model request, the batch
 //! ([`run_batch`](TurnSteps::run_batch) runs it in this process, or
 //! [`run_call`](TurnSteps::run_call) each of its calls, for a driver that
-//! journals each call), and two
+//! journals each call), the claim of a resumed pause
+//! ([`claim`](TurnSteps::claim), whose answer a replaying driver hands
+//! back with [`claimed`](TurnSteps::claimed)), and two
 //! that are not journaled values: listing changing tools again
 //! ([`refresh`](TurnSteps::refresh), which asks their servers) and a
 //! compaction ([`compact`](TurnSteps::compact), whose compactor may ask a
@@ -57,7 +59,10 @@ pub enum Step {
     /// the turn's state).
     Refresh,
     /// Claim the resumed pause: call [`TurnSteps::claim`] (it asks the
-    /// turn's [`PauseClaims`](crate::gate::PauseClaims) store).
+    /// turn's [`PauseClaims`](crate::gate::PauseClaims) store). An effect:
+    /// a driver that replays a journal and shares a store between its
+    /// runs journals the claim's answer and hands it back with
+    /// [`TurnSteps::claimed`], or its replay is refused by its own claim.
     Claim,
     /// Fit the conversation into the context budget: call
     /// [`TurnSteps::compact`] (its compactor may ask a model).
@@ -109,6 +114,16 @@ pub struct CallResult {
     nested_calls: u32,
     #[serde(default, skip_serializing_if = "is_unused")]
     nested_usage: Usage,
+}
+
+impl CallResult {
+    /// How long the call ran (through the middleware chain), as it
+    /// measured; zero for a call that did not run.
+    pub fn duration(&self) -> Duration {
+        self.finished
+            .as_ref()
+            .map_or(Duration::ZERO, |finished| finished.stats.duration)
+    }
 }
 
 fn is_zero(count: &u32) -> bool {
@@ -293,7 +308,9 @@ impl<'t> TurnSteps<'t> {
                 let phase = Phase::Resume {
                     resume: Box::new(resume.clone()),
                     refreshed: false,
-                    claimed: resume.paused.pause_id.is_empty(),
+                    // An agent's turn resumes only through the resume of
+                    // the turn above it, which claimed its own pause.
+                    claimed: resume.paused.pause_id.is_empty() || options.parent.is_some(),
                 };
                 (prior, phase)
             }
@@ -1010,7 +1027,11 @@ impl<'t> TurnSteps<'t> {
     /// run one by one (`calls`, one per call in call order), which took
     /// `duration` in all: cancelled when any of them was.
     pub fn batch_results(&self, calls: Vec<CallResult>, duration: Duration) -> BatchResults {
-        let cancelled = calls.iter().any(|call| call.cancelled);
+        // A list that is not one result per call of the batch out cannot
+        // be committed as it is: the batch is taken as cut by the turn's
+        // token, and nothing of it is appended.
+        let cancelled =
+            calls.iter().any(|call| call.cancelled) || calls.len() != self.batch_calls().len();
         let mut results = BatchResults {
             finished: None,
             parked: Vec::new(),
@@ -1156,6 +1177,21 @@ impl<'t> TurnSteps<'t> {
         None
     }
 
+    /// The answer of a claim the driver made or journaled ([`Step::Claim`]):
+    /// `true`, the pause is this resume's, and it goes on; `false`, the
+    /// turn ends with [`ResumeErrorKind::Claimed`] and nothing runs.
+    /// Ignored unless the turn asked.
+    pub fn claimed(&mut self, first: bool) {
+        let Phase::Resume { claimed, .. } = &mut self.state.phase else {
+            return;
+        };
+        if first {
+            *claimed = true;
+        } else {
+            self.fail(ResumeError::new(ResumeErrorKind::Claimed).into());
+        }
+    }
+
     /// Claims the resumed pause's id ([`Step::Claim`]): the first claim
     /// goes on; any other ends the turn with
     /// [`ResumeErrorKind::Claimed`] (or
@@ -1173,12 +1209,7 @@ impl<'t> TurnSteps<'t> {
         }
         let pause_id = resume.paused.pause_id.clone();
         match self.context.claims.claim(&pause_id).await {
-            Ok(true) => {
-                if let Phase::Resume { claimed, .. } = &mut self.state.phase {
-                    *claimed = true;
-                }
-            }
-            Ok(false) => self.fail(ResumeError::new(ResumeErrorKind::Claimed).into()),
+            Ok(first) => self.claimed(first),
             Err(error) => self.fail(
                 ResumeError::new(ResumeErrorKind::ClaimFailed {
                     message: crate::support::text::with_causes(&*error),
