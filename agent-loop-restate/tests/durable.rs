@@ -16,17 +16,20 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::{RestateServer, ServiceProcess, free_port, http_client};
 
-/// The example's binary, which `cargo test --workspace --all-targets`
-/// builds beside the test binaries.
+/// The example's program, built by `cargo build -p agent-loop-restate
+/// --example durable` (scripts/test builds it before the tests: `cargo
+/// test --all-targets` builds examples as test harnesses, not as the
+/// programs they are).
 fn example_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
-    let debug = exe
+    let binary = exe
         .parent()
         .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    let binary = debug.join("examples").join("durable");
+        .expect("target/<profile>/deps")
+        .join("examples")
+        .join("durable");
     assert!(
-        binary.exists(),
+        binary.is_file(),
         "{} is missing: build it first (cargo build -p agent-loop-restate --example durable)",
         binary.display()
     );
