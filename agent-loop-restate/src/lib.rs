@@ -351,18 +351,25 @@ async fn drive(
                 // `run_turn` takes it (the HTTP models retried what may be
                 // retried already): the turn fails typed, or compacts when
                 // the context window is full, and is not retried forever.
-                let Json((answer, took)) = ctx
+                let Json((answer, nanos)) = ctx
                     .run(move || async move {
                         let started = Instant::now();
-                        let answer = model
-                            .respond(request.request())
-                            .await
-                            .map_err(|error| JournaledModelError::of(&error));
-                        Ok(Json((answer, started.elapsed())))
+                        let answer = match model.respond(request.request()).await {
+                            Ok(response) => JournaledAnswer::Response(response),
+                            Err(error) => JournaledAnswer::Failed {
+                                failed: JournaledModelError::of(&error),
+                            },
+                        };
+                        let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                        Ok(Json((answer, nanos)))
                     })
                     .name("model request")
                     .await?;
-                steps.respond(answer.map_err(JournaledModelError::into_error), took);
+                let answer = match answer {
+                    JournaledAnswer::Response(response) => Ok(response),
+                    JournaledAnswer::Failed { failed } => Err(failed.into_error()),
+                };
+                steps.respond(answer, std::time::Duration::from_nanos(nanos));
             }
             Step::Batch => {
                 let ids: Vec<String> = steps
@@ -389,6 +396,15 @@ async fn drive(
         }
     }
     Ok(steps.finish())
+}
+
+/// A model request's answer as the journal keeps it: the response as it
+/// is (no wrapper: it is most of the journal's bytes), or the error.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum JournaledAnswer {
+    Response(agent_loop::conversation::ModelResponse),
+    Failed { failed: JournaledModelError },
 }
 
 /// A failed model request as the journal keeps it: its one line, and
