@@ -45,12 +45,10 @@ struct World {
     _dir: tempfile::TempDir,
 }
 
-async fn world(envs: &[(&str, &str)]) -> Option<World> {
-    let server = RestateServer::start().await?;
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let file = dir.path().join("notes.txt");
+/// The example serving on a free port, its tools writing to `file`.
+async fn start_service(file: &Path, envs: &[(&str, &str)]) -> ServiceProcess {
     let port = free_port();
-    let service = ServiceProcess::start(
+    ServiceProcess::start(
         example_binary(),
         [
             "--port".to_owned(),
@@ -61,7 +59,14 @@ async fn world(envs: &[(&str, &str)]) -> Option<World> {
         envs.iter().map(|(key, value)| (*key, *value)),
         port,
     )
-    .await;
+    .await
+}
+
+async fn world(envs: &[(&str, &str)]) -> Option<World> {
+    let server = RestateServer::start().await?;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("notes.txt");
+    let service = start_service(&file, envs).await;
     server
         .register(&service.url())
         .await
@@ -171,6 +176,19 @@ impl World {
             let (status, body) = answered.expect("the decision object learns of the call");
             assert!(status.is_success(), "{status}: {body}");
         }
+    }
+
+    /// Approves the session's paused turn and checks its end: completed,
+    /// each line of `text` once, one result per call, the conversation
+    /// `reference` (an uncrashed run's).
+    async fn ends_as(&self, key: &str, text: &str, reference: &Value) {
+        self.approve_all(key).await;
+        let outcome = self.outcome(key).await;
+        assert_eq!(outcome["status"], "completed", "{outcome}");
+        assert_eq!(self.lines(), expected_lines(text));
+        let conversation = self.conversation(key).await;
+        assert_one_result_per_call(&conversation);
+        assert_eq!(conversation, *reference);
     }
 
     /// The lines the tools wrote, without their idempotency keys.
@@ -329,13 +347,7 @@ async fn a_crash_during_a_tool_call_runs_each_completed_call_once() {
     world.service.kill9();
     assert_eq!(world.lines(), ["first: water plants"]);
     world.service.restart().await;
-    world.approve_all("carol").await;
-    let outcome = world.outcome("carol").await;
-    assert_eq!(outcome["status"], "completed", "{outcome}");
-    assert_eq!(world.lines(), expected_lines("water plants"));
-    let conversation = world.conversation("carol").await;
-    assert_one_result_per_call(&conversation);
-    assert_eq!(conversation, reference);
+    world.ends_as("carol", "water plants", &reference).await;
 }
 
 #[tokio::test]
@@ -350,13 +362,7 @@ async fn a_crash_during_a_model_request_asks_again_and_runs_each_call_once() {
     world.service.kill9();
     assert!(world.lines().is_empty());
     world.service.restart().await;
-    world.approve_all("dave").await;
-    let outcome = world.outcome("dave").await;
-    assert_eq!(outcome["status"], "completed", "{outcome}");
-    assert_eq!(world.lines(), expected_lines("feed cat"));
-    let conversation = world.conversation("dave").await;
-    assert_one_result_per_call(&conversation);
-    assert_eq!(conversation, reference);
+    world.ends_as("dave", "feed cat", &reference).await;
 }
 
 #[tokio::test]
@@ -395,19 +401,7 @@ async fn a_paused_turn_decided_after_a_deploy_ends_on_the_deployment_that_starte
     // The new version: another process, registered as a new deployment.
     let dir = tempfile::tempdir().expect("a temporary directory");
     let new_file = dir.path().join("notes.txt");
-    let port = free_port();
-    let new_version = ServiceProcess::start(
-        example_binary(),
-        [
-            "--port".to_owned(),
-            port.to_string(),
-            "--file".to_owned(),
-            new_file.display().to_string(),
-        ],
-        std::iter::empty::<(&str, &str)>(),
-        port,
-    )
-    .await;
+    let new_version = start_service(&new_file, &[]).await;
     world
         .server
         .register(&new_version.url())
@@ -473,21 +467,7 @@ async fn a_hundred_sessions_on_two_processes_one_killed_half_way_all_finish_once
     let file = dir.path().join("notes.txt");
     let mut services = Vec::new();
     for _ in 0..2 {
-        let port = free_port();
-        services.push(
-            ServiceProcess::start(
-                example_binary(),
-                [
-                    "--port".to_owned(),
-                    port.to_string(),
-                    "--file".to_owned(),
-                    file.display().to_string(),
-                ],
-                [("DURABLE_TOOL_DELAY_MS", "50")],
-                port,
-            )
-            .await,
-        );
+        services.push(start_service(&file, &[("DURABLE_TOOL_DELAY_MS", "50")]).await);
     }
     let front = proxy(services.iter().map(ServiceProcess::port).collect()).await;
     server
