@@ -16,8 +16,10 @@
 //! journal entries and bytes of each side, read from the server's
 //! `sys_journal` table, as `value <name> <number>` and their ratio as
 //! `ratio <name> <value>`; the wall time of each side's turn; and the bytes
-//! the service process still holds per suspended turn (a paused turn's
-//! invocation, once Restate suspended it), counted by the allocator.
+//! the service process holds for each more suspended turn (a paused turn's
+//! invocation, once Restate suspended it), counted by the allocator as it
+//! grows from one wave of paused turns to two (`JOURNAL_BENCH_PAUSED` a
+//! wave, 100 unless set).
 //! Under `cargo test --all-targets` it runs once with the same checks and
 //! prints no ratio.
 
@@ -312,37 +314,47 @@ async fn main() {
         ));
     }
 
-    // A suspended turn: what the service process holds for it.
-    let before = counting_allocator::live();
-    let paused = 20;
-    for session in 0..paused {
-        let response = client
-            .post(format!("{ingress}/AgentSession/p{session}/turn/send"))
-            .json(&json!({ "message": "pause" }))
-            .send()
-            .await
-            .expect("the ingress answers");
-        assert!(response.status().is_success());
-    }
-    // Restate suspends an invocation that waits (its inactivity timeout
-    // given to the server by the harness).
+    // A suspended turn: what the service process holds for it, as the
+    // growth between a first and a second wave of paused turns (what the
+    // process's connections and buffers cost once is not a turn's).
+    let wave: u64 = std::env::var("JOURNAL_BENCH_PAUSED")
+        .ok()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(if measuring { 100 } else { 5 });
+    let mut live = Vec::new();
     let mut suspended = 0;
-    for _ in 0..300 {
-        let rows = query(
-            &admin,
-            "select count(*) as n from sys_invocation where target_service_name = 'AgentSession' and status = 'suspended'",
-        )
-        .await;
-        suspended = rows.first().and_then(|row| row["n"].as_u64()).unwrap_or(0);
-        if suspended >= paused {
-            break;
+    for round in 0..2 {
+        for session in 0..wave {
+            let response = client
+                .post(format!(
+                    "{ingress}/AgentSession/p{round}-{session}/turn/send"
+                ))
+                .json(&json!({ "message": "pause" }))
+                .send()
+                .await
+                .expect("the ingress answers");
+            assert!(response.status().is_success());
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Restate suspends an invocation that waits (after the inactivity
+        // timeout the harness gives the server).
+        for _ in 0..300 {
+            let rows = query(
+                &admin,
+                "select count(*) as n from sys_invocation where target_service_name = 'AgentSession' and status = 'suspended'",
+            )
+            .await;
+            suspended = rows.first().and_then(|row| row["n"].as_u64()).unwrap_or(0);
+            if suspended >= wave * (round + 1) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // The connections' buffers settle.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        live.push(counting_allocator::live());
     }
-    // The connections' buffers settle.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let after = counting_allocator::live();
-    let held = after.saturating_sub(before) / paused.max(1) as isize;
+    let paused = wave * 2;
+    let held = (live[1] - live[0]) / wave.max(1) as isize;
 
     println!("suspended turns: {suspended} of {paused}");
     for (step, agent_entries, agent_bytes, baseline_entries, baseline_bytes) in &rows {
