@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use crate::bind::{BindErrorKind, ToolCallErrorKind};
+use crate::bind::{BindErrorKind, CallStats, ToolCallErrorKind};
 use crate::conversation::{FinishReason, Usage};
 use crate::tool::{CallEvents, ToolProgress};
 
@@ -220,6 +220,24 @@ struct Nest {
 impl TurnEvents {
     /// Events sent nowhere, as a constant.
     pub(crate) const NOWHERE: Self = Self { sender: None };
+
+    /// Tells the watchers the call `tool_call_id` of `tool_name` started.
+    pub(crate) fn call_started(&self, tool_call_id: &str, tool_name: &str) {
+        self.emit(|| TurnEvent::ToolCallStarted {
+            tool_call_id: tool_call_id.to_owned(),
+            tool_name: tool_name.to_owned(),
+        });
+    }
+
+    /// Tells the watchers the call of `stats` finished.
+    pub(crate) fn call_finished(&self, stats: &CallStats) {
+        self.emit(|| TurnEvent::ToolCallFinished {
+            tool_call_id: stats.tool_call_id.clone(),
+            tool_name: stats.tool_name.clone(),
+            duration: stats.duration,
+            error: stats.error,
+        });
+    }
 
     /// The events of an agent's turn run by the call `tool_call_id` of
     /// `tool_name` in the turn whose events are `parent`: each is sent

@@ -17,7 +17,6 @@ use crate::bind::call::{self, Finished, Prepared, Ready};
 use crate::conversation::ToolCall;
 use crate::support::cancel::until_cancelled;
 use crate::support::panic::{Contained, drop_payload};
-use crate::turn::TurnEvent;
 use crate::turn::context::TurnContext;
 
 /// One call of a batch as a future of its own, holding its own share of
@@ -53,12 +52,7 @@ impl TurnContext<'_> {
         let (tool_call_id, tool_name) = (call.id.clone(), call.name.clone());
         let aborted_call = call.clone();
         Box::pin(async move {
-            let started = |id: &str, name: &str| {
-                events.emit(|| TurnEvent::ToolCallStarted {
-                    tool_call_id: id.to_owned(),
-                    tool_name: name.to_owned(),
-                });
-            };
+            let started = |id: &str, name: &str| events.call_started(id, name);
             let run = Contained::new(ready.call(
                 owned.site(),
                 tool_call_id,
@@ -76,12 +70,7 @@ impl TurnContext<'_> {
                 }
             };
             if !share.is_parked(&done.stats.tool_call_id) {
-                events.emit(|| TurnEvent::ToolCallFinished {
-                    tool_call_id: done.stats.tool_call_id.clone(),
-                    tool_name: done.stats.tool_name.clone(),
-                    duration: done.stats.duration,
-                    error: done.stats.error,
-                });
+                events.call_finished(&done.stats);
             }
             Some(Some(done))
         })
@@ -174,12 +163,7 @@ impl TurnContext<'_> {
             return true;
         };
         let call = batch[index];
-        let started = |id: &str, name: &str| {
-            self.events.emit(|| TurnEvent::ToolCallStarted {
-                tool_call_id: id.to_owned(),
-                tool_name: name.to_owned(),
-            });
-        };
+        let started = |id: &str, name: &str| self.events.call_started(id, name);
         // Contained as a task of its own is (a panic outside the tool's and
         // the middlewares' own boundaries, also while the call is dropped
         // mid-flight, leaves its slot empty).
@@ -257,12 +241,7 @@ impl TurnContext<'_> {
                     if gate.is_cancelled() {
                         return None;
                     }
-                    let started = |id: &str, name: &str| {
-                        events.emit(|| TurnEvent::ToolCallStarted {
-                            tool_call_id: id.to_owned(),
-                            tool_name: name.to_owned(),
-                        });
-                    };
+                    let started = |id: &str, name: &str| events.call_started(id, name);
                     let done = ready
                         .call(owned.site(), tool_call_id, tool_name, Some(link), started)
                         .await;

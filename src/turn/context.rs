@@ -197,11 +197,6 @@ impl TurnContext<'_> {
 
     /// Tells the watchers a call finished.
     pub(super) fn finished(&self, stats: &CallStats) {
-        self.events.emit(|| TurnEvent::ToolCallFinished {
-            tool_call_id: stats.tool_call_id.clone(),
-            tool_name: stats.tool_name.clone(),
-            duration: stats.duration,
-            error: stats.error,
-        });
+        self.events.call_finished(stats);
     }
 }
