@@ -36,7 +36,7 @@ use crate::conversation::{
     Usage, WireFormat, repair,
 };
 use crate::definition::Definition;
-use crate::limits::ResolvedToolLimits;
+use crate::limits::{ResolvedToolLimits, ToolLimits};
 use crate::support::json::{self, TooDeep};
 use crate::turn::checks::{check_budgets, check_limits};
 use crate::turn::compacting::{Compacted, Fit};
@@ -287,12 +287,8 @@ impl<'t> TurnSteps<'t> {
         conversation: &'t mut Conversation,
         options: &TurnOptions<'_>,
     ) -> Self {
-        let site_limits = *context.table().site().limits();
         let raised = options.resume.and_then(|resume| resume.limits);
-        // Checked by the resume.
-        let limits = raised
-            .and_then(|over| over.inherit(site_limits).ok())
-            .unwrap_or(site_limits);
+        let limits = resolved_limits(&context, raised);
         let (prior, phase) = match options.resume {
             Some(resume) => {
                 let paused = &resume.paused;
@@ -316,7 +312,6 @@ impl<'t> TurnSteps<'t> {
             }
             None => (Prior::default(), Phase::Ask { refreshed: false }),
         };
-        let compacts = context.compactor(&limits).is_some();
         let state = TurnState {
             version: TURN_STATE_VERSION,
             session_id: context.ids.0,
@@ -342,17 +337,7 @@ impl<'t> TurnSteps<'t> {
                 .unwrap_or_default(),
             phase,
         };
-        let mut steps = TurnSteps {
-            context,
-            conversation,
-            limits,
-            compacts,
-            state,
-            call_ids: IdSet::default(),
-            prepared: Vec::new(),
-            resuming: None,
-            ended: None,
-        };
+        let mut steps = Self::assemble(context, conversation, limits, state, IdSet::default());
         // Models copy and serialise the conversation, recursing once per
         // level of every value it holds.
         if let Some(index) = steps
@@ -394,18 +379,13 @@ impl<'t> TurnSteps<'t> {
         {
             return Err(ResumeError::new(ResumeErrorKind::Stale).into());
         }
-        let site_limits = *context.table().site().limits();
-        let limits = state
-            .raised
-            .and_then(|over| over.inherit(site_limits).ok())
-            .unwrap_or(site_limits);
+        let limits = resolved_limits(&context, state.raised);
         // A batch out was counted in its turn's share when it went out.
         let reserved = match &state.phase {
             Phase::Running(running) => running.would_be,
             _ => state.calls,
         };
         context.reshare(limits, reserved, state.stats.usage);
-        let compacts = context.compactor(&limits).is_some();
         // The ids the turn saw: those of the conversation and of the
         // messages its compactions removed.
         let out = match &state.phase {
@@ -428,17 +408,7 @@ impl<'t> TurnSteps<'t> {
                 }
             }
         }
-        let mut steps = TurnSteps {
-            context,
-            conversation,
-            limits,
-            compacts,
-            state,
-            call_ids,
-            prepared: Vec::new(),
-            resuming: None,
-            ended: None,
-        };
+        let mut steps = Self::assemble(context, conversation, limits, state, call_ids);
         match &steps.state.phase {
             Phase::Running(_) => steps.prepare_again(),
             Phase::Resuming { resume, .. } => {
@@ -455,6 +425,30 @@ impl<'t> TurnSteps<'t> {
             _ => {}
         }
         Ok(steps)
+    }
+
+    /// The steps of a turn in `context` on `conversation`, under `limits`,
+    /// at `state`, knowing `call_ids`; no batch out, not ended.
+    fn assemble(
+        context: TurnContext<'t>,
+        conversation: &'t mut Conversation,
+        limits: ResolvedToolLimits,
+        state: TurnState,
+        call_ids: IdSet,
+    ) -> Self {
+        // Whether this turn compacts: its limits and compactor are fixed.
+        let compacts = context.compactor(&limits).is_some();
+        TurnSteps {
+            context,
+            conversation,
+            limits,
+            compacts,
+            state,
+            call_ids,
+            prepared: Vec::new(),
+            resuming: None,
+            ended: None,
+        }
     }
 
     /// The turn's state now: with the conversation, what a driver stores
@@ -1332,6 +1326,16 @@ impl<'t> TurnSteps<'t> {
             compactions: std::mem::take(&mut self.state.compactions),
         })
     }
+}
+
+/// The limits a turn in `context` runs under: its mode's, with the fields a
+/// resume `raised` set over them (checked by the resume, so one that does
+/// not resolve keeps the mode's).
+fn resolved_limits(context: &TurnContext<'_>, raised: Option<ToolLimits>) -> ResolvedToolLimits {
+    let site_limits = *context.table().site().limits();
+    raised
+        .and_then(|over| over.inherit(site_limits).ok())
+        .unwrap_or(site_limits)
 }
 
 /// Drops the JSON values of a refused message without recursion (see
