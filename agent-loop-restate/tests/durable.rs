@@ -140,6 +140,26 @@ impl World {
             .1
     }
 
+    /// The `decide` path of the first pending call of the session's paused
+    /// turn, and that call, once its decision object knows of it (10 s at
+    /// most).
+    async fn first_decision(&self, key: &str) -> (String, Value) {
+        let pending = self.pending(key).await;
+        let call = pending["paused"]["pending"][0].clone();
+        let object = format!(
+            "AgentDecision/{}",
+            pending["decision_keys"][0].as_str().unwrap_or("")
+        );
+        for _ in 0..100 {
+            let (_, waiting) = self.post(&format!("{object}/waiting"), Value::Null).await;
+            if waiting == Value::Bool(true) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        (format!("{object}/decide"), call)
+    }
+
     /// Approves every pending call of the session's paused turn.
     async fn approve_all(&self, key: &str) {
         let pending = self.pending(key).await;
@@ -301,28 +321,12 @@ async fn two_decisions_sent_at_once_for_one_call_take_effect_once() {
         return;
     };
     world.send_turn("bob", "call mum").await;
-    let pending = world.pending("bob").await;
-    let call = &pending["paused"]["pending"][0];
-    let key = pending["decision_keys"][0]
-        .as_str()
-        .unwrap_or("")
-        .to_owned();
+    let (path, call) = world.first_decision("bob").await;
     let decision = json!({
         "tool_call_id": call["tool_call_id"],
         "mac": call["mac"],
         "decision": { "type": "approve" }
     });
-    // Once the decision object knows of the call.
-    let path = format!("AgentDecision/{key}/decide");
-    for _ in 0..100 {
-        let (_, waiting) = world
-            .post(&format!("AgentDecision/{key}/waiting"), Value::Null)
-            .await;
-        if waiting == Value::Bool(true) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let (one, two) = tokio::join!(
         world.post(&path, decision.clone()),
         world.post(&path, decision.clone())
@@ -540,22 +544,7 @@ async fn a_wrong_decision_is_refused_and_leaves_the_call_to_the_right_one() {
         return;
     };
     world.send_turn("ivan", "sign lease").await;
-    let pending = world.pending("ivan").await;
-    let call = &pending["paused"]["pending"][0];
-    let key = pending["decision_keys"][0]
-        .as_str()
-        .unwrap_or("")
-        .to_owned();
-    let path = format!("AgentDecision/{key}/decide");
-    for _ in 0..100 {
-        let (_, waiting) = world
-            .post(&format!("AgentDecision/{key}/waiting"), Value::Null)
-            .await;
-        if waiting == Value::Bool(true) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (path, call) = world.first_decision("ivan").await;
     for wrong in [
         json!({ "tool_call_id": call["tool_call_id"], "mac": "00", "decision": { "type": "approve" } }),
         json!({ "tool_call_id": "call_other", "mac": call["mac"], "decision": { "type": "approve" } }),

@@ -17,7 +17,8 @@ use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::gate::{ApprovalKey, GateCall, GateDecision};
 use agent_loop::tool::{self, ToolInfo};
 use agent_loop::turn::{
-    BudgetPolicy, CallDecision, PausedTurn, Resume, ScriptedModel, TurnOptions, TurnStatus,
+    BudgetPolicy, CallDecision, PausedTurn, Resume, ScriptedModel, TurnError, TurnOptions,
+    TurnOutcome, TurnStatus,
 };
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits};
 use serde::{Deserialize, Serialize};
@@ -154,21 +155,17 @@ async fn record(
             decision.mac = pending.mac.clone();
         }
     }
-    let mut resume = Resume::new((*paused).clone(), decisions.clone());
-    if let Some(raised) = raised {
-        resume = resume.with_limits(raised);
-    }
-    let resumed = session
-        .run_turn(
-            &script,
-            &mut conversation,
-            TurnOptions::builder()
-                .budget_policy(policy)
-                .resume(&resume)
-                .build(),
-        )
-        .await
-        .expect("resumes");
+    let resumed = resume_turn(
+        &session,
+        &script,
+        &mut conversation,
+        &paused,
+        &decisions,
+        raised,
+        policy,
+    )
+    .await
+    .expect("resumes");
     assert_eq!(resumed.answer(), Some("done"));
     Fixture {
         paused: *paused,
@@ -177,6 +174,28 @@ async fn record(
         limits: raised,
         final_conversation: conversation,
     }
+}
+
+/// Resumes `paused` on `session` with `decisions` (and `raised` limits)
+/// under `policy`, `script` answering the requests after the pause.
+async fn resume_turn(
+    session: &Definition<Bound>,
+    script: &ScriptedModel,
+    conversation: &mut Vec<Message>,
+    paused: &PausedTurn,
+    decisions: &[CallDecision],
+    raised: Option<ToolLimits>,
+    policy: BudgetPolicy,
+) -> Result<TurnOutcome, TurnError> {
+    let mut resume = Resume::new(paused.clone(), decisions.to_vec());
+    if let Some(raised) = raised {
+        resume = resume.with_limits(raised);
+    }
+    let options = TurnOptions::builder()
+        .budget_policy(policy)
+        .resume(&resume)
+        .build();
+    session.run_turn(script, conversation, options).await
 }
 
 /// Resumes the stored fixture `name` on a fresh session of today's
@@ -193,21 +212,17 @@ async fn resume_stored(
     assert_eq!(fixture.paused.version, 1);
     let session = session(limits).await;
     let mut conversation = fixture.conversation.clone();
-    let mut resume = Resume::new(fixture.paused.clone(), fixture.decisions.clone());
-    if let Some(raised) = fixture.limits {
-        resume = resume.with_limits(raised);
-    }
-    let outcome = session
-        .run_turn(
-            &script,
-            &mut conversation,
-            TurnOptions::builder()
-                .budget_policy(policy)
-                .resume(&resume)
-                .build(),
-        )
-        .await
-        .expect("a stored version 1 pause resumes");
+    let outcome = resume_turn(
+        &session,
+        &script,
+        &mut conversation,
+        &fixture.paused,
+        &fixture.decisions,
+        fixture.limits,
+        policy,
+    )
+    .await
+    .expect("a stored version 1 pause resumes");
     assert_eq!(outcome.answer(), Some("done"));
     assert_eq!(conversation, fixture.final_conversation);
     assert_every_call_answered(&conversation);
