@@ -26,13 +26,16 @@ use agent_loop::turn::{
 };
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits};
 
-/// One effect of a turn, as the journal keeps it (as JSON).
-#[derive(Clone, Debug)]
-enum Entry {
-    Answer(String),
-    Batch(String),
-    Call(String),
+/// The kind of one effect of a turn, as the journal keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Answer,
+    Batch,
+    Call,
 }
+
+/// One effect of a turn, as the journal keeps it: its kind and its JSON.
+type Entry = (Kind, String);
 
 /// What a scenario's session counts: tool executions.
 struct Counted {
@@ -101,6 +104,30 @@ struct Driver<'j> {
 }
 
 impl Driver<'_> {
+    /// The journal's entry at the cursor, read back (it must be of
+    /// `kind`); past the journal's end, `live` run now and journaled. A
+    /// `live` that is not run is dropped unpolled: it does nothing.
+    async fn journaled<T: serde::Serialize + serde::de::DeserializeOwned>(
+        &mut self,
+        kind: Kind,
+        live: impl std::future::Future<Output = T>,
+    ) -> T {
+        let value = match self.journal.get(self.cursor) {
+            Some((journaled, json)) => {
+                assert_eq!(*journaled, kind, "the journal is out of step");
+                serde_json::from_str(json).expect("journaled")
+            }
+            None => {
+                let value = live.await;
+                let json = serde_json::to_string(&value).expect("serialises");
+                self.journal.push((kind, json));
+                value
+            }
+        };
+        self.cursor += 1;
+        value
+    }
+
     /// Steps `steps` until they end (`true`) or until the journal holds
     /// `crash_after` entries (`false`: the process dies here). After each
     /// effect, `snapshots` gets the state and conversation.
@@ -123,22 +150,12 @@ impl Driver<'_> {
                 Step::Refresh => steps.refresh().await,
                 Step::Compact => steps.compact(None).await,
                 Step::Request => {
-                    let answer = match self.journal.get(self.cursor) {
-                        Some(Entry::Answer(json)) => {
-                            serde_json::from_str::<ModelResponse>(json).expect("journaled")
-                        }
-                        Some(_) => panic!("the journal is out of step"),
-                        None => {
-                            let answer = model
-                                .respond(steps.request())
-                                .await
-                                .expect("the script answers every request");
-                            let json = serde_json::to_string(&answer).expect("serialises");
-                            self.journal.push(Entry::Answer(json));
-                            answer
-                        }
-                    };
-                    self.cursor += 1;
+                    let live = model.respond(steps.request());
+                    let answer: ModelResponse = self
+                        .journaled(Kind::Answer, async {
+                            live.await.expect("the script answers every request")
+                        })
+                        .await;
                     steps.respond(Ok(answer), Duration::ZERO);
                 }
                 Step::Batch if self.per_call => {
@@ -148,38 +165,16 @@ impl Driver<'_> {
                         if crash_after == Some(self.cursor) {
                             return false;
                         }
-                        let result = match self.journal.get(self.cursor) {
-                            Some(Entry::Call(json)) => {
-                                serde_json::from_str::<CallResult>(json).expect("journaled")
-                            }
-                            Some(_) => panic!("the journal is out of step"),
-                            None => {
-                                let result = steps.run_call(index).await;
-                                let json = serde_json::to_string(&result).expect("serialises");
-                                self.journal.push(Entry::Call(json));
-                                result
-                            }
-                        };
-                        self.cursor += 1;
+                        let result: CallResult =
+                            self.journaled(Kind::Call, steps.run_call(index)).await;
                         results.push(result);
                     }
                     let results = steps.batch_results(results, Duration::ZERO);
                     steps.commit(results);
                 }
                 Step::Batch => {
-                    let results = match self.journal.get(self.cursor) {
-                        Some(Entry::Batch(json)) => {
-                            serde_json::from_str::<BatchResults>(json).expect("journaled")
-                        }
-                        Some(_) => panic!("the journal is out of step"),
-                        None => {
-                            let results = steps.run_batch().await;
-                            let json = serde_json::to_string(&results).expect("serialises");
-                            self.journal.push(Entry::Batch(json));
-                            results
-                        }
-                    };
-                    self.cursor += 1;
+                    let results: BatchResults =
+                        self.journaled(Kind::Batch, steps.run_batch()).await;
                     steps.commit(results);
                 }
                 other => panic!("a step this driver does not know: {other:?}"),
