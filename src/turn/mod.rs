@@ -15,6 +15,7 @@
 
 mod agent;
 mod batch;
+mod call_result;
 mod checks;
 mod compacting;
 mod context;
@@ -38,6 +39,7 @@ pub use crate::summarize::{
 pub use crate::support::text::ERROR_TEXT_BYTES;
 pub use crate::testing::{RecordedRequest, ScriptExhausted, ScriptedModel};
 pub use agent::Agent;
+pub use call_result::CallResult;
 pub use error::{Budget, BudgetError, ExceededLimit, ToolLimitError, TurnError};
 pub use outcome::{IterationStats, TurnOutcome, TurnStats, TurnStatus};
 pub use output::{
@@ -49,4 +51,4 @@ pub use pause::{
     Resume, ResumeError, ResumeErrorKind,
 };
 pub use state::{TURN_STATE_VERSION, TurnState};
-pub use steps::{BatchResults, CallResult, Step, TurnSteps};
+pub use steps::{BatchResults, Step, TurnSteps};

@@ -38,6 +38,7 @@ use crate::conversation::{
 use crate::definition::Definition;
 use crate::limits::{ResolvedToolLimits, ToolLimits};
 use crate::support::json::{self, TooDeep};
+use crate::turn::call_result::CallResult;
 use crate::turn::checks::{check_budgets, check_limits};
 use crate::turn::compacting::{Compacted, Fit};
 use crate::turn::context::TurnContext;
@@ -94,44 +95,6 @@ pub struct BatchResults {
     nested_usage: Usage,
     /// Wall time of the batch, as the driver measured it.
     duration: Duration,
-}
-
-/// One call of a batch run on its own ([`TurnSteps::run_call`]), for a
-/// driver that journals each call: its result (`None` while it waits for
-/// a decision), whether the turn was cancelled while it ran, and what its
-/// agents did. Serialisable; [`TurnSteps::batch_results`] makes the
-/// batch's [`BatchResults`] of them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CallResult {
-    finished: Option<Finished>,
-    // What is usually so is left out of the JSON: a journal keeps one per
-    // call.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    cancelled: bool,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    parked: Vec<(String, AgentPause)>,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    nested_calls: u32,
-    #[serde(default, skip_serializing_if = "is_unused")]
-    nested_usage: Usage,
-}
-
-impl CallResult {
-    /// How long the call ran (through the middleware chain), as it
-    /// measured; zero for a call that did not run.
-    pub fn duration(&self) -> Duration {
-        self.finished
-            .as_ref()
-            .map_or(Duration::ZERO, |finished| finished.stats.duration)
-    }
-}
-
-fn is_zero(count: &u32) -> bool {
-    *count == 0
-}
-
-fn is_unused(usage: &Usage) -> bool {
-    *usage == Usage::default()
 }
 
 /// One turn as a state machine, made by
@@ -460,6 +423,13 @@ impl<'t> TurnSteps<'t> {
     /// The conversation as the turn left it so far.
     pub fn conversation(&self) -> &Conversation {
         self.conversation
+    }
+
+    /// The limits the turn runs under: its mode's, with what a resume
+    /// raised. A driver that runs a batch's calls itself
+    /// ([`call`](Self::call)) runs at most `parallel` of them at once.
+    pub fn limits(&self) -> &ResolvedToolLimits {
+        &self.limits
     }
 
     /// What the turn needs next. Asking again without doing it asks for
@@ -1034,7 +1004,12 @@ impl<'t> TurnSteps<'t> {
             duration,
         };
         let mut finished = Vec::with_capacity(calls.len());
-        for call in calls {
+        let batch = self.batch_calls();
+        for (index, mut call) in calls.into_iter().enumerate() {
+            // The journal form leaves the name out: it is the call's.
+            if let Some(asked) = batch.get(index) {
+                call.name(&asked.name);
+            }
             results.parked.extend(call.parked);
             results.nested_calls = results.nested_calls.saturating_add(call.nested_calls);
             results.nested_usage += call.nested_usage;

@@ -551,3 +551,89 @@ async fn uninterrupted_with(responses: Vec<ModelResponse>) -> (Vec<Message>, Str
         model.requests().len(),
     )
 }
+
+/// A call's journal form holds the result and the duration, and leaves out
+/// what the turn knows (the tool name; the result's bytes unless cut):
+/// read back and committed, the turn's statistics are those of the batch
+/// run in one piece.
+#[tokio::test]
+async fn a_call_result_has_a_compact_json_form_that_loses_nothing() {
+    let script = || {
+        ScriptedModel::new([
+            batch([
+                call(
+                    "call_1",
+                    "echo",
+                    &json!({ "text": "long ".repeat(100) }).to_string(),
+                ),
+                call("call_2", "missing", "{}"),
+                call("call_3", "guarded", "{}"),
+            ]),
+            answer("done"),
+        ])
+    };
+    let limits = || ToolLimits::new().result_bytes(256);
+    let options = TurnOptions::builder().build();
+    // Step to the batch: the one request answered.
+    async fn to_batch<'t>(
+        session: &'t Definition<Bound>,
+        conversation: &'t mut Vec<Message>,
+        options: &'t TurnOptions<'t>,
+        model: &ScriptedModel,
+    ) -> TurnSteps<'t> {
+        let mut steps = session.turn_steps(conversation, options);
+        assert_eq!(steps.next(), Step::Request);
+        let answer = model.respond(steps.request()).await.expect("answers");
+        steps.respond(Ok(answer), Duration::ZERO);
+        assert_eq!(steps.next(), Step::Batch);
+        steps
+    }
+
+    // Run in one piece.
+    let whole = session(limits(), true).await;
+    let mut whole_conversation = user_says("go");
+    let mut steps = to_batch(&whole.session, &mut whole_conversation, &options, &script()).await;
+    let results = steps.run_batch().await;
+    steps.commit(results);
+    assert_eq!(steps.next(), Step::Done);
+    let whole_paused = ended(steps.finish());
+
+    // Call by call, each through its journal form.
+    let parts = session(limits(), true).await;
+    let mut conversation = user_says("go");
+    let mut steps = to_batch(&parts.session, &mut conversation, &options, &script()).await;
+    let mut journal = Vec::new();
+    for index in 0..3 {
+        let mut form = serde_json::to_value(steps.run_call(index).await).expect("serialises");
+        // Wall time: zeroed, where there is one.
+        if form.get("duration_ns").is_some() {
+            form["duration_ns"] = json!(0);
+        }
+        journal.push(form);
+    }
+    let cut = "long ".repeat(100).len();
+    assert_eq!(
+        journal[0],
+        json!({
+            "tool_call_id": "call_1",
+            "content": journal[0]["content"].clone(),
+            "duration_ns": 0,
+            "result_bytes": cut
+        })
+    );
+    assert_eq!(journal[1]["tool_call_id"], "call_2");
+    assert_eq!(journal[1]["is_error"], true);
+    assert!(journal[1]["error"].is_string(), "{}", journal[1]);
+    assert!(journal[1].get("tool_name").is_none() && journal[1].get("result_bytes").is_none());
+    // The call that waits for a decision.
+    assert_eq!(journal[2], json!({}));
+    let read: Vec<CallResult> = journal
+        .into_iter()
+        .map(|form| serde_json::from_value(form).expect("reads back"))
+        .collect();
+    let results = steps.batch_results(read, Duration::ZERO);
+    steps.commit(results);
+    assert_eq!(steps.next(), Step::Done);
+    assert_eq!(ended(steps.finish()), whole_paused);
+    assert_eq!(conversation, whole_conversation);
+}
