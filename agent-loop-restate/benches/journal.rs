@@ -241,10 +241,14 @@ async fn main() {
     let endpoint = Endpoint::builder().bind(HandWritten).build();
     let agent = DurableAgent::new(definition(), Script);
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    tokio::spawn(HttpServer::new(agent.endpoint()).listen_and_serve(address));
+    let agent_listener = agent_loop_restate::listen(address).expect("the agent's port is free");
+    tokio::spawn(HttpServer::new(agent.endpoint()).serve(agent_listener));
     let baseline_port = support::free_port();
     let baseline_address = std::net::SocketAddr::from(([127, 0, 0, 1], baseline_port));
-    tokio::spawn(HttpServer::new(endpoint).listen_and_serve(baseline_address));
+    // The same listener on both sides.
+    let baseline_listener =
+        agent_loop_restate::listen(baseline_address).expect("the baseline's port is free");
+    tokio::spawn(HttpServer::new(endpoint).serve(baseline_listener));
     tokio::time::sleep(Duration::from_millis(200)).await;
     server
         .register(&format!("http://127.0.0.1:{port}/"))

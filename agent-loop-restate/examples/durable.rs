@@ -19,7 +19,8 @@
 //! mid-turn answers as the first would have.
 //!
 //! `DURABLE_MODEL_DELAY_MS` and `DURABLE_TOOL_DELAY_MS` slow the model's
-//! answers and the tools, so that a test can kill the process mid-step.
+//! answers and the tools, so that a test can kill the process mid-step;
+//! `DURABLE_PARALLEL` sets how many calls of a batch run at once.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,11 +28,11 @@ use std::time::Duration;
 use agent_loop::Definition;
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 use agent_loop::gate::{ApprovalKey, GateCall, GateDecision};
+use agent_loop::limits::ToolLimits;
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::{Model, ModelError, ModelRequest};
 use agent_loop_restate::DurableAgent;
 use async_trait::async_trait;
-use restate_sdk::prelude::HttpServer;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
@@ -133,10 +134,20 @@ fn definition(file: PathBuf) -> Result<Definition<agent_loop::Validated>, BoxErr
             }
         },
     );
+    // The calls of a batch run at once, as many as `DURABLE_PARALLEL` says
+    // (the default 8 unless set).
+    let mut limits = ToolLimits::new();
+    if let Some(parallel) = std::env::var("DURABLE_PARALLEL")
+        .ok()
+        .and_then(|value| value.parse::<u32>().ok())
+    {
+        limits = limits.parallel(parallel);
+    }
     Ok(Definition::builder()
         .name("durable-notes")
         .tool(append_line)
         .tool(write_note)
+        .tool_limits(limits)
         .approval_key(ApprovalKey::new("durable-example-key: set your own secret"))
         .gate(|call: &GateCall<'_>| {
             if call.tool.name == "write_note" {
@@ -224,8 +235,6 @@ async fn main() -> Result<(), BoxError> {
     let agent = DurableAgent::new(definition(args.file)?, model()?);
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], args.port));
     eprintln!("durable: serving AgentSession and AgentDecision on {address}");
-    HttpServer::new(agent.endpoint())
-        .listen_and_serve(address)
-        .await;
+    agent.serve(address).await?;
     Ok(())
 }
