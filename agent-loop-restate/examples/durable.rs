@@ -1,7 +1,7 @@
 //! A durable agent served on Restate: the approval example's agent (a tool
-//! that appends a line to a file, idempotent by the call's idempotency
-//! key, and one that writes a note, which asks before it runs), each
-//! session a Restate virtual object.
+//! that appends a line to a file, and one that writes a note, which asks
+//! before it runs; both write once per call, by the call's idempotency
+//! key), each session a Restate virtual object.
 //!
 //! ```sh
 //! cargo run -p agent-loop-restate --example durable -- --port 9080 --file notes.txt
@@ -29,7 +29,7 @@ use agent_loop::Definition;
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
 use agent_loop::gate::{ApprovalKey, GateCall, GateDecision};
 use agent_loop::limits::ToolLimits;
-use agent_loop::tool::{self, BoxError, ToolInfo};
+use agent_loop::tool::{self, BoxError, CallContext, ToolInfo};
 use agent_loop::turn::{Model, ModelError, ModelRequest};
 use agent_loop_restate::DurableAgent;
 use async_trait::async_trait;
@@ -74,14 +74,30 @@ fn delay(variable: &str) -> Duration {
     Duration::from_millis(millis)
 }
 
-/// Appends `line` to `file`, one write, then syncs it.
-async fn append(file: &PathBuf, line: &str) -> Result<(), BoxError> {
+/// Appends `line` to `file` once for the call of `context`: the line
+/// ends with the call's idempotency key (session id, loop id, tool call
+/// id), and a call that finds its key there writes nothing. A call cut by
+/// a crash (its line written, its result not yet journaled) runs again,
+/// and finds its line.
+async fn append_once(file: &PathBuf, line: &str, context: &CallContext) -> Result<(), BoxError> {
+    let marker = format!(
+        "[{}/{}/{}]",
+        context.session_id(),
+        context.loop_id(),
+        context.tool_call_id()
+    );
+    let written = tokio::fs::read_to_string(file).await.unwrap_or_default();
+    if written.lines().any(|written| written.ends_with(&marker)) {
+        return Ok(());
+    }
     let mut opened = tokio::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(file)
         .await?;
-    opened.write_all(format!("{line}\n").as_bytes()).await?;
+    opened
+        .write_all(format!("{line} {marker}\n").as_bytes())
+        .await?;
     opened.sync_all().await?;
     Ok(())
 }
@@ -103,21 +119,8 @@ fn definition(file: PathBuf) -> Result<Definition<agent_loop::Validated>, BoxErr
             let file = appended.clone();
             async move {
                 tokio::time::sleep(delay("DURABLE_TOOL_DELAY_MS")).await;
-                let line = arguments["line"].as_str().unwrap_or_default().to_owned();
-                // The idempotency key the system the tool changes takes: a
-                // call cut by a crash (its line written, its result not yet
-                // journaled) runs again, and finds its line there.
-                let key = format!(
-                    "{}/{}/{}",
-                    context.session_id(),
-                    context.loop_id(),
-                    context.tool_call_id()
-                );
-                let marker = format!("[{key}]");
-                let written = tokio::fs::read_to_string(&file).await.unwrap_or_default();
-                if !written.lines().any(|written| written.ends_with(&marker)) {
-                    append(&file, &format!("{line} {marker}")).await?;
-                }
+                let line = arguments["line"].as_str().unwrap_or_default();
+                append_once(&file, line, &context).await?;
                 Ok::<_, BoxError>(json!("appended"))
             }
         },
@@ -125,11 +128,11 @@ fn definition(file: PathBuf) -> Result<Definition<agent_loop::Validated>, BoxErr
     let noted = file;
     let write_note = tool::Definition::from_fn(
         ToolInfo::new("write_note", "Writes a note to the file.", schema("text")),
-        move |arguments: Value, _context| {
+        move |arguments: Value, context| {
             let file = noted.clone();
             async move {
-                let text = arguments["text"].as_str().unwrap_or_default().to_owned();
-                append(&file, &format!("note: {text}")).await?;
+                let text = arguments["text"].as_str().unwrap_or_default();
+                append_once(&file, &format!("note: {text}"), &context).await?;
                 Ok::<_, BoxError>(json!("written"))
             }
         },

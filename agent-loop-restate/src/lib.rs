@@ -22,7 +22,7 @@
 //!   `outcome` read the session while a turn runs or waits.
 //! - **`AgentDecision`**, keyed by `{session}:{pause id}:{tool call id}`:
 //!   one per pending call of a paused turn. Its `decide` handler takes a
-//!   person's [`CallDecision`](agent_loop::turn::CallDecision); the first
+//!   person's [`CallDecision`]; the first
 //!   decision for a call wakes the turn, a second one is refused (HTTP
 //!   409). A turn that pauses waits on one Restate awakeable per pending
 //!   call: the invocation suspends, no process holds it, and it resumes
@@ -203,10 +203,10 @@ impl DurableAgent {
 /// journaled step whose closure waits (a tool call that does I/O, a model
 /// request) then sends its completion only once the server acknowledged
 /// the step's start, which a delayed acknowledgement holds back 40 ms on
-/// Linux. Measured with `benches/journal.rs` on loopback: a turn of three
-/// requests and two batches took about 100 ms served by
-/// `listen_and_serve` and about 20 ms served here (a hand-written handler
-/// whose closures never wait: 58 ms and 13 ms).
+/// Linux. Measured with `benches/journal.rs` on loopback, in a debug
+/// build: a turn of three model requests and three tool calls took about
+/// 100 ms served by `listen_and_serve` and about 20 ms served here (a
+/// hand-written handler whose closures never wait: 58 ms and 13 ms).
 ///
 /// # Errors
 /// The address cannot be bound (in use, not this machine's), or the
