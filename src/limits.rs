@@ -88,6 +88,10 @@
 //! gives a final answer, on cancellation, or on an error; a caller that lets
 //! a model loop without limit must bound the turn another way (a timeout on
 //! the turn, or cancelling its token).
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../docs/limits.md")]
 
 use std::fmt;
 use std::num::NonZeroU32;

@@ -64,6 +64,10 @@
 //!     }
 //! }
 //! ```
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../docs/tool-calls.md")]
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;

@@ -58,6 +58,10 @@
 //! must stay (a paused turn's pending calls, what the model has not seen).
 //!
 //! [`Usage::input_tokens`]: crate::conversation::Usage::input_tokens
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/compaction.md")]
 
 mod check;
 mod compaction;

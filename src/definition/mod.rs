@@ -10,6 +10,10 @@
 //!
 //! Only `Definition<Bound>` has tools, modes, middlewares and turns; asking
 //! an unbound definition for them does not compile.
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/tools-and-binding.md")]
 
 pub mod builder;
 mod error;

@@ -91,6 +91,10 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/mcp.md")]
 
 mod client_handler;
 mod connection;

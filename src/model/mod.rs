@@ -52,6 +52,10 @@
 #![cfg_attr(not(feature = "anthropic"), doc = "[`AnthropicModel`]: self")]
 #![cfg_attr(feature = "gemini", doc = "[`GeminiModel`]: GeminiModel")]
 #![cfg_attr(not(feature = "gemini"), doc = "[`GeminiModel`]: self")]
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/http-models.md")]
 // A `ModelError` is large (the provider's type, message, code and request
 // id), but it is returned once per failed network request: boxing it
 // inside the module would buy nothing.

@@ -56,6 +56,10 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/mcp-server.md")]
 
 mod session;
 

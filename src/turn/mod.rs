@@ -12,6 +12,12 @@
 //! driver; a durable one journals each step's effect and rebuilds a
 //! crashed turn from the journal
 //! ([`Definition::restore_turn`](crate::Definition::restore_turn)).
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/turn.md")]
+#![doc = include_str!("../../docs/structured-output.md")]
+#![doc = include_str!("../../docs/errors.md")]
 
 mod agent;
 mod batch;

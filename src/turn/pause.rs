@@ -71,6 +71,10 @@
 //! approved call of the agent runs twice; a new binding (another process)
 //! knows no earlier pause, so store paused turns where a client cannot
 //! replay them.
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/pauses-and-agents.md")]
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -79,6 +79,10 @@
 //!   [`NameRules::Portable`](crate::tool::NameRules::Portable) for these
 //!   formats; [`NameRules::Mcp`](crate::tool::NameRules::Mcp) allows dots,
 //!   which both refuse.
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/providers.md")]
 
 pub mod anthropic;
 mod arguments;
