@@ -31,9 +31,7 @@
 //! test, and no ratio is printed. With `AGENT_LOOP_BENCH_PROFILE` set (see
 //! [`PROFILE`]) it runs one side of one row for a profiler instead.
 
-#[path = "common/compare.rs"]
-#[macro_use]
-mod compare;
+use agent_loop_test::compare;
 
 use std::process::Stdio;
 use std::sync::LazyLock;

@@ -20,18 +20,15 @@
 //! instead, as a smoke test, and prints no such line.
 
 mod common;
-#[path = "common/counting_allocator.rs"]
-mod counting_allocator;
-
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Arc;
 
 use agent_loop::tool::{self, BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 use agent_loop::{Bindings, Bound, Definition, LoopId, Mode, Session, SessionId, Validated};
+use agent_loop_test::counting_allocator::{Counting, live, peak, reset_peak};
 use async_trait::async_trait;
 use common::parameters;
-use counting_allocator::{Counting, live, peak, reset_peak};
 use serde_json::Value;
 
 #[global_allocator]

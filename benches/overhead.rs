@@ -22,9 +22,7 @@
 //! smoke test, and no ratio is printed.
 
 mod common;
-#[path = "common/compare.rs"]
-#[macro_use]
-mod compare;
+use agent_loop_test::compare;
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;

@@ -42,9 +42,7 @@
 //! ratio is printed. With `AGENT_LOOP_BENCH_PROFILE` set (see [`PROFILE`])
 //! it runs one side of one row for a profiler instead.
 
-#[path = "common/compare.rs"]
-#[macro_use]
-mod compare;
+use agent_loop_test::compare;
 
 use std::collections::HashMap;
 use std::convert::Infallible;

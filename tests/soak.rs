@@ -5,13 +5,8 @@
 //! with a counting global allocator, which other tests running beside it
 //! would disturb.
 
-#[path = "../benches/common/counting_allocator.rs"]
-mod counting_allocator;
-#[path = "../examples/soak/soak.rs"]
-#[allow(dead_code)] // the test reads a subset of the report
-mod soak;
-
-use counting_allocator::{Counting, live};
+use agent_loop_test::counting_allocator::{Counting, live};
+use agent_loop_test::soak;
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;

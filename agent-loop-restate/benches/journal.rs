@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Both sides run in this process, served on one endpoint to the pinned
-//! Restate server (`tests/support`): `AgentSession` (this crate) and
+//! Restate server (`agent_loop_test::restate_server`): `AgentSession` (this crate) and
 //! `HandWritten`, a virtual object that keeps the conversation in its
 //! state and journals each model answer (`ModelResponse`) and each tool
 //! result (`ToolResult`) with `ctx.run`, the least a durable tool loop can
@@ -24,10 +24,8 @@
 //! Under `cargo test --all-targets` it runs two rounds with the same
 //! checks and prints no ratio.
 
-#[path = "../../benches/common/counting_allocator.rs"]
-mod counting_allocator;
-#[path = "../tests/support/mod.rs"]
-mod support;
+use agent_loop_test::counting_allocator;
+use agent_loop_test::restate_server as support;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! `run_turn`'s: each call's tool name and result bytes, the batch's time.
 //! The agent is served in the test process on the pinned Restate server.
 
-mod support;
+use agent_loop_test::restate_server as support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,5 +1,5 @@
 //! Durable turns against the real Restate server (pinned, started on free
-//! loopback ports by `tests/support`), served by the crate's `durable`
+//! loopback ports by `agent_loop_test::restate_server`), served by the crate's `durable`
 //! example as a child process that the tests kill with SIGKILL: a turn
 //! that runs, pauses and goes on with a decision; a decision sent twice at
 //! once; a crash during a tool call, during a model request and while
@@ -8,7 +8,7 @@
 //! every tool call id has exactly one result, and the final conversation
 //! equals an uncrashed run's.
 
-mod support;
+use agent_loop_test::restate_server as support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,9 +1,9 @@
-//! The Restate-server harness of the integration tests (`tests/support`)
+//! The Restate-server harness of the integration tests (`agent_loop_test::restate_server`)
 //! works: the pinned server starts on free loopback ports, answers on its
 //! admin API and its ingress, and comes back after a graceful restart and
 //! after a crash.
 
-mod support;
+use agent_loop_test::restate_server as support;
 
 use support::{RestateServer, http_client};
 

@@ -30,10 +30,7 @@
 //! findings, listed in the report), 2 for a usage or I/O error or a file
 //! none of whose lines is a task of a known shape.
 
-// `#[path]` makes `replay.rs` a directory owner, as when the test includes
-// it, so its own `mod normalize;` resolves the same way in both crates.
-#[path = "replay.rs"]
-mod replay;
+use bfcl as replay;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -8,8 +8,7 @@
 //! checking, the OpenAI wire parser or the turn runner moves one of them.
 //! If a number changes, find out why before updating it.
 
-#[path = "../src/replay.rs"]
-mod replay;
+use bfcl as replay;
 
 use std::collections::BTreeMap;
 

@@ -13,26 +13,21 @@
 //! futures still alive once every binding is dropped; and the bytes live
 //! before binding and after (a counting allocator's count: no growth).
 //! The exit status is 1 when a must-be-zero count is not, 2 for a usage
-//! error. The same seed gives the same scripts. See `soak.rs`.
+//! error. The same seed gives the same scripts. See `agent_loop_test::soak`.
 //!
 //! `--http FORMAT|all` (features `openai,anthropic,gemini`) runs the
 //! sessions through the HTTP models instead, against a loopback server
-//! that serves recorded bodies with seeded faults (see `http.rs`), and
+//! that serves recorded bodies with seeded faults (`agent_loop_test::soak`,
+//! whose `http` module it is), and
 //! prints requests, retries, faults and typed failures by kind; its
 //! must-be-zero counts: invariant violations, turns past their deadline,
 //! client tasks and server connections alive at the end, and retries of
 //! an attempt that had already sent text.
 
-#[path = "../../benches/common/counting_allocator.rs"]
-mod counting_allocator;
-// `#[path]` makes `soak.rs` a directory owner, as when the test includes
-// it, so its own `#[path]` resolves the same way in both crates.
-#[path = "soak.rs"]
-mod soak;
-
 use std::process::ExitCode;
 
-use counting_allocator::{Counting, live};
+use agent_loop_test::counting_allocator::{Counting, live};
+use agent_loop_test::soak;
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;

@@ -1,9 +1,12 @@
 //! The integration tests, as modules of one test binary so the suite links
 //! once (`cargo test --test it`); the trybuild cases stay in `tests/ui.rs`.
-//! Each module is named after the behaviour it checks; `common`,
-//! `turn_common`, `wire_rules` and `arbitrary_json` are helpers shared by
-//! several, and `properties` holds the properties the fuzz targets check
-//! too (the `*_arbitrary_*` modules check them here, on stable).
+//! Each module is named after the behaviour it checks; `common` and
+//! `arbitrary_json` are helpers shared by several, and `turn_common`,
+//! `wire_rules` and `properties` come from the `agent-loop-test` crate,
+//! under the same names (`properties` holds what the fuzz targets check,
+//! which the `*_arbitrary_*` modules check here, on stable).
+
+use agent_loop_test::{properties, turn_common, wire_rules};
 
 mod arbitrary_json;
 mod bind_arbitrary_schemas;
@@ -61,7 +64,6 @@ mod model_stream;
 mod model_switch;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_transport;
-mod properties;
 mod send_sync;
 #[cfg(all(feature = "mcp", feature = "mcp-server"))]
 mod serve_mcp;
@@ -74,7 +76,6 @@ mod turn_arbitrary_results;
 mod turn_budgets;
 mod turn_call_context;
 mod turn_cancellation;
-mod turn_common;
 mod turn_content_results;
 mod turn_edges;
 mod turn_error_results;
@@ -107,5 +108,4 @@ mod wire_quirks;
 mod wire_real;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod wire_real_streams;
-mod wire_rules;
 mod wire_stream_arbitrary_events;

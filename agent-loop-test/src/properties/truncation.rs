@@ -18,7 +18,7 @@ pub const MAX_OUTPUTS: usize = 8;
 
 /// One case: what the tool returns for each call, and the limit.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct TruncationCase {
     pub outputs: Vec<ToolReturn>,
     /// `result_bytes`: `None` is unlimited; a number is 256 more than it,
@@ -28,7 +28,7 @@ pub struct TruncationCase {
 
 /// What the tool returns for one call.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum ToolReturn {
     /// A JSON string: the model reads the text.
     Text(String),

@@ -1,9 +1,7 @@
 //! The system allocator, counting the bytes live and their peak: what the
 //! memory bench, the soak (`examples/soak`) and its test measure with.
-//! Each binary registers it with `#[global_allocator]` and includes this
-//! file with `#[path]` (it is not part of `common`, so the timing benches
-//! keep the plain allocator).
-#![allow(dead_code)] // each binary reads a subset
+//! Each binary that measures registers it with `#[global_allocator]`; the
+//! others keep the system allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};

@@ -2,7 +2,7 @@
 //! processes it drives.
 //!
 //! The server is `@restatedev/restate-server` at the version pinned in
-//! `tests/restate-server/package-lock.json`; `npm ci` there installs its
+//! `agent-loop-restate/tests/restate-server/package-lock.json`; `npm ci` there installs its
 //! static binary (the optional dependency
 //! `@restatedev/restate-server-<os>-<arch>`). Each [`RestateServer`] is one
 //! single-node cluster of its own: free loopback ports, TCP only (no Unix
@@ -15,8 +15,6 @@
 //! developer without node sets `AGENT_LOOP_SKIP_RESTATE=1` to skip them
 //! (then [`RestateServer::start`] returns `None` and the test returns).
 //!
-//! Include it with `mod support;`: each test file uses a part of it.
-#![allow(dead_code)]
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
@@ -60,7 +58,7 @@ pub fn server_binary() -> Option<PathBuf> {
     };
     let binary = package.map(|package| {
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/restate-server/node_modules/@restatedev")
+            .join("../agent-loop-restate/tests/restate-server/node_modules/@restatedev")
             .join(package)
             .join("bin/restate-server")
     });

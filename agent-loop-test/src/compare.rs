@@ -2,9 +2,8 @@
 //! one run: each criterion sample runs the baseline, then agent-loop, and
 //! records both; the report gives each comparison's medians and the median
 //! of its per-sample ratios, as a table and as lines `ratio <name> <value>`
-//! for scripts. The timing benches include this file with `#[path]` and
-//! `#[macro_use]` (it is not part of `common`, so the memory bench does not
-//! carry it).
+//! for scripts. The timing benches use it with `use agent_loop_test::compare`
+//! (the module and its macro).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -51,6 +50,7 @@ pub fn medians(name: &str) -> Option<(f64, f64, f64)> {
 /// baseline then agent-loop, `iterations` times each, on `$runtime`, on
 /// inputs made by `$prepare` outside the timing; criterion reports
 /// agent-loop's time, and the pair goes to [`record`].
+#[macro_export]
 macro_rules! compare {
     ($group:expr, $runtime:expr, $name:literal, $prepare:expr,
      |$b_in:ident| $baseline:expr, |$m_in:ident| $measured:expr $(,)?) => {

@@ -2,9 +2,6 @@
 //! building tool calls and small tools, and the conversation invariant of
 //! DESIGN.md section 8.7.
 
-// Each test binary uses a different subset of these helpers.
-#![allow(dead_code)]
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 

@@ -79,7 +79,6 @@
 //!     `maxItems`, `minimum`, `maximum`, `anyOf`, `oneOf`, `properties`,
 //!     `additionalProperties`, `required`, `propertyOrdering`; beside a
 //!     `$ref` only `$` keywords.
-#![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::HashSet;
 

@@ -3,9 +3,8 @@
 //! while turns are cancelled at random points; then the counts that must
 //! be zero.
 //!
-//! The example (`main.rs`) runs it from the command line with a counting
-//! allocator; `tests/soak.rs` includes this file with `#[path]` and runs
-//! it small.
+//! The example (`examples/soak`) runs it from the command line with a
+//! counting allocator; `tests/soak.rs` runs it small.
 //!
 //! Each call of a scripted batch is one of [`CallKind`]: a valid call, an
 //! unknown tool, arguments that are not JSON or fail the schema, a tool
@@ -29,12 +28,10 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-#[path = "../../tests/it/turn_common.rs"]
-mod turn_common;
+use crate::turn_common;
 
 /// The same sessions through the HTTP models and a faulty loopback server.
 #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
-#[path = "http.rs"]
 pub mod http;
 
 /// How long a call may run before the timeout middleware ends it.

@@ -8,20 +8,18 @@
 //! (`involved_classes`, whose declarations come from function-doc files;
 //! see `multi_turn.rs`). A line of neither shape is reported as such.
 //!
-//! Shared by `bfcl/src/main.rs` and `bfcl/tests/replay.rs`, which
-//! includes this file with `#[path]`. Nothing here panics on input: a line
+//! The library of the `bfcl` binary (`src/main.rs`) and its test
+//! (`tests/replay.rs`). Nothing here panics on input: a line
 //! that is not a task, a declaration that cannot be a tool, an answer that
 //! does not fit its task are task failures with their reason.
 
-// Loaded with `#[path]` by both crates, so `normalize.rs` resolves beside
-// this file.
 mod answers;
 // Public to `main.rs` and the test: a category file read from disk.
-pub(crate) mod category_file;
+pub mod category_file;
 // Public to the test, which checks the parser on hand-made strings.
-pub(crate) mod call_string;
+pub mod call_string;
 // Public to `main.rs`, which reads the files of BFCL's class table.
-pub(crate) mod func_doc;
+pub mod func_doc;
 mod literal;
 mod model;
 mod multi_turn;
@@ -51,7 +49,7 @@ use report::timing;
 
 /// The final answer the model gives after its batch (or at once for tasks
 /// without ground truth).
-pub(super) const FINAL_ANSWER: &str = "Done: every requested call was made.";
+pub const FINAL_ANSWER: &str = "Done: every requested call was made.";
 
 /// How many refusal reasons the report quotes.
 const QUOTED_REFUSALS: usize = 5;
@@ -489,7 +487,7 @@ impl TaskRun<'_> {
 /// (`is_relevance_or_irrelevance`, then `irrelevance` first): its tasks
 /// are right when the model makes at least one call, whatever it is, the
 /// opposite of `irrelevance`, where no call is right.
-pub(super) fn is_relevance(category: &str) -> bool {
+pub fn is_relevance(category: &str) -> bool {
     category.contains("relevance") && !category.contains("irrelevance")
 }
 
@@ -522,7 +520,7 @@ fn echo_tools(infos: Vec<ToolInfo>, received: &Received) -> Vec<tool::Definition
 
 /// Locks `mutex` even if a tool panicked while holding it: the map stays
 /// consistent (one insert per call).
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 

@@ -6,11 +6,8 @@
 //! a failure too: libFuzzer reports it as a crash, proptest as a failing
 //! case.
 //!
-//! The fuzz crate's library (`fuzz/src/lib.rs`) includes this module with
-//! `#[path]`, and `turn_common` and `wire_rules` at its root, so
-//! `crate::turn_common` and `crate::wire_rules` name the same files there
-//! as here.
-#![allow(dead_code)] // the fuzz crate and this binary each use a subset
+//! The fuzz crate's targets and the stable test binary (`tests/it`) call
+//! the same functions from here.
 
 pub mod bind;
 #[cfg(feature = "mcp")]

@@ -28,7 +28,8 @@ pub const RETRIES: u32 = 2;
 pub const BACKOFF: Duration = Duration::from_millis(50);
 /// The chance, in percent, that a request gets a fault.
 const FAULT_PERCENT: u32 = 35;
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real/");
+// The workspace root's recorded traffic.
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/wire-real/");
 
 /// A format served: which model, streamed or not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,7 +28,7 @@ pub const MAX_CALLS: usize = 8;
 
 /// One turn's script and setting.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct TurnCase {
     /// A stored conversation before the turn: batches of calls, each call
     /// answered by an ok result or left unanswered.
@@ -50,7 +50,7 @@ pub struct TurnCase {
 
 /// A call of the stored history.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct HistoryCall {
     pub id: Id,
     pub tool: Name,
@@ -59,7 +59,7 @@ pub struct HistoryCall {
 
 /// One model response asking for tools.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Response {
     /// Text before the calls (blank text included).
     pub text: String,
@@ -69,7 +69,7 @@ pub struct Response {
 }
 
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Call {
     pub id: Id,
     pub tool: Name,
@@ -78,7 +78,7 @@ pub struct Call {
 
 /// A tool call id as models send them.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum Id {
     /// `""` (Gemini's OpenAI-compatible endpoint).
     Empty,
@@ -90,7 +90,7 @@ pub enum Id {
 
 /// The tool a call names.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum Name {
     /// Returns its arguments.
     Echo,
@@ -110,7 +110,7 @@ pub enum Name {
 
 /// A call's arguments text.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum Arguments {
     /// `""`: no arguments, as they ran.
     Empty,
@@ -126,7 +126,7 @@ pub enum Arguments {
 
 /// A turn that must end in a structured output.
 #[derive(Clone, Debug)]
-#[cfg_attr(fuzzing, derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct OutputCase {
     /// Run the batch's other calls before ending ([`MixedBatch::RunAll`]).
     pub run_all: bool,
