@@ -20,7 +20,9 @@
 //!
 //! `DURABLE_MODEL_DELAY_MS` and `DURABLE_TOOL_DELAY_MS` slow the model's
 //! answers and the tools, so that a test can kill the process mid-step;
-//! `DURABLE_PARALLEL` sets how many calls of a batch run at once.
+//! `DURABLE_PARALLEL` sets how many calls of a batch run at once;
+//! `DURABLE_RUNS_FILE` names a file that gets a line per execution of a
+//! call (its tool call id), for a test to count them.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -74,6 +76,24 @@ fn delay(variable: &str) -> Duration {
     Duration::from_millis(millis)
 }
 
+/// Notes that the call of `context` ran, once per execution (with no
+/// idempotency key), in the file `DURABLE_RUNS_FILE` names, if set: how a
+/// test counts the executions the idempotency key hides.
+async fn record_run(context: &CallContext) -> Result<(), BoxError> {
+    let Some(runs) = std::env::var_os("DURABLE_RUNS_FILE") else {
+        return Ok(());
+    };
+    let mut opened = tokio::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(runs)
+        .await?;
+    opened
+        .write_all(format!("{}\n", context.tool_call_id()).as_bytes())
+        .await?;
+    Ok(())
+}
+
 /// Appends `line` to `file` once for the call of `context`: the line
 /// ends with the call's idempotency key (session id, loop id, tool call
 /// id), and a call that finds its key there writes nothing. A call cut by
@@ -118,6 +138,7 @@ fn definition(file: PathBuf) -> Result<Definition<agent_loop::Validated>, BoxErr
         move |arguments: Value, context| {
             let file = appended.clone();
             async move {
+                record_run(&context).await?;
                 tokio::time::sleep(delay("DURABLE_TOOL_DELAY_MS")).await;
                 let line = arguments["line"].as_str().unwrap_or_default();
                 append_once(&file, line, &context).await?;
@@ -131,6 +152,7 @@ fn definition(file: PathBuf) -> Result<Definition<agent_loop::Validated>, BoxErr
         move |arguments: Value, context| {
             let file = noted.clone();
             async move {
+                record_run(&context).await?;
                 let text = arguments["text"].as_str().unwrap_or_default();
                 append_once(&file, &format!("note: {text}"), &context).await?;
                 Ok::<_, BoxError>(json!("written"))

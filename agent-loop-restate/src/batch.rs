@@ -125,7 +125,15 @@ fn start(calls: Vec<Call>, from: usize, parallel: usize) -> State {
                 let _ = sender.send(result);
             });
         }
-        while running.join_next().await.is_some() {}
+        while let Some(ended) = running.join_next().await {
+            // A call's own panic is its error result already: this is the
+            // crate's, and the call's closure reports it as no result.
+            if let Err(error) = ended
+                && error.is_panic()
+            {
+                tracing::error!("a tool call's task panicked: {error}");
+            }
+        }
     });
     State::Started { launcher, results }
 }
@@ -145,6 +153,8 @@ pub(crate) fn batch_time(durations: &[Duration], parallel: usize) -> Duration {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
 
     fn ms(millis: u64) -> Duration {
@@ -161,5 +171,70 @@ mod tests {
         // Two slots: 30 | 10, 20 (at 10), 5 (at 30, the first free): 30,35.
         assert_eq!(batch_time(&calls, 2), ms(35));
         assert_eq!(batch_time(&[], 8), Duration::ZERO);
+    }
+
+    /// A call that records whether it was polled and whether it was dropped
+    /// before it ended.
+    fn watched(polled: &Arc<AtomicUsize>, dropped: &Arc<AtomicUsize>, wait: Duration) -> Call {
+        struct OnDrop(Arc<AtomicUsize>);
+        impl Drop for OnDrop {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let (polled, guard) = (Arc::clone(polled), OnDrop(Arc::clone(dropped)));
+        Box::pin(async move {
+            polled.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(wait).await;
+            std::mem::forget(guard);
+            serde_json::from_str::<CallResult>("{}").expect("a call that waits")
+        })
+    }
+
+    #[tokio::test]
+    async fn the_calls_the_journal_holds_never_run() {
+        let polled: Vec<_> = (0..4).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let calls = polled
+            .iter()
+            .map(|polled| watched(polled, &dropped, ms(1)))
+            .collect();
+        let launch = Launch::new(calls, 8);
+        // Calls 0 and 1 came back from the journal: the first to run is 2.
+        assert!(launch.result(2).await.is_ok());
+        assert!(launch.result(3).await.is_ok());
+        let runs: Vec<_> = polled
+            .iter()
+            .map(|polled| polled.load(Ordering::SeqCst))
+            .collect();
+        assert_eq!(runs, [0, 0, 1, 1]);
+        // Asked for again (a retried closure in one attempt): no second run.
+        assert!(launch.result(2).await.is_err());
+        assert_eq!(polled[2].load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_launch_stops_its_calls() {
+        let polled: Vec<_> = (0..2).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let calls = polled
+            .iter()
+            .map(|polled| watched(polled, &dropped, Duration::from_secs(3600)))
+            .collect();
+        let launch = Launch::new(calls, 1);
+        // The first call starts; the attempt ends before it does.
+        let _ = tokio::time::timeout(ms(50), launch.result(0)).await;
+        assert_eq!(polled[0].load(Ordering::SeqCst), 1);
+        drop(launch);
+        for _ in 0..100 {
+            if dropped.load(Ordering::SeqCst) == 2 {
+                break;
+            }
+            tokio::time::sleep(ms(10)).await;
+        }
+        // Both calls are gone: the running one aborted, the queued one never
+        // started.
+        assert_eq!(dropped.load(Ordering::SeqCst), 2);
+        assert_eq!(polled[1].load(Ordering::SeqCst), 0);
     }
 }

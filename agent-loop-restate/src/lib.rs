@@ -12,7 +12,7 @@
 //!   turn is driven step by step
 //!   ([`TurnSteps`](agent_loop::turn::TurnSteps)): each model request and
 //!   each tool call is a journaled step (`ctx.run`), so after a crash the
-//!   invocation resumes on any live process, completed requests and calls
+//!   invocation resumes on any live process, journaled requests and calls
 //!   come back from the journal and are not run again, and the turn ends
 //!   exactly as an uncrashed one would. A call cut by the crash (started,
 //!   no journaled result) runs again: its
@@ -202,8 +202,8 @@ impl DurableAgent {
 /// The SDK's own `listen_and_serve` leaves Nagle's algorithm on: a
 /// journaled step whose closure waits (a tool call that does I/O, a model
 /// request) then sends its completion only once the server acknowledged
-/// the step's start, which a delayed acknowledgement holds back 40 ms on
-/// Linux. Measured with `benches/journal.rs` on loopback, in a debug
+/// the step's start, which a delayed acknowledgement holds back up to
+/// 40 ms on Linux. Measured with `benches/journal.rs` on loopback, in a debug
 /// build: a turn of three model requests and three tool calls took about
 /// 100 ms served by `listen_and_serve` and about 20 ms served here (a
 /// hand-written handler whose closures never wait: 58 ms and 13 ms).
@@ -217,6 +217,9 @@ pub fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     } else {
         tokio::net::TcpSocket::new_v6()?
     };
+    // A restarted service binds its port again at once (on Windows the
+    // option would let another process take a bound port: Unix only).
+    #[cfg(unix)]
     socket.set_reuseaddr(true)?;
     socket.set_nodelay(true)?;
     socket.bind(address)?;
@@ -664,5 +667,21 @@ impl AgentDecision {
         ctx.resolve_awakeable(&awakeable, decision);
         ctx.set(DECIDED, true);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The connections `listen` accepts send at once: the option is
+    /// copied from the listener (the platform's rule this relies on).
+    #[tokio::test]
+    async fn accepted_connections_send_at_once() {
+        let listener = super::listen("127.0.0.1:0".parse().expect("an address")).expect("binds");
+        let address = listener.local_addr().expect("bound");
+        let (client, accepted) =
+            tokio::join!(tokio::net::TcpStream::connect(address), listener.accept());
+        let _client = client.expect("connects");
+        let (stream, _) = accepted.expect("accepts");
+        assert!(stream.nodelay().expect("reads the option"));
     }
 }

@@ -45,9 +45,15 @@ struct World {
     _dir: tempfile::TempDir,
 }
 
-/// The example serving on a free port, its tools writing to `file`.
+/// The example serving on a free port, its tools writing to `file` and
+/// each execution's tool call id to `file` + `.runs`.
 async fn start_service(file: &Path, envs: &[(&str, &str)]) -> ServiceProcess {
     let port = free_port();
+    let runs = runs_file(file).display().to_string();
+    let envs = envs
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+        .chain([("DURABLE_RUNS_FILE".to_owned(), runs)]);
     ServiceProcess::start(
         example_binary(),
         [
@@ -56,7 +62,7 @@ async fn start_service(file: &Path, envs: &[(&str, &str)]) -> ServiceProcess {
             "--file".to_owned(),
             file.display().to_string(),
         ],
-        envs.iter().map(|(key, value)| (*key, *value)),
+        envs,
         port,
     )
     .await
@@ -211,6 +217,26 @@ impl World {
         assert_eq!(conversation, *reference);
     }
 
+    /// Every call ran exactly once, but those in `cut` (the crash cut them:
+    /// once or twice), as the example's execution log counts them.
+    fn assert_each_call_ran_once_but(&self, cut: &[&str]) {
+        let mut runs: std::collections::BTreeMap<String, usize> = Default::default();
+        for id in std::fs::read_to_string(runs_file(&self.file))
+            .unwrap_or_default()
+            .lines()
+        {
+            *runs.entry(id.to_owned()).or_default() += 1;
+        }
+        assert!(!runs.is_empty(), "no call ran");
+        for (id, count) in &runs {
+            if cut.contains(&id.as_str()) {
+                assert!(*count <= 2, "{id} ran {count} times: {runs:?}");
+            } else {
+                assert_eq!(*count, 1, "{id} ran {count} times: {runs:?}");
+            }
+        }
+    }
+
     /// The lines the tools wrote, without their idempotency keys, sorted:
     /// the calls of a batch run at once and write in any order.
     fn lines(&self) -> Vec<String> {
@@ -227,6 +253,11 @@ impl World {
         }
         panic!("the file never held {count} lines:\n{}", self.service.log());
     }
+}
+
+/// Where the example logs each execution of a call next to `file`.
+fn runs_file(file: &Path) -> PathBuf {
+    file.with_extension("runs")
 }
 
 /// The lines of `file` without their idempotency keys, sorted.
@@ -322,6 +353,7 @@ async fn a_turn_runs_pauses_for_a_decision_and_ends_with_each_call_once() {
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(outcome["answer"], "Noted: buy milk");
     assert_eq!(world.lines(), expected_lines("buy milk"));
+    world.assert_each_call_ran_once_but(&[]);
     let conversation = world.conversation("alice").await;
     assert_one_result_per_call(&conversation);
     assert_eq!(conversation.as_array().map(Vec::len), Some(7));
@@ -349,6 +381,8 @@ async fn two_decisions_sent_at_once_for_one_call_take_effect_once() {
     let outcome = world.outcome("bob").await;
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(world.lines(), expected_lines("call mum"));
+    // The approved note ran once, whichever decision won.
+    world.assert_each_call_ran_once_but(&[]);
 }
 
 #[tokio::test]
@@ -356,7 +390,10 @@ async fn a_crash_during_a_tool_call_runs_each_completed_call_once() {
     let reference = uncrashed_conversation("water plants").await;
     // One call at a time, so the crash comes right after the first call's
     // result was journaled, with the second one running.
-    let envs = [("DURABLE_TOOL_DELAY_MS", "1500"), ("DURABLE_PARALLEL", "1")];
+    // Each call shorter than the server's inactivity timeout (1 s here): a
+    // step that runs longer is cut by the server and run again (a 1.5 s
+    // call ran three times).
+    let envs = [("DURABLE_TOOL_DELAY_MS", "800"), ("DURABLE_PARALLEL", "1")];
     let Some(mut world) = world(&envs).await else {
         return;
     };
@@ -367,6 +404,8 @@ async fn a_crash_during_a_tool_call_runs_each_completed_call_once() {
     assert_eq!(world.lines(), ["first: water plants"]);
     world.service.restart().await;
     world.ends_as("carol", "water plants", &reference).await;
+    // The first call was journaled before the crash: it never ran again.
+    world.assert_each_call_ran_once_but(&["call_1_2"]);
 }
 
 #[tokio::test]
@@ -382,6 +421,7 @@ async fn a_crash_during_a_model_request_asks_again_and_runs_each_call_once() {
     assert!(world.lines().is_empty());
     world.service.restart().await;
     world.ends_as("dave", "feed cat", &reference).await;
+    world.assert_each_call_ran_once_but(&[]);
 }
 
 #[tokio::test]
@@ -401,6 +441,7 @@ async fn a_paused_turn_survives_a_restart_of_the_service_and_the_server() {
     let outcome = world.outcome("erin").await;
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(world.lines(), expected_lines("pay rent"));
+    world.assert_each_call_ran_once_but(&[]);
     assert_eq!(world.conversation("erin").await, reference);
 }
 
@@ -567,4 +608,5 @@ async fn a_wrong_decision_is_refused_and_leaves_the_call_to_the_right_one() {
     let outcome = world.outcome("ivan").await;
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(world.lines(), expected_lines("sign lease"));
+    world.assert_each_call_ran_once_but(&[]);
 }

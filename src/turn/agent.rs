@@ -16,7 +16,7 @@ use crate::definition::{Definition, Validated};
 use crate::session::{LoopId, Session};
 use crate::support::lock::lock;
 use crate::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput};
-use crate::turn::nesting::TurnShare;
+use crate::turn::nesting::{Parent, TurnShare};
 use crate::turn::pause::agent_state;
 use crate::turn::{
     AgentPause, Model, Output, Resume, ResumeError, ResumeErrorKind, TurnEvents, TurnOptions,
@@ -267,7 +267,10 @@ impl Handler for AgentHandler {
             // A budget of a turn above is reached in the agent as there.
             options.budget_policy = share.budget_policy;
         }
-        options.parent = share.clone();
+        options.parent = share.clone().map(|share| Parent {
+            share,
+            call: context.tool_call_id().to_owned(),
+        });
         let outcome = self
             .binding
             .run_turn(&*self.agent.model, &mut conversation, options)

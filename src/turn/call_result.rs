@@ -66,8 +66,11 @@ impl CallResult {
     }
 }
 
-/// [`CallResult`] as its JSON has it: what is usually so is left out.
+/// [`CallResult`] as its JSON has it: what is usually so is left out. A
+/// field it does not know is refused, not dropped: a result in another
+/// form is never read as a call that waits.
 #[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct CallJournal {
     /// Present exactly when the call has a result.
     #[serde(default, skip_serializing_if = "Option::is_none")]

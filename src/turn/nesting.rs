@@ -17,8 +17,8 @@ use crate::turn::{AgentPause, BudgetError, BudgetPolicy, Resume, ToolLimitError,
 pub(crate) struct TurnShare {
     /// The turn's limits.
     limits: ResolvedToolLimits,
-    /// The share of the turn whose call runs this turn's agent, if any.
-    pub(super) parent: Option<Arc<TurnShare>>,
+    /// The turn whose call runs this turn's agent, if any.
+    pub(super) parent: Option<Parent>,
     /// The turn's events, under which an agent's events are nested.
     pub(super) events: TurnEvents,
     /// What the turn does when a budget is reached: its agents do the same.
@@ -44,7 +44,15 @@ impl std::fmt::Debug for TurnShare {
     }
 }
 
-#[derive(Clone, Copy, Default)]
+/// The turn above an agent's turn: its share, and its call that runs the
+/// agent.
+#[derive(Clone, Debug)]
+pub(crate) struct Parent {
+    pub(crate) share: Arc<TurnShare>,
+    pub(crate) call: String,
+}
+
+#[derive(Clone, Default)]
 struct Spent {
     /// Counted by the turn itself.
     calls: u32,
@@ -52,6 +60,10 @@ struct Spent {
     /// Spent by its agents since the turn last took it in.
     nested_calls: u32,
     nested_usage: Usage,
+    /// The same, by the turn's call whose agent spent it: a call's share
+    /// is taken with the call (a driver that journals each call), so calls
+    /// that run at once never take each other's.
+    by_call: Vec<(String, u32, Usage)>,
 }
 
 impl TurnShare {
@@ -59,7 +71,7 @@ impl TurnShare {
     /// `usage` (a resumed turn's paused counts).
     pub(super) fn new(
         limits: ResolvedToolLimits,
-        parent: Option<Arc<TurnShare>>,
+        parent: Option<Parent>,
         events: TurnEvents,
         budget_policy: BudgetPolicy,
         calls: u32,
@@ -99,6 +111,16 @@ impl TurnShare {
         std::mem::take(&mut *lock(&self.parked))
     }
 
+    /// The pause of the agent of the call `tool_call_id`, if it paused.
+    pub(super) fn take_parked_of(&self, tool_call_id: &str) -> Vec<(String, AgentPause)> {
+        let mut parked = lock(&self.parked);
+        let (taken, kept) = std::mem::take(&mut *parked)
+            .into_iter()
+            .partition(|(id, _)| id == tool_call_id);
+        *parked = kept;
+        taken
+    }
+
     /// The call `tool_call_id` is to resume its agent on `conversation`
     /// with `resume`.
     pub(super) fn resume_agent(
@@ -131,18 +153,26 @@ impl TurnShare {
             spent.usage += usage;
         }
         if let Some(parent) = &self.parent {
-            parent.spend_nested(calls, usage);
+            parent.share.spend_nested(&parent.call, calls, usage);
         }
     }
 
-    fn spend_nested(&self, calls: u32, usage: Usage) {
+    /// The agent of the call `call` spent `calls` and `usage`.
+    fn spend_nested(&self, call: &str, calls: u32, usage: Usage) {
         {
             let mut spent = self.lock();
             spent.nested_calls = spent.nested_calls.saturating_add(calls);
             spent.nested_usage += usage;
+            match spent.by_call.iter_mut().find(|(id, _, _)| id == call) {
+                Some((_, spent_calls, spent_usage)) => {
+                    *spent_calls = spent_calls.saturating_add(calls);
+                    *spent_usage += usage;
+                }
+                None => spent.by_call.push((call.to_owned(), calls, usage)),
+            }
         }
         if let Some(parent) = &self.parent {
-            parent.spend_nested(calls, usage);
+            parent.share.spend_nested(&parent.call, calls, usage);
         }
     }
 
@@ -155,11 +185,31 @@ impl TurnShare {
         spent.usage += taken.1;
         spent.nested_calls = 0;
         spent.nested_usage = Usage::default();
+        spent.by_call.clear();
         taken
     }
 
+    /// What the agent of the call `tool_call_id` spent since the last
+    /// time, now counted as the turn's own.
+    pub(super) fn take_nested_of(&self, tool_call_id: &str) -> (u32, Usage) {
+        let mut spent = self.lock();
+        let Some(at) = spent
+            .by_call
+            .iter()
+            .position(|(id, _, _)| id == tool_call_id)
+        else {
+            return (0, Usage::default());
+        };
+        let (_, calls, usage) = spent.by_call.swap_remove(at);
+        spent.calls = spent.calls.saturating_add(calls);
+        spent.usage += usage;
+        spent.nested_calls = spent.nested_calls.saturating_sub(calls);
+        spent.nested_usage = less(spent.nested_usage, usage);
+        (calls, usage)
+    }
+
     fn used(&self) -> (u32, Usage) {
-        let spent = *self.lock();
+        let spent = self.lock().clone();
         (
             spent.calls.saturating_add(spent.nested_calls),
             spent.usage + spent.nested_usage,
@@ -167,7 +217,9 @@ impl TurnShare {
     }
 
     fn ancestors(&self) -> impl Iterator<Item = &TurnShare> {
-        std::iter::successors(self.parent.as_deref(), |share| share.parent.as_deref())
+        std::iter::successors(self.parent.as_ref().map(|parent| &*parent.share), |share| {
+            share.parent.as_ref().map(|parent| &*parent.share)
+        })
     }
 
     /// `Err` when a token budget of a turn above is reached by what it and
@@ -204,4 +256,21 @@ impl TurnShare {
             )
         })
     }
+}
+
+/// `usage` less `taken`, field by field, never below zero.
+fn less(usage: Usage, taken: Usage) -> Usage {
+    let mut left = usage;
+    left.input_tokens = usage.input_tokens.saturating_sub(taken.input_tokens);
+    left.output_tokens = usage.output_tokens.saturating_sub(taken.output_tokens);
+    left.cache_read_tokens = usage
+        .cache_read_tokens
+        .saturating_sub(taken.cache_read_tokens);
+    left.cache_write_tokens = usage
+        .cache_write_tokens
+        .saturating_sub(taken.cache_write_tokens);
+    left.reasoning_tokens = usage
+        .reasoning_tokens
+        .saturating_sub(taken.reasoning_tokens);
+    left
 }

@@ -254,7 +254,7 @@ pub struct TurnOptions<'a> {
     /// The share of the turn whose call runs this turn's agent: set by
     /// [`tool::Definition::agent`](crate::tool::Definition::agent)'s tool.
     #[builder(default, setter(skip))]
-    pub(crate) parent: Option<std::sync::Arc<crate::turn::nesting::TurnShare>>,
+    pub(crate) parent: Option<crate::turn::nesting::Parent>,
 }
 
 impl Default for TurnOptions<'_> {

@@ -427,7 +427,9 @@ impl<'t> TurnSteps<'t> {
 
     /// The limits the turn runs under: its mode's, with what a resume
     /// raised. A driver that runs a batch's calls itself
-    /// ([`call`](Self::call)) runs at most `parallel` of them at once.
+    /// ([`call`](Self::call)) runs at most `parallel` of them at once
+    /// (`run_batch` takes `parallel` from the mode alone, which a resume
+    /// rarely raises).
     pub fn limits(&self) -> &ResolvedToolLimits {
         &self.limits
     }
@@ -952,6 +954,13 @@ impl<'t> TurnSteps<'t> {
             Some(slot) => std::mem::replace(slot, taken),
             None => taken,
         };
+        // What this call's agents spent and whether they paused is taken
+        // by its id: calls that run at once never take each other's.
+        let tool_call_id = self
+            .batch_calls()
+            .get(index)
+            .map(|call| call.id.clone())
+            .unwrap_or_default();
         let run = match (&self.state.phase, &self.resuming) {
             (Phase::Running(running), _) => running
                 .message
@@ -976,11 +985,11 @@ impl<'t> TurnSteps<'t> {
                 Some(run) => run.await,
                 None => Some(None),
             };
-            let (nested_calls, nested_usage) = share.take_nested();
+            let (nested_calls, nested_usage) = share.take_nested_of(&tool_call_id);
             CallResult {
                 cancelled: finished.is_none(),
                 finished: finished.flatten(),
-                parked: share.take_parked(),
+                parked: share.take_parked_of(&tool_call_id),
                 nested_calls,
                 nested_usage,
             }

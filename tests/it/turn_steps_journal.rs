@@ -568,6 +568,7 @@ async fn a_call_result_has_a_compact_json_form_that_loses_nothing() {
                 ),
                 call("call_2", "missing", "{}"),
                 call("call_3", "guarded", "{}"),
+                call("call_4", "read", "{}"),
             ]),
             answer("done"),
         ])
@@ -603,7 +604,7 @@ async fn a_call_result_has_a_compact_json_form_that_loses_nothing() {
     let mut conversation = user_says("go");
     let mut steps = to_batch(&parts.session, &mut conversation, &options, &script()).await;
     let mut journal = Vec::new();
-    for index in 0..3 {
+    for index in 0..4 {
         let mut form = serde_json::to_value(steps.run_call(index).await).expect("serialises");
         // Wall time: zeroed, where there is one.
         if form.get("duration_ns").is_some() {
@@ -627,6 +628,18 @@ async fn a_call_result_has_a_compact_json_form_that_loses_nothing() {
     assert!(journal[1].get("tool_name").is_none() && journal[1].get("result_bytes").is_none());
     // The call that waits for a decision.
     assert_eq!(journal[2], json!({}));
+    // A plain success: its result and its time, nothing else.
+    assert_eq!(
+        journal[3],
+        json!({
+            "tool_call_id": "call_4",
+            "content": journal[3]["content"].clone(),
+            "duration_ns": 0
+        })
+    );
+    // A form this version does not write is refused, not read as a call
+    // that waits.
+    assert!(serde_json::from_value::<CallResult>(json!({ "finished": null })).is_err());
     let read: Vec<CallResult> = journal
         .into_iter()
         .map(|form| serde_json::from_value(form).expect("reads back"))
@@ -636,4 +649,98 @@ async fn a_call_result_has_a_compact_json_form_that_loses_nothing() {
     assert_eq!(steps.next(), Step::Done);
     assert_eq!(ended(steps.finish()), whole_paused);
     assert_eq!(conversation, whole_conversation);
+}
+
+/// Answers as its script does, each answer after `delay`.
+struct Slow {
+    script: ScriptedModel,
+    delay: Duration,
+}
+
+#[async_trait::async_trait]
+impl Model for Slow {
+    async fn respond(
+        &self,
+        request: agent_loop::turn::ModelRequest<'_>,
+    ) -> Result<ModelResponse, agent_loop::turn::ModelError> {
+        tokio::time::sleep(self.delay).await;
+        self.script.respond(request).await
+    }
+}
+
+/// Calls run at once, each by its own future: what one call's agent spent
+/// goes with that call's result, not with the call that ends first. The
+/// agent `early` spends at once and then waits on a slow tool; `late`
+/// spends later but ends first.
+#[tokio::test]
+async fn calls_run_at_once_each_take_only_their_own_agents_spend() {
+    use agent_loop::conversation::Usage;
+    use agent_loop::turn::Agent;
+
+    let wait = tool::Definition::from_fn(
+        ToolInfo::without_parameters("wait", "Waits."),
+        |_arguments: Value, _context| async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok::<_, BoxError>(json!("waited"))
+        },
+    );
+    let early_definition = Definition::builder()
+        .name("early")
+        .tool(wait)
+        .build()
+        .validate()
+        .expect("valid");
+    let early = Agent::new(
+        early_definition,
+        ScriptedModel::new([
+            batch([call("call_w", "wait", "{}")]).with_usage(Usage::new(10, 1)),
+            answer("early done"),
+        ]),
+    );
+    let late_definition = Definition::builder()
+        .name("late")
+        .build()
+        .validate()
+        .expect("valid");
+    let late = Agent::new(
+        late_definition,
+        Slow {
+            script: ScriptedModel::new([answer("late done").with_usage(Usage::new(1000, 100))]),
+            delay: Duration::from_millis(100),
+        },
+    );
+    let session = bind(
+        &Definition::builder()
+            .name("lead")
+            .tool(early.tool("early", "Starts early."))
+            .tool(late.tool("late", "Ends early."))
+            .build()
+            .validate()
+            .expect("valid"),
+    )
+    .await;
+    let model = ScriptedModel::new([
+        batch([
+            call("call_1", "early", r#"{"task": "go"}"#),
+            call("call_2", "late", r#"{"task": "go"}"#),
+        ]),
+        answer("done"),
+    ]);
+    let options = TurnOptions::builder().build();
+    let mut conversation = user_says("go");
+    let mut steps = session.turn_steps(&mut conversation, &options);
+    assert_eq!(steps.next(), Step::Request);
+    let answer = model.respond(steps.request()).await.expect("answers");
+    steps.respond(Ok(answer), Duration::ZERO);
+    assert_eq!(steps.next(), Step::Batch);
+    let (early_call, late_call) = (steps.call(0), steps.call(1));
+    let (first, second) = tokio::join!(early_call, late_call);
+    let spent = |result: &CallResult| {
+        serde_json::to_value(result).expect("serialises")["nested_usage"].clone()
+    };
+    assert_eq!(spent(&first)["input_tokens"], 10, "{first:?}");
+    assert_eq!(spent(&second)["input_tokens"], 1000, "{second:?}");
+    let results = steps.batch_results(vec![first, second], Duration::ZERO);
+    steps.commit(results);
+    assert_eq!(steps.next(), Step::Request);
 }
