@@ -315,7 +315,6 @@ impl CallEvents for TurnEvents {
         });
     }
 
-    #[cfg(feature = "mcp")]
     fn restarted(&self, tool_call_id: &str, tool_name: &str, server: &str) {
         self.emit(|| TurnEvent::ToolServerRestarted {
             tool_call_id: tool_call_id.to_owned(),

@@ -169,44 +169,30 @@ struct Entry {
     bytes: u64,
 }
 
-async fn query(admin: &str, sql: &str) -> Vec<Value> {
-    let response = support::http_client()
-        .post(format!("{admin}/query"))
-        .header("accept", "application/json")
-        .json(&json!({ "query": sql }))
-        .send()
-        .await
-        .expect("the admin API answers");
-    let body: Value = response.json().await.expect("a JSON answer");
-    body["rows"].as_array().cloned().unwrap_or_default()
-}
-
 /// The journal of the invocation whose target is `target`.
-async fn journal(admin: &str, target: &str) -> Vec<Entry> {
-    let rows = query(
-        admin,
-        &format!("select id from sys_invocation where target = '{target}'"),
-    )
-    .await;
+async fn journal(server: &support::RestateServer, target: &str) -> Vec<Entry> {
+    let rows = server
+        .query(&format!(
+            "select id from sys_invocation where target = '{target}'"
+        ))
+        .await;
     let id = rows
         .first()
         .and_then(|row| row["id"].as_str())
         .unwrap_or_default()
         .to_owned();
-    query(
-        admin,
-        &format!(
+    server
+        .query(&format!(
             "select entry_type, name, raw_length from sys_journal where id = '{id}' order by index"
-        ),
-    )
-    .await
-    .into_iter()
-    .map(|row| Entry {
-        kind: row["entry_type"].as_str().unwrap_or_default().to_owned(),
-        name: row["name"].as_str().unwrap_or_default().to_owned(),
-        bytes: row["raw_length"].as_u64().unwrap_or(0),
-    })
-    .collect()
+        ))
+        .await
+        .into_iter()
+        .map(|row| Entry {
+            kind: row["entry_type"].as_str().unwrap_or_default().to_owned(),
+            name: row["name"].as_str().unwrap_or_default().to_owned(),
+            bytes: row["raw_length"].as_u64().unwrap_or(0),
+        })
+        .collect()
 }
 
 /// Steps and journal bytes of the `ctx.run` calls whose name starts with
@@ -264,7 +250,6 @@ async fn main() {
         .expect("the baseline registers");
     let client = support::http_client();
     let ingress = server.ingress_url();
-    let admin = server.admin_url();
     let turn = |object: &'static str, key: String| {
         let client = client.clone();
         let url = format!("{ingress}/{object}/{key}/turn");
@@ -300,8 +285,8 @@ async fn main() {
         }
     }
     let times = (median(times.0), median(times.1));
-    let agent = journal(&admin, "AgentSession/a0/turn").await;
-    let baseline = journal(&admin, "HandWritten/h0/turn").await;
+    let agent = journal(&server, "AgentSession/a0/turn").await;
+    let baseline = journal(&server, "HandWritten/h0/turn").await;
     if std::env::var_os("JOURNAL_BENCH_ENTRIES").is_some() {
         for (side, entries) in [("agent", &agent), ("baseline", &baseline)] {
             for entry in entries {
@@ -354,11 +339,9 @@ async fn main() {
         // Restate suspends an invocation that waits (after the inactivity
         // timeout the harness gives the server).
         for _ in 0..300 {
-            let rows = query(
-                &admin,
-                "select count(*) as n from sys_invocation where target_service_name = 'AgentSession' and status = 'suspended'",
-            )
-            .await;
+            let rows = server
+                .query("select count(*) as n from sys_invocation where target_service_name = 'AgentSession' and status = 'suspended'")
+                .await;
             suspended = rows.first().and_then(|row| row["n"].as_u64()).unwrap_or(0);
             if suspended >= wave * (round + 1) {
                 break;

@@ -22,7 +22,7 @@
 //! answers and the tools, so that a test can kill the process mid-step;
 //! `DURABLE_PARALLEL` sets how many calls of a batch run at once;
 //! `DURABLE_RUNS_FILE` names a file that gets a line per execution of a
-//! call (its tool call id), for a test to count them.
+//! call (`session id/tool call id`), for a test to count them.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -89,7 +89,7 @@ async fn record_run(context: &CallContext) -> Result<(), BoxError> {
         .open(runs)
         .await?;
     opened
-        .write_all(format!("{}\n", context.tool_call_id()).as_bytes())
+        .write_all(format!("{}/{}\n", context.session_id(), context.tool_call_id()).as_bytes())
         .await?;
     Ok(())
 }

@@ -46,7 +46,7 @@ struct World {
 }
 
 /// The example serving on a free port, its tools writing to `file` and
-/// each execution's tool call id to `file` + `.runs`.
+/// each execution's session and tool call id to `file` + `.runs`.
 async fn start_service(file: &Path, envs: &[(&str, &str)]) -> ServiceProcess {
     let port = free_port();
     let runs = runs_file(file).display().to_string();
@@ -217,9 +217,9 @@ impl World {
         assert_eq!(conversation, *reference);
     }
 
-    /// Every call ran exactly once, but those in `cut` (the crash cut them:
-    /// once or twice), as the example's execution log counts them.
-    fn assert_each_call_ran_once_but(&self, cut: &[&str]) {
+    /// How many times each call ran, by `session id/tool call id`, as the
+    /// example's execution log counts them.
+    fn runs(&self) -> std::collections::BTreeMap<String, usize> {
         let mut runs: std::collections::BTreeMap<String, usize> = Default::default();
         for id in std::fs::read_to_string(runs_file(&self.file))
             .unwrap_or_default()
@@ -227,9 +227,16 @@ impl World {
         {
             *runs.entry(id.to_owned()).or_default() += 1;
         }
+        runs
+    }
+
+    /// Every call ran exactly once, but those in `cut` (the crash cut them:
+    /// once or twice).
+    fn assert_each_call_ran_once_but(&self, cut: &[&str]) {
+        let runs = self.runs();
         assert!(!runs.is_empty(), "no call ran");
         for (id, count) in &runs {
-            if cut.contains(&id.as_str()) {
+            if cut.iter().any(|cut| id.ends_with(&format!("/{cut}"))) {
                 assert!(*count <= 2, "{id} ran {count} times: {runs:?}");
             } else {
                 assert_eq!(*count, 1, "{id} ran {count} times: {runs:?}");
@@ -241,6 +248,19 @@ impl World {
     /// the calls of a batch run at once and write in any order.
     fn lines(&self) -> Vec<String> {
         lines_of(&self.file)
+    }
+
+    /// Waits until a journal entry named `name` is written (30 s at most).
+    async fn wait_for_journal_entry(&self, name: &str) {
+        let sql = format!("select count(*) as n from sys_journal where name = '{name}'");
+        for _ in 0..1500 {
+            let rows = self.server.query(&sql).await;
+            if rows.first().and_then(|row| row["n"].as_u64()).unwrap_or(0) > 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("no journal entry `{name}`:\n{}", self.service.log());
     }
 
     /// Waits until the file holds `count` lines (30 s at most).
@@ -389,7 +409,8 @@ async fn two_decisions_sent_at_once_for_one_call_take_effect_once() {
 async fn a_crash_during_a_tool_call_runs_each_completed_call_once() {
     let reference = uncrashed_conversation("water plants").await;
     // One call at a time, so the crash comes right after the first call's
-    // result was journaled, with the second one running.
+    // result was journaled, with the second one running: the second's
+    // `ctx.run` is journaled only once the first one's result is.
     // Each call shorter than the server's inactivity timeout (1 s here): a
     // step that runs longer is cut by the server and run again (a 1.5 s
     // call ran three times).
@@ -399,7 +420,7 @@ async fn a_crash_during_a_tool_call_runs_each_completed_call_once() {
     };
     world.send_turn("carol", "water plants").await;
     // The first append is done and journaled; the second sleeps: kill it.
-    world.wait_for_lines(1).await;
+    world.wait_for_journal_entry("tool call call_1_2").await;
     world.service.kill9();
     assert_eq!(world.lines(), ["first: water plants"]);
     world.service.restart().await;
@@ -557,6 +578,12 @@ async fn a_hundred_sessions_on_two_processes_one_killed_half_way_all_finish_once
         .collect();
     expected.sort();
     assert_eq!(lines, expected, "every line once");
+    // Only a call the kill cut (running, or ended but not yet journaled)
+    // ran twice; none more.
+    let runs = world.runs();
+    assert!(runs.values().all(|count| *count <= 2), "{runs:?}");
+    let again = runs.values().filter(|count| **count == 2).count();
+    println!("calls run again after the kill: {again} of {}", runs.len());
 }
 
 /// A model error is the turn's end, journaled (`failed`, its line in the

@@ -190,6 +190,23 @@ impl RestateServer {
         format!("http://127.0.0.1:{}", self.admin_port)
     }
 
+    /// The rows the admin API's SQL `query` gives for `sql` (over the
+    /// server's introspection tables: `sys_invocation`, `sys_journal`, ...);
+    /// none when it answers with anything but rows.
+    pub async fn query(&self, sql: &str) -> Vec<Value> {
+        let answer = http_client()
+            .post(format!("{}/query", self.admin_url()))
+            .header("accept", "application/json")
+            .json(&json!({ "query": sql }))
+            .send()
+            .await;
+        let body: Value = match answer {
+            Ok(response) => response.json().await.unwrap_or_default(),
+            Err(_) => Value::Null,
+        };
+        body["rows"].as_array().cloned().unwrap_or_default()
+    }
+
     /// The server's base directory (its data survives restarts).
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")

@@ -343,9 +343,11 @@ impl Definition<Bound> {
     /// Lists again the [changing](crate::tool::Definition::changing)
     /// definitions whose listing's version moved, as a turn does before
     /// each model request (the changes are traced, and no events sent):
-    /// for a caller that runs calls without a turn.
-    #[cfg(feature = "mcp-server")]
-    pub(crate) async fn refresh_tools(&self) {
+    /// for a caller that runs calls without a turn, such as an MCP server
+    /// of the binding before it answers `tools/list`. A new list that
+    /// fails bind's checks is refused and the old one kept, as in a turn;
+    /// nothing is returned, and nothing changes when no listing moved.
+    pub async fn refresh_tools(&self) {
         let binding = self.binding();
         binding.tools.refresh(&binding.layout).await;
     }

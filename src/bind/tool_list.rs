@@ -52,11 +52,11 @@ impl<'a> ToolList<'a> {
     }
 
     /// `true` for a binding's list: every info in it (and the turn's
-    /// structured-output tool) was checked for depth when it was declared,
-    /// bound or made; a caller's own slice was not. (What the HTTP models
-    /// need before they serialise a request.)
-    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-    pub(crate) fn is_checked(&self) -> bool {
+    /// structured-output tool) was checked for JSON depth (at most 128
+    /// levels) when it was declared, bound or made; `false` for a caller's
+    /// own slice, which a model that serialises the request must check
+    /// itself (as the HTTP models do before they build a body).
+    pub fn is_checked(&self) -> bool {
         matches!(self.repr, Repr::Bound { .. })
     }
 

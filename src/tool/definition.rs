@@ -385,15 +385,16 @@ impl Definition {
     }
 }
 
-/// No type implements it: what makes [`Definition::invoke`] a compile
-/// error that says why.
+/// No type implements it, and none can (it is sealed): what makes
+/// [`Definition::invoke`] a compile error that says why. You never name
+/// it; the compiler does, in that error's message.
 #[diagnostic::on_unimplemented(
     message = "a tool definition is a factory, not a tool: it cannot be invoked",
     label = "bind the loop definition, then invoke the bound tool: `bound.invoke(name, arguments)`",
     note = "`tool::Definition` builds the tools of each binding; only a bound definition (`Definition<Bound>`) has tools to invoke"
 )]
 pub trait NotInvokable: sealed::Sealed {
-    #[doc(hidden)]
+    /// Never called: no value of an implementing type exists.
     fn unreachable(self) -> std::convert::Infallible;
 }
 
@@ -405,8 +406,8 @@ impl Definition {
     /// Does not compile: a tool definition is a factory. Bind the loop
     /// definition and invoke through the bound one
     /// ([`Definition::invoke`](crate::Definition::invoke)). It exists so
-    /// the compiler says so.
-    #[doc(hidden)]
+    /// the compiler says so (its argument must be a [`NotInvokable`],
+    /// which nothing is).
     pub fn invoke<A: NotInvokable>(&self, arguments: A) -> std::convert::Infallible {
         arguments.unreachable()
     }

@@ -233,9 +233,11 @@ impl CallContext {
     }
 
     /// Tells the turn's watchers that `server`, behind this call's tool,
-    /// restarted ([`TurnEvent::ToolServerRestarted`](crate::turn::TurnEvent::ToolServerRestarted)).
-    #[cfg(feature = "mcp")]
-    pub(crate) fn report_restart(&self, server: &str) {
+    /// stopped and was started again during the call
+    /// ([`TurnEvent::ToolServerRestarted`](crate::turn::TurnEvent::ToolServerRestarted)):
+    /// for a tool that runs on a process or connection of its own (an MCP
+    /// server does). Nothing happens for a call nobody watches.
+    pub fn report_restart(&self, server: &str) {
         if let Some(events) = self.events() {
             events.restarted(&self.call.tool_call_id, &self.call.tool.name, server);
         }

@@ -25,9 +25,7 @@ mod output;
 mod progress;
 pub(crate) mod schema;
 
-#[doc(hidden)]
-pub use definition::NotInvokable;
-pub use definition::{Definition, ToolFactory};
+pub use definition::{Definition, NotInvokable, ToolFactory};
 pub use function::schema_of;
 pub use handler::Handler;
 pub use info::{ToolAnnotations, ToolInfo};

@@ -61,7 +61,6 @@ pub(crate) trait CallEvents: Send + Sync {
     fn progress(&self, tool_call_id: &str, tool_name: &str, progress: ToolProgress);
 
     /// The server behind the call's tool, `server`, stopped and was
-    /// started again (only MCP servers restart).
-    #[cfg(feature = "mcp")]
+    /// started again.
     fn restarted(&self, tool_call_id: &str, tool_name: &str, server: &str);
 }
