@@ -91,6 +91,8 @@ async fn record_run(context: &CallContext) -> Result<(), BoxError> {
     opened
         .write_all(format!("{}/{}\n", context.session_id(), context.tool_call_id()).as_bytes())
         .await?;
+    // Written through before the call goes on: a test kills the process.
+    opened.flush().await?;
     Ok(())
 }
 

@@ -253,14 +253,19 @@ impl World {
     /// Waits until a journal entry named `name` is written (30 s at most).
     async fn wait_for_journal_entry(&self, name: &str) {
         let sql = format!("select count(*) as n from sys_journal where name = '{name}'");
-        for _ in 0..1500 {
-            let rows = self.server.query(&sql).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut rows = Vec::new();
+        while std::time::Instant::now() < deadline {
+            rows = self.server.query(&sql).await;
             if rows.first().and_then(|row| row["n"].as_u64()).unwrap_or(0) > 0 {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        panic!("no journal entry `{name}`:\n{}", self.service.log());
+        panic!(
+            "no journal entry `{name}` in 30 s (last answer {rows:?}):\n{}",
+            self.service.log()
+        );
     }
 
     /// Waits until the file holds `count` lines (30 s at most).
@@ -411,10 +416,10 @@ async fn a_crash_during_a_tool_call_runs_each_completed_call_once() {
     // One call at a time, so the crash comes right after the first call's
     // result was journaled, with the second one running: the second's
     // `ctx.run` is journaled only once the first one's result is.
-    // Each call shorter than the server's inactivity timeout (1 s here): a
-    // step that runs longer is cut by the server and run again (a 1.5 s
-    // call ran three times).
-    let envs = [("DURABLE_TOOL_DELAY_MS", "800"), ("DURABLE_PARALLEL", "1")];
+    // Each call shorter than the server's inactivity timeout (3 s here): a
+    // step that runs longer is cut by the server and run again (with a 1 s
+    // timeout, a 1.5 s call ran three times).
+    let envs = [("DURABLE_TOOL_DELAY_MS", "1500"), ("DURABLE_PARALLEL", "1")];
     let Some(mut world) = world(&envs).await else {
         return;
     };
@@ -581,6 +586,7 @@ async fn a_hundred_sessions_on_two_processes_one_killed_half_way_all_finish_once
     // Only a call the kill cut (running, or ended but not yet journaled)
     // ran twice; none more.
     let runs = world.runs();
+    assert_eq!(runs.len(), 300, "three calls of each session ran");
     assert!(runs.values().all(|count| *count <= 2), "{runs:?}");
     let again = runs.values().filter(|count| **count == 2).count();
     println!("calls run again after the kill: {again} of {}", runs.len());

@@ -335,9 +335,10 @@ impl RestateServer {
             .env("RESTATE_DEFAULT_NUM_PARTITIONS", "4")
             .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "256MiB")
             // An invocation that waits (a paused turn) is suspended after
-            // a second, not a minute: the tests and the journal bench see
-            // suspended turns, as a service that waits for days has.
-            .env("RESTATE_WORKER__INVOKER__INACTIVITY_TIMEOUT", "1s")
+            // 3 s, not a minute: the tests and the journal bench see
+            // suspended turns, as a service that waits for days has. A
+            // step must end sooner, or it is cut and run again.
+            .env("RESTATE_WORKER__INVOKER__INACTIVITY_TIMEOUT", "3s")
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)

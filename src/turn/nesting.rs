@@ -176,40 +176,45 @@ impl TurnShare {
         }
     }
 
-    /// What the turn's agents spent since the last time, now counted as
-    /// the turn's own (the turns above counted it as it was spent).
+    /// What the turn's agents spent since the last time, for the batch's
+    /// results (still counted as nested until [`absorb`](Self::absorb)).
     pub(super) fn take_nested(&self) -> (u32, Usage) {
         let mut spent = self.lock();
-        let taken = (spent.nested_calls, spent.nested_usage);
-        spent.calls = spent.calls.saturating_add(taken.0);
-        spent.usage += taken.1;
-        spent.nested_calls = 0;
-        spent.nested_usage = Usage::default();
         spent.by_call.clear();
-        taken
+        (spent.nested_calls, spent.nested_usage)
     }
 
     /// What the agent of the call `tool_call_id` spent since the last
-    /// time, now counted as the turn's own.
+    /// time, for that call's result (still counted as nested until
+    /// [`absorb`](Self::absorb)).
     pub(super) fn take_nested_of(&self, tool_call_id: &str) -> (u32, Usage) {
         let mut spent = self.lock();
-        let Some(at) = spent
+        let at = spent
             .by_call
             .iter()
-            .position(|(id, _, _)| id == tool_call_id)
-        else {
-            return (0, Usage::default());
-        };
-        let (_, calls, usage) = spent.by_call.swap_remove(at);
+            .position(|(id, _, _)| id == tool_call_id);
+        match at {
+            Some(at) => {
+                let (_, calls, usage) = spent.by_call.swap_remove(at);
+                (calls, usage)
+            }
+            None => (0, Usage::default()),
+        }
+    }
+
+    /// A committed batch's agents spent `calls` and `usage`: now the turn's
+    /// own. Spent live, it moves from what its agents spent; read back from
+    /// a journal (never spent in this process), it is added.
+    pub(super) fn absorb(&self, calls: u32, usage: Usage) {
+        let mut spent = self.lock();
         spent.calls = spent.calls.saturating_add(calls);
         spent.usage += usage;
         spent.nested_calls = spent.nested_calls.saturating_sub(calls);
         spent.nested_usage = less(spent.nested_usage, usage);
-        (calls, usage)
     }
 
     fn used(&self) -> (u32, Usage) {
-        let spent = self.lock().clone();
+        let spent = self.lock();
         (
             spent.calls.saturating_add(spent.nested_calls),
             spent.usage + spent.nested_usage,

@@ -1058,6 +1058,9 @@ impl<'t> TurnSteps<'t> {
         self.state.stats.duration = self.state.stats.duration.saturating_add(results.duration);
         // What the batch's agents spent is the turn's too.
         self.state.stats.usage += results.nested_usage;
+        self.context
+            .share()
+            .absorb(results.nested_calls, results.nested_usage);
         let Some(mut finished) = results.finished else {
             return self.end_with(TurnStatus::Interrupted, None);
         };
@@ -1224,6 +1227,9 @@ impl<'t> TurnSteps<'t> {
         // What the approved calls' agents spent is the turn's too.
         self.state.calls = self.state.calls.saturating_add(results.nested_calls);
         self.state.stats.usage += results.nested_usage;
+        self.context
+            .share()
+            .absorb(results.nested_calls, results.nested_usage);
         if !repaused.is_empty() {
             let counts = self.counts(self.state.prior_iterations);
             let paused = self.context.paused(

@@ -744,3 +744,108 @@ async fn calls_run_at_once_each_take_only_their_own_agents_spend() {
     steps.commit(results);
     assert_eq!(steps.next(), Step::Request);
 }
+
+/// A turn whose lead calls the agent `helper` (two `read` calls, then an
+/// answer) in each of two batches, under a limit of 5 calls for the whole
+/// tree; the helper's model answers `agent_script`.
+async fn lead_and_helper(agent_script: Vec<ModelResponse>) -> Definition<Bound> {
+    use agent_loop::turn::Agent;
+    let reads = Arc::new(AtomicUsize::new(0));
+    let helper = Definition::builder()
+        .name("helper")
+        .tool(counting_tool("read", reads))
+        .build()
+        .validate()
+        .expect("valid");
+    let helper = Agent::new(helper, ScriptedModel::new(agent_script));
+    bind(
+        &Definition::builder()
+            .name("lead")
+            .tool(helper.tool("helper", "Reads twice."))
+            .tool_limits(ToolLimits::new().calls(5))
+            .build()
+            .validate()
+            .expect("valid"),
+    )
+    .await
+}
+
+/// Drives a turn of `session` call by call; a batch whose results
+/// `journal` holds is read back from it, not run. Returns the conversation,
+/// the outcome, and every batch's results as JSON.
+async fn drive_calls(
+    session: &Definition<Bound>,
+    journal: &[Vec<Value>],
+) -> (Vec<Message>, String, Vec<Vec<Value>>) {
+    let model = ScriptedModel::new([
+        batch([call("call_1", "helper", r#"{"task": "one"}"#)]),
+        batch([call("call_2", "helper", r#"{"task": "two"}"#)]),
+        answer("done"),
+    ]);
+    let options = TurnOptions::builder().build();
+    let mut conversation = user_says("go");
+    let mut steps = session.turn_steps(&mut conversation, &options);
+    let mut written = Vec::new();
+    loop {
+        match steps.next() {
+            Step::Request => {
+                let answer = model.respond(steps.request()).await.expect("answers");
+                steps.respond(Ok(answer), Duration::ZERO);
+            }
+            Step::Batch => {
+                let forms = match journal.get(written.len()) {
+                    Some(forms) => forms.clone(),
+                    None => {
+                        let mut forms = Vec::new();
+                        for index in 0..steps.batch_calls().len() {
+                            let result = steps.run_call(index).await;
+                            forms.push(serde_json::to_value(result).expect("serialises"));
+                        }
+                        forms
+                    }
+                };
+                let results = forms
+                    .iter()
+                    .map(|form| serde_json::from_value(form.clone()).expect("reads back"))
+                    .collect();
+                let results = steps.batch_results(results, Duration::ZERO);
+                steps.commit(results);
+                written.push(forms);
+            }
+            Step::Done => break,
+            other => panic!("a step this test does not drive: {other:?}"),
+        }
+    }
+    let outcome = ended(steps.finish());
+    (conversation, outcome, written)
+}
+
+/// What an agent of a journaled call spent counts in the turn rebuilt from
+/// the journal as in the turn that ran it: the limit that stops the second
+/// agent in one process stops it after a replay too.
+#[tokio::test]
+async fn a_replayed_calls_agent_spend_counts_against_later_agents() {
+    let agent_batch = || batch([call("r1", "read", "{}"), call("r2", "read", "{}")]);
+    let whole = lead_and_helper(vec![
+        agent_batch(),
+        answer("one read"),
+        agent_batch(),
+        answer("two read"),
+    ])
+    .await;
+    let (conversation, outcome, journal) = drive_calls(&whole, &[]).await;
+    // The second agent's reads would make 6 calls in the tree: refused.
+    let second = conversation
+        .iter()
+        .filter_map(Message::as_tool_result)
+        .find(|result| result.tool_call_id == "call_2")
+        .expect("the second call is answered");
+    assert!(second.is_error, "{second:?}");
+
+    // Rebuilt: the first batch read back from the journal, not run; the
+    // second agent runs in this process.
+    let replayed = lead_and_helper(vec![agent_batch(), answer("two read")]).await;
+    let (replayed_conversation, replayed_outcome, _) = drive_calls(&replayed, &journal[..1]).await;
+    assert_eq!(replayed_conversation, conversation);
+    assert_eq!(replayed_outcome, outcome);
+}
