@@ -24,7 +24,7 @@
 //! `DURABLE_RUNS_FILE` names a file that gets a line per execution of a
 //! call (`session id/tool call id`), for a test to count them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_loop::Definition;
@@ -83,16 +83,20 @@ async fn record_run(context: &CallContext) -> Result<(), BoxError> {
     let Some(runs) = std::env::var_os("DURABLE_RUNS_FILE") else {
         return Ok(());
     };
+    let run = format!("{}/{}", context.session_id(), context.tool_call_id());
+    write_line(Path::new(&runs), &run).await
+}
+
+/// Appends `line` and a line end to `file` in one write, and syncs it
+/// before the call goes on (a test kills the process at any moment).
+async fn write_line(file: &Path, line: &str) -> Result<(), BoxError> {
     let mut opened = tokio::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(runs)
+        .open(file)
         .await?;
-    opened
-        .write_all(format!("{}/{}\n", context.session_id(), context.tool_call_id()).as_bytes())
-        .await?;
-    // Written through before the call goes on: a test kills the process.
-    opened.flush().await?;
+    opened.write_all(format!("{line}\n").as_bytes()).await?;
+    opened.sync_all().await?;
     Ok(())
 }
 
@@ -112,16 +116,7 @@ async fn append_once(file: &PathBuf, line: &str, context: &CallContext) -> Resul
     if written.lines().any(|written| written.ends_with(&marker)) {
         return Ok(());
     }
-    let mut opened = tokio::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(file)
-        .await?;
-    opened
-        .write_all(format!("{line} {marker}\n").as_bytes())
-        .await?;
-    opened.sync_all().await?;
-    Ok(())
+    write_line(file, &format!("{line} {marker}")).await
 }
 
 /// The agent's definition: `append_line` and `write_note` (asked about),
