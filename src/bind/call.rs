@@ -746,6 +746,18 @@ fn with_tool_bound(limits: &ResolvedToolLimits, tool: Option<NonZeroU32>) -> Res
     limits
 }
 
+/// Bytes of the text parts of `content` together (images count none):
+/// what a call's `result_bytes` statistic counts before any cut.
+pub(crate) fn text_bytes(content: &[ContentPart]) -> usize {
+    content
+        .iter()
+        .map(|part| match part {
+            ContentPart::Text(text) => text.text.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Applies `result_bytes` to the text of a result's parts: when the text
 /// parts together are longer than the limit, they become one text part, cut
 /// head + marker + tail, where the first one was; other parts (images) stay
@@ -756,13 +768,7 @@ fn bound_text(
     limits: &ResolvedToolLimits,
 ) -> (Vec<ContentPart>, usize, bool) {
     let is_text = |part: &ContentPart| matches!(part, ContentPart::Text(_));
-    let text_bytes: usize = content
-        .iter()
-        .map(|part| match part {
-            ContentPart::Text(text) => text.text.len(),
-            _ => 0,
-        })
-        .sum();
+    let text_bytes = text_bytes(&content);
     let Some(limit) = limits.result_bytes.map(|limit| limit.get() as usize) else {
         return (content, text_bytes, false);
     };

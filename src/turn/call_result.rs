@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::bind::call::Finished;
+use crate::bind::call::{self, Finished};
 use crate::bind::{CallStats, ToolCallErrorKind};
 use crate::conversation::{ContentPart, Extras, ToolResult, Usage};
 use crate::turn::AgentPause;
@@ -137,14 +137,9 @@ impl From<CallJournal> for CallResult {
             let mut result =
                 ToolResult::with_content(tool_call_id.clone(), journal.content, journal.is_error);
             result.extras = journal.extras;
-            let text_bytes = result
-                .content
-                .iter()
-                .map(|part| match part {
-                    ContentPart::Text(text) => text.text.len(),
-                    _ => 0,
-                })
-                .sum();
+            // Uncut, the statistic is the text's length, as the call
+            // pipeline counts it.
+            let text_bytes = call::text_bytes(&result.content);
             Finished {
                 stats: CallStats {
                     tool_call_id,

@@ -954,31 +954,23 @@ impl<'t> TurnSteps<'t> {
             Some(slot) => std::mem::replace(slot, taken),
             None => taken,
         };
+        let batch = self.batch_calls();
+        let call = batch.get(index).copied();
         // What this call's agents spent and whether they paused is taken
         // by its id: calls that run at once never take each other's.
-        let tool_call_id = self
-            .batch_calls()
-            .get(index)
-            .map(|call| call.id.clone())
-            .unwrap_or_default();
-        let run = match (&self.state.phase, &self.resuming) {
-            (Phase::Running(running), _) => running
-                .message
-                .tool_calls()
-                .nth(index)
-                .map(|call| self.context.owned_call(call, prepared)),
-            (Phase::Resuming { .. }, Some(plan)) => plan.calls.get(index).map(|call| {
-                if let Some((id, conversation, resume)) =
+        let tool_call_id = call.map(|call| call.id.clone()).unwrap_or_default();
+        let run = call.map(|call| {
+            // A resumed call whose agent paused goes on with that agent.
+            if let (Phase::Resuming { .. }, Some(plan)) = (&self.state.phase, &self.resuming)
+                && let Some((id, conversation, resume)) =
                     plan.agents.iter().find(|(id, _, _)| *id == call.id)
-                {
-                    self.context
-                        .share()
-                        .resume_agent(id, conversation.clone(), resume.clone());
-                }
-                self.context.owned_call(call, prepared)
-            }),
-            _ => None,
-        };
+            {
+                self.context
+                    .share()
+                    .resume_agent(id, conversation.clone(), resume.clone());
+            }
+            self.context.owned_call(call, prepared)
+        });
         let share = std::sync::Arc::clone(&self.context.share);
         async move {
             let finished = match run {
