@@ -389,20 +389,24 @@ fn export_result<'a>(
             Value::String(ids.result(&result.tool_call_id).into_owned()),
         );
     }
-    // The call's name; a result that answers no call keeps the name it was
-    // parsed with (among its extras), if any.
+    // The call's name (Gemini matches a response to its call by name); a
+    // result that answers no call keeps the name it was parsed with (among
+    // its extras), if any.
+    let answers_a_call = answered.is_some();
     inner.insert("name".into(), Value::String(answered.unwrap_or_default()));
     inner.insert("response".into(), Value::Object(response));
     if !parts.is_empty() {
         inner.insert("parts".into(), Value::Array(parts));
     }
     // Kept fields (`willContinue`, a `response` that is neither `output`
-    // nor `error`, a name that differed from the call's) win.
-    inner.extend(inner_extras(
-        &result.extras,
-        "functionResponse",
-        &["id", "parts"],
-    ));
+    // nor `error`) win; a kept name only for a result that answers no
+    // call, since a name other than its call's breaks the request.
+    let modelled: &[&str] = if answers_a_call {
+        &["id", "parts", "name"]
+    } else {
+        &["id", "parts"]
+    };
+    inner.extend(inner_extras(&result.extras, "functionResponse", modelled));
     let mut part = Map::new();
     part.insert("functionResponse".into(), Value::Object(inner));
     part.extend(own_extras(&result.extras, PART_DATA_FIELDS));
