@@ -3,34 +3,20 @@
 //!
 //! # The map
 //!
-//! Data flows one way: builder → validate → bind → turn. The modules stand
-//! in layers, and a module uses only modules of lower layers (a test reads
-//! every `crate::` path in `src/` and keeps this table true):
+//! This crate is a facade: the crates of the workspace, under one set of
+//! paths and features. Each stands above the ones it uses, and Cargo keeps
+//! it so (a crate cannot import one above it):
 //!
-//! | layer | module | concept |
-//! | ---: | --- | --- |
-//! | 0 | [`conversation`] | the provider-neutral [`Message`](conversation::Message)s, tool calls and results, and [`ModelResponse`](conversation::ModelResponse) |
-//! | 0 | [`session`] | a session's [`SessionId`], [`LoopId`] and the caller's data ([`Session`]) |
-//! | 0 | `support` | crate-private helpers, one file each: bounding model-facing text, a future run until a cancellation token fires, a mutex locked through poisoning, panic messages, JSON type names and nesting depth ([`TooDeep`]), credentials kept out of URLs shown |
-//! | 1 | [`tool`] | tool definitions (factories), the [`Tool`] trait, [`ToolInfo`], name rules |
-//! | 2 | [`limits`] | per-turn [`ToolLimits`] and their resolution |
-//! | 2 | [`middleware`] | [`ToolMiddleware`]s around every tool execution |
-//! | 2 | [`gate`] | the approval [`Gate`](gate::Gate) that allows or denies each call a model makes |
-//! | 2 | [`wire`] | OpenAI, Anthropic and MCP formats |
-//! | 2 | [`context`] | a request's tokens estimated ([`TokenEstimator`](context::TokenEstimator)), and [`Compactor`](context::Compactor)s whose replacement is checked against every export's rules |
-//! | 3 | [`mode`] | named [`Mode`]s with their own tools, limits and instructions |
-//! | 3 | `mcp` | MCP servers as tool factories, one connection per binding (feature `mcp`) |
-//! | 4 | [`definition`] | the loop [`Definition<S>`](Definition), its builder, its states and `validate` |
-//! | 5 | [`bind`] | [`Bindings`], `bind`, [`BindError`], and the bound loop's tools and modes |
-//! | 6 | `serve` | a definition's bindings served as an MCP server, one per MCP session (feature `mcp-server`) |
-//! | 6 | `event` | what a turn tells its watchers ([`TurnEvent`](turn::TurnEvent)s, sent through [`TurnEvents`](turn::TurnEvents)) |
-//! | 6 | `output` | the structured [`Output`](turn::Output) a turn must end in |
-//! | 7 | `model_api` | the [`Model`](turn::Model) trait: what a turn asks a language model ([`ModelRequest`](turn::ModelRequest)) and how that fails ([`ModelError`](turn::ModelError)) |
-//! | 8 | [`testing`] | models for tests: [`ScriptedModel`](testing::ScriptedModel) replays fixed responses, [`SchemaModel`](testing::SchemaModel) calls every offered tool with arguments made from its JSON Schema |
-//! | 8 | `summarize` | the compactor that asks a model for a summary ([`Summarize`](turn::Summarize)) |
-//! | 9 | [`turn`] | the turn: a state machine a driver steps, and `run_turn`, its in-process driver |
-//! | 10 | [`cassette`] | a model's traffic recorded once ([`Recorder`](cassette::Recorder)) and replayed offline ([`Replayer`](cassette::Replayer)), compared by meaning |
-//! | 10 | `model` | real models over HTTP: `OpenAiModel` (feature `openai`), `AnthropicModel` (feature `anthropic`) |
+//! | crate | modules here | what | feature |
+//! | --- | --- | --- | --- |
+//! | `agent-loop-core` | [`conversation`], [`session`], [`tool`], [`limits`], [`middleware`], [`gate`], [`context`], [`mode`], [`definition`], [`bind`], [`turn`], [`testing`] | the tool loop: tools declared as factories, a [`Definition`] built, validated and bound to one session, the turn a driver steps under hard limits, the [`Model`](turn::Model) trait. No HTTP client, no MCP SDK | always |
+//! | `agent-loop-providers` | [`wire`], [`cassette`], `model` | each provider's JSON to and from the conversation; the HTTP models (`OpenAiModel`, `OpenAiResponsesModel`, `AnthropicModel`, `GeminiModel`); a model's traffic recorded and replayed | `model`: `openai`, `anthropic`, `gemini` |
+//! | `agent-loop-mcp` | `mcp`, `serve` | MCP servers as tool factories, one connection per binding; a binding served as an MCP server | `mcp`, `mcp-server` |
+//! | `agent-loop-restate` | (its own crate) | durable turns on Restate: a crash resumes the turn, an approval waits for days | |
+//!
+//! Inside the core, the modules stand in layers too (the table on
+//! `agent-loop-core`'s page, kept true by a test): data flows one way,
+//! builder → validate → bind → turn.
 //!
 //! # Example
 //!
@@ -120,12 +106,14 @@
 //! ([`ScriptedModel`](testing::ScriptedModel)). A real one is an HTTP
 //! client of the `model` module (features `openai`, `anthropic`,
 //! `gemini`), or any [`Model`](turn::Model) you write; the [`wire`] module
-//! reads and writes each provider's JSON for it.
+//! reads and writes each provider's JSON for it. Tools can also come from
+//! MCP servers (`mcp`, feature `mcp`), and a binding can be served as one
+//! (`serve`, feature `mcp-server`).
 //!
 //! # Decisions
 //!
 //! Choices this crate made where the providers leave it open, and why,
-//! are pages in the crate's `docs/` folder, each shown under "Decisions"
+//! are pages in each crate's `docs/` folder, each shown under "Decisions"
 //! on the page of the module it is about (`model`, `mcp` and `serve` are
 //! documented with their features):
 //!
@@ -141,52 +129,40 @@
 //! - `model` (`http-models.md`): retries and timeouts, Claude's thinking forms.
 //! - `mcp` (`mcp.md`): one server per binding, tool lists and result size.
 //! - `serve` (`mcp-server.md`): one binding per MCP session.
+//! - This page (`workspace.md`, below): the crates and where each thing went.
 //!
 //! How a turn runs, in full (`run-turn.md`), is on [`Definition::run_turn`].
-
+//!
+#![doc = include_str!("../docs/workspace.md")]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod bind;
-pub mod cassette;
-pub mod context;
-pub mod conversation;
-pub mod definition;
-mod event;
-pub mod gate;
-pub mod limits;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
-pub mod middleware;
-pub mod mode;
+pub use agent_loop_core::{
+    BindError, BindErrorKind, Bindings, Bound, Defined, Definition, DefinitionError,
+    DefinitionErrorKind, Limit, LoopId, Mode, Next, ResolvedToolLimits,
+    STRUCTURED_OUTPUT_TOOL_NAME, Session, SessionId, TooDeep, Tool, ToolInfo, ToolInvocation,
+    ToolLimits, ToolMiddleware, Validated,
+};
+pub use agent_loop_core::{
+    bind, context, conversation, definition, gate, limits, middleware, mode, session, testing,
+    tool, turn,
+};
+pub use agent_loop_providers::{cassette, wire};
+
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 #[cfg_attr(
     docsrs,
     doc(cfg(any(feature = "openai", feature = "anthropic", feature = "gemini")))
 )]
-pub mod model;
-mod model_api;
-mod output;
+pub use agent_loop_providers::model;
+
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use agent_loop_mcp::client as mcp;
+
 #[cfg(feature = "mcp-server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-server")))]
-pub mod serve;
-pub mod session;
-mod summarize;
-mod support;
-pub mod testing;
-pub mod tool;
-pub mod turn;
-pub mod wire;
-
-pub use bind::{BindError, BindErrorKind, Bindings, Bound};
-pub use definition::{Defined, Definition, DefinitionError, DefinitionErrorKind, Validated};
-pub use limits::{Limit, ResolvedToolLimits, ToolLimits};
-pub use middleware::{Next, ToolInvocation, ToolMiddleware};
-pub use mode::Mode;
-pub use session::{LoopId, Session, SessionId};
-pub use support::json::TooDeep;
-pub use tool::{STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo};
+pub use agent_loop_mcp::server as serve;
 
 // The README's example is compiled and run as a doc test.
 #[doc = include_str!("../README.md")]

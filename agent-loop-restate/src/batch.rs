@@ -19,11 +19,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agent_loop::turn::CallResult;
+use agent_loop_core::turn::CallResult;
 use tokio::sync::{Semaphore, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 
-/// A call of the batch, not yet started ([`TurnSteps::call`](agent_loop::turn::TurnSteps::call)).
+/// A call of the batch, not yet started ([`TurnSteps::call`](agent_loop_core::turn::TurnSteps::call)).
 pub(crate) type Call = Pin<Box<dyn Future<Output = CallResult> + Send + 'static>>;
 
 /// The batch's calls: not started until a closure asks for one.

@@ -10,13 +10,13 @@
 //!   sessions run in parallel on any number of service processes) runs a
 //!   turn on the session's conversation, kept in the object's state. The
 //!   turn is driven step by step
-//!   ([`TurnSteps`](agent_loop::turn::TurnSteps)): each model request and
+//!   ([`TurnSteps`](agent_loop_core::turn::TurnSteps)): each model request and
 //!   each tool call is a journaled step (`ctx.run`), so after a crash the
 //!   invocation resumes on any live process, journaled requests and calls
 //!   come back from the journal and are not run again, and the turn ends
 //!   exactly as an uncrashed one would. A call cut by the crash (started,
 //!   no journaled result) runs again: its
-//!   [`CallContext`](agent_loop::tool::CallContext) holds the session id,
+//!   [`CallContext`](agent_loop_core::tool::CallContext) holds the session id,
 //!   loop id and tool call id, the idempotency key a tool passes to the
 //!   system it changes. Its shared handlers `conversation`, `pending` and
 //!   `outcome` read the session while a turn runs or waits.
@@ -62,13 +62,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use agent_loop::conversation::Message;
-use agent_loop::tool::ToolInfo;
-use agent_loop::turn::{
+use agent_loop_core::conversation::Message;
+use agent_loop_core::tool::ToolInfo;
+use agent_loop_core::turn::{
     CallDecision, CallResult, Model, ModelRequest, Output, PausedTurn, PendingCall, Resume, Step,
     TurnError, TurnOptions, TurnOutcome, TurnStats, TurnStatus,
 };
-use agent_loop::{Bindings, Definition, LoopId, SessionId, Validated};
+use agent_loop_core::{Bindings, Definition, LoopId, SessionId, Validated};
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -105,8 +105,8 @@ pub type BindingsFn = dyn Fn(SessionId, LoopId) -> Bindings + Send + Sync;
 /// SDK's `HttpServer` yourself (with a listener of [`listen`]).
 ///
 /// ```no_run
-/// use agent_loop::Definition;
-/// use agent_loop::turn::ScriptedModel;
+/// use agent_loop_core::Definition;
+/// use agent_loop_core::turn::ScriptedModel;
 /// use agent_loop_restate::DurableAgent;
 ///
 /// # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
@@ -161,7 +161,7 @@ impl DurableAgent {
     }
 
     /// Its turns end in `output`
-    /// ([`TurnOptionsBuilder::output`](agent_loop::turn::TurnOptionsBuilder::output)).
+    /// ([`TurnOptionsBuilder::output`](agent_loop_core::turn::TurnOptionsBuilder::output)).
     #[must_use]
     pub fn output(mut self, output: Output) -> Self {
         self.output = Some(output);
@@ -381,7 +381,7 @@ impl AgentSession {
 async fn drive(
     ctx: &ObjectContext<'_>,
     inner: &DurableAgent,
-    session: &Definition<agent_loop::Bound>,
+    session: &Definition<agent_loop_core::Bound>,
     conversation: &mut Vec<Message>,
     options: &TurnOptions<'_>,
 ) -> Result<Result<TurnOutcome, TurnError>, HandlerError> {
@@ -460,7 +460,7 @@ async fn drive(
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(untagged)]
 enum JournaledAnswer {
-    Response(agent_loop::conversation::ModelResponse),
+    Response(agent_loop_core::conversation::ModelResponse),
     Failed { failed: JournaledModelError },
 }
 
@@ -473,15 +473,15 @@ struct JournaledModelError {
 }
 
 impl JournaledModelError {
-    fn of(error: &agent_loop::turn::ModelError) -> Self {
+    fn of(error: &agent_loop_core::turn::ModelError) -> Self {
         Self {
             message: with_causes(error),
             context_window: error.exceeds_context_window(),
         }
     }
 
-    fn into_error(self) -> agent_loop::turn::ModelError {
-        let mut error = agent_loop::turn::ModelError::other(self.message);
+    fn into_error(self) -> agent_loop_core::turn::ModelError {
+        let mut error = agent_loop_core::turn::ModelError::other(self.message);
         if self.context_window {
             // The code `exceeds_context_window` reads.
             error.code = Some("context_length_exceeded".into());

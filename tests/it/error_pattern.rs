@@ -17,13 +17,15 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{bindings, tool_factory};
-use crate::layers::{SRC, code, rust_files};
+use crate::layers::{CRATE_SOURCES, code, rust_files};
 
-/// The public types of `src/` that are errors: those deriving
+/// The public types of the crates' sources that are errors: those deriving
 /// `thiserror::Error` or named `…Error`, with the attributes above them.
 fn error_types() -> Vec<(String, String, String)> {
     let mut files = Vec::new();
-    rust_files(Path::new(SRC), &mut files);
+    for src in CRATE_SOURCES {
+        rust_files(Path::new(src), &mut files);
+    }
     let mut found = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("readable source");
@@ -54,7 +56,7 @@ fn error_types() -> Vec<(String, String, String)> {
             let attributes = attributes.join("\n");
             if attributes.contains("thiserror::Error") || name.ends_with("Error") {
                 let path = file
-                    .strip_prefix(SRC)
+                    .strip_prefix(env!("CARGO_MANIFEST_DIR"))
                     .unwrap_or(&file)
                     .display()
                     .to_string();
@@ -174,7 +176,9 @@ fn error_attributes(text: &str) -> Vec<String> {
 #[test]
 fn no_error_is_written_by_hand_and_no_message_names_its_source() {
     let mut files = Vec::new();
-    rust_files(Path::new(SRC), &mut files);
+    for src in CRATE_SOURCES {
+        rust_files(Path::new(src), &mut files);
+    }
     let mut messages = 0;
     for file in files {
         let text = std::fs::read_to_string(&file).expect("readable source");

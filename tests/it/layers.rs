@@ -1,11 +1,21 @@
-//! The module layering of the crate docs ("The map" in `src/lib.rs`) is
-//! true: every `crate::` path in a module of `src/` names its own module or
-//! one of a lower layer, and no module is missing from the table.
+//! The module layering of the core's docs ("The map" in
+//! `agent-loop-core/src/lib.rs`) is true: every `crate::` path in a module
+//! of the core names its own module or one of a lower layer, and no module
+//! is missing from the table. (Between the crates, Cargo keeps the layers:
+//! a crate cannot import one that depends on it.)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub(crate) const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+pub(crate) const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/agent-loop-core/src");
+
+/// The sources of every published crate of the workspace: the core and
+/// its satellites (the facade's `src/` re-exports only).
+pub(crate) const CRATE_SOURCES: [&str; 3] = [
+    SRC,
+    concat!(env!("CARGO_MANIFEST_DIR"), "/agent-loop-providers/src"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/agent-loop-mcp/src"),
+];
 
 /// Module name → layer, read from the table in the crate docs.
 fn layer_table() -> BTreeMap<String, u32> {

@@ -13,6 +13,7 @@ use agent_loop::model::{
     AnthropicModel, GeminiModel, ModelErrorKind, OpenAiModel, OpenAiResponsesModel,
 };
 use agent_loop::turn::{Model, Output, OutputMode, TurnError, TurnOptions};
+use agent_loop::wire::output_schema;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -220,7 +221,10 @@ async fn anthropic_is_sent_its_subset_and_the_answer_is_the_order() {
         schema["properties"]["total_cents"],
         json!({ "type": "integer", "description": "{\"format\":\"uint64\",\"minimum\":0}" })
     );
-    assert_eq!(*schema, *order_output().anthropic_schema().unwrap());
+    assert_eq!(
+        *schema,
+        output_schema::anthropic(order_output().schema()).unwrap()
+    );
 }
 
 #[tokio::test]
@@ -292,7 +296,7 @@ async fn openai_responses_strict_is_sent_the_strict_form() {
     );
     assert_eq!(
         format["schema"],
-        *order_output().openai_strict_schema().unwrap()
+        output_schema::openai_strict(order_output().schema()).unwrap()
     );
 }
 

@@ -267,7 +267,7 @@ fn native_output_names_are_made_valid_and_strict_is_a_setting() {
     assert_eq!(schema["strict"], true);
     assert_eq!(
         schema["schema"],
-        *output.openai_strict_schema().unwrap(),
+        agent_loop::wire::output_schema::openai_strict(output.schema()).unwrap(),
         "the wrapped schema, in strict form"
     );
     assert_eq!(schema["schema"]["additionalProperties"], false);

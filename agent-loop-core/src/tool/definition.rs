@@ -1,0 +1,446 @@
+//! [`Definition`]: a named factory of tools, declared once per process and
+//! built once per binding.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use std::pin::Pin;
+
+use crate::session::Session;
+use crate::tool::checked::{Declared, InfoCache};
+use crate::tool::handler::HandlerTool;
+use crate::tool::{BoxError, Handler, ListingFactory, Tool, ToolInfo};
+
+/// Builds the live tools of one [`Definition`] for one binding.
+///
+/// Implement it for a factory of several tools that needs state of its own;
+/// closures go in through [`Definition::bundle`] instead, and a one-tool
+/// factory through [`Definition::new`]. A factory
+/// runs only inside [`bind`](crate::Definition::bind), once per binding, and
+/// may fail: its error becomes
+/// [`BindErrorKind::FactoryFailed`](crate::bind::BindErrorKind::FactoryFailed),
+/// its panic [`FactoryPanicked`](crate::bind::BindErrorKind::FactoryPanicked).
+#[async_trait]
+pub trait ToolFactory: Send + Sync + 'static {
+    /// Builds the tools for the binding of `session`. The tools must report
+    /// exactly the names the definition declared.
+    async fn build(&self, session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError>;
+}
+
+/// A tool definition: a named **factory** that builds live tools for one
+/// binding. It is not a tool and has no way to be invoked; only tools reached
+/// through a bound definition can be.
+///
+/// It declares the model-facing names of the tools it produces (one, named
+/// after its [`ToolInfo`], for [`new`](Self::new), [`from_fn`](Self::from_fn)
+/// and [`typed_fn`](Self::typed_fn); several for a [`bundle`](Self::bundle)).
+/// [`validate`](crate::Definition::validate) checks the declared names,
+/// [`bind`](crate::Definition::bind) checks the names the built tools report.
+/// A one-tool definition's info is fixed and its schema checked and
+/// compiled when it is declared, so bind only builds its tool.
+///
+/// Cloning is cheap and keeps identity: a clone is the *same* definition, so
+/// using it in the base and in several modes builds it once per binding, and
+/// its tools are shared by them. A new binding builds it again: tools are
+/// never shared between bindings.
+///
+/// ```
+/// use agent_loop_core::tool::{self, ToolInfo};
+/// use serde_json::{json, Value};
+///
+/// // A stateless tool from data: a ToolInfo and an async handler.
+/// let echo = tool::Definition::from_fn(
+///     ToolInfo::new("echo", "Returns its arguments.", json!({"type": "object"})),
+///     |arguments: Value, _context| async move { Ok::<_, tool::BoxError>(arguments) },
+/// );
+/// assert_eq!(echo.name(), "echo");
+/// assert_eq!(echo.tool_names(), ["echo"]);
+/// ```
+#[derive(Clone)]
+pub struct Definition {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    tool_names: Vec<String>,
+    /// The tool names are known only once the factory ran (see
+    /// [`Definition::discovering`]); `tool_names` is then empty.
+    discovering: bool,
+    factory: Factory,
+}
+
+/// How a definition builds its tools at bind, and where their checked
+/// infos come from.
+pub(crate) enum Factory {
+    /// One tool whose info was fixed and checked at declaration: bind
+    /// builds the tool and takes the checked info as it is.
+    Declared {
+        /// The info and its checked form.
+        declared: Declared,
+        /// How the tool is made.
+        build: Build,
+    },
+    /// Tools that report their own infos (a bundle, an MCP server): each
+    /// is checked at bind, and bindings that report equal infos share the
+    /// checked one.
+    Reported {
+        /// The user's factory: its future runs at bind, concurrently with
+        /// the other definitions' factories.
+        factory: Box<dyn ToolFactory>,
+        /// The infos checked so far, by tool name.
+        infos: InfoCache,
+    },
+    /// Tools a binding's [`ToolListing`](crate::tool::ToolListing) lists
+    /// at bind and again when they change; checked like reported ones.
+    Listing {
+        /// The user's factory of one listing per binding.
+        factory: Box<dyn ListingFactory>,
+        /// The infos checked so far, by tool name.
+        infos: InfoCache,
+    },
+}
+
+/// How a [`Factory::Declared`] tool is made for one binding.
+pub(crate) enum Build {
+    /// A [`from_fn`](Definition::from_fn) or
+    /// [`typed_fn`](Definition::typed_fn) tool, whose instance holds only
+    /// the info and handler its declaration shares: made at once, with no
+    /// future to box and join, and no user code that could fail or panic.
+    Instant(Box<dyn Fn() -> Arc<dyn Tool> + Send + Sync>),
+    /// A [`new`](Definition::new) tool: the user's factory makes its
+    /// [`Handler`] for the binding's session.
+    Session(Box<dyn SessionFactory>),
+}
+
+/// The boxed future of a one-tool factory.
+pub(crate) type BuildFuture = Pin<Box<dyn Future<Output = Result<Arc<dyn Tool>, BoxError>> + Send>>;
+
+/// A one-tool factory, as [`Build::Session`] holds it.
+pub(crate) trait SessionFactory: Send + Sync + 'static {
+    /// The tool for the binding of `session`, with the declared `info`.
+    fn build(&self, session: Session, info: Arc<ToolInfo>) -> BuildFuture;
+}
+
+impl<F, Fut, H, E> SessionFactory for F
+where
+    F: Fn(Session) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<H, E>> + Send + 'static,
+    H: Handler,
+    E: Into<BoxError>,
+{
+    fn build(&self, session: Session, info: Arc<ToolInfo>) -> BuildFuture {
+        let built = self(session);
+        Box::pin(async move {
+            let handler = built.await.map_err(Into::into)?;
+            Ok(Arc::new(HandlerTool { info, handler }) as Arc<dyn Tool>)
+        })
+    }
+}
+
+impl Definition {
+    /// A definition of one tool whose info is declared here and whose
+    /// [`Handler`] the factory makes for each binding: from the binding's
+    /// [`Session`] (its ids and the caller's data, cheap to clone), e.g. a
+    /// workspace root or a database pool the session's calls use.
+    ///
+    /// The definition and its tool are both named `info.name`. The info is
+    /// checked and its schema compiled here, once, and shared by every
+    /// binding; a schema that fails the checks fails every bind with
+    /// [`InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo). A
+    /// factory error is
+    /// [`FactoryFailed`](crate::bind::BindErrorKind::FactoryFailed), a panic
+    /// [`FactoryPanicked`](crate::bind::BindErrorKind::FactoryPanicked).
+    ///
+    /// ```
+    /// use agent_loop_core::tool::{self, BoxError, CallContext, Handler, ToolInfo, ToolOutput};
+    /// use serde_json::{json, Value};
+    ///
+    /// /// The session's clock.
+    /// struct Clock { session: String }
+    ///
+    /// #[async_trait::async_trait]
+    /// impl Handler for Clock {
+    ///     async fn invoke(&self, _: Value, _: &CallContext) -> Result<ToolOutput, BoxError> {
+    ///         Ok(json!(self.session).into())
+    ///     }
+    /// }
+    ///
+    /// let clock = tool::Definition::new(
+    ///     ToolInfo::without_parameters("clock", "The session's clock."),
+    ///     |session| async move {
+    ///         Ok::<_, BoxError>(Clock { session: session.session_id().to_string() })
+    ///     },
+    /// );
+    /// assert_eq!(clock.tool_names(), ["clock"]);
+    /// ```
+    pub fn new<F, Fut, H, E>(info: ToolInfo, factory: F) -> Self
+    where
+        F: Fn(Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<H, E>> + Send + 'static,
+        H: Handler,
+        E: Into<BoxError>,
+    {
+        Self::declared(Declared::new(info), Build::Session(Box::new(factory)))
+    }
+
+    /// A definition of the one tool `build` makes for each binding, whose
+    /// info was fixed and checked at declaration.
+    pub(crate) fn declared(declared: Declared, build: Build) -> Self {
+        let name = declared.info().name.clone();
+        Self {
+            inner: Arc::new(Inner {
+                tool_names: vec![name.clone()],
+                name,
+                discovering: false,
+                factory: Factory::Declared { declared, build },
+            }),
+        }
+    }
+
+    /// A definition whose factory builds several tools at once (they may
+    /// share a connection, a cache, a client), declared by `tool_names`.
+    pub fn bundle<F, Fut, E>(
+        name: impl Into<String>,
+        tool_names: impl IntoIterator<Item = impl Into<String>>,
+        factory: F,
+    ) -> Self
+    where
+        F: Fn(Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Arc<dyn Tool>>, E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        Self::from_factory(
+            name,
+            tool_names,
+            ClosureFactory(move |session| {
+                let built = factory(session);
+                async move { built.await.map_err(Into::into) }
+            }),
+        )
+    }
+
+    /// A definition from a [`ToolFactory`] implementation and the tool names
+    /// it declares.
+    pub fn from_factory(
+        name: impl Into<String>,
+        tool_names: impl IntoIterator<Item = impl Into<String>>,
+        factory: impl ToolFactory,
+    ) -> Self {
+        Self::reported(
+            name.into(),
+            Some(tool_names.into_iter().map(Into::into).collect()),
+            Box::new(factory),
+        )
+    }
+
+    /// A definition whose tools are known only when its factory runs: an
+    /// MCP server lists its tools when it is connected, at bind, and a
+    /// catalogue may depend on the session. It declares no tool names, so
+    /// [`validate`](crate::Definition::validate) has none to check and
+    /// [`tool_names`](Self::tool_names) is empty.
+    ///
+    /// At [`bind`](crate::Definition::bind), what it built gets every check
+    /// a declared tool gets (name rules, reserved name, JSON Schema), in the
+    /// order the factory returned them; a name two of its tools share is
+    /// [`InvalidToolInfo`](crate::bind::BindErrorKind::InvalidToolInfo),
+    /// and a name another definition also produces is
+    /// [`DuplicateToolName`](crate::bind::BindErrorKind::DuplicateToolName)
+    /// (checked once every factory ran, every collision listed). Building
+    /// no tool is allowed: a server may offer none.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_loop_core::session::Session;
+    /// use agent_loop_core::tool::{self, BoxError, Tool, ToolFactory};
+    ///
+    /// /// Tools listed by a catalogue service at bind.
+    /// struct Catalogue;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl ToolFactory for Catalogue {
+    ///     async fn build(&self, _session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+    ///         Ok(Vec::new()) // ask the service here
+    ///     }
+    /// }
+    ///
+    /// let catalogue = tool::Definition::discovering("catalogue", Catalogue);
+    /// assert!(catalogue.discovers_tools());
+    /// assert!(catalogue.tool_names().is_empty());
+    /// ```
+    pub fn discovering(name: impl Into<String>, factory: impl ToolFactory) -> Self {
+        Self::reported(name.into(), None, Box::new(factory))
+    }
+
+    /// A [`discovering`](Self::discovering) definition whose tools can
+    /// change while a binding lives: its factory makes a
+    /// [`ToolListing`](crate::tool::ToolListing) per binding, which the
+    /// binding lists at bind (with the checks of `discovering`) and lists
+    /// again before a model request whenever its
+    /// [`version`](crate::tool::ToolListing::version) moved. An MCP server
+    /// is one (`mcp::McpServer`, feature `mcp`, re-lists on
+    /// `notifications/tools/list_changed`).
+    ///
+    /// A new list is checked as at bind, in that binding alone. One that
+    /// passes is offered from the next model request on; a call of a tool
+    /// it dropped is an error result saying the tool is no longer offered
+    /// ([`ToolCallErrorKind::NoLongerOffered`](crate::bind::ToolCallErrorKind::NoLongerOffered)).
+    /// One that fails leaves the binding's tools as they were and is
+    /// reported ([`TurnEvent::ToolListRefused`](crate::turn::TurnEvent::ToolListRefused)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use agent_loop_core::session::Session;
+    /// use agent_loop_core::tool::{self, BoxError, ListingFactory, Tool, ToolListing};
+    ///
+    /// /// Tools a plugin directory holds, listed again when it changes.
+    /// struct Plugins { changes: Arc<AtomicU64> }
+    ///
+    /// #[async_trait::async_trait]
+    /// impl ToolListing for Plugins {
+    ///     fn version(&self) -> u64 {
+    ///         self.changes.load(Ordering::Acquire)
+    ///     }
+    ///     async fn list(&self) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+    ///         Ok(Vec::new()) // read the directory here
+    ///     }
+    /// }
+    ///
+    /// struct PluginDirectory;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl ListingFactory for PluginDirectory {
+    ///     async fn build(&self, _session: &Session) -> Result<Arc<dyn ToolListing>, BoxError> {
+    ///         Ok(Arc::new(Plugins { changes: Arc::default() }))
+    ///     }
+    /// }
+    ///
+    /// let plugins = tool::Definition::changing("plugins", PluginDirectory);
+    /// assert!(plugins.discovers_tools());
+    /// ```
+    pub fn changing(name: impl Into<String>, factory: impl ListingFactory) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                name: name.into(),
+                discovering: true,
+                tool_names: Vec::new(),
+                factory: Factory::Listing {
+                    factory: Box::new(factory),
+                    infos: InfoCache::new(),
+                },
+            }),
+        }
+    }
+
+    /// A definition whose tools report their own infos; `tool_names` is
+    /// `None` for a definition that discovers them.
+    fn reported(
+        name: String,
+        tool_names: Option<Vec<String>>,
+        factory: Box<dyn ToolFactory>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                name,
+                discovering: tool_names.is_none(),
+                tool_names: tool_names.unwrap_or_default(),
+                factory: Factory::Reported {
+                    factory,
+                    infos: InfoCache::new(),
+                },
+            }),
+        }
+    }
+
+    /// The definition's name: unique among the definitions of one binding.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The model-facing names of the tools this definition declares it
+    /// produces, in declaration order; empty for a
+    /// [`discovering`](Self::discovering) definition.
+    pub fn tool_names(&self) -> &[String] {
+        &self.inner.tool_names
+    }
+
+    /// `true` for a definition whose tool names are known only once its
+    /// factory runs ([`discovering`](Self::discovering)).
+    pub fn discovers_tools(&self) -> bool {
+        self.inner.discovering
+    }
+
+    /// `true` when both are the same definition (clones of one another),
+    /// which a binding builds once.
+    pub fn same_as(&self, other: &Definition) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    pub(crate) fn factory(&self) -> &Factory {
+        &self.inner.factory
+    }
+}
+
+/// No type implements it, and none can (it is sealed): what makes
+/// [`Definition::invoke`] a compile error that says why. You never name
+/// it; the compiler does, in that error's message.
+#[diagnostic::on_unimplemented(
+    message = "a tool definition is a factory, not a tool: it cannot be invoked",
+    label = "bind the loop definition, then invoke the bound tool: `bound.invoke(name, arguments)`",
+    note = "`tool::Definition` builds the tools of each binding; only a bound definition (`Definition<Bound>`) has tools to invoke"
+)]
+pub trait NotInvokable: sealed::Sealed {
+    /// Never called: no value of an implementing type exists.
+    fn unreachable(self) -> std::convert::Infallible;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl Definition {
+    /// Does not compile: a tool definition is a factory. Bind the loop
+    /// definition and invoke through the bound one
+    /// ([`Definition::invoke`](crate::Definition::invoke)). It exists so
+    /// the compiler says so (its argument must be a [`NotInvokable`],
+    /// which nothing is).
+    pub fn invoke<A: NotInvokable>(&self, arguments: A) -> std::convert::Infallible {
+        arguments.unreachable()
+    }
+}
+
+impl From<&Definition> for Definition {
+    fn from(definition: &Definition) -> Self {
+        definition.clone()
+    }
+}
+
+/// Prints as `tool::Definition { name: .., tool_names: [..], .. }`, so it
+/// never reads as the loop's [`Definition`](crate::Definition).
+impl fmt::Debug for Definition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("tool::Definition")
+            .field("name", &self.inner.name)
+            .field("tool_names", &self.inner.tool_names)
+            .field("discovering", &self.inner.discovering)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Adapts a closure returning a `'static` future to [`ToolFactory`].
+struct ClosureFactory<F>(F);
+
+#[async_trait]
+impl<F, Fut> ToolFactory for ClosureFactory<F>
+where
+    F: Fn(Session) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<Arc<dyn Tool>>, BoxError>> + Send + 'static,
+{
+    async fn build(&self, session: &Session) -> Result<Vec<Arc<dyn Tool>>, BoxError> {
+        (self.0)(session.clone()).await
+    }
+}

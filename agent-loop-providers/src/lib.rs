@@ -1,0 +1,36 @@
+//! agent-loop-providers: the providers of [agent-loop]'s tool loop. Each
+//! provider is a format ([`wire`]: its JSON to and from the provider-neutral
+//! conversation of `agent-loop-core`) and an HTTP model (`model`, one
+//! feature per provider) that sends a turn's requests in that format; and
+//! [`cassette`] records any model's traffic once and replays it offline.
+//!
+//! Most users depend on the `agent-loop` crate, which re-exports these
+//! modules under the same names (`agent_loop::wire`, `agent_loop::model`,
+//! `agent_loop::cassette`).
+//!
+//! [agent-loop]: https://docs.rs/agent-loop
+//!
+//! | module | what | feature |
+//! | --- | --- | --- |
+//! | [`wire`] | OpenAI Chat Completions and Responses, Anthropic Messages, Gemini and MCP `tools/list` JSON, streams assembled, native-output schemas per provider | always |
+//! | [`cassette`] | a model's traffic recorded once ([`Recorder`](cassette::Recorder)) and replayed offline ([`Replayer`](cassette::Replayer)), compared by meaning | always |
+//! | `model` | `OpenAiModel`, `OpenAiResponsesModel` (`openai`), `AnthropicModel` (`anthropic`), `GeminiModel` (`gemini`) over HTTP (reqwest, rustls) | `openai`, `anthropic`, `gemini` |
+//!
+//! Why the formats and the HTTP models are one crate: the models write a
+//! request body straight from the borrowed conversation through the
+//! formats' own serde types, which stay private so that a provider's new
+//! field is never a breaking change (see `providers.md` on [`wire`]).
+//!
+//! Decisions: [`wire`] (`providers.md`), `model` (`http-models.md`).
+
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod cassette;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "openai", feature = "anthropic", feature = "gemini")))
+)]
+pub mod model;
+pub mod wire;
