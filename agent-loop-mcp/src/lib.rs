@@ -1,12 +1,12 @@
 //! agent-loop-mcp: [agent-loop] and the Model Context Protocol, with the
 //! official Rust SDK (`rmcp`).
 //!
-//! - [`client`] (feature `client`): MCP servers as tool factories, one
+//! - `client` (feature `client`): MCP servers as tool factories, one
 //!   connection per binding (a child process over stdio, or streamable
-//!   HTTP). `agent_loop::mcp` with the facade's feature `mcp`.
-//! - [`server`] (feature `server`): a definition's bindings served as an MCP
+//!   HTTP). `agent_loop_mcp::client` with the facade's feature `mcp`.
+//! - `server` (feature `server`): a definition's bindings served as an MCP
 //!   server, one binding per MCP session, each call through the binding's
-//!   checks, gates and middlewares. `agent_loop::serve` with the facade's
+//!   checks, gates and middlewares. `agent_loop_mcp::server` with the facade's
 //!   feature `mcp-server`.
 //!
 //! Both read and write MCP's `tools/list` through

@@ -5,8 +5,8 @@
 //! [`cassette`] records any model's traffic once and replays it offline.
 //!
 //! Most users depend on the `agent-loop` crate, which re-exports these
-//! modules under the same names (`agent_loop::wire`, `agent_loop::model`,
-//! `agent_loop::cassette`).
+//! modules under the same names (`agent_loop_providers::wire`, `agent_loop_providers::model`,
+//! `agent_loop_providers::cassette`).
 //!
 //! [agent-loop]: https://docs.rs/agent-loop
 //!

@@ -715,9 +715,14 @@ fn a_failed_responses_answer_parsed_by_a_model_of_ones_own_is_a_full_window() {
     let wire = agent_loop::wire::responses::parse_response(&failed).unwrap_err();
     let error = ModelError::from(wire);
     assert_eq!(error.kind, ModelErrorKind::InvalidResponse);
+    // The provider's own error is the model error's type and message (the
+    // conversion is the format's; the core reads no wire error).
     assert_eq!(
-        (error.code.as_deref(), error.message.as_deref()),
-        (None, None)
+        (error.error_type.as_deref(), error.message.as_deref()),
+        (
+            Some("context_length_exceeded"),
+            Some("The input is too long.")
+        )
     );
     assert!(error.exceeds_context_window(), "{error:?}");
     // Another failure is not.

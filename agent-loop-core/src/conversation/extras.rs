@@ -172,12 +172,12 @@ impl Extras {
     }
 
     /// The kept fields' values, taken out.
-    pub fn into_values(self) -> impl Iterator<Item = Value> {
+    pub(crate) fn into_values(self) -> impl Iterator<Item = Value> {
         self.fields.into_iter().map(|(_, value)| value)
     }
 
     /// `true` for empty extras, so serde can leave them out.
-    pub fn skip(extras: &Extras) -> bool {
+    pub(crate) fn skip(extras: &Extras) -> bool {
         extras.is_empty()
     }
 }

@@ -20,7 +20,7 @@ use crate::conversation::Message;
 /// `quality` variant (not the `fast` one of the tool name lookup, whose
 /// keys the user declares), with a random seed per set: these ids are
 /// chosen by a model or a provider.
-pub type IdSet<T = String> = HashSet<T, foldhash::quality::RandomState>;
+pub(crate) type IdSet<T = String> = HashSet<T, foldhash::quality::RandomState>;
 
 /// The scope of ids minted outside a session: while parsing a history and
 /// in [`repair`](crate::conversation::repair): the version 5 UUID of
@@ -54,8 +54,11 @@ pub(crate) fn minted_tool_call_id(
 }
 
 /// Gives every call of `conversation` whose id is empty or used by an
-/// earlier call a minted id (scope [`UNSCOPED`], its place in
-/// `conversation`), and the result that answers it the same id.
+/// earlier call a minted id, and the result that answers it the same id:
+/// `call_` and the version 5 UUID of its place in `conversation` (the index
+/// of its message and its position among the message's calls), the same
+/// every time the conversation is read. The formats' history parsers call
+/// it (it serves `agent-loop-providers`); a turn mints per session instead.
 ///
 /// A result answers a call of the assistant message right before it (the
 /// providers' rule, and [`repair`](crate::conversation::repair)'s): among

@@ -74,7 +74,7 @@ impl Message {
 
     /// Every JSON value the message holds, the values an export copies and
     /// a model client serialises: its extras' values and those of its
-    /// parts (see [`ContentPart::json_values`]).
+    /// parts (and those of each part).
     pub fn json_values(&self) -> impl Iterator<Item = &serde_json::Value> {
         let (extras, parts): (&Extras, &[ContentPart]) = match self {
             Self::System(system) => (&system.extras, &[]),

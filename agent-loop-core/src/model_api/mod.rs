@@ -19,41 +19,36 @@ pub use error::{ModelError, ModelErrorKind};
 /// current mode's instructions and tools, it answers or asks for tools, and
 /// says why it stopped and how many tokens it used ([`ModelResponse`]).
 ///
-/// Implement it over your provider's client: the `wire`
-/// module builds the request body's `messages` and `tools` and parses the
-/// response body; the mode's instructions are yours to send as the system
-/// prompt, ahead of the conversation. Use
+/// Implement it over your provider's client: the `wire` module of
+/// `agent-loop-providers` (`agent_loop::wire`) builds the request body's
+/// `messages` and `tools` in each provider's format and parses the
+/// response body, and its `From<WireError> for ModelError` makes `?` on a
+/// parser's error an [`InvalidResponse`](ModelErrorKind::InvalidResponse);
+/// the mode's instructions are yours to send as the system prompt, ahead
+/// of the conversation. Use
 /// [`ScriptedModel`](crate::testing::ScriptedModel) in tests.
 ///
 /// ```
 /// use agent_loop_core::conversation::{Message, ModelResponse};
 /// use agent_loop_core::tool::BoxError;
 /// use agent_loop_core::turn::{Model, ModelError, ModelRequest};
-/// use agent_loop_core::wire::openai;
 /// use async_trait::async_trait;
-/// use serde_json::{Value, json};
 ///
-/// /// An OpenAI-compatible model; `post` stands in for your HTTP client.
-/// struct ChatCompletions {
-///     model: String,
-///     post: fn(Value) -> Result<Value, BoxError>,
+/// /// A model behind a client of your own; `complete` stands in for it.
+/// struct MyModel {
+///     complete: fn(&[Message]) -> Result<String, BoxError>,
 /// }
 ///
 /// #[async_trait]
-/// impl Model for ChatCompletions {
+/// impl Model for MyModel {
 ///     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
 ///         // The mode's instructions go first, as a system message.
 ///         let mut conversation: Vec<Message> =
 ///             request.instructions.map(Message::system).into_iter().collect();
 ///         conversation.extend_from_slice(request.conversation);
-///         let body = json!({
-///             "model": self.model,
-///             "messages": openai::export_messages(&conversation).messages,
-///             "tools": openai::export_tools(request.tools),
-///         });
-///         // `?` makes your client's error `ModelErrorKind::Other` and a
-///         // body that is no response `InvalidResponse`.
-///         Ok(openai::parse_response(&(self.post)(body)?)?)
+///         // `?` makes your client's error `ModelErrorKind::Other`.
+///         let text = (self.complete)(&conversation)?;
+///         Ok(ModelResponse::answer(text))
 ///     }
 /// }
 /// ```

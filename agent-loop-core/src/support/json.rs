@@ -5,7 +5,7 @@
 //! serde_json walks a [`Value`] recursively when it clones, compares,
 //! serialises, deserialises or drops it: one stack frame (a few hundred
 //! bytes in release builds, over a kilobyte in debug builds) per level.
-//! JSON text cannot nest as deep as [`MAX_DEPTH`] (serde_json's parser
+//! JSON text cannot nest as deep as [`TooDeep::LIMIT`] (serde_json's parser
 //! refuses 128 levels), but code can build a value of any depth, and a value
 //! nested 10,000 levels overflows a thread's 2 MiB stack in any of those
 //! walks, which aborts the process. So every value this crate walks that a
@@ -45,12 +45,13 @@ pub(crate) const MAX_DEPTH: usize = 128;
 ///
 /// ```
 /// use std::error::Error as _;
-/// use agent_loop_core::{TooDeep, wire};
+/// use agent_loop_core::TooDeep;
+/// use agent_loop_core::turn::Output;
 /// use serde_json::{Value, json};
 ///
-/// // 200 arrays in one another: deeper than the crate walks.
+/// // A schema of 200 arrays in one another: deeper than the crate walks.
 /// let deep = (0..200).fold(json!(1), |inner, _| Value::Array(vec![inner]));
-/// let error = wire::openai::parse_tools(&deep).unwrap_err();
+/// let error = Output::from_schema("deep", "", deep).unwrap_err();
 /// let rule = error.source().and_then(|cause| cause.downcast_ref::<TooDeep>());
 /// assert_eq!(rule.map(|rule| rule.limit), Some(TooDeep::LIMIT));
 /// ```
@@ -103,7 +104,7 @@ impl<'a> Children<'a> {
     }
 }
 
-/// `true` when `value` nests objects and arrays more than [`MAX_DEPTH`]
+/// `true` when `value` nests objects and arrays more than [`TooDeep::LIMIT`]
 /// levels deep (`{}` and `[]` are one level, `{"a": []}` two).
 ///
 /// The walk keeps its own stack of at most `MAX_DEPTH` iterators on the
@@ -159,8 +160,8 @@ pub(crate) fn nests_deeper_than(value: &Value, limit: usize) -> bool {
     }
 }
 
-/// `value` when it nests at most [`MAX_DEPTH`] levels; otherwise `None`,
-/// and `value` is dropped by [`drop_deep`]: what every owner of a value a
+/// `value` when it nests at most [`TooDeep::LIMIT`] levels; otherwise `None`,
+/// and `value` is dropped by `drop_deep`: what every owner of a value a
 /// caller, a model or a server built does before keeping it.
 pub fn within_depth(value: Value) -> Option<Value> {
     if too_deep(&value) {

@@ -1,9 +1,9 @@
 //! Helpers the satellite crates (`agent-loop-providers`, `agent-loop-mcp`)
 //! share with the core, one concern a file: JSON type names and nesting
-//! depth ([`json`]), panic messages ([`panic`]), model-facing text bounded
+//! depth ([`json`]), panic messages ([`panic`](mod@panic)), model-facing text bounded
 //! and cleaned ([`text`]), credentials kept out of URLs shown in errors
 //! ([`redact`]), a fixed hash ([`hash`]), and the tool call ids minted
-//! where a provider sent none ([`mint_missing_ids`], [`IdSet`]). They are public so that those crates need no copy
+//! where a provider sent none ([`mint_missing_ids`]). They are public so that those crates need no copy
 //! of them, and documented as the rest; an application has no need of
 //! them. Nothing here knows a tool, a binding or a turn.
 //!
@@ -19,4 +19,4 @@ pub mod panic;
 pub mod redact;
 pub mod text;
 
-pub use crate::conversation::ids::{IdSet, mint_missing_ids};
+pub use crate::conversation::ids::mint_missing_ids;

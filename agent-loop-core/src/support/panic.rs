@@ -1,6 +1,6 @@
 //! Caught panics: a panicking tool, middleware, factory or model becomes
 //! an error that names the panic's message ([`panic_message`]), and a
-//! future is run and dropped under panic boundaries ([`Contained`]).
+//! future is run and dropped under panic boundaries (`Contained`).
 
 use std::any::Any;
 use std::future::Future;
@@ -8,7 +8,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// The message of a caught panic payload, when it is a string.
+/// The message of a caught panic payload (`catch_unwind`'s `Err`, a
+/// `JoinError`'s panic): the `&str` or `String` it holds, else `"non-string
+/// panic payload"`.
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(message) = payload.downcast_ref::<&str>() {
         (*message).to_owned()

@@ -24,7 +24,7 @@ pub fn redact_url(url: &str) -> String {
 /// bracket) shown as [`redact_url`] shows it. For messages a library wrote
 /// around a URL it was given: reqwest's errors name the whole request URL
 /// ("error sending request for url (http://host/mcp?token=…)").
-pub fn redact_urls_in(text: &str) -> String {
+pub(crate) fn redact_urls_in(text: &str) -> String {
     let mut shown = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(separator) = rest.find("://") {
@@ -49,6 +49,7 @@ pub fn redact_urls_in(text: &str) -> String {
 /// is flattened because each of its errors may quote the URL again.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
+#[non_exhaustive]
 pub struct RedactedError(String);
 
 impl RedactedError {

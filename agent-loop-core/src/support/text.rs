@@ -70,7 +70,7 @@ pub(crate) fn truncate_middle(text: &str, limit: usize) -> Cow<'_, str> {
 }
 
 /// The omitted byte count of the first marker in `truncated`, as written by
-/// [`truncate_middle`] or [`clean_error_text`]: `Some(12345)` for a text
+/// `truncate_middle` or [`clean_error_text`]: `Some(12345)` for a text
 /// containing `[… 12345 bytes omitted …]`, `None` if there is no marker.
 ///
 /// The count is the number of bytes of the original text the marker stands
@@ -108,7 +108,7 @@ fn parse_marker_count(rest: &str) -> Option<usize> {
 /// space U+200B–U+200D and U+FEFF, the soft hyphen, the tag characters) is
 /// removed: invisible, they can make a tool name or an argument read as
 /// something else than it is. The result is then cut to at most `limit`
-/// bytes like [`truncate_middle`], with the marker on the same line
+/// bytes like `truncate_middle`, with the marker on the same line
 /// (`" [… N bytes omitted …] "`, `N` counting bytes of the cleaned text)
 /// and no space doubled around it. Pass [`ERROR_TEXT_BYTES`] unless there
 /// is a reason not to.
@@ -205,7 +205,7 @@ fn prefix_of(characters: impl Iterator<Item = char>, limit: usize) -> String {
 /// that fits.
 ///
 /// Written with an explicit stack, so a value of any depth is quoted
-/// without recursion, and into a [`Bounded`] buffer, so it never holds
+/// without recursion, and into a `Bounded` buffer, so it never holds
 /// more than about `max_bytes` bytes: a string is escaped only as far as
 /// it can show, and quoting a 64 MB value costs what quoting a small one
 /// does.

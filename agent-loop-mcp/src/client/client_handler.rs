@@ -219,7 +219,7 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::info!(
-            target: "agent_loop::mcp",
+            target: "agent_loop_mcp::client",
             server = %self.state.server,
             "the server's tools changed (`notifications/tools/list_changed`); listing them again before the next model request"
         );
@@ -233,7 +233,7 @@ impl ClientHandler for Client {
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         let Some(handler) = &self.state.elicitation else {
             tracing::info!(
-                target: "agent_loop::mcp",
+                target: "agent_loop_mcp::client",
                 server = %self.state.server,
                 "the server asked for input (`elicitation/create`) and no handler is set: declined"
             );

@@ -353,7 +353,7 @@ fn tail(buffer: &Mutex<String>) -> Option<String> {
 }
 
 /// Logs each line of a server's standard error (`tracing` debug, target
-/// `agent_loop::mcp`) and keeps the last [`STDERR_TAIL_BYTES`] for errors.
+/// `agent_loop_mcp::client`) and keeps the last [`STDERR_TAIL_BYTES`] for errors.
 ///
 /// It reads until the server closes its standard error, whatever it
 /// writes: bytes that are not UTF-8 are shown as U+FFFD, and a line longer

@@ -88,7 +88,7 @@ impl ElicitationHandler {
             .await;
         answered.unwrap_or_else(|panic| {
             tracing::warn!(
-                target: "agent_loop::mcp",
+                target: "agent_loop_mcp::client",
                 server = %server,
                 "the elicitation handler panicked: {}; the server is told the user cancelled",
                 agent_loop_core::support::panic::panic_message(panic.as_ref())

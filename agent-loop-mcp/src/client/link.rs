@@ -43,7 +43,7 @@ use agent_loop_core::tool::ToolInfo;
 ///
 /// ```
 /// use std::time::Duration;
-/// use agent_loop::mcp::{McpServer, RestartPolicy, StdioCommand};
+/// use agent_loop_mcp::client::{McpServer, RestartPolicy, StdioCommand};
 ///
 /// let server = McpServer::stdio("files", StdioCommand::new("fs-server"))
 ///     .restart_policy(RestartPolicy::default().attempts(5).delays(Duration::from_millis(50), Duration::from_secs(2)));
@@ -211,7 +211,7 @@ impl Link {
         .retry(backoff)
         .notify(|error: &McpError, wait: Duration| {
             tracing::warn!(
-                target: "agent_loop::mcp",
+                target: "agent_loop_mcp::client",
                 server = %self.server.name(),
                 "restarting the MCP server failed ({error}); trying again in {} s",
                 wait.as_secs_f64()
@@ -226,7 +226,7 @@ impl Link {
             }
             Ok((connection, kept)) => {
                 tracing::warn!(
-                    target: "agent_loop::mcp",
+                    target: "agent_loop_mcp::client",
                     server = %self.server.name(),
                     old_pid = ?old_pid,
                     new_pid = ?connection.pid(),
@@ -243,7 +243,7 @@ impl Link {
             }
             Err(error) => {
                 tracing::error!(
-                    target: "agent_loop::mcp",
+                    target: "agent_loop_mcp::client",
                     server = %self.server.name(),
                     attempts = policy.attempts,
                     "the MCP server was gone and could not be restarted: {error}"

@@ -70,8 +70,8 @@
 //! another bound per server.
 //!
 //! ```no_run
-//! use agent_loop::mcp::{McpServer, StdioCommand};
-//! use agent_loop::{Bindings, Definition, LoopId, SessionId};
+//! use agent_loop_mcp::client::{McpServer, StdioCommand};
+//! use agent_loop_core::{Bindings, Definition, LoopId, SessionId};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let everything = McpServer::stdio(

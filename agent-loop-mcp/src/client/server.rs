@@ -101,8 +101,8 @@ enum Transport {
 /// for how failures become error results.
 ///
 /// ```no_run
-/// use agent_loop::mcp::{McpServer, StdioCommand};
-/// use agent_loop::{Bindings, Definition, LoopId, SessionId};
+/// use agent_loop_mcp::client::{McpServer, StdioCommand};
+/// use agent_loop_core::{Bindings, Definition, LoopId, SessionId};
 ///
 /// /// The directory of one session.
 /// struct Workspace(std::path::PathBuf);
@@ -323,7 +323,7 @@ impl McpServer {
     /// is told the user declined.
     ///
     /// ```
-    /// use agent_loop::mcp::{ElicitationAnswer, ElicitationMode, McpServer, StdioCommand};
+    /// use agent_loop_mcp::client::{ElicitationAnswer, ElicitationMode, McpServer, StdioCommand};
     ///
     /// let server = McpServer::stdio("deploy", StdioCommand::new("deploy-server")).on_elicitation(
     ///     |request| async move {
@@ -360,8 +360,8 @@ impl McpServer {
     /// [`InvalidLimit`].
     ///
     /// ```
-    /// use agent_loop::limits::Limit;
-    /// use agent_loop::mcp::{McpServer, StdioCommand};
+    /// use agent_loop_core::limits::Limit;
+    /// use agent_loop_mcp::client::{McpServer, StdioCommand};
     ///
     /// let logs = McpServer::stdio("logs", StdioCommand::new("log-server")).result_bytes(20_000);
     /// let files = McpServer::stdio("files", StdioCommand::new("fs-server")).result_bytes(Limit::Unlimited);
@@ -477,7 +477,7 @@ impl McpServer {
     /// for this client, which does not implement tasks and does not
     /// declare the `tasks` capability. Offering it would only teach the
     /// model a tool whose every call fails, so it is left out of the
-    /// binding, and a `tracing` warning (target `agent_loop::mcp`, fields
+    /// binding, and a `tracing` warning (target `agent_loop_mcp::client`, fields
     /// `server` and `tool`) says so. The official TypeScript SDK's client
     /// refuses a plain call of such a tool the same way (`Client.callTool`,
     /// "requires task-based execution"). `"forbidden"`, `"optional"`, a
@@ -531,7 +531,7 @@ impl McpServer {
                 ));
             }
             tracing::warn!(
-                target: "agent_loop::mcp",
+                target: "agent_loop_mcp::client",
                 server = %self.name,
                 tool = %info.name,
                 "tool left out: it can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support"

@@ -21,7 +21,7 @@ use agent_loop_core::support::redact::redact_url;
 /// [`inherit_env`](Self::inherit_env) passes everything instead.
 ///
 /// ```
-/// use agent_loop::mcp::StdioCommand;
+/// use agent_loop_mcp::client::StdioCommand;
 ///
 /// let command = StdioCommand::new("npx")
 ///     .args(["-y", "@modelcontextprotocol/server-filesystem", "/srv/project"])

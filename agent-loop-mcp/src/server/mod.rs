@@ -41,9 +41,9 @@
 //! `127.0.0.1` as [`McpService::serve_http`] expects.
 //!
 //! ```no_run
-//! use agent_loop::serve::McpService;
-//! use agent_loop::tool::{self, BoxError, ToolInfo};
-//! use agent_loop::Definition;
+//! use agent_loop_mcp::server::McpService;
+//! use agent_loop_core::tool::{self, BoxError, ToolInfo};
+//! use agent_loop_core::Definition;
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let now = tool::Definition::from_fn(
@@ -189,7 +189,7 @@ impl McpService {
     /// bindings are dropped then. Bind the listener to a loopback address
     /// (`127.0.0.1:PORT`): the SDK accepts only loopback `Host` headers. A
     /// connection that fails to be accepted is logged (`tracing`, target
-    /// `agent_loop::serve`) and serving goes on; what fails in a session
+    /// `agent_loop_mcp::server`) and serving goes on; what fails in a session
     /// is that client's.
     pub async fn serve_http(&self, listener: TcpListener, shutdown: CancellationToken) {
         let shared = Arc::new(self.clone());
@@ -210,7 +210,7 @@ impl McpService {
                         // file descriptor free for now: the server goes on,
                         // a moment later.
                         tracing::warn!(
-                            target: "agent_loop::serve",
+                            target: "agent_loop_mcp::server",
                             "accepting a connection failed: {error}"
                         );
                         tokio::time::sleep(std::time::Duration::from_millis(100)).await;

@@ -48,7 +48,7 @@ impl ServedSession {
                     .await
                     .map_err(|error| {
                         tracing::warn!(
-                            target: "agent_loop::serve",
+                            target: "agent_loop_mcp::server",
                             definition = service.definition.name(),
                             "an MCP session's binding failed: {error}"
                         );

@@ -16,12 +16,12 @@
 //! mid-write leaves the previous cassette whole.
 //!
 //! ```
-//! use agent_loop::cassette::{Cassette, Recorder, Replayer, Strictness};
-//! use agent_loop::conversation::{Message, ModelResponse};
-//! use agent_loop::turn::{Model, ModelRequest, ScriptedModel};
+//! use agent_loop_providers::cassette::{Cassette, Recorder, Replayer, Strictness};
+//! use agent_loop_core::conversation::{Message, ModelResponse};
+//! use agent_loop_core::turn::{Model, ModelRequest, ScriptedModel};
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let path = std::env::temp_dir().join(format!("doc-{}.json", agent_loop::SessionId::new()));
+//! let path = std::env::temp_dir().join(format!("doc-{}.json", agent_loop_core::SessionId::new()));
 //! // Record: the real model (a scripted one here) answers, the exchange is kept.
 //! let recorder = Recorder::new(ScriptedModel::new([ModelResponse::answer("Hi.")]), &path);
 //! let conversation = [Message::user("Hello")];

@@ -42,7 +42,7 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// A model behind Anthropic's Messages API (`POST {base_url}/v1/messages`).
 ///
 /// ```
-/// use agent_loop::model::AnthropicModel;
+/// use agent_loop_providers::model::AnthropicModel;
 ///
 /// let model = AnthropicModel::new("claude-sonnet-4-5")
 ///     .api_key("sk-ant-...")
@@ -95,11 +95,11 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// the model and what it takes instead:
 ///
 /// ```
-/// use agent_loop::conversation::Message;
-/// use agent_loop::model::{AnthropicModel, ModelErrorKind};
+/// use agent_loop_core::conversation::Message;
+/// use agent_loop_providers::model::{AnthropicModel, ModelErrorKind};
 ///
 /// let conversation = [Message::user("Hello")];
-/// let request = agent_loop::turn::ModelRequest::new(&conversation);
+/// let request = agent_loop_core::turn::ModelRequest::new(&conversation);
 /// let error = AnthropicModel::new("claude-opus-4-7")
 ///     .temperature(0.2)
 ///     .request_body_bytes(&request)
@@ -253,9 +253,9 @@ impl AnthropicModel {
     /// it: one thinking setting, the last one set.
     ///
     /// ```
-    /// use agent_loop::conversation::Message;
-    /// use agent_loop::model::{AnthropicModel, Effort};
-    /// use agent_loop::turn::ModelRequest;
+    /// use agent_loop_core::conversation::Message;
+    /// use agent_loop_providers::model::{AnthropicModel, Effort};
+    /// use agent_loop_core::turn::ModelRequest;
     /// use serde_json::json;
     ///
     /// let conversation = [Message::user("Plan the migration.")];
@@ -351,9 +351,9 @@ impl AnthropicModel {
     /// logged as a request logs it).
     ///
     /// ```
-    /// use agent_loop::conversation::Message;
-    /// use agent_loop::model::AnthropicModel;
-    /// use agent_loop::turn::ModelRequest;
+    /// use agent_loop_core::conversation::Message;
+    /// use agent_loop_providers::model::AnthropicModel;
+    /// use agent_loop_core::turn::ModelRequest;
     ///
     /// let model = AnthropicModel::new("claude-sonnet-4-5");
     /// let conversation = [Message::user("Weather in Oslo?")];

@@ -55,7 +55,7 @@ impl ThinkingLevel {
 /// `:streamGenerateContent?alt=sse` when [streaming](Self::stream)).
 ///
 /// ```
-/// use agent_loop::model::{GeminiModel, ThinkingLevel};
+/// use agent_loop_providers::model::{GeminiModel, ThinkingLevel};
 ///
 /// let model = GeminiModel::new("gemini-3-flash-preview")
 ///     .api_key("AIza...")
@@ -243,9 +243,9 @@ impl GeminiModel {
     /// it).
     ///
     /// ```
-    /// use agent_loop::conversation::Message;
-    /// use agent_loop::model::GeminiModel;
-    /// use agent_loop::turn::ModelRequest;
+    /// use agent_loop_core::conversation::Message;
+    /// use agent_loop_providers::model::GeminiModel;
+    /// use agent_loop_core::turn::ModelRequest;
     ///
     /// let model = GeminiModel::new("gemini-2.5-flash");
     /// let conversation = [Message::user("Weather in Oslo?")];

@@ -36,7 +36,7 @@ const RETRYABLE_STATUSES: [u16; 8] = [408, 409, 429, 500, 502, 503, 504, 529];
 /// error or a tracing field.
 ///
 /// ```
-/// use agent_loop::model::ApiKey;
+/// use agent_loop_providers::model::ApiKey;
 ///
 /// let key = ApiKey::new("sk-secret");
 /// assert_eq!(format!("{key} {key:?}"), "<redacted> <redacted>");

@@ -93,7 +93,7 @@ impl MaxTokensField {
 /// Gemini's OpenAI-compatible endpoint).
 ///
 /// ```
-/// use agent_loop::model::{OpenAiModel, ToolChoice};
+/// use agent_loop_providers::model::{OpenAiModel, ToolChoice};
 ///
 /// // A local server that needs no key.
 /// let local = OpenAiModel::new("qwen3:8b").base_url("http://localhost:11434/v1");
@@ -240,7 +240,7 @@ impl OpenAiModel {
     /// is sent.
     ///
     /// ```
-    /// use agent_loop::model::{MaxTokensField, OpenAiModel};
+    /// use agent_loop_providers::model::{MaxTokensField, OpenAiModel};
     ///
     /// let deepseek = OpenAiModel::new("deepseek-chat")
     ///     .base_url("https://api.deepseek.com/v1")
@@ -300,9 +300,9 @@ impl OpenAiModel {
     /// logged as a request logs it).
     ///
     /// ```
-    /// use agent_loop::conversation::Message;
-    /// use agent_loop::model::OpenAiModel;
-    /// use agent_loop::turn::ModelRequest;
+    /// use agent_loop_core::conversation::Message;
+    /// use agent_loop_providers::model::OpenAiModel;
+    /// use agent_loop_core::turn::ModelRequest;
     ///
     /// let model = OpenAiModel::new("gpt-4.1");
     /// let conversation = [Message::user("Weather in Oslo?")];

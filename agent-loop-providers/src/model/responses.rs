@@ -58,7 +58,7 @@ impl ReasoningSummary {
 /// For OpenAI-compatible servers, use [`OpenAiModel`](crate::model::OpenAiModel).
 ///
 /// ```
-/// use agent_loop::model::{OpenAiResponsesModel, ReasoningEffort, ReasoningSummary};
+/// use agent_loop_providers::model::{OpenAiResponsesModel, ReasoningEffort, ReasoningSummary};
 ///
 /// let model = OpenAiResponsesModel::new("gpt-5")
 ///     .api_key("sk-...")
@@ -291,9 +291,9 @@ impl OpenAiResponsesModel {
     /// logged as a request logs it).
     ///
     /// ```
-    /// use agent_loop::conversation::Message;
-    /// use agent_loop::model::OpenAiResponsesModel;
-    /// use agent_loop::turn::ModelRequest;
+    /// use agent_loop_core::conversation::Message;
+    /// use agent_loop_providers::model::OpenAiResponsesModel;
+    /// use agent_loop_core::turn::ModelRequest;
     ///
     /// let model = OpenAiResponsesModel::new("gpt-5");
     /// let conversation = [Message::user("Weather in Oslo?")];

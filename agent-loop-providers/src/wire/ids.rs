@@ -11,9 +11,12 @@
 use std::borrow::Cow;
 
 use agent_loop_core::conversation::{Message, WireFormat};
-use agent_loop_core::support::IdSet;
 use agent_loop_core::support::hash::fnv1a_64;
 use agent_loop_core::tool::NameRules;
+
+/// A set of ids a model or a provider chose: foldhash's `quality` hasher
+/// with a random seed per set (as the core keeps its own).
+type IdSet<T> = std::collections::HashSet<T, foldhash::quality::RandomState>;
 
 /// The longest tool call id OpenAI accepts, in characters ("string too
 /// long. Expected a string with maximum length 40").

@@ -20,7 +20,7 @@
 //! read.
 //!
 //! ```
-//! use agent_loop::wire::mcp;
+//! use agent_loop_providers::wire::mcp;
 //! use serde_json::json;
 //!
 //! let result = json!({

@@ -100,7 +100,7 @@ pub struct Inexpressible {
 /// `schema`; see the [module docs](self) for the rules.
 ///
 /// ```
-/// use agent_loop::wire::output_schema;
+/// use agent_loop_providers::wire::output_schema;
 /// use serde_json::json;
 ///
 /// let sent = output_schema::anthropic(&json!({
@@ -140,7 +140,7 @@ pub fn anthropic(schema: &Value) -> Result<Value, Inexpressible> {
 /// they were absent.
 ///
 /// ```
-/// use agent_loop::wire::output_schema;
+/// use agent_loop_providers::wire::output_schema;
 /// use serde_json::json;
 ///
 /// let sent = output_schema::openai_strict(&json!({
@@ -170,7 +170,7 @@ pub fn openai_strict(schema: &Value) -> Result<Value, Inexpressible> {
 /// Gemini takes every schema in this form.
 ///
 /// ```
-/// use agent_loop::wire::output_schema;
+/// use agent_loop_providers::wire::output_schema;
 /// use serde_json::json;
 ///
 /// let sent = output_schema::gemini(&json!({

@@ -32,8 +32,8 @@
 //! | [`ContentPart::Provider`] | any other block (`server_tool_use`, `web_search_tool_result`, `document`, …), verbatim |
 //!
 //! ```
-//! use agent_loop::conversation::{FinishReason, Message};
-//! use agent_loop::wire::anthropic;
+//! use agent_loop_core::conversation::{FinishReason, Message};
+//! use agent_loop_providers::wire::anthropic;
 //! use serde_json::json;
 //!
 //! let response = anthropic::parse_response(&json!({

@@ -21,7 +21,8 @@ use agent_loop_core::tool::ToolInfo;
 /// further fields of the tool; `strict` only when set.
 ///
 /// ```
-/// use agent_loop::{tool::ToolInfo, wire::anthropic};
+/// use agent_loop_core::tool::ToolInfo;
+/// use agent_loop_providers::wire::anthropic;
 ///
 /// let tools = anthropic::export_tools(&[ToolInfo::without_parameters("now", "The time.")]);
 /// assert_eq!(tools[0]["name"], "now");

@@ -41,8 +41,8 @@
 //! | [`ContentPart::Provider`] | any other part (`fileData`, `executableCode`, `codeExecutionResult`, `inlineData` that is not an image), verbatim |
 //!
 //! ```
-//! use agent_loop::conversation::{FinishReason, Message, ToolResult};
-//! use agent_loop::wire::gemini;
+//! use agent_loop_core::conversation::{FinishReason, Message, ToolResult};
+//! use agent_loop_providers::wire::gemini;
 //! use serde_json::json;
 //!
 //! let response = gemini::parse_response(&json!({

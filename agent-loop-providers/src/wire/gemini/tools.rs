@@ -52,7 +52,8 @@ fn function_tool(declarations: Vec<Value>) -> Value {
 /// field and is not sent. No tools → an empty array.
 ///
 /// ```
-/// use agent_loop::{tool::ToolInfo, wire::gemini};
+/// use agent_loop_core::tool::ToolInfo;
+/// use agent_loop_providers::wire::gemini;
 ///
 /// let tools = gemini::export_tools(&[ToolInfo::without_parameters("now", "The time.")]);
 /// assert_eq!(tools[0]["functionDeclarations"][0]["name"], "now");

@@ -106,8 +106,8 @@
 //! # Example
 //!
 //! ```
-//! use agent_loop::conversation::{FinishReason, Message};
-//! use agent_loop::wire::openai;
+//! use agent_loop_core::conversation::{FinishReason, Message};
+//! use agent_loop_providers::wire::openai;
 //! use serde_json::json;
 //!
 //! let response = json!({
@@ -136,7 +136,7 @@
 //! let body = json!({ "messages": openai::export_messages(&conversation).messages });
 //! assert_eq!(body["messages"][1]["tool_calls"][0]["function"]["name"], "get_weather");
 //! assert_eq!(openai::parse_messages(&body["messages"])?, conversation);
-//! # Ok::<_, agent_loop::wire::WireError>(())
+//! # Ok::<_, agent_loop_providers::wire::WireError>(())
 //! ```
 //!
 //! [`ContentPart::Provider`]: agent_loop_core::conversation::ContentPart::Provider

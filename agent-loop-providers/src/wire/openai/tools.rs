@@ -23,7 +23,8 @@ use agent_loop_core::tool::ToolInfo;
 /// `function`.
 ///
 /// ```
-/// use agent_loop::{tool::ToolInfo, wire::openai};
+/// use agent_loop_core::tool::ToolInfo;
+/// use agent_loop_providers::wire::openai;
 ///
 /// let mut info = ToolInfo::without_parameters("now", "The current time.");
 /// info.strict = Some(true);

@@ -23,8 +23,8 @@
 //! | [`Extras`] | any other field of an item or a part (`status`, `phase`, `annotations`, `logprobs`, `detail`); the response id (`resp_…`) on the assistant message ([`RESPONSE_ID_KEY`]) |
 //!
 //! ```
-//! use agent_loop::conversation::{FinishReason, Message};
-//! use agent_loop::wire::responses;
+//! use agent_loop_core::conversation::{FinishReason, Message};
+//! use agent_loop_providers::wire::responses;
 //! use serde_json::json;
 //!
 //! let response = responses::parse_response(&json!({

@@ -26,7 +26,8 @@ use agent_loop_core::tool::ToolInfo;
 /// the tool (`defer_loading`, `output_schema`, …).
 ///
 /// ```
-/// use agent_loop::{tool::ToolInfo, wire::responses};
+/// use agent_loop_core::tool::ToolInfo;
+/// use agent_loop_providers::wire::responses;
 ///
 /// let tools = responses::export_tools(&[ToolInfo::without_parameters("now", "The time.")]);
 /// assert_eq!(tools[0]["type"], "function");

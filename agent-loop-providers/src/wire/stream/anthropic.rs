@@ -20,8 +20,8 @@
 //! ends a stream that failed after its HTTP 200.
 //!
 //! ```
-//! use agent_loop::conversation::FinishReason;
-//! use agent_loop::wire::stream::{StreamDelta, anthropic::EventAssembler};
+//! use agent_loop_core::conversation::FinishReason;
+//! use agent_loop_providers::wire::stream::{StreamDelta, anthropic::EventAssembler};
 //!
 //! let mut stream = EventAssembler::new();
 //! let mut deltas = Vec::new();
@@ -46,7 +46,7 @@
 //! assert_eq!(call.map(|call| call.arguments), Some(r#"{"city":"Paris"}"#.to_owned()));
 //! assert_eq!(response.finish_reason, FinishReason::ToolCalls);
 //! assert_eq!((response.usage.input_tokens, response.usage.output_tokens), (20, 12));
-//! # Ok::<_, agent_loop::wire::WireError>(())
+//! # Ok::<_, agent_loop_providers::wire::WireError>(())
 //! ```
 
 use serde::Deserialize;

@@ -25,7 +25,7 @@
 //! `promptFeedback.blockReason`) is [`WireErrorKind::Incomplete`].
 //!
 //! ```
-//! use agent_loop::wire::stream::{StreamDelta, gemini::ChunkAssembler};
+//! use agent_loop_providers::wire::stream::{StreamDelta, gemini::ChunkAssembler};
 //!
 //! let mut stream = ChunkAssembler::new();
 //! let deltas = stream.push(r#"{"candidates": [{"content": {"role": "model", "parts": [{"text": "Hel"}]}}]}"#)?;
@@ -33,7 +33,7 @@
 //! stream.push(r#"{"candidates": [{"content": {"role": "model", "parts": [{"text": "lo"}]}, "finishReason": "STOP"}]}"#)?;
 //! let response = stream.finish()?;
 //! assert_eq!(response.message.text(), "Hello");
-//! # Ok::<_, agent_loop::wire::WireError>(())
+//! # Ok::<_, agent_loop_providers::wire::WireError>(())
 //! ```
 
 use serde_json::{Map, Value};

@@ -11,8 +11,8 @@
 //! `function.arguments` text), and fields this crate does not model.
 //!
 //! ```
-//! use agent_loop::conversation::FinishReason;
-//! use agent_loop::wire::stream::{StreamDelta, openai::ChunkAssembler};
+//! use agent_loop_core::conversation::FinishReason;
+//! use agent_loop_providers::wire::stream::{StreamDelta, openai::ChunkAssembler};
 //!
 //! let mut stream = ChunkAssembler::new();
 //! let mut deltas = Vec::new();
@@ -38,7 +38,7 @@
 //! assert_eq!(response.message.tool_calls().next().map(|call| call.arguments.as_str()), Some(r#"{"city":"Oslo"}"#));
 //! assert_eq!(response.finish_reason, FinishReason::ToolCalls);
 //! assert_eq!(response.usage.input_tokens, 50);
-//! # Ok::<_, agent_loop::wire::WireError>(())
+//! # Ok::<_, agent_loop_providers::wire::WireError>(())
 //! ```
 
 use std::collections::HashMap;
@@ -306,8 +306,8 @@ impl ChunkAssembler {
     /// are read as plain `data:` payloads.
     ///
     /// ```
-    /// use agent_loop::wire::WireErrorKind;
-    /// use agent_loop::wire::stream::openai::ChunkAssembler;
+    /// use agent_loop_providers::wire::WireErrorKind;
+    /// use agent_loop_providers::wire::stream::openai::ChunkAssembler;
     ///
     /// let mut stream = ChunkAssembler::new();
     /// stream.push(r#"{"choices":[{"index":0,"delta":{"content":"The answer is"}}]}"#)?;
@@ -323,7 +323,7 @@ impl ChunkAssembler {
     /// );
     /// assert!(stream.push("[DONE]").is_err());
     /// assert_eq!(stream.finish(), Err(error));
-    /// # Ok::<_, agent_loop::wire::WireError>(())
+    /// # Ok::<_, agent_loop_providers::wire::WireError>(())
     /// ```
     ///
     /// # Errors

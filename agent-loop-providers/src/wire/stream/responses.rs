@@ -28,8 +28,8 @@
 //! arrive whole in `response.output_item.done`.
 //!
 //! ```
-//! use agent_loop::conversation::FinishReason;
-//! use agent_loop::wire::stream::{StreamDelta, responses::EventAssembler};
+//! use agent_loop_core::conversation::FinishReason;
+//! use agent_loop_providers::wire::stream::{StreamDelta, responses::EventAssembler};
 //!
 //! let mut stream = EventAssembler::new();
 //! let mut deltas = Vec::new();
@@ -51,7 +51,7 @@
 //! assert_eq!(call.map(|call| call.arguments), Some(r#"{"city":"Oslo"}"#.to_owned()));
 //! assert_eq!(response.finish_reason, FinishReason::ToolCalls);
 //! assert_eq!(response.usage.input_tokens, 50);
-//! # Ok::<_, agent_loop::wire::WireError>(())
+//! # Ok::<_, agent_loop_providers::wire::WireError>(())
 //! ```
 
 use serde::Deserialize;
