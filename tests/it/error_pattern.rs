@@ -1,5 +1,5 @@
 //! The one error pattern the crate docs state ("One error pattern" in
-//! `docs/errors.md`) holds: every error type is derived with `thiserror` and is
+//! `agent-loop-core/docs/errors.md`) holds: every error type is derived with `thiserror` and is
 //! `#[non_exhaustive]`, none implements `Error` by hand, no message names
 //! its source, and the errors a user meets print their cause once, in
 //! `source()`, never in their own `Display`.

@@ -731,7 +731,7 @@ fn a_tool_that_only_runs_as_a_task_is_left_out_with_a_warning_naming_server_and_
     // `initialize` (as the TypeScript SDK's `McpServer` does) and says so
     // with `notifications/tools/list_changed`, so the binding may list
     // twice before its first request.
-    let expected = "agent_loop::mcp: message=tool left out: it can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support server=everything tool=simulate-research-query ";
+    let expected = "agent_loop_mcp::client: message=tool left out: it can only run as an MCP task (`execution.taskSupport` is \"required\"), which this client does not support server=everything tool=simulate-research-query ";
     assert!(
         (1..=2).contains(&left_out.len()) && left_out.iter().all(|warning| *warning == expected),
         "{warnings:?}"

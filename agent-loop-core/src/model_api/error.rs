@@ -28,7 +28,9 @@ pub enum ModelErrorKind {
     Connect,
     /// The server answered 2xx with a body that is not the provider's
     /// response: not JSON (a [`serde_json::Error`] source), not of the
-    /// documented shape (the format's wire error as the source),
+    /// documented shape (the format's wire error as the source; a
+    /// provider's own error inside the answer as `error_type` and
+    /// `message`),
     /// or the provider's error body (`{"error": {...}}`, which OpenRouter
     /// and some OpenAI-compatible proxies answer with 200, or Anthropic's
     /// `{"type": "error", "error": {...}}`), whose type, message and code

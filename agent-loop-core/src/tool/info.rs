@@ -98,8 +98,8 @@ impl ToolInfo {
     /// than [`TooDeep::LIMIT`](crate::TooDeep::LIMIT) (128) levels. Such an
     /// info is refused where it enters a binding
     /// ([`BindErrorKind::InvalidToolInfo`](crate::BindErrorKind::InvalidToolInfo)),
-    /// and a model client should refuse to send it (the crate's HTTP
-    /// models do, unsent): serialising it would recurse once per level.
+    /// and a model client should refuse to send it (the HTTP models of
+    /// `agent-loop-providers` do, unsent): serialising it would recurse once per level.
     pub fn too_deep(&self) -> bool {
         super::schema::info_too_deep(self)
     }

@@ -194,7 +194,7 @@ impl Settings {
     /// fields set with `extra`, the conversation's extras and provider
     /// blocks, and the tools' parameters and extras when the caller listed
     /// them (a binding's tools were checked when they were bound, and an
-    /// output's schema when it was made: a turn's request walks no schema).
+    /// output's schema when it was made: a request checks no schema's depth again).
     fn check_depth(
         &self,
         format: agent_loop_core::conversation::WireFormat,

@@ -32,8 +32,8 @@ use agent_loop_core::conversation::{
 /// base URL, their model name).
 ///
 /// ```
-/// use agent_loop::conversation::{AssistantMessage, ContentPart, Message, Origin, ReasoningPart, WireFormat};
-/// use agent_loop::wire::{DroppedKind, Target, openai};
+/// use agent_loop_core::conversation::{AssistantMessage, ContentPart, Message, Origin, ReasoningPart, WireFormat};
+/// use agent_loop_providers::wire::{DroppedKind, Target, openai};
 ///
 /// let deepseek = Origin::new(WireFormat::OpenAiChat).with_provider("api.deepseek.com");
 /// let mut assistant = AssistantMessage::from_text("4");
