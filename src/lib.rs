@@ -137,16 +137,21 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[doc(inline)]
 pub use agent_loop_core::{
     BindError, BindErrorKind, Bindings, Bound, Defined, Definition, DefinitionError,
     DefinitionErrorKind, Limit, LoopId, Mode, Next, ResolvedToolLimits,
     STRUCTURED_OUTPUT_TOOL_NAME, Session, SessionId, TooDeep, Tool, ToolInfo, ToolInvocation,
     ToolLimits, ToolMiddleware, Validated,
 };
+// Inlined, as axum shows axum-core's items: the facade's page lists the
+// modules and items themselves, not a line naming the crate they are from.
+#[doc(inline)]
 pub use agent_loop_core::{
     bind, context, conversation, definition, gate, limits, middleware, mode, session, testing,
     tool, turn,
 };
+#[doc(inline)]
 pub use agent_loop_providers::{cassette, wire};
 
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
@@ -154,14 +159,17 @@ pub use agent_loop_providers::{cassette, wire};
     docsrs,
     doc(cfg(any(feature = "openai", feature = "anthropic", feature = "gemini")))
 )]
+#[doc(inline)]
 pub use agent_loop_providers::model;
 
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+#[doc(inline)]
 pub use agent_loop_mcp::client as mcp;
 
 #[cfg(feature = "mcp-server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-server")))]
+#[doc(inline)]
 pub use agent_loop_mcp::server as serve;
 
 // The README's example is compiled and run as a doc test.

@@ -63,6 +63,13 @@ pub struct TooDeep {
     pub limit: usize,
 }
 
+impl Default for TooDeep {
+    /// [`TooDeep::new`].
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl TooDeep {
     /// How many objects and arrays a JSON value the crate walks may nest:
     /// 128 (`{}` and `[]` are one level, `{"a": []}` two).
