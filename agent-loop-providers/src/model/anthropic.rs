@@ -51,8 +51,8 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// `messages` (exported by
 /// [`wire::anthropic::export_messages`](crate::wire::anthropic::export_messages)),
 /// `tools` and `tool_choice` when the mode has tools, and the settings
-/// that are set; then the [`extra`](AnthropicModel::extra) fields. The key goes as
-/// `x-api-key`, with `anthropic-version: 2023-06-01`. A request with a
+/// that are set; then the [`extra`](AnthropicModel::extra) fields. The
+/// key goes as `x-api-key`, with `anthropic-version: 2023-06-01`. A request with a
 /// native [`output`](ModelRequest::output) adds Anthropic's documented
 /// structured-outputs field, `output_config: {"format": {"type":
 /// "json_schema", "schema": ...}}`, its schema the subset Anthropic accepts
@@ -104,8 +104,8 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// ```
 ///
 /// `top_p` and `top_k` have no setter here: set with
-/// [`extra`](AnthropicModel::extra), a vendor field is sent as given (whatever the
-/// model), and such a model answers 400 itself. Opus 4.7 has been
+/// [`extra`](AnthropicModel::extra), a vendor field is sent as given
+/// (whatever the model), and such a model answers 400 itself. Opus 4.7 has been
 /// recorded returning a thinking block with empty text and only its
 /// signature (`tests/fixtures/wire-real/anthropic-adaptive/`); such a
 /// block goes back with its signature like any other.

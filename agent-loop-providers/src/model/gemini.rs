@@ -69,8 +69,8 @@ impl ThinkingLevel {
 /// [`tool_choice`](GeminiModel::tool_choice) is set (`AUTO`, `NONE`, `ANY`, or
 /// `ANY` with `allowedFunctionNames` for one tool), and `generationConfig`
 /// with the settings that are set (`temperature`, `maxOutputTokens`,
-/// `thinkingConfig`); then the [`extra`](GeminiModel::extra) fields. The key goes
-/// in the `x-goog-api-key` header, never in the URL. A request with a
+/// `thinkingConfig`); then the [`extra`](GeminiModel::extra) fields. The
+/// key goes in the `x-goog-api-key` header, never in the URL. A request with a
 /// native [`output`](ModelRequest::output) adds Gemini's structured output,
 /// `generationConfig.responseMimeType: "application/json"` and
 /// `responseJsonSchema`: the subset of JSON Schema Gemini documents

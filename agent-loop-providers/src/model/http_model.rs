@@ -62,6 +62,7 @@ use agent_loop_core::turn::{Model, ModelDescription, ModelError, ModelRequest};
 /// `Debug` prints the model under its alias's name (`OpenAiModel { .. }`),
 /// the base URL without userinfo or query (which may hold credentials)
 /// and the key as `<redacted>`.
+///
 // A model whose feature is off is no link target: its name then links to
 // the module, whose first lines say which feature brings it.
 #[cfg_attr(feature = "openai", doc = "[`OpenAiModel`]: super::OpenAiModel")]
@@ -149,6 +150,10 @@ pub(super) fn endpoint_target(base_url: &str, model: &str) -> Target {
 // the crate is what seals this trait. The bound is what `private_bounds`
 // warns about.
 #[allow(private_bounds)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a provider of an HTTP model",
+    label = "use `OpenAiModel`, `OpenAiResponsesModel`, `AnthropicModel` or `GeminiModel`"
+)]
 pub trait Provider: ProviderApi + Clone + fmt::Debug + Send + Sync + 'static {}
 
 /// What one provider gives the shared surface and the shared send path:
@@ -528,7 +533,7 @@ impl<P: Provider> HttpModel<P> {
     /// }
     /// #[cfg(feature = "anthropic")]
     /// assert_eq!(
-    ///     sent(&agent_loop_providers::model::AnthropicModel::new("claude-sonnet-4-5"))?["system"][0]["text"],
+    ///     sent(&agent_loop_providers::model::AnthropicModel::new("claude-sonnet-4-5"))?["system"],
     ///     "Be brief."
     /// );
     /// #[cfg(feature = "gemini")]

@@ -74,12 +74,13 @@ impl ReasoningSummary {
 /// come back in the next request right before the calls they led to.
 /// Models without reasoning (gpt-4o, gpt-4.1) answer 400 "Encrypted content
 /// is not supported with this model" to that `include`, so it is off for
-/// them; [`include_encrypted_reasoning`](OpenAiResponsesModel::include_encrypted_reasoning)
+/// them;
+/// [`include_encrypted_reasoning`](OpenAiResponsesModel::include_encrypted_reasoning)
 /// decides it for any other name.
 ///
 /// **Chained, on request.** With
-/// [`previous_response_id`](OpenAiResponsesModel::previous_response_id), requests send
-/// `store: true`, and once the conversation holds an answer of this API,
+/// [`previous_response_id`](OpenAiResponsesModel::previous_response_id),
+/// requests send `store: true`, and once the conversation holds an answer of this API,
 /// `previous_response_id` (the id kept in that assistant message's extras,
 /// [`RESPONSE_ID_KEY`]) and only the messages after it.
 ///
@@ -88,12 +89,12 @@ impl ReasoningSummary {
 /// [`wire::responses::export_tools`](crate::wire::responses::export_tools)),
 /// `tool_choice` and `parallel_tool_calls` when the mode has tools,
 /// `temperature`, `max_output_tokens`, `reasoning: {effort, summary}` when
-/// set, `stream: true` when streaming, then the [`extra`](OpenAiResponsesModel::extra)
-/// fields. A request with a native [`output`](ModelRequest::output) adds
+/// set, `stream: true` when streaming, then the
+/// [`extra`](OpenAiResponsesModel::extra) fields. A request with a native [`output`](ModelRequest::output) adds
 /// `text: {"format": {"type": "json_schema", "name", "schema", "strict"}}`
 /// (the name's characters outside `[a-zA-Z0-9_-]` replaced by `_`, cut to
-/// 64; `strict` is [`strict_output`](OpenAiResponsesModel::strict_output)). The key goes
-/// as `Authorization: Bearer`.
+/// 64; `strict` is [`strict_output`](OpenAiResponsesModel::strict_output)).
+/// The key goes as `Authorization: Bearer`.
 pub type OpenAiResponsesModel = HttpModel<OpenAiResponses>;
 
 /// OpenAI's Responses API as an [`HttpModel`] speaks it: the provider of
