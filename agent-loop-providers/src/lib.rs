@@ -14,7 +14,7 @@
 //! | --- | --- | --- |
 //! | [`wire`] | OpenAI Chat Completions and Responses, Anthropic Messages, Gemini and MCP `tools/list` JSON, streams assembled, native-output schemas per provider | always |
 //! | [`cassette`] | a model's traffic recorded once ([`Recorder`](cassette::Recorder)) and replayed offline ([`Replayer`](cassette::Replayer)), compared by meaning | always |
-//! | `model` | `OpenAiModel`, `OpenAiResponsesModel` (`openai`), `AnthropicModel` (`anthropic`), `GeminiModel` (`gemini`) over HTTP (reqwest, rustls) | `openai`, `anthropic`, `gemini` |
+//! | `model` | `OpenAiModel`, `OpenAiResponsesModel` (`openai`), `AnthropicModel` (`anthropic`), `GeminiModel` (`gemini`) over HTTP (reqwest, rustls): one `HttpModel` over each provider's type | `openai`, `anthropic`, `gemini` |
 //!
 //! Why the formats and the HTTP models are one crate: the models write a
 //! request body straight from the borrowed conversation through the

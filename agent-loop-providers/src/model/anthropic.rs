@@ -1,15 +1,11 @@
 //! [`AnthropicModel`]: Anthropic Messages.
 
-use async_trait::async_trait;
-use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::error::{EnvError, HttpModelError};
-use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, FieldView, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
-use super::{
-    Effort, EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters,
-};
+use super::error::HttpModelError;
+use super::http_model::{HttpModel, Provider, ProviderApi};
+use super::send::{Body, FieldView, PLACEHOLDER, StreamAssembler};
+use super::{Effort, ToolChoice, inexpressible_output};
 use crate::wire::WireError;
 use crate::wire::anthropic::{self, MessageParam, Role, ToolsView};
 use crate::wire::decode::{Moving, Unread};
@@ -19,9 +15,8 @@ use crate::wire::output_schema;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::anthropic::EventAssembler;
 use agent_loop_core::conversation::{Message, ModelResponse, WireFormat};
-use agent_loop_core::support::redact::redact_url;
-use agent_loop_core::turn::{Model, ModelRequest, ToolList};
 use agent_loop_core::turn::{ModelError, ModelErrorKind};
+use agent_loop_core::turn::{ModelRequest, ToolList};
 
 mod families;
 
@@ -56,8 +51,8 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// `messages` (exported by
 /// [`wire::anthropic::export_messages`](crate::wire::anthropic::export_messages)),
 /// `tools` and `tool_choice` when the mode has tools, and the settings
-/// that are set; then the [`extra`](Self::extra) fields. The key goes as
-/// `x-api-key`, with `anthropic-version: 2023-06-01`. A request with a
+/// that are set; then the [`extra`](AnthropicModel::extra) fields. The
+/// key goes as `x-api-key`, with `anthropic-version: 2023-06-01`. A request with a
 /// native [`output`](ModelRequest::output) adds Anthropic's documented
 /// structured-outputs field, `output_config: {"format": {"type":
 /// "json_schema", "schema": ...}}`, its schema the subset Anthropic accepts
@@ -76,7 +71,7 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 ///
 /// | models | thinking they take | `temperature` other than 1.0 (and `top_p`, `top_k`) | source |
 /// | --- | --- | --- | --- |
-/// | Claude 5: `claude-{opus,sonnet,haiku,fable,mythos}-5`, and `-5-1`, `-5-5`, … | adaptive only ([`effort`](Self::effort)); [`thinking_budget`](Self::thinking_budget) is refused | refused | Anthropic's "Adaptive thinking" guide; the migration guide (Sonnet 5: "sampling parameters removed") |
+/// | Claude 5: `claude-{opus,sonnet,haiku,fable,mythos}-5`, and `-5-1`, `-5-5`, … | adaptive only ([`effort`](AnthropicModel::effort)); [`thinking_budget`](AnthropicModel::thinking_budget) is refused | refused | Anthropic's "Adaptive thinking" guide; the migration guide (Sonnet 5: "sampling parameters removed") |
 /// | Opus 4.7 and later 4.x: `claude-opus-4-7`, `claude-opus-4-8` | adaptive only; `thinking_budget` is refused | refused | Anthropic's "Extended thinking" guide ("Claude 4.7 and later models do not support it"); the migration guide (Opus 4.7) |
 /// | Opus 4.6, Sonnet 4.6 | both; `effort` goes adaptive, `thinking_budget` as a budget (deprecated) | sent | Anthropic's "Adaptive thinking" guide |
 /// | 4.5 and older: `claude-{opus,sonnet,haiku}-4-5`, `-4-1`, `-4-0`, `-4`, `claude-3-7-sonnet` | the budget only; `effort` goes as a budget | sent | Anthropic's "Adaptive thinking" guide ("older models … require `thinking.type: \"enabled\"` with `budget_tokens`") |
@@ -109,112 +104,34 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// ```
 ///
 /// `top_p` and `top_k` have no setter here: set with
-/// [`extra`](Self::extra), a vendor field is sent as given (whatever the
-/// model), and such a model answers 400 itself. Opus 4.7 has been
+/// [`extra`](AnthropicModel::extra), a vendor field is sent as given
+/// (whatever the model), and such a model answers 400 itself. Opus 4.7 has been
 /// recorded returning a thinking block with empty text and only its
 /// signature (`tests/fixtures/wire-real/anthropic-adaptive/`); such a
 /// block goes back with its signature like any other.
-#[derive(Clone)]
-pub struct AnthropicModel {
-    model: String,
-    base_url: String,
-    /// Where requests go, for the exports and the origins recorded on
-    /// answers: made from `base_url` and `model` whenever either is set.
-    target: crate::wire::Target,
-    api_key: Option<ApiKey>,
+pub type AnthropicModel = HttpModel<Anthropic>;
+
+/// Anthropic's Messages API as an [`HttpModel`] speaks it: the provider
+/// of [`AnthropicModel`], holding that model's own settings (see
+/// [`max_tokens`](AnthropicModel::max_tokens),
+/// [`thinking_budget`](AnthropicModel::thinking_budget) and
+/// [`effort`](AnthropicModel::effort)). Made with the model:
+/// [`AnthropicModel::new`].
+#[derive(Clone, Debug)]
+pub struct Anthropic {
     max_tokens: u32,
-    /// [`thinking_budget`](Self::thinking_budget) or
-    /// [`effort`](Self::effort), whichever was set last.
+    /// [`thinking_budget`](AnthropicModel::thinking_budget) or
+    /// [`effort`](AnthropicModel::effort), whichever was set last.
     thinking: Option<Thinking>,
-    settings: Settings,
-    transport: Transport,
 }
 
-/// The base URL without userinfo or query (which may hold credentials),
-/// the key as `<redacted>`.
-impl std::fmt::Debug for AnthropicModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicModel")
-            .field("model", &self.model)
-            .field("base_url", &redact_url(&self.base_url))
-            .field("api_key", &self.api_key)
-            .field("max_tokens", &self.max_tokens)
-            .field("thinking", &self.thinking)
-            .field("settings", &self.settings)
-            .field("transport", &self.transport)
-            .finish()
-    }
-}
-
-shared_setters!(AnthropicModel);
-
-impl AnthropicModel {
-    /// The model `model` (e.g. `claude-sonnet-4-5`) at the official
-    /// endpoint, with no key yet: set one with [`api_key`](Self::api_key).
-    pub fn new(model: impl Into<String>) -> Self {
-        let model = model.into();
-        Self {
-            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
-            model,
-            base_url: DEFAULT_BASE_URL.to_owned(),
-            api_key: None,
-            max_tokens: DEFAULT_MAX_TOKENS,
-            thinking: None,
-            settings: Settings::default(),
-            transport: Transport::new(FORMAT),
-        }
-    }
-
-    /// A model configured from the environment: `ANTHROPIC_MODEL`
-    /// (required), `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (at least
-    /// one of them: a proxy may need no key, the official endpoint does).
-    ///
-    /// # Errors
-    ///
-    /// An [`EnvError`] naming what to set.
-    pub fn from_env() -> Result<Self, EnvError> {
-        Self::from_lookup(env_var)
-    }
-
-    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
-        let env = EnvEndpoint::read(lookup, "ANTHROPIC", "ANTHROPIC_API_KEY")?;
-        let mut this = Self::new(env.model);
-        this.api_key = env.api_key;
-        if let Some(base_url) = env.base_url {
-            this = this.base_url(base_url);
-        }
-        Ok(this)
-    }
-
-    /// The server's base URL, without `/v1` (default
-    /// `https://api.anthropic.com`); requests go to `{base_url}/v1/messages`.
-    /// Credentials in it (`https://user:pass@proxy/…`, `?key=…`) are
-    /// sent but never shown: tracing fields and `Debug` print it without
-    /// userinfo and query.
-    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into().trim_end_matches('/').to_owned();
-        self.target = super::endpoint_target(&self.base_url, &self.model);
-        self
-    }
-
-    /// The API key, sent as `x-api-key`.
-    pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// The model name sent as `model`.
-    pub fn model(mut self, model: impl Into<String>) -> Self {
-        self.model = model.into();
-        self.target = super::endpoint_target(&self.base_url, &self.model);
-        self
-    }
-
+/// The settings of the Messages API alone.
+impl HttpModel<Anthropic> {
     /// The most tokens the answer may use (`max_tokens`, which the API
     /// requires; 4096 unless set). With thinking on, it includes the
     /// thinking.
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = max_tokens;
+        self.provider.max_tokens = max_tokens;
         self
     }
 
@@ -230,7 +147,7 @@ impl AnthropicModel {
     ///
     /// - the model takes the budget form: Claude 5 and Opus 4.7 and later
     ///   answer it 400 and take [`effort`](Self::effort) instead (see
-    ///   [Thinking and sampling by model](Self#thinking-and-sampling-by-model));
+    ///   [Thinking and sampling by model](AnthropicModel#thinking-and-sampling-by-model));
     ///   Opus 4.6 and Sonnet 4.6 take it, deprecated,
     /// - the budget is at least 1024 tokens,
     /// - and less than [`max_tokens`](Self::max_tokens) (4096 unless set),
@@ -242,13 +159,13 @@ impl AnthropicModel {
     /// [`request_body`](Self::request_body) does not check them: it shows
     /// what would be sent.
     pub fn thinking_budget(mut self, budget_tokens: u32) -> Self {
-        self.thinking = Some(Thinking::Budget(budget_tokens));
+        self.provider.thinking = Some(Thinking::Budget(budget_tokens));
         self
     }
 
     /// How much Claude thinks, as an [`Effort`] level, sent in the form
     /// the model takes (see
-    /// [Thinking and sampling by model](Self#thinking-and-sampling-by-model)).
+    /// [Thinking and sampling by model](AnthropicModel#thinking-and-sampling-by-model)).
     /// It replaces a [`thinking_budget`](Self::thinking_budget) set before
     /// it: one thinking setting, the last one set.
     ///
@@ -322,155 +239,27 @@ impl AnthropicModel {
     /// Every refusal is a [`ModelError`] of kind
     /// [`Request`](ModelErrorKind::Request), before anything is sent.
     pub fn effort(mut self, effort: Effort) -> Self {
-        self.thinking = Some(Thinking::Effort(effort));
+        self.provider.thinking = Some(Thinking::Effort(effort));
         self
-    }
-
-    /// The request body this model sends for `request`.
-    pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value()
-    }
-
-    /// The bytes this model posts as the body of `request`: what
-    /// [`request_body`](Self::request_body) shows, serialised (its keys
-    /// maybe in another order), checked as a request is before it is sent;
-    /// for logging a request, or checking it in a test, as it goes out.
-    ///
-    /// # Errors
-    ///
-    /// The [`ModelError`] of kind
-    /// [`Request`](agent_loop_core::turn::ModelErrorKind::Request) the request would fail
-    /// with, unsent: a native output Anthropic's structured outputs cannot
-    /// express, a thinking setting or a temperature the API refuses for this
-    /// model or in this request (see
-    /// [Thinking and sampling by model](Self#thinking-and-sampling-by-model),
-    /// [`thinking_budget`](Self::thinking_budget) and [`effort`](Self::effort)),
-    /// a value nested deeper than
-    /// 128 levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
-    /// conversation holding what this format cannot carry (without it, that is
-    /// logged as a request logs it).
-    ///
-    /// ```
-    /// use agent_loop_core::conversation::Message;
-    /// use agent_loop_providers::model::AnthropicModel;
-    /// use agent_loop_core::turn::ModelRequest;
-    ///
-    /// let model = AnthropicModel::new("claude-sonnet-4-5");
-    /// let conversation = [Message::user("Weather in Oslo?")];
-    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
-    /// let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
-    /// assert_eq!(sent, model.request_body(&request));
-    /// # Ok::<_, Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
-        body_bytes(self, request)
-    }
-
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
-        // The instructions go first as a system message of the model's
-        // own, so the export joins them with the conversation's own into
-        // `system`; the conversation itself is borrowed, not copied.
-        let lead = request.instructions.map(Message::system);
-        let outgoing = Outgoing {
-            lead: lead.as_ref(),
-            rest: request.conversation,
-        };
-        // A signed `thinking` block goes only to the model that wrote it
-        // (see `wire::Target`).
-        let exported = anthropic::export_outgoing(outgoing, &self.target);
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
-        body.insert("max_tokens".into(), json!(self.max_tokens));
-        if let Some(system) = &exported.system {
-            body.insert("system".into(), to_value(system));
-        }
-        let sent = self.sent_thinking();
-        // Asked only with a budget: without thinking, a tool use without a
-        // thinking block is what every request of a tool loop holds, and
-        // in adaptive mode Claude itself may skip thinking before a tool
-        // call (see `effort`).
-        let replayable = !matches!(sent, Some(SentThinking::Budget(_)))
-            || thinking_replayable(&exported.messages);
-        body.insert("messages".into(), PLACEHOLDER);
-        let mut views = vec![("messages", FieldView::Conversation(exported.messages))];
-        if !request.tools.is_empty() {
-            body.insert("tools".into(), PLACEHOLDER);
-            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
-            let parallel = self.settings.parallel_tool_calls;
-            if self.settings.tool_choice.is_some() || parallel.is_some() {
-                let choice = self
-                    .settings
-                    .tool_choice
-                    .as_ref()
-                    .unwrap_or(&ToolChoice::Auto);
-                let mut choice = tool_choice(choice);
-                // `none` takes no such field: no calls, none in parallel.
-                if let Some(parallel) = parallel
-                    && choice["type"] != "none"
-                {
-                    choice["disable_parallel_tool_use"] = json!(!parallel);
-                }
-                body.insert("tool_choice".into(), choice);
-            }
-        }
-        let mut output_config = Map::new();
-        if let Some(output) = request.output {
-            // Anthropic's structured outputs (GA): the answer's text is
-            // JSON that passes the schema. The subset it accepts is sent;
-            // the answer is checked against the full schema. (An
-            // inexpressible one is refused in `check`: shown here as is.)
-            let sent = output_schema::anthropic(output.schema()).ok();
-            let schema = sent.as_ref().unwrap_or(output.schema());
-            output_config.insert(
-                "format".into(),
-                json!({ "type": "json_schema", "schema": schema }),
-            );
-        }
-        if let Some(SentThinking::Adaptive(effort)) = sent {
-            output_config.insert("effort".into(), json!(effort.as_str()));
-        }
-        if !output_config.is_empty() {
-            body.insert("output_config".into(), Value::Object(output_config));
-        }
-        if let Some(temperature) = self.settings.temperature {
-            body.insert("temperature".into(), json!(temperature));
-        }
-        match sent {
-            Some(SentThinking::Budget(budget)) if replayable => {
-                body.insert(
-                    "thinking".into(),
-                    json!({ "type": "enabled", "budget_tokens": budget }),
-                );
-            }
-            Some(SentThinking::Adaptive(_)) => {
-                body.insert("thinking".into(), json!({ "type": "adaptive" }));
-            }
-            _ => {}
-        }
-        if self.settings.stream {
-            body.insert("stream".into(), json!(true));
-        }
-        self.settings.merge_extra(&mut body);
-        Body::new(body, views, exported.dropped, 0)
     }
 
     /// The thinking this model sends: its setting in the form the model
     /// takes (see [`effort`](Self::effort)).
     fn sent_thinking(&self) -> Option<SentThinking> {
-        Some(match self.thinking? {
+        Some(match self.provider.thinking? {
             Thinking::Budget(budget) => SentThinking::Budget(budget),
-            Thinking::Effort(effort) if families::takes_adaptive(&self.model) => {
+            Thinking::Effort(effort) if families::takes_adaptive(&self.endpoint.model) => {
                 SentThinking::Adaptive(effort)
             }
             Thinking::Effort(effort) => {
-                SentThinking::Budget(families::effort_budget(effort, self.max_tokens))
+                SentThinking::Budget(families::effort_budget(effort, self.provider.max_tokens))
             }
         })
     }
 
     /// Refuses a request the API answers 400 for its settings: a thinking
     /// form or a sampling setting the model does not take (see
-    /// [Thinking and sampling by model](Self#thinking-and-sampling-by-model)),
+    /// [Thinking and sampling by model](AnthropicModel#thinking-and-sampling-by-model)),
     /// or one that breaks the rules of thinking (see
     /// [`thinking_budget`](Self::thinking_budget) and
     /// [`effort`](Self::effort)). Rewriting it would send what the caller
@@ -479,9 +268,9 @@ impl AnthropicModel {
         let refuse = |message: String| {
             Err(ModelError::of_format(FORMAT, ModelErrorKind::Request).with_message(message))
         };
-        let model = &self.model;
+        let model = &self.endpoint.model;
         let row = families::row(model);
-        if let (Some(row), Some(Thinking::Budget(budget))) = (row, self.thinking)
+        if let (Some(row), Some(Thinking::Budget(budget))) = (row, self.provider.thinking)
             && row.forms == families::Forms::Adaptive
         {
             return refuse(format!(
@@ -490,7 +279,7 @@ impl AnthropicModel {
                 row.source
             ));
         }
-        if let (Some(row), Some(thinking)) = (row, self.thinking)
+        if let (Some(row), Some(thinking)) = (row, self.provider.thinking)
             && row.forms == families::Forms::None
         {
             let setting = match thinking {
@@ -515,7 +304,7 @@ impl AnthropicModel {
                 row.source
             ));
         }
-        let budget = match (self.thinking, self.sent_thinking()) {
+        let budget = match (self.provider.thinking, self.sent_thinking()) {
             (_, None) => return Ok(()),
             (_, Some(SentThinking::Adaptive(effort))) => {
                 // "`temperature` may only be set to 1 when thinking is
@@ -529,12 +318,12 @@ impl AnthropicModel {
                 };
             }
             (Some(Thinking::Effort(effort)), Some(SentThinking::Budget(budget))) => {
-                if self.max_tokens <= MIN_THINKING_BUDGET {
+                if self.provider.max_tokens <= MIN_THINKING_BUDGET {
                     return refuse(format!(
                         "effort(Effort::{effort:?}) goes to {model} as a thinking budget, at least \
                          {MIN_THINKING_BUDGET} tokens and less than max_tokens {}: set max_tokens \
                          above {MIN_THINKING_BUDGET}",
-                        self.max_tokens
+                        self.provider.max_tokens
                     ));
                 }
                 budget
@@ -546,10 +335,10 @@ impl AnthropicModel {
                 "thinking_budget {budget} is below the API's minimum of {MIN_THINKING_BUDGET} tokens"
             ));
         }
-        if budget >= self.max_tokens {
+        if budget >= self.provider.max_tokens {
             return refuse(format!(
                 "thinking_budget {budget} must be less than max_tokens {}",
-                self.max_tokens
+                self.provider.max_tokens
             ));
         }
         if let Some(temperature) = temperature {
@@ -589,20 +378,34 @@ enum SentThinking {
     Adaptive(Effort),
 }
 
-impl Provider for AnthropicModel {
+impl Provider for Anthropic {}
+
+impl ProviderApi for Anthropic {
+    const MODEL_NAME: &'static str = "AnthropicModel";
     const FORMAT: WireFormat = FORMAT;
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const ENV_PREFIX: &'static str = "ANTHROPIC";
+    const ENV_KEY_HINT: &'static str = "ANTHROPIC_API_KEY";
+    const KEY_HEADER: &'static str = "x-api-key";
+    const FIXED_HEADERS: &'static [(&'static str, &'static str)] =
+        &[("anthropic-version", API_VERSION)];
     type Stream = EventAssembler;
     type View<'r> = RequestView<'r>;
+    type Response = anthropic::RawResponse;
 
-    fn settings(&self) -> &Settings {
-        &self.settings
+    fn unset() -> Self {
+        Self {
+            max_tokens: DEFAULT_MAX_TOKENS,
+            thinking: None,
+        }
     }
 
-    fn transport(&self) -> &Transport {
-        &self.transport
+    fn debug_fields(&self, out: &mut std::fmt::DebugStruct<'_, '_>) {
+        out.field("max_tokens", &self.max_tokens)
+            .field("thinking", &self.thinking);
     }
 
-    fn check(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+    fn check(model: &AnthropicModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
         if let Some(output) = request.output
             && let Err(problem) = output_schema::anthropic(output.schema())
         {
@@ -612,31 +415,104 @@ impl Provider for AnthropicModel {
                 "ask for this output with OutputMode::Tool",
             ));
         }
-        self.check_settings(request)
+        model.check_settings(request)
     }
 
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
-        AnthropicModel::body(self, request)
-    }
-
-    fn url(&self) -> String {
-        format!("{}/v1/messages", self.base_url)
-    }
-
-    fn headers(&self) -> Result<HeaderMap, ModelError> {
-        let mut headers = HeaderMap::new();
-        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.api_key {
-            headers.insert("x-api-key", secret_header(FORMAT, key, "")?);
+    fn body<'r>(model: &'r AnthropicModel, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
+        // The instructions go first as a system message of the model's
+        // own, so the export joins them with the conversation's own into
+        // `system`; the conversation itself is borrowed, not copied.
+        let lead = request.instructions.map(Message::system);
+        let outgoing = Outgoing {
+            lead: lead.as_ref(),
+            rest: request.conversation,
+        };
+        // A signed `thinking` block goes only to the model that wrote it
+        // (see `wire::Target`).
+        let exported = anthropic::export_outgoing(outgoing, &model.endpoint.target);
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model.endpoint.model));
+        body.insert("max_tokens".into(), json!(model.provider.max_tokens));
+        if let Some(system) = &exported.system {
+            body.insert("system".into(), to_value(system));
         }
-        Ok(headers)
+        let sent = model.sent_thinking();
+        // Asked only with a budget: without thinking, a tool use without a
+        // thinking block is what every request of a tool loop holds, and
+        // in adaptive mode Claude itself may skip thinking before a tool
+        // call (see `effort`).
+        let replayable = !matches!(sent, Some(SentThinking::Budget(_)))
+            || thinking_replayable(&exported.messages);
+        body.insert("messages".into(), PLACEHOLDER);
+        let mut views = vec![("messages", FieldView::Conversation(exported.messages))];
+        if !request.tools.is_empty() {
+            body.insert("tools".into(), PLACEHOLDER);
+            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
+            let parallel = model.settings.parallel_tool_calls;
+            if model.settings.tool_choice.is_some() || parallel.is_some() {
+                let choice = model
+                    .settings
+                    .tool_choice
+                    .as_ref()
+                    .unwrap_or(&ToolChoice::Auto);
+                let mut choice = tool_choice(choice);
+                // `none` takes no such field: no calls, none in parallel.
+                if let Some(parallel) = parallel
+                    && choice["type"] != "none"
+                {
+                    choice["disable_parallel_tool_use"] = json!(!parallel);
+                }
+                body.insert("tool_choice".into(), choice);
+            }
+        }
+        let mut output_config = Map::new();
+        if let Some(output) = request.output {
+            // Anthropic's structured outputs (GA): the answer's text is
+            // JSON that passes the schema. The subset it accepts is sent;
+            // the answer is checked against the full schema. (An
+            // inexpressible one is refused in `check`: shown here as is.)
+            let sent = output_schema::anthropic(output.schema()).ok();
+            let schema = sent.as_ref().unwrap_or(output.schema());
+            output_config.insert(
+                "format".into(),
+                json!({ "type": "json_schema", "schema": schema }),
+            );
+        }
+        if let Some(SentThinking::Adaptive(effort)) = sent {
+            output_config.insert("effort".into(), json!(effort.as_str()));
+        }
+        if !output_config.is_empty() {
+            body.insert("output_config".into(), Value::Object(output_config));
+        }
+        if let Some(temperature) = model.settings.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        match sent {
+            Some(SentThinking::Budget(budget)) if replayable => {
+                body.insert(
+                    "thinking".into(),
+                    json!({ "type": "enabled", "budget_tokens": budget }),
+                );
+            }
+            Some(SentThinking::Adaptive(_)) => {
+                body.insert("thinking".into(), json!({ "type": "adaptive" }));
+            }
+            _ => {}
+        }
+        if model.settings.stream {
+            body.insert("stream".into(), json!(true));
+        }
+        model.settings.merge_extra(&mut body);
+        Body::new(body, views, exported.dropped, 0)
+    }
+
+    fn url(model: &AnthropicModel) -> String {
+        format!("{}/v1/messages", model.endpoint.base_url)
     }
 
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         anthropic::parse_response(body)
     }
-
-    type Response = anthropic::RawResponse;
 
     fn read_response(response: anthropic::RawResponse) -> Result<ModelResponse, Unread> {
         anthropic::read_response(Moving, response)
@@ -705,22 +581,6 @@ fn tool_choice(choice: &ToolChoice) -> Value {
         ToolChoice::None => json!({ "type": "none" }),
         ToolChoice::Required => json!({ "type": "any" }),
         ToolChoice::Tool(name) => json!({ "type": "tool", "name": name }),
-    }
-}
-
-#[async_trait]
-impl Model for AnthropicModel {
-    /// The model's name and [`WireFormat::AnthropicMessages`](agent_loop_core::conversation::WireFormat::AnthropicMessages).
-    fn description(&self) -> agent_loop_core::turn::ModelDescription {
-        agent_loop_core::turn::ModelDescription::new(
-            self.model.clone(),
-            agent_loop_core::conversation::WireFormat::AnthropicMessages,
-        )
-    }
-
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        let response = send(self, request).await?;
-        Ok(super::from_target(response, &self.target))
     }
 }
 
@@ -905,7 +765,7 @@ mod tests {
             sent["tools"][0]["cache_control"],
             json!({ "type": "ephemeral" })
         );
-        let exported = anthropic::export_messages_for(&conversation, &model.target);
+        let exported = anthropic::export_messages_for(&conversation, &model.endpoint.target);
         assert_eq!(sent["messages"], Value::Array(exported.messages));
         assert_eq!(sent["messages"][1]["content"][0]["type"], "thinking");
         assert_eq!(
@@ -1028,7 +888,7 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        assert_eq!(model.base_url, DEFAULT_BASE_URL);
-        assert_eq!(model.max_tokens, DEFAULT_MAX_TOKENS);
+        assert_eq!(model.endpoint.base_url, DEFAULT_BASE_URL);
+        assert_eq!(model.provider.max_tokens, DEFAULT_MAX_TOKENS);
     }
 }

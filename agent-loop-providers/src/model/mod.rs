@@ -5,6 +5,11 @@
 //! feature, and [`GeminiModel`] (Gemini's native API) behind the `gemini`
 //! feature. The default build has none of them, and no HTTP stack.
 //!
+//! Each is an [`HttpModel`] over its provider type (`OpenAiChat`,
+//! `OpenAiResponses`, `Anthropic`, `Gemini`): the constructors, the
+//! server, the key, the settings every provider takes and the transport
+//! are the same methods on all four, and each adds its own settings.
+//!
 //! Each implements [`Model`](agent_loop_core::turn::Model): the mode's instructions
 //! go out as the system prompt, ahead of the conversation's own system
 //! messages; the mode's tools as the request's `tools` (left out when there
@@ -65,6 +70,7 @@ mod error;
 mod event_body;
 mod headers;
 mod http;
+mod http_model;
 mod send;
 
 #[cfg(feature = "anthropic")]
@@ -82,17 +88,18 @@ use error::HttpModelError;
 
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
-pub use anthropic::AnthropicModel;
+pub use anthropic::{Anthropic, AnthropicModel};
 #[cfg(feature = "gemini")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
-pub use gemini::{GeminiModel, ThinkingLevel};
+pub use gemini::{Gemini, GeminiModel, ThinkingLevel};
 pub use http::ApiKey;
+pub use http_model::{HttpModel, Provider};
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
-pub use openai::{MaxTokensField, OpenAiModel, ReasoningEffort};
+pub use openai::{MaxTokensField, OpenAiChat, OpenAiModel, ReasoningEffort};
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
-pub use responses::{OpenAiResponsesModel, ReasoningSummary};
+pub use responses::{OpenAiResponses, OpenAiResponsesModel, ReasoningSummary};
 
 /// Which tool the model must call, if any: a request's `tool_choice`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,8 +159,8 @@ impl Effort {
     }
 }
 
-/// What both models send: the settings a user sets every day, and vendor
-/// fields merged into the body last.
+/// What every HTTP model sends: the settings a user sets every day, and
+/// vendor fields merged into the body last.
 #[derive(Clone, Debug, Default)]
 struct Settings {
     temperature: Option<f64>,
@@ -296,188 +303,9 @@ impl Settings {
     }
 }
 
-/// What a model's `from_env` reads: the model name, and a key or a base
-/// URL (a local server needs no key; the official endpoint needs no URL).
-struct EnvEndpoint {
-    model: String,
-    api_key: Option<ApiKey>,
-    base_url: Option<String>,
-}
-
-impl EnvEndpoint {
-    /// Reads `{PREFIX}_MODEL`, `{PREFIX}_API_KEY` and `{PREFIX}_BASE_URL`
-    /// through `lookup` (blank counts as unset); `key_hint` is how the
-    /// error names the missing key.
-    fn read(
-        lookup: impl Fn(&str) -> Option<String>,
-        prefix: &str,
-        key_hint: &str,
-    ) -> Result<Self, EnvError> {
-        let model = lookup(&format!("{prefix}_MODEL"));
-        let api_key = lookup(&format!("{prefix}_API_KEY"));
-        let base_url = lookup(&format!("{prefix}_BASE_URL"));
-        let mut variables = Vec::new();
-        if model.is_none() {
-            variables.push(format!("{prefix}_MODEL"));
-        }
-        if api_key.is_none() && base_url.is_none() {
-            variables.push(key_hint.to_owned());
-        }
-        match model {
-            Some(model) if variables.is_empty() => Ok(Self {
-                model,
-                api_key: api_key.map(ApiKey::new),
-                base_url,
-            }),
-            _ => Err(EnvError { variables }),
-        }
-    }
-}
-
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-/// The export target of a model at `base_url` named `model`: the
-/// provider is the URL's host, with its port when the URL gives one
-/// (`api.deepseek.com`, `127.0.0.1:8080`), lower-case; unknown when the URL
-/// does not parse (the request then fails on it anyway).
-fn endpoint_target(base_url: &str, model: &str) -> crate::wire::Target {
-    let provider = reqwest::Url::parse(base_url).ok().and_then(|url| {
-        let host = url.host_str()?.to_ascii_lowercase();
-        Some(match url.port() {
-            Some(port) => format!("{host}:{port}"),
-            None => host,
-        })
-    });
-    let mut target = crate::wire::Target::new().model(model);
-    target.provider = provider;
-    target
-}
-
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-/// `response` with `target` recorded as the origin of every
-/// provider-specific piece of it: what each HTTP model hands back.
-fn from_target(
-    mut response: agent_loop_core::conversation::ModelResponse,
-    target: &crate::wire::Target,
-) -> agent_loop_core::conversation::ModelResponse {
-    response
-        .message
-        .record_origin(target.provider.as_deref(), target.model.as_deref());
-    response
-}
-
 /// An environment variable, `None` when unset or blank.
 fn env_var(variable: &str) -> Option<String> {
     std::env::var(variable)
         .ok()
         .filter(|value| !value.trim().is_empty())
 }
-
-/// Generates the setters both models share, on `$model` (which has
-/// `settings: Settings` and `transport: http::Transport` fields).
-macro_rules! shared_setters {
-    ($model:ty) => {
-        impl $model {
-            /// The sampling temperature (`temperature`).
-            pub fn temperature(mut self, temperature: f64) -> Self {
-                self.settings.temperature = Some(temperature);
-                self
-            }
-
-            /// Which tool the model must call (`tool_choice`); sent only
-            /// when the mode has tools.
-            pub fn tool_choice(mut self, choice: $crate::model::ToolChoice) -> Self {
-                self.settings.tool_choice = Some(choice);
-                self
-            }
-
-            /// Whether the model may ask for several calls at once (OpenAI
-            /// `parallel_tool_calls`, Anthropic
-            /// `tool_choice.disable_parallel_tool_use`); sent only when the
-            /// mode has tools. Unset: the provider's default (allowed).
-            pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
-                self.settings.parallel_tool_calls = Some(parallel);
-                self
-            }
-
-            /// A top-level body field for anything vendor-specific
-            /// (`top_p`, `seed`, `metadata`, `service_tier`, …), written
-            /// last: it replaces a field this model sets itself, and
-            /// `serde_json::Value::Null` removes one (Mistral answers 422
-            /// and xAI 400 to the `stream_options` a streamed Chat
-            /// Completions request carries: `.extra("stream_options",
-            /// Value::Null)`). Repeat for several fields.
-            ///
-            /// A `value` nested deeper than 128 levels (only code builds
-            /// one) is dropped here, without recursion, and every request
-            /// of the model then fails with
-            /// [`ModelErrorKind::Request`](crate::model::ModelErrorKind::Request)
-            /// naming the field, unsent.
-            pub fn extra(mut self, field: impl Into<String>, value: serde_json::Value) -> Self {
-                self.settings.set_extra(field.into(), value);
-                self
-            }
-
-            /// Stream the response (server-sent events): its text and
-            /// reasoning go out as
-            /// [`TurnEvent::TextDelta`](agent_loop_core::turn::TurnEvent::TextDelta)
-            /// and [`ReasoningDelta`](agent_loop_core::turn::TurnEvent::ReasoningDelta)
-            /// as they arrive, and the assembled response is what the
-            /// unstreamed request returns. Off by default.
-            pub fn stream(mut self, stream: bool) -> Self {
-                self.settings.stream = stream;
-                self
-            }
-
-            /// Refuse a request whose conversation holds what this model's
-            /// format cannot carry (see [`wire::Dropped`](crate::wire::Dropped):
-            /// reasoning, provider parts and extras of another provider's
-            /// format, images where the format takes none), with
-            /// [`ModelErrorKind::Request`](crate::model::ModelErrorKind::Request)
-            /// naming each, unsent. Off by default: the request goes out
-            /// without them and one `tracing` warning per request names
-            /// what was left out (kinds and places, never content).
-            pub fn refuse_dropped(mut self, refuse: bool) -> Self {
-                self.settings.refuse_dropped = refuse;
-                self
-            }
-
-            /// The timeout of each attempt (120 s by default): unstreamed,
-            /// until the whole answer is read; streamed, until the headers
-            /// and then between two pieces of the body (an event, or a
-            /// keep-alive comment such as OpenRouter's `: OPENROUTER
-            /// PROCESSING`, so a long-thinking stream is not cut). Once
-            /// the stream has said why the model stopped, 2 s without an
-            /// event (or this timeout, if shorter) end it with the whole
-            /// answer: servers that never send `[DONE]` or `message_stop`
-            /// and hold the connection open cost neither the timeout nor
-            /// the answer. A timeout before any response
-            /// arrived (connecting, the headers, a whole unstreamed
-            /// answer) is retried like a connection error, and the retry
-            /// has twice the time (at most 8 times this timeout); a stream
-            /// that stalls once its events began is not retried.
-            pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-                self.transport.timeout = timeout;
-                self
-            }
-
-            /// Retries after a retryable failure (3 by default; 0 sends
-            /// once), a stream's error before its content included: a
-            /// request makes at most this many attempts plus one.
-            pub fn max_retries(mut self, retries: u32) -> Self {
-                self.transport.max_retries = retries;
-                self
-            }
-
-            /// The backoff between retries: from `min` (500 ms by default),
-            /// doubling, at most `max` (8 s by default), with jitter. A
-            /// server's `Retry-After` replaces it.
-            pub fn backoff(mut self, min: std::time::Duration, max: std::time::Duration) -> Self {
-                self.transport.min_backoff = min;
-                self.transport.max_backoff = max.max(min);
-                self
-            }
-        }
-    };
-}
-
-use shared_setters;

@@ -1,15 +1,11 @@
 //! [`OpenAiModel`]: OpenAI Chat Completions, and every server that speaks
 //! it.
 
-use async_trait::async_trait;
-use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
-use super::error::EnvError;
-use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, FieldView, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
-use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
-use crate::wire::Target;
+use super::http_model::{HttpModel, Provider, ProviderApi};
+use super::send::{Body, FieldView, PLACEHOLDER, StreamAssembler};
+use super::{ToolChoice, inexpressible_output};
 use crate::wire::WireError;
 use crate::wire::decode::Unread;
 use crate::wire::openai::{self, RequestMessages, ToolsView};
@@ -17,9 +13,8 @@ use crate::wire::output_schema;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::openai::ChunkAssembler;
 use agent_loop_core::conversation::{Message, ModelResponse, SystemMessage, WireFormat};
-use agent_loop_core::support::redact::redact_url;
 use agent_loop_core::turn::ModelError;
-use agent_loop_core::turn::{Model, ModelRequest, ToolList};
+use agent_loop_core::turn::{ModelRequest, ToolList};
 
 const FORMAT: WireFormat = WireFormat::OpenAiChat;
 
@@ -111,125 +106,37 @@ impl MaxTokensField {
 /// `system` message, then the conversation, exported by
 /// [`wire::openai::export_messages`](crate::wire::openai::export_messages)),
 /// `tools`, `tool_choice` and `parallel_tool_calls` when the mode has
-/// tools, and the settings that are set; then the [`extra`](Self::extra)
+/// tools, and the settings that are set; then the [`extra`](OpenAiModel::extra)
 /// fields. The key goes as `Authorization: Bearer`. A request with a native
 /// [`output`](ModelRequest::output) adds `response_format: {"type":
 /// "json_schema", "json_schema": {"name", "schema", "strict"}}`: the name is
 /// the output's, its characters outside `[a-zA-Z0-9_-]` replaced by `_`
-/// and cut to 64; `strict` is [`strict_output`](Self::strict_output).
-#[derive(Clone)]
-pub struct OpenAiModel {
-    model: String,
-    base_url: String,
-    /// Where requests go, for the exports and the origins recorded on
-    /// answers: made from `base_url` and `model` whenever either is set.
-    target: Target,
-    api_key: Option<ApiKey>,
+/// and cut to 64; `strict` is [`strict_output`](OpenAiModel::strict_output).
+pub type OpenAiModel = HttpModel<OpenAiChat>;
+
+/// OpenAI's Chat Completions API as an [`HttpModel`] speaks it: the
+/// provider of [`OpenAiModel`], holding that model's own settings (see
+/// [`max_tokens`](OpenAiModel::max_tokens),
+/// [`max_tokens_field`](OpenAiModel::max_tokens_field),
+/// [`reasoning_effort`](OpenAiModel::reasoning_effort) and
+/// [`strict_output`](OpenAiModel::strict_output)). Made with the model:
+/// [`OpenAiModel::new`].
+#[derive(Clone, Debug)]
+pub struct OpenAiChat {
     max_tokens: Option<u32>,
     max_tokens_field: MaxTokensField,
     reasoning_effort: Option<ReasoningEffort>,
     strict_output: bool,
-    settings: Settings,
-    transport: Transport,
 }
 
-/// The base URL without userinfo or query (which may hold credentials),
-/// the key as `<redacted>`.
-impl std::fmt::Debug for OpenAiModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiModel")
-            .field("model", &self.model)
-            .field("base_url", &redact_url(&self.base_url))
-            .field("api_key", &self.api_key)
-            .field("max_tokens", &self.max_tokens)
-            .field("max_tokens_field", &self.max_tokens_field)
-            .field("reasoning_effort", &self.reasoning_effort)
-            .field("strict_output", &self.strict_output)
-            .field("settings", &self.settings)
-            .field("transport", &self.transport)
-            .finish()
-    }
-}
-
-shared_setters!(OpenAiModel);
-
-impl OpenAiModel {
-    /// The model `model` (e.g. `gpt-4.1`, `deepseek-chat`) at the official
-    /// endpoint, with no key: set one with [`api_key`](Self::api_key), or
-    /// another server with [`base_url`](Self::base_url).
-    pub fn new(model: impl Into<String>) -> Self {
-        let model = model.into();
-        Self {
-            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
-            model,
-            base_url: DEFAULT_BASE_URL.to_owned(),
-            api_key: None,
-            max_tokens: None,
-            max_tokens_field: MaxTokensField::default(),
-            reasoning_effort: None,
-            strict_output: false,
-            settings: Settings::default(),
-            transport: Transport::new(FORMAT),
-        }
-    }
-
-    /// A model configured from the environment: `OPENAI_MODEL` (required),
-    /// `OPENAI_API_KEY` and `OPENAI_BASE_URL` (at least one of them: a
-    /// local server needs no key, the official endpoint does).
-    ///
-    /// # Errors
-    ///
-    /// An [`EnvError`] naming what to set.
-    pub fn from_env() -> Result<Self, EnvError> {
-        Self::from_lookup(env_var)
-    }
-
-    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
-        let env = EnvEndpoint::read(
-            lookup,
-            "OPENAI",
-            "OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)",
-        )?;
-        let mut this = Self::new(env.model);
-        this.api_key = env.api_key;
-        if let Some(base_url) = env.base_url {
-            this = this.base_url(base_url);
-        }
-        Ok(this)
-    }
-
-    /// The server's base URL, up to and including `/v1` (default
-    /// `https://api.openai.com/v1`); requests go to
-    /// `{base_url}/chat/completions`.
-    /// Credentials in it (`https://user:pass@proxy/…`, `?key=…`) are
-    /// sent but never shown: tracing fields and `Debug` print it without
-    /// userinfo and query.
-    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into().trim_end_matches('/').to_owned();
-        self.target = super::endpoint_target(&self.base_url, &self.model);
-        self
-    }
-
-    /// The API key, sent as `Authorization: Bearer`. Without one, no
-    /// `Authorization` header is sent.
-    pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// The model name sent as `model`.
-    pub fn model(mut self, model: impl Into<String>) -> Self {
-        self.model = model.into();
-        self.target = super::endpoint_target(&self.base_url, &self.model);
-        self
-    }
-
+/// The settings of Chat Completions alone.
+impl HttpModel<OpenAiChat> {
     /// The most tokens the answer may use, sent as
     /// `max_completion_tokens` (which OpenAI's reasoning models require
     /// instead of the older `max_tokens`); for a server that reads only
     /// `max_tokens`, see [`max_tokens_field`](Self::max_tokens_field).
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = Some(max_tokens);
+        self.provider.max_tokens = Some(max_tokens);
         self
     }
 
@@ -249,13 +156,13 @@ impl OpenAiModel {
     /// # let _ = deepseek;
     /// ```
     pub fn max_tokens_field(mut self, field: MaxTokensField) -> Self {
-        self.max_tokens_field = field;
+        self.provider.max_tokens_field = field;
         self
     }
 
     /// How hard a reasoning model thinks (`reasoning_effort`).
     pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
-        self.reasoning_effort = Some(effort);
+        self.provider.reasoning_effort = Some(effort);
         self
     }
 
@@ -272,126 +179,46 @@ impl OpenAiModel {
     /// it, the full schema is sent. The runner checks the answer against
     /// the full schema either way.
     pub fn strict_output(mut self, strict: bool) -> Self {
-        self.strict_output = strict;
+        self.provider.strict_output = strict;
         self
-    }
-
-    /// The request body this model sends for `request`.
-    pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value()
-    }
-
-    /// The bytes this model posts as the body of `request`: what
-    /// [`request_body`](Self::request_body) shows, serialised (its keys
-    /// maybe in another order), checked as a request is before it is sent;
-    /// for logging a request, or checking it in a test, as it goes out.
-    ///
-    /// The conversation is written straight from the request into the
-    /// bytes, without a copy of it.
-    ///
-    /// # Errors
-    ///
-    /// The [`ModelError`] of kind
-    /// [`Request`](agent_loop_core::turn::ModelErrorKind::Request) the request would fail
-    /// with, unsent: an output strict mode cannot express (see
-    /// [`strict_output`](Self::strict_output)), a value nested deeper than 128
-    /// levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
-    /// conversation holding what this format cannot carry (without it, that is
-    /// logged as a request logs it).
-    ///
-    /// ```
-    /// use agent_loop_core::conversation::Message;
-    /// use agent_loop_providers::model::OpenAiModel;
-    /// use agent_loop_core::turn::ModelRequest;
-    ///
-    /// let model = OpenAiModel::new("gpt-4.1");
-    /// let conversation = [Message::user("Weather in Oslo?")];
-    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
-    /// let bytes = model.request_body_bytes(&request)?;
-    /// let sent: serde_json::Value = serde_json::from_slice(&bytes)?;
-    /// assert_eq!(sent, model.request_body(&request));
-    /// assert_eq!(sent["messages"][0]["content"], "Be brief.");
-    /// # Ok::<_, Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
-        body_bytes(self, request)
-    }
-
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
-        let (lead, rest, merged) = leading_system_merged(request);
-        // DeepSeek's `reasoning_content` and other provider fields go back
-        // only to the provider that wrote them (see `wire::Target`).
-        let messages = RequestMessages::new(lead, rest, &self.target);
-        let dropped = messages.dropped();
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
-        body.insert("messages".into(), PLACEHOLDER);
-        let mut views = vec![("messages", FieldView::Conversation(messages))];
-        if !request.tools.is_empty() {
-            body.insert("tools".into(), PLACEHOLDER);
-            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
-            if let Some(choice) = &self.settings.tool_choice {
-                body.insert("tool_choice".into(), tool_choice(choice));
-            }
-            if let Some(parallel) = self.settings.parallel_tool_calls {
-                body.insert("parallel_tool_calls".into(), json!(parallel));
-            }
-        }
-        if let Some(output) = request.output {
-            // Strict mode takes its own subset (an inexpressible schema is
-            // refused in `check`: shown here as is).
-            let strict = self
-                .strict_output
-                .then(|| output_schema::openai_strict(output.schema()).ok())
-                .flatten();
-            let schema = strict.as_ref().unwrap_or(output.schema());
-            body.insert(
-                "response_format".into(),
-                json!({
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": response_format_name(output.name()),
-                        "schema": schema,
-                        "strict": self.strict_output,
-                    },
-                }),
-            );
-        }
-        if let Some(temperature) = self.settings.temperature {
-            body.insert("temperature".into(), json!(temperature));
-        }
-        if let Some(max_tokens) = self.max_tokens {
-            body.insert(self.max_tokens_field.as_str().into(), json!(max_tokens));
-        }
-        if let Some(effort) = self.reasoning_effort {
-            body.insert("reasoning_effort".into(), json!(effort.as_str()));
-        }
-        if self.settings.stream {
-            body.insert("stream".into(), json!(true));
-            body.insert("stream_options".into(), json!({ "include_usage": true }));
-        }
-        self.settings.merge_extra(&mut body);
-        Body::new(body, views, dropped, merged)
     }
 }
 
-impl Provider for OpenAiModel {
+impl Provider for OpenAiChat {}
+
+impl ProviderApi for OpenAiChat {
+    const MODEL_NAME: &'static str = "OpenAiModel";
     const FORMAT: WireFormat = FORMAT;
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const ENV_PREFIX: &'static str = "OPENAI";
+    const ENV_KEY_HINT: &'static str =
+        "OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)";
+    const KEY_HEADER: &'static str = "authorization";
+    const KEY_SCHEME: &'static str = "Bearer ";
     type Stream = ChunkAssembler;
     type View<'r> = RequestView<'r>;
+    type Response = openai::ChatCompletion;
 
-    fn settings(&self) -> &Settings {
-        &self.settings
+    fn unset() -> Self {
+        Self {
+            max_tokens: None,
+            max_tokens_field: MaxTokensField::default(),
+            reasoning_effort: None,
+            strict_output: false,
+        }
     }
 
-    fn transport(&self) -> &Transport {
-        &self.transport
+    fn debug_fields(&self, out: &mut std::fmt::DebugStruct<'_, '_>) {
+        out.field("max_tokens", &self.max_tokens)
+            .field("max_tokens_field", &self.max_tokens_field)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("strict_output", &self.strict_output);
     }
 
-    fn check(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+    fn check(model: &OpenAiModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
         let strict = request
             .output
-            .filter(|_| self.strict_output)
+            .filter(|_| model.provider.strict_output)
             .map(|output| output_schema::openai_strict(output.schema()));
         match strict {
             Some(Err(problem)) => Err(inexpressible_output(
@@ -403,27 +230,74 @@ impl Provider for OpenAiModel {
         }
     }
 
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
-        OpenAiModel::body(self, request)
-    }
-
-    fn url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
-    }
-
-    fn headers(&self) -> Result<HeaderMap, ModelError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.api_key {
-            headers.insert(AUTHORIZATION, secret_header(FORMAT, key, "Bearer ")?);
+    fn body<'r>(model: &'r OpenAiModel, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
+        let (lead, rest, merged) = leading_system_merged(request);
+        // DeepSeek's `reasoning_content` and other provider fields go back
+        // only to the provider that wrote them (see `wire::Target`).
+        let messages = RequestMessages::new(lead, rest, &model.endpoint.target);
+        let dropped = messages.dropped();
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model.endpoint.model));
+        body.insert("messages".into(), PLACEHOLDER);
+        let mut views = vec![("messages", FieldView::Conversation(messages))];
+        if !request.tools.is_empty() {
+            body.insert("tools".into(), PLACEHOLDER);
+            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
+            if let Some(choice) = &model.settings.tool_choice {
+                body.insert("tool_choice".into(), tool_choice(choice));
+            }
+            if let Some(parallel) = model.settings.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), json!(parallel));
+            }
         }
-        Ok(headers)
+        if let Some(output) = request.output {
+            // Strict mode takes its own subset (an inexpressible schema is
+            // refused in `check`: shown here as is).
+            let strict = model
+                .provider
+                .strict_output
+                .then(|| output_schema::openai_strict(output.schema()).ok())
+                .flatten();
+            let schema = strict.as_ref().unwrap_or(output.schema());
+            body.insert(
+                "response_format".into(),
+                json!({
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": response_format_name(output.name()),
+                        "schema": schema,
+                        "strict": model.provider.strict_output,
+                    },
+                }),
+            );
+        }
+        if let Some(temperature) = model.settings.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(max_tokens) = model.provider.max_tokens {
+            body.insert(
+                model.provider.max_tokens_field.as_str().into(),
+                json!(max_tokens),
+            );
+        }
+        if let Some(effort) = model.provider.reasoning_effort {
+            body.insert("reasoning_effort".into(), json!(effort.as_str()));
+        }
+        if model.settings.stream {
+            body.insert("stream".into(), json!(true));
+            body.insert("stream_options".into(), json!({ "include_usage": true }));
+        }
+        model.settings.merge_extra(&mut body);
+        Body::new(body, views, dropped, merged)
+    }
+
+    fn url(model: &OpenAiModel) -> String {
+        format!("{}/chat/completions", model.endpoint.base_url)
     }
 
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         openai::parse_response(body)
     }
-
-    type Response = openai::ChatCompletion;
 
     fn read_response(response: openai::ChatCompletion) -> Result<ModelResponse, Unread> {
         openai::read_response(response).map_err(Unread::Wire)
@@ -533,25 +407,10 @@ fn tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-#[async_trait]
-impl Model for OpenAiModel {
-    /// The model's name and [`WireFormat::OpenAiChat`](agent_loop_core::conversation::WireFormat::OpenAiChat).
-    fn description(&self) -> agent_loop_core::turn::ModelDescription {
-        agent_loop_core::turn::ModelDescription::new(
-            self.model.clone(),
-            agent_loop_core::conversation::WireFormat::OpenAiChat,
-        )
-    }
-
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        let response = send(self, request).await?;
-        Ok(super::from_target(response, &self.target))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Target;
     use agent_loop_core::conversation::{
         AssistantMessage, ContentPart, Origin, ReasoningPart, ToolCall, ToolResult,
     };
@@ -734,11 +593,11 @@ mod tests {
 
     #[test]
     fn the_provider_is_the_base_urls_host_and_port() {
-        let target = super::super::endpoint_target("http://127.0.0.1:8080/v1", "m");
+        let target = super::super::http_model::endpoint_target("http://127.0.0.1:8080/v1", "m");
         assert_eq!(target.provider.as_deref(), Some("127.0.0.1:8080"));
         assert_eq!(target.model.as_deref(), Some("m"));
         assert_eq!(
-            super::super::endpoint_target("not a url", "m").provider,
+            super::super::http_model::endpoint_target("not a url", "m").provider,
             None
         );
         // Set with the base URL and the model, whichever comes last.
@@ -746,11 +605,11 @@ mod tests {
             .base_url("https://API.deepseek.com/v1")
             .model("b");
         assert_eq!(
-            model.target,
+            model.endpoint.target,
             Target::new().provider("api.deepseek.com").model("b")
         );
         assert_eq!(
-            OpenAiModel::new("m").target,
+            OpenAiModel::new("m").endpoint.target,
             Target::new().provider("api.openai.com").model("m")
         );
     }
@@ -768,7 +627,7 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        assert_eq!(local.base_url, "http://127.0.0.1:8080/v1");
-        assert!(local.api_key.is_none());
+        assert_eq!(local.endpoint.base_url, "http://127.0.0.1:8080/v1");
+        assert!(local.endpoint.api_key.is_none());
     }
 }

@@ -1,15 +1,12 @@
 //! [`OpenAiResponsesModel`]: the OpenAI Responses API, for OpenAI's own
 //! models.
 
-use async_trait::async_trait;
-use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
-use super::error::EnvError;
-use super::http::{ApiKey, Transport, secret_header};
+use super::http_model::{HttpModel, Provider, ProviderApi};
 use super::openai::ReasoningEffort;
-use super::send::{Body, FieldView, PLACEHOLDER, Provider, StreamAssembler, body_bytes, send};
-use super::{EnvEndpoint, Settings, ToolChoice, env_var, inexpressible_output, shared_setters};
+use super::send::{Body, FieldView, PLACEHOLDER, StreamAssembler};
+use super::{ToolChoice, inexpressible_output};
 use crate::wire::decode::{Moving, Unread};
 use crate::wire::output_schema;
 use crate::wire::responses::{self, InputItem, RESPONSE_ID_KEY, ToolsView};
@@ -17,8 +14,7 @@ use crate::wire::stream::StreamDelta;
 use crate::wire::stream::responses::EventAssembler;
 use crate::wire::{Target, WireError};
 use agent_loop_core::conversation::{Message, ModelResponse, WireFormat};
-use agent_loop_core::support::redact::redact_url;
-use agent_loop_core::turn::{Model, ModelError, ModelRequest, ToolList};
+use agent_loop_core::turn::{ModelError, ModelRequest, ToolList};
 
 const FORMAT: WireFormat = WireFormat::OpenAiResponses;
 
@@ -78,12 +74,13 @@ impl ReasoningSummary {
 /// come back in the next request right before the calls they led to.
 /// Models without reasoning (gpt-4o, gpt-4.1) answer 400 "Encrypted content
 /// is not supported with this model" to that `include`, so it is off for
-/// them; [`include_encrypted_reasoning`](Self::include_encrypted_reasoning)
+/// them;
+/// [`include_encrypted_reasoning`](OpenAiResponsesModel::include_encrypted_reasoning)
 /// decides it for any other name.
 ///
 /// **Chained, on request.** With
-/// [`previous_response_id`](Self::previous_response_id), requests send
-/// `store: true`, and once the conversation holds an answer of this API,
+/// [`previous_response_id`](OpenAiResponsesModel::previous_response_id),
+/// requests send `store: true`, and once the conversation holds an answer of this API,
 /// `previous_response_id` (the id kept in that assistant message's extras,
 /// [`RESPONSE_ID_KEY`]) and only the messages after it.
 ///
@@ -92,137 +89,46 @@ impl ReasoningSummary {
 /// [`wire::responses::export_tools`](crate::wire::responses::export_tools)),
 /// `tool_choice` and `parallel_tool_calls` when the mode has tools,
 /// `temperature`, `max_output_tokens`, `reasoning: {effort, summary}` when
-/// set, `stream: true` when streaming, then the [`extra`](Self::extra)
-/// fields. A request with a native [`output`](ModelRequest::output) adds
+/// set, `stream: true` when streaming, then the
+/// [`extra`](OpenAiResponsesModel::extra) fields. A request with a native [`output`](ModelRequest::output) adds
 /// `text: {"format": {"type": "json_schema", "name", "schema", "strict"}}`
 /// (the name's characters outside `[a-zA-Z0-9_-]` replaced by `_`, cut to
-/// 64; `strict` is [`strict_output`](Self::strict_output)). The key goes
-/// as `Authorization: Bearer`.
-#[derive(Clone)]
-pub struct OpenAiResponsesModel {
-    model: String,
-    base_url: String,
-    /// Where requests go, for the exports and the origins recorded on
-    /// answers: made from `base_url` and `model` whenever either is set.
-    target: Target,
-    api_key: Option<ApiKey>,
+/// 64; `strict` is [`strict_output`](OpenAiResponsesModel::strict_output)).
+/// The key goes as `Authorization: Bearer`.
+pub type OpenAiResponsesModel = HttpModel<OpenAiResponses>;
+
+/// OpenAI's Responses API as an [`HttpModel`] speaks it: the provider of
+/// [`OpenAiResponsesModel`], holding that model's own settings (see
+/// [`max_output_tokens`](OpenAiResponsesModel::max_output_tokens),
+/// [`reasoning_effort`](OpenAiResponsesModel::reasoning_effort),
+/// [`reasoning_summary`](OpenAiResponsesModel::reasoning_summary),
+/// [`include_encrypted_reasoning`](OpenAiResponsesModel::include_encrypted_reasoning),
+/// [`previous_response_id`](OpenAiResponsesModel::previous_response_id)
+/// and [`strict_output`](OpenAiResponsesModel::strict_output)). Made with
+/// the model: [`OpenAiResponsesModel::new`].
+#[derive(Clone, Debug)]
+pub struct OpenAiResponses {
     max_output_tokens: Option<u32>,
     reasoning_effort: Option<ReasoningEffort>,
     reasoning_summary: Option<ReasoningSummary>,
     include_encrypted_reasoning: Option<bool>,
     previous_response_id: bool,
     strict_output: bool,
-    settings: Settings,
-    transport: Transport,
 }
 
-/// The base URL without userinfo or query (which may hold credentials),
-/// the key as `<redacted>`.
-impl std::fmt::Debug for OpenAiResponsesModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponsesModel")
-            .field("model", &self.model)
-            .field("base_url", &redact_url(&self.base_url))
-            .field("api_key", &self.api_key)
-            .field("max_output_tokens", &self.max_output_tokens)
-            .field("reasoning_effort", &self.reasoning_effort)
-            .field("reasoning_summary", &self.reasoning_summary)
-            .field(
-                "include_encrypted_reasoning",
-                &self.include_encrypted_reasoning,
-            )
-            .field("previous_response_id", &self.previous_response_id)
-            .field("strict_output", &self.strict_output)
-            .field("settings", &self.settings)
-            .field("transport", &self.transport)
-            .finish()
-    }
-}
-
-shared_setters!(OpenAiResponsesModel);
-
-impl OpenAiResponsesModel {
-    /// The model `model` (e.g. `gpt-5`, `gpt-4.1`) at the official
-    /// endpoint, with no key: set one with [`api_key`](Self::api_key).
-    pub fn new(model: impl Into<String>) -> Self {
-        let model = model.into();
-        Self {
-            target: super::endpoint_target(DEFAULT_BASE_URL, &model),
-            model,
-            base_url: DEFAULT_BASE_URL.to_owned(),
-            api_key: None,
-            max_output_tokens: None,
-            reasoning_effort: None,
-            reasoning_summary: None,
-            include_encrypted_reasoning: None,
-            previous_response_id: false,
-            strict_output: false,
-            settings: Settings::default(),
-            transport: Transport::new(FORMAT),
-        }
-    }
-
-    /// A model configured from the environment, as
-    /// [`OpenAiModel::from_env`](crate::model::OpenAiModel::from_env):
-    /// `OPENAI_MODEL` (required), `OPENAI_API_KEY` and `OPENAI_BASE_URL`
-    /// (at least one of them).
-    ///
-    /// # Errors
-    ///
-    /// An [`EnvError`] naming what to set.
-    pub fn from_env() -> Result<Self, EnvError> {
-        Self::from_lookup(env_var)
-    }
-
-    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
-        let env = EnvEndpoint::read(
-            lookup,
-            "OPENAI",
-            "OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)",
-        )?;
-        let mut this = Self::new(env.model);
-        this.api_key = env.api_key;
-        if let Some(base_url) = env.base_url {
-            this = this.base_url(base_url);
-        }
-        Ok(this)
-    }
-
-    /// The server's base URL, up to and including `/v1` (default
-    /// `https://api.openai.com/v1`); requests go to `{base_url}/responses`.
-    /// Credentials in it are sent but never shown: tracing fields and
-    /// `Debug` print it without userinfo and query.
-    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into().trim_end_matches('/').to_owned();
-        self.target = super::endpoint_target(&self.base_url, &self.model);
-        self
-    }
-
-    /// The API key, sent as `Authorization: Bearer`. Without one, no
-    /// `Authorization` header is sent.
-    pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// The model name sent as `model`.
-    pub fn model(mut self, model: impl Into<String>) -> Self {
-        self.model = model.into();
-        self.target = super::endpoint_target(&self.base_url, &self.model);
-        self
-    }
-
+/// The settings of the Responses API alone.
+impl HttpModel<OpenAiResponses> {
     /// The most tokens the answer may use, reasoning included
     /// (`max_output_tokens`). A response cut off by it has
     /// [`FinishReason::Length`](agent_loop_core::conversation::FinishReason::Length).
     pub fn max_output_tokens(mut self, max_output_tokens: u32) -> Self {
-        self.max_output_tokens = Some(max_output_tokens);
+        self.provider.max_output_tokens = Some(max_output_tokens);
         self
     }
 
     /// How hard a reasoning model thinks (`reasoning.effort`).
     pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
-        self.reasoning_effort = Some(effort);
+        self.provider.reasoning_effort = Some(effort);
         self
     }
 
@@ -230,14 +136,14 @@ impl OpenAiResponsesModel {
     /// streams as [`TurnEvent::ReasoningDelta`](agent_loop_core::turn::TurnEvent::ReasoningDelta)s
     /// and is the text of the reasoning parts.
     pub fn reasoning_summary(mut self, summary: ReasoningSummary) -> Self {
-        self.reasoning_summary = Some(summary);
+        self.provider.reasoning_summary = Some(summary);
         self
     }
 
     /// Whether requests send `include: ["reasoning.encrypted_content"]`.
     /// Unset, it is sent for reasoning models only (see the type's docs).
     pub fn include_encrypted_reasoning(mut self, include: bool) -> Self {
-        self.include_encrypted_reasoning = Some(include);
+        self.provider.include_encrypted_reasoning = Some(include);
         self
     }
 
@@ -246,7 +152,7 @@ impl OpenAiResponsesModel {
     /// API, its response id and only the messages after it. The responses
     /// then live on OpenAI's side (30 days by default).
     pub fn previous_response_id(mut self, chain: bool) -> Self {
-        self.previous_response_id = chain;
+        self.provider.previous_response_id = chain;
         self
     }
 
@@ -260,135 +166,15 @@ impl OpenAiResponsesModel {
     /// it, the full schema is sent. The answer is checked against the full
     /// schema either way.
     pub fn strict_output(mut self, strict: bool) -> Self {
-        self.strict_output = strict;
+        self.provider.strict_output = strict;
         self
     }
 
     /// Whether `include` asks for encrypted reasoning.
     fn includes_encrypted_reasoning(&self) -> bool {
-        self.include_encrypted_reasoning
-            .unwrap_or_else(|| is_reasoning_model(&self.model))
-    }
-
-    /// The request body this model sends for `request`.
-    pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
-        self.body(request).value()
-    }
-
-    /// The bytes this model posts as the body of `request`: what
-    /// [`request_body`](Self::request_body) shows, serialised (its keys
-    /// maybe in another order), checked as a request is before it is sent;
-    /// for logging a request, or checking it in a test, as it goes out.
-    ///
-    /// # Errors
-    ///
-    /// The [`ModelError`] of kind
-    /// [`Request`](agent_loop_core::turn::ModelErrorKind::Request) the request would fail
-    /// with, unsent: an output strict mode cannot express (see
-    /// [`strict_output`](Self::strict_output)), a value nested deeper than 128
-    /// levels, or, with [`refuse_dropped`](Self::refuse_dropped), a
-    /// conversation holding what this format cannot carry (without it, that is
-    /// logged as a request logs it).
-    ///
-    /// ```
-    /// use agent_loop_core::conversation::Message;
-    /// use agent_loop_providers::model::OpenAiResponsesModel;
-    /// use agent_loop_core::turn::ModelRequest;
-    ///
-    /// let model = OpenAiResponsesModel::new("gpt-5");
-    /// let conversation = [Message::user("Weather in Oslo?")];
-    /// let request = ModelRequest::new(&conversation).instructions("Be brief.");
-    /// let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
-    /// assert_eq!(sent, model.request_body(&request));
-    /// # Ok::<_, Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
-        body_bytes(self, request)
-    }
-
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
-        if let Some(instructions) = request.instructions {
-            body.insert("instructions".into(), json!(instructions));
-        }
-        let mut conversation: &[Message] = request.conversation;
-        // Encrypted reasoning, provider items and response ids go back
-        // only to the endpoint they came from (see `wire::Target`).
-        // With `previous_response_id`, the messages up to the response
-        // named are on the server: only those after it are sent.
-        let mut skipped = 0;
-        if self.previous_response_id
-            && let Some((index, id)) = last_response_id(conversation, &self.target)
-        {
-            body.insert("previous_response_id".into(), json!(id));
-            skipped = index + 1;
-            conversation = &conversation[skipped..];
-        }
-        // Stateless (`store: false`), nothing the server could look up
-        // by id goes out: reasoning without its encrypted content is left
-        // out (and reported), as are its items' ids.
-        // With `previous_response_id` the request is stored (see `store`
-        // below); without, stateless.
-        let (input, dropped) =
-            responses::export_input(conversation, !self.previous_response_id, &self.target);
-        body.insert("input".into(), PLACEHOLDER);
-        let mut views = vec![("input", FieldView::Conversation(input))];
-        body.insert("store".into(), json!(self.previous_response_id));
-        if self.includes_encrypted_reasoning() {
-            body.insert("include".into(), json!([ENCRYPTED_REASONING]));
-        }
-        if !request.tools.is_empty() {
-            body.insert("tools".into(), PLACEHOLDER);
-            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
-            if let Some(choice) = &self.settings.tool_choice {
-                body.insert("tool_choice".into(), tool_choice(choice));
-            }
-            if let Some(parallel) = self.settings.parallel_tool_calls {
-                body.insert("parallel_tool_calls".into(), json!(parallel));
-            }
-        }
-        if let Some(output) = request.output {
-            // Strict mode takes its own subset (an inexpressible schema is
-            // refused in `check`: shown here as is).
-            let strict = self
-                .strict_output
-                .then(|| output_schema::openai_strict(output.schema()).ok())
-                .flatten();
-            let schema = strict.as_ref().unwrap_or(output.schema());
-            body.insert(
-                "text".into(),
-                json!({
-                    "format": {
-                        "type": "json_schema",
-                        "name": format_name(output.name()),
-                        "schema": schema,
-                        "strict": self.strict_output,
-                    },
-                }),
-            );
-        }
-        if let Some(temperature) = self.settings.temperature {
-            body.insert("temperature".into(), json!(temperature));
-        }
-        if let Some(max_output_tokens) = self.max_output_tokens {
-            body.insert("max_output_tokens".into(), json!(max_output_tokens));
-        }
-        if self.reasoning_effort.is_some() || self.reasoning_summary.is_some() {
-            let mut reasoning = Map::new();
-            if let Some(effort) = self.reasoning_effort {
-                reasoning.insert("effort".into(), json!(effort.as_str()));
-            }
-            if let Some(summary) = self.reasoning_summary {
-                reasoning.insert("summary".into(), json!(summary.as_str()));
-            }
-            body.insert("reasoning".into(), Value::Object(reasoning));
-        }
-        if self.settings.stream {
-            body.insert("stream".into(), json!(true));
-        }
-        self.settings.merge_extra(&mut body);
-        Body::new(body, views, dropped, skipped)
+        self.provider
+            .include_encrypted_reasoning
+            .unwrap_or_else(|| is_reasoning_model(&self.endpoint.model))
     }
 }
 
@@ -460,23 +246,48 @@ fn tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-impl Provider for OpenAiResponsesModel {
+impl Provider for OpenAiResponses {}
+
+impl ProviderApi for OpenAiResponses {
+    const MODEL_NAME: &'static str = "OpenAiResponsesModel";
     const FORMAT: WireFormat = FORMAT;
+    const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
+    const ENV_PREFIX: &'static str = "OPENAI";
+    const ENV_KEY_HINT: &'static str =
+        "OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)";
+    const KEY_HEADER: &'static str = "authorization";
+    const KEY_SCHEME: &'static str = "Bearer ";
     type Stream = EventAssembler;
     type View<'r> = RequestView<'r>;
+    type Response = responses::RawResponse;
 
-    fn settings(&self) -> &Settings {
-        &self.settings
+    fn unset() -> Self {
+        Self {
+            max_output_tokens: None,
+            reasoning_effort: None,
+            reasoning_summary: None,
+            include_encrypted_reasoning: None,
+            previous_response_id: false,
+            strict_output: false,
+        }
     }
 
-    fn transport(&self) -> &Transport {
-        &self.transport
+    fn debug_fields(&self, out: &mut std::fmt::DebugStruct<'_, '_>) {
+        out.field("max_output_tokens", &self.max_output_tokens)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("reasoning_summary", &self.reasoning_summary)
+            .field(
+                "include_encrypted_reasoning",
+                &self.include_encrypted_reasoning,
+            )
+            .field("previous_response_id", &self.previous_response_id)
+            .field("strict_output", &self.strict_output);
     }
 
-    fn check(&self, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+    fn check(model: &OpenAiResponsesModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
         let strict = request
             .output
-            .filter(|_| self.strict_output)
+            .filter(|_| model.provider.strict_output)
             .map(|output| output_schema::openai_strict(output.schema()));
         match strict {
             Some(Err(problem)) => Err(inexpressible_output(
@@ -488,27 +299,105 @@ impl Provider for OpenAiResponsesModel {
         }
     }
 
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<RequestView<'r>> {
-        OpenAiResponsesModel::body(self, request)
-    }
-
-    fn url(&self) -> String {
-        format!("{}/responses", self.base_url)
-    }
-
-    fn headers(&self) -> Result<HeaderMap, ModelError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.api_key {
-            headers.insert(AUTHORIZATION, secret_header(FORMAT, key, "Bearer ")?);
+    fn body<'r>(
+        model: &'r OpenAiResponsesModel,
+        request: &ModelRequest<'r>,
+    ) -> Body<RequestView<'r>> {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model.endpoint.model));
+        if let Some(instructions) = request.instructions {
+            body.insert("instructions".into(), json!(instructions));
         }
-        Ok(headers)
+        let mut conversation: &[Message] = request.conversation;
+        // Encrypted reasoning, provider items and response ids go back
+        // only to the endpoint they came from (see `wire::Target`).
+        // With `previous_response_id`, the messages up to the response
+        // named are on the server: only those after it are sent.
+        let mut skipped = 0;
+        if model.provider.previous_response_id
+            && let Some((index, id)) = last_response_id(conversation, &model.endpoint.target)
+        {
+            body.insert("previous_response_id".into(), json!(id));
+            skipped = index + 1;
+            conversation = &conversation[skipped..];
+        }
+        // Stateless (`store: false`), nothing the server could look up
+        // by id goes out: reasoning without its encrypted content is left
+        // out (and reported), as are its items' ids.
+        // With `previous_response_id` the request is stored (see `store`
+        // below); without, stateless.
+        let (input, dropped) = responses::export_input(
+            conversation,
+            !model.provider.previous_response_id,
+            &model.endpoint.target,
+        );
+        body.insert("input".into(), PLACEHOLDER);
+        let mut views = vec![("input", FieldView::Conversation(input))];
+        body.insert("store".into(), json!(model.provider.previous_response_id));
+        if model.includes_encrypted_reasoning() {
+            body.insert("include".into(), json!([ENCRYPTED_REASONING]));
+        }
+        if !request.tools.is_empty() {
+            body.insert("tools".into(), PLACEHOLDER);
+            views.push(("tools", FieldView::Tools(ToolsView(request.tools))));
+            if let Some(choice) = &model.settings.tool_choice {
+                body.insert("tool_choice".into(), tool_choice(choice));
+            }
+            if let Some(parallel) = model.settings.parallel_tool_calls {
+                body.insert("parallel_tool_calls".into(), json!(parallel));
+            }
+        }
+        if let Some(output) = request.output {
+            // Strict mode takes its own subset (an inexpressible schema is
+            // refused in `check`: shown here as is).
+            let strict = model
+                .provider
+                .strict_output
+                .then(|| output_schema::openai_strict(output.schema()).ok())
+                .flatten();
+            let schema = strict.as_ref().unwrap_or(output.schema());
+            body.insert(
+                "text".into(),
+                json!({
+                    "format": {
+                        "type": "json_schema",
+                        "name": format_name(output.name()),
+                        "schema": schema,
+                        "strict": model.provider.strict_output,
+                    },
+                }),
+            );
+        }
+        if let Some(temperature) = model.settings.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(max_output_tokens) = model.provider.max_output_tokens {
+            body.insert("max_output_tokens".into(), json!(max_output_tokens));
+        }
+        if model.provider.reasoning_effort.is_some() || model.provider.reasoning_summary.is_some() {
+            let mut reasoning = Map::new();
+            if let Some(effort) = model.provider.reasoning_effort {
+                reasoning.insert("effort".into(), json!(effort.as_str()));
+            }
+            if let Some(summary) = model.provider.reasoning_summary {
+                reasoning.insert("summary".into(), json!(summary.as_str()));
+            }
+            body.insert("reasoning".into(), Value::Object(reasoning));
+        }
+        if model.settings.stream {
+            body.insert("stream".into(), json!(true));
+        }
+        model.settings.merge_extra(&mut body);
+        Body::new(body, views, dropped, skipped)
+    }
+
+    fn url(model: &OpenAiResponsesModel) -> String {
+        format!("{}/responses", model.endpoint.base_url)
     }
 
     fn parse_response(body: &Value) -> Result<ModelResponse, WireError> {
         responses::parse_response(body)
     }
-
-    type Response = responses::RawResponse;
 
     fn read_response(response: responses::RawResponse) -> Result<ModelResponse, Unread> {
         responses::read_response(Moving, response)
@@ -528,22 +417,6 @@ impl StreamAssembler for EventAssembler {
 
     fn finish(self) -> Result<ModelResponse, WireError> {
         EventAssembler::finish(self)
-    }
-}
-
-#[async_trait]
-impl Model for OpenAiResponsesModel {
-    /// The model's name and [`WireFormat::OpenAiResponses`](agent_loop_core::conversation::WireFormat::OpenAiResponses).
-    fn description(&self) -> agent_loop_core::turn::ModelDescription {
-        agent_loop_core::turn::ModelDescription::new(
-            self.model.clone(),
-            agent_loop_core::conversation::WireFormat::OpenAiResponses,
-        )
-    }
-
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        let response = send(self, request).await?;
-        Ok(super::from_target(response, &self.target))
     }
 }
 
@@ -627,7 +500,10 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        assert_eq!(model.base_url, "https://user:pw@proxy.example/v1/?key=k");
+        assert_eq!(
+            model.endpoint.base_url,
+            "https://user:pw@proxy.example/v1/?key=k"
+        );
         let shown = format!("{model:?}");
         for secret in ["sk-secret", "pw", "key=k"] {
             assert!(!shown.contains(secret), "{shown}");

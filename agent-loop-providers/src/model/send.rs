@@ -1,75 +1,24 @@
-//! The send path both models share: check the request, build the body,
-//! post it, and read the answer whole or assemble its stream, mapping
-//! every failure to a [`ModelError`]. What differs between the providers
-//! is a [`Provider`]: its format, endpoint, headers, body, checks, parser
-//! and stream assembler.
+//! The send path every HTTP model shares: check the request, build the
+//! body, post it, and read the answer whole or assemble its stream,
+//! mapping every failure to a [`ModelError`]. What differs between the
+//! providers is their [`ProviderApi`](super::http_model::ProviderApi):
+//! its format, endpoint, headers, body, checks, parser and stream
+//! assembler.
 
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use super::Settings;
 use super::error::HttpModelError;
-use super::http::{Flow, Transport};
-use crate::wire::decode::Unread;
+use super::http::Flow;
+use super::http_model::{HttpModel, Provider};
 use crate::wire::encode::to_value;
 use crate::wire::stream::StreamDelta;
 use crate::wire::{Dropped, WireError};
-use agent_loop_core::conversation::{ModelResponse, WireFormat};
+use agent_loop_core::conversation::ModelResponse;
 use agent_loop_core::turn::{ModelError, ModelErrorKind};
 use agent_loop_core::turn::{ModelRequest, TurnEvent, TurnEvents};
-
-/// What one provider's model gives the shared send path.
-pub(crate) trait Provider {
-    /// The format of its bodies, answers and errors.
-    const FORMAT: WireFormat;
-
-    /// Its streamed answer, read event by event.
-    type Stream: StreamAssembler;
-
-    /// A body field a [`Body`] writes from a view of the request (its
-    /// conversation, its tools), serialised straight into the bytes sent;
-    /// `Value` for a model whose fields are all `Value`s.
-    type View<'r>: Serialize
-    where
-        Self: 'r;
-
-    /// The settings both models share (streaming, vendor fields, …).
-    fn settings(&self) -> &Settings;
-
-    /// Its HTTP client, timeouts and retries.
-    fn transport(&self) -> &Transport;
-
-    /// Refuses, unsent, a request the provider would refuse; none by
-    /// default.
-    fn check(&self, _request: &ModelRequest<'_>) -> Result<(), ModelError> {
-        Ok(())
-    }
-
-    /// The request body for `request`, and what its export left out.
-    fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<Self::View<'r>>;
-
-    /// The URL requests are posted to.
-    fn url(&self) -> String;
-
-    /// The headers every request carries (the key, a version).
-    fn headers(&self) -> Result<HeaderMap, ModelError>;
-
-    /// Reads an unstreamed answer: the format's `parse_response`.
-    fn parse_response(body: &Value) -> Result<ModelResponse, WireError>;
-
-    /// The serde type `parse_response` reads a body into first, which an
-    /// answer's bytes are read into straight away.
-    type Response: DeserializeOwned;
-
-    /// The rest of `parse_response`, for a body read into
-    /// [`Response`](Self::Response) straight from its text: the error
-    /// `parse_response` gives too, or [`Unread::Again`] for a part of it
-    /// that did not read, which `parse_response` then reports.
-    fn read_response(response: Self::Response) -> Result<ModelResponse, Unread>;
-}
 
 /// A request body, and what the export of its conversation left out (see
 /// [`Dropped`]), with message indices into the request's conversation.
@@ -197,7 +146,7 @@ pub(crate) trait StreamAssembler: Default {
 /// proxy error body that echoes the key does not put it into the error's
 /// `Display`.
 pub(crate) async fn send<P: Provider>(
-    model: &P,
+    model: &HttpModel<P>,
     request: ModelRequest<'_>,
 ) -> Result<ModelResponse, ModelError> {
     send_unscrubbed(model, request).await.map_err(|mut error| {
@@ -230,11 +179,11 @@ fn secrets(headers: &HeaderMap) -> Vec<String> {
 /// out), its body built and serialised in one pass; or the error that
 /// refuses it unsent.
 pub(crate) fn body_bytes<P: Provider>(
-    model: &P,
+    model: &HttpModel<P>,
     request: &ModelRequest<'_>,
 ) -> Result<Vec<u8>, ModelError> {
-    model.check(request)?;
-    let settings = model.settings();
+    P::check(model, request)?;
+    let settings = &model.settings;
     settings.check_depth(P::FORMAT, request)?;
     let body = model.body(request);
     settings.check_dropped(P::FORMAT, &body.dropped)?;
@@ -243,14 +192,14 @@ pub(crate) fn body_bytes<P: Provider>(
 }
 
 async fn send_unscrubbed<P: Provider>(
-    model: &P,
+    model: &HttpModel<P>,
     request: ModelRequest<'_>,
 ) -> Result<ModelResponse, ModelError> {
     let body = body_bytes(model, &request)?;
-    let settings = model.settings();
+    let settings = &model.settings;
     let url = model.url();
     let mut headers = model.headers()?;
-    let transport = model.transport();
+    let transport = &model.transport;
     if !settings.stream {
         return transport
             .post_response(&url, &headers, body, P::read_response, P::parse_response)

@@ -1,0 +1,612 @@
+//! [`HttpModel`]: the surface the four HTTP models share, written once
+//! over a provider type ([`Provider`]) that holds what differs: its
+//! defaults, its own settings and setters, its body, checks, URL and
+//! parser.
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::error::EnvError;
+use super::http::{ApiKey, Transport, secret_header};
+use super::send::{Body, StreamAssembler, body_bytes, send};
+use super::{Settings, ToolChoice, env_var};
+use crate::wire::decode::Unread;
+use crate::wire::{Target, WireError};
+use agent_loop_core::conversation::{ModelResponse, WireFormat};
+use agent_loop_core::support::redact::redact_url;
+use agent_loop_core::turn::{Model, ModelDescription, ModelError, ModelRequest};
+
+/// A model behind a provider's HTTP API: the model name, the server, the
+/// key, the settings every provider takes and the transport, over a
+/// provider type `P` that holds the provider's own settings. It is used
+/// through its aliases, one per provider:
+///
+/// | model | provider type | API | feature |
+/// | --- | --- | --- | --- |
+/// | [`OpenAiModel`] | `OpenAiChat` | OpenAI Chat Completions, and every server that speaks it | `openai` |
+/// | [`OpenAiResponsesModel`] | `OpenAiResponses` | the OpenAI Responses API | `openai` |
+/// | [`AnthropicModel`] | `Anthropic` | Anthropic Messages | `anthropic` |
+/// | [`GeminiModel`] | `Gemini` | Gemini's native API (`generateContent`) | `gemini` |
+///
+/// The methods of every provider (constructors, the server, the key, the
+/// settings of every day, the transport, the request body) are written
+/// once, here; each alias's page lists them with its own (an output cap,
+/// reasoning or thinking settings), and says what its body holds. A
+/// method that differs by provider says how in a table.
+///
+/// Code written over [`Provider`] works with any of them:
+///
+/// ```
+/// use agent_loop_core::conversation::Message;
+/// use agent_loop_core::turn::ModelRequest;
+/// use agent_loop_providers::model::{HttpModel, Provider};
+///
+/// /// The body `model` would send for one question.
+/// fn body_for<P: Provider>(model: &HttpModel<P>, question: &str) -> serde_json::Value {
+///     let conversation = [Message::user(question)];
+///     model.request_body(&ModelRequest::new(&conversation))
+/// }
+/// # #[cfg(feature = "openai")]
+/// # assert_eq!(
+/// #     body_for(&agent_loop_providers::model::OpenAiModel::new("m"), "Hi")["messages"][0]["content"],
+/// #     "Hi"
+/// # );
+/// ```
+///
+/// `Debug` prints the model under its alias's name (`OpenAiModel { .. }`),
+/// the base URL without userinfo or query (which may hold credentials)
+/// and the key as `<redacted>`.
+///
+// A model whose feature is off is no link target: its name then links to
+// the module, whose first lines say which feature brings it.
+#[cfg_attr(feature = "openai", doc = "[`OpenAiModel`]: super::OpenAiModel")]
+#[cfg_attr(not(feature = "openai"), doc = "[`OpenAiModel`]: super")]
+#[cfg_attr(
+    feature = "openai",
+    doc = "[`OpenAiResponsesModel`]: super::OpenAiResponsesModel"
+)]
+#[cfg_attr(not(feature = "openai"), doc = "[`OpenAiResponsesModel`]: super")]
+#[cfg_attr(
+    feature = "anthropic",
+    doc = "[`AnthropicModel`]: super::AnthropicModel"
+)]
+#[cfg_attr(not(feature = "anthropic"), doc = "[`AnthropicModel`]: super")]
+#[cfg_attr(feature = "gemini", doc = "[`GeminiModel`]: super::GeminiModel")]
+#[cfg_attr(not(feature = "gemini"), doc = "[`GeminiModel`]: super")]
+#[derive(Clone)]
+pub struct HttpModel<P> {
+    pub(super) endpoint: Endpoint,
+    pub(super) settings: Settings,
+    pub(super) transport: Transport,
+    /// The provider's own settings.
+    pub(super) provider: P,
+}
+
+/// Where a model's requests go: the model name, the server and the key.
+#[derive(Clone)]
+pub(super) struct Endpoint {
+    pub(super) model: String,
+    pub(super) base_url: String,
+    /// Where requests go, for the exports and the origins recorded on
+    /// answers: made from `base_url` and `model` whenever either is set.
+    pub(super) target: Target,
+    pub(super) api_key: Option<ApiKey>,
+}
+
+impl Endpoint {
+    fn new(model: String, base_url: String) -> Self {
+        Self {
+            target: endpoint_target(&base_url, &model),
+            model,
+            base_url,
+            api_key: None,
+        }
+    }
+
+    fn set_base_url(&mut self, base_url: String) {
+        self.base_url = base_url;
+        self.target = endpoint_target(&self.base_url, &self.model);
+    }
+
+    fn set_model(&mut self, model: String) {
+        self.model = model;
+        self.target = endpoint_target(&self.base_url, &self.model);
+    }
+}
+
+/// The export target of a model at `base_url` named `model`: the
+/// provider is the URL's host, with its port when the URL gives one
+/// (`api.deepseek.com`, `127.0.0.1:8080`), lower-case; unknown when the URL
+/// does not parse (the request then fails on it anyway).
+pub(super) fn endpoint_target(base_url: &str, model: &str) -> Target {
+    let provider = reqwest::Url::parse(base_url).ok().and_then(|url| {
+        let host = url.host_str()?.to_ascii_lowercase();
+        Some(match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        })
+    });
+    let mut target = Target::new().model(model);
+    target.provider = provider;
+    target
+}
+
+/// A provider an [`HttpModel`] speaks to: `OpenAiChat`, `OpenAiResponses`
+/// (feature `openai`), `Anthropic` (feature `anthropic`) or `Gemini`
+/// (feature `gemini`). A bound for code written over any HTTP model (see
+/// [`HttpModel`]'s example).
+///
+/// Sealed: the send path it backs (the body, the checks, the headers, the
+/// parser and the stream assembler of one wire format) is this crate's
+/// own, so no other type implements it.
+// `ProviderApi` is crate-private on purpose: it names crate-private types
+// (the body, the settings, the transport), and being unnameable outside
+// the crate is what seals this trait. The bound is what `private_bounds`
+// warns about.
+#[allow(private_bounds)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a provider of an HTTP model",
+    label = "use `OpenAiModel`, `OpenAiResponsesModel`, `AnthropicModel` or `GeminiModel`"
+)]
+pub trait Provider: ProviderApi + Clone + fmt::Debug + Send + Sync + 'static {}
+
+/// What one provider gives the shared surface and the shared send path:
+/// its defaults, its format, endpoint, headers, body, checks, parser and
+/// stream assembler.
+pub(crate) trait ProviderApi: Sized {
+    /// The name `Debug` prints for its model: the alias (`OpenAiModel`).
+    const MODEL_NAME: &'static str;
+
+    /// The format of its bodies, answers and errors.
+    const FORMAT: WireFormat;
+
+    /// The official endpoint: the base URL of a new model.
+    const DEFAULT_BASE_URL: &'static str;
+
+    /// The prefix of the variables `from_env` reads (`OPENAI` for
+    /// `OPENAI_MODEL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`).
+    const ENV_PREFIX: &'static str;
+
+    /// How an [`EnvError`] names the missing key (or what stands for it).
+    const ENV_KEY_HINT: &'static str;
+
+    /// The header the key goes in, lower-case.
+    const KEY_HEADER: &'static str;
+
+    /// What precedes the key in [`KEY_HEADER`](Self::KEY_HEADER)
+    /// (`"Bearer "`), or nothing.
+    const KEY_SCHEME: &'static str = "";
+
+    /// Headers every request carries, before the key's (a version).
+    const FIXED_HEADERS: &'static [(&'static str, &'static str)] = &[];
+
+    /// Its streamed answer, read event by event.
+    type Stream: StreamAssembler + Send;
+
+    /// A body field a [`Body`] writes from a view of the request (its
+    /// conversation, its tools), serialised straight into the bytes sent;
+    /// `Value` for a model whose fields are all `Value`s.
+    type View<'r>: Serialize
+    where
+        Self: 'r;
+
+    /// The serde type `parse_response` reads a body into first, which an
+    /// answer's bytes are read into straight away.
+    type Response: DeserializeOwned;
+
+    /// Its own settings, none set (or at the API's required default).
+    fn unset() -> Self;
+
+    /// The model name as sent, from the one given to `new` or `model`.
+    fn model_name(model: String) -> String {
+        model
+    }
+
+    /// Reads the environment variable `variable` for `from_env` through
+    /// `lookup`: the variable itself unless the provider reads another in
+    /// its place.
+    fn env_var(lookup: &dyn Fn(&str) -> Option<String>, variable: &str) -> Option<String> {
+        lookup(variable)
+    }
+
+    /// Writes its own settings into its model's `Debug`, between the key
+    /// and the shared settings.
+    fn debug_fields(&self, out: &mut fmt::DebugStruct<'_, '_>);
+
+    /// Refuses, unsent, a request the provider would refuse; none by
+    /// default.
+    fn check(_model: &HttpModel<Self>, _request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        Ok(())
+    }
+
+    /// The request body for `request`, and what its export left out.
+    fn body<'r>(model: &'r HttpModel<Self>, request: &ModelRequest<'r>) -> Body<Self::View<'r>>;
+
+    /// The URL requests are posted to.
+    fn url(model: &HttpModel<Self>) -> String;
+
+    /// Reads an unstreamed answer: the format's `parse_response`.
+    fn parse_response(body: &Value) -> Result<ModelResponse, WireError>;
+
+    /// The rest of `parse_response`, for a body read into
+    /// [`Response`](Self::Response) straight from its text: the error
+    /// `parse_response` gives too, or [`Unread::Again`] for a part of it
+    /// that did not read, which `parse_response` then reports.
+    fn read_response(response: Self::Response) -> Result<ModelResponse, Unread>;
+}
+
+/// What a model's `from_env` reads: the model name, and a key or a base
+/// URL (a local server needs no key; the official endpoint needs no URL).
+struct EnvEndpoint {
+    model: String,
+    api_key: Option<ApiKey>,
+    base_url: Option<String>,
+}
+
+impl EnvEndpoint {
+    /// Reads `{PREFIX}_MODEL`, `{PREFIX}_API_KEY` and `{PREFIX}_BASE_URL`
+    /// through `lookup` (blank counts as unset); `key_hint` is how the
+    /// error names the missing key.
+    fn read(
+        lookup: impl Fn(&str) -> Option<String>,
+        prefix: &str,
+        key_hint: &str,
+    ) -> Result<Self, EnvError> {
+        let model = lookup(&format!("{prefix}_MODEL"));
+        let api_key = lookup(&format!("{prefix}_API_KEY"));
+        let base_url = lookup(&format!("{prefix}_BASE_URL"));
+        let mut variables = Vec::new();
+        if model.is_none() {
+            variables.push(format!("{prefix}_MODEL"));
+        }
+        if api_key.is_none() && base_url.is_none() {
+            variables.push(key_hint.to_owned());
+        }
+        match model {
+            Some(model) if variables.is_empty() => Ok(Self {
+                model,
+                api_key: api_key.map(ApiKey::new),
+                base_url,
+            }),
+            _ => Err(EnvError { variables }),
+        }
+    }
+}
+
+impl<P: Provider> HttpModel<P> {
+    /// The model `model` at the provider's official endpoint, with no key:
+    /// set one with [`api_key`](Self::api_key), or another server with
+    /// [`base_url`](Self::base_url).
+    ///
+    /// | model | e.g. | official endpoint |
+    /// | --- | --- | --- |
+    /// | `OpenAiModel` | `gpt-4.1`, `deepseek-chat` | `https://api.openai.com/v1` |
+    /// | `OpenAiResponsesModel` | `gpt-5`, `gpt-4.1` | `https://api.openai.com/v1` |
+    /// | `AnthropicModel` | `claude-sonnet-4-5` | `https://api.anthropic.com` |
+    /// | `GeminiModel` | `gemini-2.5-flash` (a `models/` prefix is taken off) | `https://generativelanguage.googleapis.com` |
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            endpoint: Endpoint::new(P::model_name(model.into()), P::DEFAULT_BASE_URL.to_owned()),
+            settings: Settings::default(),
+            transport: Transport::new(P::FORMAT),
+            provider: P::unset(),
+        }
+    }
+
+    /// A model configured from the environment: the model name (required),
+    /// a key and a base URL, at least one of the two (a local server or a
+    /// proxy may need no key; the official endpoint does). A blank
+    /// variable counts as unset.
+    ///
+    /// | model | model name | key | base URL |
+    /// | --- | --- | --- | --- |
+    /// | `OpenAiModel`, `OpenAiResponsesModel` | `OPENAI_MODEL` | `OPENAI_API_KEY` | `OPENAI_BASE_URL` |
+    /// | `AnthropicModel` | `ANTHROPIC_MODEL` | `ANTHROPIC_API_KEY` | `ANTHROPIC_BASE_URL` |
+    /// | `GeminiModel` | `GEMINI_MODEL` | `GOOGLE_API_KEY` or `GEMINI_API_KEY` (`GOOGLE_API_KEY` wins when both are set, as in Google's own SDKs) | `GEMINI_BASE_URL` |
+    ///
+    /// # Errors
+    ///
+    /// An [`EnvError`] naming what to set (e.g. `set OPENAI_MODEL and
+    /// OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)`).
+    pub fn from_env() -> Result<Self, EnvError> {
+        Self::from_lookup(env_var)
+    }
+
+    /// [`from_env`](Self::from_env), reading each variable through
+    /// `lookup`.
+    pub(super) fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
+        let env = EnvEndpoint::read(
+            |variable| P::env_var(&lookup, variable),
+            P::ENV_PREFIX,
+            P::ENV_KEY_HINT,
+        )?;
+        let mut this = Self::new(env.model);
+        this.endpoint.api_key = env.api_key;
+        if let Some(base_url) = env.base_url {
+            this = this.base_url(base_url);
+        }
+        Ok(this)
+    }
+
+    /// The server's base URL (a trailing `/` is taken off):
+    ///
+    /// | model | base URL (default) | requests go to |
+    /// | --- | --- | --- |
+    /// | `OpenAiModel` | up to and including `/v1` (`https://api.openai.com/v1`) | `{base_url}/chat/completions` |
+    /// | `OpenAiResponsesModel` | up to and including `/v1` (`https://api.openai.com/v1`) | `{base_url}/responses` |
+    /// | `AnthropicModel` | without `/v1` (`https://api.anthropic.com`) | `{base_url}/v1/messages` |
+    /// | `GeminiModel` | without `/v1beta` (`https://generativelanguage.googleapis.com`) | `{base_url}/v1beta/models/{model}:generateContent`, or `:streamGenerateContent?alt=sse` when [streaming](Self::stream) |
+    ///
+    /// Credentials in it (`https://user:pass@proxy/…`, `?key=…`) are
+    /// sent but never shown: tracing fields and `Debug` print it without
+    /// userinfo and query.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.endpoint
+            .set_base_url(base_url.into().trim_end_matches('/').to_owned());
+        self
+    }
+
+    /// The API key. Without one, no key header is sent.
+    ///
+    /// | model | sent as |
+    /// | --- | --- |
+    /// | `OpenAiModel`, `OpenAiResponsesModel` | `Authorization: Bearer <key>` |
+    /// | `AnthropicModel` | `x-api-key` (every request also carries `anthropic-version: 2023-06-01`) |
+    /// | `GeminiModel` | `x-goog-api-key`, never in the URL |
+    pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
+        self.endpoint.api_key = Some(key.into());
+        self
+    }
+
+    /// The model name: sent as `model` (OpenAI, Anthropic), or in the URL
+    /// (Gemini, which takes a `models/` prefix off).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.endpoint.set_model(P::model_name(model.into()));
+        self
+    }
+
+    /// The sampling temperature: `temperature` (OpenAI, Anthropic), or
+    /// `generationConfig.temperature` (Gemini).
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.settings.temperature = Some(temperature);
+        self
+    }
+
+    /// Which tool the model must call; sent only when the mode has tools.
+    ///
+    /// | model | sent as |
+    /// | --- | --- |
+    /// | `OpenAiModel`, `OpenAiResponsesModel` | `tool_choice`: `"auto"`, `"none"`, `"required"`, or the function |
+    /// | `AnthropicModel` | `tool_choice`: `{"type": "auto"}`, `"none"`, `"any"`, or `"tool"` with its name |
+    /// | `GeminiModel` | `toolConfig.functionCallingConfig`: `AUTO`, `NONE`, `ANY`, or `ANY` with `allowedFunctionNames` |
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.settings.tool_choice = Some(choice);
+        self
+    }
+
+    /// Whether the model may ask for several calls at once (OpenAI
+    /// `parallel_tool_calls`, Anthropic
+    /// `tool_choice.disable_parallel_tool_use`); sent only when the
+    /// mode has tools. Unset: the provider's default (allowed). Gemini
+    /// has no such setting: for a `GeminiModel` it is not sent.
+    pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.settings.parallel_tool_calls = Some(parallel);
+        self
+    }
+
+    /// A top-level body field for anything vendor-specific
+    /// (`top_p`, `seed`, `metadata`, `service_tier`, …), written
+    /// last: it replaces a field this model sets itself, and
+    /// `serde_json::Value::Null` removes one (Mistral answers 422
+    /// and xAI 400 to the `stream_options` a streamed Chat
+    /// Completions request carries: `.extra("stream_options",
+    /// Value::Null)`). Repeat for several fields.
+    ///
+    /// A `value` nested deeper than 128 levels (only code builds
+    /// one) is dropped here, without recursion, and every request
+    /// of the model then fails with
+    /// [`ModelErrorKind::Request`](crate::model::ModelErrorKind::Request)
+    /// naming the field, unsent.
+    pub fn extra(mut self, field: impl Into<String>, value: Value) -> Self {
+        self.settings.set_extra(field.into(), value);
+        self
+    }
+
+    /// Stream the response (server-sent events): its text and
+    /// reasoning go out as
+    /// [`TurnEvent::TextDelta`](agent_loop_core::turn::TurnEvent::TextDelta)
+    /// and [`ReasoningDelta`](agent_loop_core::turn::TurnEvent::ReasoningDelta)
+    /// as they arrive, and the assembled response is what the
+    /// unstreamed request returns. Off by default.
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.settings.stream = stream;
+        self
+    }
+
+    /// Refuse a request whose conversation holds what this model's
+    /// format cannot carry (see [`wire::Dropped`](crate::wire::Dropped):
+    /// reasoning, provider parts and extras of another provider's
+    /// format, images where the format takes none), with
+    /// [`ModelErrorKind::Request`](crate::model::ModelErrorKind::Request)
+    /// naming each, unsent. Off by default: the request goes out
+    /// without them and one `tracing` warning per request names
+    /// what was left out (kinds and places, never content).
+    pub fn refuse_dropped(mut self, refuse: bool) -> Self {
+        self.settings.refuse_dropped = refuse;
+        self
+    }
+
+    /// The timeout of each attempt (120 s by default): unstreamed,
+    /// until the whole answer is read; streamed, until the headers
+    /// and then between two pieces of the body (an event, or a
+    /// keep-alive comment such as OpenRouter's `: OPENROUTER
+    /// PROCESSING`, so a long-thinking stream is not cut). Once
+    /// the stream has said why the model stopped, 2 s without an
+    /// event (or this timeout, if shorter) end it with the whole
+    /// answer: servers that never send `[DONE]` or `message_stop`
+    /// and hold the connection open cost neither the timeout nor
+    /// the answer. A timeout before any response
+    /// arrived (connecting, the headers, a whole unstreamed
+    /// answer) is retried like a connection error, and the retry
+    /// has twice the time (at most 8 times this timeout); a stream
+    /// that stalls once its events began is not retried.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.transport.timeout = timeout;
+        self
+    }
+
+    /// Retries after a retryable failure (3 by default; 0 sends
+    /// once), a stream's error before its content included: a
+    /// request makes at most this many attempts plus one.
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.transport.max_retries = retries;
+        self
+    }
+
+    /// The backoff between retries: from `min` (500 ms by default),
+    /// doubling, at most `max` (8 s by default), with jitter. A
+    /// server's `Retry-After` replaces it.
+    pub fn backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.transport.min_backoff = min;
+        self.transport.max_backoff = max.max(min);
+        self
+    }
+
+    /// The request body this model sends for `request`. It shows what
+    /// would be sent, unchecked: a request
+    /// [`request_body_bytes`](Self::request_body_bytes) refuses still has
+    /// a body here.
+    pub fn request_body(&self, request: &ModelRequest<'_>) -> Value {
+        self.body(request).value()
+    }
+
+    /// The bytes this model posts as the body of `request`: what
+    /// [`request_body`](Self::request_body) shows, serialised (its keys
+    /// maybe in another order), checked as a request is before it is sent;
+    /// for logging a request, or checking it in a test, as it goes out.
+    ///
+    /// The conversation is written straight from the request into the
+    /// bytes, without a copy of it (Gemini's body is built as a JSON value
+    /// first).
+    ///
+    /// # Errors
+    ///
+    /// The [`ModelError`] of kind
+    /// [`Request`](agent_loop_core::turn::ModelErrorKind::Request) the
+    /// request would fail with, unsent: for every model, a value nested
+    /// deeper than 128 levels, or, with
+    /// [`refuse_dropped`](Self::refuse_dropped), a conversation holding
+    /// what this format cannot carry (without it, that is logged as a
+    /// request logs it); and what each provider refuses:
+    ///
+    /// | model | also refused |
+    /// | --- | --- |
+    /// | `OpenAiModel`, `OpenAiResponsesModel` | a native output strict mode cannot express (see their `strict_output`) |
+    /// | `AnthropicModel` | a native output Anthropic's structured outputs cannot express; a thinking setting or a temperature the API refuses for this model or in this request (see its `thinking_budget`, `effort` and "Thinking and sampling by model") |
+    /// | `GeminiModel` | nothing more |
+    ///
+    /// ```
+    /// use agent_loop_core::conversation::Message;
+    /// use agent_loop_core::turn::ModelRequest;
+    /// use agent_loop_providers::model::{HttpModel, Provider};
+    ///
+    /// /// The bytes `model` posts for one question, read back.
+    /// fn sent<P: Provider>(model: &HttpModel<P>) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    ///     let conversation = [Message::user("Weather in Oslo?")];
+    ///     let request = ModelRequest::new(&conversation).instructions("Be brief.");
+    ///     let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
+    ///     assert_eq!(sent, model.request_body(&request));
+    ///     Ok(sent)
+    /// }
+    ///
+    /// #[cfg(feature = "openai")]
+    /// {
+    ///     use agent_loop_providers::model::{OpenAiModel, OpenAiResponsesModel};
+    ///     assert_eq!(sent(&OpenAiModel::new("gpt-4.1"))?["messages"][0]["content"], "Be brief.");
+    ///     assert_eq!(sent(&OpenAiResponsesModel::new("gpt-5"))?["instructions"], "Be brief.");
+    /// }
+    /// #[cfg(feature = "anthropic")]
+    /// assert_eq!(
+    ///     sent(&agent_loop_providers::model::AnthropicModel::new("claude-sonnet-4-5"))?["system"],
+    ///     "Be brief."
+    /// );
+    /// #[cfg(feature = "gemini")]
+    /// assert_eq!(
+    ///     sent(&agent_loop_providers::model::GeminiModel::new("gemini-2.5-flash"))?["systemInstruction"]["parts"][0]["text"],
+    ///     "Be brief."
+    /// );
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        body_bytes(self, request)
+    }
+
+    /// The request body for `request`, and what its export left out.
+    pub(super) fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<P::View<'r>> {
+        P::body(self, request)
+    }
+
+    /// The URL requests are posted to.
+    pub(super) fn url(&self) -> String {
+        P::url(self)
+    }
+
+    /// The headers every request carries: the provider's fixed ones, then
+    /// the key's.
+    pub(super) fn headers(&self) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in P::FIXED_HEADERS {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        if let Some(key) = &self.endpoint.api_key {
+            headers.insert(P::KEY_HEADER, secret_header(P::FORMAT, key, P::KEY_SCHEME)?);
+        }
+        Ok(headers)
+    }
+}
+
+/// The model under its alias's name: the base URL without userinfo or
+/// query (which may hold credentials), the key as `<redacted>`.
+impl<P: Provider> fmt::Debug for HttpModel<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct(P::MODEL_NAME);
+        out.field("model", &self.endpoint.model)
+            .field("base_url", &redact_url(&self.endpoint.base_url))
+            .field("api_key", &self.endpoint.api_key);
+        self.provider.debug_fields(&mut out);
+        out.field("settings", &self.settings)
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
+#[async_trait]
+impl<P: Provider> Model for HttpModel<P> {
+    /// The model's name and its provider's format:
+    /// [`OpenAiChat`](WireFormat::OpenAiChat) (`OpenAiModel`),
+    /// [`OpenAiResponses`](WireFormat::OpenAiResponses)
+    /// (`OpenAiResponsesModel`),
+    /// [`AnthropicMessages`](WireFormat::AnthropicMessages)
+    /// (`AnthropicModel`) or [`Gemini`](WireFormat::Gemini)
+    /// (`GeminiModel`).
+    fn description(&self) -> ModelDescription {
+        ModelDescription::new(self.endpoint.model.clone(), P::FORMAT)
+    }
+
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        let mut response = send(self, request).await?;
+        // Every provider-specific piece of the answer records where it
+        // came from, so that it goes back only there.
+        let target = &self.endpoint.target;
+        response
+            .message
+            .record_origin(target.provider.as_deref(), target.model.as_deref());
+        Ok(response)
+    }
+}
