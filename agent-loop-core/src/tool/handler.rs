@@ -68,8 +68,4 @@ impl<H: Handler> Tool for HandlerTool<H> {
     {
         self.handler.invoke(arguments, context)
     }
-
-    fn inner(&self) -> Option<&dyn std::any::Any> {
-        Some(&self.handler)
-    }
 }

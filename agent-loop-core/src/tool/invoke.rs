@@ -1,5 +1,6 @@
 //! The [`Tool`] trait: a live tool, built for one binding, that can be invoked.
 
+use std::any::Any;
 use std::num::NonZeroU32;
 use std::sync::{Arc, OnceLock};
 
@@ -40,8 +41,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 ///     }
 /// }
 /// ```
+///
+/// `Any` is a supertrait (every `'static` type implements it): the crate
+/// finds a tool it made itself (an agent's) by its type, with no method
+/// of yours involved.
 #[async_trait]
-pub trait Tool: Send + Sync + 'static {
+pub trait Tool: Any + Send + Sync {
     /// What the model sees of this tool, checked at bind (a one-tool
     /// definition's tool reports the info it declared, checked then).
     fn info(&self) -> &ToolInfo;
@@ -100,15 +105,6 @@ pub trait Tool: Send + Sync + 'static {
     fn is_external(&self) -> bool {
         false
     }
-
-    /// What of this tool the crate's turn must reach beyond invoking it
-    /// (the binding of an agent the tool runs, to check a resume's
-    /// decisions for it before anything runs). Not for tools of your own:
-    /// the default `None` is right for them.
-    #[doc(hidden)]
-    fn inner(&self) -> Option<&dyn std::any::Any> {
-        None
-    }
 }
 
 /// What a tool and its middlewares know about the call they serve: read
@@ -149,7 +145,7 @@ pub(crate) struct TurnLink {
     pub(crate) events: Option<Arc<dyn CallEvents>>,
     /// What the turn shares with an agent a call runs (its limits, its
     /// counts, its events), opaque here: the turn layer defines it.
-    pub(crate) share: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    pub(crate) share: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl CallContext {
@@ -245,7 +241,7 @@ impl CallContext {
 
     /// What the call's turn shares with an agent the call runs; `None` for
     /// a direct invocation.
-    pub(crate) fn turn_share(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+    pub(crate) fn turn_share(&self) -> Option<Arc<dyn Any + Send + Sync>> {
         self.call.turn.as_ref()?.share.clone()
     }
 

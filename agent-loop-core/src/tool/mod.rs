@@ -16,7 +16,7 @@ pub(crate) mod checked;
 pub(crate) mod definition;
 mod external;
 mod function;
-mod handler;
+pub(crate) mod handler;
 mod info;
 mod invoke;
 mod listing;
