@@ -381,7 +381,7 @@ enum SentThinking {
 impl Provider for Anthropic {}
 
 impl ProviderApi for Anthropic {
-    const MODEL_NAME: &'static str = "AnthropicModel";
+    const DEBUG_NAME: &'static str = "AnthropicModel";
     const FORMAT: WireFormat = FORMAT;
     const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
     const ENV_PREFIX: &'static str = "ANTHROPIC";

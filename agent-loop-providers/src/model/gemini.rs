@@ -147,7 +147,7 @@ fn function_calling_config(choice: &ToolChoice) -> Value {
 impl Provider for Gemini {}
 
 impl ProviderApi for Gemini {
-    const MODEL_NAME: &'static str = "GeminiModel";
+    const DEBUG_NAME: &'static str = "GeminiModel";
     const FORMAT: WireFormat = FORMAT;
     const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
     const ENV_PREFIX: &'static str = "GEMINI";
@@ -166,19 +166,16 @@ impl ProviderApi for Gemini {
         }
     }
 
-    /// A `models/` prefix is taken off.
-    fn model_name(model: String) -> String {
+    /// A `models/` prefix is taken off: Google's `ListModels` names models
+    /// `models/gemini-2.5-flash`, and the URL puts `models/` in itself.
+    fn sent_model(model: String) -> String {
         strip_models_prefix(model)
     }
 
     /// The key is read from `GOOGLE_API_KEY`, else `GEMINI_API_KEY`: the
     /// order of Google's own SDKs.
-    fn env_var(lookup: &dyn Fn(&str) -> Option<String>, variable: &str) -> Option<String> {
-        match variable {
-            "GEMINI_API_KEY" => lookup("GOOGLE_API_KEY").or_else(|| lookup("GEMINI_API_KEY")),
-            variable => lookup(variable),
-        }
-    }
+    const KEY_VARIABLES: Option<&'static [&'static str]> =
+        Some(&["GOOGLE_API_KEY", "GEMINI_API_KEY"]);
 
     fn debug_fields(&self, out: &mut std::fmt::DebugStruct<'_, '_>) {
         out.field("max_tokens", &self.max_tokens)

@@ -1,4 +1,4 @@
-//! The transport both models share: one `reqwest` client, a per-attempt
+//! The transport every HTTP model shares: one `reqwest` client, a per-attempt
 //! timeout, retries with exponential backoff and jitter (`backon`) that
 //! honour the server's `retry-after-ms` and `Retry-After`, error bodies
 //! read into a [`ModelError`], and server-sent events read with

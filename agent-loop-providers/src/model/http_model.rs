@@ -1,7 +1,7 @@
 //! [`HttpModel`]: the surface the four HTTP models share, written once
 //! over a provider type ([`Provider`]) that holds what differs: its
-//! defaults, its own settings and setters, its body, checks, URL and
-//! parser.
+//! defaults, its own settings, its body, checks, URL and parser (its own
+//! setters are on its alias).
 
 use std::fmt;
 use std::time::Duration;
@@ -144,15 +144,18 @@ pub(super) fn endpoint_target(base_url: &str, model: &str) -> Target {
 ///
 /// Sealed: the send path it backs (the body, the checks, the headers, the
 /// parser and the stream assembler of one wire format) is this crate's
-/// own, so no other type implements it.
+/// own, so no other type implements it, and a new hook of it is no
+/// breaking change. (A provider here is an API's family; the host a
+/// request goes to, which `wire::Target::provider` names, is another
+/// thing.)
 // `ProviderApi` is crate-private on purpose: it names crate-private types
-// (the body, the settings, the transport), and being unnameable outside
-// the crate is what seals this trait. The bound is what `private_bounds`
-// warns about.
+// (`Body`, `StreamAssembler`, `Unread`), and being unnameable outside the
+// crate is what seals this trait. The bound is what `private_bounds` warns
+// about.
 #[allow(private_bounds)]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a provider of an HTTP model",
-    label = "use `OpenAiModel`, `OpenAiResponsesModel`, `AnthropicModel` or `GeminiModel`"
+    label = "the providers are `OpenAiChat`, `OpenAiResponses` (feature `openai`), `Anthropic` (`anthropic`) and `Gemini` (`gemini`)"
 )]
 pub trait Provider: ProviderApi + Clone + fmt::Debug + Send + Sync + 'static {}
 
@@ -161,7 +164,7 @@ pub trait Provider: ProviderApi + Clone + fmt::Debug + Send + Sync + 'static {}
 /// stream assembler.
 pub(crate) trait ProviderApi: Sized {
     /// The name `Debug` prints for its model: the alias (`OpenAiModel`).
-    const MODEL_NAME: &'static str;
+    const DEBUG_NAME: &'static str;
 
     /// The format of its bodies, answers and errors.
     const FORMAT: WireFormat;
@@ -204,16 +207,13 @@ pub(crate) trait ProviderApi: Sized {
     fn unset() -> Self;
 
     /// The model name as sent, from the one given to `new` or `model`.
-    fn model_name(model: String) -> String {
+    fn sent_model(model: String) -> String {
         model
     }
 
-    /// Reads the environment variable `variable` for `from_env` through
-    /// `lookup`: the variable itself unless the provider reads another in
-    /// its place.
-    fn env_var(lookup: &dyn Fn(&str) -> Option<String>, variable: &str) -> Option<String> {
-        lookup(variable)
-    }
+    /// The variables `from_env` reads the key from, the first one set
+    /// winning; `None`: `{ENV_PREFIX}_API_KEY` alone.
+    const KEY_VARIABLES: Option<&'static [&'static str]> = None;
 
     /// Writes its own settings into its model's `Debug`, between the key
     /// and the shared settings.
@@ -250,16 +250,21 @@ struct EnvEndpoint {
 }
 
 impl EnvEndpoint {
-    /// Reads `{PREFIX}_MODEL`, `{PREFIX}_API_KEY` and `{PREFIX}_BASE_URL`
-    /// through `lookup` (blank counts as unset); `key_hint` is how the
-    /// error names the missing key.
+    /// Reads `{PREFIX}_MODEL`, the key (`{PREFIX}_API_KEY`, or the first
+    /// of `key_variables` that is set) and `{PREFIX}_BASE_URL` through
+    /// `lookup` (blank counts as unset); `key_hint` is how the error names
+    /// the missing key.
     fn read(
         lookup: impl Fn(&str) -> Option<String>,
         prefix: &str,
+        key_variables: Option<&[&str]>,
         key_hint: &str,
     ) -> Result<Self, EnvError> {
         let model = lookup(&format!("{prefix}_MODEL"));
-        let api_key = lookup(&format!("{prefix}_API_KEY"));
+        let api_key = match key_variables {
+            Some(variables) => variables.iter().find_map(|variable| lookup(variable)),
+            None => lookup(&format!("{prefix}_API_KEY")),
+        };
         let base_url = lookup(&format!("{prefix}_BASE_URL"));
         let mut variables = Vec::new();
         if model.is_none() {
@@ -292,7 +297,7 @@ impl<P: Provider> HttpModel<P> {
     /// | `GeminiModel` | `gemini-2.5-flash` (a `models/` prefix is taken off) | `https://generativelanguage.googleapis.com` |
     pub fn new(model: impl Into<String>) -> Self {
         Self {
-            endpoint: Endpoint::new(P::model_name(model.into()), P::DEFAULT_BASE_URL.to_owned()),
+            endpoint: Endpoint::new(P::sent_model(model.into()), P::DEFAULT_BASE_URL.to_owned()),
             settings: Settings::default(),
             transport: Transport::new(P::FORMAT),
             provider: P::unset(),
@@ -321,11 +326,7 @@ impl<P: Provider> HttpModel<P> {
     /// [`from_env`](Self::from_env), reading each variable through
     /// `lookup`.
     pub(super) fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
-        let env = EnvEndpoint::read(
-            |variable| P::env_var(&lookup, variable),
-            P::ENV_PREFIX,
-            P::ENV_KEY_HINT,
-        )?;
+        let env = EnvEndpoint::read(lookup, P::ENV_PREFIX, P::KEY_VARIABLES, P::ENV_KEY_HINT)?;
         let mut this = Self::new(env.model);
         this.endpoint.api_key = env.api_key;
         if let Some(base_url) = env.base_url {
@@ -367,7 +368,7 @@ impl<P: Provider> HttpModel<P> {
     /// The model name: sent as `model` (OpenAI, Anthropic), or in the URL
     /// (Gemini, which takes a `models/` prefix off).
     pub fn model(mut self, model: impl Into<String>) -> Self {
-        self.endpoint.set_model(P::model_name(model.into()));
+        self.endpoint.set_model(P::sent_model(model.into()));
         self
     }
 
@@ -575,7 +576,7 @@ impl<P: Provider> HttpModel<P> {
 /// query (which may hold credentials), the key as `<redacted>`.
 impl<P: Provider> fmt::Debug for HttpModel<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = f.debug_struct(P::MODEL_NAME);
+        let mut out = f.debug_struct(P::DEBUG_NAME);
         out.field("model", &self.endpoint.model)
             .field("base_url", &redact_url(&self.endpoint.base_url))
             .field("api_key", &self.endpoint.api_key);
@@ -608,5 +609,140 @@ impl<P: Provider> Model for HttpModel<P> {
             .message
             .record_origin(target.provider.as_deref(), target.model.as_deref());
         Ok(response)
+    }
+}
+
+/// The surface every provider shares, over all four from one table: what
+/// each one's `Debug` prints, the headers and URL it sends, how it reads
+/// its environment, and its model names.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One row: a provider's model, made as a user makes it, and what it
+    /// must give.
+    struct Row<P> {
+        model: HttpModel<P>,
+        debug_name: &'static str,
+        url: &'static str,
+        /// The headers sent, with the key `sk-test`.
+        headers: &'static [(&'static str, &'static str)],
+        /// The environment that configures it, and the model name read.
+        env: &'static [(&'static str, &'static str)],
+        /// What `from_env` asks for with nothing set.
+        env_missing: &'static str,
+    }
+
+    fn check<P: Provider>(row: Row<P>) {
+        let with_query = row
+            .model
+            .clone()
+            .base_url("https://proxy.local/x?key=SECRET");
+        assert!(!format!("{with_query:?}").contains("SECRET"));
+        let model = row
+            .model
+            .base_url("https://user:PASS@proxy.local/x/")
+            .api_key("sk-test");
+        let shown = format!("{model:?}");
+        assert!(
+            shown.starts_with(&format!("{} {{ model: ", row.debug_name)),
+            "{shown}"
+        );
+        for secret in ["sk-test", "PASS"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        assert_eq!(
+            model.url(),
+            row.url.replace("{base}", "https://user:PASS@proxy.local/x")
+        );
+        let headers = model.headers().expect("valid headers");
+        let sent: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.to_str().unwrap_or("<not text>")))
+            .collect();
+        assert_eq!(sent, row.headers, "{}", row.debug_name);
+
+        let env = row.env;
+        let from_env = HttpModel::<P>::from_lookup(|variable| {
+            env.iter()
+                .find(|(name, _)| *name == variable)
+                .map(|(_, value)| (*value).to_owned())
+        })
+        .expect("configured");
+        assert_eq!(from_env.endpoint.model, "m-1");
+        assert_eq!(
+            from_env
+                .endpoint
+                .api_key
+                .as_ref()
+                .map(ApiKey::expose_secret),
+            Some("k-first")
+        );
+        let missing = HttpModel::<P>::from_lookup(|_| None).expect_err("nothing set");
+        assert_eq!(missing.to_string(), row.env_missing);
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn openai_chat_and_responses() {
+        use super::super::{OpenAiModel, OpenAiResponsesModel};
+        let env = &[("OPENAI_MODEL", "m-1"), ("OPENAI_API_KEY", "k-first")];
+        let missing =
+            "set OPENAI_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for a server without keys)";
+        let headers = &[("authorization", "Bearer sk-test")];
+        check(Row {
+            model: OpenAiModel::new("gpt-4.1"),
+            debug_name: "OpenAiModel",
+            url: "{base}/chat/completions",
+            headers,
+            env,
+            env_missing: missing,
+        });
+        check(Row {
+            model: OpenAiResponsesModel::new("gpt-5"),
+            debug_name: "OpenAiResponsesModel",
+            url: "{base}/responses",
+            headers,
+            env,
+            env_missing: missing,
+        });
+    }
+
+    #[cfg(feature = "anthropic")]
+    #[test]
+    fn anthropic() {
+        check(Row {
+            model: super::super::AnthropicModel::new("claude-sonnet-4-5"),
+            debug_name: "AnthropicModel",
+            url: "{base}/v1/messages",
+            headers: &[
+                ("anthropic-version", "2023-06-01"),
+                ("x-api-key", "sk-test"),
+            ],
+            env: &[("ANTHROPIC_MODEL", "m-1"), ("ANTHROPIC_API_KEY", "k-first")],
+            env_missing: "set ANTHROPIC_MODEL and ANTHROPIC_API_KEY",
+        });
+    }
+
+    #[cfg(feature = "gemini")]
+    #[test]
+    fn gemini() {
+        use super::super::GeminiModel;
+        check(Row {
+            model: GeminiModel::new("models/gemini-2.5-flash"),
+            debug_name: "GeminiModel",
+            url: "{base}/v1beta/models/gemini-2.5-flash:generateContent",
+            headers: &[("x-goog-api-key", "sk-test")],
+            // GOOGLE_API_KEY wins over GEMINI_API_KEY, as in Google's SDKs.
+            env: &[
+                ("GEMINI_MODEL", "models/m-1"),
+                ("GOOGLE_API_KEY", "k-first"),
+                ("GEMINI_API_KEY", "k-second"),
+            ],
+            env_missing: "set GEMINI_MODEL and GEMINI_API_KEY (or GOOGLE_API_KEY)",
+        });
+        // `model` strips the prefix as `new` does.
+        let renamed = GeminiModel::new("x").model("models/gemini-2.5-pro");
+        assert_eq!(renamed.endpoint.model, "gemini-2.5-pro");
     }
 }

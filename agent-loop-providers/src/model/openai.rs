@@ -187,7 +187,7 @@ impl HttpModel<OpenAiChat> {
 impl Provider for OpenAiChat {}
 
 impl ProviderApi for OpenAiChat {
-    const MODEL_NAME: &'static str = "OpenAiModel";
+    const DEBUG_NAME: &'static str = "OpenAiModel";
     const FORMAT: WireFormat = FORMAT;
     const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
     const ENV_PREFIX: &'static str = "OPENAI";

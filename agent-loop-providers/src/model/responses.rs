@@ -249,7 +249,7 @@ fn tool_choice(choice: &ToolChoice) -> Value {
 impl Provider for OpenAiResponses {}
 
 impl ProviderApi for OpenAiResponses {
-    const MODEL_NAME: &'static str = "OpenAiResponsesModel";
+    const DEBUG_NAME: &'static str = "OpenAiResponsesModel";
     const FORMAT: WireFormat = FORMAT;
     const DEFAULT_BASE_URL: &'static str = DEFAULT_BASE_URL;
     const ENV_PREFIX: &'static str = "OPENAI";
