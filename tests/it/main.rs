@@ -46,6 +46,8 @@ mod model_anthropic;
 mod model_common;
 #[cfg(feature = "openai")]
 mod model_error_reports;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod model_every_provider;
 #[cfg(feature = "gemini")]
 mod model_gemini;
 #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
