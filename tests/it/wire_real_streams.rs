@@ -1,8 +1,9 @@
-//! The recorded streams of `tests/fixtures/wire-real/openai-stream/` and
-//! `anthropic-stream/`, data driven (adding a recording is adding a file),
-//! through the real transport: each body is served byte for byte by a
-//! loopback server to the HTTP model of its format (`OpenAiModel`,
-//! `AnthropicModel`, streaming on, no retries).
+//! The recorded streams of `tests/fixtures/wire-real/openai-stream/`,
+//! `anthropic-stream/` and the `.sse` files of `openai-responses/`, data
+//! driven (adding a recording is adding a file), through the real
+//! transport: each body is served byte for byte by a loopback server to
+//! the HTTP model of its format (`OpenAiModel`, `AnthropicModel`,
+//! `OpenAiResponsesModel`, streaming on, no retries).
 //!
 //! By file:
 //!
@@ -11,7 +12,9 @@
 //!   recorded events (the providers' documented accumulation: OpenAI's
 //!   `delta.content` concatenated, tool call pieces routed by `index` and
 //!   `id`; Anthropic's content blocks by `index`, `message_delta`'s stop
-//!   reason and usage) builds the equivalent unstreamed body, whose parse
+//!   reason and usage; the Responses API's last `response.completed`,
+//!   `response.incomplete` or `response.failed`, which carries the whole
+//!   response) builds the equivalent unstreamed body, whose parse
 //!   by the unstreamed parser gives the text, tool calls, finish reason
 //!   and usage the streamed answer must have; the text deltas the turn's
 //!   events received are that text. A recording holding the provider's
@@ -34,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
-use agent_loop::model::{AnthropicModel, OpenAiModel};
+use agent_loop::model::{AnthropicModel, OpenAiModel, OpenAiResponsesModel};
 use agent_loop::tool::ToolInfo;
 use agent_loop::turn::{Model, ModelError, ModelErrorKind, ModelRequest, TurnEvent, TurnEvents};
 use agent_loop::wire::ToolDeclaration;
@@ -407,6 +410,25 @@ fn recorded_request(format: Format, dir: &Path, name: &str) -> (Vec<Message>, Ve
     (parsed.conversation, tools)
 }
 
+/// The Responses API: the response the stream's last `response.completed`,
+/// `response.incomplete` or `response.failed` event carries whole (the
+/// API reference's streaming events), or the provider's error of an
+/// `error` event.
+fn fold_responses(events: &[(String, String)]) -> Carried {
+    let mut last = None;
+    for (event, data) in events {
+        let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+        match event.as_str() {
+            "error" => return provider_error(&value),
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                last = Some(value["response"].clone());
+            }
+            _ => {}
+        }
+    }
+    Carried::Response(last.expect("a recording ends with the whole response"))
+}
+
 /// The model of `format` on `base`, streaming, one attempt, short timeout.
 fn model(format: Format, base: &str) -> Box<dyn Model> {
     match format {
@@ -421,6 +443,14 @@ fn model(format: Format, base: &str) -> Box<dyn Model> {
         Format::Anthropic => Box::new(
             AnthropicModel::new("claude")
                 .base_url(base)
+                .api_key("sk-test")
+                .stream(true)
+                .max_retries(0)
+                .timeout(Duration::from_secs(10)),
+        ),
+        Format::Responses => Box::new(
+            OpenAiResponsesModel::new("m")
+                .base_url(format!("{base}/v1"))
                 .api_key("sk-test")
                 .stream(true)
                 .max_retries(0)
@@ -483,6 +513,7 @@ fn check_request_body(format: Format, dir: &Path, name: &str, body: &Value) {
     }
     let violations = match format {
         Format::OpenAi => crate::wire_rules::openai_violations(&body["messages"]),
+        Format::Responses => crate::wire_rules::responses_violations(&body["input"]),
         _ => crate::wire_rules::anthropic_violations(&body["messages"]),
     };
     assert!(
@@ -535,6 +566,7 @@ async fn check_streams(
         let events = sse_events(&String::from_utf8_lossy(&bytes));
         let carried = match format {
             Format::OpenAi => fold_openai(&events),
+            Format::Responses => fold_responses(&events),
             _ => fold_anthropic(&events),
         };
         let answer = Answer {
@@ -552,7 +584,7 @@ async fn check_streams(
                 // The model records where its answer came from: this
                 // server, and the model it asked for.
                 let asked = match format {
-                    Format::OpenAi => "m",
+                    Format::OpenAi | Format::Responses => "m",
                     _ => "claude",
                 };
                 expected
@@ -828,4 +860,34 @@ async fn every_anthropic_stream_served_to_the_model_gives_what_it_carries() {
     );
     assert_eq!(search.finish_reason, FinishReason::Stop);
     assert_eq!(search.usage, Usage::new(10423, 341));
+}
+
+#[tokio::test]
+async fn every_responses_stream_served_to_the_model_gives_what_it_carries() {
+    use agent_loop::conversation::FinishReason;
+    let streams: Vec<_> = files("openai-responses", ".sse");
+    let answers = check_streams(Format::Responses, "openai-responses").await;
+    assert_eq!(answers.len(), streams.len());
+
+    // Spot checks, read by hand from the recordings.
+    let ok = |name: &str| {
+        answer_of(&answers, name)
+            .as_ref()
+            .unwrap_or_else(|error| panic!("{name}: {error}"))
+    };
+    let call = ok("resp_stream_fn");
+    assert_eq!(call.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(call.message.tool_calls().count(), 1);
+    let cut = ok("resp_stream_incomplete_tool");
+    assert_eq!(cut.finish_reason, FinishReason::Length);
+    let quota = answer_of(&answers, "resp_stream_quota_error")
+        .as_ref()
+        .expect_err("the recording carries an error");
+    assert!(
+        quota
+            .message
+            .as_deref()
+            .is_some_and(|message| message.starts_with("You exceeded your current quota")),
+        "{quota}"
+    );
 }
