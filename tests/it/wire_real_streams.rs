@@ -1,9 +1,10 @@
 //! The recorded streams of `tests/fixtures/wire-real/openai-stream/`,
-//! `anthropic-stream/` and the `.sse` files of `openai-responses/`, data
+//! `anthropic-stream/` and the `.sse` files of `openai-responses/` and
+//! `gemini/` (with the feature `gemini`), data
 //! driven (adding a recording is adding a file), through the real
 //! transport: each body is served byte for byte by a loopback server to
 //! the HTTP model of its format (`OpenAiModel`, `AnthropicModel`,
-//! `OpenAiResponsesModel`, streaming on, no retries).
+//! `OpenAiResponsesModel`, `GeminiModel`, streaming on, no retries).
 //!
 //! By file:
 //!
@@ -14,7 +15,9 @@
 //!   `id`; Anthropic's content blocks by `index`, `message_delta`'s stop
 //!   reason and usage; the Responses API's last `response.completed`,
 //!   `response.incomplete` or `response.failed`, which carries the whole
-//!   response) builds the equivalent unstreamed body, whose parse
+//!   response; Gemini's chunks, their parts in order with the text of
+//!   one part split across chunks joined, the last `finishReason` and
+//!   `usageMetadata`) builds the equivalent unstreamed body, whose parse
 //!   by the unstreamed parser gives the text, tool calls, finish reason
 //!   and usage the streamed answer must have; the text deltas the turn's
 //!   events received are that text. A recording holding the provider's
@@ -429,6 +432,67 @@ fn fold_responses(events: &[(String, String)]) -> Carried {
     Carried::Response(last.expect("a recording ends with the whole response"))
 }
 
+/// Gemini: the chunks (each a `GenerateContentResponse`) folded into one.
+/// Parts keep their order; a text part that continues the one before it
+/// (both text, the same `thought` flag, the earlier one not yet signed)
+/// is joined to it, its `thoughtSignature` going with the joined part;
+/// the last `finishReason`, `usageMetadata`, `modelVersion` and
+/// `responseId` win. A chunk with a top-level `error` is the provider's
+/// error.
+fn fold_gemini(events: &[(String, String)]) -> Carried {
+    let mut parts: Vec<Value> = Vec::new();
+    let mut last = Map::new();
+    let mut finish = None;
+    for (_, data) in events {
+        let chunk: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+        if chunk.get("error").is_some() {
+            return provider_error(&chunk);
+        }
+        for key in ["usageMetadata", "modelVersion", "responseId"] {
+            if let Some(value) = chunk.get(key) {
+                last.insert(key.to_owned(), value.clone());
+            }
+        }
+        let candidate = &chunk["candidates"][0];
+        if let Some(reason) = candidate.get("finishReason") {
+            finish = Some(reason.clone());
+        }
+        for part in candidate["content"]["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let continues = parts.last().is_some_and(|previous| {
+                previous.get("text").is_some()
+                    && part.get("text").is_some()
+                    && previous.get("thought") == part.get("thought")
+                    && previous.get("thoughtSignature").is_none()
+            });
+            match parts.last_mut() {
+                Some(previous) if continues => {
+                    let joined = format!(
+                        "{}{}",
+                        previous["text"].as_str().unwrap_or_default(),
+                        part["text"].as_str().unwrap_or_default()
+                    );
+                    previous["text"] = Value::String(joined);
+                    if let Some(signature) = part.get("thoughtSignature") {
+                        previous["thoughtSignature"] = signature.clone();
+                    }
+                }
+                _ => parts.push(part.clone()),
+            }
+        }
+    }
+    let mut candidate = json!({ "content": { "role": "model", "parts": parts }, "index": 0 });
+    if let Some(reason) = finish {
+        candidate["finishReason"] = reason;
+    }
+    let mut body = last;
+    body.insert("candidates".into(), json!([candidate]));
+    Carried::Response(Value::Object(body))
+}
+
 /// The model of `format` on `base`, streaming, one attempt, short timeout.
 fn model(format: Format, base: &str) -> Box<dyn Model> {
     match format {
@@ -456,7 +520,18 @@ fn model(format: Format, base: &str) -> Box<dyn Model> {
                 .max_retries(0)
                 .timeout(Duration::from_secs(10)),
         ),
-        other => panic!("no stream folder for {other:?}"),
+        #[cfg(feature = "gemini")]
+        Format::Gemini => Box::new(
+            agent_loop::model::GeminiModel::new("m")
+                .base_url(base)
+                .api_key("sk-test")
+                .stream(true)
+                .max_retries(0)
+                .timeout(Duration::from_secs(10)),
+        ),
+        // Without the feature, Gemini has no model to serve to.
+        #[cfg(not(feature = "gemini"))]
+        other => panic!("no model for {other:?} without its feature"),
     }
 }
 
@@ -514,18 +589,33 @@ fn check_request_body(format: Format, dir: &Path, name: &str, body: &Value) {
     let violations = match format {
         Format::OpenAi => crate::wire_rules::openai_violations(&body["messages"]),
         Format::Responses => crate::wire_rules::responses_violations(&body["input"]),
+        Format::Gemini => crate::wire_rules::gemini_violations(&body["contents"]),
         _ => crate::wire_rules::anthropic_violations(&body["messages"]),
     };
     assert!(
         violations.is_empty(),
         "{name}: our request: {violations:#?}"
     );
-    assert_eq!(body["stream"], true, "{name}");
+    // Gemini streams by its URL (`:streamGenerateContent`), not a field.
+    if format != Format::Gemini {
+        assert_eq!(body["stream"], true, "{name}");
+    }
     let (_, tools) = recorded_request(format, dir, name);
-    let sent: Vec<&str> = body["tools"]
+    // Gemini declares its functions inside one `functionDeclarations`.
+    let declared = |tool: &Value| -> Vec<Value> {
+        match tool.get("functionDeclarations").and_then(Value::as_array) {
+            Some(declarations) => declarations.clone(),
+            None => vec![tool.clone()],
+        }
+    };
+    let flat: Vec<Value> = body["tools"]
         .as_array()
         .into_iter()
         .flatten()
+        .flat_map(declared)
+        .collect();
+    let sent: Vec<&str> = flat
+        .iter()
         .filter_map(|tool| tool["function"]["name"].as_str().or(tool["name"].as_str()))
         .collect();
     let recorded: Vec<&str> = tools.iter().map(|info| info.name.as_str()).collect();
@@ -567,6 +657,7 @@ async fn check_streams(
         let carried = match format {
             Format::OpenAi => fold_openai(&events),
             Format::Responses => fold_responses(&events),
+            Format::Gemini => fold_gemini(&events),
             _ => fold_anthropic(&events),
         };
         let answer = Answer {
@@ -584,7 +675,7 @@ async fn check_streams(
                 // The model records where its answer came from: this
                 // server, and the model it asked for.
                 let asked = match format {
-                    Format::OpenAi | Format::Responses => "m",
+                    Format::OpenAi | Format::Responses | Format::Gemini => "m",
                     _ => "claude",
                 };
                 expected
@@ -890,4 +981,25 @@ async fn every_responses_stream_served_to_the_model_gives_what_it_carries() {
             .is_some_and(|message| message.starts_with("You exceeded your current quota")),
         "{quota}"
     );
+}
+
+#[cfg(feature = "gemini")]
+#[tokio::test]
+async fn every_gemini_stream_served_to_the_model_gives_what_it_carries() {
+    use agent_loop::conversation::FinishReason;
+    let streams: Vec<_> = files("gemini", ".sse");
+    let answers = check_streams(Format::Gemini, "gemini").await;
+    assert_eq!(answers.len(), streams.len());
+
+    // Spot checks, read by hand from the recording: one call, signed.
+    let signed = answer_of(&answers, "gem_sse_sig")
+        .as_ref()
+        .unwrap_or_else(|error| panic!("gem_sse_sig: {error}"));
+    let calls: Vec<&str> = signed
+        .message
+        .tool_calls()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(calls, ["get_country"]);
+    assert_eq!(signed.finish_reason, FinishReason::ToolCalls);
 }
