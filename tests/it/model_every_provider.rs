@@ -2,12 +2,15 @@
 //! table, on a loopback server: each posts to its own path with its key
 //! header, retries a 503 and then reads its answer, reports a 401 with the
 //! provider's own error body as a typed error that never holds the key,
-//! and calls a 200 body that is not its response an invalid response.
+//! calls a 200 body that is not its response an invalid response, and is
+//! recorded to a cassette that holds neither its key nor its endpoint and
+//! replays offline to the same answer.
 //! Written once over `HttpModel<P>` (`P: Provider`), as the models are.
 
 use std::time::Duration;
 
-use agent_loop::conversation::ModelResponse;
+use agent_loop::cassette::{Cassette, Recorder, Replayer, Strictness};
+use agent_loop::conversation::{ModelResponse, WireFormat};
 use agent_loop::model::{
     AnthropicModel, GeminiModel, HttpModel, ModelErrorKind, OpenAiModel, OpenAiResponsesModel,
     Provider,
@@ -26,6 +29,7 @@ struct Case<P> {
     model: fn(&MockServer) -> HttpModel<P>,
     path: &'static str,
     key_header: &'static str,
+    format: WireFormat,
     answer: Value,
     unauthorized: Value,
     message: &'static str,
@@ -37,8 +41,8 @@ fn fast<P: Provider>(model: HttpModel<P>) -> HttpModel<P> {
         .backoff(Duration::from_millis(5), Duration::from_millis(10))
 }
 
-async fn run_turn<P: Provider>(
-    model: &HttpModel<P>,
+async fn run_turn(
+    model: &(impl agent_loop::turn::Model + 'static),
 ) -> Result<agent_loop::turn::TurnOutcome, agent_loop::turn::TurnError> {
     let session = session_for(&ModelResponse::answer("Done.")).await;
     session
@@ -107,6 +111,36 @@ async fn check<P: Provider>(case: Case<P>) {
         "{}",
         all_output(&error)
     );
+
+    // Recorded to a cassette, which holds the model's name and format but
+    // not its key, key header or endpoint, and replays offline.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(case.path))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&case.answer))
+        .mount(&server)
+        .await;
+    let file = std::env::temp_dir().join(format!(
+        "agent-loop-every-provider-{}.json",
+        agent_loop::SessionId::new()
+    ));
+    let recorder = Recorder::new((case.model)(&server), &file);
+    let recorded = run_turn(&recorder).await.expect("recorded");
+    let text = std::fs::read_to_string(&file).expect("the cassette was saved");
+    let _ = std::fs::remove_file(&file);
+    for secret in [FAKE_KEY, case.key_header, server.uri().as_str()] {
+        assert!(
+            !text.contains(secret),
+            "{secret:?} reached the cassette:\n{text}"
+        );
+    }
+    let cassette: Cassette = serde_json::from_str(&text).expect("a cassette");
+    assert_eq!(cassette.exchanges[0].model.format, Some(case.format));
+    drop(server);
+    let replayer = Replayer::new(cassette, Strictness::Exact);
+    let replayed = run_turn(&replayer).await.expect("replayed offline");
+    assert_eq!(replayed.answer(), recorded.answer());
+    assert_eq!(replayed.answer(), Some("Done."));
 }
 
 #[tokio::test]
@@ -115,6 +149,7 @@ async fn openai_chat_completions() {
         model: |server| fast(OpenAiModel::new("m").base_url(format!("{}/v1", server.uri()))),
         path: "/v1/chat/completions",
         key_header: "authorization",
+        format: WireFormat::OpenAiChat,
         answer: json!({
             "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
             "choices": [{ "index": 0, "message": { "role": "assistant", "content": "Done." }, "finish_reason": "stop" }]
@@ -133,6 +168,7 @@ async fn openai_responses() {
         },
         path: "/v1/responses",
         key_header: "authorization",
+        format: WireFormat::OpenAiResponses,
         answer: json!({
             "id": "resp_1", "object": "response", "status": "completed", "model": "m",
             "output": [{
@@ -152,6 +188,7 @@ async fn anthropic_messages() {
         model: |server| fast(AnthropicModel::new("m").base_url(server.uri())),
         path: "/v1/messages",
         key_header: "x-api-key",
+        format: WireFormat::AnthropicMessages,
         answer: json!({
             "id": "msg_1", "type": "message", "role": "assistant", "model": "m",
             "content": [{ "type": "text", "text": "Done." }],
@@ -169,6 +206,7 @@ async fn gemini() {
         model: |server| fast(GeminiModel::new("m").base_url(server.uri())),
         path: "/v1beta/models/m:generateContent",
         key_header: "x-goog-api-key",
+        format: WireFormat::Gemini,
         answer: json!({
             "candidates": [{ "content": { "role": "model", "parts": [{ "text": "Done." }] }, "finishReason": "STOP" }]
         }),
