@@ -148,6 +148,15 @@ pub(super) fn endpoint_target(base_url: &str, model: &str) -> Target {
 /// breaking change. (A provider here is an API's family; the host a
 /// request goes to, which `wire::Target::provider` names, is another
 /// thing.)
+///
+/// A type of yours cannot be one:
+///
+/// ```compile_fail
+/// #[derive(Clone, Debug)]
+/// struct Mine;
+///
+/// impl agent_loop_providers::model::Provider for Mine {}
+/// ```
 // `ProviderApi` is crate-private on purpose: it names crate-private types
 // (`Body`, `StreamAssembler`, `Unread`), and being unnameable outside the
 // crate is what seals this trait. The bound is what `private_bounds` warns
@@ -162,6 +171,10 @@ pub trait Provider: ProviderApi + Clone + fmt::Debug + Send + Sync + 'static {}
 /// What one provider gives the shared surface and the shared send path:
 /// its defaults, its format, endpoint, headers, body, checks, parser and
 /// stream assembler.
+#[diagnostic::on_unimplemented(
+    message = "`Provider` is sealed: `{Self}` cannot be a provider of an HTTP model",
+    label = "the providers are `OpenAiChat`, `OpenAiResponses`, `Anthropic` and `Gemini`, this crate's own"
+)]
 pub(crate) trait ProviderApi: Sized {
     /// The name `Debug` prints for its model: the alias (`OpenAiModel`).
     const DEBUG_NAME: &'static str;
