@@ -224,7 +224,7 @@ fn strip_nulls(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
     if let Some(target) = rules
         .get("$ref")
         .and_then(Value::as_str)
-        .and_then(|reference| resolve(root, reference))
+        .and_then(|reference| json::resolve_local_reference(root, reference))
     {
         strip_nulls(value, target, root, depth + 1);
     }
@@ -267,15 +267,6 @@ fn strip_nulls(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
         }
         _ => {}
     }
-}
-
-/// The schema a local reference (`#`, `#/$defs/Line`) points at in `root`.
-fn resolve<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        return Some(root);
-    }
-    root.pointer(pointer)
 }
 
 /// The JSON value of a native-mode answer's text, as models write it:

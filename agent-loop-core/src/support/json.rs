@@ -81,6 +81,17 @@ impl TooDeep {
     }
 }
 
+/// The value a local JSON Schema reference points at in `root`: `#` is
+/// `root` itself, `#/$defs/Line` the JSON Pointer (RFC 6901) after the
+/// `#`; `None` for a reference that is not local (no leading `#`) or
+/// points at nothing. The schema walks of the core (native output, the
+/// schema-driven test model) and of the formats' output schemas follow
+/// `$ref` with it.
+pub fn resolve_local_reference<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
+    // An empty pointer is `root` itself (`Value::pointer("")`).
+    root.pointer(reference.strip_prefix('#')?)
+}
+
 /// The JSON type of a value, as error messages say it: `null`, `a boolean`,
 /// `a number`, `a string`, `an array`, `an object`.
 pub fn type_name(value: &Value) -> &'static str {

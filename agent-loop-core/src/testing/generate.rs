@@ -74,8 +74,7 @@ impl<'r> Generator<'r> {
 
     /// The schema `#/$defs/name` (or `#/definitions/name`) points at.
     fn resolve(&self, reference: &str) -> Option<&'r Value> {
-        let pointer = reference.strip_prefix('#')?;
-        self.root.pointer(pointer)
+        crate::support::json::resolve_local_reference(self.root, reference)
     }
 
     fn value(&mut self, schema: &Value, path: &str, depth: usize) -> Value {

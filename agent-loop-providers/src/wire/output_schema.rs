@@ -75,6 +75,7 @@
 //! output, or OpenAI's non-strict mode, for such a schema). Gemini takes
 //! all of these.
 
+use agent_loop_core::support::json::resolve_local_reference;
 use serde_json::{Map, Value, json};
 
 /// A part of an output schema the provider's structured outputs cannot
@@ -374,7 +375,7 @@ impl<'a> Walk<'a> {
                 sent.insert("$ref".into(), Value::String(reference));
                 return Value::Object(sent);
             }
-            let target = resolve(self.root, &reference).cloned();
+            let target = resolve_local_reference(self.root, &reference).cloned();
             match target {
                 Some(Value::Object(target))
                     if depth < INLINE_DEPTH && !self.inlining.contains(&reference) =>
@@ -641,10 +642,12 @@ impl<'a> Walk<'a> {
         for branch in all_of {
             let branch = match branch {
                 Value::Object(branch) => match branch.get("$ref").and_then(Value::as_str) {
-                    Some(reference) if branch.len() == 1 => match resolve(self.root, reference) {
-                        Some(Value::Object(target)) => target.clone(),
-                        _ => branch,
-                    },
+                    Some(reference) if branch.len() == 1 => {
+                        match resolve_local_reference(self.root, reference) {
+                            Some(Value::Object(target)) => target.clone(),
+                            _ => branch,
+                        }
+                    }
                     _ => branch,
                 },
                 _ => continue,
@@ -824,15 +827,6 @@ fn admits_null(schema: &Value) -> bool {
             .get("anyOf")
             .and_then(Value::as_array)
             .is_some_and(|branches| branches.iter().any(admits_null))
-}
-
-/// The schema a local reference (`#`, `#/$defs/Line`) points at in `root`.
-fn resolve<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        return Some(root);
-    }
-    root.pointer(pointer)
 }
 
 /// A property name as a JSON Pointer token (RFC 6901).
