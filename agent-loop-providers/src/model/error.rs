@@ -59,17 +59,12 @@ impl HttpModelError for ModelError {
     }
 
     fn stream(format: WireFormat, error: crate::wire::WireError) -> Self {
-        let mut this = Self::of_format(format, ModelErrorKind::Stream);
-        if let crate::wire::WireErrorKind::Provider {
-            error_type,
-            message,
-        } = error.kind
-        {
-            this.error_type = Some(error_type);
-            this.message = Some(message);
-            return this;
-        }
-        this.with_source(error)
+        // The wire error read as every wire error is (a provider's own
+        // error as the type and message), as a broken stream of `format`.
+        let mut this = Self::from(error);
+        this.format = Some(format);
+        this.kind = ModelErrorKind::Stream;
+        this
     }
 
     fn scrub(&mut self, secret: &str) {

@@ -196,20 +196,18 @@ impl From<WireError> for ModelError {
     /// source, so [`ModelError::exceeds_context_window`] and the one-line
     /// display read it.
     fn from(error: WireError) -> Self {
-        let format = error.format;
-        let mut model_error = match error.kind {
+        let mut model_error = ModelError::new(ModelErrorKind::InvalidResponse);
+        model_error.format = Some(error.format);
+        match error.kind {
             WireErrorKind::Provider {
                 error_type,
                 message,
             } => {
-                let mut model_error = ModelError::new(ModelErrorKind::InvalidResponse);
                 model_error.error_type = Some(error_type);
                 model_error.message = Some(message);
                 model_error
             }
-            _ => ModelError::new(ModelErrorKind::InvalidResponse).with_source(error),
-        };
-        model_error.format = Some(format);
-        model_error
+            _ => model_error.with_source(error),
+        }
     }
 }
