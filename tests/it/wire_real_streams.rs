@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_loop::conversation::{Message, ModelResponse, ToolCall};
-use agent_loop::model::{AnthropicModel, OpenAiModel, OpenAiResponsesModel};
+use agent_loop::model::{AnthropicModel, HttpModel, OpenAiModel, OpenAiResponsesModel, Provider};
 use agent_loop::tool::ToolInfo;
 use agent_loop::turn::{Model, ModelError, ModelErrorKind, ModelRequest, TurnEvent, TurnEvents};
 use agent_loop::wire::ToolDeclaration;
@@ -495,40 +495,24 @@ fn fold_gemini(events: &[(String, String)]) -> Carried {
 
 /// The model of `format` on `base`, streaming, one attempt, short timeout.
 fn model(format: Format, base: &str) -> Box<dyn Model> {
+    /// Any provider's model as every recording is served to it.
+    fn streaming<P: Provider>(model: HttpModel<P>) -> Box<dyn Model> {
+        Box::new(
+            model
+                .api_key("sk-test")
+                .stream(true)
+                .max_retries(0)
+                .timeout(Duration::from_secs(10)),
+        )
+    }
     match format {
-        Format::OpenAi => Box::new(
-            OpenAiModel::new("m")
-                .base_url(format!("{base}/v1"))
-                .api_key("sk-test")
-                .stream(true)
-                .max_retries(0)
-                .timeout(Duration::from_secs(10)),
-        ),
-        Format::Anthropic => Box::new(
-            AnthropicModel::new("claude")
-                .base_url(base)
-                .api_key("sk-test")
-                .stream(true)
-                .max_retries(0)
-                .timeout(Duration::from_secs(10)),
-        ),
-        Format::Responses => Box::new(
-            OpenAiResponsesModel::new("m")
-                .base_url(format!("{base}/v1"))
-                .api_key("sk-test")
-                .stream(true)
-                .max_retries(0)
-                .timeout(Duration::from_secs(10)),
-        ),
+        Format::OpenAi => streaming(OpenAiModel::new("m").base_url(format!("{base}/v1"))),
+        Format::Anthropic => streaming(AnthropicModel::new("claude").base_url(base)),
+        Format::Responses => {
+            streaming(OpenAiResponsesModel::new("m").base_url(format!("{base}/v1")))
+        }
         #[cfg(feature = "gemini")]
-        Format::Gemini => Box::new(
-            agent_loop::model::GeminiModel::new("m")
-                .base_url(base)
-                .api_key("sk-test")
-                .stream(true)
-                .max_retries(0)
-                .timeout(Duration::from_secs(10)),
-        ),
+        Format::Gemini => streaming(agent_loop::model::GeminiModel::new("m").base_url(base)),
         // Without the feature, Gemini has no model to serve to.
         #[cfg(not(feature = "gemini"))]
         other => panic!("no model for {other:?} without its feature"),
