@@ -190,3 +190,97 @@ async fn invoke_fails_with_the_kind_a_call_has() {
         .expect_err("too deep");
     assert_eq!(error.kind, ToolCallErrorKind::ArgumentsTooDeep);
 }
+
+/// `screenshot`'s schema marks a defaulted property `required`, as Zod's
+/// do; the tool returns the arguments it received.
+fn screenshot_info(name: &str) -> ToolInfo {
+    ToolInfo::new(
+        name,
+        "Takes a screenshot.",
+        json!({
+            "type": "object",
+            "properties": {
+                "format": {"type": "string", "enum": ["png", "jpeg"], "default": "png"}
+            },
+            "required": ["format"]
+        }),
+    )
+}
+
+/// A call leaving out a required property with a `default` is refused
+/// unless the definition declares that what runs its calls fills defaults
+/// in (`tool::Definition::fills_defaults`, read at bind): for a one-tool
+/// definition and for a bundle alike. The arguments reach the tool as
+/// sent, a given value is still checked, and the model still sees the
+/// schema as declared.
+#[tokio::test]
+async fn a_definition_that_fills_defaults_lets_a_defaulted_required_property_be_left_out() {
+    let one = |name: &str| {
+        tool::Definition::from_fn(screenshot_info(name), |arguments: Value, _| async move {
+            Ok::<_, BoxError>(arguments)
+        })
+    };
+    let bundle = |name: &'static str| {
+        tool::Definition::bundle("bundle", [name], move |_session| async move {
+            let tool: std::sync::Arc<dyn tool::Tool> =
+                std::sync::Arc::new(Returns(screenshot_info(name)));
+            Ok::<_, BoxError>(vec![tool])
+        })
+    };
+    let strict = bound([one("one"), bundle("many")]).await;
+    for name in ["one", "many"] {
+        let error = strict.invoke(name, json!({})).await.unwrap_err();
+        assert_eq!(error.kind, ToolCallErrorKind::InvalidArguments, "{name}");
+    }
+
+    let filling = bound([
+        one("one").fills_defaults(true),
+        bundle("many").fills_defaults(true),
+    ])
+    .await;
+    for name in ["one", "many"] {
+        let output = filling.invoke(name, json!({})).await.unwrap();
+        assert_eq!(output, ToolOutput::Json(json!({})), "{name}");
+        let error = filling
+            .invoke(name, json!({"format": "gif"}))
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind, ToolCallErrorKind::InvalidArguments, "{name}");
+        assert_eq!(
+            filling.tool(name).unwrap().info().parameters["required"],
+            json!(["format"])
+        );
+    }
+
+    // Declared back to `false`, the schema is exact again.
+    let again = bound([one("one").fills_defaults(true).fills_defaults(false)]).await;
+    let error = again.invoke("one", json!({})).await.unwrap_err();
+    assert_eq!(error.kind, ToolCallErrorKind::InvalidArguments);
+}
+
+/// A tool of the user's that returns its arguments.
+struct Returns(ToolInfo);
+
+#[async_trait::async_trait]
+impl tool::Tool for Returns {
+    fn info(&self) -> &ToolInfo {
+        &self.0
+    }
+    async fn invoke(
+        &self,
+        arguments: Value,
+        _context: &tool::CallContext,
+    ) -> Result<ToolOutput, BoxError> {
+        Ok(arguments.into())
+    }
+}
+
+async fn bound(tools: impl IntoIterator<Item = tool::Definition>) -> Definition<Bound> {
+    let definition = Definition::builder()
+        .name("defaults")
+        .tools(tools)
+        .build()
+        .validate()
+        .unwrap();
+    bind(&definition).await
+}

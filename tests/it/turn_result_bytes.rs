@@ -186,3 +186,61 @@ async fn an_error_longer_than_result_bytes_is_cut_on_one_line_within_the_limit()
         "the error text is bounded, not cut as a result"
     );
 }
+
+/// A definition's own bound (`tool::Definition::result_bytes`), read at
+/// bind: the smaller of it and the mode's applies, to that definition's
+/// tools only; a direct invocation returns the whole result.
+#[tokio::test]
+async fn a_definitions_own_result_bytes_cuts_its_tools_only_and_the_smaller_bound_wins() {
+    let bounded = big_tool().result_bytes(std::num::NonZeroU32::new(300).unwrap());
+    assert!(!bounded.same_as(&big_tool()));
+    let other = tool::Definition::from_fn(
+        tool::ToolInfo::without_parameters("other", "Returns a long text."),
+        |_: Value, _context| async move { Ok::<_, tool::BoxError>(json!(big_text(1_000))) },
+    );
+
+    // The mode's limit is larger: the definition's 300 applies to `big`,
+    // and `other` is shown whole.
+    let session = bind_tools([bounded.clone(), other.clone()], ToolLimits::default()).await;
+    let model = ScriptedModel::new([
+        batch([
+            call("long", "big", r#"{"len": 10000}"#),
+            call("fits", "big", r#"{"len": 300}"#),
+            call("other", "other", "{}"),
+        ]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("read it all");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let long = result_for(&conversation, "long").text();
+    assert!(long.len() <= 300 && long.len() > 256, "{}", long.len());
+    assert!(long.starts_with("HEAD") && long.ends_with("TAIL"), "{long}");
+    assert!(long.contains(" bytes omitted …]"), "{long}");
+    assert_eq!(result_for(&conversation, "fits").text(), big_text(300));
+    assert_eq!(result_for(&conversation, "other").text(), big_text(1_000));
+    let truncated: Vec<bool> = outcome.stats.iterations[0]
+        .calls
+        .iter()
+        .map(|s| s.truncated)
+        .collect();
+    assert_eq!(truncated, [true, false, false]);
+    let direct = session.invoke("big", json!({"len": 10_000})).await.unwrap();
+    assert_eq!(direct, tool::ToolOutput::Json(json!(big_text(10_000))));
+
+    // The mode's limit is smaller: it wins.
+    let session = bind_tools([bounded], ToolLimits::new().result_bytes(256)).await;
+    let model = ScriptedModel::new([
+        batch([call("long", "big", r#"{"len": 10000}"#)]),
+        answer("done"),
+    ]);
+    let mut conversation = user_says("read it");
+    session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .unwrap();
+    let long = result_for(&conversation, "long").text();
+    assert!(long.len() <= 256, "{}", long.len());
+}

@@ -5,6 +5,7 @@
 //! outlive the `Definition<Bound>` it came from (the compiler refuses it),
 //! and collections are fresh copies, so changing them changes nothing.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use crate::limits::ResolvedToolLimits;
 use crate::middleware::ToolMiddleware;
 use crate::session::{LoopId, SessionId};
 use crate::tool::checked::CheckedInfo;
+use crate::tool::definition::Facts;
 use crate::tool::{Tool, ToolInfo, ToolOutput};
 
 /// The lifecycle state of a definition bound to one session by
@@ -80,17 +82,28 @@ impl fmt::Debug for Binding {
 }
 
 /// One built tool with its checked info (shared with every binding that
-/// reported the same info) and its compiled argument schema.
+/// reported the same info) and its compiled argument schema, and what its
+/// definition declared about running it.
 #[derive(Clone)]
 pub(crate) struct BoundTool {
     pub(crate) checked: Arc<CheckedInfo>,
     pub(crate) tool: Arc<dyn Tool>,
+    /// Its definition's [`Facts`], read at bind.
+    pub(crate) facts: Facts,
+    /// What the crate keeps beside a tool it made itself: an agent's
+    /// handler (see [`BuiltTool`](crate::tool::definition::BuiltTool)).
+    pub(crate) nested: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl BoundTool {
-    /// `tool` with its checked info.
+    /// `tool` with its checked info, run as a tool of this process.
     pub(crate) fn new(tool: Arc<dyn Tool>, checked: Arc<CheckedInfo>) -> Self {
-        Self { checked, tool }
+        Self {
+            checked,
+            tool,
+            facts: Facts::default(),
+            nested: None,
+        }
     }
 
     /// What the model sees of it.

@@ -24,7 +24,7 @@ use crate::definition::{Definition, Validated};
 use crate::session::Session;
 use crate::support::panic::panic_message;
 use crate::tool::checked::{Declared, InfoCache};
-use crate::tool::definition::{Build, Factory};
+use crate::tool::definition::{Build, BuiltTool, Factory};
 use crate::tool::{self, BoxError, Tool, ToolListing};
 
 impl Definition<Validated> {
@@ -51,7 +51,7 @@ const JOINED_AT_ONCE: usize = 30;
 /// that report their own infos (a factory of the user's returns a `Vec`).
 /// With each, where its checked infos come from.
 enum Built<'d> {
-    Declared(&'d Declared, Arc<dyn Tool>),
+    Declared(&'d Declared, BuiltTool),
     /// Tools reporting their own infos; a changing definition's with its
     /// listing, at the version listed.
     Reported(
@@ -67,19 +67,15 @@ async fn build<'d>(
     session: &Session,
 ) -> Result<Built<'d>, BoxError> {
     match definition.factory() {
-        Factory::Declared {
-            declared,
-            build: Build::Instant(build),
-        } => Ok(Built::Declared(declared, build())),
-        Factory::Declared {
-            declared,
-            build: Build::Session(factory),
-        } => {
-            let tool = factory
-                .build(session.clone(), Arc::clone(declared.info()))
-                .await?;
-            Ok(Built::Declared(declared, tool))
-        }
+        Factory::Declared { declared, build } => match &**build {
+            Build::Instant(build) => Ok(Built::Declared(declared, (build(), None))),
+            Build::Session(factory) => {
+                let built = factory
+                    .build(session.clone(), Arc::clone(declared.info()))
+                    .await?;
+                Ok(Built::Declared(declared, built))
+            }
+        },
         Factory::Reported { factory, infos } => {
             Ok(Built::Reported(infos, factory.build(session).await?, None))
         }

@@ -38,6 +38,7 @@
 //! finish ([`Ready::execute`]): its caller gets the raw output, not the
 //! model's text.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::num::NonZeroU32;
@@ -64,7 +65,7 @@ use crate::support::panic::{Panic, drop_payload, panic_message};
 use crate::support::text::{
     Bounded, ERROR_TEXT_BYTES, clean_error_text, json_excerpt, truncate_middle,
 };
-use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolOutput, TurnLink};
+use crate::tool::{BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, ToolOutput, TurnLink};
 
 /// The result text of the structured-output call that ends a turn.
 const OUTPUT_RECEIVED: &str = "output received; the turn is over";
@@ -316,7 +317,7 @@ impl<'a> CallTable<'a> {
         let Prepared::Ready(ready) = prepared else {
             return prepared;
         };
-        if ready.tool.tool.is_external() {
+        if ready.tool.facts.external {
             // Its result comes from outside: it waits, whatever the gates.
             return Prepared::Pending(Pending {
                 arguments: ready.arguments,
@@ -354,10 +355,11 @@ impl<'a> CallTable<'a> {
         }
     }
 
-    /// The tool named `name` in this table's mode, if it has one.
-    pub(crate) fn tool(&self, name: &str) -> Option<&'a dyn Tool> {
+    /// What the crate keeps beside the tool named `name` in this table's
+    /// mode (an agent's handler), if it has that tool and kept anything.
+    pub(crate) fn nested(&self, name: &str) -> Option<&'a (dyn Any + Send + Sync)> {
         let index = *self.set.mode_tools(self.mode).by_name.get(name)?;
-        Some(&*self.set.tools[index].tool)
+        self.set.tools[index].nested.as_deref()
     }
 
     /// Step 1: the tool named `name`, and whether it is the control tool.
@@ -476,7 +478,7 @@ impl<'a> Ready<'a> {
             started(&id, &name);
             let began = Instant::now();
             let is_output = self.is_output;
-            let limits = with_tool_bound(site.limits(), self.tool.tool.result_bytes());
+            let limits = with_tool_bound(site.limits(), self.tool.facts.result_bytes);
             let output = self.execute(site, id.clone(), turn).await;
             finish(&limits, output, is_output, id, name, began.elapsed())
         }

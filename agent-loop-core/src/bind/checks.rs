@@ -10,6 +10,7 @@ use crate::bind::{BindError, BindErrorKind, BoundTool, Duplicate};
 use crate::support::json::TooDeep;
 use crate::support::text::json_excerpt;
 use crate::tool::checked::{Declared, InfoCache};
+use crate::tool::definition::BuiltTool;
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::schema::SchemaProblem;
 use crate::tool::{self, NameRules, Tool, ToolInfo};
@@ -180,14 +181,19 @@ pub(crate) fn check_produced_names(
 pub(crate) fn declared_tool(
     definition: &tool::Definition,
     declared: &Declared,
-    tool: Arc<dyn Tool>,
+    (tool, nested): BuiltTool,
 ) -> Result<BoundTool, BindError> {
     let info = declared.info();
     warn_if_undescribed(definition, info);
     let checked = declared
         .checked()
         .map_err(|problem| schema_error(info, 0, problem))?;
-    Ok(BoundTool { checked, tool })
+    Ok(BoundTool {
+        checked,
+        tool,
+        facts: definition.facts(),
+        nested,
+    })
 }
 
 /// Checks one built tool's reported `ToolInfo` and gets its checked form
@@ -224,10 +230,16 @@ pub(crate) fn reported_tool(
         }
     }
     warn_if_undescribed(definition, info);
+    let facts = definition.facts();
     let checked = infos
-        .checked(index, info, tool.fills_defaults())
+        .checked(index, info, facts.fills_defaults)
         .map_err(|problem| schema_error(info, index, problem))?;
-    Ok(BoundTool { checked, tool })
+    Ok(BoundTool {
+        checked,
+        tool,
+        facts,
+        nested: None,
+    })
 }
 
 pub(crate) fn warn_if_undescribed(definition: &tool::Definition, info: &ToolInfo) {

@@ -25,7 +25,7 @@ pub(crate) struct CheckedInfo {
     pub(crate) validator: Arc<jsonschema::Validator>,
     /// `validator` treats a required property with a `default` as
     /// optional: the tool's runner fills defaults in
-    /// ([`Tool::fills_defaults`](crate::tool::Tool::fills_defaults)).
+    /// ([`Definition::fills_defaults`](crate::tool::Definition::fills_defaults)).
     fills_defaults: bool,
 }
 
@@ -39,14 +39,6 @@ impl CheckedInfo {
             validator,
             fills_defaults: false,
         }
-    }
-
-    /// `info` checked and compiled now, for a tool that gets exactly the
-    /// arguments its schema allows.
-    ///
-    /// Errors: the first [`SchemaProblem`] of `info.parameters`.
-    pub(crate) fn check(info: Arc<ToolInfo>) -> Result<Self, SchemaProblem> {
-        Self::check_for(info, false)
     }
 
     /// `info` checked and compiled now; with `fills_defaults`, the
@@ -79,8 +71,12 @@ impl CheckedInfo {
 /// A tool's info fixed at declaration (`from_fn`, `typed_fn`, a one-tool
 /// factory's `new`), checked there, once: every binding's tool reports it,
 /// and bind takes its checked form as it is.
+#[derive(Clone)]
 pub(crate) struct Declared {
     info: Arc<ToolInfo>,
+    /// The validator relaxes required properties with a `default`
+    /// ([`CheckedInfo::check_for`]).
+    fills_defaults: bool,
     /// `Ok` when the schema passed; a failure is kept as a marker and
     /// checked again at each bind for its error (a schema error cannot be
     /// cloned, and every bind of a bad declaration fails alike).
@@ -107,14 +103,33 @@ impl Declared {
             schema::drop_too_deep(&mut info);
             return Self {
                 info: Arc::new(info),
+                fills_defaults: false,
                 checked: Err(Refused::TooDeep),
             };
         }
-        let info = Arc::new(info);
-        let checked = CheckedInfo::check(Arc::clone(&info))
+        Self::checked_for(Arc::new(info), false)
+    }
+
+    /// `info`, checked now with `fills_defaults`.
+    fn checked_for(info: Arc<ToolInfo>, fills_defaults: bool) -> Self {
+        let checked = CheckedInfo::check_for(Arc::clone(&info), fills_defaults)
             .map(Arc::new)
             .map_err(|_| Refused::Schema);
-        Self { info, checked }
+        Self {
+            info,
+            fills_defaults,
+            checked,
+        }
+    }
+
+    /// This declaration with its validator made for `fills_defaults`: itself
+    /// when it already is, or was refused for its depth; checked again
+    /// otherwise.
+    pub(crate) fn filling_defaults(&self, fills_defaults: bool) -> Self {
+        if fills_defaults == self.fills_defaults || matches!(self.checked, Err(Refused::TooDeep)) {
+            return self.clone();
+        }
+        Self::checked_for(Arc::clone(&self.info), fills_defaults)
     }
 
     /// The info, shared with the tools built from it.
@@ -131,7 +146,9 @@ impl Declared {
             Err(Refused::TooDeep) => Err(SchemaProblem::TooDeep),
             // Checked again for its error; a schema check is a pure
             // function of the schema, so it fails again.
-            Err(Refused::Schema) => CheckedInfo::check(Arc::clone(&self.info)).map(Arc::new),
+            Err(Refused::Schema) => {
+                CheckedInfo::check_for(Arc::clone(&self.info), self.fills_defaults).map(Arc::new)
+            }
         }
     }
 }

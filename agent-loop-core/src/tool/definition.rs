@@ -1,13 +1,14 @@
 //! [`Definition`]: a named factory of tools, declared once per process and
 //! built once per binding.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
+use std::num::NonZeroU32;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-
-use std::pin::Pin;
 
 use crate::session::Session;
 use crate::tool::checked::{Declared, InfoCache};
@@ -71,6 +72,22 @@ struct Inner {
     /// [`Definition::discovering`]); `tool_names` is then empty.
     discovering: bool,
     factory: Factory,
+    /// How bind runs every tool the factory builds.
+    facts: Facts,
+}
+
+/// What a definition declares about running each tool it builds, read at
+/// bind into the binding's entry of each tool: no call asks a tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Facts {
+    /// What runs a call fills in the `default` of a property left out
+    /// ([`Definition::fills_defaults`]).
+    pub(crate) fills_defaults: bool,
+    /// The tools' own bound on a result's text
+    /// ([`Definition::result_bytes`]).
+    pub(crate) result_bytes: Option<NonZeroU32>,
+    /// Calls never run in this process ([`Definition::external`]).
+    pub(crate) external: bool,
 }
 
 /// How a definition builds its tools at bind, and where their checked
@@ -81,8 +98,10 @@ pub(crate) enum Factory {
     Declared {
         /// The info and its checked form.
         declared: Declared,
-        /// How the tool is made.
-        build: Build,
+        /// How the tool is made; shared by the definitions
+        /// [`Definition::fills_defaults`] and [`Definition::result_bytes`]
+        /// derive from this one.
+        build: Arc<Build>,
     },
     /// Tools that report their own infos (a bundle, an MCP server): each
     /// is checked at bind, and bindings that report equal infos share the
@@ -90,7 +109,7 @@ pub(crate) enum Factory {
     Reported {
         /// The user's factory: its future runs at bind, concurrently with
         /// the other definitions' factories.
-        factory: Box<dyn ToolFactory>,
+        factory: Arc<dyn ToolFactory>,
         /// The infos checked so far, by tool name.
         infos: InfoCache,
     },
@@ -98,7 +117,7 @@ pub(crate) enum Factory {
     /// at bind and again when they change; checked like reported ones.
     Listing {
         /// The user's factory of one listing per binding.
-        factory: Box<dyn ListingFactory>,
+        factory: Arc<dyn ListingFactory>,
         /// The infos checked so far, by tool name.
         infos: InfoCache,
     },
@@ -116,8 +135,13 @@ pub(crate) enum Build {
     Session(Box<dyn SessionFactory>),
 }
 
+/// A tool a one-tool factory made, and what the crate keeps of it beside
+/// the tool: an agent's handler, which a resume of its paused turn checks
+/// (`tool::Definition::agent`); `None` for every other tool.
+pub(crate) type BuiltTool = (Arc<dyn Tool>, Option<Arc<dyn Any + Send + Sync>>);
+
 /// The boxed future of a one-tool factory.
-pub(crate) type BuildFuture = Pin<Box<dyn Future<Output = Result<Arc<dyn Tool>, BoxError>> + Send>>;
+pub(crate) type BuildFuture = Pin<Box<dyn Future<Output = Result<BuiltTool, BoxError>> + Send>>;
 
 /// A one-tool factory, as [`Build::Session`] holds it.
 pub(crate) trait SessionFactory: Send + Sync + 'static {
@@ -136,7 +160,10 @@ where
         let built = self(session);
         Box::pin(async move {
             let handler = built.await.map_err(Into::into)?;
-            Ok(Arc::new(HandlerTool { info, handler }) as Arc<dyn Tool>)
+            Ok((
+                Arc::new(HandlerTool { info, handler }) as Arc<dyn Tool>,
+                None,
+            ))
         })
     }
 }
@@ -187,16 +214,43 @@ impl Definition {
         Self::declared(Declared::new(info), Build::Session(Box::new(factory)))
     }
 
+    /// A definition of one tool whose handler the crate keeps beside the
+    /// tool, typed, for the checks of a resume: an agent's.
+    pub(crate) fn nested<F, Fut, H, E>(info: ToolInfo, factory: F) -> Self
+    where
+        F: Fn(Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<H, E>> + Send + 'static,
+        H: Handler,
+        E: Into<BoxError>,
+    {
+        Self::declared(
+            Declared::new(info),
+            Build::Session(Box::new(Nested(factory))),
+        )
+    }
+
     /// A definition of the one tool `build` makes for each binding, whose
     /// info was fixed and checked at declaration.
     pub(crate) fn declared(declared: Declared, build: Build) -> Self {
+        Self::declared_with(declared, build, false)
+    }
+
+    /// [`declared`](Self::declared), with whether its calls run elsewhere.
+    pub(crate) fn declared_with(declared: Declared, build: Build, external_build: bool) -> Self {
         let name = declared.info().name.clone();
         Self {
             inner: Arc::new(Inner {
                 tool_names: vec![name.clone()],
                 name,
                 discovering: false,
-                factory: Factory::Declared { declared, build },
+                factory: Factory::Declared {
+                    declared,
+                    build: Arc::new(build),
+                },
+                facts: Facts {
+                    external: external_build,
+                    ..Facts::default()
+                },
             }),
         }
     }
@@ -233,7 +287,7 @@ impl Definition {
         Self::reported(
             name.into(),
             Some(tool_names.into_iter().map(Into::into).collect()),
-            Box::new(factory),
+            Arc::new(factory),
         )
     }
 
@@ -272,7 +326,7 @@ impl Definition {
     /// assert!(catalogue.tool_names().is_empty());
     /// ```
     pub fn discovering(name: impl Into<String>, factory: impl ToolFactory) -> Self {
-        Self::reported(name.into(), None, Box::new(factory))
+        Self::reported(name.into(), None, Arc::new(factory))
     }
 
     /// A [`discovering`](Self::discovering) definition whose tools can
@@ -329,9 +383,10 @@ impl Definition {
                 discovering: true,
                 tool_names: Vec::new(),
                 factory: Factory::Listing {
-                    factory: Box::new(factory),
+                    factory: Arc::new(factory),
                     infos: InfoCache::new(),
                 },
+                facts: Facts::default(),
             }),
         }
     }
@@ -341,7 +396,7 @@ impl Definition {
     fn reported(
         name: String,
         tool_names: Option<Vec<String>>,
-        factory: Box<dyn ToolFactory>,
+        factory: Arc<dyn ToolFactory>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -352,6 +407,7 @@ impl Definition {
                     factory,
                     infos: InfoCache::new(),
                 },
+                facts: Facts::default(),
             }),
         }
     }
@@ -382,6 +438,122 @@ impl Definition {
 
     pub(crate) fn factory(&self) -> &Factory {
         &self.inner.factory
+    }
+
+    /// What the definition declares about running its tools.
+    pub(crate) fn facts(&self) -> Facts {
+        self.inner.facts
+    }
+
+    /// Declares that what runs the calls of this definition's tools fills
+    /// in the `default` of a property the arguments leave out, so the
+    /// local argument check treats a property that is both `required` and
+    /// has a `default` as optional. The schema the model sees
+    /// ([`ToolInfo::parameters`]) is not changed; a property given is
+    /// still checked against its schema.
+    ///
+    /// Default `false`: a tool of this process gets exactly the arguments
+    /// the schema allows. An MCP server's definition says `true` (schemas
+    /// generated from Zod mark a defaulted property `required`, and the
+    /// server applies the default when it parses the call).
+    ///
+    /// Returns a new definition (not [`same_as`](Self::same_as) this one)
+    /// sharing its factory: declare it before you use the definition. A
+    /// one-tool definition's schema is compiled again here, once.
+    ///
+    /// ```
+    /// use agent_loop_core::tool::{self, ToolInfo};
+    /// use serde_json::{json, Value};
+    ///
+    /// let info = ToolInfo::new("screenshot", "Takes a screenshot.", json!({
+    ///     "type": "object",
+    ///     "properties": { "format": { "type": "string", "default": "png" } },
+    ///     "required": ["format"]
+    /// }));
+    /// // Forwards to a service that applies the default itself.
+    /// let screenshot = tool::Definition::from_fn(info, |arguments: Value, _| async move {
+    ///     Ok::<_, tool::BoxError>(arguments)
+    /// })
+    /// .fills_defaults(true);
+    /// assert_eq!(screenshot.tool_names(), ["screenshot"]);
+    /// ```
+    #[must_use]
+    pub fn fills_defaults(self, fills_defaults: bool) -> Self {
+        let facts = Facts {
+            fills_defaults,
+            ..self.inner.facts
+        };
+        self.with_facts(facts)
+    }
+
+    /// Declares this definition's own bound, in bytes of UTF-8, on the
+    /// text of one result of any of its tools that the model sees; the
+    /// smaller of it and the mode's
+    /// [`result_bytes`](crate::ToolLimits::result_bytes) applies, with the
+    /// same cut (head, a marker counting the omitted bytes, tail; images
+    /// pass whole). Middlewares and
+    /// [`Definition::invoke`](crate::Definition::invoke) see the whole
+    /// result, as with `result_bytes`.
+    ///
+    /// A value below 256 bytes counts as 256, the smallest `result_bytes`
+    /// ([`ResultBytes::MIN`](crate::limits::ResultBytes::MIN)), which
+    /// leaves room for the marker.
+    ///
+    /// Default: none, only the mode's limit applies. An MCP server's
+    /// definition has one by default (`mcp::DEFAULT_RESULT_BYTES`, feature
+    /// `mcp`), since a server's result size is not the caller's to choose.
+    ///
+    /// Returns a new definition (not [`same_as`](Self::same_as) this one)
+    /// sharing its factory: declare it before you use the definition.
+    ///
+    /// ```
+    /// use std::num::NonZeroU32;
+    /// use agent_loop_core::tool::{self, ToolInfo};
+    /// use serde_json::Value;
+    ///
+    /// let search = tool::Definition::from_fn(
+    ///     ToolInfo::without_parameters("search", "Searches the web."),
+    ///     |_: Value, _| async move { Ok::<_, tool::BoxError>("…") },
+    /// )
+    /// .result_bytes(NonZeroU32::new(4096).expect("not zero"));
+    /// assert_eq!(search.name(), "search");
+    /// ```
+    #[must_use]
+    pub fn result_bytes(self, bytes: NonZeroU32) -> Self {
+        let facts = Facts {
+            result_bytes: Some(bytes),
+            ..self.inner.facts
+        };
+        self.with_facts(facts)
+    }
+
+    /// A definition like this one, sharing its factory, with `facts`.
+    fn with_facts(self, facts: Facts) -> Self {
+        let inner = &self.inner;
+        let factory = match &inner.factory {
+            Factory::Declared { declared, build } => Factory::Declared {
+                declared: declared.filling_defaults(facts.fills_defaults),
+                build: Arc::clone(build),
+            },
+            // The infos are checked anew, with the new facts.
+            Factory::Reported { factory, .. } => Factory::Reported {
+                factory: Arc::clone(factory),
+                infos: InfoCache::new(),
+            },
+            Factory::Listing { factory, .. } => Factory::Listing {
+                factory: Arc::clone(factory),
+                infos: InfoCache::new(),
+            },
+        };
+        Self {
+            inner: Arc::new(Inner {
+                name: inner.name.clone(),
+                tool_names: inner.tool_names.clone(),
+                discovering: inner.discovering,
+                factory,
+                facts,
+            }),
+        }
     }
 }
 
@@ -428,6 +600,30 @@ impl fmt::Debug for Definition {
             .field("tool_names", &self.inner.tool_names)
             .field("discovering", &self.inner.discovering)
             .finish_non_exhaustive()
+    }
+}
+
+/// A one-tool factory whose handler is kept beside its tool
+/// ([`Definition::nested`]).
+struct Nested<F>(F);
+
+impl<F, Fut, H, E> SessionFactory for Nested<F>
+where
+    F: Fn(Session) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<H, E>> + Send + 'static,
+    H: Handler,
+    E: Into<BoxError>,
+{
+    fn build(&self, session: Session, info: Arc<ToolInfo>) -> BuildFuture {
+        let built = (self.0)(session);
+        Box::pin(async move {
+            let handler = Arc::new(built.await.map_err(Into::into)?);
+            let kept = Arc::clone(&handler) as Arc<dyn Any + Send + Sync>;
+            Ok((
+                Arc::new(HandlerTool { info, handler }) as Arc<dyn Tool>,
+                Some(kept),
+            ))
+        })
     }
 }
 

@@ -34,13 +34,14 @@ impl Definition {
     pub fn external(info: ToolInfo) -> Self {
         let declared = Declared::new(info);
         let info = Arc::clone(declared.info());
-        Definition::declared(
+        Definition::declared_with(
             declared,
             Build::Instant(Box::new(move || {
                 Arc::new(ExternalTool {
                     info: Arc::clone(&info),
                 })
             })),
+            true,
         )
     }
 }
@@ -65,9 +66,5 @@ impl Tool for ExternalTool {
             self.info.name
         )
         .into())
-    }
-
-    fn is_external(&self) -> bool {
-        true
     }
 }

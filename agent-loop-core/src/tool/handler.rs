@@ -42,6 +42,23 @@ pub trait Handler: Send + Sync + 'static {
     -> Result<ToolOutput, BoxError>;
 }
 
+/// A shared handler is a handler: one built elsewhere and kept by its
+/// builder too serves a binding as it is.
+impl<H: Handler + ?Sized> Handler for Arc<H> {
+    fn invoke<'handler, 'context, 'future>(
+        &'handler self,
+        arguments: Value,
+        context: &'context CallContext,
+    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, BoxError>> + Send + 'future>>
+    where
+        'handler: 'future,
+        'context: 'future,
+        Self: 'future,
+    {
+        (**self).invoke(arguments, context)
+    }
+}
+
 /// A [`Handler`] with its declared info: the tool a binding holds.
 pub(crate) struct HandlerTool<H> {
     pub(crate) info: Arc<ToolInfo>,

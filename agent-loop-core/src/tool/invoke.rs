@@ -1,7 +1,6 @@
 //! The [`Tool`] trait: a live tool, built for one binding, that can be invoked.
 
 use std::any::Any;
-use std::num::NonZeroU32;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
@@ -42,11 +41,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// }
 /// ```
 ///
-/// `Any` is a supertrait (every `'static` type implements it): the crate
-/// finds a tool it made itself (an agent's) by its type, with no method
-/// of yours involved.
+/// A tool is what it says and what it does, nothing more: how the binding
+/// runs it (whether what runs it fills defaults in, its own bound on a
+/// result's size, whether its calls run elsewhere) is declared on its
+/// [`tool::Definition`](crate::tool::Definition) and read at bind.
 #[async_trait]
-pub trait Tool: Any + Send + Sync {
+pub trait Tool: Send + Sync + 'static {
     /// What the model sees of this tool, checked at bind (a one-tool
     /// definition's tool reports the info it declared, checked then).
     fn info(&self) -> &ToolInfo;
@@ -65,46 +65,6 @@ pub trait Tool: Any + Send + Sync {
     /// fires; the runner drops the future on cancellation in any case.
     async fn invoke(&self, arguments: Value, context: &CallContext)
     -> Result<ToolOutput, BoxError>;
-
-    /// `true` when what runs the call fills in the `default` of a property
-    /// the arguments leave out, so the local argument check treats a
-    /// property that is both `required` and has a `default` as optional.
-    /// The schema the model sees ([`ToolInfo::parameters`]) is not
-    /// changed; a property given is still checked against its schema.
-    ///
-    /// Default `false`: a tool of this process gets exactly the arguments
-    /// the schema allows. An MCP server's tool says `true` (schemas
-    /// generated from Zod mark a defaulted property `required`, and the
-    /// server applies the default when it parses the call).
-    fn fills_defaults(&self) -> bool {
-        false
-    }
-
-    /// This tool's own bound, in bytes of UTF-8, on the text of one of its
-    /// results that the model sees; the smaller of it and the mode's
-    /// [`result_bytes`](crate::ToolLimits::result_bytes) applies, with the
-    /// same cut (head, a marker counting the omitted bytes, tail; images
-    /// pass whole). Middlewares and [`Definition::invoke`](crate::Definition::invoke)
-    /// see the whole result, as with `result_bytes`.
-    ///
-    /// A value below 256 bytes counts as 256, the smallest `result_bytes`
-    /// ([`ResultBytes::MIN`](crate::limits::ResultBytes::MIN)), which
-    /// leaves room for the marker.
-    ///
-    /// Default `None`: only the mode's limit applies. MCP tools have one
-    /// by default (`mcp::DEFAULT_RESULT_BYTES`, feature `mcp`), since a
-    /// server's result size is not the caller's to choose.
-    fn result_bytes(&self) -> Option<NonZeroU32> {
-        None
-    }
-
-    /// `true` for a tool whose calls never run in this process: in a turn,
-    /// each of its calls pauses the turn, pending, and its result comes
-    /// with the resume (see [`Definition::external`](crate::tool::Definition::external)).
-    /// Default `false`.
-    fn is_external(&self) -> bool {
-        false
-    }
 }
 
 /// What a tool and its middlewares know about the call they serve: read

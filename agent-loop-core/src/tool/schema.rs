@@ -36,7 +36,7 @@ pub(crate) fn compile(parameters: &Value) -> Result<Arc<jsonschema::Validator>, 
 }
 
 /// Checks `parameters` and compiles the validator of a call whose runner
-/// fills in defaults (see [`Tool::fills_defaults`](crate::tool::Tool::fills_defaults)):
+/// fills in defaults (see [`Definition::fills_defaults`](crate::tool::Definition::fills_defaults)):
 /// the same schema, except that a property that has a `default` is not
 /// required (see [`without_defaulted_required`]).
 ///

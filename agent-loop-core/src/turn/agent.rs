@@ -174,7 +174,7 @@ impl tool::Definition {
         let name = name.into();
         let info = ToolInfo::new(name.clone(), description, parameters());
         let agent = Arc::new(agent);
-        tool::Definition::new(info, move |session: Session| {
+        tool::Definition::nested(info, move |session: Session| {
             let agent = Arc::clone(&agent);
             let loop_id = LoopId::from_uuid(uuid::Uuid::new_v5(
                 &session.loop_id().as_uuid(),

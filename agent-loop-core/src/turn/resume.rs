@@ -8,8 +8,6 @@
 // is not boxed, so callers match it as `run_turn` returns it.
 #![allow(clippy::result_large_err)]
 
-use std::any::Any;
-
 use serde::{Deserialize, Serialize};
 
 use crate::bind::Bound;
@@ -19,7 +17,6 @@ use crate::conversation::{Conversation, Message, ToolCall, Usage, repair};
 use crate::definition::Definition;
 use crate::gate::MacFields;
 use crate::limits::ToolLimits;
-use crate::tool::handler::HandlerTool;
 use crate::turn::agent::AgentHandler;
 use crate::turn::context::TurnContext;
 use crate::turn::pause::agent_state;
@@ -564,12 +561,11 @@ impl TurnContext<'_> {
         resume: Resume,
     ) -> Result<(), ResumeError> {
         // An agent's tool is the one-tool definition `tool::Definition::agent`
-        // made: its handler is found by the tool's type (`Tool: Any`).
+        // made, which keeps its handler beside the tool.
         let agent = self
             .table()
-            .tool(&pending.tool_name)
-            .and_then(|tool| (tool as &dyn Any).downcast_ref::<HandlerTool<AgentHandler>>())
-            .map(|tool| &tool.handler);
+            .nested(&pending.tool_name)
+            .and_then(|nested| nested.downcast_ref::<AgentHandler>());
         match agent {
             Some(agent) => agent.check_resume(&pending.tool_call_id, pause, &resume),
             // Its tool is gone (a changing definition's new list): the call

@@ -37,7 +37,7 @@
 //!   server fills the default in. The local check treats it as optional,
 //!   as the official SDK clients, which do not check arguments, never
 //!   refuse it; the model sees the schema as listed
-//!   ([`Tool::fills_defaults`](agent_loop_core::tool::Tool::fills_defaults)).
+//!   ([`tool::Definition::fills_defaults`](agent_loop_core::tool::Definition::fills_defaults)).
 //!
 //! Calls: the arguments go as the turn checked them against the listed
 //! `inputSchema`. The result's text blocks become the tool result's text,

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -354,7 +355,7 @@ impl McpServer {
     /// leave the bound to the mode's
     /// [`result_bytes`](agent_loop_core::ToolLimits::result_bytes) alone. The
     /// smaller of this and the mode's `result_bytes` applies, with one cut
-    /// (see [`Tool::result_bytes`]). A count from 0 to 255 fails the bind
+    /// (see [`tool::Definition::result_bytes`]). A count from 0 to 255 fails the bind
     /// with an [`McpError`] of kind
     /// [`Configuration`](McpErrorKind::Configuration), whose source is the
     /// [`InvalidLimit`].
@@ -377,9 +378,26 @@ impl McpServer {
         &self.name
     }
 
-    /// The tool definition: a discovering definition named like the server.
+    /// The tool definition: a changing definition named like the server,
+    /// whose tools' defaults the server fills in
+    /// ([`tool::Definition::fills_defaults`]: it parses each call with
+    /// its own schema, and Zod, for the TypeScript SDK's servers, marks a
+    /// defaulted property `required`), with the server's result bound
+    /// ([`tool::Definition::result_bytes`]).
     pub fn into_definition(self) -> tool::Definition {
-        tool::Definition::changing(self.name.clone(), Factory(Arc::new(self)))
+        let result_bytes = self
+            .result_bytes
+            .as_ref()
+            .ok()
+            .copied()
+            .flatten()
+            .and_then(|bytes| NonZeroU32::new(bytes.get()));
+        let definition = tool::Definition::changing(self.name.clone(), Factory(Arc::new(self)))
+            .fills_defaults(true);
+        match result_bytes {
+            Some(bytes) => definition.result_bytes(bytes),
+            None => definition,
+        }
     }
 
     /// The model-facing name of the server's tool `mcp_name`.
@@ -594,7 +612,9 @@ struct Factory(Arc<McpServer>);
 impl ListingFactory for Factory {
     async fn build(&self, session: &Session) -> Result<Arc<dyn ToolListing>, BoxError> {
         let server = &self.0;
-        let result_bytes = server.result_bytes.clone().map_err(|invalid| {
+        // The bound itself is declared on the definition
+        // (`into_definition`); an invalid one fails here, at bind.
+        server.result_bytes.clone().map_err(|invalid| {
             McpError::new(
                 McpErrorKind::Configuration,
                 &server.name,
@@ -621,7 +641,6 @@ impl ListingFactory for Factory {
                 idle: server.call_timeout,
                 total: server.max_total_timeout.max(server.call_timeout),
             },
-            result_bytes,
             first: Mutex::new(Some((version, infos))),
         }))
     }
@@ -633,7 +652,6 @@ impl ListingFactory for Factory {
 struct Listing {
     link: Arc<Link>,
     timeouts: CallTimeouts,
-    result_bytes: Option<ResultBytes>,
     /// The list read at connect, with the version before it, which the
     /// binding's first `list` takes unless the version moved since.
     first: Mutex<Option<(u64, Vec<ToolInfo>)>>,
@@ -706,7 +724,6 @@ impl Listing {
                 mcp_name,
                 Arc::clone(&self.link),
                 self.timeouts,
-                self.result_bytes,
             )));
         }
         Ok(tools)

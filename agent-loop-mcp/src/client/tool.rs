@@ -2,7 +2,6 @@
 //! binding's [`Link`]; and how a `tools/call` result becomes a
 //! [`ToolOutput`].
 
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +20,6 @@ use crate::client::connection::Connection;
 use crate::client::error::McpCallError;
 use crate::client::link::{Link, Offer};
 use agent_loop_core::conversation::{ContentPart, ImagePart};
-use agent_loop_core::limits::ResultBytes;
 use agent_loop_core::support::redact::RedactedError;
 use agent_loop_core::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
 
@@ -41,8 +39,6 @@ pub(crate) struct McpTool {
     mcp_name: String,
     link: Arc<Link>,
     timeouts: CallTimeouts,
-    /// The server's result bound ([`McpServer::result_bytes`](crate::client::McpServer::result_bytes)).
-    result_bytes: Option<ResultBytes>,
     /// `annotations.idempotentHint: true`: a call cut by a restart may be
     /// sent again.
     idempotent: bool,
@@ -63,7 +59,6 @@ impl McpTool {
         mcp_name: String,
         link: Arc<Link>,
         timeouts: CallTimeouts,
-        result_bytes: Option<ResultBytes>,
     ) -> Self {
         let idempotent = info.annotations().idempotent_hint == Some(true);
         Self {
@@ -71,7 +66,6 @@ impl McpTool {
             mcp_name,
             link,
             timeouts,
-            result_bytes,
             idempotent,
         }
     }
@@ -229,19 +223,6 @@ impl McpTool {
 impl Tool for McpTool {
     fn info(&self) -> &ToolInfo {
         &self.info
-    }
-
-    /// The server parses the call with its own schema and fills in the
-    /// defaults the arguments leave out (Zod does, for the TypeScript SDK's
-    /// servers), so a required property with a `default` may be left out;
-    /// see [`Tool::fills_defaults`].
-    fn fills_defaults(&self) -> bool {
-        true
-    }
-
-    fn result_bytes(&self) -> Option<NonZeroU32> {
-        self.result_bytes
-            .and_then(|bytes| NonZeroU32::new(bytes.get()))
     }
 
     /// Sends `tools/call`, restarting a server found gone (see
