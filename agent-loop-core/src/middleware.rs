@@ -77,7 +77,7 @@ use serde_json::Value;
 
 use crate::support::json::{self, TooDeep};
 use crate::support::panic::{Contained, Panic, drop_payload, panic_message};
-use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
+use crate::tool::{BoxError, CallContext, Handler, ToolOutput};
 
 /// A wrapper around every tool execution of a bound definition.
 #[async_trait]
@@ -108,12 +108,12 @@ pub struct ToolInvocation {
 
 /// The rest of the middleware chain, ending in the tool.
 pub struct Next<'a> {
-    tool: &'a dyn Tool,
+    tool: &'a dyn Handler,
     middlewares: &'a [Arc<dyn ToolMiddleware>],
 }
 
 impl<'a> Next<'a> {
-    pub(crate) fn new(tool: &'a dyn Tool, middlewares: &'a [Arc<dyn ToolMiddleware>]) -> Self {
+    pub(crate) fn new(tool: &'a dyn Handler, middlewares: &'a [Arc<dyn ToolMiddleware>]) -> Self {
         Self { tool, middlewares }
     }
 
@@ -170,7 +170,7 @@ impl<'a> Next<'a> {
 
 /// The chain's end: the tool, its error wrapped in [`ToolFailed`], its
 /// panic in [`ToolPanicked`], its output checked for depth.
-async fn end_of_chain(tool: &dyn Tool, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
+async fn end_of_chain(tool: &dyn Handler, call: ToolInvocation) -> Result<ToolOutput, BoxError> {
     let ToolInvocation { arguments, context } = call;
     let outcome = match run_tool(tool, arguments, &context) {
         Ok(running) => running.await,
@@ -212,7 +212,7 @@ pub(crate) enum DepthRefusal {
 /// `async` block, so a call holds the tool's own boxed future and little
 /// more.
 pub(crate) fn run_tool<'a>(
-    tool: &'a dyn Tool,
+    tool: &'a dyn Handler,
     arguments: Value,
     context: &'a CallContext,
 ) -> Result<Contained<ToolFuture<'a>>, Panic> {
@@ -220,7 +220,7 @@ pub(crate) fn run_tool<'a>(
     Ok(Contained::new(running))
 }
 
-/// The future `Tool::invoke` returns.
+/// The future `Handler::invoke` returns.
 type ToolFuture<'a> =
     std::pin::Pin<Box<dyn Future<Output = Result<ToolOutput, BoxError>> + Send + 'a>>;
 
@@ -302,7 +302,7 @@ pub(crate) enum ChainOutcome {
 /// it). A panic raised while dropping a panic's payload is contained too.
 /// On the path without a panic they cost nothing measurable.
 pub(crate) async fn run_chain(
-    tool: &dyn Tool,
+    tool: &dyn Handler,
     middlewares: &[Arc<dyn ToolMiddleware>],
     call: ToolInvocation,
 ) -> ChainOutcome {

@@ -14,7 +14,7 @@ use crate::support::json::{self, TooDeep};
 use crate::tool::checked::CheckedInfo;
 use crate::tool::schema::{self, SchemaProblem};
 use crate::tool::{
-    BoxError, CallContext, STRUCTURED_OUTPUT_TOOL_NAME, Tool, ToolInfo, ToolOutput, schema_of,
+    BoxError, CallContext, Handler, STRUCTURED_OUTPUT_TOOL_NAME, ToolInfo, ToolOutput, schema_of,
 };
 
 /// The output a turn must end in: a JSON Schema the model's final answer
@@ -129,9 +129,7 @@ impl Output {
             parameters,
         ));
         let control = BoundTool::new(
-            Arc::new(ControlTool {
-                info: Arc::clone(&info),
-            }),
+            Arc::new(ControlHandler),
             Arc::new(CheckedInfo::compiled(info, validator)),
         );
         Ok(Self {
@@ -341,16 +339,10 @@ fn one_fenced_block(text: &str) -> Option<String> {
 }
 
 /// The control tool's handler: its output is its (checked) arguments.
-struct ControlTool {
-    info: Arc<ToolInfo>,
-}
+struct ControlHandler;
 
 #[async_trait]
-impl Tool for ControlTool {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
+impl Handler for ControlHandler {
     async fn invoke(
         &self,
         arguments: Value,

@@ -23,7 +23,7 @@ use crate::middleware::ToolMiddleware;
 use crate::session::{LoopId, SessionId};
 use crate::tool::checked::CheckedInfo;
 use crate::tool::definition::Facts;
-use crate::tool::{Tool, ToolInfo, ToolOutput};
+use crate::tool::{Handler, ToolInfo, ToolOutput};
 
 /// The lifecycle state of a definition bound to one session by
 /// [`bind`](crate::Definition::bind): it holds that session's live tools.
@@ -87,7 +87,8 @@ impl fmt::Debug for Binding {
 #[derive(Clone)]
 pub(crate) struct BoundTool {
     pub(crate) checked: Arc<CheckedInfo>,
-    pub(crate) tool: Arc<dyn Tool>,
+    /// What runs its calls: the runtime trait every tool comes down to.
+    pub(crate) handler: Arc<dyn Handler>,
     /// Its definition's [`Facts`], read at bind.
     pub(crate) facts: Facts,
     /// What the crate keeps beside a tool it made itself: an agent's
@@ -96,11 +97,11 @@ pub(crate) struct BoundTool {
 }
 
 impl BoundTool {
-    /// `tool` with its checked info, run as a tool of this process.
-    pub(crate) fn new(tool: Arc<dyn Tool>, checked: Arc<CheckedInfo>) -> Self {
+    /// `handler` with its checked info, run as a tool of this process.
+    pub(crate) fn new(handler: Arc<dyn Handler>, checked: Arc<CheckedInfo>) -> Self {
         Self {
             checked,
-            tool,
+            handler,
             facts: Facts::default(),
             nested: None,
         }
@@ -176,7 +177,7 @@ impl<'a> ToolHandle<'a> {
     /// `true` when both handles reach the same live instance (a definition
     /// shared by the base and modes is built once per binding).
     pub fn same_instance(&self, other: &ToolHandle<'_>) -> bool {
-        Arc::ptr_eq(&self.tool().tool, &other.tool().tool)
+        Arc::ptr_eq(&self.tool().handler, &other.tool().handler)
     }
 
     /// Invokes the tool with JSON `arguments`, through the middleware chain,

@@ -70,9 +70,7 @@ async fn build<'d>(
         Factory::Declared { declared, build } => match &**build {
             Build::Instant(build) => Ok(Built::Declared(declared, (build(), None))),
             Build::Session(factory) => {
-                let built = factory
-                    .build(session.clone(), Arc::clone(declared.info()))
-                    .await?;
+                let built = factory.build(session.clone()).await?;
                 Ok(Built::Declared(declared, built))
             }
         },

@@ -517,7 +517,7 @@ impl<'a> Ready<'a> {
             // `ToolFailed` would be work with nothing to show for it. The
             // resulting `ToolCallError` is the same either way.
             let output = if middlewares.is_empty() {
-                let outcome = match run_tool(tool.tool.as_ref(), arguments, &context) {
+                let outcome = match run_tool(tool.handler.as_ref(), arguments, &context) {
                     Ok(running) => running.await,
                     Err(panic) => Err(panic),
                 };
@@ -527,7 +527,7 @@ impl<'a> Ready<'a> {
                 // the chain's future would otherwise make every call's
                 // larger, with middlewares or without.
                 let chain = run_chain(
-                    tool.tool.as_ref(),
+                    tool.handler.as_ref(),
                     middlewares,
                     ToolInvocation { arguments, context },
                 );

@@ -11,6 +11,7 @@ use crate::support::json::TooDeep;
 use crate::support::text::json_excerpt;
 use crate::tool::checked::{Declared, InfoCache};
 use crate::tool::definition::BuiltTool;
+use crate::tool::handler::OfTool;
 use crate::tool::name::{ToolNameProblem, check_tool_name};
 use crate::tool::schema::SchemaProblem;
 use crate::tool::{self, NameRules, Tool, ToolInfo};
@@ -181,7 +182,7 @@ pub(crate) fn check_produced_names(
 pub(crate) fn declared_tool(
     definition: &tool::Definition,
     declared: &Declared,
-    (tool, nested): BuiltTool,
+    (handler, nested): BuiltTool,
 ) -> Result<BoundTool, BindError> {
     let info = declared.info();
     warn_if_undescribed(definition, info);
@@ -190,7 +191,7 @@ pub(crate) fn declared_tool(
         .map_err(|problem| schema_error(info, 0, problem))?;
     Ok(BoundTool {
         checked,
-        tool,
+        handler,
         facts: definition.facts(),
         nested,
     })
@@ -236,7 +237,7 @@ pub(crate) fn reported_tool(
         .map_err(|problem| schema_error(info, index, problem))?;
     Ok(BoundTool {
         checked,
-        tool,
+        handler: Arc::new(OfTool(tool)),
         facts,
         nested: None,
     })

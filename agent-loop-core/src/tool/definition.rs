@@ -12,7 +12,6 @@ use async_trait::async_trait;
 
 use crate::session::Session;
 use crate::tool::checked::{Declared, InfoCache};
-use crate::tool::handler::HandlerTool;
 use crate::tool::{BoxError, Handler, ListingFactory, Tool, ToolInfo};
 
 /// Builds the live tools of one [`Definition`] for one binding.
@@ -129,7 +128,7 @@ pub(crate) enum Build {
     /// [`typed_fn`](Definition::typed_fn) tool, whose instance holds only
     /// the info and handler its declaration shares: made at once, with no
     /// future to box and join, and no user code that could fail or panic.
-    Instant(Box<dyn Fn() -> Arc<dyn Tool> + Send + Sync>),
+    Instant(Box<dyn Fn() -> Arc<dyn Handler> + Send + Sync>),
     /// A [`new`](Definition::new) tool: the user's factory makes its
     /// [`Handler`] for the binding's session.
     Session(Box<dyn SessionFactory>),
@@ -138,15 +137,15 @@ pub(crate) enum Build {
 /// A tool a one-tool factory made, and what the crate keeps of it beside
 /// the tool: an agent's handler, which a resume of its paused turn checks
 /// (`tool::Definition::agent`); `None` for every other tool.
-pub(crate) type BuiltTool = (Arc<dyn Tool>, Option<Arc<dyn Any + Send + Sync>>);
+pub(crate) type BuiltTool = (Arc<dyn Handler>, Option<Arc<dyn Any + Send + Sync>>);
 
 /// The boxed future of a one-tool factory.
 pub(crate) type BuildFuture = Pin<Box<dyn Future<Output = Result<BuiltTool, BoxError>> + Send>>;
 
 /// A one-tool factory, as [`Build::Session`] holds it.
 pub(crate) trait SessionFactory: Send + Sync + 'static {
-    /// The tool for the binding of `session`, with the declared `info`.
-    fn build(&self, session: Session, info: Arc<ToolInfo>) -> BuildFuture;
+    /// The handler for the binding of `session`.
+    fn build(&self, session: Session) -> BuildFuture;
 }
 
 impl<F, Fut, H, E> SessionFactory for F
@@ -156,14 +155,11 @@ where
     H: Handler,
     E: Into<BoxError>,
 {
-    fn build(&self, session: Session, info: Arc<ToolInfo>) -> BuildFuture {
+    fn build(&self, session: Session) -> BuildFuture {
         let built = self(session);
         Box::pin(async move {
             let handler = built.await.map_err(Into::into)?;
-            Ok((
-                Arc::new(HandlerTool { info, handler }) as Arc<dyn Tool>,
-                None,
-            ))
+            Ok((Arc::new(handler) as Arc<dyn Handler>, None))
         })
     }
 }
@@ -614,15 +610,12 @@ where
     H: Handler,
     E: Into<BoxError>,
 {
-    fn build(&self, session: Session, info: Arc<ToolInfo>) -> BuildFuture {
+    fn build(&self, session: Session) -> BuildFuture {
         let built = (self.0)(session);
         Box::pin(async move {
             let handler = Arc::new(built.await.map_err(Into::into)?);
             let kept = Arc::clone(&handler) as Arc<dyn Any + Send + Sync>;
-            Ok((
-                Arc::new(HandlerTool { info, handler }) as Arc<dyn Tool>,
-                Some(kept),
-            ))
+            Ok((handler as Arc<dyn Handler>, Some(kept)))
         })
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::tool::checked::Declared;
 use crate::tool::definition::Build;
-use crate::tool::{BoxError, CallContext, Definition, Tool, ToolInfo, ToolOutput};
+use crate::tool::{BoxError, CallContext, Definition, Handler, ToolInfo, ToolOutput};
 
 impl Definition {
     /// A definition of one external tool: the model is offered `info`, and
@@ -32,13 +32,12 @@ impl Definition {
     /// assert_eq!(pick.name(), "pick_file");
     /// ```
     pub fn external(info: ToolInfo) -> Self {
-        let declared = Declared::new(info);
-        let info = Arc::clone(declared.info());
+        let name: Arc<str> = info.name.as_str().into();
         Definition::declared_with(
-            declared,
+            Declared::new(info),
             Build::Instant(Box::new(move || {
-                Arc::new(ExternalTool {
-                    info: Arc::clone(&info),
+                Arc::new(External {
+                    name: Arc::clone(&name),
                 })
             })),
             true,
@@ -46,16 +45,14 @@ impl Definition {
     }
 }
 
-struct ExternalTool {
-    info: Arc<ToolInfo>,
+/// An external tool's handler: a call that reaches it (a direct invoke,
+/// an approval) fails, saying where such calls run.
+struct External {
+    name: Arc<str>,
 }
 
 #[async_trait]
-impl Tool for ExternalTool {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
+impl Handler for External {
     async fn invoke(
         &self,
         _arguments: Value,
@@ -63,7 +60,7 @@ impl Tool for ExternalTool {
     ) -> Result<ToolOutput, BoxError> {
         Err(format!(
             "`{}` is an external tool: its calls run outside this process",
-            self.info.name
+            self.name
         )
         .into())
     }

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::tool::checked::Declared;
 use crate::tool::definition::Build;
-use crate::tool::{BoxError, CallContext, Definition, Tool, ToolInfo, ToolOutput};
+use crate::tool::{BoxError, CallContext, Definition, Handler, ToolInfo, ToolOutput};
 
 impl Definition {
     /// A definition of one stateless tool from data: its [`ToolInfo`] (from
@@ -59,16 +59,9 @@ impl Definition {
         let handler = Arc::new(handler);
         // The tool's info is fixed here: every binding's tool shares it, and
         // bind recognises it by address, so its schema is compiled once.
-        let declared = Declared::new(info);
-        let info = Arc::clone(declared.info());
         Definition::declared(
-            declared,
-            Build::Instant(Box::new(move || {
-                Arc::new(FnTool {
-                    info: Arc::clone(&info),
-                    handler: Arc::clone(&handler),
-                })
-            })),
+            Declared::new(info),
+            Build::Instant(Box::new(move || Arc::new(FnHandler(Arc::clone(&handler))))),
         )
     }
 
@@ -138,30 +131,24 @@ pub fn schema_of<A: JsonSchema>() -> Value {
     schema
 }
 
-/// A tool made of a [`ToolInfo`] and a shared handler.
-struct FnTool<H> {
-    info: Arc<ToolInfo>,
-    handler: Arc<H>,
-}
+/// The handler of a [`from_fn`](Definition::from_fn) tool: the function
+/// its declaration shares.
+struct FnHandler<H>(Arc<H>);
 
 #[async_trait]
-impl<H, Fut, O, E> Tool for FnTool<H>
+impl<H, Fut, O, E> Handler for FnHandler<H>
 where
     H: Fn(Value, CallContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<O, E>> + Send + 'static,
     O: Into<ToolOutput>,
     E: Into<BoxError>,
 {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
     async fn invoke(
         &self,
         arguments: Value,
         context: &CallContext,
     ) -> Result<ToolOutput, BoxError> {
-        match (self.handler)(arguments, context.clone()).await {
+        match (self.0)(arguments, context.clone()).await {
             Ok(output) => Ok(output.into()),
             Err(error) => Err(error.into()),
         }

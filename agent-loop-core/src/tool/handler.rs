@@ -1,6 +1,6 @@
-//! [`Handler`]: what a one-tool factory builds for a session, the tool's
-//! behaviour without its info, which is declared up front with
-//! [`tool::Definition::new`](crate::tool::Definition::new).
+//! [`Handler`]: the runtime trait of a tool, what a binding runs for each
+//! of its calls, as `Service` is tower's. A one-tool factory builds one;
+//! a [`Tool`] is one with its info.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,12 +9,18 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::tool::{BoxError, CallContext, Tool, ToolInfo, ToolOutput};
+use crate::tool::{BoxError, CallContext, Tool, ToolOutput};
 
-/// The behaviour of one tool, built for one binding by the factory of a
-/// [`tool::Definition::new`](crate::tool::Definition::new): what a
-/// [`Tool`] is without its [`ToolInfo`], which the definition declares once
-/// for every binding.
+/// The behaviour of one tool for one binding: what the binding runs for
+/// each call, after the argument check and inside the middleware chain.
+/// Every tool comes down to one: the factory of a
+/// [`tool::Definition::new`](crate::tool::Definition::new) builds it, and
+/// a [`Tool`] (a [`ToolInfo`](crate::tool::ToolInfo) and an `invoke`, as a
+/// bundle or a listing reports it) is run through its `invoke` once bind
+/// read its info. The info, and how the tool is run
+/// ([`fills_defaults`](crate::tool::Definition::fills_defaults),
+/// [`result_bytes`](crate::tool::Definition::result_bytes), external), are
+/// the definition's declaration, not the handler's.
 ///
 /// ```
 /// use agent_loop_core::tool::{BoxError, CallContext, Handler, ToolOutput};
@@ -59,30 +65,24 @@ impl<H: Handler + ?Sized> Handler for Arc<H> {
     }
 }
 
-/// A [`Handler`] with its declared info: the tool a binding holds.
-pub(crate) struct HandlerTool<H> {
-    pub(crate) info: Arc<ToolInfo>,
-    pub(crate) handler: H,
-}
+/// A [`Tool`] as the binding runs it: its handler half. Its info was read
+/// and checked at bind; the binding keeps the checked form.
+pub(crate) struct OfTool(pub(crate) Arc<dyn Tool>);
 
 // Written out rather than with `#[async_trait]`, which would box a future
-// around the handler's own boxed one: the handler's future is returned as
-// it is, one allocation per call.
-impl<H: Handler> Tool for HandlerTool<H> {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
-    fn invoke<'tool, 'context, 'future>(
-        &'tool self,
+// around the tool's own boxed one: the tool's future is returned as it
+// is, one allocation per call.
+impl Handler for OfTool {
+    fn invoke<'handler, 'context, 'future>(
+        &'handler self,
         arguments: Value,
         context: &'context CallContext,
     ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, BoxError>> + Send + 'future>>
     where
-        'tool: 'future,
+        'handler: 'future,
         'context: 'future,
         Self: 'future,
     {
-        self.handler.invoke(arguments, context)
+        self.0.invoke(arguments, context)
     }
 }

@@ -3,9 +3,10 @@
 //!
 //! - [`Definition`] (`tool::Definition`): a named factory, declared once per
 //!   process. It is not a tool and cannot be invoked.
-//! - [`Tool`]: a live tool built by a factory for one binding, returning a
-//!   [`ToolOutput`] (JSON, or text and images); [`Handler`], what a one-tool
-//!   factory builds: a tool's behaviour, its info declared up front.
+//! - [`Handler`]: the runtime trait, one method: what a binding runs for a
+//!   call, returning a [`ToolOutput`] (JSON, or text and images). A one-tool
+//!   factory builds one, its info declared up front; [`Tool`] is a handler
+//!   with its info, what a factory of several tools or a listing reports.
 //! - [`ToolListing`]: tools of one binding that can change while it lives
 //!   (an MCP server's), made per binding by a [`ListingFactory`].
 //! - [`ToolInfo`]: what the model sees (name, description, JSON Schema).
