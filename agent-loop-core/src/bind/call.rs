@@ -25,14 +25,15 @@
 //! 6. the **output check**: an output nested too deeply to become text is
 //!    refused;
 //! 7. the **model-facing finish**: error text cleaned and bounded, the
-//!    result cut to `result_bytes` (or to the tool's own bound,
-//!    [`Tool::result_bytes`], when smaller), the call's [`CallStats`].
+//!    result cut to `result_bytes` (or to its definition's own bound,
+//!    [`tool::Definition::result_bytes`](crate::tool::Definition::result_bytes),
+//!    when smaller), the call's [`CallStats`].
 //!
 //! Steps 1 and 2 are [`CallTable::prepare`]: a call they refuse is
 //! answered without running ([`unrun`]). A turn prepares a whole batch
-//! first ([`CallTable::prepare_batch`]: a response cut off by the output
-//! limit, and a batch holding the turn's structured output, decide for
-//! every call in it), then hands each ready call to [`Ready::call`], steps
+//! first, under its own rules (`turn::batch_rules`: a response cut off by
+//! the output limit, and a batch holding the turn's structured output,
+//! decide for every call in it), then hands each ready call to [`Ready::call`], steps
 //! 3 to 7, when its scheduler lets it start; `run_tool_call` does the same
 //! without waiting. A direct `invoke` ([`invoke`]) stops before the
 //! finish ([`Ready::execute`]): its caller gets the raw output, not the
@@ -214,6 +215,11 @@ impl<'a> CallTable<'a> {
         )
     }
 
+    /// Whether this table has the turn's control tool.
+    pub(crate) fn has_control(&self) -> bool {
+        self.output.is_some()
+    }
+
     /// Steps 1 and 2 for the call of the tool named `name`.
     pub(crate) fn prepare(&self, name: &str, arguments: Arguments<'_>) -> Prepared<'a> {
         match self.lookup(name) {
@@ -232,82 +238,6 @@ impl<'a> CallTable<'a> {
     /// Step 2 for the call of the binding's tool at `index` (a handle's).
     pub(crate) fn prepare_at(&self, index: usize, arguments: Arguments<'_>) -> Prepared<'a> {
         prepare_tool(&self.set.tools[index], arguments, false)
-    }
-
-    /// Steps 1 and 2 for every call of a batch, with the batch's rules:
-    /// when `cut_off` (the response was cut off by the output limit, so
-    /// its arguments may be incomplete) none runs; otherwise the first
-    /// call of the control tool that passes its schema is the turn's
-    /// output and later ones are answered "not run", and when
-    /// `output_ends_batch` a batch with the output runs none of its other
-    /// calls either.
-    pub(crate) fn prepare_batch(
-        &self,
-        batch: &[&ToolCall],
-        cut_off: bool,
-        output_ends_batch: bool,
-    ) -> Vec<Prepared<'a>> {
-        if cut_off {
-            return batch
-                .iter()
-                .map(|call| Prepared::Answered(cut_off_error(&call.name)))
-                .collect();
-        }
-        if self.output.is_none() {
-            // No control tool: each call stands alone.
-            return batch
-                .iter()
-                .map(|call| {
-                    self.gate(
-                        call,
-                        self.prepare(&call.name, Arguments::Text(&call.arguments)),
-                    )
-                })
-                .collect();
-        }
-        let is_control = |call: &ToolCall| call.name == STRUCTURED_OUTPUT_TOOL_NAME;
-        // The control calls first: whether the batch has its output
-        // decides what becomes of the others.
-        let mut has_output = false;
-        let mut prepared: Vec<Option<Prepared<'a>>> = batch
-            .iter()
-            .map(|call| {
-                if !is_control(call) {
-                    return None;
-                }
-                Some(match self.prepare(&call.name, Arguments::Text(&call.arguments)) {
-                    Prepared::Ready(_) if has_output => Prepared::Answered(not_run(
-                        &call.name,
-                        "not run: the turn already has its output from an earlier `structured_output` call",
-                    )),
-                    Prepared::Ready(ready) => {
-                        has_output = true;
-                        Prepared::Ready(ready)
-                    }
-                    answered => answered,
-                })
-            })
-            .collect();
-        batch
-            .iter()
-            .zip(&mut prepared)
-            .map(|(call, prepared)| match prepared.take() {
-                Some(prepared) => prepared,
-                None if has_output && output_ends_batch => {
-                    Prepared::Answered(not_run(&call.name, "not run: the turn has its output"))
-                }
-                None => match self.gate(
-                    call,
-                    self.prepare(&call.name, Arguments::Text(&call.arguments)),
-                ) {
-                    // The batch's output ends the turn: nothing waits.
-                    Prepared::Pending(_) if has_output => {
-                        Prepared::Answered(not_run(&call.name, "not run: the turn has its output"))
-                    }
-                    prepared => prepared,
-                },
-            })
-            .collect()
     }
 
     /// The gate step, after step 2: a ready call (not the turn's
@@ -786,12 +716,12 @@ fn bound_text(
 }
 
 /// The error of a call not run because the turn has its output.
-fn not_run(tool_name: &str, message: &str) -> ToolCallError {
+pub(crate) fn not_run(tool_name: &str, message: &str) -> ToolCallError {
     ToolCallError::new(ToolCallErrorKind::NotRun, tool_name, message.to_owned())
 }
 
 /// The error of a call whose response the output limit cut off.
-fn cut_off_error(tool_name: &str) -> ToolCallError {
+pub(crate) fn cut_off_error(tool_name: &str) -> ToolCallError {
     ToolCallError::new(
         ToolCallErrorKind::CutOff,
         tool_name,

@@ -21,6 +21,7 @@
 
 mod agent;
 mod batch;
+mod batch_rules;
 mod call_result;
 mod checks;
 mod compacting;

@@ -792,10 +792,7 @@ impl<'t> TurnSteps<'t> {
         }
         let batch: Vec<&ToolCall> = message.tool_calls().collect();
         let cut_off = answered.finish_reason == FinishReason::Length;
-        let prepared =
-            self.context
-                .table()
-                .prepare_batch(&batch, cut_off, self.context.output.ends_batch());
+        let prepared = self.context.prepare_batch(&batch, cut_off);
         let pending = self.context.pending(&batch, &prepared);
         self.prepared = prepared.into_iter().map(Prepared::into_owned).collect();
         self.state.phase = Phase::Running(Box::new(Running {
@@ -823,10 +820,7 @@ impl<'t> TurnSteps<'t> {
         };
         let batch: Vec<&ToolCall> = running.message.tool_calls().collect();
         let cut_off = running.finish_reason == FinishReason::Length;
-        let prepared =
-            self.context
-                .table()
-                .prepare_batch(&batch, cut_off, self.context.output.ends_batch());
+        let prepared = self.context.prepare_batch(&batch, cut_off);
         self.prepared = prepared
             .into_iter()
             .zip(&batch)
