@@ -258,6 +258,18 @@ async fn a_definition_that_fills_defaults_lets_a_defaulted_required_property_be_
     assert_eq!(error.kind, ToolCallErrorKind::InvalidArguments);
 }
 
+/// An external tool stays external through a later declaration: outside a
+/// turn its call is answered as needing a decision, not run.
+#[tokio::test]
+async fn an_external_tool_declared_to_fill_defaults_is_still_external() {
+    let external = tool::Definition::external(screenshot_info("pick")).fills_defaults(true);
+    let session = bound([external]).await;
+    let call = ToolCall::new("call_1", "pick", "{}");
+    let outcome = session.run_tool_call(&call).await;
+    assert_eq!(outcome.stats.error, Some(ToolCallErrorKind::NeedsApproval));
+    assert!(outcome.result.is_error);
+}
+
 /// A tool of the user's that returns its arguments.
 struct Returns(ToolInfo);
 

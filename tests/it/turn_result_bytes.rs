@@ -192,8 +192,16 @@ async fn an_error_longer_than_result_bytes_is_cut_on_one_line_within_the_limit()
 /// tools only; a direct invocation returns the whole result.
 #[tokio::test]
 async fn a_definitions_own_result_bytes_cuts_its_tools_only_and_the_smaller_bound_wins() {
-    let bounded = big_tool().result_bytes(std::num::NonZeroU32::new(300).unwrap());
-    assert!(!bounded.same_as(&big_tool()));
+    let base = big_tool();
+    // Declared before another fact: the bound is kept through it.
+    let bounded = base
+        .clone()
+        .result_bytes(std::num::NonZeroU32::new(300).unwrap())
+        .fills_defaults(true);
+    assert!(
+        !bounded.same_as(&base),
+        "a declaration makes a new definition"
+    );
     let other = tool::Definition::from_fn(
         tool::ToolInfo::without_parameters("other", "Returns a long text."),
         |_: Value, _context| async move { Ok::<_, tool::BoxError>(json!(big_text(1_000))) },

@@ -68,7 +68,13 @@ async fn build<'d>(
 ) -> Result<Built<'d>, BoxError> {
     match definition.factory() {
         Factory::Declared { declared, build } => match &**build {
-            Build::Instant(build) => Ok(Built::Declared(declared, (build(), None))),
+            Build::Instant(build) => Ok(Built::Declared(
+                declared,
+                BuiltTool {
+                    handler: build(),
+                    nested: None,
+                },
+            )),
             Build::Session(factory) => {
                 let built = factory.build(session.clone()).await?;
                 Ok(Built::Declared(declared, built))

@@ -665,7 +665,7 @@ impl<'s> CallSite<'s> {
 }
 
 /// The mode's `limits` with the tool's own result bound
-/// ([`Tool::result_bytes`]) applied: the smaller of the two bounds the
+/// ([`tool::Definition::result_bytes`](crate::tool::Definition::result_bytes)) applied: the smaller of the two bounds the
 /// result, and either alone when the other is off. One cut, the same as
 /// for `result_bytes` alone.
 fn with_tool_bound(limits: &ResolvedToolLimits, tool: Option<NonZeroU32>) -> ResolvedToolLimits {

@@ -182,7 +182,7 @@ pub(crate) fn check_produced_names(
 pub(crate) fn declared_tool(
     definition: &tool::Definition,
     declared: &Declared,
-    (handler, nested): BuiltTool,
+    BuiltTool { handler, nested }: BuiltTool,
 ) -> Result<BoundTool, BindError> {
     let info = declared.info();
     warn_if_undescribed(definition, info);

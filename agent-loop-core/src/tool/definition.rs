@@ -134,10 +134,15 @@ pub(crate) enum Build {
     Session(Box<dyn SessionFactory>),
 }
 
-/// A tool a one-tool factory made, and what the crate keeps of it beside
-/// the tool: an agent's handler, which a resume of its paused turn checks
-/// (`tool::Definition::agent`); `None` for every other tool.
-pub(crate) type BuiltTool = (Arc<dyn Handler>, Option<Arc<dyn Any + Send + Sync>>);
+/// What a one-tool factory made for one binding.
+pub(crate) struct BuiltTool {
+    /// What runs the tool's calls.
+    pub(crate) handler: Arc<dyn Handler>,
+    /// What the crate keeps beside it, typed: an agent's handler, which a
+    /// resume of its paused turn checks (`tool::Definition::agent`);
+    /// `None` for every other tool.
+    pub(crate) nested: Option<Arc<dyn Any + Send + Sync>>,
+}
 
 /// The boxed future of a one-tool factory.
 pub(crate) type BuildFuture = Pin<Box<dyn Future<Output = Result<BuiltTool, BoxError>> + Send>>;
@@ -159,7 +164,10 @@ where
         let built = self(session);
         Box::pin(async move {
             let handler = built.await.map_err(Into::into)?;
-            Ok((Arc::new(handler) as Arc<dyn Handler>, None))
+            Ok(BuiltTool {
+                handler: Arc::new(handler),
+                nested: None,
+            })
         })
     }
 }
@@ -232,7 +240,7 @@ impl Definition {
     }
 
     /// [`declared`](Self::declared), with whether its calls run elsewhere.
-    pub(crate) fn declared_with(declared: Declared, build: Build, external_build: bool) -> Self {
+    pub(crate) fn declared_with(declared: Declared, build: Build, external: bool) -> Self {
         let name = declared.info().name.clone();
         Self {
             inner: Arc::new(Inner {
@@ -244,7 +252,7 @@ impl Definition {
                     build: Arc::new(build),
                 },
                 facts: Facts {
-                    external: external_build,
+                    external,
                     ..Facts::default()
                 },
             }),
@@ -531,7 +539,8 @@ impl Definition {
                 declared: declared.filling_defaults(facts.fills_defaults),
                 build: Arc::clone(build),
             },
-            // The infos are checked anew, with the new facts.
+            // A cache of its own: the one of this definition belongs to it
+            // (its checked infos are shared by its bindings alone).
             Factory::Reported { factory, .. } => Factory::Reported {
                 factory: Arc::clone(factory),
                 infos: InfoCache::new(),
@@ -615,7 +624,10 @@ where
         Box::pin(async move {
             let handler = Arc::new(built.await.map_err(Into::into)?);
             let kept = Arc::clone(&handler) as Arc<dyn Any + Send + Sync>;
-            Ok((handler as Arc<dyn Handler>, Some(kept)))
+            Ok(BuiltTool {
+                handler,
+                nested: Some(kept),
+            })
         })
     }
 }

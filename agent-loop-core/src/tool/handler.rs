@@ -48,23 +48,6 @@ pub trait Handler: Send + Sync + 'static {
     -> Result<ToolOutput, BoxError>;
 }
 
-/// A shared handler is a handler: one built elsewhere and kept by its
-/// builder too serves a binding as it is.
-impl<H: Handler + ?Sized> Handler for Arc<H> {
-    fn invoke<'handler, 'context, 'future>(
-        &'handler self,
-        arguments: Value,
-        context: &'context CallContext,
-    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, BoxError>> + Send + 'future>>
-    where
-        'handler: 'future,
-        'context: 'future,
-        Self: 'future,
-    {
-        (**self).invoke(arguments, context)
-    }
-}
-
 /// A [`Tool`] as the binding runs it: its handler half. Its info was read
 /// and checked at bind; the binding keeps the checked form.
 pub(crate) struct OfTool(pub(crate) Arc<dyn Tool>);
