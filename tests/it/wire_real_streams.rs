@@ -77,6 +77,10 @@ struct Answer {
     status: u16,
     content_type: &'static str,
     body: Arc<Vec<u8>>,
+    /// The body is chunked and never ends: after it, a keep-alive
+    /// comment every 50 ms, for good (a proxy holding a finished
+    /// stream open).
+    held_open: bool,
 }
 
 /// A raw TCP server on a loopback port: it reads each request whole
@@ -117,21 +121,41 @@ async fn serve(answer: Answer) -> Server {
                 kept.lock()
                     .unwrap()
                     .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                let length = if answer.held_open {
+                    "transfer-encoding: chunked".to_owned()
+                } else {
+                    format!("content-length: {}\r\nconnection: close", answer.body.len())
+                };
                 let head = format!(
-                    "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    answer.status,
-                    answer.content_type,
-                    answer.body.len()
+                    "HTTP/1.1 {} X\r\ncontent-type: {}\r\n{length}\r\n\r\n",
+                    answer.status, answer.content_type,
                 );
                 if socket.write_all(head.as_bytes()).await.is_err() {
                     return;
                 }
+                let frame = |piece: &[u8]| {
+                    if !answer.held_open {
+                        return piece.to_vec();
+                    }
+                    let mut frame = format!("{:x}\r\n", piece.len()).into_bytes();
+                    frame.extend_from_slice(piece);
+                    frame.extend_from_slice(b"\r\n");
+                    frame
+                };
                 for piece in answer.body.chunks(61) {
-                    if socket.write_all(piece).await.is_err() {
+                    if socket.write_all(&frame(piece)).await.is_err() {
                         return;
                     }
                     let _ = socket.flush().await;
                     tokio::task::yield_now().await;
+                }
+                if answer.held_open {
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        if socket.write_all(&frame(b": keep-alive\n\n")).await.is_err() {
+                            return;
+                        }
+                    }
                 }
                 let _ = socket.shutdown().await;
             });
@@ -493,26 +517,53 @@ fn fold_gemini(events: &[(String, String)]) -> Carried {
     Carried::Response(Value::Object(body))
 }
 
-/// The model of `format` on `base`, streaming, one attempt, short timeout.
-fn model(format: Format, base: &str) -> Box<dyn Model> {
+/// `events` written back as an SSE body, without the events that only
+/// mark its end (`data: [DONE]`, `message_stop`).
+fn without_end_markers(events: &[(String, String)]) -> Vec<u8> {
+    let mut body = String::new();
+    for (name, data) in events {
+        if data == "[DONE]" || name == "message_stop" {
+            continue;
+        }
+        if !name.is_empty() {
+            body.push_str(&format!("event: {name}\n"));
+        }
+        for line in data.split('\n') {
+            body.push_str(&format!("data: {line}\n"));
+        }
+        body.push('\n');
+    }
+    body.into_bytes()
+}
+
+/// The model of `format` on `base`, streaming, one attempt, `timeout`
+/// between bytes.
+fn model(format: Format, base: &str, timeout: Duration) -> Box<dyn Model> {
     /// Any provider's model as every recording is served to it.
-    fn streaming<P: Provider>(model: HttpModel<P>) -> Box<dyn Model> {
+    fn streaming<P: Provider>(model: HttpModel<P>, timeout: Duration) -> Box<dyn Model> {
         Box::new(
             model
                 .api_key("sk-test")
                 .stream(true)
                 .max_retries(0)
-                .timeout(Duration::from_secs(10)),
+                .timeout(timeout),
         )
     }
     match format {
-        Format::OpenAi => streaming(OpenAiModel::new("m").base_url(format!("{base}/v1"))),
-        Format::Anthropic => streaming(AnthropicModel::new("claude").base_url(base)),
-        Format::Responses => {
-            streaming(OpenAiResponsesModel::new("m").base_url(format!("{base}/v1")))
-        }
+        Format::OpenAi => streaming(
+            OpenAiModel::new("m").base_url(format!("{base}/v1")),
+            timeout,
+        ),
+        Format::Anthropic => streaming(AnthropicModel::new("claude").base_url(base), timeout),
+        Format::Responses => streaming(
+            OpenAiResponsesModel::new("m").base_url(format!("{base}/v1")),
+            timeout,
+        ),
         #[cfg(feature = "gemini")]
-        Format::Gemini => streaming(agent_loop::model::GeminiModel::new("m").base_url(base)),
+        Format::Gemini => streaming(
+            agent_loop::model::GeminiModel::new("m").base_url(base),
+            timeout,
+        ),
         // Without the feature, Gemini has no model to serve to.
         #[cfg(not(feature = "gemini"))]
         other => panic!("no model for {other:?} without its feature"),
@@ -531,9 +582,17 @@ struct Run {
 }
 
 async fn run(format: Format, dir: &Path, name: &str, answer: Answer) -> Run {
+    let answer_held_open = answer.held_open;
     let server = serve(answer).await;
     let (conversation, tools) = recorded_request(format, dir, name);
-    let model = model(format, &server.base);
+    // Held open, the keep-alives come every 50 ms: a short timeout between
+    // bytes makes the grace after a whole answer short too.
+    let timeout = if answer_held_open {
+        Duration::from_millis(300)
+    } else {
+        Duration::from_secs(10)
+    };
+    let model = model(format, &server.base, timeout);
     let (events, mut receiver) = TurnEvents::channel();
     let result = model
         .respond(
@@ -630,6 +689,18 @@ async fn check_streams(
     format: Format,
     folder: &str,
 ) -> Vec<(String, Result<ModelResponse, ModelError>)> {
+    check_streams_served(format, folder, false).await
+}
+
+/// [`check_streams`], each body `held_open` or closed after it. A body
+/// held open loses its end markers (`data: [DONE]`, Anthropic's
+/// `message_stop`), which some servers and proxies never send: the answer
+/// must be read from the events that carry it.
+async fn check_streams_served(
+    format: Format,
+    folder: &str,
+    held_open: bool,
+) -> Vec<(String, Result<ModelResponse, ModelError>)> {
     let dir = Path::new(FIXTURES).join(folder);
     let streams = files(folder, ".sse");
     assert!(!streams.is_empty(), "no streams under {folder}");
@@ -644,12 +715,22 @@ async fn check_streams(
             Format::Gemini => fold_gemini(&events),
             _ => fold_anthropic(&events),
         };
+        let body = if held_open {
+            without_end_markers(&events)
+        } else {
+            bytes
+        };
         let answer = Answer {
             status: 200,
             content_type: "text/event-stream",
-            body: Arc::new(bytes),
+            body: Arc::new(body),
+            held_open,
         };
-        let run = run(format, &dir, &name, answer).await;
+        // The model's timeout is between bytes, which the keep-alives
+        // reset: a stream not known to be whole would never end.
+        let run = tokio::time::timeout(Duration::from_secs(20), run(format, &dir, &name, answer))
+            .await
+            .unwrap_or_else(|_| panic!("{name}: held open, the answer never came"));
         check_request_body(format, &dir, &name, &run.body);
         match carried {
             Carried::Response(body) => {
@@ -738,6 +819,7 @@ async fn check_error_answers(format: Format, folder: &str) -> usize {
             status,
             content_type: "application/json",
             body: Arc::new(bytes),
+            held_open: false,
         };
         let run = run(format, &dir, &name, answer).await;
         check_request_body(format, &dir, &name, &run.body);
@@ -986,4 +1068,23 @@ async fn every_gemini_stream_served_to_the_model_gives_what_it_carries() {
         .collect();
     assert_eq!(calls, ["get_country"]);
     assert_eq!(signed.finish_reason, FinishReason::ToolCalls);
+}
+
+/// Every provider's recorded streams from one table, each held open after
+/// its last event, its end markers dropped: each gives what it carries
+/// (answer or error) as soon as its events carry it, not a timeout.
+#[tokio::test]
+async fn every_recorded_stream_held_open_after_its_answer_gives_what_it_carries() {
+    let mut formats = vec![
+        (Format::OpenAi, "openai-stream"),
+        (Format::Anthropic, "anthropic-stream"),
+        (Format::Responses, "openai-responses"),
+    ];
+    if cfg!(feature = "gemini") {
+        formats.push((Format::Gemini, "gemini"));
+    }
+    for (format, folder) in formats {
+        let answers = check_streams_served(format, folder, true).await;
+        assert_eq!(answers.len(), files(folder, ".sse").len(), "{folder}");
+    }
 }
