@@ -296,3 +296,37 @@ async fn bound(tools: impl IntoIterator<Item = tool::Definition>) -> Definition<
         .unwrap();
     bind(&definition).await
 }
+
+/// `"arguments": "null"`, as Groq and other OpenAI-compatible servers send
+/// for a tool without parameters, runs as `{}`, as blank arguments do;
+/// for a tool with required parameters it is the schema that refuses it,
+/// not the arguments' type.
+#[tokio::test]
+async fn null_arguments_run_as_no_arguments() {
+    let clock = tool::Definition::from_fn(
+        ToolInfo::without_parameters("clock", "The time."),
+        |arguments: Value, _| async move { Ok::<_, BoxError>(arguments) },
+    );
+    let session = bound([clock, one_with_city()]).await;
+    for text in ["null", " null\n"] {
+        let outcome = session
+            .run_tool_call(&ToolCall::new("call_1", "clock", text))
+            .await;
+        assert_eq!(outcome.stats.error, None, "{text:?}");
+        assert_eq!(outcome.result.text(), "{}", "{text:?}");
+    }
+    let outcome = session
+        .run_tool_call(&ToolCall::new("call_2", "weather", "null"))
+        .await;
+    assert_eq!(
+        outcome.stats.error,
+        Some(ToolCallErrorKind::InvalidArguments)
+    );
+}
+
+fn one_with_city() -> tool::Definition {
+    tool::Definition::from_fn(
+        ToolInfo::new("weather", "The weather.", schema()),
+        |arguments: Value, _| async move { Ok::<_, BoxError>(arguments) },
+    )
+}

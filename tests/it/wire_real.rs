@@ -258,9 +258,10 @@ fn check_round_trip(format: Format, what: &str, message: &Message) {
     );
 }
 
-/// Blank arguments as `{}`, as they ran and as an export sends them.
+/// Blank or `null` arguments as `{}`, as they ran and as an export sends
+/// them.
 fn blank_as_object(call: &mut agent_loop::conversation::ToolCall) {
-    if call.arguments.trim().is_empty() {
+    if agent_loop_core::support::json::no_arguments(&call.arguments) {
         call.arguments = "{}".to_owned();
     }
 }

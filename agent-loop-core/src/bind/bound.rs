@@ -394,7 +394,7 @@ impl Definition<Bound> {
 
     /// Runs one tool call a model asked for in the current mode, outside a
     /// turn, exactly as a turn runs it: the same checks of the name and
-    /// the arguments text (blank counts as `{}`), the middleware chain, and
+    /// the arguments text (blank or `null` counts as `{}`), the middleware chain, and
     /// the same model-facing result (error text cleaned and bounded, text
     /// cut to the mode's `result_bytes`). For a loop of your own that
     /// appends `outcome.result` to its conversation.

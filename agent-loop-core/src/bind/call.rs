@@ -731,11 +731,11 @@ pub(crate) fn cut_off_error(tool_name: &str) -> ToolCallError {
     )
 }
 
-/// Reads the model's arguments text: empty (or white space) counts as `{}`,
-/// as providers send for tools without parameters; anything else must be a
-/// JSON object.
+/// Reads the model's arguments text: blank or `null` counts as `{}`, as
+/// providers send for tools without parameters ([`json::no_arguments`]);
+/// anything else must be a JSON object.
 fn parse_arguments(tool_name: &str, text: &str) -> Result<Value, ToolCallError> {
-    if text.trim().is_empty() {
+    if json::no_arguments(text) {
         return Ok(Value::Object(Default::default()));
     }
     let value: Value = serde_json::from_str(text).map_err(|error| {

@@ -213,7 +213,7 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments exactly as the model sent them: JSON text that is meant
     /// to be an object, but may be truncated, `null`, an array or blank
-    /// (blank counts as `{}`). Kept as text so nothing the model sent is
+    /// (blank or `null` counts as `{}`). Kept as text so nothing the model sent is
     /// lost.
     pub arguments: String,
     /// Provider fields of the call (Gemini `extra_content`, Anthropic

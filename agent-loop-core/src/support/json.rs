@@ -92,6 +92,26 @@ pub fn resolve_local_reference<'v>(root: &'v Value, reference: &str) -> Option<&
     root.pointer(reference.strip_prefix('#')?)
 }
 
+/// `true` when a tool call's arguments text says "no arguments": blank
+/// (empty or white space), as OpenAI and Anthropic send for a tool
+/// without parameters, or the JSON literal `null`, as Groq and other
+/// OpenAI-compatible servers send for one (langchain-ai/langchain PR
+/// #33896). Such a call runs with `{}`, and the formats export its
+/// arguments as `{}`.
+///
+/// ```
+/// use agent_loop_core::support::json::no_arguments;
+///
+/// assert!(no_arguments(""));
+/// assert!(no_arguments(" null\n"));
+/// assert!(!no_arguments("{}"));
+/// assert!(!no_arguments("nul"));
+/// ```
+pub fn no_arguments(text: &str) -> bool {
+    let text = text.trim();
+    text.is_empty() || text == "null"
+}
+
 /// The JSON type of a value, as error messages say it: `null`, `a boolean`,
 /// `a number`, `a string`, `an array`, `an object`.
 pub fn type_name(value: &Value) -> &'static str {

@@ -26,17 +26,19 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
+use agent_loop_core::support::json::no_arguments;
+
 use crate::wire::decode::read_whole;
 
 /// The key under which an export puts tool call arguments that are not a
 /// JSON object: `{"_raw_arguments": "<the raw text>"}`.
 pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
 
-/// The arguments as a JSON object: blank (empty or white space) is `{}`, as
-/// it ran; an object is itself, unless it has the wrapper's shape (see
+/// The arguments as a JSON object: blank (empty or white space) or `null`
+/// is `{}`, as it ran ([`no_arguments`]); an object is itself, unless it has the wrapper's shape (see
 /// [`raw_arguments`]); anything else is wrapped under [`RAW_ARGUMENTS_KEY`].
 pub(crate) fn arguments_object(arguments: &str) -> Map<String, Value> {
-    if arguments.trim().is_empty() {
+    if no_arguments(arguments) {
         return Map::new();
     }
     match serde_json::from_str::<Value>(arguments) {
