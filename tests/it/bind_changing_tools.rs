@@ -375,3 +375,87 @@ async fn listing_the_tools_again_is_not_counted_as_the_model_request() {
         "the turn's own time counts it"
     );
 }
+
+/// The catalogue through the one factory trait, `tool::Factory`, as a
+/// listing or as a fixed list of what it lists now.
+struct AsFactory {
+    catalogues: Catalogues,
+    listing: bool,
+}
+
+#[async_trait::async_trait]
+impl tool::Factory for AsFactory {
+    async fn tools(&self, session: &Session) -> Result<tool::Tools, BoxError> {
+        let listing = self.catalogues.build(session).await?;
+        if self.listing {
+            Ok(tool::Tools::Listing(listing))
+        } else {
+            Ok(tool::Tools::Fixed(listing.list().await?))
+        }
+    }
+}
+
+/// A `tool::Factory` returning a listing is a changing definition; one
+/// returning a fixed list keeps it whatever the catalogue does. Declared
+/// names hold at every new list too: a list with other names is refused
+/// (the old tools stay), one with the same names in another order is
+/// offered in the declared order.
+#[tokio::test]
+async fn the_one_factory_trait_builds_a_fixed_list_or_a_listing() {
+    let bound = |definition: tool::Definition| async move {
+        let definition = Definition::builder()
+            .name("agent")
+            .tool(definition)
+            .build()
+            .validate()
+            .unwrap();
+        bind(&definition).await
+    };
+    for listing in [true, false] {
+        let catalogues = Catalogues::default();
+        let factory = AsFactory {
+            catalogues: catalogues.clone(),
+            listing,
+        };
+        let session = bound(tool::Definition::discovering("catalogue", factory)).await;
+        let (offered, _, _) = turn(&session, &[&["grow"]]).await;
+        let after = if listing {
+            names(&["grow", "first", "added"])
+        } else {
+            names(&["grow", "first"])
+        };
+        assert_eq!(offered, [names(&["grow", "first"]), after], "{listing}");
+    }
+
+    let catalogues = Catalogues::default();
+    let factory = AsFactory {
+        catalogues: catalogues.clone(),
+        listing: true,
+    };
+    let session = bound(tool::Definition::from_factory(
+        "catalogue",
+        ["first", "grow"],
+        factory,
+    ))
+    .await;
+    assert_eq!(
+        tool_names(&session),
+        ["first", "grow"],
+        "the declared order"
+    );
+    let catalogue = Arc::clone(&catalogues.0.lock().unwrap()[0]);
+    catalogue.set(&["grow", "first", "added"], Next::List);
+    let (offered, _, events) = turn(&session, &[]).await;
+    assert_eq!(offered, [names(&["first", "grow"])]);
+    assert!(
+        events.iter().any(|event| matches!(
+            event,
+            TurnEvent::ToolListRefused { kind: BindErrorKind::InvalidToolInfo, message, .. }
+                if message.contains("declared [\"first\", \"grow\"]")
+        )),
+        "{events:?}"
+    );
+    catalogue.set(&["grow", "first"], Next::List);
+    let (offered, _, _) = turn(&session, &[]).await;
+    assert_eq!(offered, [names(&["first", "grow"])]);
+}

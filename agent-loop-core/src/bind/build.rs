@@ -12,8 +12,8 @@ use futures::FutureExt;
 use futures::future::join_all;
 
 use crate::bind::checks::{
-    check_built_names, check_discovered_names, check_produced_names, declared_tool,
-    duplicates_error, layout_duplicates, reported_tool,
+    check_built_names, check_names, declared_tool, duplicates_error, layout_duplicates,
+    reported_tool,
 };
 use crate::bind::tool_set::{Listed, ToolSet, Tools, changing_set, table_of};
 use crate::bind::{BindError, BindErrorKind, Binding, Bindings, Bound, FactoryPanic};
@@ -24,7 +24,7 @@ use crate::definition::{Definition, Validated};
 use crate::session::Session;
 use crate::support::panic::panic_message;
 use crate::tool::checked::{Declared, InfoCache};
-use crate::tool::definition::{Build, BuiltTool, Factory};
+use crate::tool::definition::{Build, BuiltTool, Source};
 use crate::tool::{self, BoxError, Tool, ToolListing};
 
 impl Definition<Validated> {
@@ -66,8 +66,8 @@ async fn build<'d>(
     definition: &'d tool::Definition,
     session: &Session,
 ) -> Result<Built<'d>, BoxError> {
-    match definition.factory() {
-        Factory::Declared { declared, build } => match &**build {
+    match definition.source() {
+        Source::Declared { declared, build } => match &**build {
             Build::Instant(build) => Ok(Built::Declared(
                 declared,
                 BuiltTool {
@@ -80,17 +80,16 @@ async fn build<'d>(
                 Ok(Built::Declared(declared, built))
             }
         },
-        Factory::Reported { factory, infos } => {
-            Ok(Built::Reported(infos, factory.build(session).await?, None))
-        }
-        Factory::Listing { factory, infos } => {
-            let listing = factory.build(session).await?;
-            // Before the list: a change announced while it is read is read
-            // again at the first refresh.
-            let version = listing.version();
-            let tools = listing.list().await?;
-            Ok(Built::Reported(infos, tools, Some((listing, version))))
-        }
+        Source::Built { factory, infos } => match factory.tools(session).await? {
+            tool::Tools::Fixed(tools) => Ok(Built::Reported(infos, tools, None)),
+            tool::Tools::Listing(listing) => {
+                // Before the list: a change announced while it is read is
+                // read again at the first refresh.
+                let version = listing.version();
+                let tools = listing.list().await?;
+                Ok(Built::Reported(infos, tools, Some((listing, version))))
+            }
+        },
     }
 }
 
@@ -233,30 +232,7 @@ async fn bind(
                 }
             }
         }
-        let built = &mut tools[first..];
-        if definition.discovers_tools() {
-            check_discovered_names(definition, built)?;
-        } else {
-            let in_declared_order = built.len() == definition.tool_names().len()
-                && built
-                    .iter()
-                    .zip(definition.tool_names())
-                    .all(|(tool, name)| *tool.checked.name == **name);
-            if !in_declared_order {
-                check_produced_names(definition, built)?;
-                // The model sees the declared order, not whatever order the
-                // factory built in (a bundle over a map need not be
-                // stable), and the layout places each tool by its declared
-                // position. The names match the declared ones exactly, so
-                // each has a position.
-                built.sort_by_key(|tool| {
-                    definition
-                        .tool_names()
-                        .iter()
-                        .position(|name| **name == *tool.checked.name)
-                });
-            }
-        }
+        check_names(definition, &mut tools[first..])?;
         produced.push(first..tools.len());
     }
     // Without a discovering definition, the built names are the declared

@@ -111,21 +111,52 @@ pub(crate) fn check_discovered_names(
     Ok(())
 }
 
-/// The tools a discovering definition's factory (or listing) built, each
-/// checked ([`reported_tool`]), and no two of one name.
+/// The tools a definition's factory (or listing) built, each checked
+/// ([`reported_tool`]), with the names it may build ([`check_names`]).
 pub(crate) fn reported_tools(
     definition: &tool::Definition,
     infos: &InfoCache,
     instances: Vec<Arc<dyn Tool>>,
     rules: NameRules,
 ) -> Result<Vec<BoundTool>, BindError> {
-    let built = instances
+    let mut built = instances
         .into_iter()
         .enumerate()
         .map(|(index, instance)| reported_tool(definition, infos, index, instance, rules))
         .collect::<Result<Vec<_>, _>>()?;
-    check_discovered_names(definition, &built)?;
+    check_names(definition, &mut built)?;
     Ok(built)
+}
+
+/// What `definition` built, by name: for a discovering definition, no two
+/// tools of one name; for one that declares its names, exactly those,
+/// put in the declared order.
+pub(crate) fn check_names(
+    definition: &tool::Definition,
+    built: &mut [BoundTool],
+) -> Result<(), BindError> {
+    if definition.discovers_tools() {
+        return check_discovered_names(definition, built);
+    }
+    let in_declared_order = built.len() == definition.tool_names().len()
+        && built
+            .iter()
+            .zip(definition.tool_names())
+            .all(|(tool, name)| *tool.checked.name == **name);
+    if !in_declared_order {
+        check_produced_names(definition, built)?;
+        // The model sees the declared order, not whatever order the
+        // factory built in (a bundle over a map need not be stable), and
+        // the layout places each tool by its declared position. The names
+        // match the declared ones exactly, so each has a position.
+        built.sort_by_key(|tool| {
+            definition
+                .tool_names()
+                .iter()
+                .position(|name| **name == *tool.checked.name)
+        });
+    }
+    Ok(())
 }
 
 /// One error listing every duplicate; `name` is the first's.

@@ -16,7 +16,7 @@ use crate::bind::{BindError, BindErrorKind, BoundTool, FactoryPanic};
 use crate::definition::layout::{Layout, ModeTools, ToolTable};
 use crate::support::panic::panic_message;
 use crate::tool::checked::InfoCache;
-use crate::tool::definition::Factory;
+use crate::tool::definition::Source;
 use crate::tool::{NameRules, ToolListing};
 
 /// A binding's tools at one moment: every built tool once, in the layout's
@@ -216,8 +216,8 @@ impl Tools {
                 continue;
             }
             let definition = &layout.definitions[listed.definition];
-            let Factory::Listing { infos, .. } = definition.factory() else {
-                // Only a changing definition has a listing.
+            let Source::Built { infos, .. } = definition.source() else {
+                // Only a built definition has a listing.
                 continue;
             };
             let change = match changing.relist(layout, listed, infos).await {

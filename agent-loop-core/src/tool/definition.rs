@@ -12,7 +12,8 @@ use async_trait::async_trait;
 
 use crate::session::Session;
 use crate::tool::checked::{Declared, InfoCache};
-use crate::tool::{BoxError, Handler, ListingFactory, Tool, ToolInfo};
+use crate::tool::factory::Listed;
+use crate::tool::{BoxError, Factory, Handler, ListingFactory, Tool, ToolInfo};
 
 /// Builds the live tools of one [`Definition`] for one binding.
 ///
@@ -70,7 +71,7 @@ struct Inner {
     /// The tool names are known only once the factory ran (see
     /// [`Definition::discovering`]); `tool_names` is then empty.
     discovering: bool,
-    factory: Factory,
+    source: Source,
     /// How bind runs every tool the factory builds.
     facts: Facts,
 }
@@ -91,7 +92,7 @@ pub(crate) struct Facts {
 
 /// How a definition builds its tools at bind, and where their checked
 /// infos come from.
-pub(crate) enum Factory {
+pub(crate) enum Source {
     /// One tool whose info was fixed and checked at declaration: bind
     /// builds the tool and takes the checked info as it is.
     Declared {
@@ -102,27 +103,20 @@ pub(crate) enum Factory {
         /// derive from this one.
         build: Arc<Build>,
     },
-    /// Tools that report their own infos (a bundle, an MCP server): each
-    /// is checked at bind, and bindings that report equal infos share the
-    /// checked one.
-    Reported {
+    /// Tools a [`Factory`] builds, reporting their own infos (a bundle,
+    /// an MCP server), as a fixed list or a listing: each is checked at
+    /// bind (and at each new list), and bindings that report equal infos
+    /// share the checked one.
+    Built {
         /// The user's factory: its future runs at bind, concurrently with
         /// the other definitions' factories.
-        factory: Arc<dyn ToolFactory>,
-        /// The infos checked so far, by tool name.
-        infos: InfoCache,
-    },
-    /// Tools a binding's [`ToolListing`](crate::tool::ToolListing) lists
-    /// at bind and again when they change; checked like reported ones.
-    Listing {
-        /// The user's factory of one listing per binding.
-        factory: Arc<dyn ListingFactory>,
+        factory: Arc<dyn Factory>,
         /// The infos checked so far, by tool name.
         infos: InfoCache,
     },
 }
 
-/// How a [`Factory::Declared`] tool is made for one binding.
+/// How a [`Source::Declared`] tool is made for one binding.
 pub(crate) enum Build {
     /// A [`from_fn`](Definition::from_fn) or
     /// [`typed_fn`](Definition::typed_fn) tool, whose instance holds only
@@ -247,7 +241,7 @@ impl Definition {
                 tool_names: vec![name.clone()],
                 name,
                 discovering: false,
-                factory: Factory::Declared {
+                source: Source::Declared {
                     declared,
                     build: Arc::new(build),
                 },
@@ -281,12 +275,14 @@ impl Definition {
         )
     }
 
-    /// A definition from a [`ToolFactory`] implementation and the tool names
-    /// it declares.
+    /// A definition from a [`Factory`] (a [`ToolFactory`] is one) and the
+    /// tool names it declares. The tools it builds must report exactly
+    /// these names, at bind and, for a listing, at each new list (a list
+    /// that does not is refused, and the binding keeps the tools it has).
     pub fn from_factory(
         name: impl Into<String>,
         tool_names: impl IntoIterator<Item = impl Into<String>>,
-        factory: impl ToolFactory,
+        factory: impl Factory,
     ) -> Self {
         Self::reported(
             name.into(),
@@ -329,7 +325,7 @@ impl Definition {
     /// assert!(catalogue.discovers_tools());
     /// assert!(catalogue.tool_names().is_empty());
     /// ```
-    pub fn discovering(name: impl Into<String>, factory: impl ToolFactory) -> Self {
+    pub fn discovering(name: impl Into<String>, factory: impl Factory) -> Self {
         Self::reported(name.into(), None, Arc::new(factory))
     }
 
@@ -381,33 +377,18 @@ impl Definition {
     /// assert!(plugins.discovers_tools());
     /// ```
     pub fn changing(name: impl Into<String>, factory: impl ListingFactory) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                name: name.into(),
-                discovering: true,
-                tool_names: Vec::new(),
-                factory: Factory::Listing {
-                    factory: Arc::new(factory),
-                    infos: InfoCache::new(),
-                },
-                facts: Facts::default(),
-            }),
-        }
+        Self::reported(name.into(), None, Arc::new(Listed(factory)))
     }
 
     /// A definition whose tools report their own infos; `tool_names` is
     /// `None` for a definition that discovers them.
-    fn reported(
-        name: String,
-        tool_names: Option<Vec<String>>,
-        factory: Arc<dyn ToolFactory>,
-    ) -> Self {
+    fn reported(name: String, tool_names: Option<Vec<String>>, factory: Arc<dyn Factory>) -> Self {
         Self {
             inner: Arc::new(Inner {
                 name,
                 discovering: tool_names.is_none(),
                 tool_names: tool_names.unwrap_or_default(),
-                factory: Factory::Reported {
+                source: Source::Built {
                     factory,
                     infos: InfoCache::new(),
                 },
@@ -440,8 +421,8 @@ impl Definition {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    pub(crate) fn factory(&self) -> &Factory {
-        &self.inner.factory
+    pub(crate) fn source(&self) -> &Source {
+        &self.inner.source
     }
 
     /// What the definition declares about running its tools.
@@ -534,18 +515,14 @@ impl Definition {
     /// A definition like this one, sharing its factory, with `facts`.
     fn with_facts(self, facts: Facts) -> Self {
         let inner = &self.inner;
-        let factory = match &inner.factory {
-            Factory::Declared { declared, build } => Factory::Declared {
+        let source = match &inner.source {
+            Source::Declared { declared, build } => Source::Declared {
                 declared: declared.filling_defaults(facts.fills_defaults),
                 build: Arc::clone(build),
             },
             // A cache of its own: the one of this definition belongs to it
             // (its checked infos are shared by its bindings alone).
-            Factory::Reported { factory, .. } => Factory::Reported {
-                factory: Arc::clone(factory),
-                infos: InfoCache::new(),
-            },
-            Factory::Listing { factory, .. } => Factory::Listing {
+            Source::Built { factory, .. } => Source::Built {
                 factory: Arc::clone(factory),
                 infos: InfoCache::new(),
             },
@@ -555,7 +532,7 @@ impl Definition {
                 name: inner.name.clone(),
                 tool_names: inner.tool_names.clone(),
                 discovering: inner.discovering,
-                factory,
+                source,
                 facts,
             }),
         }

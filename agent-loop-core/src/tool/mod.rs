@@ -7,8 +7,11 @@
 //!   call, returning a [`ToolOutput`] (JSON, or text and images). A one-tool
 //!   factory builds one, its info declared up front; [`Tool`] is a handler
 //!   with its info, what a factory of several tools or a listing reports.
-//! - [`ToolListing`]: tools of one binding that can change while it lives
-//!   (an MCP server's), made per binding by a [`ListingFactory`].
+//! - [`Factory`]: what builds a definition's tools for one binding, as
+//!   [`Tools`]: a fixed list, or a [`ToolListing`] of tools that can change
+//!   while the binding lives (an MCP server's). A [`ToolFactory`] (a fixed
+//!   list) is a `Factory`; a [`ListingFactory`] (a listing) is adapted by
+//!   [`Definition::changing`].
 //! - [`ToolInfo`]: what the model sees (name, description, JSON Schema).
 //! - [`NameRules`]: which model-facing names a provider accepts, and
 //!   [`NameRules::sanitize`] to turn any name into one it accepts.
@@ -16,6 +19,7 @@
 pub(crate) mod checked;
 pub(crate) mod definition;
 mod external;
+mod factory;
 mod function;
 pub(crate) mod handler;
 mod info;
@@ -27,6 +31,7 @@ mod progress;
 pub(crate) mod schema;
 
 pub use definition::{Definition, NotInvokable, ToolFactory};
+pub use factory::{Factory, Tools};
 pub use function::schema_of;
 pub use handler::Handler;
 pub use info::{ToolAnnotations, ToolInfo};
