@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::{Body, FieldView, PLACEHOLDER, StreamAssembler};
 use super::error::HttpModelError;
 use super::http_model::{HttpModel, Provider, ProviderApi};
-use super::send::{Body, FieldView, PLACEHOLDER, StreamAssembler};
 use super::{Effort, ToolChoice, inexpressible_output};
 use crate::wire::WireError;
 use crate::wire::anthropic::{self, MessageParam, Role, ToolsView};

@@ -3,8 +3,8 @@
 use serde_json::{Map, Value, json};
 
 use super::ToolChoice;
+use super::body::{Body, StreamAssembler};
 use super::http_model::{HttpModel, Provider, ProviderApi};
-use super::send::{Body, StreamAssembler};
 use crate::wire::WireError;
 use crate::wire::decode::Unread;
 use crate::wire::gemini;

@@ -6,21 +6,20 @@
 use std::fmt;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::body::{Body, StreamAssembler};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::send::{Body, StreamAssembler, body_bytes, send};
 use super::{Settings, ToolChoice, env_var};
 use crate::wire::decode::Unread;
 use crate::wire::{Target, WireError};
 use agent_loop_core::conversation::{ModelResponse, WireFormat};
 use agent_loop_core::support::redact::redact_url;
-use agent_loop_core::turn::{Model, ModelDescription, ModelError, ModelRequest};
+use agent_loop_core::turn::{ModelError, ModelRequest};
 
 /// A model behind a provider's HTTP API: the model name, the server, the
 /// key, the settings every provider takes and the transport, over a
@@ -500,67 +499,6 @@ impl<P: Provider> HttpModel<P> {
         self.body(request).value()
     }
 
-    /// The bytes this model posts as the body of `request`: what
-    /// [`request_body`](Self::request_body) shows, serialised (its keys
-    /// maybe in another order), checked as a request is before it is sent;
-    /// for logging a request, or checking it in a test, as it goes out.
-    ///
-    /// The conversation is written straight from the request into the
-    /// bytes, without a copy of it (Gemini's body is built as a JSON value
-    /// first).
-    ///
-    /// # Errors
-    ///
-    /// The [`ModelError`] of kind
-    /// [`Request`](agent_loop_core::turn::ModelErrorKind::Request) the
-    /// request would fail with, unsent: for every model, a value nested
-    /// deeper than 128 levels, or, with
-    /// [`refuse_dropped`](Self::refuse_dropped), a conversation holding
-    /// what this format cannot carry (without it, that is logged as a
-    /// request logs it); and what each provider refuses:
-    ///
-    /// | model | also refused |
-    /// | --- | --- |
-    /// | `OpenAiModel`, `OpenAiResponsesModel` | a native output strict mode cannot express (see their `strict_output`) |
-    /// | `AnthropicModel` | a native output Anthropic's structured outputs cannot express; a thinking setting or a temperature the API refuses for this model or in this request (see its `thinking_budget`, `effort` and "Thinking and sampling by model") |
-    /// | `GeminiModel` | nothing more |
-    ///
-    /// ```
-    /// use agent_loop_core::conversation::Message;
-    /// use agent_loop_core::turn::ModelRequest;
-    /// use agent_loop_providers::model::{HttpModel, Provider};
-    ///
-    /// /// The bytes `model` posts for one question, read back.
-    /// fn sent<P: Provider>(model: &HttpModel<P>) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
-    ///     let conversation = [Message::user("Weather in Oslo?")];
-    ///     let request = ModelRequest::new(&conversation).instructions("Be brief.");
-    ///     let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
-    ///     assert_eq!(sent, model.request_body(&request));
-    ///     Ok(sent)
-    /// }
-    ///
-    /// #[cfg(feature = "openai")]
-    /// {
-    ///     use agent_loop_providers::model::{OpenAiModel, OpenAiResponsesModel};
-    ///     assert_eq!(sent(&OpenAiModel::new("gpt-4.1"))?["messages"][0]["content"], "Be brief.");
-    ///     assert_eq!(sent(&OpenAiResponsesModel::new("gpt-5"))?["instructions"], "Be brief.");
-    /// }
-    /// #[cfg(feature = "anthropic")]
-    /// assert_eq!(
-    ///     sent(&agent_loop_providers::model::AnthropicModel::new("claude-sonnet-4-5"))?["system"],
-    ///     "Be brief."
-    /// );
-    /// #[cfg(feature = "gemini")]
-    /// assert_eq!(
-    ///     sent(&agent_loop_providers::model::GeminiModel::new("gemini-2.5-flash"))?["systemInstruction"]["parts"][0]["text"],
-    ///     "Be brief."
-    /// );
-    /// # Ok::<_, Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
-        body_bytes(self, request)
-    }
-
     /// The request body for `request`, and what its export left out.
     pub(super) fn body<'r>(&'r self, request: &ModelRequest<'r>) -> Body<P::View<'r>> {
         P::body(self, request)
@@ -597,31 +535,6 @@ impl<P: Provider> fmt::Debug for HttpModel<P> {
         out.field("settings", &self.settings)
             .field("transport", &self.transport)
             .finish()
-    }
-}
-
-#[async_trait]
-impl<P: Provider> Model for HttpModel<P> {
-    /// The model's name and its provider's format:
-    /// [`OpenAiChat`](WireFormat::OpenAiChat) (`OpenAiModel`),
-    /// [`OpenAiResponses`](WireFormat::OpenAiResponses)
-    /// (`OpenAiResponsesModel`),
-    /// [`AnthropicMessages`](WireFormat::AnthropicMessages)
-    /// (`AnthropicModel`) or [`Gemini`](WireFormat::Gemini)
-    /// (`GeminiModel`).
-    fn description(&self) -> ModelDescription {
-        ModelDescription::new(self.endpoint.model.clone(), P::FORMAT)
-    }
-
-    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
-        let mut response = send(self, request).await?;
-        // Every provider-specific piece of the answer records where it
-        // came from, so that it goes back only there.
-        let target = &self.endpoint.target;
-        response
-            .message
-            .record_origin(target.provider.as_deref(), target.model.as_deref());
-        Ok(response)
     }
 }
 

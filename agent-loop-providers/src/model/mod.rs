@@ -66,6 +66,7 @@
 // inside the module would buy nothing.
 #![allow(clippy::result_large_err)]
 
+mod body;
 mod error;
 mod event_body;
 mod headers;

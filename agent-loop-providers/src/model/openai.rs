@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::{Body, FieldView, PLACEHOLDER, StreamAssembler};
 use super::http_model::{HttpModel, Provider, ProviderApi};
-use super::send::{Body, FieldView, PLACEHOLDER, StreamAssembler};
 use super::{ToolChoice, inexpressible_output};
 use crate::wire::WireError;
 use crate::wire::decode::Unread;

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::{Body, FieldView, PLACEHOLDER, StreamAssembler};
 use super::http_model::{HttpModel, Provider, ProviderApi};
 use super::openai::ReasoningEffort;
-use super::send::{Body, FieldView, PLACEHOLDER, StreamAssembler};
 use super::{ToolChoice, inexpressible_output};
 use crate::wire::decode::{Moving, Unread};
 use crate::wire::output_schema;

@@ -3,139 +3,20 @@
 //! mapping every failure to a [`ModelError`]. What differs between the
 //! providers is their [`ProviderApi`](super::http_model::ProviderApi):
 //! its format, endpoint, headers, body, checks, parser and stream
-//! assembler.
+//! assembler. The two ways in are here too: the [`Model`] impl of
+//! [`HttpModel`], and its `request_body_bytes`.
 
+use async_trait::async_trait;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
-use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
-use serde_json::{Map, Value};
 
+use super::body::StreamAssembler;
 use super::error::HttpModelError;
 use super::http::Flow;
 use super::http_model::{HttpModel, Provider};
-use crate::wire::encode::to_value;
 use crate::wire::stream::StreamDelta;
-use crate::wire::{Dropped, WireError};
 use agent_loop_core::conversation::ModelResponse;
+use agent_loop_core::turn::{Model, ModelDescription, ModelRequest, TurnEvent, TurnEvents};
 use agent_loop_core::turn::{ModelError, ModelErrorKind};
-use agent_loop_core::turn::{ModelRequest, TurnEvent, TurnEvents};
-
-/// A request body, and what the export of its conversation left out (see
-/// [`Dropped`]), with message indices into the request's conversation.
-///
-/// The body's fields are a map, as when the whole body was one `Value`,
-/// except those written from views (the conversation, the tools): each
-/// holds `null` in the map and is written from its view in its place, so
-/// it is serialised once, straight into the bytes sent, without a `Value`
-/// copy of it. A vendor field set with `extra` still wins: it replaces
-/// the placeholder (a `null` one removes the field), and the view is then
-/// not written.
-pub(crate) struct Body<V> {
-    fields: Map<String, Value>,
-    views: Vec<(&'static str, V)>,
-    pub(crate) dropped: Vec<Dropped>,
-}
-
-/// What a field written from a view holds in a [`Body`]'s fields until
-/// the body is written: `null`, which no vendor field leaves behind (a
-/// `null` one removes its field).
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-pub(crate) const PLACEHOLDER: Value = Value::Null;
-
-impl<V: Serialize> Body<V> {
-    /// The body of `fields`, each field of `views` written from its view
-    /// where `fields` holds [`PLACEHOLDER`] (with no views, every field is
-    /// in `fields`); `dropped` is what the export of the conversation left
-    /// out, with message indices counted from `first`, the index in the
-    /// request's conversation of the first message exported (after those
-    /// `previous_response_id` stands for, or those merged into the
-    /// model's own system message, which has nothing to drop).
-    pub(crate) fn new(
-        fields: Map<String, Value>,
-        views: Vec<(&'static str, V)>,
-        mut dropped: Vec<Dropped>,
-        first: usize,
-    ) -> Self {
-        for item in &mut dropped {
-            item.message += first;
-        }
-        Self {
-            fields,
-            views,
-            dropped,
-        }
-    }
-
-    /// The view of the field `key`, when the field still holds the
-    /// placeholder.
-    fn view_at(&self, key: &str, value: &Value) -> Option<&V> {
-        if !value.is_null() {
-            return None;
-        }
-        self.views
-            .iter()
-            .find_map(|(field, view)| (*field == key).then_some(view))
-    }
-
-    /// The body as one JSON value, written by the same serialisation as
-    /// the bytes sent: what `request_body` shows.
-    pub(crate) fn value(&self) -> Value {
-        to_value(self)
-    }
-}
-
-/// A field of a [`Body`] written from a view of the request: the
-/// conversation as the model's format writes it (messages, or input
-/// items), or the tools it offers.
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-pub(crate) enum FieldView<C, T> {
-    Conversation(C),
-    Tools(T),
-}
-
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-impl<C: Serialize, T: Serialize> Serialize for FieldView<C, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Conversation(conversation) => conversation.serialize(serializer),
-            Self::Tools(tools) => tools.serialize(serializer),
-        }
-    }
-}
-
-impl<V: Serialize> Serialize for Body<V> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.fields.len()))?;
-        for (key, value) in &self.fields {
-            match self.view_at(key, value) {
-                Some(view) => map.serialize_entry(key, view)?,
-                None => map.serialize_entry(key, value)?,
-            }
-        }
-        map.end()
-    }
-}
-
-/// A format's stream assembler, as the send path drives it.
-pub(crate) trait StreamAssembler: Default {
-    /// Reads one server-sent event (its name and data): the pieces to send
-    /// as turn events, and whether the stream ends with it.
-    fn read_event(
-        &mut self,
-        event: &str,
-        data: &str,
-    ) -> Result<(Vec<StreamDelta>, bool), WireError>;
-
-    /// The assembled response, once the stream ended.
-    fn finish(self) -> Result<ModelResponse, WireError>;
-
-    /// `true` once the stream has said why the model stopped, so that
-    /// [`finish`](Self::finish) returns the whole answer even if the
-    /// terminal event never comes; `false` unless the format can tell.
-    fn is_whole(&self) -> bool {
-        false
-    }
-}
 
 /// Sends `request` to `model` and reads its answer: unstreamed, the whole
 /// body parsed; streamed, each event's text and reasoning sent as turn
@@ -324,4 +205,92 @@ fn emit(events: &TurnEvents, deltas: Vec<StreamDelta>) -> bool {
         }
     }
     sent
+}
+
+impl<P: Provider> HttpModel<P> {
+    /// The bytes this model posts as the body of `request`: what
+    /// [`request_body`](Self::request_body) shows, serialised (its keys
+    /// maybe in another order), checked as a request is before it is sent;
+    /// for logging a request, or checking it in a test, as it goes out.
+    ///
+    /// The conversation is written straight from the request into the
+    /// bytes, without a copy of it (Gemini's body is built as a JSON value
+    /// first).
+    ///
+    /// # Errors
+    ///
+    /// The [`ModelError`] of kind
+    /// [`Request`](agent_loop_core::turn::ModelErrorKind::Request) the
+    /// request would fail with, unsent: for every model, a value nested
+    /// deeper than 128 levels, or, with
+    /// [`refuse_dropped`](Self::refuse_dropped), a conversation holding
+    /// what this format cannot carry (without it, that is logged as a
+    /// request logs it); and what each provider refuses:
+    ///
+    /// | model | also refused |
+    /// | --- | --- |
+    /// | `OpenAiModel`, `OpenAiResponsesModel` | a native output strict mode cannot express (see their `strict_output`) |
+    /// | `AnthropicModel` | a native output Anthropic's structured outputs cannot express; a thinking setting or a temperature the API refuses for this model or in this request (see its `thinking_budget`, `effort` and "Thinking and sampling by model") |
+    /// | `GeminiModel` | nothing more |
+    ///
+    /// ```
+    /// use agent_loop_core::conversation::Message;
+    /// use agent_loop_core::turn::ModelRequest;
+    /// use agent_loop_providers::model::{HttpModel, Provider};
+    ///
+    /// /// The bytes `model` posts for one question, read back.
+    /// fn sent<P: Provider>(model: &HttpModel<P>) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    ///     let conversation = [Message::user("Weather in Oslo?")];
+    ///     let request = ModelRequest::new(&conversation).instructions("Be brief.");
+    ///     let sent: serde_json::Value = serde_json::from_slice(&model.request_body_bytes(&request)?)?;
+    ///     assert_eq!(sent, model.request_body(&request));
+    ///     Ok(sent)
+    /// }
+    ///
+    /// #[cfg(feature = "openai")]
+    /// {
+    ///     use agent_loop_providers::model::{OpenAiModel, OpenAiResponsesModel};
+    ///     assert_eq!(sent(&OpenAiModel::new("gpt-4.1"))?["messages"][0]["content"], "Be brief.");
+    ///     assert_eq!(sent(&OpenAiResponsesModel::new("gpt-5"))?["instructions"], "Be brief.");
+    /// }
+    /// #[cfg(feature = "anthropic")]
+    /// assert_eq!(
+    ///     sent(&agent_loop_providers::model::AnthropicModel::new("claude-sonnet-4-5"))?["system"],
+    ///     "Be brief."
+    /// );
+    /// #[cfg(feature = "gemini")]
+    /// assert_eq!(
+    ///     sent(&agent_loop_providers::model::GeminiModel::new("gemini-2.5-flash"))?["systemInstruction"]["parts"][0]["text"],
+    ///     "Be brief."
+    /// );
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_body_bytes(&self, request: &ModelRequest<'_>) -> Result<Vec<u8>, ModelError> {
+        body_bytes(self, request)
+    }
+}
+
+#[async_trait]
+impl<P: Provider> Model for HttpModel<P> {
+    /// The model's name and its provider's format:
+    /// [`OpenAiChat`](agent_loop_core::conversation::WireFormat::OpenAiChat) (`OpenAiModel`),
+    /// [`OpenAiResponses`](agent_loop_core::conversation::WireFormat::OpenAiResponses)
+    /// (`OpenAiResponsesModel`),
+    /// [`AnthropicMessages`](agent_loop_core::conversation::WireFormat::AnthropicMessages)
+    /// (`AnthropicModel`) or [`Gemini`](agent_loop_core::conversation::WireFormat::Gemini)
+    /// (`GeminiModel`).
+    fn description(&self) -> ModelDescription {
+        ModelDescription::new(self.endpoint.model.clone(), P::FORMAT)
+    }
+
+    async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
+        let mut response = send(self, request).await?;
+        // Every provider-specific piece of the answer records where it
+        // came from, so that it goes back only there.
+        let target = &self.endpoint.target;
+        response
+            .message
+            .record_origin(target.provider.as_deref(), target.model.as_deref());
+        Ok(response)
+    }
 }

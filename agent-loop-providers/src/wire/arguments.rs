@@ -3,9 +3,10 @@
 //!
 //! Anthropic's `tool_use.input` must be an object, and vLLM and llama.cpp
 //! parse every earlier call's OpenAI `arguments` as JSON and answer HTTP
-//! 400 when it is not an object. Arguments that are not one (cut off by the
-//! output limit, `null`, an array: possible when the conversation came from
-//! another provider) were already answered by the turn runner with an error
+//! 400 when it is not an object. Blank arguments and `null` mean "no
+//! arguments" and go out as `{}`, as they ran. Arguments that are not an
+//! object (cut off by the output limit, an array: possible when the
+//! conversation came from another provider) were already answered by the turn runner with an error
 //! result, and the conversation must go on, so they are exported wrapped:
 //! `{"_raw_arguments": "<the text>"}`, which shows the model what it sent
 //! next to the error it got, and which parsing a history turns back into
@@ -193,11 +194,15 @@ mod tests {
     #[test]
     fn blank_is_empty_objects_stay_and_the_rest_is_wrapped_and_restored() {
         assert!(arguments_object(" \n").is_empty());
+        assert!(
+            arguments_object("null").is_empty(),
+            "no arguments, as Groq says it"
+        );
         assert_eq!(
             Value::Object(arguments_object(r#"{"a": 1}"#)),
             json!({ "a": 1 })
         );
-        for raw in [r#"{"city": "Par"#, "[1, 2]", "null", "42"] {
+        for raw in [r#"{"city": "Par"#, "[1, 2]", "42"] {
             let wrapped = arguments_object(raw);
             assert_eq!(
                 Value::Object(wrapped.clone()),

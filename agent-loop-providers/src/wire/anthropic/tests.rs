@@ -28,7 +28,8 @@ fn object_arguments_become_the_input_object() {
 
 #[test]
 fn blank_arguments_become_an_empty_object() {
-    for blank in ["", "  \n"] {
+    // Blank, and `null` as Groq sends it: no arguments.
+    for blank in ["", "  \n", "null", " null "] {
         assert_eq!(arguments_to_input(blank), Map::new());
     }
     let conversation = [Message::tool_calls(
@@ -43,7 +44,7 @@ fn blank_arguments_become_an_empty_object() {
 
 #[test]
 fn non_object_arguments_are_wrapped_and_restored_from_history_only() {
-    for raw in [r#"{"city": "Par"#, "[1, 2]", "null", "42"] {
+    for raw in [r#"{"city": "Par"#, "[1, 2]", "42"] {
         let conversation = [Message::tool_calls(
             None,
             vec![ToolCall::new("toolu_1", "f", raw)],

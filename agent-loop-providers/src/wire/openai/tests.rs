@@ -260,7 +260,7 @@ fn arguments_as_object_null_or_missing() {
 
 #[test]
 fn non_object_arguments_are_wrapped_and_restored_from_history_only() {
-    for raw in [r#"{"city": "Par"#, "null", "[1]", "42"] {
+    for raw in [r#"{"city": "Par"#, "[1]", "42"] {
         let conversation = [
             Message::tool_calls(None, vec![ToolCall::new("call_1", "f", raw)]),
             Message::Tool(ToolResult::ok("call_1", "bad arguments")),
@@ -277,12 +277,13 @@ fn non_object_arguments_are_wrapped_and_restored_from_history_only() {
         assert_eq!(parsed, conversation);
         assert_eq!(exported(&parsed), out);
     }
-    // Objects go out as written, blank arguments as `{}`.
+    // Objects go out as written, blank and `null` arguments as `{}`.
     let out = exported(&[Message::tool_calls(
         None,
         vec![
             ToolCall::new("a", "f", r#"{ "x": 1 }"#),
             ToolCall::new("b", "f", " "),
+            ToolCall::new("c", "f", "null"),
         ],
     )]);
     assert_eq!(
@@ -290,6 +291,7 @@ fn non_object_arguments_are_wrapped_and_restored_from_history_only() {
         r#"{ "x": 1 }"#
     );
     assert_eq!(out[0]["tool_calls"][1]["function"]["arguments"], "{}");
+    assert_eq!(out[0]["tool_calls"][2]["function"]["arguments"], "{}");
     // What the model returns is kept as sent.
     let wrapped = r#"{"_raw_arguments":"x"}"#;
     let body = response_with(json!({ "role": "assistant", "tool_calls": [

@@ -445,7 +445,7 @@ fn user_images_and_tool_outputs_with_images() {
 
 #[test]
 fn non_object_arguments_are_wrapped_and_restored_from_history() {
-    for raw in [r#"{"x":48151"#, "[1]", "null"] {
+    for raw in [r#"{"x":48151"#, "[1]"] {
         let conversation = [Message::tool_calls(
             None,
             vec![ToolCall::new("c", "f", raw)],
