@@ -55,6 +55,8 @@ mod model_native_schemas;
 #[cfg(feature = "openai")]
 mod model_openai;
 #[cfg(feature = "openai")]
+mod model_refusals;
+#[cfg(feature = "openai")]
 mod model_responses;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_retries;

@@ -5,6 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::conversation::WireFormat;
+use crate::model_api::refusals::{self, Meaning};
 use crate::tool::BoxError;
 
 /// What went wrong with a model request: the [`kind`](ModelError::kind) of
@@ -105,6 +106,11 @@ pub struct ModelError {
     pub message: Option<String>,
     /// The provider's error `code` (OpenAI), e.g. `invalid_api_key`.
     pub code: Option<String>,
+    /// The model's output the provider could not read as a tool call, as
+    /// it quoted it (Groq's `failed_generation`), cleaned of control
+    /// characters and bounded; see
+    /// [`is_failed_tool_call`](Self::is_failed_tool_call).
+    pub failed_generation: Option<String>,
     /// The request id the server sent (`x-request-id` for OpenAI,
     /// `request-id` for Anthropic).
     pub request_id: Option<String>,
@@ -160,6 +166,7 @@ impl ModelError {
             error_type: None,
             message: None,
             code: None,
+            failed_generation: None,
             request_id: None,
             attempts: 0,
             retry_after: None,
@@ -216,43 +223,35 @@ impl ModelError {
     /// | Gemini | HTTP 400 `INVALID_ARGUMENT`, `The input token count (…) exceeds the maximum number of tokens allowed (…)` |
     /// | vLLM, DeepSeek and other compatible servers | HTTP 400, `This model's maximum context length is … tokens` |
     /// | llama.cpp's server | `type: "exceed_context_size_error"` |
+    /// | xAI | HTTP 400, `This model's maximum prompt length is 131072 but the request contains 136973 tokens.` |
+    /// | LM Studio | HTTP 400, `… the model is loaded with context length of only 32768 tokens, which is not enough …`, `The number of tokens to keep from the initial prompt is greater than the context length …`, or llama.cpp's `Cannot truncate prompt with n_keep (…) >= n_ctx (…)` |
+    ///
+    /// A message is read only on a refusal (HTTP 400, an error body
+    /// answered with 200, a stream's error event): a rate limit's message
+    /// that sounds alike is not a full window. The crate keeps these in one
+    /// table, with the refusals that mean something else
+    /// ([`is_failed_tool_call`](Self::is_failed_tool_call)).
     ///
     /// A turn that compacts (see [`context`](crate::context)) compacts and
     /// asks again once when this is `true`. Anthropic's finish reason
     /// `model_context_window_exceeded` is a response, not an error:
     /// [`FinishReason::ContextWindowExceeded`](crate::conversation::FinishReason::ContextWindowExceeded).
     pub fn exceeds_context_window(&self) -> bool {
-        const CODE: &str = "context_length_exceeded";
-        if self.code.as_deref() == Some(CODE)
-            || matches!(
-                self.error_type.as_deref(),
-                Some(CODE | "exceed_context_size_error")
-            )
-        {
-            return true;
-        }
-        let refused = matches!(
-            self.kind,
-            ModelErrorKind::Http { status: 400 }
-                | ModelErrorKind::InvalidResponse
-                | ModelErrorKind::Stream
-        );
-        if !refused {
-            return false;
-        }
-        let phrases = [
-            "prompt is too long",
-            "maximum context length",
-            "exceeds the maximum number of tokens allowed",
-            "exceeds the context window",
-            // Anthropic, when the input and `max_tokens` together do not
-            // fit: "input length and `max_tokens` exceed context limit".
-            "exceed context limit",
-        ];
-        self.message
-            .as_deref()
-            .map(str::to_ascii_lowercase)
-            .is_some_and(|message| phrases.iter().any(|phrase| message.contains(phrase)))
+        refusals::meaning(self) == Some(Meaning::ContextWindowFull)
+    }
+
+    /// `true` when the provider refused the model's own output because it
+    /// could not read it as a tool call: the model made a mistake it may
+    /// mend if told, as Groq says it (HTTP 400, `code: "tool_use_failed"`,
+    /// the output in [`failed_generation`](Self::failed_generation)).
+    ///
+    /// A turn tells the model what went wrong (a user message quoting the
+    /// failed output) and asks again, within its limits, at most twice in
+    /// a row; a third in a row fails the turn with this error. That is
+    /// what the providers' own guidance and other agent loops do
+    /// (pydantic/pydantic-ai PR #2774, huggingface/smolagents #1119).
+    pub fn is_failed_tool_call(&self) -> bool {
+        refusals::meaning(self) == Some(Meaning::FailedToolCall)
     }
 }
 

@@ -5,6 +5,7 @@
 //! cassettes and the test models implement it from below the loop.
 
 mod error;
+mod refusals;
 
 use async_trait::async_trait;
 

@@ -67,6 +67,11 @@ pub struct TurnState {
     pub(super) window_full: bool,
     /// Text answers answered with an output instruction so far.
     pub(super) instructed: u32,
+    /// The provider's refusals of the model's output as a tool call in a
+    /// row, each answered with an instruction
+    /// ([`ModelError::is_failed_tool_call`](crate::turn::ModelError::is_failed_tool_call)).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) failed_tool_calls: u32,
     /// The id of the pause this turn was resumed from; empty for a new
     /// turn (see [`PausedTurn::pause_id`](crate::turn::PausedTurn::pause_id)).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -128,4 +133,10 @@ pub(super) struct Running {
     pub(super) would_be: u32,
     /// The batch's calls that wait for a decision, in call order.
     pub(super) pending: Vec<PendingCall>,
+}
+
+/// For `skip_serializing_if`: a count that is zero is left out, so a state
+/// that never used it is written as before.
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }

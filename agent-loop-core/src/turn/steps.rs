@@ -51,6 +51,31 @@ use crate::turn::{
     TurnStats, TurnStatus,
 };
 
+/// How many times in a row a turn tells the model that the provider could
+/// not read its output as a tool call and asks again
+/// ([`ModelError::is_failed_tool_call`]) before the next such refusal
+/// fails the turn.
+const FAILED_TOOL_CALLS: u32 = 2;
+
+/// The message that tells the model its output could not be read as a
+/// tool call: the provider's words and what the model wrote, so it can
+/// mend it.
+fn failed_tool_call_instruction(error: &ModelError) -> String {
+    let said = error
+        .message
+        .as_deref()
+        .unwrap_or("it could not be read as a tool call");
+    let mut text = format!("Your last reply was refused by the provider as a tool call: {said}");
+    if let Some(generation) = &error.failed_generation {
+        text.push_str("\nWhat you wrote: ");
+        text.push_str(generation);
+    }
+    text.push_str(
+        "\nCall the tool again by its exact name, with its arguments as one JSON object that matches its schema, or answer in text.",
+    );
+    text
+}
+
 /// What a turn needs next from its driver ([`TurnSteps::next`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -294,6 +319,7 @@ impl<'t> TurnSteps<'t> {
             meter: Default::default(),
             window_full: false,
             instructed: 0,
+            failed_tool_calls: 0,
             resumed_from: options
                 .resume
                 .map(|resume| resume.paused.pause_id.clone())
@@ -613,6 +639,9 @@ impl<'t> TurnSteps<'t> {
             {
                 return self.window_full(usage_so_far);
             }
+            Err(source) if source.is_failed_tool_call() => {
+                return self.failed_tool_call(source, model_duration, iteration);
+            }
             Err(source) => {
                 return Err(TurnError::Model {
                     source,
@@ -650,6 +679,7 @@ impl<'t> TurnSteps<'t> {
             return self.window_full(self.state.stats.usage);
         }
         self.state.meter.retried = false;
+        self.state.failed_tool_calls = 0;
         let answered = IterationStats {
             model_duration,
             batch_duration: Duration::ZERO,
@@ -662,6 +692,43 @@ impl<'t> TurnSteps<'t> {
         } else {
             self.final_answer(message, answered, iteration)
         }
+    }
+
+    /// The provider could not read the model's output as a tool call
+    /// ([`ModelError::is_failed_tool_call`]): the model is told, with what
+    /// it wrote, and asked again within the limits (an iteration without
+    /// calls), at most [`FAILED_TOOL_CALLS`] times in a row; once more
+    /// fails the turn with the error.
+    fn failed_tool_call(
+        &mut self,
+        source: ModelError,
+        model_duration: Duration,
+        iteration: u32,
+    ) -> Result<(), TurnError> {
+        if self.state.failed_tool_calls >= FAILED_TOOL_CALLS {
+            return Err(TurnError::Model {
+                source,
+                usage: self.state.stats.usage,
+            });
+        }
+        self.check_iteration(iteration)?;
+        self.state.failed_tool_calls += 1;
+        self.conversation
+            .push(Message::user(failed_tool_call_instruction(&source)));
+        let answered = IterationStats {
+            model_duration,
+            batch_duration: Duration::ZERO,
+            calls: Vec::new(),
+            finish_reason: FinishReason::Other(
+                source
+                    .code
+                    .clone()
+                    .unwrap_or_else(|| "tool_use_failed".to_owned()),
+            ),
+            usage: Usage::default(),
+        };
+        self.iteration_without_calls(answered, iteration);
+        Ok(())
     }
 
     /// The provider said the context window is full: a turn that compacts

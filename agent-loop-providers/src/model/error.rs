@@ -3,6 +3,7 @@
 //! be configured from the environment.
 
 use agent_loop_core::conversation::WireFormat;
+use agent_loop_core::support::text::{ERROR_TEXT_BYTES, clean_error_text};
 use agent_loop_core::turn::{ModelError, ModelErrorKind};
 
 /// The top-level members of a body that [`ModelError::from_error_body`]
@@ -75,6 +76,7 @@ impl HttpModelError for ModelError {
             &mut self.message,
             &mut self.error_type,
             &mut self.code,
+            &mut self.failed_generation,
             &mut self.request_id,
         ]
         .into_iter()
@@ -126,6 +128,11 @@ impl HttpModelError for ModelError {
             self.error_type = string("type").or_else(|| string("status"));
             self.message = string("message");
             self.code = string("code");
+            // Groq quotes the model's output it could not read as a tool
+            // call (`code: "tool_use_failed"`): the turn shows it to the
+            // model, bounded as an error text is.
+            self.failed_generation =
+                string("failed_generation").map(|text| clean_error_text(&text, ERROR_TEXT_BYTES));
         } else if let Some(message) = error.as_str() {
             // Some compatible servers send `{"error": "..."}`.
             self.message = Some(message.to_owned());

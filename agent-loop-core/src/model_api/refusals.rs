@@ -1,0 +1,144 @@
+//! What a provider's refusal of a request means, as each provider says it:
+//! one table for every provider, read by
+//! [`ModelError::exceeds_context_window`] and
+//! [`ModelError::is_failed_tool_call`]. A row matches an error by its
+//! `code`, its `type`, or a phrase of its message; a phrase is read only
+//! on a refusal (HTTP 400, an error body answered with 200, a stream's
+//! error event), so a rate limit whose message sounds alike is not taken
+//! for one.
+
+use super::error::{ModelError, ModelErrorKind};
+
+/// What a refusal says of the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Meaning {
+    /// The input does not fit the model's context window: a turn that
+    /// compacts compacts and asks again.
+    ContextWindowFull,
+    /// The provider could not read the model's output as a tool call: the
+    /// turn tells the model and lets it try again, within its limits.
+    FailedToolCall,
+}
+
+/// How a provider says it.
+#[derive(Clone, Copy, Debug)]
+enum Says {
+    /// The error's `code`.
+    Code(&'static str),
+    /// The error's `type`.
+    Type(&'static str),
+    /// A phrase of the message, lower case, on a refusal only.
+    Phrase(&'static str),
+}
+
+/// One provider's way of saying one thing.
+struct Row {
+    /// Who says it (for the docs and the tests; not matched).
+    #[allow(dead_code)]
+    provider: &'static str,
+    says: Says,
+    means: Meaning,
+}
+
+const fn row(provider: &'static str, says: Says, means: Meaning) -> Row {
+    Row {
+        provider,
+        says,
+        means,
+    }
+}
+
+use Meaning::{ContextWindowFull, FailedToolCall};
+use Says::{Code, Phrase, Type};
+
+/// Every refusal the crate knows. Sources: OpenAI's error codes
+/// (`context_length_exceeded`), Anthropic's and Gemini's documented
+/// messages, and the messages of the servers' own bug reports (xAI:
+/// cline/cline #3120; LM Studio: lmstudio-bug-tracker #546 and #2205, and
+/// llama.cpp's `n_keep` message it relays: anomalyco/opencode #11141;
+/// Groq's `tool_use_failed`: pydantic/pydantic-ai PR #2774).
+const REFUSALS: &[Row] = &[
+    row("OpenAI", Code("context_length_exceeded"), ContextWindowFull),
+    // The Responses API's failed answer or stream: its code is the type.
+    row(
+        "OpenAI Responses",
+        Type("context_length_exceeded"),
+        ContextWindowFull,
+    ),
+    row(
+        "llama.cpp",
+        Type("exceed_context_size_error"),
+        ContextWindowFull,
+    ),
+    row("Anthropic", Phrase("prompt is too long"), ContextWindowFull),
+    // "input length and `max_tokens` exceed context limit: …"
+    row(
+        "Anthropic",
+        Phrase("exceed context limit"),
+        ContextWindowFull,
+    ),
+    row(
+        "vLLM, DeepSeek",
+        Phrase("maximum context length"),
+        ContextWindowFull,
+    ),
+    row(
+        "Gemini",
+        Phrase("exceeds the maximum number of tokens allowed"),
+        ContextWindowFull,
+    ),
+    row(
+        "OpenAI Responses",
+        Phrase("exceeds the context window"),
+        ContextWindowFull,
+    ),
+    // "This model's maximum prompt length is 131072 but the request
+    // contains 136973 tokens."
+    row("xAI", Phrase("maximum prompt length is"), ContextWindowFull),
+    // "… However, the model is loaded with context length of only 32768
+    // tokens, which is not enough."
+    row(
+        "LM Studio",
+        Phrase("is loaded with context length of only"),
+        ContextWindowFull,
+    ),
+    // "The number of tokens to keep from the initial prompt is greater
+    // than the context length"
+    row(
+        "LM Studio",
+        Phrase("tokens to keep from the initial prompt is greater than the context length"),
+        ContextWindowFull,
+    ),
+    // "Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)"
+    row(
+        "LM Studio, llama.cpp",
+        Phrase("cannot truncate prompt with n_keep"),
+        ContextWindowFull,
+    ),
+    // HTTP 400 "Failed to call a function. Please adjust your prompt. See
+    // 'failed_generation' for more details."
+    row("Groq", Code("tool_use_failed"), FailedToolCall),
+];
+
+/// What `error` means, by the first row that matches it.
+pub(crate) fn meaning(error: &ModelError) -> Option<Meaning> {
+    let refused = matches!(
+        error.kind,
+        ModelErrorKind::Http { status: 400 }
+            | ModelErrorKind::InvalidResponse
+            | ModelErrorKind::Stream
+    );
+    let message = error
+        .message
+        .as_deref()
+        .filter(|_| refused)
+        .map(str::to_ascii_lowercase);
+    REFUSALS
+        .iter()
+        .find(|row| match row.says {
+            Code(code) => error.code.as_deref() == Some(code),
+            Type(error_type) => error.error_type.as_deref() == Some(error_type),
+            Phrase(phrase) => message.as_deref().is_some_and(|text| text.contains(phrase)),
+        })
+        .map(|row| row.means)
+}
