@@ -11,6 +11,8 @@
 use std::borrow::Cow;
 
 use agent_loop_core::conversation::{Message, WireFormat};
+
+use crate::wire::target::Target;
 use agent_loop_core::support::hash::fnv1a_64;
 use agent_loop_core::tool::NameRules;
 
@@ -44,6 +46,90 @@ pub fn id_is_valid(format: WireFormat, id: &str) -> bool {
                     .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
         }
         _ => (1..=OPENAI_MAX_ID_LEN).contains(&id.chars().count()),
+    }
+}
+
+/// The length of the tool call ids Mistral accepts, in characters, all of
+/// `[a-zA-Z0-9]`: its API (and vLLM serving its models with their
+/// tokenizer) refuses any other id ("Tool call id was … but must be a-z,
+/// A-Z, 0-9, with a length of 9"), among them the ids the runner mints and
+/// every other provider's.
+pub const MISTRAL_ID_LEN: usize = 9;
+
+/// Whose rule the tool call ids of an export keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IdRule {
+    /// The format's ([`id_is_valid`]).
+    Format(WireFormat),
+    /// Mistral's: exactly [`MISTRAL_ID_LEN`] of `[a-zA-Z0-9]`.
+    Mistral,
+}
+
+impl IdRule {
+    /// The rule of `format` going to `target`: Mistral's for Mistral's API
+    /// (`api.mistral.ai`) or a Mistral model elsewhere (its name holds
+    /// `mistral`, or starts with `magistral`, `devstral`, `codestral`,
+    /// `ministral` or `pixtral`), in Chat Completions.
+    fn of(format: WireFormat, target: &Target) -> Self {
+        let mistral_host = target
+            .provider
+            .as_deref()
+            .is_some_and(|host| host.split(':').next() == Some("api.mistral.ai"));
+        let mistral_model = target.model.as_deref().is_some_and(|model| {
+            let model = model.to_ascii_lowercase();
+            let name = model.rsplit('/').next().unwrap_or(&model);
+            name.contains("mistral")
+                || ["magistral", "devstral", "codestral", "ministral", "pixtral"]
+                    .iter()
+                    .any(|family| name.starts_with(family))
+        });
+        if format == WireFormat::OpenAiChat && (mistral_host || mistral_model) {
+            IdRule::Mistral
+        } else {
+            IdRule::Format(format)
+        }
+    }
+
+    fn accepts(self, id: &str) -> bool {
+        match self {
+            IdRule::Format(format) => id_is_valid(format, id),
+            IdRule::Mistral => {
+                id.len() == MISTRAL_ID_LEN && id.bytes().all(|byte| byte.is_ascii_alphanumeric())
+            }
+        }
+    }
+
+    /// A valid id derived from `id`, the `attempt`th (from 0) when earlier
+    /// ones were taken.
+    fn derive(self, id: &str, attempt: u32) -> String {
+        match self {
+            IdRule::Format(_) => {
+                let base = valid_id(id);
+                if attempt == 0 {
+                    return base;
+                }
+                let suffix = format!("_{}", attempt + 1);
+                let mut prefix = base;
+                prefix.truncate(OPENAI_MAX_ID_LEN - suffix.len());
+                prefix + &suffix
+            }
+            IdRule::Mistral => {
+                // Nine base-62 digits of a hash of the id (and the
+                // attempt): deterministic, and 62^9 > 10^16 apart.
+                const DIGITS: &[u8] =
+                    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+                let mut seed = id.as_bytes().to_vec();
+                seed.extend_from_slice(&attempt.to_le_bytes());
+                let mut hash = fnv1a_64(&seed);
+                (0..MISTRAL_ID_LEN)
+                    .map(|_| {
+                        let digit = DIGITS[(hash % 62) as usize];
+                        hash /= 62;
+                        char::from(digit)
+                    })
+                    .collect()
+            }
+        }
     }
 }
 
@@ -83,6 +169,7 @@ pub fn name_is_valid(format: WireFormat, name: &str) -> bool {
 /// a long session.
 pub(crate) struct ExportIds<'a> {
     format: WireFormat,
+    rule: IdRule,
     /// Every exported call id so far, and the valid ids reserved for the
     /// first call that carries them.
     taken: IdSet<Cow<'a, str>>,
@@ -96,15 +183,27 @@ impl<'a> ExportIds<'a> {
     /// The mapping for `conversation`: the first call with an id `format`
     /// accepts keeps it; every other call gets a valid id no call uses.
     pub(crate) fn new(format: WireFormat, conversation: &'a [Message]) -> Self {
+        Self::for_target(format, &Target::new(), conversation)
+    }
+
+    /// The mapping for `conversation` going to `target`, whose ids may
+    /// have a rule of their own (Mistral's, [`MISTRAL_ID_LEN`]).
+    pub(crate) fn for_target(
+        format: WireFormat,
+        target: &Target,
+        conversation: &'a [Message],
+    ) -> Self {
+        let rule = IdRule::of(format, target);
         let taken = conversation
             .iter()
             .filter_map(Message::as_assistant)
             .flat_map(|assistant| assistant.tool_calls())
-            .filter(|call| id_is_valid(format, &call.id))
+            .filter(|call| rule.accepts(&call.id))
             .map(|call| Cow::Borrowed(call.id.as_str()))
             .collect();
         Self {
             format,
+            rule,
             taken,
             kept: IdSet::default(),
             open: Vec::new(),
@@ -113,7 +212,7 @@ impl<'a> ExportIds<'a> {
 
     /// The exported id of the next call, whose original id is `id`.
     pub(crate) fn call(&mut self, id: &'a str) -> Cow<'a, str> {
-        let exported = if id_is_valid(self.format, id) && self.kept.insert(id) {
+        let exported = if self.rule.accepts(id) && self.kept.insert(id) {
             Cow::Borrowed(id)
         } else {
             Cow::Owned(self.fresh(id))
@@ -128,22 +227,18 @@ impl<'a> ExportIds<'a> {
             Some(position) => self.open.remove(position).1,
             // A result that answers no call: mapped like one, so it is
             // valid at least.
-            None if id_is_valid(self.format, id) => Cow::Borrowed(id),
-            None => Cow::Owned(valid_id(id)),
+            None if self.rule.accepts(id) => Cow::Borrowed(id),
+            None => Cow::Owned(self.rule.derive(id, 0)),
         }
     }
 
     /// A valid id derived from `id` that no exported call has.
     fn fresh(&mut self, id: &str) -> String {
-        let base = valid_id(id);
-        let mut candidate = base.clone();
-        let mut counter = 2u32;
+        let mut attempt = 0;
+        let mut candidate = self.rule.derive(id, attempt);
         while self.taken.contains(candidate.as_str()) {
-            let suffix = format!("_{counter}");
-            let mut prefix = base.clone();
-            prefix.truncate(OPENAI_MAX_ID_LEN - suffix.len());
-            candidate = prefix + &suffix;
-            counter += 1;
+            attempt += 1;
+            candidate = self.rule.derive(id, attempt);
         }
         self.taken.insert(Cow::Owned(candidate.clone()));
         candidate
@@ -250,5 +345,55 @@ mod tests {
         assert_ne!(empty_a, empty_b);
         assert!(id_is_valid(WireFormat::AnthropicMessages, &empty_a));
         assert_eq!((ids.result(""), ids.result("")), (empty_a, empty_b));
+    }
+
+    /// Going to Mistral (its API, or a Mistral model elsewhere), every id
+    /// is nine characters of `[a-zA-Z0-9]`: the runner's minted ids and
+    /// other providers' are mapped, the same for a call and its result,
+    /// the same on every export, and distinct; a Mistral id is kept.
+    #[test]
+    fn ids_going_to_mistral_are_nine_alphanumeric_characters() {
+        let minted = "call_6f1c0e2a9b7d4c3e8f5a1b2c3d4e5f60";
+        let calls = conversation(&[minted, "D681PevKs", "toolu_01A", "call_0", "call_0"]);
+        for target in [
+            Target::new().provider("api.mistral.ai"),
+            Target::new()
+                .provider("openrouter.ai")
+                .model("mistralai/mistral-large-2411"),
+            Target::new()
+                .provider("localhost:8000")
+                .model("Devstral-Small-2507"),
+        ] {
+            let mut ids = ExportIds::for_target(WireFormat::OpenAiChat, &target, &calls);
+            let exported: Vec<String> = [minted, "D681PevKs", "toolu_01A", "call_0", "call_0"]
+                .iter()
+                .map(|id| {
+                    let call = ids.call(id).into_owned();
+                    assert_eq!(ids.result(id), call);
+                    call
+                })
+                .collect();
+            assert_eq!(exported[1], "D681PevKs", "{target:?}");
+            for id in &exported {
+                assert!(IdRule::Mistral.accepts(id), "{id}");
+            }
+            let distinct: std::collections::BTreeSet<&String> = exported.iter().collect();
+            assert_eq!(distinct.len(), exported.len(), "{exported:?}");
+            let mut again = ExportIds::for_target(WireFormat::OpenAiChat, &target, &calls);
+            assert_eq!(again.call(minted), exported[0], "deterministic");
+        }
+        // Another provider, or another format, keeps its own rule.
+        let mut openai = ExportIds::for_target(
+            WireFormat::OpenAiChat,
+            &Target::new().provider("api.openai.com"),
+            &calls,
+        );
+        assert_eq!(openai.call(minted), minted);
+        let mut anthropic = ExportIds::for_target(
+            WireFormat::AnthropicMessages,
+            &Target::new().model("mistral-large"),
+            &calls,
+        );
+        assert_eq!(anthropic.call("toolu_01A"), "toolu_01A");
     }
 }

@@ -162,7 +162,7 @@ fn write_messages<'a, E>(
     mut emit: impl FnMut(MessageView<'a>) -> Result<(), E>,
 ) -> Result<(), E> {
     let takes = Takes { target };
-    let mut ids = ExportIds::new(FORMAT, outgoing.rest);
+    let mut ids = ExportIds::for_target(FORMAT, target, outgoing.rest);
     // Images of the current run of tool results, for one user message.
     let mut tool_images: Vec<UserPartView<'a>> = Vec::new();
     for message in outgoing.iter() {
