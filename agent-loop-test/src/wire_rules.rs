@@ -551,6 +551,17 @@ pub fn responses_violations(input: &Value) -> Vec<String> {
                     if item.get("id").is_some() && !run_has_reasoning {
                         violations.push(format!("{at}: a message id without its reasoning"));
                     }
+                    // Parts make it an `OutputMessage` (an input message's
+                    // parts are input parts), whose `id` and `status` the
+                    // published schema requires; spec-validating servers
+                    // (vLLM) refuse it without (openai/codex #12669).
+                    if item["content"].is_array()
+                        && (!item["id"].is_string() || !item["status"].is_string())
+                    {
+                        violations.push(format!(
+                            "{at}: assistant parts without the id and status an output message requires"
+                        ));
+                    }
                 }
                 other => violations.push(format!("{at}: role `{other}`")),
             },

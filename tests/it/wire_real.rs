@@ -205,7 +205,13 @@ fn as_exported(format: Format, original: &[Message], back: &[Message], what: &st
     // (the id sent, the id exported) of calls renamed and not yet answered.
     let mut renamed: Vec<(String, String)> = Vec::new();
     let mut expected = original.to_vec();
-    for message in &mut expected {
+    for (index, message) in expected.iter_mut().enumerate() {
+        if format == Format::Responses
+            && let (Message::Assistant(assistant), Some(Message::Assistant(sent))) =
+                (&mut *message, back.get(index))
+        {
+            as_input_message(assistant, sent);
+        }
         match message {
             Message::Assistant(assistant) => {
                 for call in assistant.tool_calls_mut() {
@@ -236,6 +242,40 @@ fn as_exported(format: Format, original: &[Message], back: &[Message], what: &st
         }
     }
     expected
+}
+
+/// The Responses export's rule for an assistant message it sends without
+/// its item `id`: an input message whose content is one string (the
+/// published schema requires `id` and `status` of an output message), so
+/// its text parts come back with their text and the item's `type` only.
+/// `sent` is the message as it came back.
+fn as_input_message(
+    assistant: &mut agent_loop::conversation::AssistantMessage,
+    sent: &agent_loop::conversation::AssistantMessage,
+) {
+    use agent_loop::conversation::{ContentPart, Extras, WireFormat};
+    let item = |part: &ContentPart| match part {
+        ContentPart::Text(text) => text
+            .extras
+            .fields_for(WireFormat::OpenAiResponses)
+            .and_then(|fields| fields.get("item"))
+            .cloned(),
+        _ => None,
+    };
+    let texts: Vec<Value> = sent.content.iter().filter_map(item).collect();
+    if texts.is_empty() || texts.iter().any(|item| item.get("id").is_some()) {
+        return;
+    }
+    for part in &mut assistant.content {
+        let kind = item(part).and_then(|item| item.get("type").cloned());
+        if let ContentPart::Text(text) = part {
+            let mut fields = serde_json::Map::new();
+            if let Some(kind) = kind {
+                fields.insert("item".into(), serde_json::json!({ "type": kind }));
+            }
+            text.extras = Extras::new(WireFormat::OpenAiResponses, fields);
+        }
+    }
 }
 
 /// The round-trip property (module docs) of one parsed assistant message.

@@ -637,9 +637,46 @@ fn export_assistant<'a>(
             if !with_reasoning && item.pairs_with_reasoning() {
                 item.remove_id();
             }
+            if let InputItem::Json(fields) = &mut item {
+                as_input_message(fields);
+            }
             item
         })
         .collect()
+}
+
+/// An assistant `message` item without an `id` as an input message
+/// (`EasyInputMessage`): its `output_text` parts one string, joined as
+/// written, and no `status`. The published schema
+/// (openai/openai-openapi, `OutputMessage`) requires `id` and `status` of
+/// the output message whose `output_text` parts it carries, and servers
+/// that check the input against it (vLLM; openai/codex #12669) refuse one
+/// without; the parts of an input message are input parts, which OpenAI
+/// refuses for the assistant. A string is what both accept. Annotations
+/// of the parts (citations) are not sent. An item with an `id`, and one
+/// with other parts (a refusal), is left as it is.
+fn as_input_message(item: &mut Map<String, Value>) {
+    let is_message = matches!(
+        item.get("type").and_then(Value::as_str),
+        None | Some("message")
+    );
+    if !is_message
+        || item.get("role").and_then(Value::as_str) != Some("assistant")
+        || item.contains_key("id")
+    {
+        return;
+    }
+    if let Some(Value::Array(parts)) = item.get("content") {
+        let mut text = String::new();
+        for part in parts {
+            match (part.get("type").and_then(Value::as_str), part.get("text")) {
+                (Some("output_text"), Some(Value::String(piece))) => text.push_str(piece),
+                _ => return,
+            }
+        }
+        item.insert("content".into(), Value::String(text));
+    }
+    item.remove("status");
 }
 
 /// An item a provider part of an assistant message can be: one that

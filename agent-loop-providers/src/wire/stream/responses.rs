@@ -185,7 +185,9 @@ impl EventAssembler {
     ///   whose `output_index` is not the next item's, a delta or `done` for
     ///   an item that was not added, a content or summary index that skips
     ///   ahead;
-    /// - [`WireErrorKind::UnexpectedEvent`]: an event after the last one;
+    /// - [`WireErrorKind::UnexpectedEvent`]: an event after the last one
+    ///   (a `data: [DONE]`, which compatible servers send after it, is
+    ///   read as nothing, anywhere);
     /// - [`WireErrorKind::MissingField`], [`WireErrorKind::WrongType`]: a
     ///   payload without the documented shape.
     ///
@@ -209,7 +211,10 @@ impl EventAssembler {
         if named && !is_read(event) {
             return Ok(Vec::new());
         }
-        if data.trim().is_empty() {
+        // Compatible servers (vLLM, LiteLLM) end the stream with Chat
+        // Completions' `data: [DONE]` after `response.completed`: it says
+        // nothing the events did not.
+        if data.trim().is_empty() || data.trim() == "[DONE]" {
             return Ok(Vec::new());
         }
         let value = parse_data(FORMAT, path, data)?;
@@ -631,5 +636,23 @@ mod tests {
             }
         );
         let _ = fixture;
+    }
+
+    /// A compatible server's trailing `data: [DONE]` (vLLM, LiteLLM) after
+    /// `response.completed` is read as nothing: the stream assembles as
+    /// without it, where it was an error.
+    #[test]
+    fn a_trailing_done_after_the_last_event_is_read_as_nothing() {
+        let events = recorded_sse("resp_stream_fn.sse");
+        let mut plain = EventAssembler::new();
+        let mut with_done = EventAssembler::new();
+        for (event, data) in &events {
+            plain.push(event, data).unwrap();
+            with_done.push(event, data).unwrap();
+        }
+        assert!(with_done.is_done());
+        assert_eq!(with_done.push("", "[DONE]").unwrap(), Vec::new());
+        assert_eq!(with_done.push("", " [DONE]\n").unwrap(), Vec::new());
+        assert_eq!(with_done.finish().unwrap(), plain.finish().unwrap());
     }
 }
