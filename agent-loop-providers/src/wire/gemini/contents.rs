@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::FORMAT;
 use super::parts::{
-    CallPart, PART_DATA_FIELDS, Part, ResponsePart, SKIP_SIGNATURE, array, get, inline_data,
-    object, own_extras, parse_part,
+    CallPart, PART_DATA_FIELDS, Part, ResponsePart, SKIP_SIGNATURE, array, file_data, get,
+    image_url_mime, inline_data, object, own_extras, parse_part,
 };
 use crate::wire::arguments::{arguments_object, raw_arguments};
 use crate::wire::blank_text::{is_blank, join_blank_text};
@@ -177,17 +177,17 @@ fn export_kept(outgoing: Outgoing<'_>) -> ExportedContents {
     }
 }
 
-/// Gemini's own rule on what it takes where: an image only inline (a web
-/// URL is no `fileData` it can read). Everything else of this format, or of
-/// none, goes out.
+/// Gemini's own rule on what it takes where: an image inline, or at a web
+/// URL whose type it can tell ([`image_url_mime`]). Everything else of
+/// this format, or of none, goes out.
 fn takes(_place: Place, part: &ContentPart) -> bool {
-    !matches!(
-        part,
+    match part {
         ContentPart::Image(ImagePart {
-            source: ImageSource::Url { .. },
+            source: ImageSource::Url { url },
             ..
-        })
-    )
+        }) => image_url_mime(url).is_some(),
+        _ => true,
+    }
 }
 
 fn export_system(outgoing: Outgoing<'_>) -> Option<Value> {
@@ -228,8 +228,9 @@ fn export_image(image: &ImagePart) -> Option<Value> {
             data,
             own_extras(&image.extras, PART_DATA_FIELDS),
         )),
-        ImageSource::Url { .. } => None,
-        // A source this format has no part for: left out, like a URL.
+        ImageSource::Url { url } => image_url_mime(url)
+            .map(|mime| file_data(mime, url, own_extras(&image.extras, PART_DATA_FIELDS))),
+        // A source this format has no part for: left out.
         _ => None,
     }
 }
@@ -443,8 +444,9 @@ fn provider(value: Value) -> ContentPart {
     ContentPart::Provider(ProviderPart::new(FORMAT, value))
 }
 
-fn image(mime_type: String, data: String, extras: Map<String, Value>) -> ContentPart {
-    let mut part = ImagePart::base64(mime_type, data);
+fn image(source: ImageSource, extras: Map<String, Value>) -> ContentPart {
+    let mut part = ImagePart::url("");
+    part.source = source;
     part.extras = Extras::new(FORMAT, extras);
     ContentPart::Image(part)
 }
@@ -484,11 +486,7 @@ pub(super) fn model_message(parts: Vec<(Part, Value)>, restore_raw: bool) -> Ass
                     extras,
                     ..
                 } => signed_text(text, signature, extras),
-                Part::Image {
-                    mime_type,
-                    data,
-                    extras,
-                } => image(mime_type, data, extras),
+                Part::Image { source, extras } => image(source, extras),
                 Part::Call(CallPart {
                     id,
                     name,
@@ -558,11 +556,7 @@ fn result_message(part: ResponsePart, call_name: Option<&str>) -> Message {
 /// One `functionResponse.parts` element: an inline image, or kept verbatim.
 fn response_part(value: Value) -> ContentPart {
     match parse_part("", &value) {
-        Ok(Part::Image {
-            mime_type,
-            data,
-            extras,
-        }) => image(mime_type, data, extras),
+        Ok(Part::Image { source, extras }) => image(source, extras),
         _ => provider(value),
     }
 }
@@ -602,11 +596,7 @@ fn push_user(
                 extras,
                 ..
             } => run.push(signed_text(text, signature, extras)),
-            Part::Image {
-                mime_type,
-                data,
-                extras,
-            } => run.push(image(mime_type, data, extras)),
+            Part::Image { source, extras } => run.push(image(source, extras)),
             Part::Call(_) | Part::Other => run.push(provider(value)),
         }
     }

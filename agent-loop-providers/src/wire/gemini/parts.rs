@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::FORMAT;
 use crate::wire::error::{WireError, WireErrorKind};
-use agent_loop_core::conversation::Extras;
+use agent_loop_core::conversation::{Extras, ImageSource};
 use agent_loop_core::support::json::type_name;
 
 /// The part fields this crate models whatever the part, in both key
@@ -45,10 +45,12 @@ pub(super) enum Part {
         /// them: it is `signature`).
         extras: Map<String, Value>,
     },
-    /// `{"inlineData": {"mimeType": "image/…", "data"}, …}`.
+    /// `{"inlineData": {"mimeType": "image/…", "data"}, …}` (a
+    /// [`Base64`](ImageSource::Base64) source), or `{"fileData":
+    /// {"mimeType", "fileUri"}, …}` of a web image (a
+    /// [`Url`](ImageSource::Url) source; see [`image_url_mime`]).
     Image {
-        mime_type: String,
-        data: String,
+        source: ImageSource,
         /// Other part fields (a `thoughtSignature` under its camelCase
         /// key), verbatim.
         extras: Map<String, Value>,
@@ -57,8 +59,9 @@ pub(super) enum Part {
     Call(CallPart),
     /// `{"functionResponse": {"name", "response", "id"?, "parts"?}, …}`.
     Response(ResponsePart),
-    /// Anything else (`fileData`, `executableCode`, `inlineData` that is
-    /// not an image, a blank text part that carries a signature), verbatim.
+    /// Anything else (`fileData` of another kind, `executableCode`,
+    /// `inlineData` that is not an image, a blank text part that carries a
+    /// signature), verbatim.
     Other,
 }
 
@@ -226,12 +229,41 @@ pub(super) fn parse_part(path: &str, value: &Value) -> Result<Part, WireError> {
         if let (Some(mime), Some(data), true) = (mime, data, only_modelled)
             && mime.starts_with("image/")
         {
-            let (mime, data) = (mime.to_owned(), data.to_owned());
+            let source = ImageSource::Base64 {
+                media_type: mime.to_owned(),
+                data: data.to_owned(),
+            };
             take(&mut fields, "inlineData", "inline_data");
             normalise_signature(path, &mut fields)?;
             return Ok(Part::Image {
-                mime_type: mime,
-                data,
+                source,
+                extras: fields,
+            });
+        }
+        return Ok(Part::Other);
+    }
+    if let Some(file) = get(&fields, "fileData", "file_data") {
+        let file = object(path, "fileData", file)?;
+        let mime = get(file, "mimeType", "mime_type").and_then(Value::as_str);
+        let uri = get(file, "fileUri", "file_uri").and_then(Value::as_str);
+        let only_modelled = file.keys().all(|key| {
+            matches!(
+                key.as_str(),
+                "mimeType" | "mime_type" | "fileUri" | "file_uri"
+            )
+        });
+        // A web image as an export writes it, and no other file: what
+        // an export would write for the image again.
+        if let (Some(mime), Some(uri), true) = (mime, uri, only_modelled)
+            && image_url_mime(uri) == Some(mime)
+        {
+            let source = ImageSource::Url {
+                url: uri.to_owned(),
+            };
+            take(&mut fields, "fileData", "file_data");
+            normalise_signature(path, &mut fields)?;
+            return Ok(Part::Image {
+                source,
                 extras: fields,
             });
         }
@@ -321,6 +353,47 @@ pub(super) fn own_extras(extras: &Extras, modelled: &[&str]) -> Map<String, Valu
 }
 
 /// `{"inlineData": {"mimeType", "data"}}` plus `extras`.
+/// The MIME type of the image at `url`, by the extension of its path, as
+/// the Gemini SDK guesses it for `Part.from_uri` (googleapis/python-genai,
+/// `types.py`): Gemini reads a web image as `fileData`, whose `mimeType`
+/// is required (`FileData.mime_type`), from a public or signed HTTP(S)
+/// URL. `None` for a URL that is not HTTP(S), or whose path names no image
+/// type Gemini reads (PNG, JPEG, WEBP, HEIC, HEIF); such an image is left
+/// out and reported, as before.
+pub(super) fn image_url_mime(url: &str) -> Option<&'static str> {
+    let scheme_end = url.find("://")?;
+    if !matches!(
+        url[..scheme_end].to_ascii_lowercase().as_str(),
+        "http" | "https"
+    ) {
+        return None;
+    }
+    let rest = &url[scheme_end + 3..];
+    let path = rest.split(['?', '#']).next().unwrap_or_default();
+    let (_, file) = path.rsplit_once('/')?;
+    let (_, extension) = file.rsplit_once('.')?;
+    match extension.to_ascii_lowercase().as_str() {
+        "png" => Some("image/png"),
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "webp" => Some("image/webp"),
+        "heic" => Some("image/heic"),
+        "heif" => Some("image/heif"),
+        _ => None,
+    }
+}
+
+/// A web image as a `fileData` part: `{"fileData": {"mimeType",
+/// "fileUri"}, …extras}`.
+pub(super) fn file_data(mime_type: &str, url: &str, extras: Map<String, Value>) -> Value {
+    let mut part = Map::new();
+    let mut file = Map::new();
+    file.insert("mimeType".into(), Value::String(mime_type.to_owned()));
+    file.insert("fileUri".into(), Value::String(url.to_owned()));
+    part.insert("fileData".into(), Value::Object(file));
+    part.extend(extras);
+    Value::Object(part)
+}
+
 pub(super) fn inline_data(mime_type: &str, data: &str, extras: Map<String, Value>) -> Value {
     let mut part = Map::new();
     let mut inline = Map::new();

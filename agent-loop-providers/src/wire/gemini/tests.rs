@@ -237,7 +237,7 @@ fn a_signed_blank_part_is_kept_whole() {
 }
 
 #[test]
-fn other_formats_and_url_images_are_dropped_and_reported() {
+fn other_formats_and_url_images_of_no_known_type_are_dropped_and_reported() {
     let mut assistant = AssistantMessage::with_tool_calls(
         Some("ok".into()),
         vec![ToolCall::new("toolu_1", "f", "{}")],
@@ -250,7 +250,7 @@ fn other_formats_and_url_images_are_dropped_and_reported() {
     );
     let mut user = agent_loop_core::conversation::UserMessage::from_text("see");
     user.content
-        .push(ContentPart::Image(ImagePart::url("https://x/y.png")));
+        .push(ContentPart::Image(ImagePart::url("https://x/y")));
     let conversation = vec![
         Message::User(user),
         Message::Assistant(assistant),
@@ -499,4 +499,66 @@ fn a_call_signature_that_is_no_string_is_refused() {
         call.extras.fields_for(WireFormat::Gemini).unwrap()["thoughtSignature"],
         "c2ln"
     );
+}
+
+/// A web image goes out as `fileData`, its required `mimeType` told by its
+/// path's extension as the Gemini SDK tells it (the query of a signed URL
+/// aside), and comes back as the same image; a URL whose type cannot be
+/// told, or that is not HTTP(S), is left out and reported; a `fileData`
+/// of another kind stays a provider part.
+#[test]
+fn web_images_go_out_as_file_data_and_come_back() {
+    let signed = "https://bucket.s3.amazonaws.com/cats/Tabby.JPG?X-Amz-Signature=ab%2Fc#top";
+    let mut user = agent_loop_core::conversation::UserMessage::from_text("see");
+    for url in [
+        signed,
+        "https://x/y.webp",
+        "https://x/y.gif",
+        "ftp://x/y.png",
+        "https://x/png",
+    ] {
+        user.content.push(ContentPart::Image(ImagePart::url(url)));
+    }
+    let conversation = vec![Message::User(user)];
+    let exported = export_contents(&conversation);
+    assert_eq!(
+        exported.contents[0]["parts"],
+        json!([
+            { "text": "see" },
+            { "fileData": { "mimeType": "image/jpeg", "fileUri": signed } },
+            { "fileData": { "mimeType": "image/webp", "fileUri": "https://x/y.webp" } },
+        ])
+    );
+    let kinds: Vec<DroppedKind> = exported.dropped.iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, [DroppedKind::Image; 3]);
+
+    let parsed = parse_contents(&Value::Array(exported.contents.clone())).unwrap();
+    let Message::User(back) = &parsed[0] else {
+        panic!("{parsed:?}");
+    };
+    assert_eq!(
+        back.content[1..],
+        [
+            ContentPart::Image(ImagePart::url(signed)),
+            ContentPart::Image(ImagePart::url("https://x/y.webp")),
+        ]
+    );
+    assert_eq!(export_contents(&parsed).contents, exported.contents);
+
+    // A video, a `gs://` file, a type its path does not say: kept whole.
+    for file in [
+        json!({ "mimeType": "video/mp4", "fileUri": "https://x/v.mp4" }),
+        json!({ "mimeType": "image/png", "fileUri": "gs://bucket/y.png" }),
+        json!({ "mimeType": "image/png", "fileUri": "https://x/y.jpg" }),
+    ] {
+        let contents = json!([{ "role": "user", "parts": [{ "fileData": file }] }]);
+        let parsed = parse_contents(&contents).unwrap();
+        let Message::User(user) = &parsed[0] else {
+            panic!("{parsed:?}");
+        };
+        assert!(
+            matches!(user.content[0], ContentPart::Provider(_)),
+            "{file}"
+        );
+    }
 }
