@@ -42,7 +42,9 @@
 //! Calls: the arguments go as the turn checked them against the listed
 //! `inputSchema`. The result's text blocks become the tool result's text,
 //! its images image parts, its `structuredContent` the JSON output when
-//! there is no text. `isError: true`, a JSON-RPC error, a dead server, a
+//! there is no text, and otherwise a line after the text
+//! (`structuredContent: {…}`) unless the text already says what the JSON
+//! holds (every string and number of it). `isError: true`, a JSON-RPC error, a dead server, a
 //! result over the client's message limit (16 MiB, over streamable HTTP)
 //! and the per-call timeout are that call's error result
 //! ([`McpCallError`]); cancelling the turn sends the server

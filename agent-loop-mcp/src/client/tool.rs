@@ -364,6 +364,63 @@ fn output_of_result(result: CallToolResult) -> Result<ToolOutput, McpCallError> 
 /// "image/png", "image/gif", "image/webp") both take.
 const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
+/// `text` and a result's `structuredContent`, for the model: the text
+/// alone when the JSON says nothing the text does not (the specification
+/// asks a server to send its serialisation as text too, "for backwards
+/// compatibility", and servers such as the reference filesystem server
+/// send `{"content": "<the text>"}`), else the text, then a line
+/// `structuredContent:` and the JSON, compact. A server's text may be a
+/// summary of what the JSON holds (a compiler's "2 errors" above the
+/// errors themselves: NousResearch/hermes-agent #101330), and the model
+/// needs both.
+fn with_structured(mut text: String, structured: &Value) -> String {
+    if !adds_to(&text, structured) {
+        return text;
+    }
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str("structuredContent: ");
+    text.push_str(&structured.to_string());
+    text
+}
+
+/// The most leaves of a `structuredContent` looked for in the text: past
+/// it the JSON is sent (unless the text is that JSON), so a large result
+/// costs no quadratic search.
+const LEAVES_LOOKED_FOR: usize = 256;
+
+/// `true` when `structured` holds a string or a number that `text` does
+/// not (walked without recursion: a server's JSON may nest deeply).
+fn adds_to(text: &str, structured: &Value) -> bool {
+    if serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *structured) {
+        return false;
+    }
+    let mut pending = vec![structured];
+    let mut looked = 0;
+    while let Some(value) = pending.pop() {
+        let leaf = match value {
+            Value::Object(object) => {
+                pending.extend(object.values());
+                continue;
+            }
+            Value::Array(items) => {
+                pending.extend(items);
+                continue;
+            }
+            Value::String(string) if string.is_empty() => continue,
+            Value::String(string) => std::borrow::Cow::Borrowed(string.as_str()),
+            Value::Number(number) => std::borrow::Cow::Owned(number.to_string()),
+            Value::Bool(_) | Value::Null => continue,
+        };
+        looked += 1;
+        if looked > LEAVES_LOOKED_FOR || !text.contains(leaf.as_ref()) {
+            return true;
+        }
+    }
+    false
+}
+
 /// The output of a `tools/call` result, read as the MCP specification
 /// writes it ("Tools" / "Tool Result": `content`, `structuredContent`,
 /// `isError`):
@@ -373,7 +430,9 @@ const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/w
 ///   WebP) become image parts after it, others a line naming them; audio,
 ///   binary resources and resource links, which no model here reads,
 ///   become a short line naming them;
-/// - no text and no image but `structuredContent`: that JSON;
+/// - no text and no image but `structuredContent`: that JSON; with text
+///   (or images), the text followed by the JSON unless the text already
+///   says all it holds (see [`with_structured`]);
 /// - `isError: true`: [`McpCallError::Tool`] with the text.
 pub(crate) fn output_of(result: &Value) -> Result<ToolOutput, McpCallError> {
     let blocks = result["content"]
@@ -499,12 +558,20 @@ impl Blocks {
             };
             return Err(McpCallError::Tool { text });
         }
+        let structured = structured();
         if self.images.is_empty() {
-            return Ok(match structured() {
+            return Ok(match structured {
                 Some(structured) if no_text => ToolOutput::Json(structured),
-                _ => ToolOutput::Json(Value::String(text)),
+                Some(structured) => {
+                    ToolOutput::Json(Value::String(with_structured(text, &structured)))
+                }
+                None => ToolOutput::Json(Value::String(text)),
             });
         }
+        let text = match &structured {
+            Some(structured) => with_structured(text, structured),
+            None => text,
+        };
         let mut parts = Vec::with_capacity(self.images.len() + 1);
         if !text.is_empty() {
             parts.push(ContentPart::text(text));
@@ -555,16 +622,57 @@ mod tests {
     }
 
     #[test]
-    fn structured_content_is_the_output_when_there_is_no_text() {
+    fn structured_content_reaches_the_model_once_with_or_without_text() {
         let output = read(&json!({"content": [], "structuredContent": {"sum": 5}})).unwrap();
         assert_eq!(output, json!({"sum": 5}));
-        // With text, the text wins: it is what the server wrote for models.
+        // With text that already says it (its serialisation, as the
+        // specification asks a server to send, or its one value): once.
         let output = read(&json!({
-            "content": [{"type": "text", "text": "5"}],
+            "content": [{"type": "text", "text": "{\n  \"sum\": 5\n}"}],
             "structuredContent": {"sum": 5}
         }))
         .unwrap();
-        assert_eq!(output, json!("5"));
+        assert_eq!(output, json!("{\n  \"sum\": 5\n}"));
+        for (text, structured) in [
+            ("5", json!({"sum": 5})),
+            ("alice's notes", json!({"content": "alice's notes"})),
+            ("nothing", json!({"ok": true, "items": []})),
+        ] {
+            let output = read(&json!({
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": structured
+            }))
+            .unwrap();
+            assert_eq!(output, json!(text));
+        }
+        // With a summary, both: the model needs what the summary omits.
+        let output = read(&json!({
+            "content": [{"type": "text", "text": "Build failed: 2 errors."}],
+            "structuredContent": {"errors": ["E0308 at 3:7", "E0425 at 9:1"]}
+        }))
+        .unwrap();
+        assert_eq!(
+            output,
+            json!(
+                "Build failed: 2 errors.\nstructuredContent: {\"errors\":[\"E0308 at 3:7\",\"E0425 at 9:1\"]}"
+            )
+        );
+        // And beside images.
+        let output = read(&json!({
+            "content": [
+                {"type": "text", "text": "A plot."},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+            ],
+            "structuredContent": {"points": 3}
+        }))
+        .unwrap();
+        assert_eq!(
+            output,
+            ToolOutput::Content(vec![
+                ContentPart::text("A plot.\nstructuredContent: {\"points\":3}"),
+                ContentPart::Image(ImagePart::base64("image/png", "AAAA")),
+            ])
+        );
     }
 
     #[test]
