@@ -465,11 +465,25 @@ enum JournaledAnswer {
 }
 
 /// A failed model request as the journal keeps it: its one line, and
-/// whether the provider said the context window is full.
+/// what the turn decides by (whether the provider said the context window
+/// is full, or refused the model's tool call, with what it quoted).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct JournaledModelError {
     message: String,
     context_window: bool,
+    /// The provider refused the model's output as a tool call
+    /// ([`ModelError::is_failed_tool_call`](agent_loop_core::turn::ModelError::is_failed_tool_call)):
+    /// its message and the output it quoted. Absent in journals written
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    failed_tool_call: Option<JournaledFailedToolCall>,
+}
+
+/// What the turn shows the model of a failed tool call.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct JournaledFailedToolCall {
+    message: Option<String>,
+    failed_generation: Option<String>,
 }
 
 impl JournaledModelError {
@@ -477,6 +491,12 @@ impl JournaledModelError {
         Self {
             message: with_causes(error),
             context_window: error.exceeds_context_window(),
+            failed_tool_call: error
+                .is_failed_tool_call()
+                .then(|| JournaledFailedToolCall {
+                    message: error.message.clone(),
+                    failed_generation: error.failed_generation.clone(),
+                }),
         }
     }
 
@@ -485,6 +505,12 @@ impl JournaledModelError {
         if self.context_window {
             // The code `exceeds_context_window` reads.
             error.code = Some("context_length_exceeded".into());
+        }
+        if let Some(failed) = self.failed_tool_call {
+            // The code `is_failed_tool_call` reads.
+            error.code = Some("tool_use_failed".into());
+            error.message = failed.message;
+            error.failed_generation = failed.failed_generation;
         }
         error
     }
@@ -683,5 +709,32 @@ mod tests {
         let _client = client.expect("connects");
         let (stream, _) = accepted.expect("accepts");
         assert!(stream.nodelay().expect("reads the option"));
+    }
+
+    /// A failed tool call survives the journal: rebuilt from it, the error
+    /// is still one (so a replayed turn asks again as the first run did),
+    /// with the provider's message and the output it quoted; a journal
+    /// written before the field was kept reads as no failed tool call.
+    #[test]
+    fn a_journaled_failed_tool_call_is_one_when_read_back() {
+        use agent_loop_core::turn::{ModelError, ModelErrorKind};
+        let mut error = ModelError::new(ModelErrorKind::Http { status: 400 });
+        error.code = Some("tool_use_failed".into());
+        error.message = Some("Failed to call a function.".into());
+        error.failed_generation = Some("<function=f{}".into());
+        let journaled = super::JournaledModelError::of(&error);
+        let json = serde_json::to_string(&journaled).expect("serialises");
+        let back: super::JournaledModelError = serde_json::from_str(&json).expect("reads");
+        let rebuilt = back.into_error();
+        assert!(rebuilt.is_failed_tool_call());
+        assert_eq!(
+            rebuilt.message.as_deref(),
+            Some("Failed to call a function.")
+        );
+        assert_eq!(rebuilt.failed_generation.as_deref(), Some("<function=f{}"));
+
+        let old: super::JournaledModelError =
+            serde_json::from_str(r#"{"message":"m","context_window":false}"#).expect("reads");
+        assert!(!old.into_error().is_failed_tool_call());
     }
 }

@@ -128,17 +128,11 @@ async fn a_failed_tool_call_is_shown_to_the_model_which_calls_again() {
     let told = user_texts(&bodies[1]);
     assert_eq!(told.len(), 2, "{told:?}");
     assert_eq!(told[0], "Weather in Paris?");
-    assert!(
-        told[1].starts_with(
-            "Your last reply was refused by the provider as a tool call: Failed to call a function."
-        ),
-        "{}",
-        told[1]
-    );
-    assert!(
-        told[1].contains(&format!("What you wrote: {GENERATION}")),
-        "{}",
-        told[1]
+    assert_eq!(
+        told[1],
+        format!(
+            "Your last reply was refused by the provider as a tool call: Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.\nWhat you wrote: {GENERATION}\nCall the tool again by its exact name, with its arguments as one JSON object that matches its schema, or answer in text."
+        )
     );
     // The refusal is an iteration without calls; the call then runs (the
     // answer's request is no iteration of its own).
@@ -198,6 +192,69 @@ async fn a_failed_tool_call_past_the_iterations_limit_fails_on_the_limit() {
     assert!(matches!(error, TurnError::ToolLimit(_)), "{error}");
     assert_eq!(bodies(&server).await.len(), 2);
     assert_eq!(conversation.len(), 2, "one instruction, for the first");
+}
+
+/// Twice in a row is the bound, and an answer in between starts the count
+/// again: refused, refused, a call, refused, refused, the answer completes.
+#[tokio::test]
+async fn the_bound_counts_refusals_in_a_row() {
+    let refused = || ResponseTemplate::new(400).set_body_json(groq_refusal());
+    let server = serve(vec![
+        refused(),
+        refused(),
+        ResponseTemplate::new(200).set_body_json(tool_call()),
+        refused(),
+        refused(),
+        ResponseTemplate::new(200).set_body_json(answer()),
+    ])
+    .await;
+    let session = weather(ToolLimits::default()).await;
+    let mut conversation = vec![Message::user("Weather in Paris?")];
+    let outcome = session
+        .run_turn(&groq(&server), &mut conversation, &CancellationToken::new())
+        .await
+        .expect("never three in a row");
+    assert_eq!(outcome.answer(), Some("Sunny in Paris."));
+    assert_eq!(bodies(&server).await.len(), 6);
+}
+
+/// Streamed, Groq reports the refusal as an `error` event inside a 200
+/// stream (a real recording): read as the same failed tool call, with its
+/// code and quoted output, and handed to the model.
+#[tokio::test]
+async fn a_streamed_failed_tool_call_is_handed_to_the_model_too() {
+    let recorded = std::fs::read(format!("{FIXTURES}/openai-stream/groq_tool_use_failed.sse"))
+        .expect("the recording");
+    let answer = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Done.\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let server = serve(vec![
+        ResponseTemplate::new(200).set_body_raw(recorded, "text/event-stream"),
+        ResponseTemplate::new(200).set_body_raw(answer, "text/event-stream"),
+    ])
+    .await;
+    let session = weather(ToolLimits::default()).await;
+    let mut conversation = vec![Message::user("Look it up.")];
+    let outcome = session
+        .run_turn(
+            &groq(&server).stream(true),
+            &mut conversation,
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("the model is told and answers");
+    assert_eq!(outcome.answer(), Some("Done."));
+    let told = user_texts(&bodies(&server).await[1]);
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert!(
+        told[1].contains(
+            r#"What you wrote: {"name": "get_something_by_name", "arguments": { "invalid_param": "value" }}"#
+        ),
+        "{}",
+        told[1]
+    );
 }
 
 /// A refusal of another kind is not a failed tool call, and a failed tool

@@ -957,6 +957,14 @@ async fn every_openai_stream_served_to_the_model_gives_what_it_carries() {
             .is_some_and(|m| m.starts_with("Tool call validation failed")),
         "{failed}"
     );
+    // The code and the quoted output come with it: the turn hands the
+    // failed call back to the model.
+    assert_eq!(failed.code.as_deref(), Some("tool_use_failed"));
+    assert!(failed.is_failed_tool_call(), "{failed}");
+    assert_eq!(
+        failed.failed_generation.as_deref(),
+        Some(r#"{"name": "get_something_by_name", "arguments": { "invalid_param": "value" }}"#)
+    );
 }
 
 #[tokio::test]

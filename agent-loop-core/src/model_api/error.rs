@@ -107,9 +107,11 @@ pub struct ModelError {
     /// The provider's error `code` (OpenAI), e.g. `invalid_api_key`.
     pub code: Option<String>,
     /// The model's output the provider could not read as a tool call, as
-    /// it quoted it (Groq's `failed_generation`), cleaned of control
-    /// characters and bounded; see
-    /// [`is_failed_tool_call`](Self::is_failed_tool_call).
+    /// it quoted it (Groq's `failed_generation`, from an error body or a
+    /// stream's `error` event), cleaned of control characters (a run of
+    /// white space, line breaks too, becomes one space) and bounded to 1,024 bytes of UTF-8 as an
+    /// error text is ([`ERROR_TEXT_BYTES`](crate::support::text::ERROR_TEXT_BYTES));
+    /// see [`is_failed_tool_call`](Self::is_failed_tool_call).
     pub failed_generation: Option<String>,
     /// The request id the server sent (`x-request-id` for OpenAI,
     /// `request-id` for Anthropic).

@@ -33,8 +33,8 @@ enum Says {
 
 /// One provider's way of saying one thing.
 struct Row {
-    /// Who says it (for the docs and the tests; not matched).
-    #[allow(dead_code)]
+    /// Who says it: read by the tests, never matched.
+    #[cfg_attr(not(test), allow(dead_code))]
     provider: &'static str,
     says: Says,
     means: Meaning,
@@ -133,12 +133,39 @@ pub(crate) fn meaning(error: &ModelError) -> Option<Meaning> {
         .as_deref()
         .filter(|_| refused)
         .map(str::to_ascii_lowercase);
+    // What a provider names (a code, a type) before what its message
+    // says: a refusal's message may quote words another row reads.
+    let named = |row: &&Row| match row.says {
+        Code(code) => error.code.as_deref() == Some(code),
+        Type(error_type) => error.error_type.as_deref() == Some(error_type),
+        Phrase(_) => false,
+    };
+    let said = |row: &&Row| match row.says {
+        Phrase(phrase) => message.as_deref().is_some_and(|text| text.contains(phrase)),
+        Code(_) | Type(_) => false,
+    };
     REFUSALS
         .iter()
-        .find(|row| match row.says {
-            Code(code) => error.code.as_deref() == Some(code),
-            Type(error_type) => error.error_type.as_deref() == Some(error_type),
-            Phrase(phrase) => message.as_deref().is_some_and(|text| text.contains(phrase)),
-        })
+        .find(named)
+        .or_else(|| REFUSALS.iter().find(said))
         .map(|row| row.means)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row names who says it, and a code wins over a phrase: Groq's
+    /// `tool_use_failed` whose message happens to hold words of a full
+    /// window is a failed tool call.
+    #[test]
+    fn every_row_names_its_provider_and_a_code_wins_over_a_phrase() {
+        assert!(REFUSALS.iter().all(|row| !row.provider.is_empty()));
+        let mut error = ModelError::new(ModelErrorKind::Http { status: 400 });
+        error.code = Some("tool_use_failed".into());
+        error.message = Some("the call exceeded the maximum context length of the tool".into());
+        assert_eq!(meaning(&error), Some(Meaning::FailedToolCall));
+        error.code = None;
+        assert_eq!(meaning(&error), Some(Meaning::ContextWindowFull));
+    }
 }

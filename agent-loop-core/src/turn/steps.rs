@@ -713,18 +713,28 @@ impl<'t> TurnSteps<'t> {
         }
         self.check_iteration(iteration)?;
         self.state.failed_tool_calls += 1;
+        // The request fitted the window: a later full window compacts.
+        self.state.meter.retried = false;
         self.conversation
             .push(Message::user(failed_tool_call_instruction(&source)));
+        let finish_reason = FinishReason::Other(
+            source
+                .code
+                .clone()
+                .unwrap_or_else(|| "tool_use_failed".to_owned()),
+        );
+        // Watchers see the model answered, as for any answer: with no
+        // usage (a refusal reports none) and this finish reason.
+        self.context.events.emit(|| TurnEvent::ModelResponded {
+            finish_reason: finish_reason.clone(),
+            usage: Usage::default(),
+            duration: model_duration,
+        });
         let answered = IterationStats {
             model_duration,
             batch_duration: Duration::ZERO,
             calls: Vec::new(),
-            finish_reason: FinishReason::Other(
-                source
-                    .code
-                    .clone()
-                    .unwrap_or_else(|| "tool_use_failed".to_owned()),
-            ),
+            finish_reason,
             usage: Usage::default(),
         };
         self.iteration_without_calls(answered, iteration);

@@ -25,8 +25,15 @@ pub(crate) trait HttpModelError: Sized {
     /// error would say the same again), else the wire error as the source.
     fn stream(format: WireFormat, error: crate::wire::WireError) -> Self;
 
+    /// With the `code` and `failed_generation` of the provider's error in
+    /// a stream's event `data` (`{"error": {...}}` or the error object),
+    /// when it is JSON and has them: Groq reports a failed tool call inside
+    /// a 200 stream (`event: error`, `code: "tool_use_failed"`).
+    fn with_error_event_fields(self, data: &str) -> Self;
+
     /// Replaces every occurrence of `secret` in the texts the error keeps
-    /// (message, type, code, request id) with `<redacted>`.
+    /// (message, type, code, failed generation, request id) with
+    /// `<redacted>`.
     fn scrub(&mut self, secret: &str);
 
     /// Fills `error_type`, `message` and `code` from a provider error body
@@ -66,6 +73,31 @@ impl HttpModelError for ModelError {
         this.format = Some(format);
         this.kind = ModelErrorKind::Stream;
         this
+    }
+
+    fn with_error_event_fields(mut self, data: &str) -> Self {
+        if !matches!(self.kind, ModelErrorKind::Stream) {
+            return self;
+        }
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(data) else {
+            return self;
+        };
+        let error = match value.get("error") {
+            Some(error) if error.is_object() => error,
+            _ => &value,
+        };
+        let text = |key: &str| match error.get(key) {
+            Some(serde_json::Value::String(text)) if !text.is_empty() => Some(text.clone()),
+            Some(serde_json::Value::Number(number)) => Some(number.to_string()),
+            _ => None,
+        };
+        if self.code.is_none() {
+            self.code = text("code");
+        }
+        if let Some(generation) = text("failed_generation") {
+            self.failed_generation = Some(clean_error_text(&generation, ERROR_TEXT_BYTES));
+        }
+        self
     }
 
     fn scrub(&mut self, secret: &str) {

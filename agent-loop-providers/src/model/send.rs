@@ -107,9 +107,11 @@ async fn send_unscrubbed<P: Provider>(
         let mut shown = false;
         let read = transport
             .read_events(answer, |event, data| {
-                let (deltas, done) = stream
-                    .read_event(event, data)
-                    .map_err(|error| ModelError::stream(P::FORMAT, error))?;
+                let (deltas, done) = stream.read_event(event, data).map_err(|error| {
+                    // The event's own fields the wire error does not keep
+                    // (Groq's `code` and `failed_generation`).
+                    ModelError::stream(P::FORMAT, error).with_error_event_fields(data)
+                })?;
                 shown |= emit(request.events, deltas);
                 Ok(if done {
                     Flow::Done
