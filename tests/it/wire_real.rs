@@ -262,8 +262,14 @@ fn as_input_message(
             .cloned(),
         _ => None,
     };
-    let texts: Vec<Value> = sent.content.iter().filter_map(item).collect();
-    if texts.is_empty() || texts.iter().any(|item| item.get("id").is_some()) {
+    // Decided from the original, not from what came back: a message goes
+    // without its `id` when no reasoning of its goes before it.
+    let reasons = assistant
+        .content
+        .iter()
+        .any(|part| matches!(part, ContentPart::Reasoning(_)));
+    let texts = sent.content.iter().filter_map(item).count();
+    if reasons || texts == 0 {
         return;
     }
     for part in &mut assistant.content {

@@ -630,6 +630,21 @@ fn export_assistant<'a>(
             left_out.push(item.part);
         }
     }
+    // Nor has one followed by another reasoning item: OpenAI sometimes
+    // answers two in a row, and refuses them sent back so ("Item 'rs_…'
+    // of type 'reasoning' was provided without its required following
+    // item"). The last of a run stays, with its item (as
+    // UKGovernmentBEIS/inspect_ai PR #1990 does).
+    let mut kept = Vec::with_capacity(items.len());
+    let mut items = items.into_iter().peekable();
+    while let Some(item) = items.next() {
+        if item.reasoning && items.peek().is_some_and(|next| next.reasoning) {
+            left_out.push(item.part);
+        } else {
+            kept.push(item);
+        }
+    }
+    let items = kept;
     let with_reasoning = items.iter().any(|item| item.reasoning);
     items
         .into_iter()
@@ -652,9 +667,10 @@ fn export_assistant<'a>(
 /// the output message whose `output_text` parts it carries, and servers
 /// that check the input against it (vLLM; openai/codex #12669) refuse one
 /// without; the parts of an input message are input parts, which OpenAI
-/// refuses for the assistant. A string is what both accept. Annotations
+/// refuses for the assistant. A string is what both accept: the texts of
+/// its `output_text` and `refusal` parts, joined as written. Annotations
 /// of the parts (citations) are not sent. An item with an `id`, and one
-/// with other parts (a refusal), is left as it is.
+/// with parts of another kind, is left as it is.
 fn as_input_message(item: &mut Map<String, Value>) {
     let is_message = matches!(
         item.get("type").and_then(Value::as_str),
@@ -669,8 +685,15 @@ fn as_input_message(item: &mut Map<String, Value>) {
     if let Some(Value::Array(parts)) = item.get("content") {
         let mut text = String::new();
         for part in parts {
-            match (part.get("type").and_then(Value::as_str), part.get("text")) {
-                (Some("output_text"), Some(Value::String(piece))) => text.push_str(piece),
+            // A refusal's text goes as the assistant's text: what the model
+            // said, which the next turn should see.
+            let field = match part.get("type").and_then(Value::as_str) {
+                Some("output_text") => "text",
+                Some("refusal") => "refusal",
+                _ => return,
+            };
+            match part.get(field) {
+                Some(Value::String(piece)) => text.push_str(piece),
                 _ => return,
             }
         }

@@ -170,6 +170,54 @@ fn trailing_reasoning_is_left_out_and_reported() {
     );
 }
 
+/// OpenAI sometimes answers two reasoning items in a row, and refuses them
+/// sent back so ("Item 'rs_…' of type 'reasoning' was provided without
+/// its required following item"): the last of the run goes, right before
+/// its item, and the earlier one is left out and reported.
+#[test]
+fn of_two_reasoning_items_in_a_row_the_last_goes_back() {
+    let response = parse_response(&json!({
+        "object": "response",
+        "status": "completed",
+        "output": [
+            { "type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e1" },
+            { "type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "e2" },
+            { "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}" }
+        ]
+    }))
+    .unwrap();
+    let conversation = [
+        Message::user("hi"),
+        Message::Assistant(response.message),
+        Message::tool_result(ToolResult::ok("call_1", "ok")),
+    ];
+    let exported = export_messages(&conversation);
+    let kinds: Vec<(&str, &str)> = exported
+        .input
+        .iter()
+        .map(|item| {
+            (
+                item["type"].as_str().unwrap_or("message"),
+                item["id"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("message", ""),
+            ("reasoning", "rs_2"),
+            ("function_call", "fc_1"),
+            ("function_call_output", "")
+        ]
+    );
+    assert_eq!(exported.dropped.len(), 1);
+    assert_eq!(
+        (exported.dropped[0].message, exported.dropped[0].part),
+        (1, Some(0))
+    );
+}
+
 #[test]
 fn statuses_map_to_finish_reasons() {
     let reason = |status: &str, details: Value| {
@@ -343,13 +391,14 @@ fn recorded_responses_round_trip_through_input() {
         let Message::Assistant(back) = &parsed[1] else {
             panic!("{name}: {parsed:?}")
         };
-        // A message sent without its `id` goes as an input message, its
-        // text one string: the text comes back, its part fields
-        // (annotations, logprobs) and the item's `status` do not.
-        let as_string = exported.as_array().unwrap().iter().any(|item| {
-            item["role"] == "assistant" && item["content"].is_string() && item.get("id").is_none()
-        });
-        if as_string {
+        // Without reasoning, a message goes without its `id`, as an input
+        // message whose text is one string: the text comes back, its part
+        // fields (annotations, logprobs) and the item's `status` do not.
+        let reasons = original
+            .content
+            .iter()
+            .any(|part| matches!(part, ContentPart::Reasoning(_)));
+        if !reasons {
             assert_eq!(
                 texts_and_calls(&back.content),
                 texts_and_calls(&original.content),
@@ -401,6 +450,25 @@ fn an_assistant_message_without_its_id_goes_as_one_string() {
     );
     let violations = parts_without_their_id(&exported);
     assert!(violations.is_empty(), "{violations:?}");
+
+    // After its reasoning, a message goes with its `id` and its parts.
+    let response = parse_response(&json!({
+        "object": "response",
+        "status": "completed",
+        "output": [
+            { "type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e" },
+            { "type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+              "content": [{ "type": "output_text", "text": "Hi.", "annotations": [] }] }
+        ]
+    }))
+    .unwrap();
+    let exported = input(&[Message::user("q"), Message::Assistant(response.message)]);
+    assert_eq!(exported[2]["id"], "msg_1", "{exported}");
+    assert_eq!(exported[2]["status"], "completed");
+    assert_eq!(
+        exported[2]["content"],
+        json!([{ "type": "output_text", "text": "Hi.", "annotations": [] }])
+    );
 }
 
 /// The rule of `agent-loop-test`'s `responses_violations` this test is
@@ -457,7 +525,8 @@ fn strict_is_always_written_and_missing_means_true() {
     let unset = ToolInfo::new("c", "", json!({ "type": "object" }));
     assert_eq!(
         export_tools(&[unset])[0],
-        json!({ "type": "function", "name": "c", "parameters": { "type": "object" }, "strict": false })
+        // With the empty `properties` OpenAI requires (`wire::tool_schema`).
+        json!({ "type": "function", "name": "c", "parameters": { "type": "object", "properties": {} }, "strict": false })
     );
     // Another format's provider tool cannot be sent.
     let anthropic = crate::wire::anthropic::parse_tools(

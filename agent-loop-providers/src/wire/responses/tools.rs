@@ -9,6 +9,7 @@ use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;
 use crate::wire::error::WireError;
+use crate::wire::tool_schema;
 use agent_loop_core::conversation::Extras;
 use agent_loop_core::tool::ToolInfo;
 
@@ -73,7 +74,8 @@ impl Serialize for ToolView<'_> {
         if !info.description.is_empty() {
             map.serialize_entry("description", &info.description)?;
         }
-        map.serialize_entry("parameters", &info.parameters)?;
+        // As OpenAI accepts them (`wire::tool_schema::openai`).
+        map.serialize_entry("parameters", &*tool_schema::openai(&info.parameters))?;
         map.serialize_entry("strict", &info.strict.unwrap_or(false))?;
         let extras = info.extras.fields_for(FORMAT).into_iter().flatten();
         for (key, value) in extras.filter(|(key, _)| !TOOL_FIELDS.contains(&key.as_str())) {

@@ -75,13 +75,16 @@ const FORMAT: WireFormat = WireFormat::OpenAiResponses;
 /// `output` is missing or empty, the items assembled from the stream take
 /// its place:
 ///
-/// - each item of `response.output_item.added` at its `output_index`,
-///   which must be the next one, replaced whole by its
+/// - each item of `response.output_item.added`, in the order they came,
+///   known by its `output_index` (the latest item added at an index when
+///   a server repeats one; SGLang counts from 1), replaced whole by its
 ///   `response.output_item.done`;
 /// - until then changed by its deltas: `response.content_part.added` adds
 ///   a part to its `content`, `response.output_text.delta` and
 ///   `response.refusal.delta` append to a part's `text` / `refusal`,
-///   `response.function_call_arguments.delta` to its `arguments`,
+///   `response.function_call_arguments.delta` to its `arguments`, which
+///   `response.function_call_arguments.done` sets whole (a server may send
+///   a call's arguments only there),
 ///   `response.reasoning_summary_part.added` adds a `summary` part,
 ///   `response.reasoning_summary_text.delta` and
 ///   `response.reasoning_text.delta` append to a summary or content part's
@@ -95,8 +98,14 @@ pub struct EventAssembler {
     events: usize,
     /// The error returned, returned again.
     failed: Option<WireError>,
-    /// The output items so far, by `output_index`.
+    /// The output items so far, in the order they were added.
     items: Vec<Map<String, Value>>,
+    /// The `output_index` each item was added at, by position in `items`.
+    indices: Vec<u64>,
+    /// An event for an item that was never added: skipped, and the
+    /// stream's error at [`finish`](Self::finish) unless the last event's
+    /// response carries the whole output.
+    unplaced: Option<WireError>,
     /// `function_call` items started so far.
     calls: usize,
     /// The response of the last event, once it came.
@@ -128,6 +137,9 @@ struct DeltaEvent {
     delta: Option<String>,
     #[serde(default)]
     part: Option<Map<String, Value>>,
+    /// The whole arguments, in `response.function_call_arguments.done`.
+    #[serde(default)]
+    arguments: Option<String>,
 }
 
 /// Whether the assembler reads an event of this name.
@@ -144,6 +156,7 @@ fn is_read(event: &str) -> bool {
             | "response.output_text.delta"
             | "response.refusal.delta"
             | "response.function_call_arguments.delta"
+            | "response.function_call_arguments.done"
             | "response.reasoning_summary_part.added"
             | "response.reasoning_summary_text.delta"
             | "response.reasoning_text.delta"
@@ -181,10 +194,10 @@ impl EventAssembler {
     ///   `response.failed` (its response's `error`);
     /// - [`WireErrorKind::NotJson`]: a payload that is not JSON (events
     ///   this crate skips are not read);
-    /// - [`WireErrorKind::UnexpectedIndex`]: a `response.output_item.added`
-    ///   whose `output_index` is not the next item's, a delta or `done` for
-    ///   an item that was not added, a content or summary index that skips
-    ///   ahead;
+    /// - [`WireErrorKind::UnexpectedIndex`]: a content or summary index
+    ///   that skips ahead (a delta or `done` for an item that was never
+    ///   added is skipped, and is [`finish`](Self::finish)'s error only when
+    ///   the last event's response does not carry the whole output);
     /// - [`WireErrorKind::UnexpectedEvent`]: an event after the last one
     ///   (a `data: [DONE]`, which compatible servers send after it, is
     ///   read as nothing, anywhere);
@@ -264,10 +277,6 @@ impl EventAssembler {
             }
             "response.output_item.added" => {
                 let added: ItemEvent = decode(FORMAT, path, &value)?;
-                let next = self.items.len() as u64;
-                if added.output_index != next {
-                    return Err(index_error(path, added.output_index, next));
-                }
                 let mut deltas = Vec::new();
                 if added.item.get("type").and_then(Value::as_str) == Some("function_call") {
                     let text = |key: &str| {
@@ -286,29 +295,37 @@ impl EventAssembler {
                     self.calls += 1;
                 }
                 self.items.push(added.item);
+                self.indices.push(added.output_index);
                 Ok(deltas)
             }
             "response.output_item.done" => {
                 let done: ItemEvent = decode(FORMAT, path, &value)?;
-                let at = self.item_at(path, done.output_index)?;
-                self.items[at] = done.item;
+                if let Some(at) = self.item_at(path, done.output_index) {
+                    self.items[at] = done.item;
+                }
                 Ok(Vec::new())
             }
             _ => self.read_delta(path, event, &value),
         }
     }
 
-    fn item_at(&self, path: &str, output_index: u64) -> Result<usize, WireError> {
-        let next = self.items.len() as u64;
-        if output_index >= next {
-            return Err(index_error(
+    /// The position of the latest item added at `output_index`; `None`
+    /// (the event is skipped, and remembered) for an index no item was
+    /// added at.
+    fn item_at(&mut self, path: &str, output_index: u64) -> Option<usize> {
+        let at = self
+            .indices
+            .iter()
+            .rposition(|&index| index == output_index);
+        if at.is_none() && self.unplaced.is_none() {
+            let next = self.indices.last().map_or(0, |last| last.saturating_add(1));
+            self.unplaced = Some(index_error(
                 &format!("{path}.output_index"),
                 output_index,
                 next,
             ));
         }
-        // Below `items.len()`, so it fits.
-        Ok(output_index as usize)
+        at
     }
 
     fn read_delta(
@@ -318,13 +335,20 @@ impl EventAssembler {
         value: &Value,
     ) -> Result<Vec<StreamDelta>, WireError> {
         let delta: DeltaEvent = decode(FORMAT, path, value)?;
-        let at = self.item_at(path, delta.output_index)?;
+        let Some(at) = self.item_at(path, delta.output_index) else {
+            return Ok(Vec::new());
+        };
         let item = &mut self.items[at];
         let piece = delta.delta.unwrap_or_default();
         let mut deltas = Vec::new();
         match event {
             "response.function_call_arguments.delta" => {
                 append_text(item, "arguments", &piece);
+            }
+            "response.function_call_arguments.done" => {
+                if let Some(arguments) = delta.arguments {
+                    item.insert("arguments".into(), Value::String(arguments));
+                }
             }
             "response.content_part.added" | "response.reasoning_summary_part.added" => {
                 let (key, index) = if event == "response.content_part.added" {
@@ -392,8 +416,10 @@ impl EventAssembler {
     ///
     /// The error a [`push`](Self::push) returned; [`WireErrorKind::Incomplete`]
     /// at `events` when no `response.completed` or `response.incomplete`
-    /// came (the connection was most likely cut); otherwise the errors of
-    /// [`responses::parse_response`] for the final response.
+    /// came (the connection was most likely cut);
+    /// [`WireErrorKind::UnexpectedIndex`] when that response has no output
+    /// and an event named an item that was never added; otherwise the
+    /// errors of [`responses::parse_response`] for the final response.
     pub fn finish(self) -> Result<ModelResponse, WireError> {
         if let Some(error) = self.failed {
             return Err(error);
@@ -406,6 +432,11 @@ impl EventAssembler {
             .and_then(Value::as_array)
             .is_some_and(|output| !output.is_empty());
         if !has_output {
+            // The items are the output: one event that found no item
+            // makes them unreliable.
+            if let Some(error) = self.unplaced {
+                return Err(error);
+            }
             response.insert(
                 "output".into(),
                 Value::Array(self.items.into_iter().map(Value::Object).collect()),
@@ -590,18 +621,28 @@ mod tests {
         let events = recorded_sse("resp_stream_fn.sse");
         let cut = &events[..events.len() - 1];
         assert_eq!(assemble(cut).1.unwrap_err().kind, WireErrorKind::Incomplete);
+        // A delta for an item never added is skipped; it is the error
+        // only when the last event's response lacks the output.
+        let orphan = r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"x"}"#;
         let mut stream = EventAssembler::new();
-        let error = stream
-            .push(
-                "response.output_text.delta",
-                r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"x"}"#,
-            )
-            .unwrap_err();
         assert_eq!(
-            error.kind,
-            WireErrorKind::UnexpectedIndex { index: 0, next: 0 }
+            stream.push("response.output_text.delta", orphan).unwrap(),
+            []
         );
-        assert_eq!(stream.finish().unwrap_err(), error);
+        stream
+            .push(
+                "response.completed",
+                r#"{"type":"response.completed","response":{"status":"completed","output":[]}}"#,
+            )
+            .unwrap();
+        let error = stream.finish().unwrap_err();
+        assert_eq!(
+            (error.kind, error.path.as_str()),
+            (
+                WireErrorKind::UnexpectedIndex { index: 0, next: 0 },
+                "events[0].output_index"
+            )
+        );
         let mut stream = EventAssembler::new();
         assert!(
             stream
@@ -654,5 +695,105 @@ mod tests {
         assert_eq!(with_done.push("", "[DONE]").unwrap(), Vec::new());
         assert_eq!(with_done.push("", " [DONE]\n").unwrap(), Vec::new());
         assert_eq!(with_done.finish().unwrap(), plain.finish().unwrap());
+    }
+
+    /// `events` with every `output_index` moved by `by`.
+    fn renumbered(events: &[(String, String)], by: u64) -> Vec<(String, String)> {
+        events
+            .iter()
+            .map(|(event, data)| {
+                let mut value: Value = serde_json::from_str(data).unwrap();
+                if let Some(index) = value.get("output_index").and_then(Value::as_u64) {
+                    value["output_index"] = Value::from(index + by);
+                }
+                (event.clone(), value.to_string())
+            })
+            .collect()
+    }
+
+    /// `events` whose last event's response has no output, so the items
+    /// the stream assembled are the answer.
+    fn without_final_output(events: &[(String, String)]) -> Vec<(String, String)> {
+        let mut events = events.to_vec();
+        if let Some((_, data)) = events.last_mut() {
+            let mut value: Value = serde_json::from_str(data).unwrap();
+            value["response"]["output"] = Value::Array(Vec::new());
+            *data = value.to_string();
+        }
+        events
+    }
+
+    /// A stream numbered another way (SGLang's router counts
+    /// `output_index` from 1) assembles to the same answer as the recording,
+    /// from the final response and from the items alike.
+    #[test]
+    fn a_stream_numbered_from_one_assembles_alike() {
+        let events = recorded_sse("resp_stream_fn.sse");
+        let expected = assemble(&events).1.unwrap();
+        for shifted in [
+            renumbered(&events, 1),
+            without_final_output(&renumbered(&events, 1)),
+        ] {
+            let (_, assembled) = assemble(&shifted);
+            assert_eq!(assembled.unwrap(), expected);
+        }
+    }
+
+    /// A call's arguments sent only in `response.function_call_arguments.done`,
+    /// with no `response.output_item.done` after it (open-responses-server,
+    /// LiteLLM), are the call's arguments, not `{}`.
+    #[test]
+    fn arguments_only_in_their_done_event_are_the_calls() {
+        let events = recorded_sse("resp_stream_fn.sse");
+        let expected = assemble(&events).1.unwrap();
+        let sparse: Vec<(String, String)> = without_final_output(&events)
+            .into_iter()
+            .filter(|(event, _)| {
+                event != "response.function_call_arguments.delta"
+                    && event != "response.output_item.done"
+            })
+            .collect();
+        let (_, assembled) = assemble(&sparse);
+        let assembled = assembled.unwrap();
+        let calls: Vec<_> = assembled.message.tool_calls().collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].arguments, r#"{"country":"France"}"#);
+        assert_eq!(
+            calls[0].arguments,
+            expected.message.tool_calls().next().unwrap().arguments
+        );
+    }
+
+    /// A proxy that repeats an `output_index` for a new item: the events
+    /// after it go to the latest item added there.
+    #[test]
+    fn a_repeated_index_names_the_latest_item_added_there() {
+        let mut stream = EventAssembler::new();
+        for (event, data) in [
+            (
+                "response.output_item.added",
+                r#"{"output_index":0,"item":{"type":"message","role":"assistant","content":[]}}"#,
+            ),
+            (
+                "response.output_text.delta",
+                r#"{"output_index":0,"content_index":0,"delta":"first"}"#,
+            ),
+            (
+                "response.output_item.added",
+                r#"{"output_index":0,"item":{"type":"message","role":"assistant","content":[]}}"#,
+            ),
+            (
+                "response.output_text.delta",
+                r#"{"output_index":0,"content_index":0,"delta":"second"}"#,
+            ),
+            (
+                "response.completed",
+                r#"{"response":{"status":"completed","output":[]}}"#,
+            ),
+        ] {
+            stream.push(event, data).unwrap();
+        }
+        let response = stream.finish().unwrap();
+        assert_eq!(response.message.text(), "firstsecond");
     }
 }
