@@ -178,14 +178,16 @@ fn export_kept(outgoing: Outgoing<'_>) -> ExportedContents {
 }
 
 /// Gemini's own rule on what it takes where: an image inline, or at a web
-/// URL whose type it can tell ([`image_url_mime`]). Everything else of
+/// URL whose type it can tell ([`image_url_mime`]) in a message, not in a
+/// tool result (`FunctionResponsePart.file_data` is "not supported in
+/// Gemini API", googleapis/python-genai `types.py`). Everything else of
 /// this format, or of none, goes out.
-fn takes(_place: Place, part: &ContentPart) -> bool {
+fn takes(place: Place, part: &ContentPart) -> bool {
     match part {
         ContentPart::Image(ImagePart {
             source: ImageSource::Url { url },
             ..
-        }) => image_url_mime(url).is_some(),
+        }) => !matches!(place, Place::ToolResult { .. }) && image_url_mime(url).is_some(),
         _ => true,
     }
 }

@@ -37,7 +37,7 @@
 //! | [`Message::Tool`] | a `functionResponse` part of the next `user` content |
 //! | [`ContentPart::Reasoning`] | a `text` part with `"thought": true`; its signature is the part's `thoughtSignature` |
 //! | [`ContentPart::ToolCall`] | `functionCall`; the part's `thoughtSignature` in the call's [`Extras`] |
-//! | [`ContentPart::Image`] | `inlineData` (base64), or `fileData` (`mimeType`, `fileUri`) for an HTTP(S) URL whose path ends in `.png`, `.jpg`/`.jpeg`, `.webp`, `.heic` or `.heif` (the SDK's guess of the required `mimeType`); any other URL is left out and reported |
+//! | [`ContentPart::Image`] | `inlineData` (base64), or `fileData` (`mimeType`, `fileUri`) for an HTTPS URL (not in a tool result) whose path ends in `.png`, `.jpg`/`.jpeg`, `.webp`, `.heic` or `.heif` (the SDK's guess of the required `mimeType`); any other URL is left out and reported |
 //! | [`ContentPart::Provider`] | any other part (`fileData`, `executableCode`, `codeExecutionResult`, `inlineData` that is not an image), verbatim |
 //!
 //! ```

@@ -352,20 +352,16 @@ pub(super) fn own_extras(extras: &Extras, modelled: &[&str]) -> Map<String, Valu
         .unwrap_or_default()
 }
 
-/// `{"inlineData": {"mimeType", "data"}}` plus `extras`.
 /// The MIME type of the image at `url`, by the extension of its path, as
 /// the Gemini SDK guesses it for `Part.from_uri` (googleapis/python-genai,
 /// `types.py`): Gemini reads a web image as `fileData`, whose `mimeType`
-/// is required (`FileData.mime_type`), from a public or signed HTTP(S)
-/// URL. `None` for a URL that is not HTTP(S), or whose path names no image
-/// type Gemini reads (PNG, JPEG, WEBP, HEIC, HEIF); such an image is left
-/// out and reported, as before.
+/// is required (`FileData.mime_type`), from a public or signed HTTPS URL
+/// (Gemini API docs, "File input methods"). `None` for a URL that is not
+/// HTTPS, or whose path names no image type Gemini reads (PNG, JPEG,
+/// WEBP, HEIC, HEIF); such an image is left out and reported, as before.
 pub(super) fn image_url_mime(url: &str) -> Option<&'static str> {
     let scheme_end = url.find("://")?;
-    if !matches!(
-        url[..scheme_end].to_ascii_lowercase().as_str(),
-        "http" | "https"
-    ) {
+    if !url[..scheme_end].eq_ignore_ascii_case("https") {
         return None;
     }
     let rest = &url[scheme_end + 3..];
@@ -394,6 +390,7 @@ pub(super) fn file_data(mime_type: &str, url: &str, extras: Map<String, Value>) 
     Value::Object(part)
 }
 
+/// `{"inlineData": {"mimeType", "data"}}` plus `extras`.
 pub(super) fn inline_data(mime_type: &str, data: &str, extras: Map<String, Value>) -> Value {
     let mut part = Map::new();
     let mut inline = Map::new();
