@@ -651,6 +651,38 @@ pub fn responses_tool_violations(tools: &Value) -> Vec<String> {
         if tool.get("parameters").is_none() {
             violations.push(format!("tools[{index}]: no parameters"));
         }
+        violations.extend(openai_parameters_violations(
+            &tool["parameters"],
+            &format!("tools[{index}].parameters"),
+        ));
+    }
+    violations
+}
+
+/// OpenAI's refusals of a function's `parameters`, as it answers them
+/// ("In context=(), object schema missing properties", "array schema
+/// missing items"): an object schema without `properties`, an array
+/// schema without `items`.
+pub fn openai_parameters_violations(parameters: &Value, at: &str) -> Vec<String> {
+    let mut nodes = Vec::new();
+    schema_nodes(parameters, String::new(), &mut nodes);
+    let mut violations = Vec::new();
+    for (pointer, node) in nodes {
+        let Some(map) = node.as_object() else {
+            continue;
+        };
+        let typed = |kind: &str| {
+            map.get("type") == Some(&json!(kind))
+                || field(map, "type")
+                    .as_array()
+                    .is_some_and(|types| types.contains(&json!(kind)))
+        };
+        if typed("object") && !map.contains_key("properties") {
+            violations.push(format!("{at}{pointer}: object schema missing properties"));
+        }
+        if typed("array") && !map.contains_key("items") && !map.contains_key("prefixItems") {
+            violations.push(format!("{at}{pointer}: array schema missing items"));
+        }
     }
     violations
 }
@@ -855,6 +887,26 @@ pub fn gemini_tool_violations(tools: &Value) -> Vec<String> {
             }
             if declaration.get("parameters").is_some() {
                 violations.push(format!("{at}: both parameters and parametersJsonSchema"));
+            }
+            // "If a schema node has Schema.ref set, then only description
+            // and default can be set alongside it."
+            let mut nodes = Vec::new();
+            schema_nodes(
+                &declaration["parametersJsonSchema"],
+                String::new(),
+                &mut nodes,
+            );
+            for (pointer, node) in nodes {
+                if let Some(map) = node.as_object()
+                    && map.contains_key("$ref")
+                    && map
+                        .keys()
+                        .any(|key| !matches!(key.as_str(), "$ref" | "description" | "default"))
+                {
+                    violations.push(format!(
+                        "{at}.parametersJsonSchema{pointer}: `$ref` beside other keys"
+                    ));
+                }
             }
         }
     }

@@ -66,6 +66,8 @@ mod model_sse_bytes;
 mod model_stream;
 #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod model_switch;
+#[cfg(all(feature = "openai", feature = "gemini"))]
+mod model_tool_schemas;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod model_transport;
 mod send_sync;

@@ -12,8 +12,11 @@ use crate::wire::outgoing::Outgoing;
 use crate::wire::output_schema;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::gemini::ChunkAssembler;
+use crate::wire::tool_schema;
 use agent_loop_core::conversation::{Message, ModelResponse, WireFormat};
-use agent_loop_core::turn::ModelRequest;
+use agent_loop_core::turn::{ModelError, ModelErrorKind, ModelRequest};
+
+use super::error::HttpModelError;
 
 const FORMAT: WireFormat = WireFormat::Gemini;
 
@@ -182,6 +185,22 @@ impl ProviderApi for Gemini {
             .field("thinking_budget", &self.thinking_budget)
             .field("thinking_level", &self.thinking_level)
             .field("include_thoughts", &self.include_thoughts);
+    }
+
+    /// A tool's parameters Gemini would refuse and that cannot be repaired
+    /// without loss ([`tool_schema::gemini`]) are refused unsent.
+    fn check(_model: &GeminiModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        for info in request.tools.iter() {
+            if let Err(refusal) = tool_schema::gemini(&info.parameters) {
+                return Err(ModelError::of_format(FORMAT, ModelErrorKind::Request)
+                    .with_message(format!(
+                        "the parameters of tool `{}` cannot be sent to Gemini: {refusal}; the request was not sent",
+                        info.name
+                    ))
+                    .with_source(refusal));
+            }
+        }
+        Ok(())
     }
 
     fn body(model: &GeminiModel, request: &ModelRequest<'_>) -> Body<Value> {

@@ -11,10 +11,10 @@
 use std::borrow::Cow;
 
 use agent_loop_core::conversation::{Message, WireFormat};
-
-use crate::wire::target::Target;
 use agent_loop_core::support::hash::fnv1a_64;
 use agent_loop_core::tool::NameRules;
+
+use crate::wire::target::Target;
 
 /// A set of ids a model or a provider chose: foldhash's `quality` hasher
 /// with a random seed per set (as the core keeps its own).
@@ -50,10 +50,12 @@ pub fn id_is_valid(format: WireFormat, id: &str) -> bool {
 }
 
 /// The length of the tool call ids Mistral accepts, in characters, all of
-/// `[a-zA-Z0-9]`: its API (and vLLM serving its models with their
-/// tokenizer) refuses any other id ("Tool call id was … but must be a-z,
-/// A-Z, 0-9, with a length of 9"), among them the ids the runner mints and
-/// every other provider's.
+/// `[a-zA-Z0-9]`: its API, and vLLM serving its models with their
+/// tokenizer, refuse any other id ("Tool call id was … but must be a-z,
+/// A-Z, 0-9, with a length of 9"; the check is `mistral_common`'s, the
+/// Mistral tokenizer library, `ToolCall.id` validation), among them the ids
+/// the runner mints and every other provider's (langchain-ai/langchain PR
+/// #24668, jackmpcollins/magentic #276).
 pub const MISTRAL_ID_LEN: usize = 9;
 
 /// Whose rule the tool call ids of an export keep.
@@ -69,7 +71,9 @@ impl IdRule {
     /// The rule of `format` going to `target`: Mistral's for Mistral's API
     /// (`api.mistral.ai`) or a Mistral model elsewhere (its name holds
     /// `mistral`, or starts with `magistral`, `devstral`, `codestral`,
-    /// `ministral` or `pixtral`), in Chat Completions.
+    /// `ministral`, `pixtral` or `mixtral`), in Chat Completions. A model
+    /// served under another name gets the format's rule; a false match
+    /// costs nothing, since such an id is valid everywhere.
     fn of(format: WireFormat, target: &Target) -> Self {
         let mistral_host = target
             .provider
@@ -79,9 +83,16 @@ impl IdRule {
             let model = model.to_ascii_lowercase();
             let name = model.rsplit('/').next().unwrap_or(&model);
             name.contains("mistral")
-                || ["magistral", "devstral", "codestral", "ministral", "pixtral"]
-                    .iter()
-                    .any(|family| name.starts_with(family))
+                || [
+                    "magistral",
+                    "devstral",
+                    "codestral",
+                    "ministral",
+                    "pixtral",
+                    "mixtral",
+                ]
+                .iter()
+                .any(|family| name.starts_with(family))
         });
         if format == WireFormat::OpenAiChat && (mistral_host || mistral_model) {
             IdRule::Mistral

@@ -102,10 +102,13 @@ pub mod responses;
 pub mod stream;
 mod string_or_array;
 mod target;
+pub mod tool_schema;
 
 pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 pub use dropped::{Dropped, DroppedKind};
 pub use error::{WireError, WireErrorKind};
-pub use ids::{OPENAI_MAX_ID_LEN, RESPONSES_MAX_ID_LEN, id_is_valid, name_is_valid};
+pub use ids::{
+    MISTRAL_ID_LEN, OPENAI_MAX_ID_LEN, RESPONSES_MAX_ID_LEN, id_is_valid, name_is_valid,
+};
 pub use target::Target;

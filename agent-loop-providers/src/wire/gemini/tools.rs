@@ -8,6 +8,7 @@ use super::parts::{array, missing, object, own_extras, take, wrong_type};
 use crate::wire::declaration::{ProviderTool, ToolDeclaration};
 use crate::wire::decode::check_depth;
 use crate::wire::error::{WireError, WireErrorKind};
+use crate::wire::tool_schema;
 use agent_loop_core::conversation::Extras;
 use agent_loop_core::tool::ToolInfo;
 
@@ -31,7 +32,13 @@ fn export_declaration(info: &ToolInfo) -> Value {
             Value::String(info.description.clone()),
         );
     }
-    declaration.insert("parametersJsonSchema".into(), info.parameters.clone());
+    // As Gemini accepts them (`wire::tool_schema::gemini`); what cannot
+    // be repaired goes as declared, and `GeminiModel` refuses it unsent.
+    let parameters = match tool_schema::gemini(&info.parameters) {
+        Ok(parameters) => parameters.into_owned(),
+        Err(_) => info.parameters.clone(),
+    };
+    declaration.insert("parametersJsonSchema".into(), parameters);
     declaration.extend(own_extras(&info.extras, DECLARATION_FIELDS));
     Value::Object(declaration)
 }

@@ -10,6 +10,7 @@ use crate::wire::declaration::{self, ProviderTool, ToolDeclaration};
 use crate::wire::decode::{check_depth, decode};
 use crate::wire::encode::to_value;
 use crate::wire::error::WireError;
+use crate::wire::tool_schema;
 use agent_loop_core::conversation::Extras;
 use agent_loop_core::tool::ToolInfo;
 
@@ -80,7 +81,8 @@ impl Serialize for DefinitionView<'_> {
         let mut object = Object::begin(serializer, info.extras.fields_for(FORMAT))?;
         object.field("name", &info.name)?;
         object.field("description", &info.description)?;
-        object.field("parameters", &info.parameters)?;
+        // As OpenAI accepts them (`wire::tool_schema::openai`).
+        object.field("parameters", &*tool_schema::openai(&info.parameters))?;
         if let Some(strict) = info.strict {
             object.field("strict", &strict)?;
         }
