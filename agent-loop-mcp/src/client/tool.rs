@@ -390,8 +390,21 @@ fn with_structured(mut text: String, structured: &Value) -> String {
 /// costs no quadratic search.
 const LEAVES_LOOKED_FOR: usize = 256;
 
-/// `true` when `structured` holds a string or a number that `text` does
-/// not (walked without recursion: a server's JSON may nest deeply).
+/// `true` when `word` is in `text` with no letter, digit, `.` or `_` on
+/// either side.
+fn has_word(text: &str, word: &str) -> bool {
+    let part_of_word = |c: char| c.is_alphanumeric() || c == '.' || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(part_of_word) && !after.is_some_and(part_of_word)
+    })
+}
+
+/// `true` when `structured` holds a string, a number or a boolean that
+/// `text` does not (a number or a boolean as a word of its own: `5` is not
+/// in `15`); walked without recursion, since a server's JSON may nest
+/// deeply.
 fn adds_to(text: &str, structured: &Value) -> bool {
     if serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *structured) {
         return false;
@@ -409,12 +422,19 @@ fn adds_to(text: &str, structured: &Value) -> bool {
                 continue;
             }
             Value::String(string) if string.is_empty() => continue,
-            Value::String(string) => std::borrow::Cow::Borrowed(string.as_str()),
-            Value::Number(number) => std::borrow::Cow::Owned(number.to_string()),
-            Value::Bool(_) | Value::Null => continue,
+            Value::String(string) => (std::borrow::Cow::Borrowed(string.as_str()), false),
+            Value::Number(number) => (std::borrow::Cow::Owned(number.to_string()), true),
+            Value::Bool(flag) => (std::borrow::Cow::Owned(flag.to_string()), true),
+            Value::Null => continue,
         };
         looked += 1;
-        if looked > LEAVES_LOOKED_FOR || !text.contains(leaf.as_ref()) {
+        let (leaf, as_word) = leaf;
+        let found = if as_word {
+            has_word(text, &leaf)
+        } else {
+            text.contains(leaf.as_ref())
+        };
+        if looked > LEAVES_LOOKED_FOR || !found {
             return true;
         }
     }
@@ -636,7 +656,7 @@ mod tests {
         for (text, structured) in [
             ("5", json!({"sum": 5})),
             ("alice's notes", json!({"content": "alice's notes"})),
-            ("nothing", json!({"ok": true, "items": []})),
+            ("passed: true", json!({"passed": true, "items": []})),
         ] {
             let output = read(&json!({
                 "content": [{"type": "text", "text": text}],
@@ -657,6 +677,22 @@ mod tests {
                 "Build failed: 2 errors.\nstructuredContent: {\"errors\":[\"E0308 at 3:7\",\"E0425 at 9:1\"]}"
             )
         );
+        // A boolean or a number the text does not say as a word of its
+        // own is information.
+        for (text, structured) in [
+            ("Tests ran.", json!({"passed": false})),
+            ("15 files", json!({"count": 5})),
+        ] {
+            let output = read(&json!({
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": structured
+            }))
+            .unwrap();
+            assert_eq!(
+                output,
+                json!(format!("{text}\nstructuredContent: {structured}"))
+            );
+        }
         // And beside images.
         let output = read(&json!({
             "content": [

@@ -9,6 +9,11 @@
 //! client sends `initialize` and dropped when the session ends (its tools'
 //! own MCP servers with it). Then:
 //!
+//! - A served tool name over what a known client takes (64 characters
+//!   for Claude's, 60 for Cursor's with the server's name, which it
+//!   drops silently) is warned about when a session binds (`tracing`,
+//!   target `agent_loop_mcp::server`); rename it with a definition's
+//!   `NameRules` or a shorter name.
 //! - `tools/list` answers the tools of the served mode (the binding's
 //!   initial mode, or the one set with [`McpService::mode`]), as
 //!   [`wire::mcp::export_list_tools_result`](agent_loop_providers::wire::mcp::export_list_tools_result)

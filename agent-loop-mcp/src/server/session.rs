@@ -59,10 +59,48 @@ impl ServedSession {
                         .set_current_mode(Some(mode))
                         .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
                 }
+                let names: Vec<String> = bound
+                    .tools()
+                    .iter()
+                    .map(|tool| tool.name().to_owned())
+                    .collect();
+                for warning in long_names(&service.name, &names) {
+                    tracing::warn!(target: "agent_loop_mcp::server", "{warning}");
+                }
                 Ok(bound)
             })
             .await
     }
+}
+
+/// The longest tool name Claude's clients take (the Messages API's
+/// `^[a-zA-Z0-9_-]{1,64}$`).
+const CLAUDE_NAME_LIMIT: usize = 64;
+
+/// The longest server name and tool name together that Cursor shows: it
+/// drops a tool over it, silently (ComposioHQ/composio #2788,
+/// sparfenyuk/mcp-proxy #45).
+const CURSOR_NAME_LIMIT: usize = 60;
+
+/// What a client may do to the tools served under `server` (the
+/// `serverInfo` name, which a client often takes as the server's name):
+/// one sentence per tool whose name is over a limit a known client keeps.
+fn long_names(server: &str, names: &[String]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for name in names {
+        let length = name.chars().count();
+        if length > CLAUDE_NAME_LIMIT {
+            warnings.push(format!(
+                "served tool `{name}` has {length} characters: Claude's clients take at most {CLAUDE_NAME_LIMIT}"
+            ));
+        } else if server.chars().count() + length > CURSOR_NAME_LIMIT {
+            warnings.push(format!(
+                "served tool `{name}` and the server name `{server}` have {} characters together: Cursor drops a tool over {CURSOR_NAME_LIMIT}",
+                server.chars().count() + length
+            ));
+        }
+    }
+    warnings
 }
 
 impl ServerHandler for ServedSession {
@@ -182,4 +220,35 @@ fn content(result: &ToolResult) -> Value {
         })
         .collect();
     Value::Array(content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A name over Claude's 64 characters, and one that fits it but not
+    /// Cursor's 60 with the server's name, are each warned about once;
+    /// names at the limits are not.
+    #[test]
+    fn names_over_a_clients_limit_are_warned_about() {
+        let (claude, cursor) = ("a".repeat(65), "b".repeat(56));
+        let names = [
+            "read".to_owned(),
+            claude.clone(),
+            cursor.clone(),
+            "c".repeat(55),
+            "d".repeat(64).chars().take(55).collect(),
+        ];
+        assert_eq!(
+            long_names("files", &names),
+            [
+                format!(
+                    "served tool `{claude}` has 65 characters: Claude's clients take at most 64"
+                ),
+                format!(
+                    "served tool `{cursor}` and the server name `files` have 61 characters together: Cursor drops a tool over 60"
+                ),
+            ]
+        );
+    }
 }
