@@ -84,6 +84,7 @@ mod turn_call_context;
 mod turn_cancellation;
 mod turn_content_results;
 mod turn_edges;
+mod turn_empty_answers;
 mod turn_error_results;
 mod turn_events;
 mod turn_fidelity;

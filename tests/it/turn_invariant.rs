@@ -123,24 +123,61 @@ enum Expected {
     },
     ModelFailed,
     Interrupted,
+    /// A second empty answer in a row.
+    EmptyAnswer,
+}
+
+/// What the script makes of the turn: the batches that run, how the turn
+/// ends, and the iterations it counts (its batches and the empty answers
+/// it told the model about).
+struct Predicted {
+    /// Each batch that runs, with its place in the script.
+    executed: Vec<(usize, Vec<CallKind>)>,
+    expected: Expected,
+    iterations: usize,
 }
 
 /// Replays the limits of DESIGN.md section 8.2 over the script: the
 /// batches that run, and how the turn ends.
-fn predict(case: &Case) -> (Vec<Vec<CallKind>>, Expected) {
+fn predict(case: &Case) -> Predicted {
     let limits = case
         .limits
         .resolve()
         .expect("the strategy writes valid limits");
     let (max_iterations, max_calls) = (limits.iterations.get(), limits.calls.get());
-    let mut executed: Vec<Vec<CallKind>> = Vec::new();
+    let mut executed: Vec<(usize, Vec<CallKind>)> = Vec::new();
     let mut calls = 0_u32;
-    for batch in &case.batches {
+    // The empty answers told about (each batch and each empty answer is
+    // one request).
+    let mut empties = 0_usize;
+    let mut empty_in_row = false;
+    let predicted = |executed: Vec<(usize, Vec<CallKind>)>, expected, empties: usize| Predicted {
+        iterations: executed.len() + empties,
+        executed,
+        expected,
+    };
+    for (place, batch) in case.batches.iter().enumerate() {
+        let requests = u32::try_from(place).expect("a short script") + 1;
         if batch.is_empty() {
-            // An empty batch is an answer with no text.
-            return (executed, Expected::Answer(String::new()));
+            // An empty answer (no text, no call): told and asked again
+            // once, within the iterations; a second in a row fails.
+            if empty_in_row {
+                return predicted(executed, Expected::EmptyAnswer, empties);
+            }
+            if max_iterations.is_some_and(|max| requests > max) {
+                let limit = Expected::Limit {
+                    exceeded: ExceededLimit::Iterations,
+                    iterations: requests,
+                    calls,
+                };
+                return predicted(executed, limit, empties);
+            }
+            empty_in_row = true;
+            empties += 1;
+            continue;
         }
-        let iterations = executed.len() as u32 + 1;
+        empty_in_row = false;
+        let iterations = requests;
         let would_be = calls + batch.len() as u32;
         let exceeded = if max_iterations.is_some_and(|max| iterations > max) {
             Some(ExceededLimit::Iterations)
@@ -155,15 +192,15 @@ fn predict(case: &Case) -> (Vec<Vec<CallKind>>, Expected) {
                 iterations,
                 calls: would_be,
             };
-            return (executed, limit);
+            return predicted(executed, limit, empties);
         }
         if batch
             .iter()
             .any(|kind| matches!(kind, CallKind::CancelsTurn))
         {
-            return (executed, Expected::Interrupted);
+            return predicted(executed, Expected::Interrupted, empties);
         }
-        executed.push(batch.clone());
+        executed.push((place, batch.clone()));
         calls = would_be;
     }
     let end = if case.ends_with_answer {
@@ -171,7 +208,7 @@ fn predict(case: &Case) -> (Vec<Vec<CallKind>>, Expected) {
     } else {
         Expected::ModelFailed
     };
-    (executed, end)
+    predicted(executed, end, empties)
 }
 
 fn script(case: &Case) -> Vec<ModelResponse> {
@@ -229,7 +266,11 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         // The invariant, whatever the outcome.
         check_every_call_answered(&conversation).map_err(TestCaseError::fail)?;
 
-        let (executed, expected) = predict(case);
+        let Predicted {
+            executed,
+            expected,
+            iterations,
+        } = predict(case);
         match (&result, &expected) {
             (Ok(outcome), Expected::Answer(answer)) => {
                 prop_assert_eq!(
@@ -239,7 +280,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
                     }
                 );
                 prop_assert_eq!(outcome.messages(&conversation), &conversation[1..]);
-                prop_assert_eq!(outcome.stats.iteration_count() as usize, executed.len());
+                prop_assert_eq!(outcome.stats.iteration_count() as usize, iterations);
             }
             (
                 Err(TurnError::ToolLimit(ToolLimitError {
@@ -259,10 +300,11 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
                 prop_assert_eq!(calls, want_calls);
             }
             (Err(TurnError::Model { .. }), Expected::ModelFailed) => {}
+            (Err(TurnError::EmptyAnswer { .. }), Expected::EmptyAnswer) => {}
             (Ok(outcome), Expected::Interrupted) => {
                 prop_assert_eq!(&outcome.status, &TurnStatus::Interrupted);
                 prop_assert_eq!(outcome.messages(&conversation), &conversation[1..]);
-                prop_assert_eq!(outcome.stats.iteration_count() as usize, executed.len());
+                prop_assert_eq!(outcome.stats.iteration_count() as usize, iterations);
             }
             _ => prop_assert!(false, "got {:?}, expected {:?}", result, expected),
         }
@@ -276,7 +318,6 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         prop_assert_eq!(batches_in_conversation, executed.len());
         let want: Vec<(String, bool)> = executed
             .iter()
-            .enumerate()
             .flat_map(|(b, kinds)| {
                 kinds
                     .iter()

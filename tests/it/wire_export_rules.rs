@@ -179,7 +179,13 @@ proptest! {
                 .into_iter()
                 .filter(|response| response.message.has_tool_calls())
                 .collect();
+            // A blank last answer is told and asked again: the answer after
+            // it completes the turn.
+            let blank = last.trim().is_empty();
             script.push(ModelResponse::answer(last));
+            if blank {
+                script.push(ModelResponse::answer("Done."));
+            }
             let model = ScriptedModel::new(script);
             session
                 .run_turn(&model, &mut conversation, &CancellationToken::new())

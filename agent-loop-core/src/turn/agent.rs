@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::bind::{BindError, Bindings, Bound};
-use crate::conversation::Message;
+use crate::conversation::{FinishReason, Message};
 use crate::definition::{Definition, Validated};
 use crate::session::{LoopId, Session};
 use crate::support::lock::lock;
@@ -137,6 +137,10 @@ impl tool::Definition {
     /// Called directly (an `invoke`, an MCP client of a served binding),
     /// the agent runs under its own limits only, and a pause is an error
     /// (nobody can resume it).
+    ///
+    /// The agent's answer is the call's result; one its output limit cut
+    /// ([`FinishReason::Length`]) ends with the line `[the agent's answer
+    /// was cut off by its output limit]`, so the lead sees it is partial.
     ///
     /// Errors, as the call's error result: `task` missing (the schema
     /// check refuses it first), the agent's turn failing (its
@@ -280,6 +284,17 @@ impl Handler for AgentHandler {
             lock(&self.paused).remove(context.tool_call_id());
         }
         match outcome.status {
+            // An answer the agent's output limit cut is handed on as one
+            // the lead can see is cut (DataDog/integrations-core PR
+            // #23795): it may ask again, or for less.
+            TurnStatus::Completed { answer }
+                if outcome.finish_reason == Some(FinishReason::Length) =>
+            {
+                Ok(
+                    format!("{answer}\n[the agent's answer was cut off by its output limit]")
+                        .into(),
+                )
+            }
             TurnStatus::Completed { answer } => Ok(answer.into()),
             TurnStatus::Output { value } => Ok(value.into()),
             TurnStatus::Interrupted => Err("the agent's turn was interrupted".into()),

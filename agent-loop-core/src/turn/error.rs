@@ -64,6 +64,37 @@ pub enum TurnError {
         /// Tokens used by the turn's requests, added up.
         usage: Usage,
     },
+    /// The model answered with nothing (no text, no tool call, no image),
+    /// as real providers sometimes do: Gemini's `STOP` with no parts right
+    /// after tool results, its `MALFORMED_FUNCTION_CALL` and
+    /// `UNEXPECTED_TOOL_CALL` without content, a Responses answer of
+    /// reasoning alone, a 200 stream without text from a server whose
+    /// context is full (google/adk-js #344, BerriAI/litellm #24442). The
+    /// turn told the model and asked again once; this is the second empty
+    /// answer in a row, or the first when the output limit
+    /// ([`FinishReason::Length`](crate::conversation::FinishReason::Length))
+    /// cut it, or a content filter or a refusal emptied it, where asking
+    /// again would end the same way. An empty answer is never a completed
+    /// turn. Not for a turn that asks for structured output, whose
+    /// protocol answers every text answer.
+    #[error("turn: the model answered with nothing ({finish_reason:?})")]
+    EmptyAnswer {
+        /// The empty answer's finish reason.
+        finish_reason: crate::conversation::FinishReason,
+        /// Tokens used by the turn's requests, added up.
+        usage: Usage,
+    },
+    /// The model wrote its tool call as text (`<tool_call>{…}</tool_call>`,
+    /// the Hermes format a server's parser did not read: Qwen behind
+    /// vLLM), and did again after being told, as many times in a row as a
+    /// failed tool call may be
+    /// ([`ModelError::is_failed_tool_call`](crate::turn::ModelError::is_failed_tool_call)).
+    /// The last such answer is the last message of the conversation.
+    #[error("turn: the model wrote its tool calls as text")]
+    ToolCallAsText {
+        /// Tokens used by the turn's requests, added up.
+        usage: Usage,
+    },
     /// The model stopped because the conversation filled its context
     /// window ([`FinishReason::ContextWindowExceeded`](crate::conversation::FinishReason::ContextWindowExceeded),
     /// or, in a turn that compacts, a model error that
@@ -122,6 +153,8 @@ impl TurnError {
             Self::Model { usage, .. }
             | Self::NoOutput { usage, .. }
             | Self::Refused { usage, .. }
+            | Self::EmptyAnswer { usage, .. }
+            | Self::ToolCallAsText { usage }
             | Self::ContextWindowExceeded { usage }
             | Self::Compaction { usage, .. } => *usage,
             Self::Conversation(_) | Self::TooDeep { .. } | Self::Resume(_) => Usage::default(),

@@ -67,6 +67,12 @@ impl<'a> OutputProtocol<'a> {
             .map(|output| &output.control)
     }
 
+    /// `true` when the turn asks for structured output (its protocol then
+    /// handles every text answer).
+    pub(crate) fn asked(&self) -> bool {
+        self.output.is_some()
+    }
+
     /// The output asked for natively.
     pub(crate) fn native(&self) -> Option<&'a Output> {
         self.output.filter(|_| self.native)

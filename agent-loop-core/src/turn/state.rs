@@ -72,6 +72,10 @@ pub struct TurnState {
     /// ([`ModelError::is_failed_tool_call`](crate::turn::ModelError::is_failed_tool_call)).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(super) failed_tool_calls: u32,
+    /// Empty answers in a row, each answered with an instruction
+    /// ([`TurnError::EmptyAnswer`](crate::turn::TurnError::EmptyAnswer)).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) empty_answers: u32,
     /// The id of the pause this turn was resumed from; empty for a new
     /// turn (see [`PausedTurn::pause_id`](crate::turn::PausedTurn::pause_id)).
     #[serde(default, skip_serializing_if = "String::is_empty")]

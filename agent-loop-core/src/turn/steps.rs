@@ -57,6 +57,36 @@ use crate::turn::{
 /// fails the turn.
 const FAILED_TOOL_CALLS: u32 = 2;
 
+/// How many empty answers in a row a turn answers with an instruction
+/// before the next one fails it ([`TurnError::EmptyAnswer`]).
+const EMPTY_ANSWERS: u32 = 1;
+
+/// What the model is told after an empty answer.
+const EMPTY_ANSWER_INSTRUCTION: &str =
+    "Your last reply was empty. Answer the user, or call a tool if you need one.";
+
+/// What the model is told after a tool call written as text.
+const TOOL_CALL_AS_TEXT_INSTRUCTION: &str = "Your last reply wrote a tool call as text (`<tool_call>…</tool_call>`), which was not read as a call. Call the tool through the tools you were given, with its arguments as one JSON object, or answer in text.";
+
+/// `true` when `message` holds something besides text: an image or a
+/// provider's block (a server tool's result) is an answer too.
+fn has_content(message: &AssistantMessage) -> bool {
+    message
+        .content
+        .iter()
+        .any(|part| matches!(part, ContentPart::Image(_) | ContentPart::Provider(_)))
+}
+
+/// `true` when `answer` holds a tool call written in the Hermes format
+/// (`<tool_call>` … `</tool_call>`) that a server's parser did not turn
+/// into a call (vllm-project/vllm #20611, NousResearch/hermes-agent PR
+/// #2070).
+fn wrote_a_tool_call(answer: &str) -> bool {
+    answer
+        .find("<tool_call>")
+        .is_some_and(|start| answer[start..].contains("</tool_call>"))
+}
+
 /// The message that tells the model its output could not be read as a
 /// tool call: the provider's words and what the model wrote, so it can
 /// mend it.
@@ -320,6 +350,7 @@ impl<'t> TurnSteps<'t> {
             window_full: false,
             instructed: 0,
             failed_tool_calls: 0,
+            empty_answers: 0,
             resumed_from: options
                 .resume
                 .map(|resume| resume.paused.pause_id.clone())
@@ -679,7 +710,6 @@ impl<'t> TurnSteps<'t> {
             return self.window_full(self.state.stats.usage);
         }
         self.state.meter.retried = false;
-        self.state.failed_tool_calls = 0;
         let answered = IterationStats {
             model_duration,
             batch_duration: Duration::ZERO,
@@ -741,6 +771,59 @@ impl<'t> TurnSteps<'t> {
         Ok(())
     }
 
+    /// An answer with nothing in it: no text, no call, no image
+    /// ([`TurnError::EmptyAnswer`] says where real providers send one). Cut
+    /// by the output limit, asking again would end the same way: the turn
+    /// fails. Otherwise the model is told and asked again, within the
+    /// limits, at most [`EMPTY_ANSWERS`] times in a row; once more fails
+    /// the turn. The empty message is not kept (providers refuse empty
+    /// content).
+    fn empty_answer(
+        &mut self,
+        finish_reason: FinishReason,
+        answered: IterationStats,
+        iteration: u32,
+    ) -> Result<(), TurnError> {
+        let retry = !matches!(
+            finish_reason,
+            FinishReason::Length | FinishReason::ContentFilter | FinishReason::Refusal
+        );
+        if !retry || self.state.empty_answers >= EMPTY_ANSWERS {
+            return Err(TurnError::EmptyAnswer {
+                finish_reason,
+                usage: self.state.stats.usage,
+            });
+        }
+        self.check_iteration(iteration)?;
+        self.state.empty_answers += 1;
+        self.conversation
+            .push(Message::user(EMPTY_ANSWER_INSTRUCTION));
+        self.iteration_without_calls(answered, iteration);
+        Ok(())
+    }
+
+    /// An answer whose text holds a tool call (`<tool_call>{…}</tool_call>`,
+    /// the Hermes format a server failed to parse): handled as a failed
+    /// tool call, the model told and asked again within the limits, at
+    /// most [`FAILED_TOOL_CALLS`] times in a row.
+    fn tool_call_as_text(
+        &mut self,
+        answered: IterationStats,
+        iteration: u32,
+    ) -> Result<(), TurnError> {
+        if self.state.failed_tool_calls >= FAILED_TOOL_CALLS {
+            return Err(TurnError::ToolCallAsText {
+                usage: self.state.stats.usage,
+            });
+        }
+        self.check_iteration(iteration)?;
+        self.state.failed_tool_calls += 1;
+        self.conversation
+            .push(Message::user(TOOL_CALL_AS_TEXT_INSTRUCTION));
+        self.iteration_without_calls(answered, iteration);
+        Ok(())
+    }
+
     /// The provider said the context window is full: a turn that compacts
     /// compacts once and asks again; otherwise the turn fails.
     fn window_full(&mut self, usage: Usage) -> Result<(), TurnError> {
@@ -773,6 +856,20 @@ impl<'t> TurnSteps<'t> {
             return Ok(());
         }
         let answer = message.text();
+        if !self.context.output.asked() {
+            if answer.trim().is_empty() && !has_content(&message) {
+                return self.empty_answer(finish_reason, answered, iteration);
+            }
+            if wrote_a_tool_call(&answer) {
+                // Qwen behind vLLM's hermes parser: the call came as text.
+                // The text stays, so the model sees what it wrote.
+                self.conversation.push(Message::Assistant(message));
+                return self.tool_call_as_text(answered, iteration);
+            }
+        }
+        // An answer: the counts of mistakes in a row start again.
+        self.state.empty_answers = 0;
+        self.state.failed_tool_calls = 0;
         self.conversation.push(Message::Assistant(message));
         let step = self
             .context
@@ -843,6 +940,9 @@ impl<'t> TurnSteps<'t> {
         answered: IterationStats,
         iteration: u32,
     ) -> Result<(), TurnError> {
+        // Calls: the counts of mistakes in a row start again.
+        self.state.empty_answers = 0;
+        self.state.failed_tool_calls = 0;
         let batch_calls = u32::try_from(message.tool_calls().count()).unwrap_or(u32::MAX);
         let would_be = self.state.calls.saturating_add(batch_calls);
         check_limits(

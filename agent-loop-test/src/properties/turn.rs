@@ -343,8 +343,13 @@ pub fn check_turn(case: &TurnCase) -> Result<(), String> {
                     )
                 })?;
             }
-            Err(TurnError::ToolLimit(_) | TurnError::Model { .. } | TurnError::NoOutput { .. }) => {
-            }
+            Err(
+                TurnError::ToolLimit(_)
+                | TurnError::Model { .. }
+                | TurnError::NoOutput { .. }
+                | TurnError::EmptyAnswer { .. }
+                | TurnError::ToolCallAsText { .. },
+            ) => {}
             Err(error) => return Err(format!("the turn failed: {error}")),
         }
         check_conversation(&conversation)?;
