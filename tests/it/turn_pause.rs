@@ -294,6 +294,8 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
     let before = conversation.clone();
     let mut wrong_version = paused.clone();
     wrong_version.version = 2;
+    let mut too_old = paused.clone();
+    too_old.version = 0;
     let cases: Vec<(PausedTurn, Vec<CallDecision>, ResumeErrorKind, Option<&str>)> = vec![
         (paused.clone(), vec![], ResumeErrorKind::MissingDecision, Some("call_2")),
         (
@@ -322,6 +324,12 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
             ResumeErrorKind::UnsupportedVersion { version: 2 },
             None,
         ),
+        (
+            too_old,
+            vec![CallDecision::approve("call_2")],
+            ResumeErrorKind::UnsupportedVersion { version: 0 },
+            None,
+        ),
     ];
     for (paused, decisions, kind, call) in cases {
         let error = resume(&session, &model, &mut conversation, &paused, decisions)
@@ -337,6 +345,18 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
             );
         } else {
             assert_eq!(error.kind, kind, "{error}");
+        }
+        // A newer pause and an older one say which they are.
+        match error.kind {
+            ResumeErrorKind::UnsupportedVersion { version: 2 } => assert_eq!(
+                error.to_string(),
+                "turn: resume refused: paused turn format version 2 was written by a later release; this one reads versions 1 to 1"
+            ),
+            ResumeErrorKind::UnsupportedVersion { .. } => assert_eq!(
+                error.to_string(),
+                "turn: resume refused: paused turn format version 0 is older than this release reads (versions 1 to 1)"
+            ),
+            _ => {}
         }
         assert_eq!(error.tool_call_id.as_deref(), call, "{error}");
         assert_eq!(conversation, before, "{error}");
@@ -445,6 +465,22 @@ async fn with_a_key_only_the_pending_calls_own_mac_approves_it() {
     .expect_err("forged arguments");
     assert!(
         matches!(&error, TurnError::Resume(e) if e.kind == ResumeErrorKind::BadMac),
+        "{error:?}"
+    );
+    // Edited in the stored pause alone, the conversation as it was: a
+    // forged decision, named so (it was refused as a stale pause).
+    let error = resume(
+        &session,
+        &model,
+        &mut conversation,
+        &forged_arguments,
+        [CallDecision::approve("call_2").with_mac(mac.clone())],
+    )
+    .await
+    .expect_err("an edited pause");
+    assert!(
+        matches!(&error, TurnError::Resume(e) if e.kind == ResumeErrorKind::BadMac
+            && e.tool_call_id.as_deref() == Some("call_2")),
         "{error:?}"
     );
     assert!(tools.writes.lock().unwrap().is_empty());

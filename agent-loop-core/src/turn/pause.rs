@@ -84,9 +84,15 @@ use crate::limits::ToolLimits;
 use crate::session::{LoopId, SessionId};
 use crate::turn::Budget;
 
-/// The format version of [`PausedTurn`] this release writes and reads.
-/// A later release of the same major version reads what this one wrote.
+/// The format version of [`PausedTurn`] this release writes. It reads
+/// every version from [`PAUSED_TURN_OLDEST_VERSION`] to this one: a later
+/// release of the same major version reads what this one wrote, and a
+/// pause written by a later release is refused, typed
+/// ([`ResumeErrorKind::UnsupportedVersion`]).
 pub const PAUSED_TURN_VERSION: u32 = 1;
+
+/// The oldest format version of [`PausedTurn`] this release reads.
+pub const PAUSED_TURN_OLDEST_VERSION: u32 = 1;
 
 /// A turn that stopped for decisions: see the [module docs](self). Holds
 /// no secret (no key, no credential): the MACs it carries are safe to
@@ -494,8 +500,13 @@ impl ResumeError {
 fn describe(kind: &ResumeErrorKind, call: Option<&str>) -> String {
     let call = call.unwrap_or("");
     match kind {
+        ResumeErrorKind::UnsupportedVersion { version } if *version > PAUSED_TURN_VERSION => {
+            format!(
+                "paused turn format version {version} was written by a later release; this one reads versions {PAUSED_TURN_OLDEST_VERSION} to {PAUSED_TURN_VERSION}"
+            )
+        }
         ResumeErrorKind::UnsupportedVersion { version } => format!(
-            "paused turn format version {version}; this release reads version {PAUSED_TURN_VERSION}"
+            "paused turn format version {version} is older than this release reads (versions {PAUSED_TURN_OLDEST_VERSION} to {PAUSED_TURN_VERSION})"
         ),
         ResumeErrorKind::OtherSession => "the paused turn is of another session or loop".into(),
         ResumeErrorKind::OtherMode => "the session is in another mode than the paused turn".into(),

@@ -21,8 +21,9 @@ use crate::turn::agent::AgentHandler;
 use crate::turn::context::TurnContext;
 use crate::turn::pause::agent_state;
 use crate::turn::{
-    AgentPause, Budget, CallDecision, Decision, PAUSED_TURN_VERSION, PausedTurn, PendingCall,
-    Resume, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOptions, TurnStatus,
+    AgentPause, Budget, CallDecision, Decision, PAUSED_TURN_OLDEST_VERSION, PAUSED_TURN_VERSION,
+    PausedTurn, PendingCall, Resume, ResumeError, ResumeErrorKind, TurnError, TurnEvent,
+    TurnOptions, TurnStatus,
 };
 
 /// What a resume's decisions make of the paused batch: the calls to run
@@ -369,7 +370,7 @@ impl TurnContext<'_> {
         resume: &'r Resume,
     ) -> Result<Vec<(ToolCall, &'r PendingCall, &'r CallDecision)>, ResumeError> {
         let paused = &resume.paused;
-        if paused.version != PAUSED_TURN_VERSION {
+        if !(PAUSED_TURN_OLDEST_VERSION..=PAUSED_TURN_VERSION).contains(&paused.version) {
             return Err(ResumeError::new(ResumeErrorKind::UnsupportedVersion {
                 version: paused.version,
             }));
@@ -401,7 +402,17 @@ impl TurnContext<'_> {
             }
             return Ok(Vec::new());
         }
-        let calls = Self::paused_calls(conversation, paused).ok_or_else(stale)?;
+        let calls = match Self::paused_calls(conversation, paused) {
+            Ok(calls) => calls,
+            // The stored pause says other arguments than the conversation
+            // holds: a pause edited after it was made. With MACs, that is
+            // a forged decision, and named so, not a stale pause
+            // (czpython/druks PR #632).
+            Err(Unmatched::Edited(id)) if self.approval_key.is_some() => {
+                return Err(ResumeError::of_call(ResumeErrorKind::BadMac, &id));
+            }
+            Err(_) => return Err(stale()),
+        };
         check_decision_ids(paused, &resume.decisions)?;
         let mut decided = Vec::with_capacity(calls.len());
         for (pending, call) in paused.pending.iter().zip(calls) {
@@ -461,11 +472,16 @@ impl TurnContext<'_> {
     /// The pending calls of `paused` in `conversation`, in the paused
     /// turn's order, while the conversation still holds them unanswered,
     /// with their arguments, and only their batch's results after them;
-    /// `None` when it does not (the paused turn is stale).
-    fn paused_calls(conversation: &Conversation, paused: &PausedTurn) -> Option<Vec<ToolCall>> {
+    /// [`Unmatched`] when it does not: the paused turn is stale, or its
+    /// pending arguments were edited.
+    fn paused_calls(
+        conversation: &Conversation,
+        paused: &PausedTurn,
+    ) -> Result<Vec<ToolCall>, Unmatched> {
         let assistant = conversation
             .get(paused.message_index)
-            .and_then(Message::as_assistant)?;
+            .and_then(Message::as_assistant)
+            .ok_or(Unmatched::Stale)?;
         let after = conversation
             .get(paused.message_index + 1..)
             .unwrap_or_default();
@@ -479,13 +495,13 @@ impl TurnContext<'_> {
         let mut seen = std::collections::HashSet::new();
         for message in after {
             let Message::Tool(result) = message else {
-                return None;
+                return Err(Unmatched::Stale);
             };
             let answers_a_call = assistant
                 .tool_calls()
                 .any(|call| call.id == result.tool_call_id);
             if !answers_a_call || !seen.insert(result.tool_call_id.as_str()) {
-                return None;
+                return Err(Unmatched::Stale);
             }
         }
         // Each pending call once.
@@ -496,21 +512,24 @@ impl TurnContext<'_> {
                 .iter()
                 .all(|pending| pending_ids.insert(pending.tool_call_id.as_str()))
         {
-            return None;
+            return Err(Unmatched::Stale);
         }
         let mut calls = Vec::with_capacity(paused.pending.len());
         for pending in &paused.pending {
             let found = assistant
                 .tool_calls()
                 .find(|call| call.id == pending.tool_call_id && call.name == pending.tool_name);
-            let call = found?;
+            let call = found.ok_or(Unmatched::Stale)?;
+            if answered(&call.id) {
+                return Err(Unmatched::Stale);
+            }
             // And the arguments the decision is about are the call's.
-            if answered(&call.id) || call_arguments(&call.arguments) != pending.arguments {
-                return None;
+            if call_arguments(&call.arguments) != pending.arguments {
+                return Err(Unmatched::Edited(call.id.clone()));
             }
             calls.push(call.clone());
         }
-        Some(calls)
+        Ok(calls)
     }
 }
 
@@ -573,6 +592,14 @@ impl TurnContext<'_> {
             None => Ok(()),
         }
     }
+}
+
+/// Why a paused turn's calls are not the conversation's.
+enum Unmatched {
+    /// The conversation no longer holds them unanswered.
+    Stale,
+    /// It holds the call of this id, with other arguments than the pause.
+    Edited(String),
 }
 
 /// The resume of the paused agent `pause` with `decisions`, under `limits`

@@ -13,9 +13,15 @@ use crate::session::{LoopId, SessionId};
 use crate::turn::compacting::ContextMeter;
 use crate::turn::{PendingCall, Resume, TurnStats};
 
-/// The format version of [`TurnState`] this release writes and reads. A
-/// later release of the same major version reads what this one wrote.
+/// The format version of [`TurnState`] this release writes. It reads
+/// every version from [`TURN_STATE_OLDEST_VERSION`] to this one: a later
+/// release of the same major version reads what this one wrote, and a
+/// state written by a later release is refused, typed
+/// ([`ResumeErrorKind::UnsupportedVersion`](crate::turn::ResumeErrorKind::UnsupportedVersion)).
 pub const TURN_STATE_VERSION: u32 = 1;
+
+/// The oldest format version of [`TurnState`] this release reads.
+pub const TURN_STATE_OLDEST_VERSION: u32 = 1;
 
 /// A turn between two steps ([`TurnSteps`](crate::turn::TurnSteps)):
 /// its counts (iterations, calls, requests), its statistics and usage, the

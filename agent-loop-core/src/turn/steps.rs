@@ -44,7 +44,9 @@ use crate::turn::compacting::{Compacted, Fit};
 use crate::turn::context::TurnContext;
 use crate::turn::output::AnswerStep;
 use crate::turn::resume::{Prior, ResumePlan};
-use crate::turn::state::{Phase, Running, TURN_STATE_VERSION, TurnState};
+use crate::turn::state::{
+    Phase, Running, TURN_STATE_OLDEST_VERSION, TURN_STATE_VERSION, TurnState,
+};
 use crate::turn::{
     AgentPause, BudgetError, BudgetPolicy, IterationStats, ModelError, ModelErrorKind,
     ModelRequest, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOptions, TurnOutcome,
@@ -381,7 +383,7 @@ impl<'t> TurnSteps<'t> {
         state: TurnState,
         conversation: &'t mut Conversation,
     ) -> Result<Self, TurnError> {
-        if state.version != TURN_STATE_VERSION {
+        if !(TURN_STATE_OLDEST_VERSION..=TURN_STATE_VERSION).contains(&state.version) {
             return Err(ResumeError::new(ResumeErrorKind::UnsupportedVersion {
                 version: state.version,
             })
