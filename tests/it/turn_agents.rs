@@ -13,8 +13,9 @@ use agent_loop::conversation::{Message, ModelResponse, Usage};
 use agent_loop::gate::{ApprovalKey, GateCall, GateDecision};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::{
-    Agent, Budget, BudgetPolicy, CallDecision, ExceededLimit, Output, PausedTurn, Resume,
-    ResumeErrorKind, ScriptedModel, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnStatus,
+    Agent, Budget, BudgetPolicy, CallDecision, ExceededLimit, Output, PausePolicy, PausedTurn,
+    Resume, ResumeErrorKind, ScriptedModel, TurnError, TurnEvent, TurnEvents, TurnOptions,
+    TurnStatus,
 };
 use agent_loop::{Definition, ToolLimits, Validated};
 use serde_json::{Value, json};
@@ -641,7 +642,10 @@ async fn an_agents_decisions_are_checked_by_its_binding_before_anything_runs() {
         .run_turn(
             &model,
             &mut conversation,
-            TurnOptions::builder().events(&events).build(),
+            TurnOptions::builder()
+                .events(&events)
+                .pause_policy(PausePolicy::RunOthers)
+                .build(),
         )
         .await
         .expect("pauses");

@@ -123,12 +123,32 @@ async fn a_tool_call_written_as_text_is_told_and_asked_again() {
     assert_eq!(model.requests().len(), 3, "the first and two more");
 }
 
-/// A text that merely mentions the tag is an answer.
+/// A text that mentions the tag, or quotes a whole block while
+/// explaining it, is an answer.
 #[tokio::test]
-async fn an_answer_that_mentions_the_tag_is_an_answer() {
-    let text = "Qwen writes calls as <tool_call> blocks.";
-    let (outcome, _, _) = turn([answer(text)]).await;
-    assert_eq!(outcome.expect("completes").answer(), Some(text));
+async fn an_answer_that_mentions_or_quotes_the_tag_is_an_answer() {
+    for text in [
+        "Qwen writes calls as <tool_call> blocks.",
+        "The format: <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>, one per call.",
+    ] {
+        let (outcome, _, _) = turn([answer(text)]).await;
+        assert_eq!(outcome.expect("completes").answer(), Some(text));
+    }
+}
+
+/// Gemini keeps a blank signed part of an empty answer as a provider
+/// part: the answer is still empty.
+#[tokio::test]
+async fn an_answer_of_a_signed_blank_part_alone_is_empty() {
+    let signed = ModelResponse::new(AssistantMessage::new(vec![ContentPart::Provider(
+        agent_loop::conversation::ProviderPart::new(
+            WireFormat::Gemini,
+            serde_json::json!({ "text": "", "thoughtSignature": "c2ln" }),
+        ),
+    )]));
+    let (outcome, conversation, _) = turn([signed, answer("Here.")]).await;
+    assert_eq!(outcome.expect("asked again").answer(), Some("Here."));
+    assert_eq!(conversation[1].text(), TOLD_EMPTY);
 }
 
 #[tokio::test]

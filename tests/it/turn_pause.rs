@@ -13,8 +13,9 @@ use agent_loop::gate::{ApprovalKey, GateCall, GateDecision};
 use agent_loop::limits::Limit;
 use agent_loop::tool::{self, ToolInfo};
 use agent_loop::turn::{
-    CallDecision, Decision, ExceededLimit, PausedTurn, PendingCall, Resume, ResumeErrorKind,
-    ScriptedModel, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome, TurnStatus,
+    CallDecision, Decision, ExceededLimit, PausePolicy, PausedTurn, PendingCall, Resume,
+    ResumeErrorKind, ScriptedModel, TurnError, TurnEvent, TurnEvents, TurnOptions, TurnOutcome,
+    TurnStatus,
 };
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits, Validated};
 use serde_json::{Value, json};
@@ -103,13 +104,24 @@ fn paused(outcome: &TurnOutcome) -> PausedTurn {
 
 /// `session` run on "write" with `model` until it pauses: the
 /// conversation and the paused turn.
+/// The calls the gates allow run before the pause
+/// ([`PausePolicy::RunOthers`]): what these tests of the pause's
+/// mechanics were written for; the default, holding the whole batch, has
+/// tests of its own (`turn_pause_batch`).
 async fn pause(session: &Definition<Bound>, model: &ScriptedModel) -> (Vec<Message>, PausedTurn) {
     let mut conversation = user_says("write");
     let outcome = session
-        .run_turn(model, &mut conversation, &CancellationToken::new())
+        .run_turn(model, &mut conversation, run_others())
         .await
         .expect("the turn pauses");
     (conversation, paused(&outcome))
+}
+
+/// A turn that runs the allowed calls of a batch before it pauses.
+fn run_others() -> TurnOptions<'static> {
+    TurnOptions::builder()
+        .pause_policy(PausePolicy::RunOthers)
+        .build()
 }
 
 async fn resume(
@@ -169,7 +181,10 @@ async fn one_gated_call_of_three_pauses_the_turn_and_an_approval_runs_it_once_in
         .run_turn(
             &model,
             &mut conversation,
-            TurnOptions::builder().events(&events).build(),
+            TurnOptions::builder()
+                .events(&events)
+                .pause_policy(PausePolicy::RunOthers)
+                .build(),
         )
         .await
         .expect("pauses");
@@ -650,7 +665,7 @@ async fn two_pending_calls_decided_out_of_order_are_answered_in_call_order() {
     ]);
     let mut conversation = user_says("write twice");
     let outcome = session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .run_turn(&model, &mut conversation, run_others())
         .await
         .unwrap();
     let paused = paused(&outcome);
@@ -797,7 +812,7 @@ async fn an_external_tools_call_pauses_without_a_gate_and_its_result_comes_with_
     ]);
     let mut conversation = user_says("pick an image");
     let outcome = session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .run_turn(&model, &mut conversation, run_others())
         .await
         .unwrap();
     let paused = paused(&outcome);
@@ -1013,4 +1028,82 @@ async fn resume_with(
         None => TurnOptions::builder().resume(&resume).build(),
     };
     session.run_turn(model, conversation, options).await
+}
+
+/// By default a batch with a call that asks runs none of its calls: the
+/// allowed ones wait too, held, so the person decides seeing the whole
+/// batch (DESIGN.md section 12). A resume that decides only the asking
+/// call runs the held ones with it, in call order; a held call may be
+/// denied like any.
+#[tokio::test]
+async fn a_batch_with_a_call_that_asks_runs_none_of_its_calls_until_decided() {
+    let (definition, tools) = definition(None, ToolLimits::new());
+    let session = bind_to(&definition, SESSION).await;
+    let model = script([answer("done")]);
+    let mut conversation = user_says("read, write, read");
+    let outcome = session
+        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("pauses");
+    let paused = paused(&outcome);
+    let held = |id: &str| {
+        serde_json::from_value::<PendingCall>(json!({
+            "tool_call_id": id,
+            "tool_name": "read",
+            "arguments": {},
+            "reason": "held with its batch: its gates allowed it, and it runs once the batch's other calls are decided",
+            "held": true
+        }))
+        .unwrap()
+    };
+    let asked = serde_json::from_value::<PendingCall>(json!({
+        "tool_call_id": "call_2",
+        "tool_name": "write_file",
+        "arguments": { "path": "a.txt" },
+        "reason": "writes a file"
+    }))
+    .unwrap();
+    assert_eq!(paused.pending, [held("call_1"), asked, held("call_3")]);
+    assert_eq!(tools.reads.load(Ordering::SeqCst), 0, "nothing ran");
+    assert!(tools.writes.lock().unwrap().is_empty());
+    assert_eq!(conversation.len(), 2, "no result yet");
+
+    // Deciding the asking call alone runs the whole batch.
+    let mut approved = conversation.clone();
+    let outcome = resume(
+        &session,
+        &model,
+        &mut approved,
+        &paused,
+        [CallDecision::approve("call_2")],
+    )
+    .await
+    .expect("resumes");
+    assert_eq!(outcome.answer(), Some("done"));
+    assert_eq!(tools.reads.load(Ordering::SeqCst), 2);
+    assert_eq!(*tools.writes.lock().unwrap(), [json!({ "path": "a.txt" })]);
+    assert_eq!(result_ids(&approved), ["call_1", "call_2", "call_3"]);
+    assert_every_call_answered(&approved);
+
+    // A held call denied is answered so, and does not run.
+    let session = bind_to(&definition, SESSION).await;
+    let outcome = resume(
+        &session,
+        &ScriptedModel::new([answer("done")]),
+        &mut conversation,
+        &paused,
+        [
+            CallDecision::approve("call_2"),
+            CallDecision::deny("call_3", "not that one"),
+        ],
+    )
+    .await
+    .expect("resumes");
+    assert_eq!(outcome.answer(), Some("done"));
+    assert_eq!(tools.reads.load(Ordering::SeqCst), 3, "call_1 only");
+    assert!(result_for(&conversation, "call_3").is_error);
+    assert_eq!(
+        result_for(&conversation, "call_3").text(),
+        "the call to `read` was denied: not that one"
+    );
 }

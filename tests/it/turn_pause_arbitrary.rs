@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::turn_common::*;
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::gate::{GateCall, GateDecision};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::{
-    CallDecision, PausedTurn, Resume, ScriptedModel, TurnError, TurnOptions, TurnStatus,
+    CallDecision, PausePolicy, PausedTurn, Resume, ScriptedModel, TurnError, TurnOptions,
+    TurnStatus,
 };
 use agent_loop::{Bindings, Definition, LoopId, SessionId, ToolLimits, Validated};
 
@@ -114,8 +114,17 @@ async fn run(batches: &[Vec<(bool, Fate)>], iterations: u32, at_once: bool) -> (
         .await
         .expect("binds");
     let mut conversation = user_says("go");
+    // The allowed calls run before the pause, as when decided at once:
+    // the property compares the two (holding the batch has tests of its
+    // own, in `turn_pause`).
     let mut outcome = session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .pause_policy(PausePolicy::RunOthers)
+                .build(),
+        )
         .await;
     loop {
         let paused: PausedTurn = match &outcome {
@@ -160,7 +169,10 @@ async fn run(batches: &[Vec<(bool, Fate)>], iterations: u32, at_once: bool) -> (
             .run_turn(
                 &model,
                 &mut conversation,
-                TurnOptions::builder().resume(&resume).build(),
+                TurnOptions::builder()
+                    .resume(&resume)
+                    .pause_policy(PausePolicy::RunOthers)
+                    .build(),
             )
             .await;
     }

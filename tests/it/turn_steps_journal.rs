@@ -21,8 +21,8 @@ use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::gate::{GateCall, GateDecision};
 use agent_loop::tool::{self, BoxError, ToolInfo};
 use agent_loop::turn::{
-    BatchResults, BudgetPolicy, CallResult, Model, ScriptedModel, Step, TurnError, TurnOptions,
-    TurnOutcome, TurnState, TurnSteps,
+    BatchResults, BudgetPolicy, CallResult, Model, PausePolicy, ScriptedModel, Step, TurnError,
+    TurnOptions, TurnOutcome, TurnState, TurnSteps,
 };
 use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId, ToolLimits};
 
@@ -299,6 +299,7 @@ async fn uninterrupted(scenario: &Scenario) -> (Vec<Message>, String, usize, usi
     let model = ScriptedModel::new(script(&scenario.batches));
     let mut conversation = user_says("go");
     let options = TurnOptions::builder()
+        .pause_policy(PausePolicy::RunOthers)
         .budget_policy(scenario.policy())
         .build();
     let result = counted
@@ -324,6 +325,7 @@ async fn crashed(
     let counted = session(scenario.limits(), scenario.ask).await;
     let model = ScriptedModel::new(script(&scenario.batches));
     let options = TurnOptions::builder()
+        .pause_policy(PausePolicy::RunOthers)
         .budget_policy(scenario.policy())
         .build();
     let mut journal = Vec::new();
@@ -425,7 +427,9 @@ async fn the_state_of_a_turn_with_a_batch_out_has_a_pinned_json_form() {
         ]),
         answer("done"),
     ]);
-    let options = TurnOptions::builder().build();
+    let options = TurnOptions::builder()
+        .pause_policy(PausePolicy::RunOthers)
+        .build();
     let mut conversation = user_says("go");
     let mut steps = counted.session.turn_steps(&mut conversation, &options);
     assert_eq!(steps.next(), Step::Request);
@@ -502,7 +506,9 @@ async fn a_turn_restored_with_a_batch_out_mints_an_id_for_a_reused_one() {
     let (expected, _, _, _) = uninterrupted_with(script().to_vec()).await;
     let counted = session(ToolLimits::new(), true).await;
     let model = ScriptedModel::new(script());
-    let options = TurnOptions::builder().build();
+    let options = TurnOptions::builder()
+        .pause_policy(PausePolicy::RunOthers)
+        .build();
     let mut conversation = user_says("go");
     let state = {
         let mut steps = counted.session.turn_steps(&mut conversation, &options);
@@ -542,7 +548,13 @@ async fn uninterrupted_with(responses: Vec<ModelResponse>) -> (Vec<Message>, Str
     let mut conversation = user_says("go");
     let result = counted
         .session
-        .run_turn(&model, &mut conversation, TurnOptions::builder().build())
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .pause_policy(PausePolicy::RunOthers)
+                .build(),
+        )
         .await;
     (
         conversation,
@@ -574,7 +586,9 @@ async fn a_call_result_has_a_compact_json_form_that_loses_nothing() {
         ])
     };
     let limits = || ToolLimits::new().result_bytes(256);
-    let options = TurnOptions::builder().build();
+    let options = TurnOptions::builder()
+        .pause_policy(PausePolicy::RunOthers)
+        .build();
     // Step to the batch: the one request answered.
     async fn to_batch<'t>(
         session: &'t Definition<Bound>,
@@ -726,7 +740,9 @@ async fn calls_run_at_once_each_take_only_their_own_agents_spend() {
         ]),
         answer("done"),
     ]);
-    let options = TurnOptions::builder().build();
+    let options = TurnOptions::builder()
+        .pause_policy(PausePolicy::RunOthers)
+        .build();
     let mut conversation = user_says("go");
     let mut steps = session.turn_steps(&mut conversation, &options);
     assert_eq!(steps.next(), Step::Request);
@@ -782,7 +798,9 @@ async fn drive_calls(
         batch([call("call_2", "helper", r#"{"task": "two"}"#)]),
         answer("done"),
     ]);
-    let options = TurnOptions::builder().build();
+    let options = TurnOptions::builder()
+        .pause_policy(PausePolicy::RunOthers)
+        .build();
     let mut conversation = user_says("go");
     let mut steps = session.turn_steps(&mut conversation, &options);
     let mut written = Vec::new();

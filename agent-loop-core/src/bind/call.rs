@@ -108,7 +108,13 @@ pub(crate) struct Pending {
     pub(crate) reason: String,
     /// The call of an external tool: its result comes from outside.
     pub(crate) external: bool,
+    /// Allowed by the gates, held because another call of its batch
+    /// waits: it runs with the batch once the decisions come.
+    pub(crate) held: bool,
 }
+
+/// The reason of a call held with its batch.
+const HELD: &str = "held with its batch: its gates allowed it, and it runs once the batch's other calls are decided";
 
 /// The reason of an external tool's pending call.
 const EXTERNAL: &str = "an external tool: its result comes from outside this process";
@@ -253,6 +259,7 @@ impl<'a> CallTable<'a> {
                 arguments: ready.arguments,
                 reason: EXTERNAL.to_owned(),
                 external: true,
+                held: false,
             });
         }
         let mode = self.binding.mode(self.mode);
@@ -276,6 +283,7 @@ impl<'a> CallTable<'a> {
                 arguments: ready.arguments,
                 reason,
                 external: false,
+                held: false,
             }),
             Err(Stopped::Panicked(message)) => Prepared::Answered(ToolCallError::new(
                 ToolCallErrorKind::GatePanicked,
@@ -371,6 +379,20 @@ impl Prepared<'_> {
 }
 
 impl<'a> Ready<'a> {
+    /// This call held with its batch, which waits for decisions: pending,
+    /// with its arguments. The turn's structured output is never held.
+    pub(crate) fn hold(self) -> Prepared<'a> {
+        if self.is_output {
+            return Prepared::Ready(self);
+        }
+        Prepared::Pending(Pending {
+            arguments: self.arguments,
+            reason: HELD.to_owned(),
+            external: false,
+            held: true,
+        })
+    }
+
     /// The same call, holding its own share of the tool: for a task that
     /// may outlive the borrow.
     pub(crate) fn into_owned(self) -> Ready<'static> {

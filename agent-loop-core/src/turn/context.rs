@@ -21,7 +21,7 @@ use crate::support::cancel::until_cancelled;
 use crate::tool::{CallEvents, TurnLink};
 use crate::turn::nesting::TurnShare;
 use crate::turn::output::OutputProtocol;
-use crate::turn::{BudgetPolicy, CallStats, TurnEvent, TurnEvents, TurnOptions};
+use crate::turn::{BudgetPolicy, CallStats, PausePolicy, TurnEvent, TurnEvents, TurnOptions};
 
 /// The compactor of a turn with a context budget and none of its own.
 static ELIDE: ElideToolResults = ElideToolResults::new();
@@ -47,6 +47,8 @@ pub(super) struct TurnContext<'a> {
     pub(super) ids: (SessionId, LoopId),
     pub(super) approval_key: Option<&'a ApprovalKey>,
     pub(super) budget_policy: BudgetPolicy,
+    /// What the other calls of a batch with a waiting call do.
+    pub(super) pause_policy: PausePolicy,
     /// The turn's own compactor, if any (see [`TurnContext::compactor`]).
     pub(super) compactor: Option<&'a dyn Compactor>,
     /// Where a resume claims its pause.
@@ -78,6 +80,7 @@ impl<'a> TurnContext<'a> {
             ids: (session.session_id(), session.loop_id()),
             approval_key: binding.layout.approval_key.as_ref(),
             budget_policy: options.budget_policy,
+            pause_policy: options.pause_policy,
             compactor: options.compactor,
             claims: options.claims.unwrap_or(&binding.claims),
             share: Arc::new(TurnShare::new(

@@ -55,7 +55,8 @@ pub use output::{
 };
 pub use pause::{
     AgentPause, BudgetPolicy, CallDecision, Decision, PAUSED_TURN_OLDEST_VERSION,
-    PAUSED_TURN_VERSION, PausedTurn, PendingCall, Resume, ResumeError, ResumeErrorKind,
+    PAUSED_TURN_VERSION, PausePolicy, PausedTurn, PendingCall, Resume, ResumeError,
+    ResumeErrorKind,
 };
 pub use state::{TURN_STATE_OLDEST_VERSION, TURN_STATE_VERSION, TurnState};
 pub use steps::{BatchResults, Step, TurnSteps};

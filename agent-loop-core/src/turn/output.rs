@@ -8,7 +8,7 @@ use typed_builder::TypedBuilder;
 use crate::bind::BoundTool;
 use crate::context::Compactor;
 use crate::output::Output;
-use crate::turn::{BudgetPolicy, Resume, TurnEvents};
+use crate::turn::{BudgetPolicy, PausePolicy, Resume, TurnEvents};
 use serde_json::Value;
 
 #[cfg(doc)]
@@ -241,6 +241,13 @@ pub struct TurnOptions<'a> {
         )
     )]
     pub(crate) budget_policy: BudgetPolicy,
+    #[builder(
+        default,
+        setter(
+            doc = "What the turn does with the other calls of a batch in which a call waits for a decision: hold them too ([`PausePolicy::HoldBatch`], unless set) or run them first ([`PausePolicy::RunOthers`])."
+        )
+    )]
+    pub(crate) pause_policy: PausePolicy,
     #[builder(
         default,
         setter(

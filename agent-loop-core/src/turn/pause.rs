@@ -6,8 +6,13 @@
 //! A turn pauses when an approval [`Gate`](crate::gate::Gate) asks about
 //! a call, or the model calls an external tool
 //! ([`tool::Definition::external`](crate::tool::Definition::external)):
-//! the batch's other calls run, their results and the assistant message
-//! go into the conversation, and the pending calls stay unanswered there.
+//! by default none of the batch runs: the calls the gates allowed wait
+//! too, as [`PendingCall::held`] calls, so the person decides seeing the
+//! whole batch, and they run with it at the resume
+//! ([`PausePolicy::HoldBatch`]; [`PausePolicy::RunOthers`] runs them
+//! first). The assistant message and the results of calls answered
+//! without running (a denial, an unknown tool) go into the conversation,
+//! and the waiting calls stay unanswered there.
 //! With [`BudgetPolicy::Pause`] it also pauses, before a model request,
 //! when a budget is reached ([`PausedTurn::budget`]; nothing pending; a
 //! resume may raise the budget with [`Resume::with_limits`]). The turn
@@ -191,6 +196,24 @@ pub enum BudgetPolicy {
     Pause,
 }
 
+/// What a turn does with the other calls of a batch in which a call waits
+/// for a decision (a gate asks, an external tool):
+/// [`TurnOptionsBuilder::pause_policy`](crate::turn::TurnOptionsBuilder::pause_policy).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PausePolicy {
+    /// None of the batch runs until the decisions come: the calls the
+    /// gates allowed wait too, as [`PendingCall::held`] calls, so the
+    /// person decides seeing the whole batch, and they run with it at the
+    /// resume (DESIGN.md section 12; BuilderIO/agent-native PR #3510,
+    /// Agenta-AI/agenta PR #5089). The default.
+    #[default]
+    HoldBatch,
+    /// The calls the gates allowed run first, then the turn pauses for the
+    /// others.
+    RunOthers,
+}
+
 /// A call waiting for a decision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -208,6 +231,13 @@ pub struct PendingCall {
     /// answer it with [`CallDecision::result`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub external: bool,
+    /// `true` for a call its gates allowed, held because another call of
+    /// its batch waits ([`PausePolicy::HoldBatch`],
+    /// the default): shown so the person decides seeing the whole batch.
+    /// A resume without a decision for it runs it as approved; a decision
+    /// for it (a denial, edited arguments) applies as to any call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
     /// With an [`ApprovalKey`](crate::gate::ApprovalKey) on the
     /// definition, the call's MAC (64 hex digits) over the session and
     /// loop ids, this id, the tool name and the arguments: a decision for

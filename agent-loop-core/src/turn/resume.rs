@@ -74,6 +74,7 @@ impl TurnContext<'_> {
                     arguments: pending.arguments.clone(),
                     reason: pending.reason.clone(),
                     external: pending.external,
+                    held: pending.held,
                     mac,
                     agent: None,
                 })
@@ -115,6 +116,7 @@ impl TurnContext<'_> {
             arguments,
             reason,
             external: false,
+            held: false,
             mac,
             agent: Some(Box::new(pause)),
         }
@@ -416,17 +418,24 @@ impl TurnContext<'_> {
         check_decision_ids(paused, &resume.decisions)?;
         let mut decided = Vec::with_capacity(calls.len());
         for (pending, call) in paused.pending.iter().zip(calls) {
-            let Some(decision) = resume
+            let decision = match resume
                 .decisions
                 .iter()
                 .find(|decision| decision.tool_call_id == pending.tool_call_id)
-            else {
-                return Err(ResumeError::of_call(
-                    ResumeErrorKind::MissingDecision,
-                    &pending.tool_call_id,
-                ));
+            {
+                Some(decision) => decision,
+                // A call held with its batch runs unless decided otherwise:
+                // its gates allowed it.
+                None if pending.held => &HELD_APPROVAL,
+                None => {
+                    return Err(ResumeError::of_call(
+                        ResumeErrorKind::MissingDecision,
+                        &pending.tool_call_id,
+                    ));
+                }
             };
-            if let Some(key) = self.approval_key {
+            let implicit = std::ptr::eq(decision, &HELD_APPROVAL);
+            if let Some(key) = self.approval_key.filter(|_| !implicit) {
                 let state = pending.agent.as_deref().map(agent_state);
                 let fields = self.mac_fields(
                     &pending.tool_call_id,
@@ -593,6 +602,14 @@ impl TurnContext<'_> {
         }
     }
 }
+
+/// The decision a held call gets when the resume brings none for it: it
+/// runs as approved, its gates having allowed it.
+static HELD_APPROVAL: CallDecision = CallDecision {
+    tool_call_id: String::new(),
+    mac: None,
+    decision: Decision::Approve,
+};
 
 /// Why a paused turn's calls are not the conversation's.
 enum Unmatched {

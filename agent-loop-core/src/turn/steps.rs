@@ -49,8 +49,8 @@ use crate::turn::state::{
 };
 use crate::turn::{
     AgentPause, BudgetError, BudgetPolicy, IterationStats, ModelError, ModelErrorKind,
-    ModelRequest, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOptions, TurnOutcome,
-    TurnStats, TurnStatus,
+    ModelRequest, PausePolicy, ResumeError, ResumeErrorKind, TurnError, TurnEvent, TurnOptions,
+    TurnOutcome, TurnStats, TurnStatus,
 };
 
 /// How many times in a row a turn tells the model that the provider could
@@ -70,13 +70,15 @@ const EMPTY_ANSWER_INSTRUCTION: &str =
 /// What the model is told after a tool call written as text.
 const TOOL_CALL_AS_TEXT_INSTRUCTION: &str = "Your last reply wrote a tool call as text (`<tool_call>…</tool_call>`), which was not read as a call. Call the tool through the tools you were given, with its arguments as one JSON object, or answer in text.";
 
-/// `true` when `message` holds something besides text: an image or a
-/// provider's block (a server tool's result) is an answer too.
+/// `true` when `message` holds something besides text for the user: an
+/// image. A provider's block is not (Gemini keeps a blank signed part of
+/// an empty answer as one, a Responses refusal is one): without text it
+/// leaves the answer empty.
 fn has_content(message: &AssistantMessage) -> bool {
     message
         .content
         .iter()
-        .any(|part| matches!(part, ContentPart::Image(_) | ContentPart::Provider(_)))
+        .any(|part| matches!(part, ContentPart::Image(_)))
 }
 
 /// `true` when `answer` holds a tool call written in the Hermes format
@@ -84,9 +86,17 @@ fn has_content(message: &AssistantMessage) -> bool {
 /// into a call (vllm-project/vllm #20611, NousResearch/hermes-agent PR
 /// #2070).
 fn wrote_a_tool_call(answer: &str) -> bool {
-    answer
-        .find("<tool_call>")
-        .is_some_and(|start| answer[start..].contains("</tool_call>"))
+    // The answer is the call: it starts with the tag, and what the tag
+    // holds is a JSON object naming a tool. An answer that quotes one
+    // (explaining the format) is an answer.
+    let Some(rest) = answer.trim_start().strip_prefix("<tool_call>") else {
+        return false;
+    };
+    let Some((inner, _)) = rest.split_once("</tool_call>") else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(inner.trim())
+        .is_ok_and(|call| call.get("name").is_some_and(serde_json::Value::is_string))
 }
 
 /// The message that tells the model its output could not be read as a
@@ -971,7 +981,22 @@ impl<'t> TurnSteps<'t> {
         }
         let batch: Vec<&ToolCall> = message.tool_calls().collect();
         let cut_off = answered.finish_reason == FinishReason::Length;
-        let prepared = self.context.prepare_batch(&batch, cut_off);
+        let mut prepared = self.context.prepare_batch(&batch, cut_off);
+        // A batch with a call that waits runs none of its calls by
+        // default: the person decides seeing the whole batch (DESIGN.md
+        // section 12; BuilderIO/agent-native PR #3510).
+        let waits = prepared
+            .iter()
+            .any(|prepared| matches!(prepared, Prepared::Pending(_)));
+        if waits && self.context.pause_policy == PausePolicy::HoldBatch {
+            prepared = prepared
+                .into_iter()
+                .map(|prepared| match prepared {
+                    Prepared::Ready(ready) => ready.hold(),
+                    other => other,
+                })
+                .collect();
+        }
         let pending = self.context.pending(&batch, &prepared);
         self.prepared = prepared.into_iter().map(Prepared::into_owned).collect();
         self.state.phase = Phase::Running(Box::new(Running {
@@ -1013,6 +1038,7 @@ impl<'t> TurnSteps<'t> {
                         arguments: pending.arguments.clone(),
                         reason: pending.reason.clone(),
                         external: pending.external,
+                        held: pending.held,
                     }),
                     (None, Prepared::Pending(pending)) => Prepared::Answered(ToolCallError::new(
                         ToolCallErrorKind::NeedsApproval,
@@ -1122,6 +1148,7 @@ impl<'t> TurnSteps<'t> {
             arguments: serde_json::Value::Null,
             reason: String::new(),
             external: false,
+            held: false,
         });
         let prepared = match self.prepared.get_mut(index) {
             Some(slot) => std::mem::replace(slot, taken),

@@ -110,7 +110,12 @@ async fn send_unscrubbed<P: Provider>(
                 let (deltas, done) = stream.read_event(event, data).map_err(|error| {
                     // The event's own fields the wire error does not keep
                     // (Groq's `code` and `failed_generation`).
-                    ModelError::stream(P::FORMAT, error).with_error_event_fields(data)
+                    let error = ModelError::stream(P::FORMAT, error);
+                    if event == "error" || data.contains("\"error\"") {
+                        error.with_error_event_fields(data)
+                    } else {
+                        error
+                    }
                 })?;
                 shown |= emit(request.events, deltas);
                 Ok(if done {

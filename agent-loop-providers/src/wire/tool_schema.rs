@@ -173,6 +173,25 @@ pub struct SchemaRefusal {
     pub reason: String,
 }
 
+/// The most definitions inlined into one another along one path, and in
+/// all: bounds on the depth and the size a server's schema may make the
+/// request reach (shared references are copied at each use).
+const MAX_INLINED: usize = 16;
+const MAX_INLININGS: usize = 256;
+
+/// Keywords that annotate a schema and assert nothing: beside a `$ref`,
+/// they win over the definition's own.
+const ANNOTATIONS: [&str; 8] = [
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
 /// The keys Gemini accepts beside `$ref`.
 fn gemini_takes_beside_ref(key: &str) -> bool {
     matches!(key, "$ref" | "description" | "default")
@@ -190,13 +209,21 @@ fn gemini_needs(schema: &Value) -> bool {
             .any(|(_, sub)| gemini_needs(sub))
 }
 
+/// The references being inlined above a schema, and how many were
+/// inlined in all.
+#[derive(Default)]
+struct Inlining {
+    stack: Vec<String>,
+    total: usize,
+}
+
 /// `schema` (at `path` in `root`) with each `$ref` Gemini would refuse
-/// inlined; `expanding` holds the references being inlined above it.
+/// inlined.
 fn gemini_repair(
     root: &Value,
     schema: &Value,
     path: &str,
-    expanding: &mut Vec<String>,
+    expanding: &mut Inlining,
 ) -> Result<Value, SchemaRefusal> {
     let Value::Object(map) = schema else {
         return Ok(schema.clone());
@@ -208,7 +235,7 @@ fn gemini_repair(
     if let Some(Value::String(reference)) = map.get("$ref")
         && map.keys().any(|key| !gemini_takes_beside_ref(key))
     {
-        if expanding.contains(reference) {
+        if expanding.stack.contains(reference) {
             return Err(refusal(format!(
                 "`$ref` {reference:?} refers to itself and has keys beside it, which Gemini refuses"
             )));
@@ -218,9 +245,21 @@ fn gemini_repair(
                 "`$ref` {reference:?} is not a local definition and has keys beside it, which Gemini refuses"
             )));
         };
+        if expanding.stack.len() >= MAX_INLINED || expanding.total >= MAX_INLININGS {
+            return Err(refusal(format!(
+                "inlining `$ref` {reference:?} would copy more definitions than a request should hold ({MAX_INLINED} deep, {MAX_INLININGS} in all)"
+            )));
+        }
+        expanding.total += 1;
         let mut merged = definition.clone();
         for (key, value) in map.iter().filter(|(key, _)| *key != "$ref") {
             match merged.get(key) {
+                // An annotation beside the reference says what it means
+                // here: it wins over the definition's (pydantic gives
+                // every definition a `title`).
+                Some(_) if ANNOTATIONS.contains(&key.as_str()) => {
+                    merged.insert(key.clone(), value.clone());
+                }
                 Some(theirs) if theirs != value => {
                     return Err(refusal(format!(
                         "`{key}` beside `$ref` {reference:?} says otherwise than the definition"
@@ -231,9 +270,9 @@ fn gemini_repair(
                 }
             }
         }
-        expanding.push(reference.clone());
+        expanding.stack.push(reference.clone());
         let inlined = gemini_repair(root, &Value::Object(merged), path, expanding);
-        expanding.pop();
+        expanding.stack.pop();
         return inlined;
     }
     let mut repaired = map.clone();
@@ -296,7 +335,16 @@ pub fn gemini(parameters: &Value) -> Result<Cow<'_, Value>, SchemaRefusal> {
     if !gemini_needs(parameters) {
         return Ok(Cow::Borrowed(parameters));
     }
-    gemini_repair(parameters, parameters, "", &mut Vec::new()).map(Cow::Owned)
+    let repaired = gemini_repair(parameters, parameters, "", &mut Inlining::default())?;
+    // Inlining nests definitions: the result keeps to the depth bind
+    // allowed the declared schema.
+    if agent_loop_core::support::json::too_deep(&repaired) {
+        return Err(SchemaRefusal {
+            path: String::new(),
+            reason: "inlining its references nests the schema too deeply".into(),
+        });
+    }
+    Ok(Cow::Owned(repaired))
 }
 
 #[cfg(test)]
@@ -355,6 +403,16 @@ mod tests {
         );
         assert_eq!(sent["properties"]["b"], declared["properties"]["b"]);
         assert_eq!(sent["$defs"], declared["$defs"]);
+        // pydantic: every definition has a `title`; the one beside the
+        // reference wins.
+        let pydantic = json!({
+            "properties": { "at": { "$ref": "#/$defs/P", "title": "At" } },
+            "$defs": { "P": { "title": "P", "type": "object", "properties": {} } }
+        });
+        assert_eq!(
+            gemini(&pydantic).unwrap()["properties"]["at"],
+            json!({ "title": "At", "type": "object", "properties": {} })
+        );
         let plain = json!({ "type": "object", "properties": { "b": { "$ref": "#/$defs/P" } }, "$defs": { "P": {} } });
         assert!(matches!(gemini(&plain), Ok(Cow::Borrowed(_))));
 
