@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::conversation::WireFormat;
-use crate::model_api::refusals::{self, Meaning};
+use crate::model_api::refusals::{self, Meaning, Said};
 use crate::tool::BoxError;
 
 /// What went wrong with a model request: the [`kind`](ModelError::kind) of
@@ -239,7 +239,22 @@ impl ModelError {
     /// `model_context_window_exceeded` is a response, not an error:
     /// [`FinishReason::ContextWindowExceeded`](crate::conversation::FinishReason::ContextWindowExceeded).
     pub fn exceeds_context_window(&self) -> bool {
-        refusals::meaning(self) == Some(Meaning::ContextWindowFull)
+        self.refusal() == Some(Meaning::ContextWindowFull)
+    }
+
+    /// What the refusals table says this error means.
+    fn refusal(&self) -> Option<Meaning> {
+        refusals::meaning(&Said {
+            refused: matches!(
+                self.kind,
+                ModelErrorKind::Http { status: 400 }
+                    | ModelErrorKind::InvalidResponse
+                    | ModelErrorKind::Stream
+            ),
+            code: self.code.as_deref(),
+            error_type: self.error_type.as_deref(),
+            message: self.message.as_deref(),
+        })
     }
 
     /// `true` when the provider refused the model's own output because it
@@ -253,7 +268,7 @@ impl ModelError {
     /// what the providers' own guidance and other agent loops do
     /// (pydantic/pydantic-ai PR #2774, huggingface/smolagents #1119).
     pub fn is_failed_tool_call(&self) -> bool {
-        refusals::meaning(self) == Some(Meaning::FailedToolCall)
+        self.refusal() == Some(Meaning::FailedToolCall)
     }
 }
 

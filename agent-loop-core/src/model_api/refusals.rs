@@ -1,13 +1,11 @@
 //! What a provider's refusal of a request means, as each provider says it:
 //! one table for every provider, read by
-//! [`ModelError::exceeds_context_window`] and
-//! [`ModelError::is_failed_tool_call`]. A row matches an error by its
+//! [`ModelError::exceeds_context_window`](crate::turn::ModelError::exceeds_context_window)
+//! and [`ModelError::is_failed_tool_call`](crate::turn::ModelError::is_failed_tool_call). A row matches an error by its
 //! `code`, its `type`, or a phrase of its message; a phrase is read only
 //! on a refusal (HTTP 400, an error body answered with 200, a stream's
 //! error event), so a rate limit whose message sounds alike is not taken
 //! for one.
-
-use super::error::{ModelError, ModelErrorKind};
 
 /// What a refusal says of the request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,24 +118,29 @@ const REFUSALS: &[Row] = &[
     row("Groq", Code("tool_use_failed"), FailedToolCall),
 ];
 
-/// What `error` means, by the first row that matches it.
-pub(crate) fn meaning(error: &ModelError) -> Option<Meaning> {
-    let refused = matches!(
-        error.kind,
-        ModelErrorKind::Http { status: 400 }
-            | ModelErrorKind::InvalidResponse
-            | ModelErrorKind::Stream
-    );
-    let message = error
+/// What an error says of the request, as its fields say it: its `code`,
+/// its `type`, and its `message`, read only when the error is a refusal
+/// (`refused`: HTTP 400, an error body answered with 200, a stream's error
+/// event). The error's own module decides `refused`, so this table names
+/// no error type of its own.
+pub(crate) struct Said<'e> {
+    pub(crate) refused: bool,
+    pub(crate) code: Option<&'e str>,
+    pub(crate) error_type: Option<&'e str>,
+    pub(crate) message: Option<&'e str>,
+}
+
+/// What an error that says `said` means, by the first row that matches.
+pub(crate) fn meaning(said: &Said<'_>) -> Option<Meaning> {
+    let message = said
         .message
-        .as_deref()
-        .filter(|_| refused)
+        .filter(|_| said.refused)
         .map(str::to_ascii_lowercase);
     // What a provider names (a code, a type) before what its message
     // says: a refusal's message may quote words another row reads.
     let named = |row: &&Row| match row.says {
-        Code(code) => error.code.as_deref() == Some(code),
-        Type(error_type) => error.error_type.as_deref() == Some(error_type),
+        Code(code) => said.code == Some(code),
+        Type(error_type) => said.error_type == Some(error_type),
         Phrase(_) => false,
     };
     let said = |row: &&Row| match row.says {
@@ -161,11 +164,16 @@ mod tests {
     #[test]
     fn every_row_names_its_provider_and_a_code_wins_over_a_phrase() {
         assert!(REFUSALS.iter().all(|row| !row.provider.is_empty()));
-        let mut error = ModelError::new(ModelErrorKind::Http { status: 400 });
-        error.code = Some("tool_use_failed".into());
-        error.message = Some("the call exceeded the maximum context length of the tool".into());
-        assert_eq!(meaning(&error), Some(Meaning::FailedToolCall));
-        error.code = None;
-        assert_eq!(meaning(&error), Some(Meaning::ContextWindowFull));
+        let mut said = Said {
+            refused: true,
+            code: Some("tool_use_failed"),
+            error_type: None,
+            message: Some("the call exceeded the maximum context length of the tool"),
+        };
+        assert_eq!(meaning(&said), Some(Meaning::FailedToolCall));
+        said.code = None;
+        assert_eq!(meaning(&said), Some(Meaning::ContextWindowFull));
+        said.refused = false;
+        assert_eq!(meaning(&said), None, "a phrase counts on a refusal only");
     }
 }
