@@ -806,11 +806,8 @@ impl<'t> TurnSteps<'t> {
                 usage: self.state.stats.usage,
             });
         }
-        self.check_iteration(iteration)?;
+        self.ask_again(EMPTY_ANSWER_INSTRUCTION, answered, iteration)?;
         self.state.empty_answers += 1;
-        self.conversation
-            .push(Message::user(EMPTY_ANSWER_INSTRUCTION));
-        self.iteration_without_calls(answered, iteration);
         Ok(())
     }
 
@@ -828,11 +825,8 @@ impl<'t> TurnSteps<'t> {
                 usage: self.state.stats.usage,
             });
         }
-        self.check_iteration(iteration)?;
+        self.ask_again(TOOL_CALL_AS_TEXT_INSTRUCTION, answered, iteration)?;
         self.state.failed_tool_calls += 1;
-        self.conversation
-            .push(Message::user(TOOL_CALL_AS_TEXT_INSTRUCTION));
-        self.iteration_without_calls(answered, iteration);
         Ok(())
     }
 
@@ -912,9 +906,7 @@ impl<'t> TurnSteps<'t> {
                 });
             }
             AnswerStep::Instruct(instruction) => {
-                self.check_iteration(iteration)?;
-                self.conversation.push(Message::user(instruction));
-                self.iteration_without_calls(answered, iteration);
+                self.ask_again(instruction, answered, iteration)?;
             }
         }
         Ok(())
@@ -930,6 +922,21 @@ impl<'t> TurnSteps<'t> {
             0,
             self.state.stats.usage,
         )?;
+        Ok(())
+    }
+
+    /// Asks again, within the limits, with `instruction` as the next user
+    /// message: an iteration without calls. `Err` (nothing added) when the
+    /// limits allow no other iteration.
+    fn ask_again(
+        &mut self,
+        instruction: &str,
+        answered: IterationStats,
+        iteration: u32,
+    ) -> Result<(), TurnError> {
+        self.check_iteration(iteration)?;
+        self.conversation.push(Message::user(instruction));
+        self.iteration_without_calls(answered, iteration);
         Ok(())
     }
 
