@@ -6,6 +6,8 @@ use agent_loop_core::conversation::WireFormat;
 use agent_loop_core::support::text::{ERROR_TEXT_BYTES, clean_error_text};
 use agent_loop_core::turn::{ModelError, ModelErrorKind};
 
+use crate::wire::error_field;
+
 /// The top-level members of a body that [`ModelError::from_error_body`]
 /// reads: a body holding neither is no error body, and the error of one
 /// that does is read from them alone.
@@ -86,15 +88,10 @@ impl HttpModelError for ModelError {
             Some(error) if error.is_object() => error,
             _ => &value,
         };
-        let text = |key: &str| match error.get(key) {
-            Some(serde_json::Value::String(text)) if !text.is_empty() => Some(text.clone()),
-            Some(serde_json::Value::Number(number)) => Some(number.to_string()),
-            _ => None,
-        };
         if self.code.is_none() {
-            self.code = text("code");
+            self.code = error_field(error, "code");
         }
-        if let Some(generation) = text("failed_generation") {
+        if let Some(generation) = error_field(error, "failed_generation") {
             self.failed_generation = Some(clean_error_text(&generation, ERROR_TEXT_BYTES));
         }
         self

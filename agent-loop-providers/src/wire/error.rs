@@ -159,6 +159,16 @@ impl WireError {
     }
 }
 
+/// The field `key` of a provider's error object as text: a non-empty
+/// string, or a number (some servers send `"code": 400`).
+pub(crate) fn error_field(error: &serde_json::Value, key: &str) -> Option<String> {
+    match error.get(key) {
+        Some(serde_json::Value::String(text)) if !text.is_empty() => Some(text.clone()),
+        Some(serde_json::Value::Number(number)) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
 /// The error a provider reported in a body or a stream, as a
 /// [`WireErrorKind::Provider`]: a bare string is the message; an object's
 /// type is the first of `type_keys` it has as a non-empty string or a
@@ -166,11 +176,7 @@ impl WireError {
 /// message its `message`, else its compact JSON text.
 pub(crate) fn provider_error_kind(error: &serde_json::Value, type_keys: &[&str]) -> WireErrorKind {
     use serde_json::Value;
-    let text = |key: &str| match error.get(key) {
-        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
-        Some(Value::Number(number)) => Some(number.to_string()),
-        _ => None,
-    };
+    let text = |key: &str| error_field(error, key);
     match error {
         Value::String(message) => WireErrorKind::Provider {
             error_type: "error".to_owned(),

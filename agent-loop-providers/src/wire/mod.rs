@@ -107,6 +107,9 @@ pub mod tool_schema;
 pub use arguments::RAW_ARGUMENTS_KEY;
 pub use declaration::{ParsedRequest, ProviderTool, ToolDeclaration};
 pub use dropped::{Dropped, DroppedKind};
+// The HTTP models read a streamed error's fields the way the formats do.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+pub(crate) use error::error_field;
 pub use error::{WireError, WireErrorKind};
 pub use ids::{
     MISTRAL_ID_LEN, OPENAI_MAX_ID_LEN, RESPONSES_MAX_ID_LEN, id_is_valid, name_is_valid,
