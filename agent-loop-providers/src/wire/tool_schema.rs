@@ -51,29 +51,58 @@ const SCHEMA_MAP_KEYWORDS: [&str; 5] = [
     "dependentSchemas",
 ];
 
-/// The subschemas of `schema`, each with the JSON Pointer step to it.
-fn subschemas(schema: &Map<String, Value>) -> Vec<(String, &Value)> {
-    let mut found = Vec::new();
-    for keyword in SCHEMA_KEYWORDS {
-        if let Some(value) = schema.get(keyword).filter(|value| value.is_object()) {
-            found.push((format!("/{keyword}"), value));
+/// Where a subschema stands in its schema: under a keyword, at an index
+/// of a keyword's list, or under a name of a keyword's map. Made without
+/// allocating: the `*_needs` walks run on every request.
+#[derive(Clone, Copy)]
+enum Step<'s> {
+    Keyword(&'static str),
+    Item(&'static str, usize),
+    Entry(&'static str, &'s str),
+}
+
+impl Step<'_> {
+    /// The JSON Pointer of the step (RFC 6901), e.g. `/properties/a~1b`.
+    fn pointer(self) -> String {
+        match self {
+            Step::Keyword(keyword) => format!("/{keyword}"),
+            Step::Item(keyword, index) => format!("/{keyword}/{index}"),
+            Step::Entry(keyword, name) => format!("/{keyword}/{}", pointer_escape(name)),
         }
     }
-    for keyword in SCHEMA_LIST_KEYWORDS {
-        if let Some(Value::Array(items)) = schema.get(keyword) {
-            for (index, item) in items.iter().enumerate() {
-                found.push((format!("/{keyword}/{index}"), item));
-            }
+
+    /// The subschema of `schema` at this step.
+    fn get_mut(self, schema: &mut Map<String, Value>) -> Option<&mut Value> {
+        match self {
+            Step::Keyword(keyword) => schema.get_mut(keyword),
+            Step::Item(keyword, index) => schema.get_mut(keyword)?.get_mut(index),
+            Step::Entry(keyword, name) => schema.get_mut(keyword)?.get_mut(name),
         }
     }
-    for keyword in SCHEMA_MAP_KEYWORDS {
-        if let Some(Value::Object(map)) = schema.get(keyword) {
-            for (name, value) in map {
-                found.push((format!("/{keyword}/{}", pointer_escape(name)), value));
-            }
-        }
-    }
-    found
+}
+
+/// The subschemas of `schema`, each with its step.
+fn subschemas(schema: &Map<String, Value>) -> impl Iterator<Item = (Step<'_>, &Value)> {
+    let single = SCHEMA_KEYWORDS.into_iter().filter_map(move |keyword| {
+        let value = schema.get(keyword).filter(|value| value.is_object())?;
+        Some((Step::Keyword(keyword), value))
+    });
+    let lists = SCHEMA_LIST_KEYWORDS.into_iter().flat_map(move |keyword| {
+        let items = schema.get(keyword).and_then(Value::as_array);
+        items
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(move |(index, item)| (Step::Item(keyword, index), item))
+    });
+    let maps = SCHEMA_MAP_KEYWORDS.into_iter().flat_map(move |keyword| {
+        let entries = schema.get(keyword).and_then(Value::as_object);
+        entries
+            .into_iter()
+            .flatten()
+            .map(move |(name, value)| (Step::Entry(keyword, name.as_str()), value))
+    });
+    single.chain(lists).chain(maps)
 }
 
 /// `name` escaped as a JSON Pointer reference token (RFC 6901).
@@ -105,9 +134,7 @@ fn openai_needs(schema: &Value) -> bool {
         || (has_type(map, "array")
             && !map.contains_key("items")
             && !map.contains_key("prefixItems"))
-        || subschemas(map)
-            .into_iter()
-            .any(|(_, sub)| openai_needs(sub))
+        || subschemas(map).any(|(_, sub)| openai_needs(sub))
 }
 
 /// Adds the missing `properties` and `items` in place.
@@ -204,9 +231,7 @@ fn gemini_needs(schema: &Value) -> bool {
         return false;
     };
     (map.contains_key("$ref") && map.keys().any(|key| !gemini_takes_beside_ref(key)))
-        || subschemas(map)
-            .into_iter()
-            .any(|(_, sub)| gemini_needs(sub))
+        || subschemas(map).any(|(_, sub)| gemini_needs(sub))
 }
 
 /// The references being inlined above a schema, and how many were
@@ -280,30 +305,12 @@ fn gemini_repair(
         if !gemini_needs(sub) {
             continue;
         }
-        let fixed = gemini_repair(root, sub, &format!("{path}{step}"), expanding)?;
-        if let Some(slot) = repaired.pointer_mut_step(&step) {
+        let fixed = gemini_repair(root, sub, &format!("{path}{}", step.pointer()), expanding)?;
+        if let Some(slot) = step.get_mut(&mut repaired) {
             *slot = fixed;
         }
     }
     Ok(Value::Object(repaired))
-}
-
-/// A mutable step into a schema map by the pointer step `subschemas`
-/// wrote (`/keyword`, `/keyword/index`, `/keyword/name`).
-trait PointerStep {
-    fn pointer_mut_step(&mut self, step: &str) -> Option<&mut Value>;
-}
-
-impl PointerStep for Map<String, Value> {
-    fn pointer_mut_step(&mut self, step: &str) -> Option<&mut Value> {
-        let mut tokens = step.strip_prefix('/')?.splitn(2, '/');
-        let keyword = tokens.next()?;
-        let value = self.get_mut(keyword)?;
-        match tokens.next() {
-            None => Some(value),
-            Some(rest) => value.pointer_mut(&format!("/{rest}")),
-        }
-    }
 }
 
 /// `parameters` as Gemini's `parametersJsonSchema` accepts them: each
