@@ -210,7 +210,7 @@ async fn a_request_with_one_character_changed_is_refused_with_its_path_and_both_
         .unwrap_err();
     assert_eq!(
         mismatch(error).to_string(),
-        r#"request 0 differs from the recorded one: last user message: recorded "Go now", sent "Go new""#
+        r#"request 0 differs from the recorded one: last_user_message: recorded "Go now", sent "Go new""#
     );
     assert!(
         run(&bind(&definition, session_id).await, &replayer, "Go now")
@@ -407,4 +407,266 @@ async fn at_recorded_speed_the_deltas_come_no_sooner_than_they_were_recorded() {
     // Without pacing, the same deltas in the same order.
     let replayer = Replayer::new(cassette, Strictness::Exact);
     assert_eq!(run(&session, &replayer, "Go").await.unwrap(), recorded);
+}
+
+/// A tool that returns an order number it minted (a counter that starts
+/// where `first` says: another run mints others), as a tool that mints a
+/// random id or reads live state does.
+fn minting_definition(first: usize) -> Definition<Validated> {
+    use agent_loop::tool::{Definition as ToolDefinition, ToolInfo};
+    let next = Arc::new(AtomicUsize::new(first));
+    Definition::builder()
+        .name("minting")
+        .tool(ToolDefinition::from_fn(
+            ToolInfo::new(
+                "place_order",
+                "Places an order.",
+                serde_json::json!({"type": "object"}),
+            ),
+            move |_, _| {
+                let number = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move { Ok::<_, std::convert::Infallible>(format!("order {number} placed")) }
+            },
+        ))
+        .build()
+        .validate()
+        .unwrap()
+}
+
+/// Two orders, then an answer.
+fn ordering() -> Vec<ModelResponse> {
+    vec![
+        ModelResponse::tool_calls([ToolCall::new("call_1", "place_order", "{}")]),
+        ModelResponse::tool_calls([ToolCall::new("call_2", "place_order", "{}")]),
+        ModelResponse::answer("Two orders placed."),
+    ]
+}
+
+#[tokio::test]
+async fn a_normaliser_makes_minted_tool_results_alike_where_ignore_volatile_cannot() {
+    use agent_loop::cassette::ExchangeRequest;
+    use agent_loop::conversation::ContentPart;
+    let session_id = SessionId::new();
+    let path = Path::new();
+    let recorder = Recorder::new(ScriptedModel::new(ordering()), &path.0);
+    let recorded = run(
+        &bind(&minting_definition(1000), session_id).await,
+        &recorder,
+        "Order twice",
+    )
+    .await
+    .unwrap();
+    assert_eq!(recorded.0[2].text(), "order 1000 placed");
+
+    // The next run mints other numbers: no strictness passes it.
+    for strictness in [Strictness::Exact, Strictness::IgnoreVolatile] {
+        let replayer = Replayer::new(Cassette::load(&path.0).unwrap(), strictness);
+        let error = run(
+            &bind(&minting_definition(7), session_id).await,
+            &replayer,
+            "Order twice",
+        )
+        .await
+        .unwrap_err();
+        let ReplayMismatch::Differs {
+            exchange,
+            difference,
+        } = mismatch(error)
+        else {
+            panic!("not a difference");
+        };
+        assert_eq!(exchange, 1);
+        assert_eq!(difference.path, "conversation[2].content[0].text");
+        assert_eq!(difference.recorded, r#""order 1000 placed""#);
+        assert_eq!(difference.sent, r#""order 7 placed""#);
+    }
+
+    // Normalised on both sides, it replays; the cassette is kept as it was.
+    let order_number = |request: &mut ExchangeRequest| {
+        for message in &mut request.conversation {
+            if let Message::Tool(result) = message {
+                for part in &mut result.content {
+                    if let ContentPart::Text(text) = part
+                        && text.text.starts_with("order ")
+                    {
+                        text.text = "order (number) placed".to_owned();
+                    }
+                }
+            }
+        }
+    };
+    let cassette = Cassette::load(&path.0).unwrap();
+    let replayer = Replayer::new(cassette.clone(), Strictness::Exact).normalizing(order_number);
+    let (conversation, _) = run(
+        &bind(&minting_definition(7), session_id).await,
+        &replayer,
+        "Order twice",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        conversation[2].text(),
+        "order 7 placed",
+        "what the tool said reaches the model"
+    );
+    assert_eq!(conversation[4].text(), "order 8 placed");
+    assert_eq!(conversation.last(), recorded.0.last());
+    assert_eq!(replayer.remaining(), 0);
+    assert_eq!(Cassette::load(&path.0).unwrap(), cassette);
+}
+
+#[tokio::test]
+async fn equal_requests_are_served_first_in_first_out_and_others_by_content_in_any_order() {
+    let path = Path::new();
+    let recorder = Recorder::new(
+        ScriptedModel::new([
+            ModelResponse::answer("Alpha one."),
+            ModelResponse::answer("Beta."),
+            ModelResponse::answer("Alpha two."),
+        ]),
+        &path.0,
+    );
+    let session = bind(&definition(), SessionId::new()).await;
+    for user in ["Alpha", "Beta", "Alpha"] {
+        run(&session, &recorder, user).await.unwrap();
+    }
+    let answer = |(conversation, _): (Vec<Message>, Vec<TurnEvent>)| {
+        conversation.last().map(Message::text).unwrap_or_default()
+    };
+
+    // Asked in another order: each gets its own answer; the two equal
+    // requests get theirs in the order they were recorded.
+    let replayer = Replayer::new(Cassette::load(&path.0).unwrap(), Strictness::Exact);
+    assert_eq!(
+        answer(run(&session, &replayer, "Beta").await.unwrap()),
+        "Beta."
+    );
+    assert_eq!(
+        answer(run(&session, &replayer, "Alpha").await.unwrap()),
+        "Alpha one."
+    );
+    assert_eq!(replayer.remaining(), 1);
+    // One that matches none left is compared with the earliest left.
+    let error = run(&session, &replayer, "Beta").await.unwrap_err();
+    assert_eq!(
+        mismatch(error).to_string(),
+        r#"request 2 differs from the recorded one: conversation[0].content[0].text: recorded "Alpha", sent "Beta""#
+    );
+    assert_eq!(
+        answer(run(&session, &replayer, "Alpha").await.unwrap()),
+        "Alpha two."
+    );
+    let error = run(&session, &replayer, "Alpha").await.unwrap_err();
+    assert_eq!(mismatch(error), ReplayMismatch::Exhausted { recorded: 3 });
+}
+
+#[tokio::test]
+async fn two_agents_recorded_one_after_the_other_replay_in_the_other_order() {
+    let path = Path::new();
+    let recorder = Recorder::new(ScriptedModel::new(responses("call_")), &path.0);
+    let (first, second) = (SessionId::new(), SessionId::new());
+    let definition = definition();
+    let recorded_first = run(&bind(&definition, first).await, &recorder, "First")
+        .await
+        .unwrap();
+    let recorder = Recorder::appending(
+        ScriptedModel::new(responses("call_")),
+        &path.0,
+        recorder.cassette(),
+    );
+    let recorded_second = run(&bind(&definition, second).await, &recorder, "Second")
+        .await
+        .unwrap();
+    let cassette = Cassette::load(&path.0).unwrap();
+    assert_eq!(cassette.exchanges.len(), 6);
+
+    // The second agent's turn reaches the replayer first (as concurrent
+    // agents' requests do in another order than recorded): each agent
+    // still gets its own answers.
+    let replayer = Replayer::new(cassette, Strictness::Exact);
+    let replayed_second = run(&bind(&definition, second).await, &replayer, "Second").await;
+    assert_eq!(replayer.remaining(), 3);
+    let replayed_first = run(&bind(&definition, first).await, &replayer, "First").await;
+    assert_eq!(replayed_first.unwrap(), recorded_first);
+    assert_eq!(replayed_second.unwrap(), recorded_second);
+    assert_eq!(replayer.remaining(), 0);
+}
+
+#[cfg(feature = "openai")]
+#[tokio::test]
+async fn a_refusal_the_turn_recovered_from_is_recorded_and_replayed_so_the_turn_recovers_again() {
+    use agent_loop::cassette::{Answer, RecordedError};
+    use agent_loop::conversation::WireFormat;
+    use agent_loop::model::{ModelErrorKind, OpenAiModel};
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    // Groq refuses the model's tool call (HTTP 400 `tool_use_failed`,
+    // pydantic/pydantic-ai PR #2774), the turn tells the model, which
+    // then answers.
+    let generation = "<function=echo{\"text\": \"hi\"</function>";
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(serde_json::json!({ "error": {
+            "message": "Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.",
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+            "failed_generation": generation
+        } })))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": "chatcmpl-2", "object": "chat.completion", "created": 0, "model": "llama-3.3-70b-versatile",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "Hi."}}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 2, "total_tokens": 42}
+        })))
+        .mount(&server)
+        .await;
+    let model = OpenAiModel::new("llama-3.3-70b-versatile")
+        .base_url(format!("{}/openai/v1", server.uri()))
+        .api_key("gsk-SECRET")
+        .max_retries(0);
+    let path = Path::new();
+    let recorder = Recorder::new(model, &path.0);
+    let session_id = SessionId::new();
+    let recorded = run(&bind(&definition(), session_id).await, &recorder, "Say hi")
+        .await
+        .unwrap();
+    assert_eq!(recorded.0.last().map(Message::text).as_deref(), Some("Hi."));
+
+    let cassette = Cassette::load(&path.0).unwrap();
+    assert_eq!(cassette.exchanges.len(), 2);
+    let Answer::Error(error) = &cassette.exchanges[0].answer else {
+        panic!(
+            "the refusal was not recorded: {:?}",
+            cassette.exchanges[0].answer
+        );
+    };
+    assert_eq!(error.kind, ModelErrorKind::Http { status: 400 });
+    assert_eq!(error.format, Some(WireFormat::OpenAiChat));
+    assert_eq!(error.code.as_deref(), Some("tool_use_failed"));
+    assert_eq!(error.error_type.as_deref(), Some("invalid_request_error"));
+    assert_eq!(error.failed_generation.as_deref(), Some(generation));
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path.0).unwrap()).unwrap();
+    let saved = &saved["exchanges"][0];
+    assert_eq!(saved["error"]["kind"], "http");
+    assert_eq!(saved["error"]["status"], 400);
+    assert!(saved.get("response").is_none());
+    assert!(matches!(cassette.exchanges[1].answer, Answer::Response(_)));
+
+    // Offline, the refusal comes back as it came and the turn recovers
+    // the same way, to the same conversation and events.
+    let replayer = Replayer::new(cassette.clone(), Strictness::Exact);
+    let replayed = run(&bind(&definition(), session_id).await, &replayer, "Say hi")
+        .await
+        .unwrap();
+    assert_eq!(replayed, recorded);
+    assert_eq!(replayer.remaining(), 0);
+    let back = RecordedError::of(&error.to_error());
+    assert_eq!(&back, error, "a recorded error reads back as itself");
+    assert!(error.to_error().is_failed_tool_call());
 }

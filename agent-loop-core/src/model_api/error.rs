@@ -10,7 +10,11 @@ use crate::tool::BoxError;
 
 /// What went wrong with a model request: the [`kind`](ModelError::kind) of
 /// a [`ModelError`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// As JSON (a cassette's recorded error), tagged by `kind` in snake case:
+/// `{"kind": "http", "status": 400}`, `{"kind": "timeout"}`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ModelErrorKind {
     /// The server answered with an HTTP error status (after the retries

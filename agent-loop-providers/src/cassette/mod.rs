@@ -6,9 +6,9 @@
 //! A [`Cassette`] is a JSON file: its format version, then one
 //! [`Exchange`] per model request, in order: what the model was
 //! ([`ModelDescription`]: name and format), the request as the crate sent
-//! it ([`ExchangeRequest`]), the [`ModelResponse`], and a streamed
-//! response's text and reasoning deltas in order with their times since the
-//! request began ([`Delta`]). Nothing else reaches the file: a model is
+//! it ([`ExchangeRequest`]), the [`ModelResponse`] or the error the request
+//! failed with ([`Answer`]), and a streamed response's text and reasoning
+//! deltas in order with their times since the request began ([`Delta`]). Nothing else reaches the file: a model is
 //! described by its name and format, never its endpoint or key.
 //!
 //! Saving is atomic: the cassette is written to a temporary file in the
@@ -40,6 +40,10 @@
 //! # Ok::<_, Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
+//!
+//! # Decisions
+//!
+#![doc = include_str!("../../docs/cassettes.md")]
 
 mod difference;
 mod recorder;
@@ -50,9 +54,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use agent_loop_core::conversation::{Message, ModelResponse};
+use agent_loop_core::conversation::{Message, ModelResponse, WireFormat};
 use agent_loop_core::tool::ToolInfo;
-use agent_loop_core::turn::{ModelDescription, ModelRequest};
+use agent_loop_core::turn::{ModelDescription, ModelError, ModelErrorKind, ModelRequest};
 
 pub use difference::Difference;
 pub use recorder::Recorder;
@@ -80,12 +84,93 @@ pub struct Exchange {
     pub model: ModelDescription,
     /// The request as the crate sent it.
     pub request: ExchangeRequest,
-    /// The model's response.
-    pub response: ModelResponse,
-    /// A streamed response's deltas, in order; empty for one that was not
-    /// streamed.
+    /// What the model answered: its response, or the error it failed with
+    /// (as JSON, the key `response` or the key `error`).
+    #[serde(flatten)]
+    pub answer: Answer,
+    /// A streamed response's deltas, in order, those that came before a
+    /// failure included; empty for one that was not streamed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deltas: Vec<Delta>,
+}
+
+/// What a model answered a recorded request: an [`Exchange`]'s outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Answer {
+    /// The model's response.
+    Response(ModelResponse),
+    /// The request failed: a refusal the turn recovered from (a full
+    /// context window it compacted, a tool call the provider could not
+    /// read) is replayed as it came, so the turn recovers again.
+    Error(RecordedError),
+}
+
+/// A failed request as a cassette keeps it: what a turn decides by
+/// ([`ModelError::exceeds_context_window`], [`ModelError::is_failed_tool_call`])
+/// and what its message shows. Not kept: the request id, the attempts and
+/// the waits a server asked for, which belong to the live request, and the
+/// error's source (its causes' text is in [`message`](Self::message) when
+/// the error had no message of its own).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RecordedError {
+    /// [`ModelError::format`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<WireFormat>,
+    /// [`ModelError::kind`], as `{"kind": "http", "status": 400}`.
+    #[serde(flatten)]
+    pub kind: ModelErrorKind,
+    /// [`ModelError::error_type`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    /// [`ModelError::message`], or the error's causes' text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// [`ModelError::code`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// [`ModelError::failed_generation`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_generation: Option<String>,
+}
+
+impl RecordedError {
+    /// `error` as a cassette keeps it.
+    pub fn of(error: &ModelError) -> Self {
+        let message = error.message.clone().or_else(|| {
+            // A model of your own fails with a source and no message: its
+            // causes, joined as a chain is shown.
+            let mut causes = Vec::new();
+            let mut source = std::error::Error::source(error);
+            while let Some(cause) = source {
+                causes.push(cause.to_string());
+                source = cause.source();
+            }
+            (!causes.is_empty()).then(|| causes.join(": "))
+        });
+        Self {
+            format: error.format,
+            kind: error.kind.clone(),
+            error_type: error.error_type.clone(),
+            message,
+            code: error.code.clone(),
+            failed_generation: error.failed_generation.clone(),
+        }
+    }
+
+    /// The [`ModelError`] a replay returns: the recorded fields, no source,
+    /// no request id, `attempts` 0.
+    pub fn to_error(&self) -> ModelError {
+        let mut error = ModelError::new(self.kind.clone());
+        error.format = self.format;
+        error.error_type.clone_from(&self.error_type);
+        error.message.clone_from(&self.message);
+        error.code.clone_from(&self.code);
+        error.failed_generation.clone_from(&self.failed_generation);
+        error
+    }
 }
 
 /// A [`ModelRequest`] as data: what a replay compares.
@@ -317,7 +402,7 @@ mod tests {
                 mode: None,
                 output: None,
             },
-            response: ModelResponse::answer("Hi."),
+            answer: Answer::Response(ModelResponse::answer("Hi.")),
             deltas: Vec::new(),
         });
         old.save(&path).unwrap();
@@ -372,5 +457,34 @@ mod tests {
             panic!("not a format error");
         };
         assert_eq!(reason, "format version 2, this crate reads 1");
+        // A response that is no response: the exchange is named (the key is
+        // read through serde's flatten, which keeps no deeper path).
+        std::fs::write(
+            &path,
+            r#"{"version": 1, "exchanges": [{"request": {"conversation": []}, "response": 3}]}"#,
+        )
+        .unwrap();
+        let Err(CassetteError::Format { reason, .. }) = Cassette::load(&path) else {
+            panic!("not a format error");
+        };
+        assert!(
+            reason.starts_with(
+                "exchanges[0]: invalid type: integer `3`, expected struct ModelResponse"
+            ),
+            "{reason}"
+        );
+        // Neither a response nor an error.
+        std::fs::write(
+            &path,
+            r#"{"version": 1, "exchanges": [{"request": {"conversation": []}}]}"#,
+        )
+        .unwrap();
+        let Err(CassetteError::Format { reason, .. }) = Cassette::load(&path) else {
+            panic!("not a format error");
+        };
+        assert!(
+            reason.starts_with("exchanges[0]: no variant of enum Answer found"),
+            "{reason}"
+        );
     }
 }

@@ -7,21 +7,25 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 
-use crate::cassette::{Cassette, CassetteError, Delta, DeltaPiece, Exchange, ExchangeRequest};
+use crate::cassette::{
+    Answer, Cassette, CassetteError, Delta, DeltaPiece, Exchange, ExchangeRequest, RecordedError,
+};
 use agent_loop_core::conversation::ModelResponse;
 use agent_loop_core::turn::{
     Model, ModelDescription, ModelError, ModelErrorKind, ModelRequest, TurnEvent, TurnEvents,
 };
 
-/// Runs `model` for real and appends every exchange that succeeded to the
-/// cassette at `path`, saved (atomically, see [`Cassette::save`]) after
-/// each one, so a crash loses at most the request in flight. A streamed
-/// response's text and reasoning deltas are recorded with their times and
-/// passed on to the turn's events as they arrive.
+/// Runs `model` for real and appends every exchange to the cassette at
+/// `path`, saved (atomically, see [`Cassette::save`]) after each one, so a
+/// crash loses at most the request in flight. A streamed response's text
+/// and reasoning deltas are recorded with their times and passed on to the
+/// turn's events as they arrive.
 ///
-/// A failed request is passed on and not recorded: a replay of the
-/// cassette then lacks it. The cassette starts empty: an existing file at
-/// `path` is replaced at the first save.
+/// A failed request is recorded too, as its [`RecordedError`], and passed
+/// on: a turn that recovered from it (compacted a full context window and
+/// asked again, told the model its tool call could not be read) replays
+/// the same way. The cassette starts empty: an existing file at `path` is
+/// replaced at the first save.
 ///
 /// What it writes is the provider-neutral request and response and the
 /// model's [`description`](Model::description): no endpoint, header or
@@ -67,10 +71,10 @@ impl<M: Model> Recorder<M> {
 
 #[async_trait]
 impl<M: Model> Model for Recorder<M> {
-    /// Errors: the model's own; and [`ModelErrorKind::Other`] when the
-    /// cassette could not be saved (the source is the [`CassetteError`]),
-    /// the response then not handed on: a recording that is not kept
-    /// should not pass for one.
+    /// Errors: the model's own (recorded); and [`ModelErrorKind::Other`]
+    /// when the cassette could not be saved (the source is the
+    /// [`CassetteError`]), the model's answer then not handed on: a
+    /// recording that is not kept should not pass for one.
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let (events, mut received) = TurnEvents::channel();
         let mut inner = request;
@@ -103,11 +107,13 @@ impl<M: Model> Model for Recorder<M> {
         while let Ok(event) = received.try_recv() {
             keep(event, &mut deltas);
         }
-        let response = outcome?;
         let exchange = Exchange {
             model: self.model.description(),
             request: ExchangeRequest::of(&request),
-            response: response.clone(),
+            answer: match &outcome {
+                Ok(response) => Answer::Response(response.clone()),
+                Err(error) => Answer::Error(RecordedError::of(error)),
+            },
             deltas,
         };
         // Held while the file is written, so that saves of exchanges that
@@ -121,7 +127,7 @@ impl<M: Model> Model for Recorder<M> {
                 .with_message("the exchange could not be recorded")
                 .with_source(error));
         }
-        Ok(response)
+        outcome
     }
 
     fn description(&self) -> ModelDescription {
