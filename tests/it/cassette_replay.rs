@@ -595,7 +595,7 @@ async fn two_agents_recorded_one_after_the_other_replay_in_the_other_order() {
 #[cfg(feature = "openai")]
 #[tokio::test]
 async fn a_refusal_the_turn_recovered_from_is_recorded_and_replayed_so_the_turn_recovers_again() {
-    use agent_loop::cassette::{Answer, RecordedError};
+    use agent_loop::cassette::{Answer, RecordedFailure};
     use agent_loop::conversation::WireFormat;
     use agent_loop::model::{ModelErrorKind, OpenAiModel};
     use wiremock::matchers::method;
@@ -666,7 +666,7 @@ async fn a_refusal_the_turn_recovered_from_is_recorded_and_replayed_so_the_turn_
         .unwrap();
     assert_eq!(replayed, recorded);
     assert_eq!(replayer.remaining(), 0);
-    let back = RecordedError::of(&error.to_error());
+    let back = RecordedFailure::of(&error.to_error());
     assert_eq!(&back, error, "a recorded error reads back as itself");
     assert!(error.to_error().is_failed_tool_call());
 }

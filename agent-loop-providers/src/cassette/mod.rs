@@ -104,7 +104,7 @@ pub enum Answer {
     /// The request failed: a refusal the turn recovered from (a full
     /// context window it compacted, a tool call the provider could not
     /// read) is replayed as it came, so the turn recovers again.
-    Error(RecordedError),
+    Error(RecordedFailure),
 }
 
 /// A failed request as a cassette keeps it: what a turn decides by
@@ -115,7 +115,7 @@ pub enum Answer {
 /// the error had no message of its own).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct RecordedError {
+pub struct RecordedFailure {
     /// [`ModelError::format`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<WireFormat>,
@@ -136,7 +136,7 @@ pub struct RecordedError {
     pub failed_generation: Option<String>,
 }
 
-impl RecordedError {
+impl RecordedFailure {
     /// `error` as a cassette keeps it.
     pub fn of(error: &ModelError) -> Self {
         let message = error.message.clone().or_else(|| {

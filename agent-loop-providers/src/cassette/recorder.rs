@@ -8,7 +8,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 
 use crate::cassette::{
-    Answer, Cassette, CassetteError, Delta, DeltaPiece, Exchange, ExchangeRequest, RecordedError,
+    Answer, Cassette, CassetteError, Delta, DeltaPiece, Exchange, ExchangeRequest, RecordedFailure,
 };
 use agent_loop_core::conversation::ModelResponse;
 use agent_loop_core::turn::{
@@ -21,7 +21,7 @@ use agent_loop_core::turn::{
 /// and reasoning deltas are recorded with their times and passed on to the
 /// turn's events as they arrive.
 ///
-/// A failed request is recorded too, as its [`RecordedError`], and passed
+/// A failed request is recorded too, as its [`RecordedFailure`], and passed
 /// on: a turn that recovered from it (compacted a full context window and
 /// asked again, told the model its tool call could not be read) replays
 /// the same way. The cassette starts empty: an existing file at `path` is
@@ -112,7 +112,7 @@ impl<M: Model> Model for Recorder<M> {
             request: ExchangeRequest::of(&request),
             answer: match &outcome {
                 Ok(response) => Answer::Response(response.clone()),
-                Err(error) => Answer::Error(RecordedError::of(error)),
+                Err(error) => Answer::Error(RecordedFailure::of(error)),
             },
             deltas,
         };

@@ -245,7 +245,7 @@ impl Replayer {
 #[async_trait]
 impl Model for Replayer {
     /// Errors: a recorded error, as it was recorded
-    /// ([`RecordedError::to_error`](crate::cassette::RecordedError::to_error));
+    /// ([`RecordedFailure::to_error`](crate::cassette::RecordedFailure::to_error));
     /// [`ModelErrorKind::Request`] with a [`ReplayMismatch`] source when the
     /// request matches no recorded one left, or every exchange was served (without [`new_episodes`](Self::new_episodes));
     /// past the end with it, the real model's errors, and the recorder's.

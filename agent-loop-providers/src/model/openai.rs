@@ -412,7 +412,7 @@ mod tests {
     use super::*;
     use crate::wire::Target;
     use agent_loop_core::conversation::{
-        AssistantMessage, ContentPart, Origin, ReasoningPart, ToolCall, ToolResult,
+        AssistantMessage, ContentPart, Origin, ReasoningPart, ToolCall, ToolResult, WireFormat,
     };
 
     /// DeepSeek's reasoning, recorded as the DeepSeek model records it,
@@ -456,6 +456,55 @@ mod tests {
         let body = deepseek.body(&request);
         assert_eq!(body.value()["messages"][1]["reasoning_content"], "plan");
         assert!(body.dropped.is_empty());
+    }
+
+    #[test]
+    fn to_deepseek_every_assistant_message_carries_reasoning_content_empty_when_it_has_none() {
+        // DeepSeek's own message with reasoning, then one another model
+        // wrote (Anthropic's signed thinking, which goes nowhere else), then
+        // one of no reasoning at all, then a plain answer.
+        let mut conversation = deepseek_history();
+        let claude = Origin::new(WireFormat::AnthropicMessages).with_model("claude-sonnet-4-5");
+        let mut thought =
+            AssistantMessage::with_tool_calls(None, vec![ToolCall::new("call_2", "f", "{}")]);
+        thought.content.insert(
+            0,
+            ContentPart::Reasoning(ReasoningPart::new("signed", claude).signed("sig")),
+        );
+        conversation.push(Message::Assistant(thought));
+        conversation.push(Message::Tool(ToolResult::ok("call_2", "done")));
+        conversation.push(Message::tool_calls(
+            None,
+            vec![ToolCall::new("call_3", "f", "{}")],
+        ));
+        conversation.push(Message::Tool(ToolResult::ok("call_3", "done")));
+        conversation.push(Message::assistant("All done."));
+        conversation.push(Message::user("Again?"));
+        let request = ModelRequest::new(&conversation);
+        let reasoning_of = |model: &OpenAiModel| -> Vec<Option<Value>> {
+            let body = model.body(&request);
+            body.value()["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|message| message["role"] == "assistant")
+                .map(|message| message.get("reasoning_content").cloned())
+                .collect()
+        };
+        let deepseek = OpenAiModel::new("deepseek-v4-pro").base_url("https://api.deepseek.com");
+        assert_eq!(
+            reasoning_of(&deepseek),
+            [
+                Some(json!("plan")),
+                Some(json!("")),
+                Some(json!("")),
+                Some(json!(""))
+            ]
+        );
+        // Another server of the format gets none: not even DeepSeek's own
+        // (strict servers refuse keys they do not know).
+        let vllm = OpenAiModel::new("deepseek-v4-pro").base_url("http://localhost:8000/v1");
+        assert_eq!(reasoning_of(&vllm), [None, None, None, None]);
     }
 
     /// The bytes a request posts, read back.

@@ -90,6 +90,23 @@ impl Target {
         !(model_bound && differ(&self.model, &origin.model))
     }
 
+    /// `true` for DeepSeek's API (`api.deepseek.com`): in thinking mode
+    /// (`deepseek-reasoner`, the V4 models, `"thinking": {"type":
+    /// "enabled"}`) it answers HTTP 400 `Missing reasoning_content field in
+    /// the assistant message at message index N` to an assistant message
+    /// without `reasoning_content`, the empty string accepted, and the
+    /// messages another model wrote included
+    /// (<https://api-docs.deepseek.com/guides/thinking_mode#tool-calls>;
+    /// anomalyco/opencode #17523, openai/openai-agents-python #2155). Outside
+    /// thinking mode it ignores the field, so the Chat Completions export
+    /// writes it on every assistant message to this host whatever the mode.
+    /// DeepSeek's models served elsewhere follow that server's rules.
+    pub(crate) fn wants_reasoning_on_every_assistant_message(&self) -> bool {
+        self.provider
+            .as_deref()
+            .is_some_and(|host| host.split(':').next() == Some("api.deepseek.com"))
+    }
+
     /// `true` when nothing but the format can be left out for this target.
     fn is_unknown(&self) -> bool {
         self.provider.is_none() && self.model.is_none()

@@ -44,7 +44,9 @@ use agent_loop_core::conversation::{
 /// - [`Message::Assistant`] → `content`: its text, or `null`; an array of
 ///   text parts and its provider content parts in order when it has such a
 ///   part (see the module docs for which provider parts are calls);
-///   `reasoning_content`: this format's reasoning, when it has some;
+///   `reasoning_content`: this format's reasoning, when it has some (to
+///   DeepSeek's API, on every assistant message, `""` when it has none:
+///   see [`Target`]);
 ///   `tool_calls`: its calls in order (this format's provider calls
 ///   verbatim in their place), blank arguments written as `{}`, arguments
 ///   that are not a JSON object as `{"_raw_arguments": "<the text>"}` (see
@@ -161,7 +163,10 @@ fn write_messages<'a, E>(
     target: &Target,
     mut emit: impl FnMut(MessageView<'a>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let takes = Takes { target };
+    let takes = Takes {
+        target,
+        reasoning_everywhere: target.wants_reasoning_on_every_assistant_message(),
+    };
     let mut ids = ExportIds::for_target(FORMAT, target, outgoing.rest);
     // Images of the current run of tool results, for one user message.
     let mut tool_images: Vec<UserPartView<'a>> = Vec::new();
@@ -225,6 +230,10 @@ fn write_messages<'a, E>(
 /// out here, and listed by [`report`].
 struct Takes<'t> {
     target: &'t Target,
+    /// Every assistant message carries `reasoning_content`, `""` when it
+    /// has none of this target's: DeepSeek's rule
+    /// ([`Target::wants_reasoning_on_every_assistant_message`]).
+    reasoning_everywhere: bool,
 }
 
 impl Takes<'_> {
@@ -343,6 +352,9 @@ fn assistant_view<'a>(
     }
     if text.is_empty() && tool_calls.is_empty() && !has_provider_content {
         return None;
+    }
+    if takes.reasoning_everywhere && reasoning.is_none() {
+        reasoning = Some(Cow::Borrowed(""));
     }
     let content = if has_provider_content {
         Some(AssistantContent::Parts(parts))

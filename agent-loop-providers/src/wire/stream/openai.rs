@@ -70,8 +70,11 @@ const FORMAT: WireFormat = WireFormat::OpenAiChat;
 /// - `content`: string pieces concatenated. A piece that is an array of
 ///   parts (`text`, or another `type` kept verbatim) turns the content into
 ///   an array, consecutive text joined into one `text` part.
-/// - `reasoning_content` and `refusal`: pieces concatenated; present only
-///   when some piece is not empty (servers send `""` in every chunk).
+/// - `reasoning_content`: pieces concatenated; present when some piece
+///   had it, `""` included (as the unstreamed body's `""` is kept: DeepSeek
+///   wants it back); a `null` piece is none.
+/// - `refusal`: pieces concatenated; present only when some piece is not
+///   empty (servers send `""` in every chunk).
 /// - `tool_calls`: by `index`. A new `index` must be the next one (`0`,
 ///   then `1`, …); a lower one continues that index's latest call, in any
 ///   order (interleaved pieces of parallel calls), except for a piece that
@@ -123,6 +126,8 @@ pub struct ChunkAssembler {
     role: Option<String>,
     content: Content,
     reasoning: String,
+    /// Some piece had `reasoning_content`, `""` too.
+    has_reasoning: bool,
     refusal: String,
     calls: Vec<CallState>,
     /// For each tool call `index` the server used, the position in
@@ -396,11 +401,15 @@ impl ChunkAssembler {
         {
             self.role = Some(role);
         }
-        if let Some(reasoning) = delta.reasoning_content
-            && !reasoning.is_empty()
-        {
-            self.reasoning.push_str(&reasoning);
-            deltas.push(StreamDelta::Reasoning(reasoning));
+        if let Some(reasoning) = delta.reasoning_content {
+            // Present, even as `""`: the message has reasoning, as the
+            // unstreamed body's `"reasoning_content": ""` says (DeepSeek
+            // wants it back so).
+            self.has_reasoning = true;
+            if !reasoning.is_empty() {
+                self.reasoning.push_str(&reasoning);
+                deltas.push(StreamDelta::Reasoning(reasoning));
+            }
         }
         match delta.content {
             None | Some(Value::Null) => {}
@@ -649,7 +658,7 @@ impl ChunkAssembler {
                     Content::Parts(parts) => Value::Array(parts),
                 },
             );
-            if !self.reasoning.is_empty() {
+            if self.has_reasoning {
                 message.insert(
                     "reasoning_content".to_owned(),
                     Value::String(self.reasoning),
@@ -1010,6 +1019,50 @@ mod tests {
         assert_eq!(fields["channel"], "analysis");
         assert_eq!(fields["reasoning"], "haha!");
         assert_eq!(fields["tier"], "x");
+    }
+
+    /// DeepSeek opens a stream with `"reasoning_content": ""` and sends
+    /// `null` after it: the empty reasoning is kept, as the unstreamed
+    /// body's `""` is, so it goes back to DeepSeek alike; a stream that
+    /// never had it (only `null`) has no reasoning.
+    #[test]
+    fn an_empty_reasoning_content_is_kept_as_the_unstreamed_body_keeps_it() {
+        let chunk = |delta: Value| {
+            json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta }] })
+                .to_string()
+        };
+        let end = json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] })
+            .to_string();
+        let chunks = [
+            chunk(json!({ "role": "assistant", "content": null, "reasoning_content": "" })),
+            chunk(json!({ "content": "Hi", "reasoning_content": null })),
+            end.clone(),
+        ];
+        let body = json!({ "object": "chat.completion", "choices": [{ "index": 0, "finish_reason": "stop",
+            "message": { "role": "assistant", "content": "Hi", "reasoning_content": "" } }] });
+        let (deltas, response) = assemble(&chunks);
+        let response = response.unwrap();
+        assert_eq!(response, openai::parse_response(&body).unwrap());
+        assert!(
+            matches!(response.message.content.first(), Some(ContentPart::Reasoning(part)) if part.text.is_empty()),
+            "{:?}",
+            response.message.content
+        );
+        assert_eq!(deltas, [StreamDelta::Text("Hi".into())], "no empty delta");
+
+        let chunks = [
+            chunk(json!({ "role": "assistant", "content": "Hi", "reasoning_content": null })),
+            end,
+        ];
+        let (_, response) = assemble(&chunks);
+        let response = response.unwrap();
+        assert_eq!(
+            response.message.content.len(),
+            1,
+            "{:?}",
+            response.message.content
+        );
+        assert_eq!(response.message.text(), "Hi");
     }
 
     /// The recorded Groq stream assembles to its one `channel`.
