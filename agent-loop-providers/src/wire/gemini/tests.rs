@@ -320,6 +320,29 @@ fn openapi_parameters_are_lowered_and_other_tools_kept() {
     assert!(export_tools(&[] as &[ToolInfo]).is_empty());
 }
 
+/// Built-in tools before, between and after function tools come back in
+/// their places: a request given back as it came.
+#[test]
+fn built_in_tools_keep_their_places_among_function_tools() {
+    let declaration = |name: &str| json!({ "name": name, "parametersJsonSchema": { "type": "object", "properties": {} } });
+    let tools = json!([
+        { "googleSearch": {} },
+        { "functionDeclarations": [declaration("a"), declaration("b")] },
+        { "codeExecution": {} },
+        { "functionDeclarations": [declaration("c")] },
+        { "urlContext": {} }
+    ]);
+    let parsed = parse_tools(&tools).unwrap();
+    let names: Vec<&str> = parsed.iter().map(ToolDeclaration::name).collect();
+    assert_eq!(
+        names,
+        ["googleSearch", "a", "b", "codeExecution", "c", "urlContext"]
+    );
+    let exported = export_declarations(&parsed).unwrap();
+    assert_eq!(Value::Array(exported.clone()), tools);
+    assert_eq!(parse_tools(&Value::Array(exported)).unwrap(), parsed);
+}
+
 #[test]
 fn finish_reasons_and_blocked_prompts() {
     let body = |reason: &str| json!({ "candidates": [{ "content": { "role": "model", "parts": [{ "text": "x" }] }, "finishReason": reason }] });

@@ -74,10 +74,12 @@ pub fn export_tools<'t>(tools: impl IntoIterator<Item = &'t ToolInfo>) -> Vec<Va
     vec![function_tool(declarations)]
 }
 
-/// The request's `tools` array for parsed declarations: the
-/// [`ToolDeclaration::Function`]s as [`export_tools`] writes them (one
-/// `functionDeclarations` object, first), then each Gemini
-/// [`ToolDeclaration::Provider`] verbatim, in order.
+/// The request's `tools` array for parsed declarations, in their order:
+/// each run of [`ToolDeclaration::Function`]s as one `functionDeclarations`
+/// object ([`export_tools`]'s), each Gemini [`ToolDeclaration::Provider`]
+/// verbatim where it stood. So a request's tools come back as they came:
+/// [`parse_tools`] of the result gives `tools` again, built-in tools
+/// (`googleSearch`, `codeExecution`, ...) in their places.
 ///
 /// # Errors
 ///
@@ -85,13 +87,17 @@ pub fn export_tools<'t>(tools: impl IntoIterator<Item = &'t ToolInfo>) -> Vec<Va
 /// declarations) for a provider tool of another format: only its own
 /// provider knows what it is.
 pub fn export_declarations(tools: &[ToolDeclaration]) -> Result<Vec<Value>, WireError> {
+    let mut exported = Vec::new();
+    // The declarations of the run of function tools being read.
     let mut functions = Vec::new();
-    let mut others = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
         match tool {
             ToolDeclaration::Function(info) => functions.push(export_declaration(info)),
             ToolDeclaration::Provider(tool) if tool.format == FORMAT => {
-                others.push(tool.value.clone());
+                if !functions.is_empty() {
+                    exported.push(function_tool(std::mem::take(&mut functions)));
+                }
+                exported.push(tool.value.clone());
             }
             ToolDeclaration::Provider(tool) => {
                 return Err(WireError::new(
@@ -106,11 +112,9 @@ pub fn export_declarations(tools: &[ToolDeclaration]) -> Result<Vec<Value>, Wire
             }
         }
     }
-    let mut exported = Vec::with_capacity(others.len() + 1);
     if !functions.is_empty() {
         exported.push(function_tool(functions));
     }
-    exported.extend(others);
     Ok(exported)
 }
 
