@@ -16,7 +16,9 @@
 //! # Gemini's native API:
 //! GEMINI_API_KEY=... GEMINI_MODEL=gemini-3-flash-preview \
 //!   cargo run --example chat --features gemini -- --gemini "What time is it?"
-//! # The listing tool reads the directory given with --dir (default: the current one).
+//! # The listing tool reads the directory given with --dir (default: the current one);
+//! # --effort LEVEL (none, minimal, low, medium, high, xhigh, max) sets how
+//! # much the model reasons, on any of them.
 //! ```
 //!
 //! Without an endpoint it says what to set and exits with status 2.
@@ -74,13 +76,35 @@ mod agent {
     pub struct Options {
         pub api: Api,
         pub dir: PathBuf,
+        /// `--effort LEVEL`: how much the model reasons, on any API.
+        pub effort: Option<agent_loop::model::Effort>,
         pub prompt: String,
+    }
+
+    /// An [`Effort`](agent_loop::model::Effort) by the name the providers give it.
+    fn effort(name: &str) -> Result<agent_loop::model::Effort, String> {
+        use agent_loop::model::Effort;
+        Ok(match name {
+            "none" => Effort::None,
+            "minimal" => Effort::Minimal,
+            "low" => Effort::Low,
+            "medium" => Effort::Medium,
+            "high" => Effort::High,
+            "xhigh" => Effort::XHigh,
+            "max" => Effort::Max,
+            other => {
+                return Err(format!(
+                    "--effort takes none, minimal, low, medium, high, xhigh or max, not {other:?}"
+                ));
+            }
+        })
     }
 
     pub fn options(args: impl Iterator<Item = String>) -> Result<Options, String> {
         let mut options = Options {
             api: Api::Chat,
             dir: PathBuf::from("."),
+            effort: None,
             prompt: String::new(),
         };
         let mut args = args.peekable();
@@ -92,6 +116,10 @@ mod agent {
                 "--gemini" => options.api = Api::Gemini,
                 "--dir" => {
                     options.dir = args.next().ok_or("--dir needs a directory")?.into();
+                }
+                "--effort" => {
+                    let level = args.next().ok_or("--effort needs a level")?;
+                    options.effort = Some(effort(&level)?);
                 }
                 _ => words.push(arg),
             }
@@ -220,7 +248,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let model: Box<dyn agent_loop::turn::Model> = match model(options.api) {
+    let model: Box<dyn agent_loop::turn::Model> = match model(options.api, options.effort) {
         Ok(model) => model,
         Err(problem) => {
             eprintln!("chat: {problem}");
@@ -246,12 +274,24 @@ async fn main() -> ExitCode {
 /// The model the environment describes, streaming; or what to set, or
 /// which feature to build with.
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-fn model(api: agent::Api) -> Result<Box<dyn agent_loop::turn::Model>, String> {
+fn model(
+    api: agent::Api,
+    effort: Option<agent_loop::model::Effort>,
+) -> Result<Box<dyn agent_loop::turn::Model>, String> {
     use agent::Api;
+    use agent_loop::model::{HttpModel, Provider};
     use agent_loop::turn::Model;
 
-    fn boxed<M: Model + 'static>(model: M) -> Box<dyn Model> {
-        Box::new(model)
+    // Streaming, and reasoning as asked: one setting on every model.
+    fn boxed<P: Provider>(
+        model: HttpModel<P>,
+        effort: Option<agent_loop::model::Effort>,
+    ) -> Box<dyn Model> {
+        let model = model.stream(true);
+        match effort {
+            Some(effort) => Box::new(model.effort(effort)),
+            None => Box::new(model),
+        }
     }
     let needs = |feature: &str, flag: &str| {
         format!(
@@ -260,17 +300,15 @@ fn model(api: agent::Api) -> Result<Box<dyn agent_loop::turn::Model>, String> {
     };
     match api {
         #[cfg(feature = "openai")]
-        Api::Chat => agent_loop::model::OpenAiModel::from_env().map(|m| boxed(m.stream(true))),
+        Api::Chat => agent_loop::model::OpenAiModel::from_env().map(|m| boxed(m, effort)),
         #[cfg(feature = "openai")]
         Api::Responses => {
-            agent_loop::model::OpenAiResponsesModel::from_env().map(|m| boxed(m.stream(true)))
+            agent_loop::model::OpenAiResponsesModel::from_env().map(|m| boxed(m, effort))
         }
         #[cfg(feature = "anthropic")]
-        Api::Anthropic => {
-            agent_loop::model::AnthropicModel::from_env().map(|m| boxed(m.stream(true)))
-        }
+        Api::Anthropic => agent_loop::model::AnthropicModel::from_env().map(|m| boxed(m, effort)),
         #[cfg(feature = "gemini")]
-        Api::Gemini => agent_loop::model::GeminiModel::from_env().map(|m| boxed(m.stream(true))),
+        Api::Gemini => agent_loop::model::GeminiModel::from_env().map(|m| boxed(m, effort)),
         #[allow(unreachable_patterns)] // with every feature on
         other => {
             return Err(match other {

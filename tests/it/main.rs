@@ -44,6 +44,8 @@ mod middleware_order;
 mod model_anthropic;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod model_common;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod model_effort;
 #[cfg(feature = "openai")]
 mod model_error_reports;
 #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]

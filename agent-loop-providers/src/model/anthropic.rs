@@ -60,6 +60,87 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 /// an output Anthropic cannot express is refused, unsent, with a
 /// [`ModelError`] of kind [`Request`](ModelErrorKind::Request).
 ///
+/// # Effort on Claude
+///
+/// [`effort`](HttpModel::effort) sets how much Claude thinks, as an
+/// [`Effort`] level, sent in the form the model takes (see
+/// [Thinking and sampling by model](AnthropicModel#thinking-and-sampling-by-model)).
+/// It replaces a [`thinking_budget`](AnthropicModel::thinking_budget) set before
+/// it: one thinking setting, the last one set. `Effort::None` turns
+/// thinking off (`thinking: {"type": "disabled"}`,
+/// `ThinkingConfigDisabledParam`); `Effort::Minimal` has no Claude level
+/// and is refused.
+///
+/// ```
+/// use agent_loop_core::conversation::Message;
+/// use agent_loop_providers::model::{AnthropicModel, Effort};
+/// use agent_loop_core::turn::ModelRequest;
+/// use serde_json::json;
+///
+/// let conversation = [Message::user("Plan the migration.")];
+/// let request = ModelRequest::new(&conversation);
+///
+/// // Claude 5, Opus 4.7 and later, Opus and Sonnet 4.6: adaptive.
+/// let body = AnthropicModel::new("claude-opus-4-7")
+///     .effort(Effort::High)
+///     .request_body(&request);
+/// assert_eq!(body["thinking"], json!({ "type": "adaptive" }));
+/// assert_eq!(body["output_config"], json!({ "effort": "high" }));
+///
+/// // 4.5 and older: a budget, three quarters of max_tokens for High.
+/// let body = AnthropicModel::new("claude-sonnet-4-5")
+///     .effort(Effort::High)
+///     .request_body(&request);
+/// assert_eq!(body["thinking"], json!({ "type": "enabled", "budget_tokens": 3072 }));
+/// assert_eq!(body.get("output_config"), None);
+/// ```
+///
+/// **The adaptive form** goes to every model that takes it (and to a
+/// model the table does not name): `thinking: {"type": "adaptive"}`
+/// and `output_config: {"effort": "<level>"}`, no `budget_tokens`
+/// (`ThinkingConfigAdaptiveParam` and `OutputConfigParam` of
+/// anthropics/anthropic-sdk-python,
+/// `src/anthropic/types/thinking_config_adaptive_param.py` and
+/// `src/anthropic/types/output_config_param.py`; a native
+/// [`output`](ModelRequest::output)'s `format` goes into the same
+/// `output_config`). Claude decides per request whether and how much
+/// to think (Anthropic's "Adaptive thinking" guide). The API answers
+/// 400 to a [`temperature`](AnthropicModel::temperature) other than `1.0` in
+/// this mode ("`temperature` may only be set to 1 when thinking is
+/// enabled or in adaptive mode"), so that is refused before sending;
+/// forced tool use is allowed (Anthropic's "Thinking in tool and
+/// multi-turn workflows": "adaptive thinking supports forced tool
+/// use"; the recorded `ant_opus46_effort_tool` request, adaptive with
+/// `tool_choice: {"type": "any"}`, was answered). Claude may skip
+/// thinking before a tool call (that recording's answer is a
+/// `tool_use` alone), so a history whose last tool use has no
+/// thinking block is sent with `thinking` on, unlike with a budget.
+///
+/// **The budget form** goes to the models that take only it (4.5 and
+/// older answer the adaptive form 400): `thinking: {"type":
+/// "enabled", "budget_tokens"}` with a share of
+/// [`max_tokens`](AnthropicModel::max_tokens), at least 1024 tokens, and no
+/// `output_config.effort` (of these models only Opus 4.5 takes one,
+/// Anthropic's "Effort" guide says, so one form serves them all):
+///
+/// | effort | `budget_tokens` | with `max_tokens` 4096 (the default) | with `max_tokens` 16000 |
+/// | --- | --- | --- | --- |
+/// | `Low` | 1/4 of `max_tokens` | 1024 | 4000 |
+/// | `Medium` | 1/2 | 2048 | 8000 |
+/// | `High` | 3/4 | 3072 | 12000 |
+/// | `XHigh` | 7/8 | 3584 | 14000 |
+/// | `Max` | 15/16 | 3840 | 15000 |
+///
+/// So `effort` works on every model, and a budget is always within
+/// the API's rules (at least 1024, less than `max_tokens`) when
+/// `max_tokens` is above 1024; at 1024 or below no budget fits and the
+/// request is refused, naming the setting. The other rules of
+/// [`thinking_budget`](AnthropicModel::thinking_budget) (temperature, forced
+/// tool use) hold as for any budget.
+///
+/// Every refusal is a [`ModelError`] of kind
+/// [`Request`](ModelErrorKind::Request), before anything is sent.
+///
 /// # Thinking and sampling by model
 ///
 /// Claude models differ in the thinking they take and in whether they take
@@ -71,11 +152,11 @@ const MIN_THINKING_BUDGET: u32 = 1024;
 ///
 /// | models | thinking they take | `temperature` other than 1.0 (and `top_p`, `top_k`) | source |
 /// | --- | --- | --- | --- |
-/// | Claude 5: `claude-{opus,sonnet,haiku,fable,mythos}-5`, and `-5-1`, `-5-5`, … | adaptive only ([`effort`](AnthropicModel::effort)); [`thinking_budget`](AnthropicModel::thinking_budget) is refused | refused | Anthropic's "Adaptive thinking" guide; the migration guide (Sonnet 5: "sampling parameters removed") |
+/// | Claude 5: `claude-{opus,sonnet,haiku,fable,mythos}-5`, and `-5-1`, `-5-5`, … | adaptive only ([`effort`](HttpModel::effort)); [`thinking_budget`](AnthropicModel::thinking_budget) is refused | refused | Anthropic's "Adaptive thinking" guide; the migration guide (Sonnet 5: "sampling parameters removed") |
 /// | Opus 4.7 and later 4.x: `claude-opus-4-7`, `claude-opus-4-8` | adaptive only; `thinking_budget` is refused | refused | Anthropic's "Extended thinking" guide ("Claude 4.7 and later models do not support it"); the migration guide (Opus 4.7) |
 /// | Opus 4.6, Sonnet 4.6 | both; `effort` goes adaptive, `thinking_budget` as a budget (deprecated) | sent | Anthropic's "Adaptive thinking" guide |
 /// | 4.5 and older: `claude-{opus,sonnet,haiku}-4-5`, `-4-1`, `-4-0`, `-4`, `claude-3-7-sonnet` | the budget only; `effort` goes as a budget | sent | Anthropic's "Adaptive thinking" guide ("older models … require `thinking.type: \"enabled\"` with `budget_tokens`") |
-/// | Claude 3 before Sonnet 3.7: `claude-3-5-*`, `claude-3-opus`, `claude-3-haiku`, … | none: `effort` and `thinking_budget` are refused | sent | Anthropic's "Extended thinking" guide (its supported models begin with Claude Sonnet 3.7) |
+/// | Claude 3 before Sonnet 3.7: `claude-3-5-*`, `claude-3-opus`, `claude-3-haiku`, … | none: `effort` (but `Effort::None`, sent as nothing) and `thinking_budget` are refused | sent | Anthropic's "Extended thinking" guide (its supported models begin with Claude Sonnet 3.7) |
 /// | any other (`claude-mythos-preview`, a later generation, a proxy's own name) | unknown: `effort` goes adaptive, `thinking_budget` as a budget | sent | none: nothing is refused on guesswork |
 ///
 /// The pages: <https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking>,
@@ -115,13 +196,13 @@ pub type AnthropicModel = HttpModel<Anthropic>;
 /// of [`AnthropicModel`], holding that model's own settings (see
 /// [`max_tokens`](AnthropicModel::max_tokens),
 /// [`thinking_budget`](AnthropicModel::thinking_budget) and
-/// [`effort`](AnthropicModel::effort)). Made with the model:
+/// [`effort`](HttpModel::effort)). Made with the model:
 /// [`AnthropicModel::new`].
 #[derive(Clone, Debug)]
 pub struct Anthropic {
     max_tokens: u32,
     /// [`thinking_budget`](AnthropicModel::thinking_budget) or
-    /// [`effort`](AnthropicModel::effort), whichever was set last.
+    /// [`effort`](HttpModel::effort), whichever was set last.
     thinking: Option<Thinking>,
 }
 
@@ -163,91 +244,22 @@ impl HttpModel<Anthropic> {
         self
     }
 
-    /// How much Claude thinks, as an [`Effort`] level, sent in the form
-    /// the model takes (see
-    /// [Thinking and sampling by model](AnthropicModel#thinking-and-sampling-by-model)).
-    /// It replaces a [`thinking_budget`](Self::thinking_budget) set before
-    /// it: one thinking setting, the last one set.
-    ///
-    /// ```
-    /// use agent_loop_core::conversation::Message;
-    /// use agent_loop_providers::model::{AnthropicModel, Effort};
-    /// use agent_loop_core::turn::ModelRequest;
-    /// use serde_json::json;
-    ///
-    /// let conversation = [Message::user("Plan the migration.")];
-    /// let request = ModelRequest::new(&conversation);
-    ///
-    /// // Claude 5, Opus 4.7 and later, Opus and Sonnet 4.6: adaptive.
-    /// let body = AnthropicModel::new("claude-opus-4-7")
-    ///     .effort(Effort::High)
-    ///     .request_body(&request);
-    /// assert_eq!(body["thinking"], json!({ "type": "adaptive" }));
-    /// assert_eq!(body["output_config"], json!({ "effort": "high" }));
-    ///
-    /// // 4.5 and older: a budget, three quarters of max_tokens for High.
-    /// let body = AnthropicModel::new("claude-sonnet-4-5")
-    ///     .effort(Effort::High)
-    ///     .request_body(&request);
-    /// assert_eq!(body["thinking"], json!({ "type": "enabled", "budget_tokens": 3072 }));
-    /// assert_eq!(body.get("output_config"), None);
-    /// ```
-    ///
-    /// **The adaptive form** goes to every model that takes it (and to a
-    /// model the table does not name): `thinking: {"type": "adaptive"}`
-    /// and `output_config: {"effort": "<level>"}`, no `budget_tokens`
-    /// (`ThinkingConfigAdaptiveParam` and `OutputConfigParam` of
-    /// anthropics/anthropic-sdk-python,
-    /// `src/anthropic/types/thinking_config_adaptive_param.py` and
-    /// `src/anthropic/types/output_config_param.py`; a native
-    /// [`output`](ModelRequest::output)'s `format` goes into the same
-    /// `output_config`). Claude decides per request whether and how much
-    /// to think (Anthropic's "Adaptive thinking" guide). The API answers
-    /// 400 to a [`temperature`](Self::temperature) other than `1.0` in
-    /// this mode ("`temperature` may only be set to 1 when thinking is
-    /// enabled or in adaptive mode"), so that is refused before sending;
-    /// forced tool use is allowed (Anthropic's "Thinking in tool and
-    /// multi-turn workflows": "adaptive thinking supports forced tool
-    /// use"; the recorded `ant_opus46_effort_tool` request, adaptive with
-    /// `tool_choice: {"type": "any"}`, was answered). Claude may skip
-    /// thinking before a tool call (that recording's answer is a
-    /// `tool_use` alone), so a history whose last tool use has no
-    /// thinking block is sent with `thinking` on, unlike with a budget.
-    ///
-    /// **The budget form** goes to the models that take only it (4.5 and
-    /// older answer the adaptive form 400): `thinking: {"type":
-    /// "enabled", "budget_tokens"}` with a share of
-    /// [`max_tokens`](Self::max_tokens), at least 1024 tokens, and no
-    /// `output_config.effort` (of these models only Opus 4.5 takes one,
-    /// Anthropic's "Effort" guide says, so one form serves them all):
-    ///
-    /// | effort | `budget_tokens` | with `max_tokens` 4096 (the default) | with `max_tokens` 16000 |
-    /// | --- | --- | --- | --- |
-    /// | `Low` | 1/4 of `max_tokens` | 1024 | 4000 |
-    /// | `Medium` | 1/2 | 2048 | 8000 |
-    /// | `High` | 3/4 | 3072 | 12000 |
-    /// | `XHigh` | 7/8 | 3584 | 14000 |
-    /// | `Max` | 15/16 | 3840 | 15000 |
-    ///
-    /// So `effort` works on every model, and a budget is always within
-    /// the API's rules (at least 1024, less than `max_tokens`) when
-    /// `max_tokens` is above 1024; at 1024 or below no budget fits and the
-    /// request is refused, naming the setting. The other rules of
-    /// [`thinking_budget`](Self::thinking_budget) (temperature, forced
-    /// tool use) hold as for any budget.
-    ///
-    /// Every refusal is a [`ModelError`] of kind
-    /// [`Request`](ModelErrorKind::Request), before anything is sent.
-    pub fn effort(mut self, effort: Effort) -> Self {
-        self.provider.thinking = Some(Thinking::Effort(effort));
-        self
-    }
-
     /// The thinking this model sends: its setting in the form the model
     /// takes (see [`effort`](Self::effort)).
     fn sent_thinking(&self) -> Option<SentThinking> {
         Some(match self.provider.thinking? {
             Thinking::Budget(budget) => SentThinking::Budget(budget),
+            // A model without extended thinking answers any `thinking`
+            // 400: off is what it is anyway.
+            Thinking::Effort(Effort::None)
+                if families::row(&self.endpoint.model)
+                    .is_some_and(|row| row.forms == families::Forms::None) =>
+            {
+                return None;
+            }
+            Thinking::Effort(Effort::None) => SentThinking::Disabled,
+            // No Claude level: refused by `check_settings`, sent as nothing.
+            Thinking::Effort(Effort::Minimal) => return None,
             Thinking::Effort(effort) if families::takes_adaptive(&self.endpoint.model) => {
                 SentThinking::Adaptive(effort)
             }
@@ -270,6 +282,13 @@ impl HttpModel<Anthropic> {
         };
         let model = &self.endpoint.model;
         let row = families::row(model);
+        if self.provider.thinking == Some(Thinking::Effort(Effort::Minimal)) {
+            return refuse(format!(
+                "{model} takes effort Low, Medium, High, XHigh or Max (Anthropic's \
+                 output_config.effort levels), or None to turn thinking off, not Effort::Minimal; \
+                 set Effort::Low"
+            ));
+        }
         if let (Some(row), Some(Thinking::Budget(budget))) = (row, self.provider.thinking)
             && row.forms == families::Forms::Adaptive
         {
@@ -281,6 +300,7 @@ impl HttpModel<Anthropic> {
         }
         if let (Some(row), Some(thinking)) = (row, self.provider.thinking)
             && row.forms == families::Forms::None
+            && thinking != Thinking::Effort(Effort::None)
         {
             let setting = match thinking {
                 Thinking::Budget(budget) => format!("thinking_budget {budget}"),
@@ -305,7 +325,7 @@ impl HttpModel<Anthropic> {
             ));
         }
         let budget = match (self.provider.thinking, self.sent_thinking()) {
-            (_, None) => return Ok(()),
+            (_, None | Some(SentThinking::Disabled)) => return Ok(()),
             (_, Some(SentThinking::Adaptive(effort))) => {
                 // "`temperature` may only be set to 1 when thinking is
                 // enabled or in adaptive mode" (the API's 400).
@@ -372,6 +392,8 @@ enum Thinking {
 /// A [`Thinking`] in the form the model takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SentThinking {
+    /// `thinking: {"type": "disabled"}`: [`Effort::None`].
+    Disabled,
     /// `thinking: {"type": "enabled", "budget_tokens"}`.
     Budget(u32),
     /// `thinking: {"type": "adaptive"}`, `output_config.effort`.
@@ -403,6 +425,10 @@ impl ProviderApi for Anthropic {
     fn debug_fields(&self, out: &mut std::fmt::DebugStruct<'_, '_>) {
         out.field("max_tokens", &self.max_tokens)
             .field("thinking", &self.thinking);
+    }
+
+    fn set_effort(&mut self, effort: Effort) {
+        self.thinking = Some(Thinking::Effort(effort));
     }
 
     fn check(model: &AnthropicModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
@@ -496,6 +522,9 @@ impl ProviderApi for Anthropic {
             }
             Some(SentThinking::Adaptive(_)) => {
                 body.insert("thinking".into(), json!({ "type": "adaptive" }));
+            }
+            Some(SentThinking::Disabled) => {
+                body.insert("thinking".into(), json!({ "type": "disabled" }));
             }
             _ => {}
         }

@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::ToolChoice;
 use super::body::{Body, StreamAssembler};
 use super::http_model::{HttpModel, Provider, ProviderApi};
+use super::{Effort, ToolChoice};
 use crate::wire::WireError;
 use crate::wire::decode::Unread;
 use crate::wire::gemini;
@@ -92,6 +92,7 @@ pub type GeminiModel = HttpModel<Gemini>;
 #[derive(Clone, Debug)]
 pub struct Gemini {
     max_tokens: Option<u32>,
+    effort: Option<Effort>,
     thinking_budget: Option<i32>,
     thinking_level: Option<ThinkingLevel>,
     include_thoughts: Option<bool>,
@@ -131,6 +132,45 @@ impl HttpModel<Gemini> {
     }
 }
 
+/// [`Effort`] as `model` takes it: the `thinkingConfig` field and its
+/// value, or why the model takes no such level (the table of
+/// [`HttpModel::effort`]).
+fn effort_thinking(model: &str, effort: Effort) -> Result<(&'static str, Value), String> {
+    if model.starts_with("gemini-2.5") {
+        // The budgets of `reasoning_effort` in Google's "OpenAI
+        // compatibility" guide.
+        return match effort {
+            Effort::None if model.contains("pro") => Err(format!(
+                "{model} cannot turn thinking off (its least budget is 128 tokens); set Effort::Low"
+            )),
+            Effort::None => Ok(("thinkingBudget", json!(0))),
+            Effort::Low => Ok(("thinkingBudget", json!(1024))),
+            Effort::Medium => Ok(("thinkingBudget", json!(8192))),
+            Effort::High => Ok(("thinkingBudget", json!(24576))),
+            other => Err(format!(
+                "{model} takes a thinking budget, which effort None, Low, Medium and High map to (0, 1024, 8192, 24576 tokens), not Effort::{other:?}; set one of those or thinking_budget"
+            )),
+        };
+    }
+    let level = match effort {
+        Effort::Minimal => ThinkingLevel::Minimal,
+        Effort::Low => ThinkingLevel::Low,
+        Effort::Medium => ThinkingLevel::Medium,
+        Effort::High => ThinkingLevel::High,
+        Effort::None => {
+            return Err(format!(
+                "{model} cannot turn thinking off: Gemini 3's least thinking level is MINIMAL; set Effort::Minimal"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "{model} takes thinking levels MINIMAL to HIGH, not Effort::{other:?}; set Effort::High"
+            ));
+        }
+    };
+    Ok(("thinkingLevel", json!(level.as_str())))
+}
+
 fn strip_models_prefix(model: String) -> String {
     match model.strip_prefix("models/") {
         Some(rest) => rest.to_owned(),
@@ -144,6 +184,17 @@ fn function_calling_config(choice: &ToolChoice) -> Value {
         ToolChoice::None => json!({ "mode": "NONE" }),
         ToolChoice::Required => json!({ "mode": "ANY" }),
         ToolChoice::Tool(name) => json!({ "mode": "ANY", "allowedFunctionNames": [name] }),
+    }
+}
+
+impl Gemini {
+    /// The [`Effort`] sent to `model`, when it is set and neither a
+    /// thinking budget nor a level is (which win over it).
+    fn sent_effort(&self, model: &str) -> Option<Result<(&'static str, Value), String>> {
+        if self.thinking_budget.is_some() || self.thinking_level.is_some() {
+            return None;
+        }
+        Some(effort_thinking(model, self.effort?))
     }
 }
 
@@ -163,6 +214,7 @@ impl ProviderApi for Gemini {
     fn unset() -> Self {
         Self {
             max_tokens: None,
+            effort: None,
             thinking_budget: None,
             thinking_level: None,
             include_thoughts: None,
@@ -184,12 +236,21 @@ impl ProviderApi for Gemini {
         out.field("max_tokens", &self.max_tokens)
             .field("thinking_budget", &self.thinking_budget)
             .field("thinking_level", &self.thinking_level)
-            .field("include_thoughts", &self.include_thoughts);
+            .field("include_thoughts", &self.include_thoughts)
+            .field("effort", &self.effort);
+    }
+
+    fn set_effort(&mut self, effort: Effort) {
+        self.effort = Some(effort);
     }
 
     /// A tool's parameters Gemini would refuse and that cannot be repaired
     /// without loss ([`tool_schema::gemini`]) are refused unsent.
-    fn check(_model: &GeminiModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+    fn check(model: &GeminiModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        if let Some(Err(refusal)) = model.provider.sent_effort(&model.endpoint.model) {
+            return Err(ModelError::of_format(FORMAT, ModelErrorKind::Request)
+                .with_message(format!("effort: {refusal}; the request was not sent")));
+        }
         for info in request.tools.iter() {
             if let Err(refusal) = tool_schema::gemini(&info.parameters) {
                 return Err(ModelError::of_format(FORMAT, ModelErrorKind::Request)
@@ -246,6 +307,9 @@ impl ProviderApi for Gemini {
         }
         if let Some(level) = model.provider.thinking_level {
             thinking.insert("thinkingLevel".into(), json!(level.as_str()));
+        }
+        if let Some(Ok((field, value))) = model.provider.sent_effort(&model.endpoint.model) {
+            thinking.insert(field.into(), value);
         }
         if let Some(include) = model.provider.include_thoughts {
             thinking.insert("includeThoughts".into(), json!(include));

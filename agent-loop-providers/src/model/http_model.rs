@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::body::{Body, StreamAssembler};
 use super::error::EnvError;
 use super::http::{ApiKey, Transport, secret_header};
-use super::{Settings, ToolChoice, env_var};
+use super::{Effort, Settings, ToolChoice, env_var};
 use crate::wire::decode::Unread;
 use crate::wire::{Target, WireError};
 use agent_loop_core::conversation::{ModelResponse, WireFormat};
@@ -231,6 +231,11 @@ pub(crate) trait ProviderApi: Sized {
     /// and the shared settings.
     fn debug_fields(&self, out: &mut fmt::DebugStruct<'_, '_>);
 
+    /// Keeps `effort` as its reasoning setting ([`HttpModel::effort`]);
+    /// its body sends it in its own form and its `check` refuses what it
+    /// cannot send.
+    fn set_effort(&mut self, effort: Effort);
+
     /// Refuses, unsent, a request the provider would refuse; none by
     /// default.
     fn check(_model: &HttpModel<Self>, _request: &ModelRequest<'_>) -> Result<(), ModelError> {
@@ -381,6 +386,59 @@ impl<P: Provider> HttpModel<P> {
     /// (Gemini, which takes a `models/` prefix off).
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.endpoint.set_model(P::sent_model(model.into()));
+        self
+    }
+
+    /// How much the model reasons before it answers: one [`Effort`] on
+    /// every model, sent in the form its provider takes. A level the
+    /// provider has no name for is refused before any request, with a
+    /// [`ModelError`] of kind [`Request`](agent_loop_core::turn::ModelErrorKind::Request) naming
+    /// the setting, the model and what it takes instead.
+    ///
+    /// | model | sent as | `None` | `Minimal` | `Low` … `High` | `XHigh` | `Max` |
+    /// | --- | --- | --- | --- | --- | --- | --- |
+    /// | `OpenAiModel` | `reasoning_effort` | `"none"` | `"minimal"` | as named | `"xhigh"` | `"max"` |
+    /// | `OpenAiResponsesModel` | `reasoning.effort` | `"none"` | `"minimal"` | as named | `"xhigh"` | `"max"` |
+    /// | `AnthropicModel`, adaptive models (Opus and Sonnet 4.6, Opus 4.7 and later, Claude 5) | `thinking: {"type": "adaptive"}`, `output_config.effort` | `thinking: {"type": "disabled"}` | refused | as named | `"xhigh"` | `"max"` |
+    /// | `AnthropicModel`, 4.5 and older | `thinking: {"type": "enabled", "budget_tokens"}`, a share of `max_tokens` | `thinking: {"type": "disabled"}` | refused | 1/4, 1/2, 3/4 | 7/8 | 15/16 |
+    /// | `GeminiModel`, Gemini 3 and later | `thinkingConfig.thinkingLevel` | refused | `MINIMAL` | `LOW`, `MEDIUM`, `HIGH` | refused | refused |
+    /// | `GeminiModel`, Gemini 2.5 | `thinkingConfig.thinkingBudget` | `0` (refused on 2.5 Pro) | refused | 1024, 8192, 24576 | refused | refused |
+    ///
+    /// Where the levels come from: OpenAI's `ReasoningEffort` (its OpenAPI
+    /// description); Anthropic's `OutputConfigParam.effort` and
+    /// `ThinkingConfigDisabledParam` (anthropics/anthropic-sdk-python) and
+    /// its "Adaptive thinking" and "Effort" guides (see
+    /// `AnthropicModel`'s "Thinking and sampling by model"); Gemini's
+    /// `ThinkingLevel` (googleapis/python-genai, `MINIMAL` to `HIGH`; Gemini
+    /// 3 Pro cannot turn thinking off) and, for Gemini 2.5's budgets, the
+    /// mapping of `reasoning_effort` in Google's "OpenAI compatibility"
+    /// guide (`low` 1,024, `medium` 8,192, `high` 24,576 tokens, `none` 0;
+    /// 2.5 Pro cannot turn thinking off). A Gemini model is read as 2.5
+    /// when its name starts `gemini-2.5`; every other one as Gemini 3.
+    ///
+    /// The setters of one provider's own form stay:
+    /// `OpenAiModel::reasoning_effort` is this setting under OpenAI's
+    /// name, `AnthropicModel::thinking_budget` replaces it (the last one
+    /// set is sent), and `GeminiModel::thinking_budget` and
+    /// `thinking_level`, when set, are sent instead of it.
+    ///
+    /// ```
+    /// # #[cfg(all(feature = "openai", feature = "gemini"))] {
+    /// use agent_loop_core::conversation::Message;
+    /// use agent_loop_core::turn::ModelRequest;
+    /// use agent_loop_providers::model::{Effort, GeminiModel, OpenAiResponsesModel};
+    /// use serde_json::json;
+    ///
+    /// let conversation = [Message::user("Plan the trip.")];
+    /// let request = ModelRequest::new(&conversation);
+    /// let body = OpenAiResponsesModel::new("gpt-5.2").effort(Effort::High).request_body(&request);
+    /// assert_eq!(body["reasoning"]["effort"], "high");
+    /// let body = GeminiModel::new("gemini-3-flash").effort(Effort::High).request_body(&request);
+    /// assert_eq!(body["generationConfig"]["thinkingConfig"], json!({ "thinkingLevel": "HIGH" }));
+    /// # }
+    /// ```
+    pub fn effort(mut self, effort: Effort) -> Self {
+        self.provider.set_effort(effort);
         self
     }
 

@@ -118,39 +118,49 @@ pub enum ToolChoice {
     Tool(String),
 }
 
-/// How much a model thinks before it answers, and how many tokens it
-/// spends on the answer: the levels of Anthropic's `output_config.effort`,
-/// named as the API spells them (`OutputConfigParam.effort` of
-/// anthropics/anthropic-sdk-python, `src/anthropic/types/output_config_param.py`:
-/// `"low"`, `"medium"`, `"high"`, `"xhigh"`, `"max"`). The API's default is
-/// `High`. Which levels a model takes is the provider's to say (Anthropic's
-/// "Effort" guide, <https://platform.claude.com/docs/en/build-with-claude/effort>:
-/// `Max` came with Opus 4.6, `XHigh` with Opus 4.7); a level a model does
-/// not take is answered by the provider, not refused here.
-#[cfg_attr(
-    feature = "anthropic",
-    doc = "\nSent by [`AnthropicModel::effort`], in the form each Claude model takes."
-)]
+/// How much a model reasons before it answers: the one reasoning setting
+/// of every HTTP model ([`HttpModel::effort`]), named as the providers
+/// name their levels (`ReasoningEffort` of OpenAI's OpenAPI description,
+/// `"none"` to `"xhigh"`; `OutputConfigParam.effort` of
+/// anthropics/anthropic-sdk-python, `"low"` to `"max"`; `ThinkingLevel`
+/// of googleapis/python-genai, `MINIMAL` to `HIGH`).
+///
+/// Each model sends it in the form its provider takes, or refuses it,
+/// typed and before any request, where the provider has no such level
+/// (see [`HttpModel::effort`] for the table). Which levels one model of a
+/// provider takes (OpenAI's `minimal` on gpt-5 only, Anthropic's `max`
+/// since Opus 4.6) is the provider's to answer: a level the provider
+/// names is sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Effort {
-    /// `"low"`: the fewest tokens; simple questions may get no thinking.
+    /// `"none"`: no reasoning (OpenAI's default on gpt-5.1 and later;
+    /// Anthropic's thinking turned off; a Gemini 2.5 budget of 0).
+    None,
+    /// `"minimal"`: the least reasoning short of none (OpenAI's gpt-5,
+    /// Gemini 3's `MINIMAL`).
+    Minimal,
+    /// `"low"`.
     Low,
     /// `"medium"`.
     Medium,
-    /// `"high"`: the API's default.
+    /// `"high"`: Anthropic's default.
     High,
-    /// `"xhigh"`: between `High` and `Max`.
+    /// `"xhigh"`: between `High` and `Max` (OpenAI's gpt-5.2 and later,
+    /// Anthropic's Opus 4.7 and later).
     XHigh,
-    /// `"max"`: no limit on thinking depth.
+    /// `"max"`: no limit on reasoning depth (Anthropic's Opus 4.6 and
+    /// later).
     Max,
 }
 
 impl Effort {
-    /// The level as the API spells it: `"low"`, `"medium"`, `"high"`,
-    /// `"xhigh"` or `"max"`.
+    /// The level as OpenAI and Anthropic spell it: `"none"`, `"minimal"`,
+    /// `"low"`, `"medium"`, `"high"`, `"xhigh"` or `"max"`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::None => "none",
+            Self::Minimal => "minimal",
             Self::Low => "low",
             Self::Medium => "medium",
             Self::High => "high",

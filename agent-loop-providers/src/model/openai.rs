@@ -4,8 +4,11 @@
 use serde_json::{Map, Value, json};
 
 use super::body::{Body, FieldView, PLACEHOLDER, StreamAssembler};
+use super::error::HttpModelError;
 use super::http_model::{HttpModel, Provider, ProviderApi};
-use super::{ToolChoice, inexpressible_output};
+use super::{Effort, ToolChoice, inexpressible_output};
+
+mod families;
 use crate::wire::WireError;
 use crate::wire::decode::Unread;
 use crate::wire::openai::{self, RequestMessages, ToolsView};
@@ -13,7 +16,7 @@ use crate::wire::output_schema;
 use crate::wire::stream::StreamDelta;
 use crate::wire::stream::openai::ChunkAssembler;
 use agent_loop_core::conversation::{Message, ModelResponse, SystemMessage, WireFormat};
-use agent_loop_core::turn::ModelError;
+use agent_loop_core::turn::{ModelError, ModelErrorKind};
 use agent_loop_core::turn::{ModelRequest, ToolList};
 
 const FORMAT: WireFormat = WireFormat::OpenAiChat;
@@ -21,42 +24,11 @@ const FORMAT: WireFormat = WireFormat::OpenAiChat;
 /// The official endpoint.
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// How hard a reasoning model thinks: `reasoning_effort` (Chat
-/// Completions) or `reasoning.effort` (Responses), the values of
-/// `ReasoningEffort` in OpenAI's OpenAPI description; which a model takes
-/// depends on the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ReasoningEffort {
-    /// `"none"`: no reasoning (the default of gpt-5.1 and later).
-    None,
-    /// `"minimal"`.
-    Minimal,
-    /// `"low"`.
-    Low,
-    /// `"medium"`.
-    Medium,
-    /// `"high"`.
-    High,
-    /// `"xhigh"`.
-    XHigh,
-    /// `"max"`.
-    Max,
-}
-
-impl ReasoningEffort {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Minimal => "minimal",
-            Self::Low => "low",
-            Self::Medium => "medium",
-            Self::High => "high",
-            Self::XHigh => "xhigh",
-            Self::Max => "max",
-        }
-    }
-}
+/// The reasoning level of OpenAI's models: [`Effort`], which every HTTP
+/// model takes ([`HttpModel::effort`]); this name is kept for the
+/// setters [`OpenAiModel::reasoning_effort`] and
+/// `OpenAiResponsesModel::reasoning_effort`.
+pub type ReasoningEffort = Effort;
 
 /// Which body field carries the output cap set with
 /// [`OpenAiModel::max_tokens`].
@@ -125,7 +97,7 @@ pub type OpenAiModel = HttpModel<OpenAiChat>;
 pub struct OpenAiChat {
     max_tokens: Option<u32>,
     max_tokens_field: MaxTokensField,
-    reasoning_effort: Option<ReasoningEffort>,
+    reasoning_effort: Option<Effort>,
     strict_output: bool,
 }
 
@@ -160,10 +132,10 @@ impl HttpModel<OpenAiChat> {
         self
     }
 
-    /// How hard a reasoning model thinks (`reasoning_effort`).
-    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
-        self.provider.reasoning_effort = Some(effort);
-        self
+    /// How hard a reasoning model thinks (`reasoning_effort`): the same
+    /// setting as [`effort`](HttpModel::effort), under OpenAI's name.
+    pub fn reasoning_effort(self, effort: ReasoningEffort) -> Self {
+        self.effort(effort)
     }
 
     /// The `strict` flag of a native output's `response_format` (`false`
@@ -215,7 +187,25 @@ impl ProviderApi for OpenAiChat {
             .field("strict_output", &self.strict_output);
     }
 
+    fn set_effort(&mut self, effort: Effort) {
+        self.reasoning_effort = Some(effort);
+    }
+
     fn check(model: &OpenAiModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        let on_openai = model
+            .endpoint
+            .target
+            .provider
+            .as_deref()
+            .is_some_and(families::is_openai_host);
+        if on_openai
+            && !request.tools.is_empty()
+            && let Some(refusal) =
+                families::refusal(&model.endpoint.model, model.provider.reasoning_effort)
+        {
+            return Err(ModelError::of_format(FORMAT, ModelErrorKind::Request)
+                .with_message(format!("{refusal}; the request was not sent")));
+        }
         let strict = request
             .output
             .filter(|_| model.provider.strict_output)

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::Effort;
 use super::body::{Body, FieldView, PLACEHOLDER, StreamAssembler};
 use super::http_model::{HttpModel, Provider, ProviderApi};
 use super::openai::ReasoningEffort;
@@ -109,7 +110,7 @@ pub type OpenAiResponsesModel = HttpModel<OpenAiResponses>;
 #[derive(Clone, Debug)]
 pub struct OpenAiResponses {
     max_output_tokens: Option<u32>,
-    reasoning_effort: Option<ReasoningEffort>,
+    reasoning_effort: Option<Effort>,
     reasoning_summary: Option<ReasoningSummary>,
     include_encrypted_reasoning: Option<bool>,
     previous_response_id: bool,
@@ -126,10 +127,10 @@ impl HttpModel<OpenAiResponses> {
         self
     }
 
-    /// How hard a reasoning model thinks (`reasoning.effort`).
-    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
-        self.provider.reasoning_effort = Some(effort);
-        self
+    /// How hard a reasoning model thinks (`reasoning.effort`): the same
+    /// setting as [`effort`](HttpModel::effort), under OpenAI's name.
+    pub fn reasoning_effort(self, effort: ReasoningEffort) -> Self {
+        self.effort(effort)
     }
 
     /// Ask for a summary of the reasoning (`reasoning.summary`): it
@@ -282,6 +283,10 @@ impl ProviderApi for OpenAiResponses {
             )
             .field("previous_response_id", &self.previous_response_id)
             .field("strict_output", &self.strict_output);
+    }
+
+    fn set_effort(&mut self, effort: Effort) {
+        self.reasoning_effort = Some(effort);
     }
 
     fn check(model: &OpenAiResponsesModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {

@@ -230,7 +230,9 @@ fn small(token: &str) -> Option<u32> {
 /// at 1024 or below no budget fits, and the request is refused.
 pub(super) fn effort_budget(effort: Effort, max_tokens: u32) -> u32 {
     let (numerator, denominator) = match effort {
-        Effort::Low => (1, 4),
+        // `None` is sent as thinking turned off and `Minimal` refused:
+        // neither is a budget.
+        Effort::None | Effort::Minimal | Effort::Low => (1, 4),
         Effort::Medium => (1, 2),
         Effort::High => (3, 4),
         Effort::XHigh => (7, 8),
