@@ -10,7 +10,7 @@
 //! | crate | modules here | what | feature |
 //! | --- | --- | --- | --- |
 //! | `agent-loop-core` | [`conversation`], [`session`], [`tool`], [`limits`], [`middleware`], [`gate`], [`context`], [`mode`], [`definition`], [`bind`], [`turn`], [`testing`] | the tool loop: tools declared as factories, a [`Definition`] built, validated and bound to one session, the turn a driver steps under hard limits, the [`Model`](turn::Model) trait. No HTTP client, no MCP SDK | always |
-//! | `agent-loop-providers` | [`wire`], [`cassette`], `model` | each provider's JSON to and from the conversation; the HTTP models (`OpenAiModel`, `OpenAiResponsesModel`, `AnthropicModel`, `GeminiModel`); a model's traffic recorded and replayed | `model`: `openai`, `anthropic`, `gemini` |
+//! | `agent-loop-providers` | [`wire`], [`cassette`], [`catalog`], `model` | each provider's JSON to and from the conversation; the HTTP models (`OpenAiModel`, `OpenAiResponsesModel`, `AnthropicModel`, `GeminiModel`); a model's traffic recorded and replayed; each known model's limits, prices and capabilities (models.dev's) | `model`: `openai`, `anthropic`, `gemini` |
 //! | `agent-loop-mcp` | `mcp`, `serve` | MCP servers as tool factories, one connection per binding; a binding served as an MCP server | `mcp`, `mcp-server` |
 //! | `agent-loop-restate` | (its own crate) | durable turns on Restate: a crash resumes the turn, an approval waits for days | |
 //!
@@ -152,7 +152,7 @@ pub use agent_loop_core::{
     tool, turn,
 };
 #[doc(inline)]
-pub use agent_loop_providers::{cassette, wire};
+pub use agent_loop_providers::{cassette, catalog, wire};
 
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 #[cfg_attr(

@@ -14,6 +14,7 @@
 //! | --- | --- | --- |
 //! | [`wire`] | OpenAI Chat Completions and Responses, Anthropic Messages, Gemini and MCP `tools/list` JSON, streams assembled, native-output schemas per provider | always |
 //! | [`cassette`] | a model's traffic recorded once ([`Recorder`](cassette::Recorder)) and replayed offline ([`Replayer`](cassette::Replayer)), compared by meaning | always |
+//! | [`catalog`] | each known model's context window, largest output, prices per million tokens and whether it reasons, calls tools and takes a temperature: a snapshot of models.dev, entries added or overridden in code | always |
 //! | `model` | `OpenAiModel`, `OpenAiResponsesModel` (`openai`), `AnthropicModel` (`anthropic`), `GeminiModel` (`gemini`) over HTTP (reqwest, rustls): one `HttpModel` over each provider's type | `openai`, `anthropic`, `gemini` |
 //!
 //! Why the formats and the HTTP models are one crate: the models write a
@@ -27,6 +28,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod cassette;
+pub mod catalog;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 #[cfg_attr(
     docsrs,
