@@ -42,6 +42,8 @@ mod mcp_session_life;
 mod middleware_order;
 #[cfg(feature = "anthropic")]
 mod model_anthropic;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod model_catalog;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod model_common;
 #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]

@@ -191,6 +191,13 @@ impl Catalog {
             .find_map(|id| providers().find_map(|provider| self.get(provider, id)))
     }
 
+    /// The built-in entry of `model` of `provider`, for as long as the
+    /// process runs: what an HTTP model reads of itself when no facts were
+    /// given to it.
+    pub(crate) fn builtin_facts(provider: &str, model: &str) -> Option<&'static ModelFacts> {
+        snapshot::builtin().get(provider)?.get(model)
+    }
+
     /// Every entry, by provider then id, an added entry in place of the
     /// built-in one it replaces.
     pub fn iter(&self) -> impl Iterator<Item = &ModelFacts> + '_ {

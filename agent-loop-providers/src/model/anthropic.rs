@@ -427,6 +427,10 @@ impl ProviderApi for Anthropic {
             .field("thinking", &self.thinking);
     }
 
+    fn max_output_tokens(&self) -> Option<(&'static str, u32)> {
+        Some(("max_tokens", self.max_tokens))
+    }
+
     fn set_effort(&mut self, effort: Effort) {
         self.thinking = Some(Thinking::Effort(effort));
     }

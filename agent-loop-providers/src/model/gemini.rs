@@ -240,6 +240,10 @@ impl ProviderApi for Gemini {
             .field("effort", &self.effort);
     }
 
+    fn max_output_tokens(&self) -> Option<(&'static str, u32)> {
+        self.max_tokens.map(|tokens| ("max_tokens", tokens))
+    }
+
     fn set_effort(&mut self, effort: Effort) {
         self.effort = Some(effort);
     }

@@ -231,6 +231,13 @@ pub(crate) trait ProviderApi: Sized {
     /// and the shared settings.
     fn debug_fields(&self, out: &mut fmt::DebugStruct<'_, '_>);
 
+    /// The largest output it asks for: the setting's name as the crate
+    /// spells it and its value, when set (checked against the catalog's
+    /// largest output of the model).
+    fn max_output_tokens(&self) -> Option<(&'static str, u32)> {
+        None
+    }
+
     /// Keeps `effort` as its reasoning setting ([`HttpModel::effort`]);
     /// its body sends it in its own form and its `check` refuses what it
     /// cannot send.
@@ -440,6 +447,49 @@ impl<P: Provider> HttpModel<P> {
     pub fn effort(mut self, effort: Effort) -> Self {
         self.provider.set_effort(effort);
         self
+    }
+
+    /// The model's facts (its context window, largest output, prices, …),
+    /// in place of what the [model catalog](crate::catalog) holds for it:
+    /// for a model the catalog does not know (a local server's), or your
+    /// own prices.
+    ///
+    /// What the model reads of them: a request whose output limit
+    /// (`max_tokens`, `max_output_tokens`) is above
+    /// [`ModelFacts::max_output_tokens`](crate::catalog::ModelFacts::max_output_tokens)
+    /// is refused before sending, with a [`ModelError`] of kind
+    /// [`Request`](agent_loop_core::turn::ModelErrorKind::Request).
+    pub fn facts(mut self, facts: crate::catalog::ModelFacts) -> Self {
+        self.settings.facts = Some(Box::new(facts));
+        self
+    }
+
+    /// The facts this model goes by: those given with
+    /// [`facts`](Self::facts), else the built-in catalog's entry for the
+    /// model at its endpoint, when the endpoint is the provider's own
+    /// (`api.openai.com`, `api.anthropic.com`,
+    /// `generativelanguage.googleapis.com`, and DeepSeek's, Mistral's,
+    /// xAI's and Groq's for the OpenAI formats) and the catalog holds the
+    /// model by its exact id; else `None` (a proxy, a local server, an
+    /// unknown model), and nothing is checked against them.
+    ///
+    /// ```
+    /// # #[cfg(feature = "anthropic")] {
+    /// use agent_loop_providers::model::AnthropicModel;
+    ///
+    /// let opus = AnthropicModel::new("claude-opus-4-7");
+    /// assert_eq!(opus.catalog_facts().and_then(|facts| facts.context_window), Some(1_000_000));
+    /// let local = AnthropicModel::new("claude-opus-4-7").base_url("http://127.0.0.1:8080");
+    /// assert!(local.catalog_facts().is_none());
+    /// # }
+    /// ```
+    pub fn catalog_facts(&self) -> Option<&crate::catalog::ModelFacts> {
+        if let Some(facts) = &self.settings.facts {
+            return Some(facts);
+        }
+        let host = self.endpoint.target.provider.as_deref()?;
+        let provider = super::catalog_checks::catalog_provider(P::FORMAT, host)?;
+        crate::catalog::Catalog::builtin_facts(provider, &self.endpoint.model)
     }
 
     /// The sampling temperature: `temperature` (OpenAI, Anthropic), or

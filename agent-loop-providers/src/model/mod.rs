@@ -67,6 +67,7 @@
 #![allow(clippy::result_large_err)]
 
 mod body;
+mod catalog_checks;
 mod error;
 mod event_body;
 mod headers;
@@ -184,6 +185,8 @@ struct Settings {
     stream: bool,
     /// Refuse, unsent, a request whose export leaves something out.
     refuse_dropped: bool,
+    /// The model's facts as given in code, in place of the catalog's.
+    facts: Option<Box<crate::catalog::ModelFacts>>,
 }
 
 #[cfg(any(feature = "openai", feature = "anthropic"))]

@@ -187,6 +187,10 @@ impl ProviderApi for OpenAiChat {
             .field("strict_output", &self.strict_output);
     }
 
+    fn max_output_tokens(&self) -> Option<(&'static str, u32)> {
+        self.max_tokens.map(|tokens| ("max_tokens", tokens))
+    }
+
     fn set_effort(&mut self, effort: Effort) {
         self.reasoning_effort = Some(effort);
     }

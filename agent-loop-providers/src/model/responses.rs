@@ -285,6 +285,11 @@ impl ProviderApi for OpenAiResponses {
             .field("strict_output", &self.strict_output);
     }
 
+    fn max_output_tokens(&self) -> Option<(&'static str, u32)> {
+        self.max_output_tokens
+            .map(|tokens| ("max_output_tokens", tokens))
+    }
+
     fn set_effort(&mut self, effort: Effort) {
         self.reasoning_effort = Some(effort);
     }

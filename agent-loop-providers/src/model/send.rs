@@ -56,14 +56,19 @@ fn secrets(headers: &HeaderMap) -> Vec<String> {
 }
 
 /// The bytes `model` posts for `request`: the request checked (the
-/// model's own checks, values nested too deeply, what its export leaves
-/// out), its body built and serialised in one pass; or the error that
+/// model's own checks, its output limit against the catalog's facts,
+/// values nested too deeply, what its export leaves out), its body built and serialised in one pass; or the error that
 /// refuses it unsent.
 pub(crate) fn body_bytes<P: Provider>(
     model: &HttpModel<P>,
     request: &ModelRequest<'_>,
 ) -> Result<Vec<u8>, ModelError> {
     P::check(model, request)?;
+    if let (Some(facts), Some((setting, max_tokens))) =
+        (model.catalog_facts(), model.provider.max_output_tokens())
+    {
+        super::catalog_checks::check_output_limit(P::FORMAT, facts, setting, max_tokens)?;
+    }
     let settings = &model.settings;
     settings.check_depth(P::FORMAT, request)?;
     let body = model.body(request);
