@@ -206,6 +206,13 @@ async fn a_level_the_provider_has_no_name_for_is_refused_before_any_request() {
             .contains("gemini-3-flash takes thinking levels MINIMAL to HIGH, not Effort::Max"),
         "{error}"
     );
+    let error = refusal(&gemini("gemini-2.0-flash", Effort::Low)).await;
+    assert!(
+        error
+            .to_string()
+            .contains("gemini-2.0-flash takes no thinking setting (thinking came with Gemini 2.5), not Effort::Low"),
+        "{error}"
+    );
     let error = refusal(&gemini("gemini-2.5-pro", Effort::None)).await;
     assert!(
         error
@@ -246,36 +253,32 @@ async fn function_tools_on_chat_completions_are_refused_where_openai_refuses_the
         "{error}"
     );
 
-    // What OpenAI takes goes: gpt-5.6 with effort None, gpt-5.4 without
-    // effort, and any of them on another server (a compatible one answers
-    // for itself).
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "gpt-5.6-terra",
-            "choices": [{ "index": 0, "finish_reason": "stop",
-                "message": { "role": "assistant", "content": "Done." } }],
-            "usage": { "prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10 }
-        })))
-        .expect(3)
-        .mount(&server)
-        .await;
+    // What OpenAI takes goes, on OpenAI's own endpoint (the bytes a
+    // request would post, checked as `respond` checks them): gpt-5.6 with
+    // effort None, gpt-5.4 without effort, a version the table does not
+    // name; and gpt-5.6 with reasoning on another server, which answers
+    // for itself.
     let conversation = [Message::user("Plan the trip.")];
     let infos = [agent_loop::tool::ToolInfo::without_parameters(
         "now",
         "The time.",
     )];
-    let local = |model: &str| {
-        OpenAiModel::new(model)
-            .base_url(format!("{}/v1", server.uri()))
-            .api_key(FAKE_KEY)
-    };
+    let request = ModelRequest::new(&conversation).tools(&infos);
     for model in [
-        local("gpt-5.6-terra").effort(Effort::None),
-        local("gpt-5.4"),
-        local("gpt-5.6-terra").effort(Effort::High),
+        openai("gpt-5.6-terra").effort(Effort::None),
+        openai("gpt-5.4"),
+        openai("gpt-5.7").effort(Effort::High),
+        openai("gpt-5.6-terra")
+            .base_url("http://127.0.0.1:9/v1")
+            .effort(Effort::High),
     ] {
-        let request = ModelRequest::new(&conversation).tools(&infos);
-        model.respond(request).await.expect("sent and answered");
+        let body = model.request_body_bytes(&request).expect("not refused");
+        let body: Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(body["tools"][0]["function"]["name"], "now");
     }
+    assert!(
+        openai("gpt-5.6-terra")
+            .request_body_bytes(&request)
+            .is_err()
+    );
 }

@@ -111,12 +111,12 @@ fn result_content() -> impl Strategy<Value = Vec<ContentPart>> {
 }
 
 /// A stored history: an earlier call answered by a result that may be an
-/// error, blank or an image; then, in every case, a second call that
-/// reuses the first one's id under another name, with its own result (a
-/// function response named unlike its call is what Gemini refuses, and
-/// a lookup by id alone would name it after the first call); and maybe a
-/// call from a crashed process whose result was never stored, whose id
-/// may repeat either.
+/// error, blank or an image; then, drawn as a coin (so of the 128 cases,
+/// all but 2^-128 of runs hold some), a second call that reuses the first
+/// one's id under another name, with its own result (a function response
+/// named unlike its call is what Gemini refuses, and a lookup by id alone
+/// would name it after the first call); and maybe a call from a crashed
+/// process whose result was never stored, whose id may repeat either.
 fn history() -> impl Strategy<Value = Vec<Message>> {
     (
         id(),
@@ -124,23 +124,31 @@ fn history() -> impl Strategy<Value = Vec<Message>> {
         arguments(),
         result_content(),
         proptest::bool::ANY,
-        name(),
+        proptest::option::of(name()),
         proptest::option::of((id(), name())),
     )
-        .prop_map(|(id, name, arguments, content, is_error, other, orphan)| {
-            // Another name than the first call's, whatever was drawn.
-            let other = if other == name {
-                format!("{other}_2")
-            } else {
-                other
-            };
+        .prop_map(|(id, name, arguments, content, is_error, reused, orphan)| {
             let mut history = vec![
                 Message::user("Start."),
-                Message::tool_calls(None, vec![ToolCall::new(id.clone(), name, arguments)]),
+                Message::tool_calls(
+                    None,
+                    vec![ToolCall::new(id.clone(), name.clone(), arguments)],
+                ),
                 Message::Tool(ToolResult::with_content(id.clone(), content, is_error)),
-                Message::tool_calls(None, vec![ToolCall::new(id.clone(), other, "{}")]),
-                Message::Tool(ToolResult::ok(id, "second")),
             ];
+            if let Some(other) = reused {
+                // Another name than the first call's, whatever was drawn.
+                let other = if other == name {
+                    format!("{other}_2")
+                } else {
+                    other
+                };
+                history.push(Message::tool_calls(
+                    None,
+                    vec![ToolCall::new(id.clone(), other, "{}")],
+                ));
+                history.push(Message::Tool(ToolResult::ok(id, "second")));
+            }
             if let Some((id, name)) = orphan {
                 history.push(Message::tool_calls(
                     None,

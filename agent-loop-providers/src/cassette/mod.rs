@@ -110,9 +110,9 @@ pub enum Answer {
 /// A failed request as a cassette keeps it: what a turn decides by
 /// ([`ModelError::exceeds_context_window`], [`ModelError::is_failed_tool_call`])
 /// and what its message shows. Not kept: the request id, the attempts and
-/// the waits a server asked for, which belong to the live request, and the
-/// error's source (its causes' text is in [`message`](Self::message) when
-/// the error had no message of its own).
+/// the waits a server asked for, which belong to the live request; and the
+/// message of an authentication refusal (HTTP 401 or 403), where providers
+/// quote part of the key (OpenAI's "Incorrect API key provided: sk-…").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecordedFailure {
@@ -125,7 +125,7 @@ pub struct RecordedFailure {
     /// [`ModelError::error_type`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_type: Option<String>,
-    /// [`ModelError::message`], or the error's causes' text.
+    /// [`ModelError::message`] (none for HTTP 401 and 403).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// [`ModelError::code`].
@@ -134,34 +134,36 @@ pub struct RecordedFailure {
     /// [`ModelError::failed_generation`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_generation: Option<String>,
+    /// The text of each cause in the error's `source()` chain, outermost
+    /// first (a model of your own fails with a source and no message).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<String>,
 }
 
 impl RecordedFailure {
     /// `error` as a cassette keeps it.
     pub fn of(error: &ModelError) -> Self {
-        let message = error.message.clone().or_else(|| {
-            // A model of your own fails with a source and no message: its
-            // causes, joined as a chain is shown.
-            let mut causes = Vec::new();
-            let mut source = std::error::Error::source(error);
-            while let Some(cause) = source {
-                causes.push(cause.to_string());
-                source = cause.source();
-            }
-            (!causes.is_empty()).then(|| causes.join(": "))
-        });
+        let authentication = matches!(error.kind, ModelErrorKind::Http { status: 401 | 403 });
+        let mut causes = Vec::new();
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            causes.push(cause.to_string());
+            source = cause.source();
+        }
         Self {
             format: error.format,
             kind: error.kind.clone(),
             error_type: error.error_type.clone(),
-            message,
+            message: error.message.clone().filter(|_| !authentication),
             code: error.code.clone(),
             failed_generation: error.failed_generation.clone(),
+            causes: if authentication { Vec::new() } else { causes },
         }
     }
 
-    /// The [`ModelError`] a replay returns: the recorded fields, no source,
-    /// no request id, `attempts` 0.
+    /// The [`ModelError`] a replay returns: the recorded fields, the causes
+    /// as a chain of errors of their text (so `Display` and `source()`
+    /// show what the live error showed), no request id, `attempts` 0.
     pub fn to_error(&self) -> ModelError {
         let mut error = ModelError::new(self.kind.clone());
         error.format = self.format;
@@ -169,8 +171,30 @@ impl RecordedFailure {
         error.message.clone_from(&self.message);
         error.code.clone_from(&self.code);
         error.failed_generation.clone_from(&self.failed_generation);
-        error
+        let chain = self
+            .causes
+            .iter()
+            .rev()
+            .fold(None, |inner: Option<RecordedCause>, text| {
+                Some(RecordedCause {
+                    text: text.clone(),
+                    source: inner.map(Box::new),
+                })
+            });
+        match chain {
+            Some(cause) => error.with_source(cause),
+            None => error,
+        }
     }
+}
+
+/// One recorded cause of a failure, with the causes below it.
+#[derive(Debug, thiserror::Error)]
+#[error("{text}")]
+struct RecordedCause {
+    text: String,
+    #[source]
+    source: Option<Box<RecordedCause>>,
 }
 
 /// A [`ModelRequest`] as data: what a replay compares.
@@ -438,6 +462,42 @@ mod tests {
         ));
         assert_eq!(Cassette::load(&path).unwrap(), old);
         assert_eq!(files(directory.path()), ["turn.json"]);
+    }
+
+    #[test]
+    fn a_recorded_failure_replays_its_line_and_causes_but_no_authentication_message() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("the index is locked")]
+        struct Locked(#[source] std::io::Error);
+        let own = ModelError::other(Locked(std::io::Error::other("disk full")));
+        let recorded = RecordedFailure::of(&own);
+        assert_eq!(recorded.message, None);
+        assert_eq!(recorded.causes, ["the index is locked", "disk full"]);
+        let replayed = recorded.to_error();
+        assert_eq!(replayed.to_string(), own.to_string());
+        let causes = |error: &ModelError| {
+            let mut texts = Vec::new();
+            let mut source = std::error::Error::source(error);
+            while let Some(cause) = source {
+                texts.push(cause.to_string());
+                source = cause.source();
+            }
+            texts
+        };
+        assert_eq!(causes(&replayed), causes(&own));
+        assert_eq!(
+            RecordedFailure::of(&replayed),
+            recorded,
+            "a replayed failure records as itself"
+        );
+
+        let mut refused = ModelError::new(ModelErrorKind::Http { status: 401 })
+            .with_message("Incorrect API key provided: sk-proj-****abcd");
+        refused.code = Some("invalid_api_key".into());
+        let recorded = RecordedFailure::of(&refused);
+        assert_eq!(recorded.message, None, "providers quote the key in it");
+        assert_eq!(recorded.code.as_deref(), Some("invalid_api_key"));
+        assert!(!serde_json::to_string(&recorded).unwrap().contains("sk-"));
     }
 
     #[test]

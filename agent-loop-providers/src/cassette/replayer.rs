@@ -112,7 +112,9 @@ impl Replayer {
     /// records the exchange: appended to the cassette and saved at `path`
     /// (VCR's "new episodes"). A request that differs from every recorded
     /// one not yet served is still refused: only what is missing once all
-    /// were served is recorded.
+    /// were served is recorded. So with agents asking at once, whether a
+    /// new request is recorded or refused depends on whether the others
+    /// have used up theirs: record such a run afresh with a [`Recorder`].
     pub fn new_episodes(mut self, model: impl Model + 'static, path: impl AsRef<Path>) -> Self {
         let model: Box<dyn Model> = Box::new(model);
         self.new_episodes = Some(Recorder::appending(model, path, self.cassette.clone()));
@@ -158,6 +160,8 @@ impl Replayer {
         normalize: impl Fn(&mut ExchangeRequest) + Send + Sync + 'static,
     ) -> Self {
         self.normalize = Some(Box::new(normalize));
+        // The recorded side is compared as normalised from now on.
+        self.keys = OnceLock::new();
         self
     }
 

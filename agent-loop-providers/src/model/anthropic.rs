@@ -382,7 +382,7 @@ impl HttpModel<Anthropic> {
 }
 
 /// How much Claude thinks, as the caller set it: the last of
-/// [`AnthropicModel::thinking_budget`] and [`AnthropicModel::effort`].
+/// [`AnthropicModel::thinking_budget`] and [`HttpModel::effort`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Thinking {
     Budget(u32),

@@ -136,6 +136,16 @@ impl HttpModel<Gemini> {
 /// value, or why the model takes no such level (the table of
 /// [`HttpModel::effort`]).
 fn effort_thinking(model: &str, effort: Effort) -> Result<(&'static str, Value), String> {
+    let without_thinking = ["gemini-1.", "gemini-2.0", "gemma-"]
+        .iter()
+        .any(|prefix| model.starts_with(prefix));
+    if without_thinking {
+        // Gemini 1.5 and 2.0 and the Gemma models take no thinkingConfig.
+        return Err(format!(
+            "{model} takes no thinking setting (thinking came with Gemini 2.5), not \
+             Effort::{effort:?}; leave effort unset"
+        ));
+    }
     if model.starts_with("gemini-2.5") {
         // The budgets of `reasoning_effort` in Google's "OpenAI
         // compatibility" guide.

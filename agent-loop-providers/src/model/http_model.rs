@@ -421,7 +421,9 @@ impl<P: Provider> HttpModel<P> {
     /// mapping of `reasoning_effort` in Google's "OpenAI compatibility"
     /// guide (`low` 1,024, `medium` 8,192, `high` 24,576 tokens, `none` 0;
     /// 2.5 Pro cannot turn thinking off). A Gemini model is read as 2.5
-    /// when its name starts `gemini-2.5`; every other one as Gemini 3.
+    /// when its name starts `gemini-2.5`; as one without thinking (any
+    /// effort refused) when it starts `gemini-1.`, `gemini-2.0` or
+    /// `gemma-`; every other one as Gemini 3.
     ///
     /// The setters of one provider's own form stay:
     /// `OpenAiModel::reasoning_effort` is this setting under OpenAI's

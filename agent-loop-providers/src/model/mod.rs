@@ -122,7 +122,7 @@ pub enum ToolChoice {
 /// How much a model reasons before it answers: the one reasoning setting
 /// of every HTTP model ([`HttpModel::effort`]), named as the providers
 /// name their levels (`ReasoningEffort` of OpenAI's OpenAPI description,
-/// `"none"` to `"xhigh"`; `OutputConfigParam.effort` of
+/// `"none"` to `"max"`; `OutputConfigParam.effort` of
 /// anthropics/anthropic-sdk-python, `"low"` to `"max"`; `ThinkingLevel`
 /// of googleapis/python-genai, `MINIMAL` to `HIGH`).
 ///
@@ -135,8 +135,9 @@ pub enum ToolChoice {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Effort {
-    /// `"none"`: no reasoning (OpenAI's default on gpt-5.1 and later;
-    /// Anthropic's thinking turned off; a Gemini 2.5 budget of 0).
+    /// `"none"`: no reasoning (OpenAI's default on gpt-5.1 to gpt-5.5;
+    /// gpt-5.6 and gpt-6 reason unless told `"none"`; Anthropic's thinking
+    /// turned off; a Gemini 2.5 budget of 0).
     None,
     /// `"minimal"`: the least reasoning short of none (OpenAI's gpt-5,
     /// Gemini 3's `MINIMAL`).
@@ -150,8 +151,8 @@ pub enum Effort {
     /// `"xhigh"`: between `High` and `Max` (OpenAI's gpt-5.2 and later,
     /// Anthropic's Opus 4.7 and later).
     XHigh,
-    /// `"max"`: no limit on reasoning depth (Anthropic's Opus 4.6 and
-    /// later).
+    /// `"max"`: no limit on reasoning depth (in OpenAI's `ReasoningEffort`;
+    /// Anthropic's Opus 4.6 and later).
     Max,
 }
 

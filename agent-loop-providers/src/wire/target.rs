@@ -104,7 +104,8 @@ impl Target {
     pub(crate) fn wants_reasoning_on_every_assistant_message(&self) -> bool {
         self.provider
             .as_deref()
-            .is_some_and(|host| host.split(':').next() == Some("api.deepseek.com"))
+            .and_then(|host| host.split(':').next())
+            .is_some_and(|host| host.eq_ignore_ascii_case("api.deepseek.com"))
     }
 
     /// `true` when nothing but the format can be left out for this target.

@@ -9,9 +9,13 @@
 //! `ft:` id, a version before the table's) takes tools as it always did:
 //! nothing is refused on guesswork.
 //!
-//! The rules hold on OpenAI's own endpoints: `api.openai.com` and Azure
-//! OpenAI (`*.openai.azure.com`, whose deployments answer alike). A proxy
-//! or a compatible server answers for itself.
+//! The rules hold on OpenAI's own endpoints: `api.openai.com`, and Azure
+//! OpenAI (`*.openai.azure.com`, `*.cognitiveservices.azure.com`), whose
+//! models answer alike, though only where the request names the model by
+//! its id (an Azure deployment named otherwise is not recognised). A proxy
+//! or a compatible server answers for itself. Versions the reports do not
+//! name (`gpt-5.7`, `gpt-6.1`) are not refused: a later model may change
+//! the rule again.
 
 use crate::model::Effort;
 
@@ -58,9 +62,10 @@ pub(super) fn row(model: &str) -> Option<&'static Row> {
         Some((major, minor)) => (major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?),
         None => (version.parse::<u32>().ok()?, 0),
     };
+    // Only the versions the reports name: a later one may change again.
     match (major, minor) {
         (5, 4 | 5) => Some(&GPT_5_4),
-        (5, 6..) | (6.., _) => Some(&GPT_5_6),
+        (5, 6) | (6, 0) => Some(&GPT_5_6),
         _ => None,
     }
 }
@@ -69,7 +74,9 @@ pub(super) fn row(model: &str) -> Option<&'static Row> {
 /// of OpenAI's own endpoints, where the table holds.
 pub(super) fn is_openai_host(host: &str) -> bool {
     let host = host.split(':').next().unwrap_or(host);
-    host == "api.openai.com" || host.ends_with(".openai.azure.com")
+    host == "api.openai.com"
+        || host.ends_with(".openai.azure.com")
+        || host.ends_with(".cognitiveservices.azure.com")
 }
 
 /// Why `model` refuses function tools with `effort` on Chat Completions,
@@ -116,7 +123,6 @@ mod tests {
             "gpt-5.6",
             "gpt-5.6-terra",
             "gpt-6-sol",
-            "gpt-6.1",
             "azure/gpt-6-astra",
         ] {
             assert_eq!(
@@ -133,6 +139,11 @@ mod tests {
             "o3",
             "ft:gpt-5.6:acme",
             "gpt-x",
+            "gpt-5.7",
+            "gpt-5.10",
+            "gpt-6.1",
+            "gpt-7",
+            "chatgpt-4o-latest",
         ] {
             assert!(row(model).is_none(), "{model}");
         }
