@@ -452,7 +452,13 @@ async fn drive(
             _ => return Err(TerminalError::new("a turn step this driver does not know").into()),
         }
     }
-    Ok(steps.finish())
+    // Priced as `run_turn` prices a turn: the options' prices, else the
+    // model's.
+    let prices = options.prices().or_else(|| inner.model.prices());
+    Ok(steps.finish().map(|mut outcome| {
+        outcome.stats.cost = prices.map(|prices| prices.cost(&outcome.stats.usage));
+        outcome
+    }))
 }
 
 /// A model request's answer as the journal keeps it: the response as it

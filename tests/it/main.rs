@@ -47,6 +47,8 @@ mod model_catalog;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod model_common;
 #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod model_cost;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod model_effort;
 #[cfg(feature = "openai")]
 mod model_error_reports;

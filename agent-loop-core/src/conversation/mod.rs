@@ -36,6 +36,7 @@
 //! `wire` module converts it to and from each provider's
 //! format.
 
+mod cost;
 mod extras;
 pub(crate) mod ids;
 mod message;
@@ -44,6 +45,7 @@ mod part;
 mod repair;
 mod response;
 
+pub use cost::{Cost, Prices};
 pub use extras::{Extras, WireFormat};
 pub use message::{AssistantMessage, Message, SystemMessage, SystemRole, ToolResult, UserMessage};
 pub use origin::Origin;

@@ -10,7 +10,7 @@ mod refusals;
 use async_trait::async_trait;
 
 use crate::bind::ToolList;
-use crate::conversation::{Message, ModelResponse, WireFormat};
+use crate::conversation::{Message, ModelResponse, Prices, WireFormat};
 use crate::event::TurnEvents;
 use crate::output::Output;
 
@@ -66,6 +66,16 @@ pub trait Model: Send + Sync {
     fn description(&self) -> ModelDescription {
         ModelDescription::default()
     }
+
+    /// What its tokens cost ([`Prices`]), when it is known: the HTTP
+    /// models of `agent-loop-providers` give their model catalog's prices.
+    /// A turn's [`TurnStats::cost`](crate::turn::TurnStats::cost) is its
+    /// usage at these prices (or at
+    /// [`TurnOptions::prices`](crate::turn::TurnOptions), which win). By
+    /// default unknown.
+    fn prices(&self) -> Option<Prices> {
+        None
+    }
 }
 
 /// A boxed model is a model: `Box<dyn Model>` holds any of them.
@@ -77,6 +87,10 @@ impl<M: Model + ?Sized> Model for Box<M> {
 
     fn description(&self) -> ModelDescription {
         (**self).description()
+    }
+
+    fn prices(&self) -> Option<Prices> {
+        (**self).prices()
     }
 }
 
@@ -91,6 +105,10 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
 
     fn description(&self) -> ModelDescription {
         (**self).description()
+    }
+
+    fn prices(&self) -> Option<Prices> {
+        (**self).prices()
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::bind::CallStats;
 use crate::context::Compaction;
-use crate::conversation::{FinishReason, Message, Usage};
+use crate::conversation::{Cost, FinishReason, Message, Usage};
 use crate::turn::PausedTurn;
 
 /// How a turn ended without error.
@@ -137,6 +137,16 @@ pub struct TurnStats {
     /// Tokens used by every model request of the turn, the final answer's
     /// included, added up.
     pub usage: Usage,
+    /// What [`usage`](Self::usage) cost: at
+    /// [`TurnOptions::prices`](crate::turn::TurnOptions) when given, else
+    /// at the model's own ([`Model::prices`](crate::turn::Model::prices));
+    /// `None` when neither is known. Set by
+    /// [`run_turn`](crate::Definition::run_turn); a driver of your own
+    /// sets it with [`Prices::cost`](crate::conversation::Prices::cost).
+    /// The usage of a compaction's summary is priced at the turn's
+    /// model's prices; an agent's turns report their own cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
 }
 
 impl TurnStats {

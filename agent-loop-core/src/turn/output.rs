@@ -264,10 +264,27 @@ pub struct TurnOptions<'a> {
         )
     )]
     pub(crate) claims: Option<&'a dyn crate::gate::PauseClaims>,
+    #[builder(
+        default,
+        setter(
+            strip_option,
+            doc = "The prices [`TurnStats::cost`](crate::turn::TurnStats::cost) is computed at, in place of the model's own ([`Model::prices`](crate::turn::Model::prices)): for a model of your own, or your negotiated prices. The model's unless set."
+        )
+    )]
+    pub(crate) prices: Option<crate::conversation::Prices>,
     /// The share of the turn whose call runs this turn's agent: set by
     /// [`tool::Definition::agent`](crate::tool::Definition::agent)'s tool.
     #[builder(default, setter(skip))]
     pub(crate) parent: Option<crate::turn::nesting::Parent>,
+}
+
+impl TurnOptions<'_> {
+    /// The prices given with the `prices` setter, if any: what a driver of
+    /// your own prices the turn's [`TurnStats::cost`](crate::turn::TurnStats::cost)
+    /// at before the model's own.
+    pub fn prices(&self) -> Option<crate::conversation::Prices> {
+        self.prices
+    }
 }
 
 impl Default for TurnOptions<'_> {

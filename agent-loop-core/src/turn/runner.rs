@@ -73,9 +73,12 @@ impl Definition<Bound> {
             "gen_ai.conversation.id" = %self.session_id(),
             mode = binding.mode(binding.current).name.as_deref().unwrap_or(""),
         );
+        let prices = options.prices.or_else(|| model.prices());
         let context = TurnContext::with(self, &options, cancellation, events);
         let steps = TurnSteps::start(context, conversation, &options);
-        drive(steps, model, cancellation).instrument(span).await
+        let mut outcome = drive(steps, model, cancellation).instrument(span).await?;
+        outcome.stats.cost = prices.map(|prices| prices.cost(&outcome.stats.usage));
+        Ok(outcome)
     }
 }
 

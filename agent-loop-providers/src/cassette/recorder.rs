@@ -133,4 +133,8 @@ impl<M: Model> Model for Recorder<M> {
     fn description(&self) -> ModelDescription {
         self.model.description()
     }
+
+    fn prices(&self) -> Option<agent_loop_core::conversation::Prices> {
+        self.model.prices()
+    }
 }

@@ -295,6 +295,13 @@ impl<P: Provider> Model for HttpModel<P> {
         ModelDescription::new(self.endpoint.model.clone(), P::FORMAT)
     }
 
+    /// The prices of [`catalog_facts`](HttpModel::catalog_facts): the
+    /// model catalog's for the model at its provider's own endpoint, or
+    /// those given with [`facts`](HttpModel::facts).
+    fn prices(&self) -> Option<agent_loop_core::conversation::Prices> {
+        self.catalog_facts()?.prices
+    }
+
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let mut response = send(self, request).await?;
         // Every provider-specific piece of the answer records where it

@@ -119,12 +119,7 @@ mod tests {
                 "{model}"
             );
         }
-        for model in [
-            "gpt-5.6",
-            "gpt-5.6-terra",
-            "gpt-6-sol",
-            "azure/gpt-6-astra",
-        ] {
+        for model in ["gpt-5.6", "gpt-5.6-terra", "gpt-6-sol", "azure/gpt-6-astra"] {
             assert_eq!(
                 row(model).map(|row| row.rule),
                 Some(ChatTools::OnlyWithoutReasoning),
