@@ -23,15 +23,21 @@
 //! | `input_tokens` | input tokens per turn, all requests together, as the provider reported them ([`Usage::input_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
 //! | `output_tokens` | output tokens per turn, as reported ([`Usage::output_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
 //! | `total_tokens` | input and output tokens per turn, as reported ([`Usage::total_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
+//! | `cost_microdollars` | what the turn's tokens cost, in millionths of a US dollar, at the model's [`Prices`] ([`Prices::cost`] of the turn's usage; `500000` is $0.50) | off (unlimited) | ≥ 1, or unlimited (so at most $4,294.967295 a turn) |
 //! | `context_tokens` | input tokens one request may hold: the context window the turn keeps to, estimated ([`context`](crate::context)) | off (unlimited) | ≥ 1, or unlimited |
 //! | `compact_at` | percent of `context_tokens` at which the turn compacts the conversation before its next request | 80 | 1 to 100 |
 //!
-//! The four budgets are checked before each model request: a budget is
+//! The five budgets are checked before each model request: a budget is
 //! reached when what the turn used so far is at or over it, and the turn
 //! then fails with [`TurnError::Budget`](crate::turn::TurnError::Budget)
 //! before sending. The request that crosses a token budget is not cut
 //! short (its size is only known once it answered), so a turn can end
-//! above a token budget by at most one response; `requests` is exact.
+//! above a token or cost budget by at most one response; `requests` is
+//! exact. A cost budget needs the turn's prices
+//! ([`TurnOptions::prices`](crate::turn::TurnOptions), or the model's own,
+//! which `run_turn` reads): a turn without them fails with
+//! [`TurnError::Unpriced`](crate::turn::TurnError::Unpriced) before its
+//! first request.
 //!
 //! `context_tokens` is checked before each request too, against the
 //! request's estimated size (see [`context`](crate::context) for how it is
@@ -42,6 +48,8 @@
 //! [`Usage::input_tokens`]: crate::conversation::Usage::input_tokens
 //! [`Usage::output_tokens`]: crate::conversation::Usage::output_tokens
 //! [`Usage::total_tokens`]: crate::conversation::Usage::total_tokens
+//! [`Prices`]: crate::conversation::Prices
+//! [`Prices::cost`]: crate::conversation::Prices::cost
 //!
 //! ```
 //! use agent_loop_core::limits::{Limit, ResolvedToolLimits, ToolLimits};
@@ -280,6 +288,7 @@ pub struct ToolLimits {
     input_tokens: Option<Written>,
     output_tokens: Option<Written>,
     total_tokens: Option<Written>,
+    cost_microdollars: Option<Written>,
     context_tokens: Option<Written>,
     compact_at: Option<u32>,
 }
@@ -297,6 +306,7 @@ impl ToolLimits {
             input_tokens: None,
             output_tokens: None,
             total_tokens: None,
+            cost_microdollars: None,
             context_tokens: None,
             compact_at: None,
         }
@@ -380,6 +390,21 @@ impl ToolLimits {
         self
     }
 
+    /// Sets the cost budget: what the turn's tokens cost together, in
+    /// millionths of a US dollar (`500_000` is $0.50), priced at the
+    /// turn's [`Prices`](crate::conversation::Prices)
+    /// ([`TurnOptions::prices`](crate::turn::TurnOptions), else the
+    /// model's own). An agent's tokens count toward the turns above it at
+    /// their prices. A count (at least 1) or [`Limit::Unlimited`];
+    /// unlimited unless set. A turn with this budget and no prices fails
+    /// with [`TurnError::Unpriced`](crate::turn::TurnError::Unpriced)
+    /// before its first request.
+    #[must_use]
+    pub fn cost_microdollars(mut self, limit: impl IntoLimit) -> Self {
+        self.cost_microdollars = Some(limit.into_written());
+        self
+    }
+
     /// Sets the context budget: the input tokens one model request may
     /// hold, as [`context::TokenEstimator`](crate::context::TokenEstimator)
     /// estimates them (corrected by the input tokens the provider reported
@@ -409,7 +434,7 @@ impl ToolLimits {
 
     /// Checks every set field, in the order iterations, calls, parallel,
     /// result_bytes, requests, input_tokens, output_tokens, total_tokens,
-    /// context_tokens, compact_at.
+    /// cost_microdollars, context_tokens, compact_at.
     ///
     /// Errors: the first [`InvalidLimit`]: a count of `0`
     /// ([`InvalidLimitKind::Zero`]), `result_bytes` from 1 to 255
@@ -513,6 +538,14 @@ impl ToolLimits {
                 ),
                 None => base.total_tokens,
             },
+            cost_microdollars: match self.cost_microdollars {
+                Some(written) => keep(
+                    first,
+                    count_limit(Field::CostMicrodollars, written),
+                    base.cost_microdollars,
+                ),
+                None => base.cost_microdollars,
+            },
             context_tokens: match self.context_tokens {
                 Some(written) => keep(
                     first,
@@ -588,6 +621,9 @@ pub struct ResolvedToolLimits {
     pub output_tokens: Limit,
     /// Input and output tokens per turn, as reported.
     pub total_tokens: Limit,
+    /// What the turn's tokens cost, in millionths of a US dollar (see
+    /// [`ToolLimits::cost_microdollars`]).
+    pub cost_microdollars: Limit,
     /// Input tokens one request may hold, estimated (see
     /// [`ToolLimits::context_tokens`]).
     pub context_tokens: Limit,
@@ -647,6 +683,7 @@ impl ResolvedToolLimits {
         input_tokens: Limit::Unlimited,
         output_tokens: Limit::Unlimited,
         total_tokens: Limit::Unlimited,
+        cost_microdollars: Limit::Unlimited,
         context_tokens: Limit::Unlimited,
         compact_at: Percent::DEFAULT_COMPACT_AT,
     };
@@ -696,7 +733,7 @@ pub struct InvalidLimit {
     pub kind: InvalidLimitKind,
     /// The field: `iterations`, `calls`, `parallel`, `result_bytes`,
     /// `requests`, `input_tokens`, `output_tokens`, `total_tokens`,
-    /// `context_tokens` or `compact_at`.
+    /// `cost_microdollars`, `context_tokens` or `compact_at`.
     pub field: &'static str,
     /// What was written, as text (`0`, `-3`, `"lots"`).
     pub value: String,
@@ -748,6 +785,7 @@ enum Field {
     InputTokens,
     OutputTokens,
     TotalTokens,
+    CostMicrodollars,
     ContextTokens,
     CompactAt,
 }
@@ -763,10 +801,11 @@ impl Field {
         "input_tokens",
         "output_tokens",
         "total_tokens",
+        "cost_microdollars",
         "context_tokens",
         "compact_at",
     ];
-    const ALL: [Field; 10] = [
+    const ALL: [Field; 11] = [
         Field::Iterations,
         Field::Calls,
         Field::Parallel,
@@ -775,6 +814,7 @@ impl Field {
         Field::InputTokens,
         Field::OutputTokens,
         Field::TotalTokens,
+        Field::CostMicrodollars,
         Field::ContextTokens,
         Field::CompactAt,
     ];
@@ -796,6 +836,7 @@ impl Serialize for ToolLimits {
             (Field::InputTokens, self.input_tokens),
             (Field::OutputTokens, self.output_tokens),
             (Field::TotalTokens, self.total_tokens),
+            (Field::CostMicrodollars, self.cost_microdollars),
             (Field::ContextTokens, self.context_tokens),
             (Field::CompactAt, self.compact_at.map(Written::Count)),
         ];
@@ -842,6 +883,7 @@ impl<'de> Visitor<'de> for LimitsVisitor {
                 Field::InputTokens => limits.input_tokens.is_some(),
                 Field::OutputTokens => limits.output_tokens.is_some(),
                 Field::TotalTokens => limits.total_tokens.is_some(),
+                Field::CostMicrodollars => limits.cost_microdollars.is_some(),
                 Field::ContextTokens => limits.context_tokens.is_some(),
                 Field::CompactAt => limits.compact_at.is_some(),
             };
@@ -857,6 +899,7 @@ impl<'de> Visitor<'de> for LimitsVisitor {
                 (Field::InputTokens, written) => limits.input_tokens = Some(written),
                 (Field::OutputTokens, written) => limits.output_tokens = Some(written),
                 (Field::TotalTokens, written) => limits.total_tokens = Some(written),
+                (Field::CostMicrodollars, written) => limits.cost_microdollars = Some(written),
                 (Field::ContextTokens, written) => limits.context_tokens = Some(written),
                 (Field::CompactAt, Written::Count(percent)) => limits.compact_at = Some(percent),
                 // `FieldValue` refuses "unlimited" for compact_at.
@@ -1204,13 +1247,13 @@ mod tests {
                 written(),
             ),
             (written(), written(), written(), written()),
-            (written(), prop::option::of(0u32..=120)),
+            (written(), written(), prop::option::of(0u32..=120)),
         )
             .prop_map(
                 |(
                     (iterations, calls, parallel, result_bytes),
                     (requests, input_tokens, output_tokens, total_tokens),
-                    (context_tokens, compact_at),
+                    (cost_microdollars, context_tokens, compact_at),
                 )| ToolLimits {
                     iterations,
                     calls,
@@ -1220,6 +1263,7 @@ mod tests {
                     input_tokens,
                     output_tokens,
                     total_tokens,
+                    cost_microdollars,
                     context_tokens,
                     compact_at,
                 },
@@ -1240,7 +1284,7 @@ mod tests {
                 && valid(mode.calls, 1)
                 && valid(mode.parallel.map(Written::Count), 1)
                 && valid(mode.result_bytes, 256)
-                && [mode.requests, mode.input_tokens, mode.output_tokens, mode.total_tokens, mode.context_tokens]
+                && [mode.requests, mode.input_tokens, mode.output_tokens, mode.total_tokens, mode.cost_microdollars, mode.context_tokens]
                     .into_iter()
                     .all(|budget| valid(budget, 1))
                 && mode.compact_at.is_none_or(|percent| (1..=100).contains(&percent));
@@ -1265,6 +1309,7 @@ mod tests {
                     prop_assert_eq!(resolved.input_tokens, expect_count(mode.input_tokens, resolved_base.input_tokens));
                     prop_assert_eq!(resolved.output_tokens, expect_count(mode.output_tokens, resolved_base.output_tokens));
                     prop_assert_eq!(resolved.total_tokens, expect_count(mode.total_tokens, resolved_base.total_tokens));
+                    prop_assert_eq!(resolved.cost_microdollars, expect_count(mode.cost_microdollars, resolved_base.cost_microdollars));
                     prop_assert_eq!(resolved.context_tokens, expect_count(mode.context_tokens, resolved_base.context_tokens));
                     prop_assert_eq!(
                         resolved.compact_at,

@@ -319,6 +319,8 @@ impl AgentSession {
                     TurnOptions::builder().resume(resume).output(output).build()
                 }
             };
+            // Priced as `run_turn` prices a turn: the model's prices.
+            let options = options.prices_or(inner.model.prices());
             let result = drive(&ctx, inner, &session, &mut conversation, &options).await?;
             let paused = match result {
                 Ok(outcome) => match outcome.status {
@@ -452,13 +454,7 @@ async fn drive(
             _ => return Err(TerminalError::new("a turn step this driver does not know").into()),
         }
     }
-    // Priced as `run_turn` prices a turn: the options' prices, else the
-    // model's.
-    let prices = options.prices().or_else(|| inner.model.prices());
-    Ok(steps.finish().map(|mut outcome| {
-        outcome.stats.cost = prices.map(|prices| prices.cost(&outcome.stats.usage));
-        outcome
-    }))
+    Ok(steps.finish())
 }
 
 /// A model request's answer as the journal keeps it: the response as it

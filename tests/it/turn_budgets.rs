@@ -1,5 +1,5 @@
 //! The turn's budgets (`requests`, `input_tokens`, `output_tokens`,
-//! `total_tokens`): checked before each model request against what the
+//! `total_tokens`, `cost_microdollars`): checked before each model request against what the
 //! turn used so far; a budget reached fails the turn before sending, with
 //! every batch that ran kept and answered.
 
@@ -273,4 +273,102 @@ async fn a_budget_pauses_the_turn_and_a_resume_with_a_raised_budget_goes_on() {
     assert_eq!(invocations.load(Ordering::SeqCst), 3);
     // Usage of the whole turn: four responses of 65.
     assert_eq!(outcome.stats.usage.total_tokens(), 260);
+}
+
+/// The cost budget (`cost_microdollars`): what the turn's usage cost at
+/// its prices, checked before each request like the token budgets.
+#[tokio::test]
+async fn a_cost_budget_is_reached_at_the_turns_prices_and_a_resume_with_a_raised_one_goes_on() {
+    use agent_loop::conversation::{Cost, Prices};
+    use agent_loop::turn::{BudgetPolicy, Resume, TurnOptions};
+    let invocations = Arc::new(AtomicUsize::new(0));
+    // $1 in, $10 out per million; a response of 1,000 in and 100 out costs
+    // $0.001 + $0.001 = 2,000 microdollars: the budget of 5,000 is reached
+    // after three.
+    let prices = Prices::new(1.0, 10.0);
+    let session = bind_tools(
+        [counting_tool("ping", Arc::clone(&invocations))],
+        ToolLimits::new().cost_microdollars(5_000),
+    )
+    .await;
+    let model = pings(4, Usage::new(1_000, 100));
+    let mut conversation = user_says("keep pinging");
+    let error = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder().prices(prices).build(),
+        )
+        .await
+        .expect_err("the cost budget is reached");
+    let TurnError::Budget(reached) = &error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(
+        (reached.budget, reached.used, reached.max, reached.requests),
+        (
+            Budget::CostMicrodollars,
+            6_000,
+            Limit::at_most(5_000).unwrap(),
+            3
+        )
+    );
+    assert_eq!(
+        error.to_string(),
+        "turn: budget reached (cost_microdollars): the turn's tokens cost $0.006000 of at most $0.005000 after 3 model requests; the next request was not sent"
+    );
+    assert_eq!(model.requests().len(), 3);
+    assert_every_call_answered(&conversation);
+
+    // Without prices a cost budget cannot be kept: refused before sending.
+    let unpriced = pings(1, Usage::new(1_000, 100));
+    let mut conversation = user_says("keep pinging");
+    let error = session
+        .run_turn(&unpriced, &mut conversation, &CancellationToken::new())
+        .await
+        .expect_err("no prices");
+    assert!(matches!(error, TurnError::Unpriced), "{error:?}");
+    assert!(unpriced.requests().is_empty());
+
+    // Paused instead, then resumed with a raised budget: the turn goes on
+    // to its answer, and its cost is the whole turn's.
+    let model = pings(4, Usage::new(1_000, 100));
+    let mut conversation = user_says("keep pinging");
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .prices(prices)
+                .budget_policy(BudgetPolicy::Pause)
+                .build(),
+        )
+        .await
+        .expect("pauses");
+    let TurnStatus::Paused(paused) = outcome.status else {
+        panic!("{:?}", outcome.status)
+    };
+    assert_eq!(paused.budget, Some(Budget::CostMicrodollars));
+    assert_eq!(
+        outcome.stats.cost,
+        Some(Cost::from_picodollars(6_000_000_000))
+    );
+    let raised = Resume::new(*paused, []).with_limits(ToolLimits::new().cost_microdollars(50_000));
+    let outcome = session
+        .run_turn(
+            &model,
+            &mut conversation,
+            TurnOptions::builder()
+                .resume(&raised)
+                .prices(prices)
+                .build(),
+        )
+        .await
+        .expect("goes on");
+    assert_eq!(outcome.answer(), Some("done"));
+    assert_eq!(model.requests().len(), 5);
+    // Five responses of 2,000 microdollars: the usage (and so the cost)
+    // carried across the pause is the whole turn's.
+    assert_eq!(outcome.stats.usage, Usage::new(5_000, 500));
+    assert_eq!(outcome.stats.cost.map(Cost::usd), Some(0.01));
 }

@@ -12,7 +12,7 @@ use crate::bind::call::CallTable;
 use crate::bind::tool_set::{ListChange, ToolSet};
 use crate::bind::{Binding, Bound};
 use crate::context::{Compactor, ElideToolResults};
-use crate::conversation::Usage;
+use crate::conversation::{Prices, Usage};
 use crate::definition::Definition;
 use crate::gate::{ApprovalKey, PauseClaims};
 use crate::limits::ResolvedToolLimits;
@@ -47,6 +47,9 @@ pub(super) struct TurnContext<'a> {
     pub(super) ids: (SessionId, LoopId),
     pub(super) approval_key: Option<&'a ApprovalKey>,
     pub(super) budget_policy: BudgetPolicy,
+    /// What the turn's tokens cost: the options' prices (which `run_turn`
+    /// fills from the model's).
+    pub(super) prices: Option<Prices>,
     /// What the other calls of a batch with a waiting call do.
     pub(super) pause_policy: PausePolicy,
     /// The turn's own compactor, if any (see [`TurnContext::compactor`]).
@@ -80,6 +83,7 @@ impl<'a> TurnContext<'a> {
             ids: (session.session_id(), session.loop_id()),
             approval_key: binding.layout.approval_key.as_ref(),
             budget_policy: options.budget_policy,
+            prices: options.prices,
             pause_policy: options.pause_policy,
             compactor: options.compactor,
             claims: options.claims.unwrap_or(&binding.claims),
@@ -88,6 +92,7 @@ impl<'a> TurnContext<'a> {
                 options.parent.clone(),
                 events.clone(),
                 options.budget_policy,
+                options.prices,
                 0,
                 Usage::default(),
             )),
@@ -114,6 +119,7 @@ impl<'a> TurnContext<'a> {
             self.share.parent.clone(),
             self.events.clone(),
             self.budget_policy,
+            self.prices,
             calls,
             usage,
         ));

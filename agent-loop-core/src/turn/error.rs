@@ -141,6 +141,16 @@ pub enum TurnError {
         /// The depth rule it breaks.
         source: TooDeep,
     },
+    /// The mode has a cost budget
+    /// ([`ToolLimits::cost_microdollars`](crate::ToolLimits::cost_microdollars))
+    /// but the turn has no prices to count it by: none given with
+    /// [`TurnOptions::prices`](crate::turn::TurnOptions), and none known of
+    /// the model ([`Model::prices`](crate::turn::Model::prices)). Nothing
+    /// was sent and the conversation is unchanged.
+    #[error(
+        "turn: the mode has a cost budget, but the turn's prices are unknown; give TurnOptions::prices, or use a model whose prices are known"
+    )]
+    Unpriced,
 }
 
 impl TurnError {
@@ -157,7 +167,9 @@ impl TurnError {
             | Self::ToolCallAsText { usage }
             | Self::ContextWindowExceeded { usage }
             | Self::Compaction { usage, .. } => *usage,
-            Self::Conversation(_) | Self::TooDeep { .. } | Self::Resume(_) => Usage::default(),
+            Self::Conversation(_) | Self::TooDeep { .. } | Self::Resume(_) | Self::Unpriced => {
+                Usage::default()
+            }
         }
     }
 }
@@ -226,6 +238,9 @@ pub enum Budget {
     OutputTokens,
     /// `total_tokens`: [`Usage::total_tokens`] of the turn.
     TotalTokens,
+    /// `cost_microdollars`: what the turn's usage cost, in millionths of a
+    /// US dollar ([`Prices::cost`](crate::conversation::Prices::cost)).
+    CostMicrodollars,
     /// `context_tokens`: the estimated input tokens of the next request,
     /// after compacting (see [`context`](crate::context)). Reached when
     /// over it, not at it.
@@ -234,13 +249,15 @@ pub enum Budget {
 
 impl std::fmt::Display for Budget {
     /// The budget's field name: `requests`, `input_tokens`,
-    /// `output_tokens`, `total_tokens` or `context_tokens`.
+    /// `output_tokens`, `total_tokens`, `cost_microdollars` or
+    /// `context_tokens`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Requests => "requests",
             Self::InputTokens => "input_tokens",
             Self::OutputTokens => "output_tokens",
             Self::TotalTokens => "total_tokens",
+            Self::CostMicrodollars => "cost_microdollars",
             Self::ContextTokens => "context_tokens",
         })
     }
@@ -249,16 +266,18 @@ impl std::fmt::Display for Budget {
 /// A model request not sent because a budget of the turn was reached:
 /// inside [`TurnError::Budget`]. A budget is reached when what the turn
 /// used so far is at or over it; budgets are checked in the order
-/// requests, input, output, total tokens, then the context budget (over
-/// it, after compacting).
+/// requests, input, output, total tokens, cost, then the context budget
+/// (over it, after compacting).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.line())]
 #[non_exhaustive]
 pub struct BudgetError {
     /// The budget reached.
     pub budget: Budget,
-    /// What the turn used of it: requests sent, or tokens reported; for
-    /// [`Budget::ContextTokens`], the next request's estimated tokens.
+    /// What the turn used of it: requests sent, tokens reported, or for
+    /// [`Budget::CostMicrodollars`] their cost in millionths of a dollar
+    /// (rounded down); for [`Budget::ContextTokens`], the next request's
+    /// estimated tokens.
     pub used: u64,
     /// The mode's budget (never [`Limit::Unlimited`]).
     pub max: Limit,
@@ -278,6 +297,15 @@ impl BudgetError {
             ..
         } = self;
         match budget {
+            Budget::CostMicrodollars => {
+                let dollars =
+                    |micros: u64| format!("${}.{:06}", micros / 1_000_000, micros % 1_000_000);
+                format!(
+                    "turn: budget reached ({budget}): the turn's tokens cost {} of at most {} after {requests} model requests; the next request was not sent",
+                    dollars(*used),
+                    dollars(u64::from(max.get().unwrap_or(u32::MAX)))
+                )
+            }
             Budget::ContextTokens => format!(
                 "turn: budget reached ({budget}): the next request would hold an estimated {used} input tokens, over at most {max}, after compacting; it was not sent"
             ),

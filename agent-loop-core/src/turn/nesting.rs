@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::conversation::Message;
-use crate::conversation::Usage;
+use crate::conversation::{Prices, Usage};
 use crate::limits::ResolvedToolLimits;
 use crate::support::lock::lock;
 use crate::turn::checks::{check_budgets, check_limits};
@@ -23,6 +23,9 @@ pub(crate) struct TurnShare {
     pub(super) events: TurnEvents,
     /// What the turn does when a budget is reached: its agents do the same.
     pub(super) budget_policy: BudgetPolicy,
+    /// What the turn's tokens cost, its agents' counted alike (its cost
+    /// budget is in these prices).
+    prices: Option<Prices>,
     /// The root turn's is held while a batch's calls are checked against,
     /// and counted in, every turn of the tree: one lock for the whole tree
     /// of turns (see [`TurnShare::reserve_calls`]).
@@ -74,10 +77,12 @@ impl TurnShare {
         parent: Option<Parent>,
         events: TurnEvents,
         budget_policy: BudgetPolicy,
+        prices: Option<Prices>,
         calls: u32,
         usage: Usage,
     ) -> Self {
         Self {
+            prices,
             limits,
             parent,
             events,
@@ -232,8 +237,9 @@ impl TurnShare {
     pub(super) fn check_ancestor_budgets(&self) -> Result<(), BudgetError> {
         self.ancestors().try_for_each(|ancestor| {
             let (_, usage) = ancestor.used();
-            // Requests are each turn's own: only tokens are shared.
-            check_budgets(&ancestor.limits, 0, usage)
+            // Requests are each turn's own: only tokens (and their cost, at
+            // the ancestor's prices) are shared.
+            check_budgets(&ancestor.limits, 0, usage, ancestor.prices.as_ref())
         })
     }
 

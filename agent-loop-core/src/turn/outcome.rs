@@ -140,9 +140,10 @@ pub struct TurnStats {
     /// What [`usage`](Self::usage) cost: at
     /// [`TurnOptions::prices`](crate::turn::TurnOptions) when given, else
     /// at the model's own ([`Model::prices`](crate::turn::Model::prices));
-    /// `None` when neither is known. Set by
-    /// [`run_turn`](crate::Definition::run_turn); a driver of your own
-    /// sets it with [`Prices::cost`](crate::conversation::Prices::cost).
+    /// `None` when neither is known. A driver of your own gives the
+    /// model's prices with
+    /// [`TurnOptions::prices_or`](crate::turn::TurnOptions::prices_or), as
+    /// [`run_turn`](crate::Definition::run_turn) does.
     /// The usage of a compaction's summary is priced at the turn's
     /// model's prices; an agent's turns report their own cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]

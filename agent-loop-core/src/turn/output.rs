@@ -285,6 +285,16 @@ impl TurnOptions<'_> {
     pub fn prices(&self) -> Option<crate::conversation::Prices> {
         self.prices
     }
+
+    /// These options with `fallback` as their prices when they have none:
+    /// a driver passes its model's ([`Model::prices`](crate::turn::Model::prices)),
+    /// as [`run_turn`](crate::Definition::run_turn) does, so that the
+    /// turn's cost is counted and its cost budget kept.
+    #[must_use]
+    pub fn prices_or(mut self, fallback: Option<crate::conversation::Prices>) -> Self {
+        self.prices = self.prices.or(fallback);
+        self
+    }
 }
 
 impl Default for TurnOptions<'_> {

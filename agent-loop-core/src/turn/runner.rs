@@ -52,7 +52,8 @@ impl Definition<Bound> {
         conversation: &mut Conversation,
         options: impl Into<TurnOptions<'o>>,
     ) -> Result<TurnOutcome, TurnError> {
-        let options = options.into();
+        // The model's prices unless the options give their own.
+        let options = options.into().prices_or(model.prices());
         // A token of its own only for a turn given none (a token is an
         // allocation).
         let never;
@@ -73,12 +74,9 @@ impl Definition<Bound> {
             "gen_ai.conversation.id" = %self.session_id(),
             mode = binding.mode(binding.current).name.as_deref().unwrap_or(""),
         );
-        let prices = options.prices.or_else(|| model.prices());
         let context = TurnContext::with(self, &options, cancellation, events);
         let steps = TurnSteps::start(context, conversation, &options);
-        let mut outcome = drive(steps, model, cancellation).instrument(span).await?;
-        outcome.stats.cost = prices.map(|prices| prices.cost(&outcome.stats.usage));
-        Ok(outcome)
+        drive(steps, model, cancellation).instrument(span).await
     }
 }
 

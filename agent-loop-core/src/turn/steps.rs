@@ -36,7 +36,7 @@ use crate::conversation::{
     Usage, WireFormat, repair,
 };
 use crate::definition::Definition;
-use crate::limits::{ResolvedToolLimits, ToolLimits};
+use crate::limits::{Limit, ResolvedToolLimits, ToolLimits};
 use crate::support::json::{self, TooDeep};
 use crate::turn::call_result::CallResult;
 use crate::turn::checks::{check_budgets, check_limits};
@@ -545,6 +545,9 @@ impl<'t> TurnSteps<'t> {
     /// Before a request: the budgets, then (in a turn that compacts) the
     /// compaction, else the request.
     fn before_request(&mut self) {
+        if self.limits.cost_microdollars != Limit::Unlimited && self.context.prices.is_none() {
+            return self.fail(TurnError::Unpriced);
+        }
         match self.budgets() {
             Err(reached) => self.reached(reached),
             // Only a turn that compacts estimates its requests.
@@ -555,8 +558,13 @@ impl<'t> TurnSteps<'t> {
 
     /// The budgets of this turn and of every turn above it.
     fn budgets(&self) -> Result<(), BudgetError> {
-        check_budgets(&self.limits, self.state.requests, self.state.stats.usage)
-            .and_then(|()| self.context.share().check_ancestor_budgets())
+        check_budgets(
+            &self.limits,
+            self.state.requests,
+            self.state.stats.usage,
+            self.context.prices.as_ref(),
+        )
+        .and_then(|()| self.context.share().check_ancestor_budgets())
     }
 
     /// Estimates the next request and, when it reaches the budget's
@@ -1506,10 +1514,12 @@ impl<'t> TurnSteps<'t> {
             }
         };
         let len = self.conversation.len();
+        let mut stats = std::mem::take(&mut self.state.stats);
+        stats.cost = self.context.prices.map(|prices| prices.cost(&stats.usage));
         Ok(TurnOutcome {
             status,
             appended: self.state.first_new.min(len)..len,
-            stats: std::mem::take(&mut self.state.stats),
+            stats,
             finish_reason,
             repaired: std::mem::take(&mut self.state.repaired),
             compactions: std::mem::take(&mut self.state.compactions),
