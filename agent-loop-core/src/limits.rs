@@ -24,7 +24,7 @@
 //! | `output_tokens` | output tokens per turn, as reported ([`Usage::output_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
 //! | `total_tokens` | input and output tokens per turn, as reported ([`Usage::total_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
 //! | `cost_microdollars` | what the turn's tokens cost, in millionths of a US dollar, at the model's [`Prices`] ([`Prices::cost`] of the turn's usage; `500000` is $0.50) | off (unlimited) | ≥ 1, or unlimited (so at most $4,294.967295 a turn) |
-//! | `context_tokens` | input tokens one request may hold: the context window the turn keeps to, estimated ([`context`](crate::context)) | off (unlimited) | ≥ 1, or unlimited |
+//! | `context_tokens` | input tokens one request may hold: the context window the turn keeps to, estimated ([`context`](crate::context)); never more than the model's own window ([`Model::context_window`](crate::turn::Model::context_window)) | off (unlimited): the model's window when it is known | ≥ 1, or unlimited |
 //! | `compact_at` | percent of `context_tokens` at which the turn compacts the conversation before its next request | 80 | 1 to 100 |
 //!
 //! The five budgets are checked before each model request: a budget is

@@ -319,8 +319,8 @@ impl AgentSession {
                     TurnOptions::builder().resume(resume).output(output).build()
                 }
             };
-            // Priced as `run_turn` prices a turn: the model's prices.
-            let options = options.prices_or(inner.model.prices());
+            // As `run_turn` runs a turn: the model's prices and window.
+            let options = options.for_model(&*inner.model);
             let result = drive(&ctx, inner, &session, &mut conversation, &options).await?;
             let paused = match result {
                 Ok(outcome) => match outcome.status {

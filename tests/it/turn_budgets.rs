@@ -372,3 +372,80 @@ async fn a_cost_budget_is_reached_at_the_turns_prices_and_a_resume_with_a_raised
     assert_eq!(outcome.stats.usage, Usage::new(5_000, 500));
     assert_eq!(outcome.stats.cost.map(Cost::usd), Some(0.01));
 }
+
+/// A model that knows its window (`Model::context_window`), as the HTTP
+/// models know theirs from the catalog.
+struct Windowed(ScriptedModel, u32);
+
+#[async_trait::async_trait]
+impl agent_loop::turn::Model for Windowed {
+    async fn respond(
+        &self,
+        request: agent_loop::turn::ModelRequest<'_>,
+    ) -> Result<ModelResponse, agent_loop::turn::ModelError> {
+        self.0.respond(request).await
+    }
+
+    fn context_window(&self) -> Option<u32> {
+        Some(self.1)
+    }
+}
+
+/// The context budget is never larger than the model's window: unset (or
+/// unlimited) in the mode, it is the window; set smaller, the mode's.
+#[tokio::test]
+async fn the_context_budget_is_the_smaller_of_the_modes_and_the_models_window() {
+    use agent_loop::turn::TurnOptions;
+    // About 2,500 tokens of text: over a window of 1,000.
+    let long = "word ".repeat(2_500);
+    let reached = |limits: ToolLimits, window: u32, options: TurnOptions<'static>| {
+        let long = long.clone();
+        async move {
+            let session = bind_tools([counting_tool("ping", Arc::default())], limits).await;
+            let model = Windowed(ScriptedModel::new([answer("done")]), window);
+            let mut conversation = user_says(&long);
+            let result = session.run_turn(&model, &mut conversation, options).await;
+            (result, model.0.requests().len())
+        }
+    };
+    let (result, sent) = reached(ToolLimits::new(), 1_000, TurnOptions::default()).await;
+    let Err(TurnError::Budget(error)) = result else {
+        panic!("{result:?}")
+    };
+    assert_eq!(
+        (error.budget, error.max, sent),
+        (Budget::ContextTokens, Limit::at_most(1_000).unwrap(), 0)
+    );
+    // An explicit "unlimited" cannot go past the window either.
+    let (result, _) = reached(
+        ToolLimits::new().context_tokens(Limit::Unlimited),
+        1_000,
+        TurnOptions::default(),
+    )
+    .await;
+    assert!(
+        matches!(result, Err(TurnError::Budget(ref e)) if e.max == Limit::at_most(1_000).unwrap()),
+        "{result:?}"
+    );
+    // The mode's smaller budget wins over a larger window.
+    let (result, _) = reached(
+        ToolLimits::new().context_tokens(500),
+        100_000,
+        TurnOptions::default(),
+    )
+    .await;
+    assert!(
+        matches!(result, Err(TurnError::Budget(ref e)) if e.max == Limit::at_most(500).unwrap()),
+        "{result:?}"
+    );
+    // A window that fits, or the options' own window over the model's.
+    let (result, sent) = reached(ToolLimits::new(), 100_000, TurnOptions::default()).await;
+    assert!(result.is_ok() && sent == 1, "{result:?}");
+    let (result, sent) = reached(
+        ToolLimits::new(),
+        1_000,
+        TurnOptions::builder().context_window(100_000).build(),
+    )
+    .await;
+    assert!(result.is_ok() && sent == 1, "{result:?}");
+}

@@ -76,6 +76,16 @@ pub trait Model: Send + Sync {
     fn prices(&self) -> Option<Prices> {
         None
     }
+
+    /// The input tokens one request may hold, when it is known: the HTTP
+    /// models of `agent-loop-providers` give their model catalog's largest
+    /// prompt (or context window). A turn keeps to the smaller of this and
+    /// its mode's `context_tokens` budget, compacting as that budget says
+    /// (see [`context`](crate::context)). By default unknown: the mode's
+    /// budget alone.
+    fn context_window(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// A boxed model is a model: `Box<dyn Model>` holds any of them.
@@ -91,6 +101,10 @@ impl<M: Model + ?Sized> Model for Box<M> {
 
     fn prices(&self) -> Option<Prices> {
         (**self).prices()
+    }
+
+    fn context_window(&self) -> Option<u32> {
+        (**self).context_window()
     }
 }
 
@@ -109,6 +123,10 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
 
     fn prices(&self) -> Option<Prices> {
         (**self).prices()
+    }
+
+    fn context_window(&self) -> Option<u32> {
+        (**self).context_window()
     }
 }
 

@@ -50,6 +50,9 @@ pub(super) struct TurnContext<'a> {
     /// What the turn's tokens cost: the options' prices (which `run_turn`
     /// fills from the model's).
     pub(super) prices: Option<Prices>,
+    /// The input tokens one request may hold, as the options (or the
+    /// model) say: the turn's context budget is at most this.
+    pub(super) context_window: Option<u32>,
     /// What the other calls of a batch with a waiting call do.
     pub(super) pause_policy: PausePolicy,
     /// The turn's own compactor, if any (see [`TurnContext::compactor`]).
@@ -84,6 +87,7 @@ impl<'a> TurnContext<'a> {
             approval_key: binding.layout.approval_key.as_ref(),
             budget_policy: options.budget_policy,
             prices: options.prices,
+            context_window: options.context_window,
             pause_policy: options.pause_policy,
             compactor: options.compactor,
             claims: options.claims.unwrap_or(&binding.claims),

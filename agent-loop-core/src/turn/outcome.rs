@@ -142,7 +142,7 @@ pub struct TurnStats {
     /// at the model's own ([`Model::prices`](crate::turn::Model::prices));
     /// `None` when neither is known. A driver of your own gives the
     /// model's prices with
-    /// [`TurnOptions::prices_or`](crate::turn::TurnOptions::prices_or), as
+    /// [`TurnOptions::for_model`](crate::turn::TurnOptions::for_model), as
     /// [`run_turn`](crate::Definition::run_turn) does.
     /// The usage of a compaction's summary is priced at the turn's
     /// model's prices; an agent's turns report their own cost.

@@ -272,6 +272,14 @@ pub struct TurnOptions<'a> {
         )
     )]
     pub(crate) prices: Option<crate::conversation::Prices>,
+    #[builder(
+        default,
+        setter(
+            strip_option,
+            doc = "The input tokens one request may hold, in place of the model's own ([`Model::context_window`](crate::turn::Model::context_window)): the turn keeps to the smaller of this and the mode's `context_tokens`. The model's unless set."
+        )
+    )]
+    pub(crate) context_window: Option<u32>,
     /// The share of the turn whose call runs this turn's agent: set by
     /// [`tool::Definition::agent`](crate::tool::Definition::agent)'s tool.
     #[builder(default, setter(skip))]
@@ -286,13 +294,17 @@ impl TurnOptions<'_> {
         self.prices
     }
 
-    /// These options with `fallback` as their prices when they have none:
-    /// a driver passes its model's ([`Model::prices`](crate::turn::Model::prices)),
-    /// as [`run_turn`](crate::Definition::run_turn) does, so that the
-    /// turn's cost is counted and its cost budget kept.
+    /// These options with what `model` says of itself where they say
+    /// nothing: its prices ([`Model::prices`](crate::turn::Model::prices))
+    /// and its context window
+    /// ([`Model::context_window`](crate::turn::Model::context_window)).
+    /// [`run_turn`](crate::Definition::run_turn) does this; a driver of
+    /// your own does it too, so that the turn's cost is counted, its cost
+    /// budget kept and its window respected.
     #[must_use]
-    pub fn prices_or(mut self, fallback: Option<crate::conversation::Prices>) -> Self {
-        self.prices = self.prices.or(fallback);
+    pub fn for_model<M: crate::turn::Model + ?Sized>(mut self, model: &M) -> Self {
+        self.prices = self.prices.or_else(|| model.prices());
+        self.context_window = self.context_window.or_else(|| model.context_window());
         self
     }
 }

@@ -52,8 +52,8 @@ impl Definition<Bound> {
         conversation: &mut Conversation,
         options: impl Into<TurnOptions<'o>>,
     ) -> Result<TurnOutcome, TurnError> {
-        // The model's prices unless the options give their own.
-        let options = options.into().prices_or(model.prices());
+        // The model's prices and window unless the options give their own.
+        let options = options.into().for_model(model);
         // A token of its own only for a turn given none (a token is an
         // allocation).
         let never;

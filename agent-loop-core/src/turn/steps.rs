@@ -1529,12 +1529,23 @@ impl<'t> TurnSteps<'t> {
 
 /// The limits a turn in `context` runs under: its mode's, with the fields a
 /// resume `raised` set over them (checked by the resume, so one that does
-/// not resolve keeps the mode's).
+/// not resolve keeps the mode's), and a context budget no larger than the
+/// model's window.
 fn resolved_limits(context: &TurnContext<'_>, raised: Option<ToolLimits>) -> ResolvedToolLimits {
     let site_limits = *context.table().site().limits();
-    raised
+    let mut limits = raised
         .and_then(|over| over.inherit(site_limits).ok())
-        .unwrap_or(site_limits)
+        .unwrap_or(site_limits);
+    // No budget is larger than what the model can take.
+    if let Some(window) = context.context_window.and_then(Limit::at_most) {
+        limits.context_tokens = match limits.context_tokens {
+            Limit::AtMost(own) if own.get() <= window.get().unwrap_or(u32::MAX) => {
+                limits.context_tokens
+            }
+            _ => window,
+        };
+    }
+    limits
 }
 
 /// Drops the JSON values of a refused message without recursion (see

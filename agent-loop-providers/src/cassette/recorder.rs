@@ -137,4 +137,8 @@ impl<M: Model> Model for Recorder<M> {
     fn prices(&self) -> Option<agent_loop_core::conversation::Prices> {
         self.model.prices()
     }
+
+    fn context_window(&self) -> Option<u32> {
+        self.model.context_window()
+    }
 }

@@ -302,6 +302,15 @@ impl<P: Provider> Model for HttpModel<P> {
         self.catalog_facts()?.prices
     }
 
+    /// The catalog's largest prompt of the model
+    /// ([`max_input_tokens`](crate::catalog::ModelFacts::max_input_tokens)),
+    /// else its context window, as [`prices`](Self::prices) finds the
+    /// facts.
+    fn context_window(&self) -> Option<u32> {
+        let facts = self.catalog_facts()?;
+        facts.max_input_tokens.or(facts.context_window)
+    }
+
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
         let mut response = send(self, request).await?;
         // Every provider-specific piece of the answer records where it
