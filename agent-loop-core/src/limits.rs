@@ -19,6 +19,7 @@
 //! | `calls` | tool calls per turn, all batches together | 100 | ≥ 1, or unlimited |
 //! | `parallel` | tool calls running at once, per batch | 8 | ≥ 1 (never unlimited) |
 //! | `result_bytes` | model-visible bytes of the text of one tool result (images pass whole) | off (unlimited) | ≥ 256, or unlimited |
+//! | `call_timeout_ms` | milliseconds one tool call may run before it is stopped and answered with an error the model reads; a tool's own ([`tool::Definition::timeout`](crate::tool::Definition::timeout)) wins | off (unlimited) | ≥ 1, or unlimited |
 //! | `requests` | model requests per turn | off (unlimited) | ≥ 1, or unlimited |
 //! | `input_tokens` | input tokens per turn, all requests together, as the provider reported them ([`Usage::input_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
 //! | `output_tokens` | output tokens per turn, as reported ([`Usage::output_tokens`]) | off (unlimited) | ≥ 1, or unlimited |
@@ -284,6 +285,7 @@ pub struct ToolLimits {
     calls: Option<Written>,
     parallel: Option<u32>,
     result_bytes: Option<Written>,
+    call_timeout_ms: Option<Written>,
     requests: Option<Written>,
     input_tokens: Option<Written>,
     output_tokens: Option<Written>,
@@ -302,6 +304,7 @@ impl ToolLimits {
             calls: None,
             parallel: None,
             result_bytes: None,
+            call_timeout_ms: None,
             requests: None,
             input_tokens: None,
             output_tokens: None,
@@ -350,6 +353,21 @@ impl ToolLimits {
     #[must_use]
     pub fn result_bytes(mut self, limit: impl IntoLimit) -> Self {
         self.result_bytes = Some(limit.into_written());
+        self
+    }
+
+    /// Sets how long one tool call may run, in milliseconds (`30_000` is
+    /// 30 s): a call still running then is stopped (its future dropped,
+    /// which cancels it) and answered with an error the model reads, ``the
+    /// call to `search` timed out after 30 s``, of kind
+    /// [`TimedOut`](crate::bind::ToolCallErrorKind::TimedOut); the turn goes
+    /// on. A tool's own timeout
+    /// ([`tool::Definition::timeout`](crate::tool::Definition::timeout))
+    /// wins over this one. A count (at least 1) or [`Limit::Unlimited`];
+    /// unlimited unless set.
+    #[must_use]
+    pub fn call_timeout_ms(mut self, limit: impl IntoLimit) -> Self {
+        self.call_timeout_ms = Some(limit.into_written());
         self
     }
 
@@ -433,7 +451,7 @@ impl ToolLimits {
     }
 
     /// Checks every set field, in the order iterations, calls, parallel,
-    /// result_bytes, requests, input_tokens, output_tokens, total_tokens,
+    /// result_bytes, call_timeout_ms, requests, input_tokens, output_tokens, total_tokens,
     /// cost_microdollars, context_tokens, compact_at.
     ///
     /// Errors: the first [`InvalidLimit`]: a count of `0`
@@ -509,6 +527,14 @@ impl ToolLimits {
             result_bytes: match self.result_bytes {
                 Some(written) => keep(first, result_bytes_limit(written), base.result_bytes),
                 None => base.result_bytes,
+            },
+            call_timeout_ms: match self.call_timeout_ms {
+                Some(written) => keep(
+                    first,
+                    count_limit(Field::CallTimeoutMs, written),
+                    base.call_timeout_ms,
+                ),
+                None => base.call_timeout_ms,
             },
             requests: match self.requests {
                 Some(written) => keep(first, count_limit(Field::Requests, written), base.requests),
@@ -613,6 +639,9 @@ pub struct ResolvedToolLimits {
     /// to head + marker + tail, and images pass whole (see
     /// [`ToolLimits::result_bytes`]). `None`: results are not cut.
     pub result_bytes: Option<ResultBytes>,
+    /// Milliseconds one tool call may run (see
+    /// [`ToolLimits::call_timeout_ms`]).
+    pub call_timeout_ms: Limit,
     /// Model requests per turn.
     pub requests: Limit,
     /// Input tokens per turn, as the providers reported them.
@@ -679,6 +708,7 @@ impl ResolvedToolLimits {
         calls: Limit::AtMost(NonZeroU32::new(100).unwrap()),
         parallel: NonZeroU32::new(8).unwrap(),
         result_bytes: None,
+        call_timeout_ms: Limit::Unlimited,
         requests: Limit::Unlimited,
         input_tokens: Limit::Unlimited,
         output_tokens: Limit::Unlimited,
@@ -732,7 +762,7 @@ pub struct InvalidLimit {
     /// The rule broken.
     pub kind: InvalidLimitKind,
     /// The field: `iterations`, `calls`, `parallel`, `result_bytes`,
-    /// `requests`, `input_tokens`, `output_tokens`, `total_tokens`,
+    /// `call_timeout_ms`, `requests`, `input_tokens`, `output_tokens`, `total_tokens`,
     /// `cost_microdollars`, `context_tokens` or `compact_at`.
     pub field: &'static str,
     /// What was written, as text (`0`, `-3`, `"lots"`).
@@ -781,6 +811,7 @@ enum Field {
     Calls,
     Parallel,
     ResultBytes,
+    CallTimeoutMs,
     Requests,
     InputTokens,
     OutputTokens,
@@ -797,6 +828,7 @@ impl Field {
         "calls",
         "parallel",
         "result_bytes",
+        "call_timeout_ms",
         "requests",
         "input_tokens",
         "output_tokens",
@@ -805,11 +837,12 @@ impl Field {
         "context_tokens",
         "compact_at",
     ];
-    const ALL: [Field; 11] = [
+    const ALL: [Field; 12] = [
         Field::Iterations,
         Field::Calls,
         Field::Parallel,
         Field::ResultBytes,
+        Field::CallTimeoutMs,
         Field::Requests,
         Field::InputTokens,
         Field::OutputTokens,
@@ -832,6 +865,7 @@ impl Serialize for ToolLimits {
             (Field::Calls, self.calls),
             (Field::Parallel, self.parallel.map(Written::Count)),
             (Field::ResultBytes, self.result_bytes),
+            (Field::CallTimeoutMs, self.call_timeout_ms),
             (Field::Requests, self.requests),
             (Field::InputTokens, self.input_tokens),
             (Field::OutputTokens, self.output_tokens),
@@ -879,6 +913,7 @@ impl<'de> Visitor<'de> for LimitsVisitor {
                 Field::Calls => limits.calls.is_some(),
                 Field::Parallel => limits.parallel.is_some(),
                 Field::ResultBytes => limits.result_bytes.is_some(),
+                Field::CallTimeoutMs => limits.call_timeout_ms.is_some(),
                 Field::Requests => limits.requests.is_some(),
                 Field::InputTokens => limits.input_tokens.is_some(),
                 Field::OutputTokens => limits.output_tokens.is_some(),
@@ -895,6 +930,7 @@ impl<'de> Visitor<'de> for LimitsVisitor {
                 // `FieldValue` refuses "unlimited" for parallel.
                 (Field::Parallel, Written::Unlimited) => {}
                 (Field::ResultBytes, written) => limits.result_bytes = Some(written),
+                (Field::CallTimeoutMs, written) => limits.call_timeout_ms = Some(written),
                 (Field::Requests, written) => limits.requests = Some(written),
                 (Field::InputTokens, written) => limits.input_tokens = Some(written),
                 (Field::OutputTokens, written) => limits.output_tokens = Some(written),
@@ -1247,18 +1283,24 @@ mod tests {
                 written(),
             ),
             (written(), written(), written(), written()),
-            (written(), written(), prop::option::of(0u32..=120)),
+            (
+                written(),
+                written(),
+                written(),
+                prop::option::of(0u32..=120),
+            ),
         )
             .prop_map(
                 |(
                     (iterations, calls, parallel, result_bytes),
                     (requests, input_tokens, output_tokens, total_tokens),
-                    (cost_microdollars, context_tokens, compact_at),
+                    (call_timeout_ms, cost_microdollars, context_tokens, compact_at),
                 )| ToolLimits {
                     iterations,
                     calls,
                     parallel,
                     result_bytes,
+                    call_timeout_ms,
                     requests,
                     input_tokens,
                     output_tokens,
@@ -1284,7 +1326,7 @@ mod tests {
                 && valid(mode.calls, 1)
                 && valid(mode.parallel.map(Written::Count), 1)
                 && valid(mode.result_bytes, 256)
-                && [mode.requests, mode.input_tokens, mode.output_tokens, mode.total_tokens, mode.cost_microdollars, mode.context_tokens]
+                && [mode.call_timeout_ms, mode.requests, mode.input_tokens, mode.output_tokens, mode.total_tokens, mode.cost_microdollars, mode.context_tokens]
                     .into_iter()
                     .all(|budget| valid(budget, 1))
                 && mode.compact_at.is_none_or(|percent| (1..=100).contains(&percent));
@@ -1309,6 +1351,7 @@ mod tests {
                     prop_assert_eq!(resolved.input_tokens, expect_count(mode.input_tokens, resolved_base.input_tokens));
                     prop_assert_eq!(resolved.output_tokens, expect_count(mode.output_tokens, resolved_base.output_tokens));
                     prop_assert_eq!(resolved.total_tokens, expect_count(mode.total_tokens, resolved_base.total_tokens));
+                    prop_assert_eq!(resolved.call_timeout_ms, expect_count(mode.call_timeout_ms, resolved_base.call_timeout_ms));
                     prop_assert_eq!(resolved.cost_microdollars, expect_count(mode.cost_microdollars, resolved_base.cost_microdollars));
                     prop_assert_eq!(resolved.context_tokens, expect_count(mode.context_tokens, resolved_base.context_tokens));
                     prop_assert_eq!(

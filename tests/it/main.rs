@@ -87,6 +87,7 @@ mod turn_arbitrary_calls;
 mod turn_arbitrary_results;
 mod turn_budgets;
 mod turn_call_context;
+mod turn_call_timeouts;
 mod turn_cancellation;
 mod turn_content_results;
 mod turn_edges;

@@ -461,7 +461,16 @@ impl<'a> Ready<'a> {
             turn,
         );
         let middlewares = &site.layout.middlewares[..];
-        async move {
+        // The tool's own timeout, else the mode's.
+        let timeout = tool.facts.timeout.or_else(|| {
+            site.limits()
+                .call_timeout_ms
+                .get()
+                .map(|ms| Duration::from_millis(u64::from(ms)))
+        });
+        // Only a call with a timeout holds the tool's info for its error.
+        let timed = timeout.map(|timeout| (timeout, Arc::clone(&tool.checked)));
+        let chain = async move {
             let name = &tool.checked.name;
             // Without middlewares the tool runs under its own panic
             // boundary only: no middleware can panic, so the chain's second
@@ -491,7 +500,37 @@ impl<'a> Ready<'a> {
                 Ok(output) if !is_output => refuse_deep_output(name, output),
                 other => other,
             }
+        };
+        async move {
+            let Some((timeout, checked)) = timed else {
+                return chain.await;
+            };
+            match tokio::time::timeout(timeout, chain).await {
+                Ok(output) => output,
+                // The chain's future is dropped here: the tool is cancelled.
+                Err(_) => {
+                    let name = &checked.name;
+                    Err(ToolCallError::new(
+                        ToolCallErrorKind::TimedOut,
+                        name,
+                        format!(
+                            "the call to `{name}` timed out after {}",
+                            shown_duration(timeout)
+                        ),
+                    ))
+                }
+            }
         }
+    }
+}
+
+/// `timeout` as a model reads it: whole seconds (`30 s`) when it is some,
+/// else milliseconds (`250 ms`).
+fn shown_duration(timeout: Duration) -> String {
+    if timeout.as_millis() % 1000 == 0 && !timeout.is_zero() {
+        format!("{} s", timeout.as_secs())
+    } else {
+        format!("{} ms", timeout.as_millis())
     }
 }
 

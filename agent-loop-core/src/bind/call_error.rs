@@ -73,6 +73,12 @@ pub enum ToolCallErrorKind {
     /// An approval gate panicked; the call did not run (a gate fails
     /// closed).
     GatePanicked,
+    /// The call ran past its timeout (the tool's own,
+    /// [`tool::Definition::timeout`](crate::tool::Definition::timeout), or
+    /// the mode's [`call_timeout_ms`](crate::ToolLimits::call_timeout_ms))
+    /// and was stopped: its future was dropped, which cancels it. What it
+    /// did before may have happened.
+    TimedOut,
     /// An approval gate asks for a decision, and the call came outside a
     /// turn ([`Definition::run_tool_call`](crate::Definition::run_tool_call)),
     /// which cannot pause: it did not run.

@@ -88,6 +88,8 @@ pub(crate) struct Facts {
     pub(crate) result_bytes: Option<NonZeroU32>,
     /// Calls never run in this process ([`Definition::external`]).
     pub(crate) external: bool,
+    /// How long one call may run ([`Definition::timeout`]).
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 /// How a definition builds its tools at bind, and where their checked
@@ -507,6 +509,40 @@ impl Definition {
     pub fn result_bytes(self, bytes: NonZeroU32) -> Self {
         let facts = Facts {
             result_bytes: Some(bytes),
+            ..self.inner.facts
+        };
+        self.with_facts(facts)
+    }
+
+    /// How long one call of these tools may run: a call still running
+    /// then is stopped (its future dropped, which cancels it) and answered
+    /// with an error the model reads, ``the call to `build` timed out after
+    /// 600 s``, and the turn goes on. It wins over the mode's
+    /// [`call_timeout_ms`](crate::ToolLimits::call_timeout_ms), longer or
+    /// shorter: the tool's author knows how long it takes. A zero timeout
+    /// stops every call at once.
+    ///
+    /// Default: none, only the mode's timeout applies.
+    ///
+    /// Returns a new definition (not [`same_as`](Self::same_as) this one)
+    /// sharing its factory: declare it before you use the definition.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agent_loop_core::tool::{self, ToolInfo};
+    /// use serde_json::Value;
+    ///
+    /// let build = tool::Definition::from_fn(
+    ///     ToolInfo::without_parameters("build", "Builds the project."),
+    ///     |_: Value, _| async move { Ok::<_, tool::BoxError>("built") },
+    /// )
+    /// .timeout(Duration::from_secs(600));
+    /// assert_eq!(build.name(), "build");
+    /// ```
+    #[must_use]
+    pub fn timeout(self, timeout: std::time::Duration) -> Self {
+        let facts = Facts {
+            timeout: Some(timeout),
             ..self.inner.facts
         };
         self.with_facts(facts)
