@@ -88,10 +88,11 @@ async fn an_output_limit_above_the_largest_output_is_refused_before_any_request(
         .catalog_facts()
         .and_then(|facts| facts.max_output_tokens)
         .expect("the catalog knows Opus 4.7's largest output");
+    // The bytes a request would post, checked as `respond` checks them:
+    // no connection even were the check gone.
     let error = opus
         .max_tokens(largest + 1)
-        .respond(ModelRequest::new(&conversation))
-        .await
+        .request_body_bytes(&ModelRequest::new(&conversation))
         .expect_err("refused");
     assert_eq!(error.kind, ModelErrorKind::Request);
     assert!(
@@ -100,5 +101,39 @@ async fn an_output_limit_above_the_largest_output_is_refused_before_any_request(
             largest + 1
         )),
         "{error}"
+    );
+}
+
+#[test]
+fn a_models_context_window_leaves_room_for_the_answer_it_asks() {
+    use agent_loop::turn::Model;
+    let builtin = Catalog::builtin();
+    // Anthropic's entries give a window and no largest prompt: the window
+    // less max_tokens (4096 unless set).
+    let window = builtin
+        .get("anthropic", "claude-opus-4-7")
+        .and_then(|facts| facts.context_window)
+        .expect("a window");
+    assert_eq!(
+        AnthropicModel::new("claude-opus-4-7").context_window(),
+        Some(window - 4096)
+    );
+    assert_eq!(
+        AnthropicModel::new("claude-opus-4-7")
+            .max_tokens(32_000)
+            .context_window(),
+        Some(window - 32_000)
+    );
+    // A largest prompt, where the catalog has one, is the window.
+    let gpt = builtin.get("openai", "gpt-5.4").expect("in the catalog");
+    if let Some(largest) = gpt.max_input_tokens {
+        assert_eq!(OpenAiModel::new("gpt-5.4").context_window(), Some(largest));
+    }
+    // Behind another server: unknown.
+    assert_eq!(
+        OpenAiModel::new("gpt-5.4")
+            .base_url("http://127.0.0.1:9/v1")
+            .context_window(),
+        None
     );
 }

@@ -1062,3 +1062,125 @@ async fn agent_tool_offers_the_agent_as_a_tool_like_definition_agent() {
     assert_eq!(outcome.answer(), Some("It is Paris."));
     assert_eq!(conversation[2].text(), "Paris.");
 }
+
+/// A scripted model that knows its prices, as the HTTP models do.
+struct Priced(Arc<ScriptedModel>, agent_loop::conversation::Prices);
+
+#[async_trait::async_trait]
+impl agent_loop::turn::Model for Priced {
+    async fn respond(
+        &self,
+        request: agent_loop::turn::ModelRequest<'_>,
+    ) -> Result<ModelResponse, agent_loop::turn::ModelError> {
+        self.0.respond(request).await
+    }
+
+    fn prices(&self) -> Option<agent_loop::conversation::Prices> {
+        Some(self.1)
+    }
+}
+
+/// An agent's tokens cost what its own model charges: the lead's cost is
+/// its own tokens at its prices plus the agent's at the agent's, and the
+/// lead's cost budget counts them so. An agent without prices under a
+/// lead with a cost budget cannot count toward it and does not run.
+#[tokio::test]
+async fn an_agents_tokens_cost_its_own_models_prices_in_the_leads_cost_and_budget() {
+    use agent_loop::conversation::{Cost, Prices};
+    // The agent's model is ten times the lead's.
+    let (lead_prices, agent_prices) = (Prices::new(1.0, 1.0), Prices::new(10.0, 10.0));
+    let child = Arc::new(ScriptedModel::new([
+        answer("Found it.").with_usage(Usage::new(1_000, 0))
+    ]));
+    let research = tool::Definition::agent(
+        "research",
+        "Researches a question.",
+        Agent::new(
+            definition("researcher", vec![], ToolLimits::new()),
+            Priced(Arc::clone(&child), agent_prices),
+        ),
+    );
+    let session = bind_tools([research.clone()], ToolLimits::new()).await;
+    let lead = Priced(
+        Arc::new(ScriptedModel::new([
+            task("call_1", "find it").with_usage(Usage::new(1_000, 0)),
+            answer("Done.").with_usage(Usage::new(1_000, 0)),
+        ])),
+        lead_prices,
+    );
+    let mut conversation = user_says("Research it.");
+    let outcome = session
+        .run_turn(&lead, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("completes");
+    // 2,000 lead tokens at $1 and 1,000 agent tokens at $10, per million.
+    assert_eq!(outcome.stats.usage, Usage::new(3_000, 0));
+    assert_eq!(
+        outcome.stats.cost,
+        Some(Cost::from_picodollars(12_000_000_000))
+    );
+
+    // The lead's budget of $0.011 is passed by the agent's $0.010 on top
+    // of the lead's $0.001 (at the lead's prices alone it would be $0.002):
+    // the request after the batch is not sent.
+    let child = Arc::new(ScriptedModel::new([
+        answer("Found it.").with_usage(Usage::new(1_000, 0))
+    ]));
+    let research = tool::Definition::agent(
+        "research",
+        "Researches a question.",
+        Agent::new(
+            definition("researcher", vec![], ToolLimits::new()),
+            Priced(Arc::clone(&child), agent_prices),
+        ),
+    );
+    let session = bind_tools([research], ToolLimits::new().cost_microdollars(11_000)).await;
+    let lead = Priced(
+        Arc::new(ScriptedModel::new([
+            task("call_1", "find it").with_usage(Usage::new(1_000, 0)),
+            answer("Done.").with_usage(Usage::new(1_000, 0)),
+        ])),
+        lead_prices,
+    );
+    let mut conversation = user_says("Research it.");
+    let error = session
+        .run_turn(&lead, &mut conversation, &CancellationToken::new())
+        .await
+        .expect_err("over the budget");
+    let TurnError::Budget(reached) = error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(reached.used, 11_000);
+
+    // An agent without prices under that budget: its call fails, typed,
+    // and nothing of it was sent.
+    let unpriced_child = Arc::new(ScriptedModel::new([answer("Found it.")]));
+    let research = tool::Definition::agent(
+        "research",
+        "Researches a question.",
+        Agent::new(
+            definition("researcher", vec![], ToolLimits::new()),
+            Arc::clone(&unpriced_child),
+        ),
+    );
+    let session = bind_tools([research], ToolLimits::new().cost_microdollars(1_000_000)).await;
+    let lead = Priced(
+        Arc::new(ScriptedModel::new([
+            task("call_1", "find it"),
+            answer("Done."),
+        ])),
+        lead_prices,
+    );
+    let mut conversation = user_says("Research it.");
+    session
+        .run_turn(&lead, &mut conversation, &CancellationToken::new())
+        .await
+        .expect("the lead goes on");
+    assert!(
+        unpriced_child.requests().is_empty(),
+        "the agent sent nothing"
+    );
+    let result = conversation[2].as_tool_result().expect("the call's result");
+    assert!(result.is_error, "{}", result.text());
+    assert!(result.text().contains("prices"), "{}", result.text());
+}

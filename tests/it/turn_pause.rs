@@ -308,7 +308,8 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
     let (mut conversation, paused) = pause(&session, &model).await;
     let before = conversation.clone();
     let mut wrong_version = paused.clone();
-    wrong_version.version = 2;
+    // A later release's version.
+    wrong_version.version = agent_loop::turn::PAUSED_TURN_VERSION + 1;
     let mut too_old = paused.clone();
     too_old.version = 0;
     let cases: Vec<(PausedTurn, Vec<CallDecision>, ResumeErrorKind, Option<&str>)> = vec![
@@ -336,7 +337,9 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
         (
             wrong_version,
             vec![CallDecision::approve("call_2")],
-            ResumeErrorKind::UnsupportedVersion { version: 2 },
+            ResumeErrorKind::UnsupportedVersion {
+                version: agent_loop::turn::PAUSED_TURN_VERSION + 1,
+            },
             None,
         ),
         (
@@ -363,13 +366,13 @@ async fn refused_resumes_run_nothing_and_leave_the_conversation_unchanged() {
         }
         // A newer pause and an older one say which they are.
         match error.kind {
-            ResumeErrorKind::UnsupportedVersion { version: 2 } => assert_eq!(
+            ResumeErrorKind::UnsupportedVersion { version: 3 } => assert_eq!(
                 error.to_string(),
-                "turn: resume refused: paused turn format version 2 was written by a later release; this one reads versions 1 to 1"
+                "turn: resume refused: paused turn format version 3 was written by a later release; this one reads versions 1 to 2"
             ),
             ResumeErrorKind::UnsupportedVersion { .. } => assert_eq!(
                 error.to_string(),
-                "turn: resume refused: paused turn format version 0 is older than this release reads (versions 1 to 1)"
+                "turn: resume refused: paused turn format version 0 is older than this release reads (versions 1 to 2)"
             ),
             _ => {}
         }

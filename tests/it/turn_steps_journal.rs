@@ -438,7 +438,7 @@ async fn the_state_of_a_turn_with_a_batch_out_has_a_pinned_json_form() {
     assert_eq!(steps.next(), Step::Batch);
     let state = serde_json::to_value(steps.state()).expect("serialises");
     let expected = json!({
-        "version": 1,
+        "version": 2,
         "session_id": "00000000-0000-0000-0000-000000000007",
         "loop_id": "00000000-0000-0000-0000-00000000000b",
         "mode": null,

@@ -527,7 +527,7 @@ impl<'a> Ready<'a> {
 /// `timeout` as a model reads it: whole seconds (`30 s`) when it is some,
 /// else milliseconds (`250 ms`).
 fn shown_duration(timeout: Duration) -> String {
-    if timeout.as_millis() % 1000 == 0 && !timeout.is_zero() {
+    if timeout.as_millis().is_multiple_of(1000) && !timeout.is_zero() {
         format!("{} s", timeout.as_secs())
     } else {
         format!("{} ms", timeout.as_millis())

@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use crate::bind::call::{self, Finished};
 use crate::bind::{CallStats, ToolCallErrorKind};
-use crate::conversation::{ContentPart, Extras, ToolResult, Usage};
+use crate::conversation::{ContentPart, Cost, Extras, ToolResult, Usage};
 use crate::turn::AgentPause;
+use crate::turn::nesting::Nested;
 
 /// One call of a batch run on its own
 /// ([`TurnSteps::run_call`](crate::turn::TurnSteps::run_call)), for a
@@ -42,8 +43,8 @@ pub struct CallResult {
     pub(super) finished: Option<Finished>,
     pub(super) cancelled: bool,
     pub(super) parked: Vec<(String, AgentPause)>,
-    pub(super) nested_calls: u32,
-    pub(super) nested_usage: Usage,
+    /// What the call's agent spent: calls, tokens, their cost.
+    pub(super) nested: Nested,
 }
 
 impl CallResult {
@@ -99,6 +100,8 @@ struct CallJournal {
     nested_calls: u32,
     #[serde(default, skip_serializing_if = "is_unused")]
     nested_usage: Usage,
+    #[serde(default, skip_serializing_if = "is_free")]
+    nested_cost: Cost,
 }
 
 impl From<CallResult> for CallJournal {
@@ -106,8 +109,9 @@ impl From<CallResult> for CallJournal {
         let mut journal = CallJournal {
             cancelled: call.cancelled,
             parked: call.parked,
-            nested_calls: call.nested_calls,
-            nested_usage: call.nested_usage,
+            nested_calls: call.nested.calls,
+            nested_usage: call.nested.usage,
+            nested_cost: call.nested.cost,
             ..CallJournal::default()
         };
         if let Some(Finished {
@@ -157,8 +161,11 @@ impl From<CallJournal> for CallResult {
             finished,
             cancelled: journal.cancelled,
             parked: journal.parked,
-            nested_calls: journal.nested_calls,
-            nested_usage: journal.nested_usage,
+            nested: Nested {
+                calls: journal.nested_calls,
+                usage: journal.nested_usage,
+                cost: journal.nested_cost,
+            },
         }
     }
 }
@@ -169,4 +176,8 @@ fn is_zero(count: &u32) -> bool {
 
 fn is_unused(usage: &Usage) -> bool {
     *usage == Usage::default()
+}
+
+fn is_free(cost: &Cost) -> bool {
+    *cost == Cost::ZERO
 }

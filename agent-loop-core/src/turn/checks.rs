@@ -1,27 +1,22 @@
 //! The limits a turn checks before a request and before a batch, against
 //! what it (and, for an agent, each turn above it) used so far.
 
-use crate::conversation::{Prices, Usage};
-use crate::limits::{Limit, ResolvedToolLimits};
+use crate::conversation::{Cost, Usage};
+use crate::limits::ResolvedToolLimits;
 use crate::turn::{Budget, BudgetError, ExceededLimit, ToolLimitError};
 
 /// `Err` when a budget is reached: what the turn used (`requests` sent,
-/// `usage` reported, and its cost at `prices`) is at or over it. The cost
-/// budget is not checked without prices (a turn refuses to start with a
-/// cost budget and no prices).
+/// `usage` reported, and what that `cost`) is at or over it. (A turn with
+/// a cost budget and no prices does not start: its cost is known.)
 pub(super) fn check_budgets(
     limits: &ResolvedToolLimits,
     requests: u32,
     usage: Usage,
-    prices: Option<&Prices>,
+    cost: Cost,
 ) -> Result<(), BudgetError> {
     // Millionths of a dollar, rounded down: a budget is reached only when
     // a whole one is.
-    let cost = prices.map_or(0, |prices| prices.cost(&usage).picodollars() / 1_000_000);
-    let cost_limit = match prices {
-        Some(_) => limits.cost_microdollars,
-        None => Limit::Unlimited,
-    };
+    let cost = cost.picodollars() / 1_000_000;
     let budgets = [
         (Budget::Requests, limits.requests, u64::from(requests)),
         (Budget::InputTokens, limits.input_tokens, usage.input_tokens),
@@ -35,7 +30,7 @@ pub(super) fn check_budgets(
             limits.total_tokens,
             usage.total_tokens(),
         ),
-        (Budget::CostMicrodollars, cost_limit, cost),
+        (Budget::CostMicrodollars, limits.cost_microdollars, cost),
     ];
     for (budget, max, used) in budgets {
         if let Some(at_most) = max.get()

@@ -151,8 +151,7 @@ impl TurnContext<'_> {
                 compaction.tokens_before = estimate;
                 compaction.tokens_after =
                     meter.corrected(compaction.tokens_after.saturating_add(overhead));
-                stats.usage += compaction.usage;
-                self.share().spend(0, compaction.usage);
+                self.spend_tokens(stats, compaction.usage);
                 let after = compaction.tokens_after;
                 self.compacted(&compaction);
                 meter.counted.truncate(compaction.replaced.start);

@@ -12,16 +12,18 @@ use crate::bind::call::CallTable;
 use crate::bind::tool_set::{ListChange, ToolSet};
 use crate::bind::{Binding, Bound};
 use crate::context::{Compactor, ElideToolResults};
-use crate::conversation::{Prices, Usage};
+use crate::conversation::{Cost, Prices, Usage};
 use crate::definition::Definition;
 use crate::gate::{ApprovalKey, PauseClaims};
 use crate::limits::ResolvedToolLimits;
 use crate::session::{LoopId, SessionId};
 use crate::support::cancel::until_cancelled;
 use crate::tool::{CallEvents, TurnLink};
-use crate::turn::nesting::TurnShare;
+use crate::turn::nesting::{Nested, TurnShare};
 use crate::turn::output::OutputProtocol;
-use crate::turn::{BudgetPolicy, CallStats, PausePolicy, TurnEvent, TurnEvents, TurnOptions};
+use crate::turn::{
+    BudgetPolicy, CallStats, PausePolicy, TurnEvent, TurnEvents, TurnOptions, TurnStats,
+};
 
 /// The compactor of a turn with a context budget and none of its own.
 static ELIDE: ElideToolResults = ElideToolResults::new();
@@ -96,9 +98,9 @@ impl<'a> TurnContext<'a> {
                 options.parent.clone(),
                 events.clone(),
                 options.budget_policy,
-                options.prices,
                 0,
                 Usage::default(),
+                Cost::ZERO,
             )),
             cancellation,
             events,
@@ -115,18 +117,40 @@ impl<'a> TurnContext<'a> {
         Self::with(session, options, cancellation, events)
     }
 
-    /// Gives the turn the share of a turn that already spent `calls` and
-    /// `usage` under `limits` (a resumed or rebuilt turn).
-    pub(super) fn reshare(&mut self, limits: ResolvedToolLimits, calls: u32, usage: Usage) {
+    /// Gives the turn the share of a turn that already spent `calls`,
+    /// `usage` and `cost` under `limits` (a resumed or rebuilt turn).
+    pub(super) fn reshare(
+        &mut self,
+        limits: ResolvedToolLimits,
+        calls: u32,
+        usage: Usage,
+        cost: Cost,
+    ) {
         self.share = Arc::new(TurnShare::new(
             limits,
             self.share.parent.clone(),
             self.events.clone(),
             self.budget_policy,
-            self.prices,
             calls,
             usage,
+            cost,
         ));
+    }
+
+    /// The turn spent `usage` on a model request (an answer, a summary):
+    /// counted in `stats` with its cost at the turn's prices, and in the
+    /// share of every turn above.
+    pub(super) fn spend_tokens(&self, stats: &mut TurnStats, usage: Usage) {
+        stats.usage += usage;
+        let cost = self.prices.map(|prices| prices.cost(&usage));
+        if let Some(cost) = cost {
+            *stats.cost.get_or_insert(Cost::ZERO) += cost;
+        }
+        self.share.spend(Nested {
+            usage,
+            cost: cost.unwrap_or(Cost::ZERO),
+            ..Nested::default()
+        });
     }
 }
 

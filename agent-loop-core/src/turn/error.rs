@@ -145,8 +145,10 @@ pub enum TurnError {
     /// ([`ToolLimits::cost_microdollars`](crate::ToolLimits::cost_microdollars))
     /// but the turn has no prices to count it by: none given with
     /// [`TurnOptions::prices`](crate::turn::TurnOptions), and none known of
-    /// the model ([`Model::prices`](crate::turn::Model::prices)). Nothing
-    /// was sent and the conversation is unchanged.
+    /// the model ([`Model::prices`](crate::turn::Model::prices)). Checked
+    /// as the turn starts, a resume's or a restored turn's too: nothing
+    /// ran and nothing was sent, and the conversation is as it was handed
+    /// in.
     #[error(
         "turn: the mode has a cost budget, but the turn's prices are unknown; give TurnOptions::prices, or use a model whose prices are known"
     )]

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::conversation::Message;
-use crate::conversation::{Prices, Usage};
+use crate::conversation::{Cost, Usage};
 use crate::limits::ResolvedToolLimits;
 use crate::support::lock::lock;
 use crate::turn::checks::{check_budgets, check_limits};
@@ -23,9 +23,6 @@ pub(crate) struct TurnShare {
     pub(super) events: TurnEvents,
     /// What the turn does when a budget is reached: its agents do the same.
     pub(super) budget_policy: BudgetPolicy,
-    /// What the turn's tokens cost, its agents' counted alike (its cost
-    /// budget is in these prices).
-    prices: Option<Prices>,
     /// The root turn's is held while a batch's calls are checked against,
     /// and counted in, every turn of the tree: one lock for the whole tree
     /// of turns (see [`TurnShare::reserve_calls`]).
@@ -55,34 +52,53 @@ pub(crate) struct Parent {
     pub(crate) call: String,
 }
 
+/// What agents spent: their tool calls, their tokens and what those cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Nested {
+    pub(crate) calls: u32,
+    pub(crate) usage: Usage,
+    pub(crate) cost: Cost,
+}
+
+impl Nested {
+    fn add(&mut self, other: Nested) {
+        self.calls = self.calls.saturating_add(other.calls);
+        self.usage += other.usage;
+        self.cost += other.cost;
+    }
+}
+
 #[derive(Clone, Default)]
 struct Spent {
     /// Counted by the turn itself.
     calls: u32,
     usage: Usage,
+    /// What `usage` cost: each turn's tokens at its own prices (an agent
+    /// whose prices are unknown adds nothing).
+    cost: Cost,
     /// Spent by its agents since the turn last took it in.
     nested_calls: u32,
     nested_usage: Usage,
+    nested_cost: Cost,
     /// The same, by the turn's call whose agent spent it: a call's share
     /// is taken with the call (a driver that journals each call), so calls
     /// that run at once never take each other's.
-    by_call: Vec<(String, u32, Usage)>,
+    by_call: Vec<(String, Nested)>,
 }
 
 impl TurnShare {
-    /// The share of a turn with `limits`, which already spent `calls` and
-    /// `usage` (a resumed turn's paused counts).
+    /// The share of a turn with `limits`, which already spent `calls`,
+    /// `usage` and `cost` (a resumed turn's paused counts).
     pub(super) fn new(
         limits: ResolvedToolLimits,
         parent: Option<Parent>,
         events: TurnEvents,
         budget_policy: BudgetPolicy,
-        prices: Option<Prices>,
         calls: u32,
         usage: Usage,
+        cost: Cost,
     ) -> Self {
         Self {
-            prices,
             limits,
             parent,
             events,
@@ -91,6 +107,7 @@ impl TurnShare {
             spent: Mutex::new(Spent {
                 calls,
                 usage,
+                cost,
                 ..Spent::default()
             }),
             parked: Mutex::default(),
@@ -149,81 +166,94 @@ impl TurnShare {
         lock(&self.spent)
     }
 
-    /// The turn spent `calls` and `usage` itself: counted here and in every
-    /// turn above.
-    pub(super) fn spend(&self, calls: u32, usage: Usage) {
+    /// The turn spent `spending` itself (tool calls, tokens and their
+    /// cost): counted here and in every turn above.
+    pub(super) fn spend(&self, spending: Nested) {
         {
             let mut spent = self.lock();
-            spent.calls = spent.calls.saturating_add(calls);
-            spent.usage += usage;
+            spent.calls = spent.calls.saturating_add(spending.calls);
+            spent.usage += spending.usage;
+            spent.cost += spending.cost;
         }
         if let Some(parent) = &self.parent {
-            parent.share.spend_nested(&parent.call, calls, usage);
+            parent.share.spend_nested(&parent.call, spending);
         }
     }
 
-    /// The agent of the call `call` spent `calls` and `usage`.
-    fn spend_nested(&self, call: &str, calls: u32, usage: Usage) {
+    /// The agent of the call `call` spent `spending`.
+    fn spend_nested(&self, call: &str, spending: Nested) {
         {
             let mut spent = self.lock();
-            spent.nested_calls = spent.nested_calls.saturating_add(calls);
-            spent.nested_usage += usage;
-            match spent.by_call.iter_mut().find(|(id, _, _)| id == call) {
-                Some((_, spent_calls, spent_usage)) => {
-                    *spent_calls = spent_calls.saturating_add(calls);
-                    *spent_usage += usage;
-                }
-                None => spent.by_call.push((call.to_owned(), calls, usage)),
+            spent.nested_calls = spent.nested_calls.saturating_add(spending.calls);
+            spent.nested_usage += spending.usage;
+            spent.nested_cost += spending.cost;
+            match spent.by_call.iter_mut().find(|(id, _)| id == call) {
+                Some((_, by_call)) => by_call.add(spending),
+                None => spent.by_call.push((call.to_owned(), spending)),
             }
         }
         if let Some(parent) = &self.parent {
-            parent.share.spend_nested(&parent.call, calls, usage);
+            parent.share.spend_nested(&parent.call, spending);
         }
     }
 
     /// What the turn's agents spent since the last time, for the batch's
     /// results (still counted as nested until [`absorb`](Self::absorb)).
-    pub(super) fn take_nested(&self) -> (u32, Usage) {
+    pub(super) fn take_nested(&self) -> Nested {
         let mut spent = self.lock();
         spent.by_call.clear();
-        (spent.nested_calls, spent.nested_usage)
+        Nested {
+            calls: spent.nested_calls,
+            usage: spent.nested_usage,
+            cost: spent.nested_cost,
+        }
     }
 
     /// What the agent of the call `tool_call_id` spent since the last
     /// time, for that call's result (still counted as nested until
     /// [`absorb`](Self::absorb)).
-    pub(super) fn take_nested_of(&self, tool_call_id: &str) -> (u32, Usage) {
+    pub(super) fn take_nested_of(&self, tool_call_id: &str) -> Nested {
         let mut spent = self.lock();
-        let at = spent
-            .by_call
-            .iter()
-            .position(|(id, _, _)| id == tool_call_id);
+        let at = spent.by_call.iter().position(|(id, _)| id == tool_call_id);
         match at {
-            Some(at) => {
-                let (_, calls, usage) = spent.by_call.swap_remove(at);
-                (calls, usage)
-            }
-            None => (0, Usage::default()),
+            Some(at) => spent.by_call.swap_remove(at).1,
+            None => Nested::default(),
         }
     }
 
-    /// A committed batch's agents spent `calls` and `usage`: now the turn's
-    /// own. Spent live, it moves from what its agents spent; read back from
-    /// a journal (never spent in this process), it is added.
-    pub(super) fn absorb(&self, calls: u32, usage: Usage) {
+    /// A committed batch's agents spent `nested`: now the turn's own.
+    /// Spent live, it moves from what its agents spent; read back from a
+    /// journal (never spent in this process), it is added.
+    pub(super) fn absorb(&self, nested: Nested) {
         let mut spent = self.lock();
-        spent.calls = spent.calls.saturating_add(calls);
-        spent.usage += usage;
-        spent.nested_calls = spent.nested_calls.saturating_sub(calls);
-        spent.nested_usage = less(spent.nested_usage, usage);
+        spent.calls = spent.calls.saturating_add(nested.calls);
+        spent.usage += nested.usage;
+        spent.cost += nested.cost;
+        spent.nested_calls = spent.nested_calls.saturating_sub(nested.calls);
+        spent.nested_usage = less(spent.nested_usage, nested.usage);
+        spent.nested_cost = Cost::from_picodollars(
+            spent
+                .nested_cost
+                .picodollars()
+                .saturating_sub(nested.cost.picodollars()),
+        );
     }
 
-    fn used(&self) -> (u32, Usage) {
+    /// What the turn and its agents spent: calls, tokens and their cost.
+    fn used(&self) -> (u32, Usage, Cost) {
         let spent = self.lock();
         (
             spent.calls.saturating_add(spent.nested_calls),
             spent.usage + spent.nested_usage,
+            spent.cost + spent.nested_cost,
         )
+    }
+
+    /// `true` when a turn above has a cost budget: an agent's turn without
+    /// prices could not count toward it.
+    pub(super) fn ancestor_has_cost_budget(&self) -> bool {
+        self.ancestors()
+            .any(|ancestor| ancestor.limits.cost_microdollars != crate::limits::Limit::Unlimited)
     }
 
     fn ancestors(&self) -> impl Iterator<Item = &TurnShare> {
@@ -236,10 +266,10 @@ impl TurnShare {
     /// its agents spent.
     pub(super) fn check_ancestor_budgets(&self) -> Result<(), BudgetError> {
         self.ancestors().try_for_each(|ancestor| {
-            let (_, usage) = ancestor.used();
-            // Requests are each turn's own: only tokens (and their cost, at
-            // the ancestor's prices) are shared.
-            check_budgets(&ancestor.limits, 0, usage, ancestor.prices.as_ref())
+            let (_, usage, cost) = ancestor.used();
+            // Requests are each turn's own: only tokens and their cost
+            // (each turn's at its own prices) are shared.
+            check_budgets(&ancestor.limits, 0, usage, cost)
         })
     }
 
@@ -250,13 +280,16 @@ impl TurnShare {
         let root = self.ancestors().last().unwrap_or(self);
         let _tree = lock(&root.tree);
         self.check_ancestor_calls(batch_calls)?;
-        self.spend(batch_calls, Usage::default());
+        self.spend(Nested {
+            calls: batch_calls,
+            ..Nested::default()
+        });
         Ok(())
     }
 
     fn check_ancestor_calls(&self, batch_calls: u32) -> Result<(), ToolLimitError> {
         self.ancestors().try_for_each(|ancestor| {
-            let (calls, usage) = ancestor.used();
+            let (calls, usage, _) = ancestor.used();
             // Iterations are each turn's own: only calls are shared.
             check_limits(
                 &ancestor.limits,

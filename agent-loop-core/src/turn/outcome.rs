@@ -137,15 +137,17 @@ pub struct TurnStats {
     /// Tokens used by every model request of the turn, the final answer's
     /// included, added up.
     pub usage: Usage,
-    /// What [`usage`](Self::usage) cost: at
-    /// [`TurnOptions::prices`](crate::turn::TurnOptions) when given, else
-    /// at the model's own ([`Model::prices`](crate::turn::Model::prices));
-    /// `None` when neither is known. A driver of your own gives the
-    /// model's prices with
+    /// What [`usage`](Self::usage) cost: each request's tokens at the
+    /// turn's prices ([`TurnOptions::prices`](crate::turn::TurnOptions)
+    /// when given, else the model's own,
+    /// [`Model::prices`](crate::turn::Model::prices)), a compaction's
+    /// summary at them too, and the tokens of the agents its calls ran at
+    /// each agent's own prices (an agent whose prices are unknown adds
+    /// nothing). `None` when the turn's prices are unknown. A resumed
+    /// turn counts what it spent before its pause at its prices. A driver
+    /// of your own gives the model's prices with
     /// [`TurnOptions::for_model`](crate::turn::TurnOptions::for_model), as
     /// [`run_turn`](crate::Definition::run_turn) does.
-    /// The usage of a compaction's summary is priced at the turn's
-    /// model's prices; an agent's turns report their own cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<Cost>,
 }

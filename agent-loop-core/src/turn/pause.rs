@@ -94,7 +94,12 @@ use crate::turn::Budget;
 /// release of the same major version reads what this one wrote, and a
 /// pause written by a later release is refused, typed
 /// ([`ResumeErrorKind::UnsupportedVersion`]).
-pub const PAUSED_TURN_VERSION: u32 = 1;
+///
+/// 2: a pause may hold what version 1's readers do not know (the
+/// `cost_microdollars` budget it paused on, raised limits of the new
+/// fields), so a reader of version 1 refuses it typed rather than failing
+/// on a field.
+pub const PAUSED_TURN_VERSION: u32 = 2;
 
 /// The oldest format version of [`PausedTurn`] this release reads.
 pub const PAUSED_TURN_OLDEST_VERSION: u32 = 1;

@@ -18,7 +18,12 @@ use crate::turn::{PendingCall, Resume, TurnStats};
 /// release of the same major version reads what this one wrote, and a
 /// state written by a later release is refused, typed
 /// ([`ResumeErrorKind::UnsupportedVersion`](crate::turn::ResumeErrorKind::UnsupportedVersion)).
-pub const TURN_STATE_VERSION: u32 = 1;
+///
+/// 2: a state may hold what version 1's readers do not know (a raised
+/// `cost_microdollars` or `call_timeout_ms`, a call's `timed_out` error,
+/// the turn's cost), so a reader of version 1 refuses it typed rather than
+/// failing on a field.
+pub const TURN_STATE_VERSION: u32 = 2;
 
 /// The oldest format version of [`TurnState`] this release reads.
 pub const TURN_STATE_OLDEST_VERSION: u32 = 1;

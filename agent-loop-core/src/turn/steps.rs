@@ -32,8 +32,8 @@ use crate::bind::call::{Finished, Pending, Prepared};
 use crate::bind::{ToolCallError, ToolCallErrorKind};
 use crate::conversation::ids::{IdSet, minted_tool_call_id};
 use crate::conversation::{
-    AssistantMessage, ContentPart, Conversation, FinishReason, Message, ModelResponse, ToolCall,
-    Usage, WireFormat, repair,
+    AssistantMessage, ContentPart, Conversation, Cost, FinishReason, Message, ModelResponse,
+    ToolCall, Usage, WireFormat, repair,
 };
 use crate::definition::Definition;
 use crate::limits::{Limit, ResolvedToolLimits, ToolLimits};
@@ -42,6 +42,7 @@ use crate::turn::call_result::CallResult;
 use crate::turn::checks::{check_budgets, check_limits};
 use crate::turn::compacting::{Compacted, Fit};
 use crate::turn::context::TurnContext;
+use crate::turn::nesting::Nested;
 use crate::turn::output::AnswerStep;
 use crate::turn::resume::{Prior, ResumePlan};
 use crate::turn::state::{
@@ -160,6 +161,10 @@ pub struct BatchResults {
     /// Calls and usage of the agents the batch ran.
     nested_calls: u32,
     nested_usage: Usage,
+    /// What the agents' tokens cost, each at its own prices (absent in
+    /// results of a release before costs were kept).
+    #[serde(default, skip_serializing_if = "is_free")]
+    nested_cost: Cost,
     /// Wall time of the batch, as the driver measured it.
     duration: Duration,
 }
@@ -324,7 +329,12 @@ impl<'t> TurnSteps<'t> {
                 let paused = &resume.paused;
                 // A resumed turn goes on from its paused counts, under the
                 // limits the resume set.
-                context.reshare(limits, paused.calls, paused.usage);
+                // Its cost so far at its prices (an agent's tokens as if
+                // at them: a pause keeps its usage, not its cost).
+                let cost = context
+                    .prices
+                    .map_or(Cost::ZERO, |prices| prices.cost(&paused.usage));
+                context.reshare(limits, paused.calls, paused.usage, cost);
                 let prior = Prior {
                     iterations: paused.iterations,
                     calls: paused.calls,
@@ -353,6 +363,7 @@ impl<'t> TurnSteps<'t> {
             requests: prior.requests,
             stats: TurnStats {
                 usage: prior.usage,
+                cost: context.prices.map(|prices| prices.cost(&prior.usage)),
                 ..TurnStats::default()
             },
             first_new: conversation.len(),
@@ -369,10 +380,14 @@ impl<'t> TurnSteps<'t> {
                 .unwrap_or_default(),
             phase,
         };
+        let unpriced = is_unpriced(&limits, &context);
         let mut steps = Self::assemble(context, conversation, limits, state, IdSet::default());
         // Models copy and serialise the conversation, recursing once per
         // level of every value it holds.
-        if let Some(index) = steps
+        if unpriced {
+            // Before anything runs: a resume's approved calls too.
+            steps.fail(TurnError::Unpriced);
+        } else if let Some(index) = steps
             .conversation
             .iter()
             .position(|message| message.json_values().any(json::too_deep))
@@ -412,12 +427,16 @@ impl<'t> TurnSteps<'t> {
             return Err(ResumeError::new(ResumeErrorKind::Stale).into());
         }
         let limits = resolved_limits(&context, state.raised);
+        if is_unpriced(&limits, &context) {
+            return Err(TurnError::Unpriced);
+        }
         // A batch out was counted in its turn's share when it went out.
         let reserved = match &state.phase {
             Phase::Running(running) => running.would_be,
             _ => state.calls,
         };
-        context.reshare(limits, reserved, state.stats.usage);
+        let cost = state.stats.cost.unwrap_or(Cost::ZERO);
+        context.reshare(limits, reserved, state.stats.usage, cost);
         // The ids the turn saw: those of the conversation and of the
         // messages its compactions removed.
         let out = match &state.phase {
@@ -545,9 +564,6 @@ impl<'t> TurnSteps<'t> {
     /// Before a request: the budgets, then (in a turn that compacts) the
     /// compaction, else the request.
     fn before_request(&mut self) {
-        if self.limits.cost_microdollars != Limit::Unlimited && self.context.prices.is_none() {
-            return self.fail(TurnError::Unpriced);
-        }
         match self.budgets() {
             Err(reached) => self.reached(reached),
             // Only a turn that compacts estimates its requests.
@@ -562,7 +578,7 @@ impl<'t> TurnSteps<'t> {
             &self.limits,
             self.state.requests,
             self.state.stats.usage,
-            self.context.prices.as_ref(),
+            self.state.stats.cost.unwrap_or(Cost::ZERO),
         )
         .and_then(|()| self.context.share().check_ancestor_budgets())
     }
@@ -706,8 +722,7 @@ impl<'t> TurnSteps<'t> {
             finish_reason,
             usage,
         } = response;
-        self.state.stats.usage += usage;
-        self.context.share().spend(0, usage);
+        self.context.spend_tokens(&mut self.state.stats, usage);
         self.state.meter.answered(usage);
         if message.json_values().any(json::too_deep) {
             // A `Model` built it in code; the next request would copy it.
@@ -1114,13 +1129,14 @@ impl<'t> TurnSteps<'t> {
         };
         let share = self.context.share();
         let parked = share.take_parked();
-        let (nested_calls, nested_usage) = share.take_nested();
+        let nested = share.take_nested();
         let ended = Instant::now();
         let results = BatchResults {
             finished,
             parked,
-            nested_calls,
-            nested_usage,
+            nested_calls: nested.calls,
+            nested_usage: nested.usage,
+            nested_cost: nested.cost,
             duration: ended.saturating_duration_since(started),
         };
         (results, ended)
@@ -1192,13 +1208,12 @@ impl<'t> TurnSteps<'t> {
                 Some(run) => run.await,
                 None => Some(None),
             };
-            let (nested_calls, nested_usage) = share.take_nested_of(&tool_call_id);
+            let nested = share.take_nested_of(&tool_call_id);
             CallResult {
                 cancelled: finished.is_none(),
                 finished: finished.flatten(),
                 parked: share.take_parked_of(&tool_call_id),
-                nested_calls,
-                nested_usage,
+                nested,
             }
         }
     }
@@ -1217,6 +1232,7 @@ impl<'t> TurnSteps<'t> {
             parked: Vec::new(),
             nested_calls: 0,
             nested_usage: Usage::default(),
+            nested_cost: Cost::ZERO,
             duration,
         };
         let mut finished = Vec::with_capacity(calls.len());
@@ -1227,8 +1243,9 @@ impl<'t> TurnSteps<'t> {
                 call.name(&asked.name);
             }
             results.parked.extend(call.parked);
-            results.nested_calls = results.nested_calls.saturating_add(call.nested_calls);
-            results.nested_usage += call.nested_usage;
+            results.nested_calls = results.nested_calls.saturating_add(call.nested.calls);
+            results.nested_usage += call.nested.usage;
+            results.nested_cost += call.nested.cost;
             finished.push(call.finished);
         }
         if !cancelled {
@@ -1250,6 +1267,18 @@ impl<'t> TurnSteps<'t> {
         }
     }
 
+    /// What a batch's agents spent becomes the turn's own: their tokens
+    /// in its usage, their cost (at their prices) in its cost, counted in
+    /// its share.
+    fn absorb_nested(&mut self, nested: Nested) {
+        let stats = &mut self.state.stats;
+        stats.usage += nested.usage;
+        if let Some(cost) = &mut stats.cost {
+            *cost += nested.cost;
+        }
+        self.context.share().absorb(nested);
+    }
+
     fn commit_batch(&mut self, running: Running, results: BatchResults) {
         let Running {
             message,
@@ -1264,10 +1293,11 @@ impl<'t> TurnSteps<'t> {
         self.prepared.clear();
         self.state.stats.duration = self.state.stats.duration.saturating_add(results.duration);
         // What the batch's agents spent is the turn's too.
-        self.state.stats.usage += results.nested_usage;
-        self.context
-            .share()
-            .absorb(results.nested_calls, results.nested_usage);
+        self.absorb_nested(Nested {
+            calls: results.nested_calls,
+            usage: results.nested_usage,
+            cost: results.nested_cost,
+        });
         let Some(mut finished) = results.finished else {
             return self.end_with(TurnStatus::Interrupted, None);
         };
@@ -1425,18 +1455,19 @@ impl<'t> TurnSteps<'t> {
             return self.end_with(TurnStatus::Interrupted, None);
         };
         self.state.stats.duration = self.state.stats.duration.saturating_add(results.duration);
+        // What the approved calls' agents spent is the turn's too.
+        self.state.calls = self.state.calls.saturating_add(results.nested_calls);
+        self.absorb_nested(Nested {
+            calls: results.nested_calls,
+            usage: results.nested_usage,
+            cost: results.nested_cost,
+        });
         let batch: Vec<&ToolCall> = plan.calls.iter().collect();
         // An agent that paused again pauses the turn again.
         let repaused = self
             .context
             .take_paused_agents(&batch, &mut finished, results.parked);
         TurnContext::place_resumed(self.conversation, message_index, plan.answered, finished);
-        // What the approved calls' agents spent is the turn's too.
-        self.state.calls = self.state.calls.saturating_add(results.nested_calls);
-        self.state.stats.usage += results.nested_usage;
-        self.context
-            .share()
-            .absorb(results.nested_calls, results.nested_usage);
         if !repaused.is_empty() {
             let counts = self.counts(self.state.prior_iterations);
             let paused = self.context.paused(
@@ -1514,17 +1545,28 @@ impl<'t> TurnSteps<'t> {
             }
         };
         let len = self.conversation.len();
-        let mut stats = std::mem::take(&mut self.state.stats);
-        stats.cost = self.context.prices.map(|prices| prices.cost(&stats.usage));
         Ok(TurnOutcome {
             status,
             appended: self.state.first_new.min(len)..len,
-            stats,
+            stats: std::mem::take(&mut self.state.stats),
             finish_reason,
             repaired: std::mem::take(&mut self.state.repaired),
             compactions: std::mem::take(&mut self.state.compactions),
         })
     }
+}
+
+/// `true` when `limits` hold a cost budget the turn has no prices to keep
+/// (see [`TurnError::Unpriced`]).
+fn is_unpriced(limits: &ResolvedToolLimits, context: &TurnContext<'_>) -> bool {
+    context.prices.is_none()
+        && (limits.cost_microdollars != Limit::Unlimited
+            || context.share().ancestor_has_cost_budget())
+}
+
+/// `true` for no cost: a batch's `nested_cost` left out of its JSON.
+fn is_free(cost: &Cost) -> bool {
+    *cost == Cost::ZERO
 }
 
 /// The limits a turn in `context` runs under: its mode's, with the fields a

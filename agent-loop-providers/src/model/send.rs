@@ -302,13 +302,26 @@ impl<P: Provider> Model for HttpModel<P> {
         self.catalog_facts()?.prices
     }
 
-    /// The catalog's largest prompt of the model
-    /// ([`max_input_tokens`](crate::catalog::ModelFacts::max_input_tokens)),
-    /// else its context window, as [`prices`](Self::prices) finds the
-    /// facts.
+    /// The input tokens a request may hold, from the facts
+    /// [`prices`](Self::prices) finds: the catalog's largest prompt of the
+    /// model ([`max_input_tokens`](crate::catalog::ModelFacts::max_input_tokens))
+    /// when it has one, else its context window less the output the
+    /// request asks room for (`max_tokens`, `max_output_tokens`): Anthropic,
+    /// and OpenAI's Chat Completions with `max_tokens`, refuse a prompt
+    /// that leaves the answer no room in the window.
     fn context_window(&self) -> Option<u32> {
         let facts = self.catalog_facts()?;
-        facts.max_input_tokens.or(facts.context_window)
+        if let Some(largest) = facts.max_input_tokens {
+            return Some(largest);
+        }
+        let answer = self
+            .provider
+            .max_output_tokens()
+            .map_or(0, |(_, tokens)| tokens);
+        facts
+            .context_window?
+            .checked_sub(answer)
+            .filter(|room| *room > 0)
     }
 
     async fn respond(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError> {
