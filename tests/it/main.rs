@@ -120,6 +120,8 @@ mod wire_mcp;
 mod wire_openai;
 mod wire_quirks;
 mod wire_real;
+mod wire_real_mutations;
+mod wire_real_rules;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod wire_real_streams;
 mod wire_stream_arbitrary_events;

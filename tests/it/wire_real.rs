@@ -1,71 +1,118 @@
 //! Every recorded provider payload under `tests/fixtures/wire-real/`, data
-//! driven: adding a recorded payload is adding a file.
+//! driven: adding a recorded payload is adding a file, and a real
+//! recording of a known kind passes, or fails on a rule that says why.
 //!
-//! Files are `<format>/<name>.<role>.json` with format `openai` or
-//! `anthropic` and role `request`, `response` or `followup_request`, and
-//! `mcp/<name>.json` for MCP `tools/list` results. By format and role each
-//! file must:
+//! Files are `<kind>/<name>.<role>.json`, kinds `openai`, `anthropic`,
+//! `anthropic-adaptive`, `openai-responses`, `gemini`, `openai-stream` and
+//! `anthropic-stream`, roles `request`, `response` and `followup_request`
+//! (the next request the same client sent); streams `<name>.sse` and
+//! `<name>.stream.json` (Gemini's JSON array); and `mcp/<name>.json` for
+//! MCP `tools/list` results. Sources and licenses:
+//! `tests/fixtures/wire-real/SOURCES.md`.
 //!
-//! - **request**: parse (conversation and tools); its function tools bind;
-//!   its conversation and its tool declarations round-trip (below); its
-//!   conversation exports within both providers' rules.
-//! - **response**: parse; round-trip as an assistant message (below); drive
-//!   a turn whose conversation exports within both providers' rules. With a
-//!   `followup_request` of the same name, the turn starts from the
-//!   follow-up's history, and the assistant message it appends equals the
-//!   one the real client sent back, with the results under the same ids
-//!   (but where the provider sent an empty id: there the turn minted one
-//!   and the client its own, so theirs is renamed to ours).
+//! # The rules
 //!
-//! **The round-trip property**, which holds for every recording of these
-//! kinds, not only the files here. Parsing keeps what the provider sent
-//! (an empty id stays `""`, missing arguments stay `""`; the turn runner
-//! mints ids, deterministically per session); an export writes only what
-//! the target format accepts. So parse → export → parse gives the parsed
-//! value back except exactly where the export must normalise: a call id the
-//! format does not accept ([`id_is_valid`]: Gemini's OpenAI endpoint sends
-//! `""`) comes back as one it does, unique in the export, in the call and
-//! the results that answer it; blank arguments (OpenRouter sends none) come
-//! back as `{}`, as they ran (and where a format sends arguments as an
-//! object, Anthropic's and Gemini's, an object comes back as its compact
-//! JSON text). And a second round changes nothing: what an export wrote is
-//! a fixpoint of parse → export.
-//! - **MCP**: bind under the MCP name rules, and under the default rules
-//!   after sanitising the names; round-trip.
+//! Each rule is a function of `wire_real_rules` that returns its
+//! violations (the [`Rule`], a path, what is wrong); `wire_real_mutations`
+//! alters real recordings, or the crate's output, to break each one and
+//! shows that it fails there. A rule states what the providers' and the
+//! crate's documentation say, never one recording client's habits.
 //!
-//! Sources and licenses: `tests/fixtures/wire-real/SOURCES.md`.
+//! 1. **Parses** (`Parses`): a recording parses by its format's shape.
+//! 2. **Tools bind** (`ToolsBind`): its function tools bind under the
+//!    default name rules (MCP lists: under the MCP rules, and sanitised
+//!    under the default ones).
+//! 3. **Every call answered once** (`CallsAnsweredOnce`): each tool call is
+//!    answered by exactly one result, by id, right after its assistant
+//!    message; no result answers anything else; no two calls share an id.
+//!    Held by every request (but one chained with `previous_response_id`,
+//!    whose history is on the server) and by the conversation a turn
+//!    leaves.
+//! 4. **Provider rules** (`ProviderRules`): that conversation, exported to
+//!    every format, keeps each provider's documented request rules
+//!    (`wire_rules`).
+//! 5. **Ids kept or minted** (`IdsKeptOrMinted`): an id the provider or the
+//!    client sent is kept where it is not empty and not taken; an empty or
+//!    taken one becomes a minted `call_` id no other call has (a history's
+//!    parser; the turn runner, for a response's calls).
+//! 6. **Ids deterministic** (`IdsDeterministic`): one history parsed
+//!    twice, one turn run twice in one session (replayed from its
+//!    cassette), name every call alike.
+//! 7. **Round trip** (`RoundTrip`): parse → export → parse gives the parsed
+//!    value back but where the docs say an export normalises: ids the
+//!    format refuses (mapped, valid, unique, the same in call and result),
+//!    blank arguments as `{}`, an argument object as its compact text
+//!    (Anthropic, Gemini), what the export rightly leaves out (blank text
+//!    and a message left with nothing, unsigned thinking, Responses
+//!    reasoning without its id or its following item: an export may be
+//!    rightly empty), a Responses assistant message that goes without its
+//!    item `id` as one string; tool declarations come back equal.
+//! 8. **Export fixpoint** (`ExportFixpoint`): what an export wrote exports
+//!    again unchanged (but the ids Gemini calls without one come back
+//!    with).
+//! 9. **Follow-up** (`FollowUp`): the request the turn builds after a
+//!    recorded response (from the recorded follow-up's history, with the
+//!    client's tool results) is the recorded follow-up, up to the names of
+//!    the calls (a request pairs a result with its call by id only, so a
+//!    client may name them its own way, one-to-one; a request chained to
+//!    the stored response must use the provider's, but for ids the turn
+//!    minted) and the fields the format's clients send or omit alike
+//!    (`client_habits`: `status`, an item `id` without its reasoning,
+//!    `is_error: false`, content as a string or parts, blank text, …).
+//! 10. **Turn runs** (`TurnRuns`): the turn runs a recorded response to its
+//!     end, or fails as the runner documents (an empty answer the output
+//!     limit, a content filter or a refusal cut; a full context window).
+//! 11. **Stream carries** (`StreamCarries`): a stream assembles to what its
+//!     events carry, read by the provider's streaming reference (the last
+//!     whole response, or the stream's items when that has no output; a
+//!     payload named by its `type` where the event has no name; `[DONE]` or
+//!     not), or to its error, or fails when cut before its end.
+//!
+//! # What each file is held to
+//!
+//! - **request**, **followup_request**: rules 1 to 8 (5 and 6 on the ids
+//!   the parser keeps and mints).
+//! - **response**, and a stream as it assembles: rule 11 (streams); rules
+//!   7 and 8 as the assistant message after a user message; then a turn
+//!   runs it from the follow-up's history (else the request's, else one
+//!   user message): rules 2 to 6 and 10 on the turn, and with a follow-up
+//!   rule 9, unless the runner does not keep the answer (no text, call or
+//!   image: an empty answer, which it leaves out and asks again).
+//! - **MCP**: rules 1, 2 and 7.
+//!
+//! [`Rule`]: crate::wire_real_rules::Rule
 
 use std::collections::BTreeSet;
-
-use agent_loop::cassette::{Cassette, Recorder, Replayer, Strictness};
 use std::path::{Path, PathBuf};
 
-use crate::arbitrary_json::sse_events;
+use agent_loop::cassette::{Cassette, Recorder, Replayer, Strictness};
 use agent_loop::conversation::{Message, ModelResponse};
 use agent_loop::tool::{self, BoxError, NameRules, ToolInfo};
-use agent_loop::turn::ScriptedModel;
-use agent_loop::wire::{ToolDeclaration, gemini, id_is_valid, mcp, stream};
-use agent_loop::{Bindings, LoopId, SessionId};
-use agent_loop::{Bound, Definition};
+use agent_loop::turn::{ScriptedModel, TurnError};
+use agent_loop::wire::{ToolDeclaration, gemini, mcp, stream};
+use agent_loop::{Bindings, Bound, Definition, LoopId, SessionId};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::arbitrary_json::sse_events;
 use crate::properties::wire::Format;
+use crate::wire_real_rules::{self as rules, Rule, Violation, assert_holds, violation};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real");
+pub(crate) const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real");
 
-fn files(format: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(FIXTURES).join(format))
-        .unwrap_or_else(|error| panic!("{FIXTURES}/{format}: {error}"))
+/// The JSON files of `kind`, sorted.
+fn files(kind: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(FIXTURES).join(kind))
+        .unwrap_or_else(|error| panic!("{FIXTURES}/{kind}: {error}"))
         .map(|entry| entry.expect("readable directory entry").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no payloads under {format}");
+    assert!(!files.is_empty(), "no payloads under {kind}");
     files
 }
 
-fn read(path: &Path) -> Value {
+pub(crate) fn read(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -113,270 +160,338 @@ fn functions(tools: &[ToolDeclaration]) -> Vec<ToolInfo> {
         .collect()
 }
 
-fn check_rules(what: &str, conversation: &[Message]) {
-    let violations = crate::wire_rules::export_violations(conversation);
-    assert!(violations.is_empty(), "{what}: {violations:#?}");
+/// The messages array of a request body of `format`.
+pub(crate) fn messages_key(format: Format) -> &'static str {
+    match format {
+        Format::Responses => "input",
+        Format::Gemini => "contents",
+        Format::OpenAi | Format::Anthropic => "messages",
+    }
 }
 
-async fn check_request(format: Format, path: &Path) {
-    let what = path.display().to_string();
-    let body = read(path);
-    let parsed = format
-        .parse_request(&body)
-        .unwrap_or_else(|error| panic!("{what}: {error}"));
-    let tools = functions(&parsed.tools);
-    if !tools.is_empty() {
-        bind(tools, NameRules::default())
-            .await
-            .unwrap_or_else(|error| panic!("{what}: the function tools do not bind: {error}"));
-    }
-    let exported = format
-        .export_request(&parsed.conversation, &parsed.tools)
-        .expect("its own tools export");
-    let again = format
-        .parse_request(&exported)
-        .unwrap_or_else(|error| panic!("{what}: the export does not parse: {error}"));
-    let mut expected = parsed.clone();
-    expected.conversation = as_exported(format, &parsed.conversation, &again.conversation, &what);
-    assert_eq!(again, expected, "{what}: parse → export → parse changed it");
-    let twice = format
-        .export_request(&again.conversation, &again.tools)
-        .expect("its own tools export");
-    assert_eq!(
-        twice, exported,
-        "{what}: a second export differs from the first"
-    );
-    // A request chained with `previous_response_id` (Responses) holds only
-    // what follows the stored response: its history is on the server.
-    if !body
-        .get("previous_response_id")
+/// A request chained with `previous_response_id` (Responses) holds only
+/// what follows the stored response: its history is on the server.
+fn chained(body: &Value) -> bool {
+    body.get("previous_response_id")
         .is_some_and(Value::is_string)
+}
+
+// --------------------------------------------------------------- requests
+
+/// The ids of the tool calls of a request body, as the client sent them
+/// (`""` for a call sent without one), in order: OpenAI `tool_calls` of
+/// type `function`, Anthropic `tool_use` blocks, Responses `function_call`
+/// items, Gemini `functionCall` parts.
+pub(crate) fn sent_call_ids(format: Format, body: &Value) -> Vec<String> {
+    let id = |value: &Value, key: &str| value[key].as_str().unwrap_or_default().to_owned();
+    let messages = body[messages_key(format)]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut ids = Vec::new();
+    for message in &messages {
+        match format {
+            Format::OpenAi => ids.extend(
+                message["tool_calls"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|call| call["type"].as_str().is_none_or(|t| t == "function"))
+                    .map(|call| id(call, "id")),
+            ),
+            Format::Anthropic => ids.extend(
+                message["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|block| block["type"] == "tool_use")
+                    .map(|block| id(block, "id")),
+            ),
+            Format::Responses => {
+                if message["type"] == "function_call" {
+                    ids.push(id(message, "call_id"));
+                }
+            }
+            Format::Gemini => ids.extend(
+                message["parts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|part| part.get("functionCall").or(part.get("function_call")))
+                    .map(|call| id(call, "id")),
+            ),
+        }
+    }
+    ids
+}
+
+/// Every violation of a request body of `format` (module docs, "What each
+/// file is held to").
+pub(crate) async fn request_violations(format: Format, body: &Value) -> Vec<Violation> {
+    let parsed = match format.parse_request(body) {
+        Ok(parsed) => parsed,
+        Err(error) => return vec![violation(Rule::Parses, "request", error.to_string())],
+    };
+    let mut out = Vec::new();
+    let tools = functions(&parsed.tools);
+    if !tools.is_empty()
+        && let Err(error) = bind(tools, NameRules::default()).await
     {
-        check_rules(&what, &parsed.conversation);
+        out.push(violation(Rule::ToolsBind, "tools", error));
+    }
+    // The parser keeps the ids sent and mints the rest, the same each time.
+    out.extend(rules::ids_kept_or_minted(
+        "calls",
+        &sent_call_ids(format, body),
+        &rules::call_ids(&parsed.conversation),
+        &BTreeSet::new(),
+    ));
+    if let Ok(again) = format.parse_request(body) {
+        out.extend(rules::ids_deterministic(
+            &parsed.conversation,
+            &again.conversation,
+        ));
+    }
+    if !chained(body) {
+        out.extend(rules::calls_answered_once(&parsed.conversation));
+        out.extend(rules::within_provider_rules(&parsed.conversation));
+    }
+    if format == Format::Responses
+        && let Ok(exported) = format.export_tools(&parsed.tools)
+    {
+        out.extend(
+            crate::wire_rules::responses_tool_violations(&exported)
+                .into_iter()
+                .map(|detail| violation(Rule::ProviderRules, "tools", detail)),
+        );
+    }
+    out.extend(round_trip_violations(
+        format,
+        &parsed.conversation,
+        &parsed.tools,
+    ));
+    out
+}
+
+/// Rules 7 and 8 on a parsed conversation and its tools: parse → export →
+/// parse, and a second export.
+pub(crate) fn round_trip_violations(
+    format: Format,
+    conversation: &[Message],
+    tools: &[ToolDeclaration],
+) -> Vec<Violation> {
+    let exported = match format.export_request(conversation, tools) {
+        Ok(exported) => exported,
+        Err(error) => {
+            return vec![violation(
+                Rule::RoundTrip,
+                "export",
+                format!("its own tools do not export: {error}"),
+            )];
+        }
+    };
+    let back = match format.parse_request(&exported) {
+        Ok(back) => back,
+        Err(error) => {
+            return vec![violation(
+                Rule::RoundTrip,
+                "export",
+                format!("the export does not parse: {error}"),
+            )];
+        }
+    };
+    let mut out = rules::round_trip(format, conversation, &back.conversation);
+    for (index, (tool, again)) in tools.iter().zip(&back.tools).enumerate() {
+        if tool != again {
+            out.push(violation(
+                Rule::RoundTrip,
+                format!("tools[{index}]"),
+                format!("{tool:?} came back as {again:?}"),
+            ));
+        }
+    }
+    if tools.len() != back.tools.len() {
+        out.push(violation(
+            Rule::RoundTrip,
+            "tools",
+            format!("{} tools came back as {}", tools.len(), back.tools.len()),
+        ));
+    }
+    match format.export_request(&back.conversation, &back.tools) {
+        Ok(twice) => out.extend(rules::export_fixpoint(format, &exported, &twice)),
+        Err(error) => out.push(violation(Rule::ExportFixpoint, "export", error.to_string())),
+    }
+    out
+}
+
+// -------------------------------------------------------------- responses
+
+/// The recordings beside a response, by role.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Siblings {
+    pub request: Option<Value>,
+    pub followup: Option<Value>,
+}
+
+impl Siblings {
+    /// `<name>.request.json` and `<name>.followup_request.json` of `dir`,
+    /// where they are.
+    pub(crate) fn of(dir: &Path, name: &str) -> Self {
+        let body = |role: &str| {
+            let path = dir.join(format!("{name}.{role}.json"));
+            path.exists().then(|| read(&path))
+        };
+        Self {
+            request: body("request"),
+            followup: body("followup_request"),
+        }
     }
 }
 
-/// A message round-tripped through a messages array of its format:
-/// parse(export([message])).
-fn round_trip_message(format: Format, message: &Message) -> Message {
-    let exported = format
-        .export_request(std::slice::from_ref(message), &[])
-        .expect("no tools to export");
-    let parsed = format
-        .parse_request(&exported)
-        .expect("an exported assistant message parses");
-    parsed
-        .conversation
-        .into_iter()
-        .next()
-        .expect("the exported message is there")
+/// The conversation a turn of `response` runs on: the follow-up's history
+/// up to its last assistant message (the response, as the client sent it
+/// back), else the request's, else one user message.
+fn history(format: Format, siblings: &Siblings) -> Result<Vec<Message>, Violation> {
+    let parse = |role: &str, body: &Value| {
+        format
+            .parse_request(body)
+            .map(|parsed| parsed.conversation)
+            .map_err(|error| violation(Rule::Parses, role, error.to_string()))
+    };
+    if let Some(followup) = &siblings.followup {
+        let conversation = parse("followup_request", followup)?;
+        if let Some(last) = conversation
+            .iter()
+            .rposition(|message| matches!(message, Message::Assistant(_)))
+        {
+            return Ok(conversation[..last].to_vec());
+        }
+    }
+    match &siblings.request {
+        Some(request) => parse("request", request),
+        None => Ok(vec![Message::user("Go on.")]),
+    }
 }
 
-fn call_ids(messages: &[Message]) -> Vec<String> {
-    messages
-        .iter()
-        .filter_map(Message::as_assistant)
-        .flat_map(|assistant| assistant.tool_calls())
-        .map(|call| call.id.clone())
+/// The tools a turn of `response` binds: the function tools the client
+/// offered, and an echo tool for each other tool the response calls whose
+/// name the default rules accept (a call of another name gets the
+/// runner's error result).
+fn turn_tools(format: Format, siblings: &Siblings, response: &ModelResponse) -> Vec<ToolInfo> {
+    let offered: Vec<ToolInfo> = [&siblings.followup, &siblings.request]
+        .into_iter()
+        .flatten()
+        .find_map(|body| format.parse_request(body).ok())
+        .map(|parsed| functions(&parsed.tools))
+        .unwrap_or_default();
+    let called: BTreeSet<String> = response
+        .message
+        .tool_calls()
+        .map(|call| call.name.clone())
+        .filter(|name| NameRules::default().check(name).is_ok())
+        .filter(|name| !offered.iter().any(|info| info.name == *name))
+        .collect();
+    offered
+        .into_iter()
+        .chain(
+            called
+                .into_iter()
+                .map(|name| ToolInfo::new(name, "", json!({ "type": "object" }))),
+        )
         .collect()
 }
 
-/// `original` as an export must change it (the module's round-trip
-/// property), given what came `back` from parse → export → parse: each
-/// call id `format` does not accept replaced by the one the export gave it
-/// (which must be valid, and unique in `back`), in the call and in the
-/// result that answers it; blank arguments as `{}`; for the formats that
-/// send arguments as an object, an object as its compact text.
-fn as_exported(format: Format, original: &[Message], back: &[Message], what: &str) -> Vec<Message> {
-    let back_ids = call_ids(back);
-    let unique: BTreeSet<&String> = back_ids.iter().collect();
-    assert_eq!(
-        unique.len(),
-        back_ids.len(),
-        "{what}: the export repeats a call id: {back_ids:?}"
-    );
-    for id in &back_ids {
-        assert!(
-            id_is_valid(format.wire_format(), id),
-            "{what}: the export sent the id {id:?}"
-        );
-    }
-    let mut back_ids = back_ids.into_iter();
-    // (the id sent, the id exported) of calls renamed and not yet answered.
-    let mut renamed: Vec<(String, String)> = Vec::new();
-    let mut expected = original.to_vec();
-    for (index, message) in expected.iter_mut().enumerate() {
-        if format == Format::Responses
-            && let (Message::Assistant(assistant), Some(Message::Assistant(sent))) =
-                (&mut *message, back.get(index))
-        {
-            as_input_message(assistant, sent);
-        }
-        match message {
-            Message::Assistant(assistant) => {
-                for call in assistant.tool_calls_mut() {
-                    let Some(id) = back_ids.next() else { break };
-                    if !id_is_valid(format.wire_format(), &call.id) {
-                        renamed.push((std::mem::replace(&mut call.id, id.clone()), id));
-                    }
-                    blank_as_object(call);
-                    // Anthropic and Gemini carry arguments as a JSON object,
-                    // not as text: an object comes back as its compact text.
-                    if matches!(format, Format::Anthropic | Format::Gemini)
-                        && let Ok(object @ Value::Object(_)) =
-                            serde_json::from_str::<Value>(&call.arguments)
-                    {
-                        call.arguments = object.to_string();
-                    }
-                }
-            }
-            Message::Tool(result) => {
-                if let Some(position) = renamed
-                    .iter()
-                    .position(|(sent, _)| *sent == result.tool_call_id)
-                {
-                    result.tool_call_id = renamed.remove(position).1;
-                }
-            }
-            _ => {}
-        }
-    }
-    expected
-}
-
-/// The Responses export's rule for an assistant message it sends without
-/// its item `id`: an input message whose content is one string (the
-/// published schema requires `id` and `status` of an output message), so
-/// its text parts come back with their text and the item's `type` only.
-/// `sent` is the message as it came back.
-fn as_input_message(
-    assistant: &mut agent_loop::conversation::AssistantMessage,
-    sent: &agent_loop::conversation::AssistantMessage,
-) {
-    use agent_loop::conversation::{ContentPart, Extras, WireFormat};
-    let item = |part: &ContentPart| match part {
-        ContentPart::Text(text) => text
-            .extras
-            .fields_for(WireFormat::OpenAiResponses)
-            .and_then(|fields| fields.get("item"))
-            .cloned(),
-        _ => None,
-    };
-    // Decided from the original, not from what came back: a message goes
-    // without its `id` when no reasoning of its goes before it.
-    let reasons = assistant
-        .content
-        .iter()
-        .any(|part| matches!(part, ContentPart::Reasoning(_)));
-    let texts = sent.content.iter().filter_map(item).count();
-    if reasons || texts == 0 {
-        return;
-    }
-    for part in &mut assistant.content {
-        let kind = item(part).and_then(|item| item.get("type").cloned());
-        if let ContentPart::Text(text) = part {
-            let mut fields = serde_json::Map::new();
-            if let Some(kind) = kind {
-                fields.insert("item".into(), serde_json::json!({ "type": kind }));
-            }
-            text.extras = Extras::new(WireFormat::OpenAiResponses, fields);
-        }
-    }
-}
-
-/// The round-trip property (module docs) of one parsed assistant message.
-fn check_round_trip(format: Format, what: &str, message: &Message) {
-    let back = round_trip_message(format, message);
-    let expected = as_exported(
+/// Every violation of a parsed response of `format` and its `siblings`
+/// (module docs, "What each file is held to").
+pub(crate) async fn response_violations(
+    format: Format,
+    what: &str,
+    response: &ModelResponse,
+    siblings: &Siblings,
+) -> Vec<Violation> {
+    // As the assistant message of a request, after a user message.
+    let mut out = round_trip_violations(
         format,
-        std::slice::from_ref(message),
-        std::slice::from_ref(&back),
-        what,
+        &[
+            Message::user("q"),
+            Message::Assistant(response.message.clone()),
+        ],
+        &[],
     );
-    assert_eq!(
-        back, expected[0],
-        "{what}: parse → export → parse changed the message"
-    );
-    assert_eq!(
-        round_trip_message(format, &back),
-        back,
-        "{what}: a second round changed what the export wrote"
-    );
-}
-
-/// Blank or `null` arguments as `{}`, as they ran and as an export sends
-/// them.
-fn blank_as_object(call: &mut agent_loop::conversation::ToolCall) {
-    if agent_loop_core::support::json::no_arguments(&call.arguments) {
-        call.arguments = "{}".to_owned();
-    }
-}
-
-/// [`blank_as_object`] on every call of `messages`.
-fn blank_arguments_as_object(messages: &mut [Message]) {
-    for message in messages {
-        if let Message::Assistant(assistant) = message {
-            assistant.tool_calls_mut().for_each(blank_as_object);
+    let mut conversation = match history(format, siblings) {
+        Ok(history) => history,
+        Err(violation) => {
+            out.push(violation);
+            return out;
+        }
+    };
+    let session = match bind(turn_tools(format, siblings, response), NameRules::default()).await {
+        Ok(session) => session,
+        Err(error) => {
+            out.push(violation(Rule::ToolsBind, "tools", error));
+            return out;
+        }
+    };
+    let start = conversation.len();
+    let taken: BTreeSet<String> = rules::call_ids(&conversation).into_iter().collect();
+    let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
+    match run_recorded(what, &session, model, &mut conversation).await {
+        Ok(violations) => out.extend(violations),
+        Err(error) => {
+            out.extend(rules::turn_ends_as_documented(response, &error));
+            return out;
         }
     }
-}
-
-/// A recorded follow-up (`theirs`, from the assistant message on) with
-/// the ids the client minted, where the provider sent an empty one,
-/// renamed to the ones the turn minted (`ours`), in the calls and the
-/// results; and blank arguments as `{}` on both sides.
-fn adopt_minted_ids(provider: &Message, ours: &mut [Message], theirs: &mut [Message]) {
-    let minted: Vec<usize> = provider
-        .as_assistant()
-        .into_iter()
-        .flat_map(|assistant| assistant.tool_calls())
-        .enumerate()
-        .filter(|(_, call)| call.id.is_empty())
-        .map(|(position, _)| position)
+    let sent: Vec<String> = response
+        .message
+        .tool_calls()
+        .map(|call| call.id.clone())
         .collect();
-    let our_ids = call_ids(&ours[..1]);
-    let mut renamed: Vec<(String, String)> = Vec::new();
-    if let Some(Message::Assistant(assistant)) = theirs.first_mut() {
-        for (position, call) in assistant.tool_calls_mut().enumerate() {
-            if minted.contains(&position)
-                && let Some(id) = our_ids.get(position)
-            {
-                renamed.push((std::mem::replace(&mut call.id, id.clone()), id.clone()));
-            }
-        }
+    let kept = rules::call_ids(conversation.get(start..=start).unwrap_or_default());
+    out.extend(rules::ids_kept_or_minted(
+        &format!("conversation[{start}].calls"),
+        &sent,
+        &kept,
+        &taken,
+    ));
+    if let Some(followup) = &siblings.followup
+        && !rules::is_empty_answer(response)
+    {
+        out.extend(follow_up_violations(
+            format,
+            &conversation[..start],
+            &conversation[start..],
+            &sent,
+            followup,
+        ));
     }
-    for message in theirs.iter_mut().skip(1) {
-        if let Message::Tool(result) = message
-            && let Some(position) = renamed
-                .iter()
-                .position(|(sent, _)| *sent == result.tool_call_id)
-        {
-            result.tool_call_id = renamed.remove(position).1;
-        }
-    }
-    blank_arguments_as_object(ours);
-    blank_arguments_as_object(theirs);
+    out
 }
 
-/// Runs the turn of `model` on `conversation` through a [`Recorder`],
-/// checks it within the providers' rules, then that its cassette survives
-/// the file unchanged and that a [`Replayer`] under `Exact` makes the same
-/// conversation from the same history, offline.
+/// Runs the turn of `model` on `conversation` through a [`Recorder`] and
+/// returns the violations of rules 3, 4 and 6 (a [`Replayer`] under
+/// `Exact` makes the same conversation from the same history, in the same
+/// session, offline; the cassette must survive the file unchanged), or the
+/// error the turn failed with.
 async fn run_recorded(
     what: &str,
     session: &Definition<Bound>,
     model: ScriptedModel,
     conversation: &mut Vec<Message>,
-) {
+) -> Result<Vec<Violation>, TurnError> {
     let cassette =
         std::env::temp_dir().join(format!("agent-loop-wire-real-{}.json", SessionId::new()));
     let recorder = Recorder::new(model, &cassette);
     let history = conversation.clone();
-    session
+    let ran = session
         .run_turn(&recorder, conversation, &CancellationToken::new())
-        .await
-        .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
-    check_rules(what, conversation);
+        .await;
+    if let Err(error) = ran {
+        let _ = std::fs::remove_file(&cassette);
+        return Err(error);
+    }
+    let mut out = rules::calls_answered_once(conversation);
+    out.extend(rules::within_provider_rules(conversation));
     let loaded = Cassette::load(&cassette).unwrap_or_else(|error| panic!("{what}: {error}"));
     let _ = std::fs::remove_file(&cassette);
     assert_eq!(
@@ -393,154 +508,197 @@ async fn run_recorded(
         )
         .await
         .unwrap_or_else(|error| panic!("{what}: the replay failed: {error}"));
-    assert_eq!(&replayed, conversation, "{what}: the replay differs");
-}
-
-async fn check_response(format: Format, path: &Path) {
-    check_response_body(format, path, &read(path)).await;
-}
-
-/// [`check_response`] on `body`, with the siblings of `path`.
-async fn check_response_body(format: Format, path: &Path, body: &Value) {
-    let what = path.display().to_string();
-    let (name, _) = name_and_role(path);
-    let response = format
-        .parse_response(body)
-        .unwrap_or_else(|error| panic!("{what}: {error}"));
-    check_round_trip(format, &what, &Message::Assistant(response.message.clone()));
-
-    let sibling = |role: &str| path.with_file_name(format!("{name}.{role}.json"));
-    let followup = sibling("followup_request");
-    let followup = followup.exists().then(|| {
-        format
-            .parse_request(&read(&followup))
-            .expect("the follow-up parses")
-    });
-    let request = sibling("request");
-    let request = request.exists().then(|| {
-        format
-            .parse_request(&read(&request))
-            .expect("the request parses")
-    });
-
-    // The history the response answers: the follow-up's up to its last
-    // assistant message, else the request's, else one user message.
-    let (mut conversation, expected) = match &followup {
-        Some(followup) => {
-            let last = followup
-                .conversation
-                .iter()
-                .rposition(|m| matches!(m, Message::Assistant(_)))
-                .expect("a follow-up holds the assistant message");
-            (
-                followup.conversation[..last].to_vec(),
-                Some(&followup.conversation[last..]),
-            )
-        }
-        None => (
-            request
-                .as_ref()
-                .map(|r| r.conversation.clone())
-                .unwrap_or_else(|| vec![Message::user("Go on.")]),
-            None,
-        ),
-    };
-
-    // The tools the client offered, or echo tools named after the calls.
-    let offered: Vec<ToolInfo> = followup
-        .as_ref()
-        .or(request.as_ref())
-        .map(|r| functions(&r.tools))
-        .unwrap_or_default();
-    let mut called: BTreeSet<String> = response
-        .message
-        .tool_calls()
-        .map(|c| c.name.clone())
-        .collect();
-    for info in &offered {
-        called.remove(&info.name);
+    out.extend(rules::ids_deterministic(conversation, &replayed));
+    if out.is_empty() {
+        assert_eq!(&replayed, conversation, "{what}: the replay differs");
     }
-    let tools: Vec<ToolInfo> = offered
-        .into_iter()
-        .chain(
-            called
-                .into_iter()
-                .filter(|name| NameRules::default().check(name).is_ok())
-                .map(|name| ToolInfo::new(name, "", json!({ "type": "object" }))),
+    Ok(out)
+}
+
+/// The parts of a follow-up request the rule compares: ours, the request
+/// the turn builds next (its `history`, the assistant message and results
+/// it appended, each result holding what the recording client answered
+/// for the same call, since our echo tools are not its tools, and what the
+/// client sent after its results), and theirs, the recorded body's messages
+/// array; and the ids of our calls the client may name its own way. A
+/// follow-up chained with `previous_response_id` holds only what follows
+/// the response: so does ours.
+pub(crate) struct FollowUp {
+    pub ours: Value,
+    pub theirs: Value,
+    pub renamable: BTreeSet<String>,
+}
+
+/// [`FollowUp`] of a turn that appended `turn` to `history`, for a
+/// response whose calls the provider sent with the ids `sent`.
+pub(crate) fn follow_up_of(
+    format: Format,
+    history: &[Message],
+    turn: &[Message],
+    sent: &[String],
+    followup: &Value,
+) -> Result<FollowUp, Violation> {
+    let recorded = format
+        .parse_request(followup)
+        .map_err(|error| violation(Rule::Parses, "followup_request", error.to_string()))?
+        .conversation;
+    let is_chained = chained(followup);
+    // The client's assistant message, its results, and what follows them.
+    let (their_calls, rest): (Vec<String>, &[Message]) = if is_chained {
+        (Vec::new(), &recorded[..])
+    } else {
+        let last = recorded
+            .iter()
+            .rposition(|message| matches!(message, Message::Assistant(_)))
+            .ok_or_else(|| {
+                violation(
+                    Rule::FollowUp,
+                    "followup_request",
+                    "no assistant message: the response is not in it",
+                )
+            })?;
+        (
+            rules::call_ids(&recorded[last..=last]),
+            &recorded[last + 1..],
         )
-        .collect();
-    let session = bind(tools, NameRules::default())
-        .await
-        .unwrap_or_else(|error| panic!("{what}: {error}"));
-
-    let start = conversation.len();
-    let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
-    run_recorded(&what, &session, model, &mut conversation).await;
-
-    if let Some(expected) = expected {
-        let results_end = conversation.len() - 1; // the final answer
-        let mut theirs = expected.to_vec();
-        let mut ours = conversation[start..results_end].to_vec();
-        adopt_minted_ids(
-            &Message::Assistant(response.message.clone()),
-            &mut ours,
-            &mut theirs,
-        );
-        // The assistant message goes back as the real client sent it:
-        // reasoning first and signed, ids and names unchanged.
-        assert_eq!(ours[0], theirs[0], "{what}: the assistant message differs");
-        let ids = |messages: &[Message]| -> Vec<String> {
-            messages
-                .iter()
-                .filter_map(Message::as_tool_result)
-                .map(|result| result.tool_call_id.clone())
-                .collect()
+    };
+    let answered = rest
+        .iter()
+        .take_while(|message| matches!(message, Message::Tool(_)))
+        .count();
+    let (their_results, after) = rest.split_at(answered);
+    // The turn's assistant message and the results right after it.
+    let Some(Message::Assistant(assistant)) = turn.first() else {
+        return Err(violation(
+            Rule::FollowUp,
+            "turn",
+            "the turn appended no assistant message",
+        ));
+    };
+    let our_results = turn[1..]
+        .iter()
+        .take_while(|message| matches!(message, Message::Tool(_)));
+    let our_ids: Vec<String> = assistant.tool_calls().map(|call| call.id.clone()).collect();
+    let mut ours: Vec<Message> = if is_chained {
+        Vec::new()
+    } else {
+        [history, &turn[..1]].concat()
+    };
+    for (position, result) in our_results.enumerate() {
+        let Message::Tool(result) = result else {
+            continue;
         };
-        assert_eq!(
-            ids(&ours[1..]),
-            ids(&theirs[1..]),
-            "{what}: the results answer other ids"
-        );
-        // And the request it makes now exports as the real one did.
-        let history = &conversation[..start];
-        let ours = format
-            .export_request(&[history, &ours].concat(), &[])
-            .expect("no tools to export");
-        let theirs = format
-            .export_request(&[history, &theirs].concat(), &[])
-            .expect("no tools to export");
-        let last_assistant = |body: &Value| -> Value {
-            body["messages"]
-                .as_array()
-                .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "assistant"))
-                .cloned()
-                .unwrap_or(Value::Null)
-        };
-        assert_eq!(
-            last_assistant(&ours),
-            last_assistant(&theirs),
-            "{what}: the exported assistant message differs"
-        );
+        // The client's answer to the same call (else ours stays, and the
+        // comparison shows what the client left unanswered).
+        let theirs = their_calls.get(position).or(our_ids.get(position));
+        let mut answer = their_results
+            .iter()
+            .filter_map(Message::as_tool_result)
+            .find(|answer| Some(&answer.tool_call_id) == theirs)
+            .unwrap_or(result)
+            .clone();
+        answer.tool_call_id.clone_from(&result.tool_call_id);
+        ours.push(Message::Tool(answer));
     }
-}
-
-#[tokio::test]
-async fn every_openai_payload_parses_binds_runs_and_round_trips() {
-    for path in files("openai") {
-        match name_and_role(&path).1.as_str() {
-            "request" | "followup_request" => check_request(Format::OpenAi, &path).await,
-            "response" => check_response(Format::OpenAi, &path).await,
-            role => panic!("{}: unknown role {role:?}", path.display()),
+    ours.extend_from_slice(after);
+    let exported = format
+        .export_request(&ours, &[])
+        .map_err(|error| violation(Rule::FollowUp, "export", error.to_string()))?;
+    // A request pairs a result with its call by id only: where it sends
+    // the history whole, the client may name every call its own way; a
+    // chained one answers the stored calls, by the provider's ids, and
+    // may rename only those the turn minted.
+    let renamable = our_ids
+        .iter()
+        .enumerate()
+        .filter(|(position, id)| !is_chained || sent.get(*position) != Some(id))
+        .map(|(_, id)| id.clone())
+        .collect();
+    let mut theirs = followup[messages_key(format)].clone();
+    // Responses: the system prompt as `instructions` is the system message
+    // that parsing reads it as, first in `input`.
+    if format == Format::Responses
+        && !is_chained
+        && let Value::Array(input) = &mut theirs
+    {
+        match &followup["instructions"] {
+            Value::String(text) if !text.trim().is_empty() => {
+                input.insert(0, json!({ "role": "system", "content": text }));
+            }
+            Value::Array(items) => {
+                input.splice(0..0, items.iter().cloned());
+            }
+            _ => {}
         }
     }
+    Ok(FollowUp {
+        ours: exported[messages_key(format)].clone(),
+        theirs,
+        renamable,
+    })
 }
 
-/// The two shapes the round-trip property names, which no recording here
-/// has: every call id `""` (Gemini's OpenAI-compatible endpoint) and a
-/// call without `arguments` (OpenRouter). Made from a real response by
-/// changing only those fields.
+/// Rule 9 for a turn that appended `turn` to `history`.
+fn follow_up_violations(
+    format: Format,
+    history: &[Message],
+    turn: &[Message],
+    sent: &[String],
+    followup: &Value,
+) -> Vec<Violation> {
+    match follow_up_of(format, history, turn, sent, followup) {
+        Ok(compared) => rules::follow_up(
+            format,
+            &compared.ours,
+            &compared.theirs,
+            &compared.renamable,
+        ),
+        Err(violation) => vec![violation],
+    }
+}
+
+/// Every `<name>.<role>.json` of `kind`, by role, in `format`.
+async fn check_kind(format: Format, kind: &str) {
+    let dir = Path::new(FIXTURES).join(kind);
+    for path in files(kind) {
+        let what = path.display().to_string();
+        let (name, role) = name_and_role(&path);
+        let violations = match role.as_str() {
+            "request" | "followup_request" => request_violations(format, &read(&path)).await,
+            "response" => match format.parse_response(&read(&path)) {
+                Ok(response) => {
+                    response_violations(format, &what, &response, &Siblings::of(&dir, &name)).await
+                }
+                Err(error) => vec![violation(Rule::Parses, "response", error.to_string())],
+            },
+            role => panic!("{what}: unknown role {role:?}"),
+        };
+        assert_holds(&what, &violations);
+    }
+}
+
 #[tokio::test]
-async fn empty_ids_and_missing_arguments_keep_the_round_trip_property() {
+async fn every_openai_payload_keeps_the_rules() {
+    check_kind(Format::OpenAi, "openai").await;
+}
+
+#[tokio::test]
+async fn every_anthropic_payload_keeps_the_rules() {
+    check_kind(Format::Anthropic, "anthropic").await;
+    check_kind(Format::Anthropic, "anthropic-adaptive").await;
+}
+
+#[tokio::test]
+async fn every_openai_responses_payload_keeps_the_rules() {
+    check_kind(Format::Responses, "openai-responses").await;
+}
+
+/// The two shapes of the round trip rule no recording here has: every
+/// call id `""` (Gemini's OpenAI-compatible endpoint) and a call without
+/// `arguments` (OpenRouter). Made from a real response by changing only
+/// those fields: every rule holds, in every format.
+#[tokio::test]
+async fn empty_ids_and_missing_arguments_keep_the_rules() {
     let recorded = Path::new(FIXTURES).join("openai/oai_py_parallel.response.json");
     let mut body = read(&recorded);
     let calls = body["choices"][0]["message"]["tool_calls"]
@@ -563,277 +721,203 @@ async fn empty_ids_and_missing_arguments_keep_the_round_trip_property() {
         .collect();
     assert_eq!(parsed[0], ("", ""));
     assert!(parsed.iter().all(|(id, _)| id.is_empty()));
-    // The export sends valid, distinct ids and `{}`; a second round is still.
-    let back = round_trip_message(
-        Format::OpenAi,
-        &Message::Assistant(response.message.clone()),
-    );
-    let ids = call_ids(std::slice::from_ref(&back));
-    assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), ids.len());
-    assert!(ids.iter().all(|id| !id.is_empty()));
-    assert_eq!(
-        back.as_assistant()
-            .and_then(|a| a.tool_calls().next())
-            .map(|c| c.arguments.as_str()),
-        Some("{}")
-    );
     for format in Format::ALL {
-        check_round_trip(
+        let violations = round_trip_violations(
             format,
-            &format!("{format:?}: derived"),
-            &Message::Assistant(response.message.clone()),
+            &[
+                Message::user("q"),
+                Message::Assistant(response.message.clone()),
+            ],
+            &[],
         );
+        assert_holds(&format!("{format:?}: derived"), &violations);
     }
     // And the whole data-driven check: a turn runs it, minting ids.
-    check_response_body(
-        Format::OpenAi,
-        &recorded.with_file_name("derived.response.json"),
-        &body,
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn every_anthropic_payload_parses_binds_runs_and_round_trips() {
-    for path in files("anthropic") {
-        match name_and_role(&path).1.as_str() {
-            "request" | "followup_request" => check_request(Format::Anthropic, &path).await,
-            "response" => check_response(Format::Anthropic, &path).await,
-            role => panic!("{}: unknown role {role:?}", path.display()),
-        }
-    }
+    let violations =
+        response_violations(Format::OpenAi, "derived", &response, &Siblings::default()).await;
+    assert_holds("derived", &violations);
 }
 
 #[tokio::test]
 async fn every_mcp_tool_list_binds_under_mcp_and_sanitised_default_rules() {
     for path in files("mcp") {
         let what = path.display().to_string();
-        let body = read(&path);
-        let listed = mcp::parse_list_tools_result(&body).unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert!(!listed.tools.is_empty(), "{what}: no tools");
-        bind(listed.tools.clone(), NameRules::Mcp)
-            .await
-            .unwrap_or_else(|error| panic!("{what}: MCP rules: {error}"));
-        let sanitised: Vec<ToolInfo> = listed
-            .tools
-            .iter()
-            .map(|info| {
-                let mut sanitized = info.clone();
-                sanitized.name = NameRules::default().sanitize(&info.name);
-                sanitized
-            })
-            .collect();
-        bind(sanitised, NameRules::default())
-            .await
-            .unwrap_or_else(|error| panic!("{what}: default rules: {error}"));
-        let exported = serde_json::to_value(mcp::export_list_tools_result(
-            &listed.tools,
-            listed.next_cursor.clone(),
-        ))
-        .expect("serialises");
-        let again = mcp::parse_list_tools_result(&exported).expect("the export parses");
-        assert_eq!(again, listed, "{what}: parse → export → parse changed it");
+        let violations = mcp_violations(&read(&path)).await;
+        assert_holds(&what, &violations);
     }
 }
 
-// ------------------------------------------------------ OpenAI Responses
-
-/// A Responses `input` as the follow-up comparison sees it: application
-/// instructions (`system`/`developer` messages, which the recording
-/// clients sent as `instructions`) and blank assistant messages left out,
-/// `status` and the `id` of calls and messages (which clients send or not,
-/// see `wire_rules`) removed, a one-part `input_text` content as its text,
-/// a missing reasoning `summary` as `[]`, arguments as JSON values, and
-/// call ids renamed `c0`, `c1`, … in order of appearance.
-fn comparable(input: &[Value]) -> Vec<Value> {
-    let mut ids: Vec<String> = Vec::new();
-    input
+/// Rules 1, 2 and 7 on an MCP `tools/list` result.
+pub(crate) async fn mcp_violations(body: &Value) -> Vec<Violation> {
+    let listed = match mcp::parse_list_tools_result(body) {
+        Ok(listed) if !listed.tools.is_empty() => listed,
+        Ok(_) => return vec![violation(Rule::Parses, "tools", "no tools")],
+        Err(error) => return vec![violation(Rule::Parses, "result", error.to_string())],
+    };
+    let mut out = Vec::new();
+    if let Err(error) = bind(listed.tools.clone(), NameRules::Mcp).await {
+        out.push(violation(
+            Rule::ToolsBind,
+            "tools",
+            format!("MCP rules: {error}"),
+        ));
+    }
+    let sanitised: Vec<ToolInfo> = listed
+        .tools
         .iter()
-        .filter(|item| !matches!(item["role"].as_str(), Some("system" | "developer")))
-        .filter(|item| {
-            !(item["role"] == "assistant"
-                && item["content"]
-                    .as_str()
-                    .is_some_and(|t| t.trim().is_empty()))
+        .map(|info| {
+            let mut sanitised = info.clone();
+            sanitised.name = NameRules::default().sanitize(&info.name);
+            sanitised
         })
-        .map(|item| {
-            let mut item = item.as_object().cloned().unwrap_or_default();
-            item.remove("status");
-            if matches!(
-                item.get("type").and_then(Value::as_str),
-                Some("function_call")
-            ) || item.get("role").is_some()
-            {
-                item.remove("id");
-            }
-            if item.get("type").and_then(Value::as_str) == Some("reasoning") {
-                item.entry("summary").or_insert_with(|| json!([]));
-            }
-            if let Some(Value::Array(parts)) = item.get("content")
-                && let [part] = parts.as_slice()
-                && part["type"] == "input_text"
-                && part.as_object().is_some_and(|p| p.len() == 2)
-            {
-                let text = part["text"].clone();
-                item.insert("content".into(), text);
-            }
-            if let Some(Value::String(arguments)) = item.get("arguments") {
-                let parsed = serde_json::from_str(arguments).unwrap_or(Value::Null);
-                item.insert("arguments".into(), parsed);
-            }
-            if let Some(Value::String(id)) = item.get("call_id") {
-                let position = ids.iter().position(|seen| seen == id).unwrap_or_else(|| {
-                    ids.push(id.clone());
-                    ids.len() - 1
-                });
-                item.insert("call_id".into(), json!(format!("c{position}")));
-            }
-            Value::Object(item)
-        })
-        .collect()
+        .collect();
+    if let Err(error) = bind(sanitised, NameRules::default()).await {
+        out.push(violation(
+            Rule::ToolsBind,
+            "tools",
+            format!("default rules: {error}"),
+        ));
+    }
+    let exported = serde_json::to_value(mcp::export_list_tools_result(
+        &listed.tools,
+        listed.next_cursor.clone(),
+    ))
+    .expect("serialises");
+    match mcp::parse_list_tools_result(&exported) {
+        Ok(again) if again.tools != listed.tools => {
+            let (listed, again) = (
+                serde_json::to_value(&listed.tools).expect("serialises"),
+                serde_json::to_value(&again.tools).expect("serialises"),
+            );
+            out.extend(rules::differences(
+                Rule::RoundTrip,
+                "tools",
+                &listed,
+                &again,
+            ));
+        }
+        Ok(again) if again.next_cursor != listed.next_cursor => out.push(violation(
+            Rule::RoundTrip,
+            "nextCursor",
+            format!(
+                "{:?} came back as {:?}",
+                listed.next_cursor, again.next_cursor
+            ),
+        )),
+        Ok(_) => {}
+        Err(error) => out.push(violation(
+            Rule::RoundTrip,
+            "export",
+            format!("the export does not parse: {error}"),
+        )),
+    }
+    out
 }
 
-/// Drives a turn on a recorded Responses answer from the recorded
-/// request's history; when a follow-up was recorded, the request the turn
-/// makes next (with the recorded tool outputs) equals it, up to the
-/// renaming of ids and the differences [`comparable`] removes; with
-/// `previous_response_id`, only the items after the answer are compared.
-async fn check_responses_turn(what: &str, dir: &Path, name: &str, response: &ModelResponse) {
-    let format = Format::Responses;
-    let sibling = |role: &str| dir.join(format!("{name}.{role}.json"));
-    let request = sibling("request");
-    let request = request.exists().then(|| read(&request));
-    let followup = sibling("followup_request");
-    let followup = followup.exists().then(|| read(&followup));
-    let mut conversation = match &request {
-        Some(body) => {
-            format
-                .parse_request(body)
-                .unwrap_or_else(|error| panic!("{what}: the request: {error}"))
-                .conversation
-        }
-        None => vec![Message::user("Go on.")],
-    };
-    let offered: Vec<ToolInfo> = request
-        .as_ref()
-        .and_then(|body| format.parse_request(body).ok())
-        .map(|parsed| functions(&parsed.tools))
-        .unwrap_or_default();
-    let mut names: BTreeSet<String> = response
-        .message
-        .tool_calls()
-        .map(|c| c.name.clone())
-        .filter(|name| NameRules::default().check(name).is_ok())
-        .collect();
-    for info in &offered {
-        names.remove(&info.name);
+// ---------------------------------------------------------------- streams
+
+/// The provider's message of a failed assembly, or the error's text.
+fn provider_message(error: &agent_loop::wire::WireError) -> String {
+    match &error.kind {
+        agent_loop::wire::WireErrorKind::Provider { message, .. } => message.clone(),
+        _ => error.to_string(),
     }
-    let tools: Vec<ToolInfo> = offered
-        .into_iter()
-        .chain(
-            names
-                .into_iter()
-                .map(|n| ToolInfo::new(n, "", json!({ "type": "object" }))),
-        )
-        .collect();
-    let session = bind(tools, NameRules::default())
-        .await
-        .unwrap_or_else(|error| panic!("{what}: {error}"));
-    let start = conversation.len();
-    let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
-    session
-        .run_turn(&model, &mut conversation, &CancellationToken::new())
-        .await
-        .unwrap_or_else(|error| panic!("{what}: the turn failed: {error}"));
-    check_rules(what, &conversation);
-    let Some(followup) = followup else {
-        return;
-    };
-    let theirs = followup["input"].as_array().cloned().unwrap_or_default();
-    let theirs_parsed = agent_loop::wire::responses::parse_messages(&Value::Array(theirs.clone()))
-        .unwrap_or_else(|error| panic!("{what}: the follow-up: {error}"));
-    let mut recorded_outputs = theirs_parsed.iter().filter_map(Message::as_tool_result);
-    // Our next request: the turn's messages up to its results, each result
-    // holding the output the recording sent.
-    let results_end = conversation.len() - 1;
-    let mut ours_conversation = conversation[..results_end].to_vec();
-    for message in &mut ours_conversation[start..] {
-        if let Message::Tool(result) = message {
-            let recorded = recorded_outputs
-                .next()
-                .unwrap_or_else(|| panic!("{what}: fewer outputs recorded than calls run"));
-            result.content = recorded.content.clone();
-            result.is_error = false;
-        }
-    }
-    let chained = followup
-        .get("previous_response_id")
-        .is_some_and(Value::is_string);
-    let ours_conversation = if chained {
-        ours_conversation[start + 1..].to_vec()
-    } else {
-        ours_conversation
-    };
-    let ours = agent_loop::wire::responses::export_messages(&ours_conversation);
-    let violations = crate::wire_rules::responses_violations(&Value::Array(ours.input.clone()));
-    if !chained {
-        assert!(violations.is_empty(), "{what}: {violations:#?}");
-    }
-    assert_eq!(
-        comparable(&ours.input),
-        comparable(&theirs),
-        "{what}: the follow-up differs from the recorded one"
-    );
 }
 
-#[tokio::test]
-async fn every_openai_responses_payload_parses_binds_runs_and_round_trips() {
-    let dir = Path::new(FIXTURES).join("openai-responses");
-    for path in files("openai-responses") {
-        let what = path.display().to_string();
-        let (name, role) = name_and_role(&path);
-        match role.as_str() {
-            "request" | "followup_request" => {
-                check_request(Format::Responses, &path).await;
-                let body = read(&path);
-                if let Some(tools) = body.get("tools") {
-                    let parsed = Format::Responses.parse_tools(tools).expect("tools parse");
-                    let exported = Format::Responses.export_tools(&parsed).expect("export");
-                    let violations = crate::wire_rules::responses_tool_violations(&exported);
-                    assert!(violations.is_empty(), "{what}: {violations:#?}");
+/// What a Responses stream carries, read from its events by the Responses
+/// streaming reference: the response of its last `response.completed` or
+/// `response.incomplete` event, whole; when that response's `output` is
+/// missing or empty (compatible servers), the items of the stream, each
+/// the last `response.output_item.done` (else `.added`) item at its
+/// `output_index`, in the order the indexes came (the
+/// `stream::responses` docs); or the provider's error of an `error` or
+/// `response.failed` event. An event is named by its SSE `event:` field,
+/// or, without one, by its payload's `type`; a payload that is not JSON
+/// (the `[DONE]` some compatible servers end with) says nothing.
+pub(crate) fn responses_carried(events: &[(String, String)]) -> Result<Value, Option<String>> {
+    let mut last: Option<Value> = None;
+    let mut items: Vec<(u64, Value)> = Vec::new();
+    for (event, data) in events {
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            continue;
+        };
+        let name = match event.trim() {
+            "" | "message" => value["type"].as_str().unwrap_or_default(),
+            named => named,
+        };
+        let message = |error: &Value| {
+            error["message"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| error.to_string())
+        };
+        match name {
+            "error" => {
+                let error = value.get("error").unwrap_or(&value);
+                return Err(Some(message(error)));
+            }
+            "response.failed" => return Err(Some(message(&value["response"]["error"]))),
+            "response.completed" | "response.incomplete" => {
+                last = Some(value["response"].clone());
+            }
+            "response.output_item.added" | "response.output_item.done" => {
+                let index = value["output_index"].as_u64().unwrap_or(items.len() as u64);
+                match items.iter_mut().find(|(at, _)| *at == index) {
+                    Some((_, item)) => *item = value["item"].clone(),
+                    None => items.push((index, value["item"].clone())),
                 }
             }
-            "response" => {
-                let response = Format::Responses
-                    .parse_response(&read(&path))
-                    .unwrap_or_else(|error| panic!("{what}: {error}"));
-                let conversation = [
-                    Message::user("q"),
-                    Message::Assistant(response.message.clone()),
-                ];
-                let exported = Format::Responses
-                    .export_request(&conversation, &[])
-                    .unwrap();
-                let again = Format::Responses.parse_request(&exported).unwrap();
-                let mut expected = response.message.clone();
-                expected.extras = Default::default(); // the response id is no item field
-                let expected = as_exported(
-                    Format::Responses,
-                    &[Message::Assistant(expected)],
-                    &again.conversation[1..],
-                    &what,
-                );
-                assert_eq!(again.conversation[1], expected[0], "{what}");
-                check_responses_turn(&what, &dir, &name, &response).await;
-            }
-            role => panic!("{what}: unknown role {role:?}"),
+            _ => {}
         }
     }
+    let mut response = last.ok_or(None)?;
+    if response["output"].as_array().is_none_or(Vec::is_empty) {
+        response["output"] = Value::Array(items.into_iter().map(|(_, item)| item).collect());
+    }
+    Ok(response)
+}
+
+/// Every violation of a recorded Responses stream (`events`) and its
+/// siblings in `dir`: rule 10, then those of the response it assembles to.
+pub(crate) async fn responses_stream_violations(
+    what: &str,
+    dir: &Path,
+    name: &str,
+    events: &[(String, String)],
+) -> Vec<Violation> {
+    use agent_loop::wire::stream::responses::EventAssembler;
+    let mut stream = EventAssembler::new();
+    let mut failed = None;
+    for (event, data) in events {
+        if let Err(error) = stream.push(event, data) {
+            failed = Some(error);
+            break;
+        }
+    }
+    let got = match failed {
+        Some(error) => Err(error),
+        None => stream.finish(),
+    };
+    let carried = match responses_carried(events) {
+        Ok(body) => match Format::Responses.parse_response(&body) {
+            Ok(response) => rules::Carried::Response(response),
+            Err(error) => return vec![violation(Rule::Parses, "response", error.to_string())],
+        },
+        Err(Some(message)) => rules::Carried::Error(message),
+        Err(None) => rules::Carried::Nothing,
+    };
+    let got = got.map_err(|error| provider_message(&error));
+    let mut out = rules::stream_carries(&carried, &got);
+    if let (Ok(response), rules::Carried::Response(_)) = (&got, &carried) {
+        out.extend(
+            response_violations(Format::Responses, what, response, &Siblings::of(dir, name)).await,
+        );
+    }
+    out
 }
 
 #[tokio::test]
-async fn every_openai_responses_stream_assembles_to_its_final_response_or_its_error() {
-    use agent_loop::wire::stream::responses::EventAssembler;
+async fn every_openai_responses_stream_keeps_the_rules() {
     let dir = Path::new(FIXTURES).join("openai-responses");
     let mut streams: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -846,65 +930,80 @@ async fn every_openai_responses_stream_assembles_to_its_final_response_or_its_er
         let what = path.display().to_string();
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let events = sse_events(&std::fs::read_to_string(&path).unwrap());
-        let mut stream = EventAssembler::new();
-        let mut failed = None;
-        for (event, data) in &events {
-            if let Err(error) = stream.push(event, data) {
-                failed = Some(error);
-                break;
-            }
-        }
-        let last = events.iter().rev().find_map(|(_, data)| {
-            let value: Value = serde_json::from_str(data).ok()?;
-            matches!(
-                value["type"].as_str(),
-                Some("response.completed" | "response.incomplete")
-            )
-            .then(|| value["response"].clone())
-        });
-        let error_event = events.iter().find_map(|(_, data)| {
-            let value: Value = serde_json::from_str(data).ok()?;
-            (value["type"] == "error" || value["type"] == "response.failed").then_some(value)
-        });
-        match (last, error_event) {
-            (Some(last), None) => {
-                assert!(failed.is_none(), "{what}: {failed:?}");
-                let response = stream.finish().unwrap_or_else(|e| panic!("{what}: {e}"));
-                let expected = Format::Responses.parse_response(&last).unwrap();
-                assert_eq!(response, expected, "{what}");
-                check_responses_turn(&what, &dir, &name, &response).await;
-            }
-            (_, Some(event)) => {
-                let error = stream.finish().expect_err("the stream carries an error");
-                let agent_loop::wire::WireErrorKind::Provider { message, .. } = &error.kind else {
-                    panic!("{what}: {error:?}");
-                };
-                let sent = event["error"]["message"]
-                    .as_str()
-                    .or(event["message"].as_str())
-                    .or(event["response"]["error"]["message"].as_str())
-                    .unwrap_or_default();
-                assert_eq!(message, sent, "{what}: the provider's message");
-            }
-            (None, None) => panic!("{what}: a stream without an end"),
+        let violations = responses_stream_violations(&what, &dir, &name, &events).await;
+        assert_holds(&what, &violations);
+    }
+}
+
+/// The Chat Completions and Messages stream kinds (`openai-stream`,
+/// `anthropic-stream`): each request and follow-up held to the rules of a
+/// request; each stream assembled by the crate's assembler, and what it
+/// answers held to the rules of a response, with its siblings (rule 10,
+/// served over HTTP, is `wire_real_streams`'). A stream that carries the
+/// provider's error has no turn to run.
+#[tokio::test]
+async fn every_chat_and_messages_stream_recording_keeps_the_rules() {
+    for (format, kind) in [
+        (Format::OpenAi, "openai-stream"),
+        (Format::Anthropic, "anthropic-stream"),
+    ] {
+        let dir = Path::new(FIXTURES).join(kind);
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|error| panic!("{kind}: {error}"))
+            .map(|entry| entry.expect("entry").path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            let what = path.display().to_string();
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            let violations = if let Some(name) = file.strip_suffix(".sse") {
+                let events = sse_events(&std::fs::read_to_string(&path).unwrap());
+                match assemble(format, &events) {
+                    Ok(response) => {
+                        let siblings = Siblings::of(&dir, name);
+                        response_violations(format, &what, &response, &siblings).await
+                    }
+                    Err(_) => continue, // the provider's error
+                }
+            } else if file.ends_with("request.json") {
+                request_violations(format, &read(&path)).await
+            } else {
+                continue; // an error body (`wire_real_streams`)
+            };
+            assert_holds(&what, &violations);
         }
     }
 }
 
+/// The crate's assembly of a Chat Completions or Messages stream.
+fn assemble(
+    format: Format,
+    events: &[(String, String)],
+) -> Result<ModelResponse, agent_loop::wire::WireError> {
+    if format == Format::OpenAi {
+        let mut stream = stream::openai::ChunkAssembler::new();
+        for (event, data) in events {
+            stream.push_event(event, data)?;
+        }
+        stream.finish()
+    } else {
+        let mut stream = stream::anthropic::EventAssembler::new();
+        for (event, data) in events {
+            stream.push(event, data)?;
+        }
+        stream.finish()
+    }
+}
+
+// ----------------------------------------------------------------- Gemini
+
 /// The Gemini recordings: `<name>.request.json`, `.response.json`,
 /// `.followup_request.json`, `.sse` (`streamGenerateContent?alt=sse`) and
 /// `.stream.json` (the JSON array `streamGenerateContent` sends without
-/// `alt=sse`). Requests as for the other formats; a response (or a stream,
-/// assembled) parses, round-trips, drives a turn from its request's
-/// history, and with a follow-up reproduces it: the contents our turn
-/// exports, with the tool results taken from the recording, equal the
-/// recorded ones up to a one-to-one mapping of ids (the recording clients
-/// minted their own), with keys in either case, signatures compared by
-/// their decoded bytes (pydantic re-encodes them URL-safe), blank text and
-/// unsigned thought summaries left aside (the recording clients send a
-/// blank `{"text": ""}`, and some do not replay thought summaries).
+/// `alt=sse`), each held to its rules (module docs); a stream assembles to
+/// its merged chunks.
 #[tokio::test]
-async fn every_gemini_payload_parses_binds_runs_and_reproduces_its_follow_up() {
+async fn every_gemini_payload_keeps_the_rules() {
     let dir = Path::new(FIXTURES).join("gemini");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("the gemini fixtures")
@@ -913,262 +1012,75 @@ async fn every_gemini_payload_parses_binds_runs_and_reproduces_its_follow_up() {
     paths.sort();
     let mut streams = 0;
     for path in paths {
+        let what = path.display().to_string();
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
-        if let Some(name) = file.strip_suffix(".sse") {
+        let violations = if let Some(name) = file.strip_suffix(".sse") {
+            streams += 1;
             let text = std::fs::read_to_string(&path).unwrap();
             let mut assembler = stream::gemini::ChunkAssembler::new();
-            for line in text.lines() {
-                if let Some(data) = line.strip_prefix("data:") {
-                    assembler
-                        .push(data.trim())
-                        .unwrap_or_else(|e| panic!("{file}: {e}"));
-                }
+            let pushed = text
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .try_for_each(|data| assembler.push(data.trim()).map(drop));
+            match pushed {
+                Ok(()) => gemini_stream_violations(&what, &dir, name, assembler).await,
+                Err(error) => vec![violation(Rule::StreamCarries, "events", error.to_string())],
             }
-            check_gemini_stream(&dir, name, assembler).await;
-            streams += 1;
         } else if let Some(name) = file.strip_suffix(".stream.json") {
+            streams += 1;
             let chunks = read(&path);
             let mut assembler = stream::gemini::ChunkAssembler::new();
-            for chunk in chunks.as_array().expect("an array of chunks") {
-                assembler
-                    .push_chunk(chunk)
-                    .unwrap_or_else(|e| panic!("{file}: {e}"));
+            let pushed = chunks
+                .as_array()
+                .into_iter()
+                .flatten()
+                .try_for_each(|chunk| assembler.push_chunk(chunk).map(drop));
+            match pushed {
+                Ok(()) => gemini_stream_violations(&what, &dir, name, assembler).await,
+                Err(error) => vec![violation(Rule::StreamCarries, "chunks", error.to_string())],
             }
-            check_gemini_stream(&dir, name, assembler).await;
-            streams += 1;
         } else if file.ends_with(".json") {
             let (name, role) = name_and_role(&path);
             match role.as_str() {
-                "request" | "followup_request" => check_request(Format::Gemini, &path).await,
-                "response" => {
-                    let response = gemini::parse_response(&read(&path))
-                        .unwrap_or_else(|error| panic!("{file}: {error}"));
-                    check_gemini_response(&dir, &name, response).await;
+                "request" | "followup_request" => {
+                    request_violations(Format::Gemini, &read(&path)).await
                 }
-                role => panic!("{file}: unknown role {role:?}"),
+                "response" => match gemini::parse_response(&read(&path)) {
+                    Ok(response) => {
+                        let siblings = Siblings::of(&dir, &name);
+                        response_violations(Format::Gemini, &what, &response, &siblings).await
+                    }
+                    Err(error) => vec![violation(Rule::Parses, "response", error.to_string())],
+                },
+                role => panic!("{what}: unknown role {role:?}"),
             }
-        }
+        } else {
+            continue;
+        };
+        assert_holds(&what, &violations);
     }
     assert!(streams > 0, "no Gemini streams");
 }
 
-async fn check_gemini_stream(dir: &Path, name: &str, assembler: stream::gemini::ChunkAssembler) {
+/// Rule 10 for a Gemini stream (it assembles to what its chunks merged
+/// parse to), then the rules of the response it assembles to.
+async fn gemini_stream_violations(
+    what: &str,
+    dir: &Path,
+    name: &str,
+    assembler: stream::gemini::ChunkAssembler,
+) -> Vec<Violation> {
     let merged = assembler.merged();
-    let response = assembler.finish().unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(
-        Ok(response.clone()),
-        gemini::parse_response(&merged),
-        "{name}: the stream is not its merged chunks"
-    );
-    check_gemini_response(dir, name, response).await;
-}
-
-async fn check_gemini_response(dir: &Path, name: &str, response: ModelResponse) {
-    let what = format!("gemini/{name}");
-    // Calls without id (Gemini's API sends none) come back with minted ones.
-    check_round_trip(
-        Format::Gemini,
-        &what,
-        &Message::Assistant(response.message.clone()),
-    );
-    let sibling = |role: &str| dir.join(format!("{name}.{role}.json"));
-    let request = sibling("request");
-    let request = request
-        .exists()
-        .then(|| gemini::parse_request(&read(&request)).expect("the request parses"));
-    let followup_path = sibling("followup_request");
-    let followup_body = followup_path.exists().then(|| read(&followup_path));
-    let mut conversation = request
-        .as_ref()
-        .map(|r| r.conversation.clone())
-        .unwrap_or_else(|| vec![Message::user("Go on.")]);
-    let offered = request
-        .as_ref()
-        .map(|r| functions(&r.tools))
-        .unwrap_or_default();
-    let mut tools = offered.clone();
-    for call in response.message.tool_calls() {
-        if !tools.iter().any(|info| info.name == call.name) {
-            tools.push(ToolInfo::new(
-                call.name.clone(),
-                "",
-                json!({ "type": "object" }),
-            ));
-        }
-    }
-    let session = bind(tools, NameRules::default())
-        .await
-        .unwrap_or_else(|error| panic!("{what}: {error}"));
-    let start = conversation.len();
-    let model = ScriptedModel::new([response.clone(), ModelResponse::answer("Done.")]);
-    run_recorded(&what, &session, model, &mut conversation).await;
-    let Some(followup_body) = followup_body else {
-        return;
+    let got = assembler.finish().map_err(|error| provider_message(&error));
+    let carried = match gemini::parse_response(&merged) {
+        Ok(response) => rules::Carried::Response(response),
+        Err(error) => rules::Carried::Error(provider_message(&error)),
     };
-    let followup = gemini::parse_request(&followup_body).expect("the follow-up parses");
-    let last = followup
-        .conversation
-        .iter()
-        .rposition(|m| matches!(m, Message::Assistant(_)))
-        .expect("a follow-up holds the model turn");
-    // Our history and model turn, then the recording's results (under our
-    // call ids, in order) and whatever it sent after them.
-    let mut ours: Vec<Message> = conversation[..=start].to_vec();
-    let mut call_ids = conversation[start]
-        .as_assistant()
-        .expect("the model turn")
-        .tool_calls()
-        .map(|call| call.id.clone())
-        .collect::<Vec<_>>()
-        .into_iter();
-    for message in &followup.conversation[last + 1..] {
-        let mut message = message.clone();
-        if let Message::Tool(result) = &mut message {
-            result.tool_call_id = call_ids.next().expect("a call for each recorded result");
-        }
-        ours.push(message);
-    }
-    let exported = gemini::export_contents(&ours);
-    let mut ours = normalise_gemini(&Value::Array(exported.contents));
-    let theirs = normalise_gemini(&followup_body["contents"]);
-    map_ids(&mut ours, &theirs, &what);
-    assert_eq!(ours, theirs, "{what}: the follow-up differs");
-}
-
-/// `contents` as compared: camelCase keys, signatures in standard base64,
-/// without blank text parts, unsigned thought summaries, or contents left
-/// empty by that.
-fn normalise_gemini(contents: &Value) -> Value {
-    fn camel(key: &str) -> String {
-        let mut out = String::new();
-        let mut upper = false;
-        for c in key.chars() {
-            if c == '_' {
-                upper = true;
-            } else if upper {
-                out.extend(c.to_uppercase());
-                upper = false;
-            } else {
-                out.push(c);
-            }
-        }
-        out
-    }
-    fn keys(value: &Value, in_args: bool) -> Value {
-        match value {
-            // Arguments and responses are the tool's own keys: kept.
-            Value::Object(fields) => Value::Object(
-                fields
-                    .iter()
-                    .filter_map(|(key, value)| {
-                        let key = if in_args { key.clone() } else { camel(key) };
-                        let inner = in_args || key == "args" || key == "response";
-                        let value = match (key.as_str(), value) {
-                            // The stand-in an export writes for a call the
-                            // model did not sign: no signature at all.
-                            ("thoughtSignature", Value::String(sig))
-                                if sig == "skip_thought_signature_validator" =>
-                            {
-                                return None;
-                            }
-                            ("thoughtSignature", Value::String(sig)) => {
-                                Value::String(sig.replace('-', "+").replace('_', "/"))
-                            }
-                            _ => keys(value, inner),
-                        };
-                        Some((key, value))
-                    })
-                    .collect(),
-            ),
-            Value::Array(items) => Value::Array(items.iter().map(|v| keys(v, in_args)).collect()),
-            other => other.clone(),
-        }
-    }
-    let contents = keys(contents, false);
-    let kept: Vec<Value> = contents
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|mut content| {
-            let parts: Vec<Value> = content["parts"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|part| {
-                    let signed = part.get("thoughtSignature").is_some();
-                    let blank = part["text"].as_str().is_some_and(|t| t.trim().is_empty());
-                    let thought = part["thought"] == true;
-                    signed || !(blank || thought)
-                })
-                .collect();
-            if parts.is_empty() {
-                return None;
-            }
-            content["parts"] = Value::Array(parts);
-            Some(content)
-        })
-        .collect();
-    Value::Array(kept)
-}
-
-/// Replaces the call ids of `ours` with those of `theirs`, checking the
-/// mapping is one-to-one.
-fn map_ids(ours: &mut Value, theirs: &Value, what: &str) {
-    fn collect(value: &Value, ids: &mut Vec<String>) {
-        match value {
-            Value::Object(fields) => {
-                for (key, value) in fields {
-                    if (key == "functionCall" || key == "functionResponse")
-                        && let Some(id) = value["id"].as_str()
-                    {
-                        ids.push(id.to_owned());
-                    }
-                    collect(value, ids);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|v| collect(v, ids)),
-            _ => {}
-        }
-    }
-    fn replace(value: &mut Value, map: &std::collections::HashMap<String, String>) {
-        match value {
-            Value::Object(fields) => {
-                for (key, value) in fields.iter_mut() {
-                    if (key == "functionCall" || key == "functionResponse")
-                        && let Some(id) = value["id"].as_str().and_then(|id| map.get(id))
-                    {
-                        value["id"] = Value::String(id.clone());
-                    }
-                    replace(value, map);
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| replace(v, map)),
-            _ => {}
-        }
-    }
-    let (mut mine, mut recorded) = (Vec::new(), Vec::new());
-    collect(ours, &mut mine);
-    collect(theirs, &mut recorded);
-    assert_eq!(
-        mine.len(),
-        recorded.len(),
-        "{what}: ids {mine:?} vs {recorded:?}"
-    );
-    let mut map = std::collections::HashMap::new();
-    let mut back = std::collections::HashMap::new();
-    for (a, b) in mine.iter().zip(&recorded) {
-        assert_eq!(
-            map.insert(a.clone(), b.clone()).unwrap_or(b.clone()),
-            *b,
-            "{what}: ids"
-        );
-        assert_eq!(
-            back.insert(b.clone(), a.clone()).unwrap_or(a.clone()),
-            *a,
-            "{what}: ids"
+    let mut out = rules::stream_carries(&carried, &got);
+    if let Ok(response) = &got {
+        out.extend(
+            response_violations(Format::Gemini, what, response, &Siblings::of(dir, name)).await,
         );
     }
-    replace(ours, &map);
+    out
 }

@@ -1,37 +1,47 @@
 //! The recorded streams of `tests/fixtures/wire-real/openai-stream/`,
 //! `anthropic-stream/` and the `.sse` files of `openai-responses/` and
-//! `gemini/` (with the feature `gemini`), data
-//! driven (adding a recording is adding a file), through the real
-//! transport: each body is served byte for byte by a loopback server to
-//! the HTTP model of its format (`OpenAiModel`, `AnthropicModel`,
-//! `OpenAiResponsesModel`, `GeminiModel`, streaming on, no retries).
+//! `gemini/` (with the feature `gemini`), data driven (adding a recording
+//! is adding a file), through the real transport: each body is served byte
+//! for byte by a loopback server to the HTTP model of its format
+//! (`OpenAiModel`, `AnthropicModel`, `OpenAiResponsesModel`, `GeminiModel`,
+//! streaming on, no retries), as recorded and held open without its end
+//! markers (`data: [DONE]`, `message_stop`), which some servers and proxies
+//! never send.
 //!
-//! By file:
+//! Each file is held to rules of `wire_real` (a function of
+//! `wire_real_rules`, or of this module, returning violations;
+//! `wire_real_mutations` breaks them):
 //!
-//! - `<name>.sse`: what the model returns equals what the stream carries,
-//!   read independently of the crate's stream assemblers: a fold over the
-//!   recorded events (the providers' documented accumulation: OpenAI's
-//!   `delta.content` concatenated, tool call pieces routed by `index` and
-//!   `id`; Anthropic's content blocks by `index`, `message_delta`'s stop
-//!   reason and usage; the Responses API's last `response.completed`,
-//!   `response.incomplete` or `response.failed`, which carries the whole
-//!   response; Gemini's chunks, their parts in order with the text of
-//!   one part split across chunks joined, the last `finishReason` and
-//!   `usageMetadata`) builds the equivalent unstreamed body, whose parse
-//!   by the unstreamed parser gives the text, tool calls, finish reason
-//!   and usage the streamed answer must have; the text deltas the turn's
-//!   events received are that text. A recording holding the provider's
-//!   error (an `event: error`, an Anthropic `error` event, a chunk with a
-//!   top-level `error`) gives instead a typed
-//!   [`Stream`](ModelErrorKind::Stream) error with the provider's message
-//!   (and type, when it sent one).
+//! - `<name>.sse`, **stream carries** ([`served_as_carried`]): what the
+//!   model returns is what the stream carries, read independently of the
+//!   crate's stream assemblers: a fold over the recorded events (the
+//!   providers' documented accumulation: OpenAI's `delta.content`
+//!   concatenated, tool call pieces routed by `index` and `id`, `[DONE]` or
+//!   not; Anthropic's content blocks by `index`, deltas of types it does
+//!   not know skipped, as its streaming docs ask, `message_delta`'s stop
+//!   reason and usage; the Responses API's last `response.completed` or
+//!   `response.incomplete`, which carries the whole response, or the
+//!   stream's items when that has no output, events named by their
+//!   payload's `type` when the SSE event has none; Gemini's chunks, their
+//!   parts in order with the text of one part split across chunks joined,
+//!   the last `finishReason` and `usageMetadata`) builds the equivalent
+//!   unstreamed body, whose parse gives the text, tool calls, finish
+//!   reason, usage and parts the streamed answer must have; the text
+//!   deltas the turn's events received are that text. A recording holding
+//!   the provider's error (an `event: error`, an Anthropic `error` event,
+//!   a chunk with a top-level `error`, `response.failed`) gives instead a
+//!   typed [`Stream`](ModelErrorKind::Stream) error with the provider's
+//!   message (and type, when it sent one); one cut before the events that
+//!   make it whole (each stream module's `finish` docs), an error.
 //! - `<name>.response.json` beside the streams: an error body the server
 //!   answered a streamed request with (Anthropic's `{"type": "error"}`),
 //!   served with the HTTP status Anthropic documents for its error type;
 //!   the model returns that status, type and message.
-//! - `<name>.request.json`: the request is the recording's (its
+//! - `<name>.request.json`, **provider rules**
+//!   ([`request_body_violations`]): the request is the recording's (its
 //!   conversation and function tools), and the body our model sends for it
-//!   keeps the providers' rules of `wire_rules` (and says `stream: true`).
+//!   keeps the providers' rules of `wire_rules`, says `stream: true`, and
+//!   offers the recorded function tools in order.
 //!
 //! Sources and licenses: `tests/fixtures/wire-real/SOURCES.md`.
 
@@ -49,6 +59,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::arbitrary_json::sse_events;
 use crate::properties::wire::Format;
+use crate::wire_real_rules::{Rule, Violation, assert_holds, differences, violation};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wire-real");
 
@@ -201,8 +212,8 @@ async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
 // ------------------------------------------------- the recording's events
 
 /// What a recording carries, read from its events.
-#[derive(Debug)]
-enum Carried {
+#[derive(Clone, Debug)]
+pub(crate) enum Carried {
     /// The equivalent unstreamed body.
     Response(Value),
     /// The provider's error: its message and type (when it sent one).
@@ -210,6 +221,12 @@ enum Carried {
         message: String,
         error_type: Option<String>,
     },
+    /// Neither: the stream was cut before the events that make it whole
+    /// (Chat Completions: `[DONE]` or a `finish_reason`; Messages:
+    /// `message_start`, and `message_stop` or a `stop_reason`; Responses:
+    /// its last whole response), so an answer built from it would look
+    /// whole.
+    Cut,
 }
 
 /// The provider's error of `value` (`{"error": {...}}`, `{"error": "..."}`
@@ -243,8 +260,10 @@ fn fold_openai(events: &[(String, String)]) -> Carried {
     let mut calls: Vec<(u64, Map<String, Value>)> = Vec::new();
     let mut finish_reason = Value::Null;
     let mut usage = Value::Null;
+    let mut done = false;
     for (event, data) in events {
         if data == "[DONE]" {
+            done = true;
             break;
         }
         let chunk: Value = serde_json::from_str(data)
@@ -309,6 +328,9 @@ fn fold_openai(events: &[(String, String)]) -> Carried {
             }
         }
     }
+    if !done && finish_reason.is_null() {
+        return Carried::Cut;
+    }
     let mut message = json!({ "role": "assistant", "content": text });
     if let Some(reasoning) = reasoning {
         message["reasoning_content"] = json!(reasoning);
@@ -336,12 +358,14 @@ fn fold_openai(events: &[(String, String)]) -> Carried {
 /// message, each `content_block_start` block at its `index`, its deltas
 /// (`text_delta` text, `input_json_delta` partial JSON parsed at the
 /// block's stop, `""` as `{}`, `thinking_delta`, `signature_delta`,
-/// `citations_delta` appended to `citations`), `message_delta`'s
+/// `citations_delta` appended to `citations`; a delta of another type
+/// skipped, as the streaming docs ask), `message_delta`'s
 /// `stop_reason` and usage counts (a count of 0 does not replace a
 /// reported one: SGLang sends `input_tokens: 0` there). An `error` event is
 /// the provider's error.
 fn fold_anthropic(events: &[(String, String)]) -> Carried {
     let mut message = Value::Null;
+    let mut stopped = false;
     let mut blocks: Vec<(u64, Value, String)> = Vec::new();
     for (event, data) in events {
         let value: Value = serde_json::from_str(data)
@@ -383,7 +407,9 @@ fn fold_anthropic(events: &[(String, String)]) -> Carried {
                             .expect("an array")
                             .push(delta["citation"].clone());
                     }
-                    other => panic!("a delta of another type: {other:?}"),
+                    // Anthropic may add delta types, and asks clients to
+                    // ignore those they do not know (the streaming docs).
+                    _ => {}
                 }
             }
             "content_block_stop" => {
@@ -407,8 +433,13 @@ fn fold_anthropic(events: &[(String, String)]) -> Carried {
                     }
                 }
             }
-            _ => {} // ping, message_stop
+            "message_stop" => stopped = true,
+            _ => {} // ping, events of other names
         }
+    }
+    let stop_reason = !message["stop_reason"].is_null();
+    if message.is_null() || !(stopped || stop_reason) {
+        return Carried::Cut;
     }
     message["content"] = Value::Array(blocks.into_iter().map(|(_, block, _)| block).collect());
     Carried::Response(message)
@@ -437,23 +468,31 @@ fn recorded_request(format: Format, dir: &Path, name: &str) -> (Vec<Message>, Ve
     (parsed.conversation, tools)
 }
 
-/// The Responses API: the response the stream's last `response.completed`,
-/// `response.incomplete` or `response.failed` event carries whole (the
-/// API reference's streaming events), or the provider's error of an
-/// `error` event.
+/// The Responses API: what the stream carries, read as
+/// [`wire_real::responses_carried`](crate::wire_real::responses_carried)
+/// reads it (the response its last `response.completed` or
+/// `response.incomplete` event carries whole, or the stream's items when
+/// that has no `output`; an event named by its payload's `type` when the
+/// SSE event has no name; `[DONE]` or not), or the provider's error of an
+/// `error` or `response.failed` event.
 fn fold_responses(events: &[(String, String)]) -> Carried {
-    let mut last = None;
     for (event, data) in events {
         let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-        match event.as_str() {
-            "error" => return provider_error(&value),
-            "response.completed" | "response.incomplete" | "response.failed" => {
-                last = Some(value["response"].clone());
-            }
-            _ => {}
+        let name = match event.trim() {
+            "" | "message" => value["type"].as_str().unwrap_or_default(),
+            named => named,
+        };
+        if name == "error" {
+            return provider_error(&value);
+        }
+        if name == "response.failed" {
+            return provider_error(&value["response"]);
         }
     }
-    Carried::Response(last.expect("a recording ends with the whole response"))
+    match crate::wire_real::responses_carried(events) {
+        Ok(response) => Carried::Response(response),
+        Err(_) => Carried::Cut,
+    }
 }
 
 /// Gemini: the chunks (each a `GenerateContentResponse`) folded into one.
@@ -572,13 +611,13 @@ fn model(format: Format, base: &str, timeout: Duration) -> Box<dyn Model> {
 
 /// What the model returned for a recording, with the text deltas its
 /// events received and the request body the server got.
-struct Run {
-    result: Result<ModelResponse, ModelError>,
-    text_deltas: String,
-    body: Value,
+pub(crate) struct Run {
+    pub result: Result<ModelResponse, ModelError>,
+    pub text_deltas: String,
+    pub body: Value,
     /// The provider the model records as the origin of what it returns:
     /// the loopback server's `host:port`.
-    provider: String,
+    pub provider: String,
 }
 
 async fn run(format: Format, dir: &Path, name: &str, answer: Answer) -> Run {
@@ -623,25 +662,35 @@ async fn run(format: Format, dir: &Path, name: &str, answer: Answer) -> Run {
     }
 }
 
-/// The body our model sent for a recorded request keeps the providers'
-/// rules, streams, and offers the recorded function tools in order.
-fn check_request_body(format: Format, dir: &Path, name: &str, body: &Value) {
+/// The rules of the body our model sent for a recorded request
+/// (`<name>.request.json`): the providers' rules of `wire_rules`, `stream:
+/// true` (Gemini streams by its URL, `:streamGenerateContent`, not a
+/// field), and the recorded function tools offered, in order.
+pub(crate) fn request_body_violations(
+    format: Format,
+    dir: &Path,
+    name: &str,
+    body: &Value,
+) -> Vec<Violation> {
     if !dir.join(format!("{name}.request.json")).exists() {
-        return;
+        return Vec::new();
     }
     let violations = match format {
         Format::OpenAi => crate::wire_rules::openai_violations(&body["messages"]),
         Format::Responses => crate::wire_rules::responses_violations(&body["input"]),
         Format::Gemini => crate::wire_rules::gemini_violations(&body["contents"]),
-        _ => crate::wire_rules::anthropic_violations(&body["messages"]),
+        Format::Anthropic => crate::wire_rules::anthropic_violations(&body["messages"]),
     };
-    assert!(
-        violations.is_empty(),
-        "{name}: our request: {violations:#?}"
-    );
-    // Gemini streams by its URL (`:streamGenerateContent`), not a field.
-    if format != Format::Gemini {
-        assert_eq!(body["stream"], true, "{name}");
+    let mut out: Vec<Violation> = violations
+        .into_iter()
+        .map(|detail| violation(Rule::ProviderRules, "request", detail))
+        .collect();
+    if format != Format::Gemini && body["stream"] != true {
+        out.push(violation(
+            Rule::ProviderRules,
+            "request.stream",
+            format!("a streamed request says {}", body["stream"]),
+        ));
     }
     let (_, tools) = recorded_request(format, dir, name);
     // Gemini declares its functions inside one `functionDeclarations`.
@@ -662,25 +711,140 @@ fn check_request_body(format: Format, dir: &Path, name: &str, body: &Value) {
         .filter_map(|tool| tool["function"]["name"].as_str().or(tool["name"].as_str()))
         .collect();
     let recorded: Vec<&str> = tools.iter().map(|info| info.name.as_str()).collect();
-    assert_eq!(sent, recorded, "{name}: the tools sent");
+    if sent != recorded {
+        out.push(violation(
+            Rule::ProviderRules,
+            "request.tools",
+            format!("sent {sent:?}, the recording offers {recorded:?}"),
+        ));
+    }
+    out
+}
+
+/// **Stream carries**, served (module docs): what the model returned for
+/// a recorded stream is what the stream `carried`. For an answer, the
+/// folded body's parse, its origin this server and the model asked: its
+/// text, calls, finish reason and usage, and every part (reasoning and its
+/// signature, text with its citations, calls, provider blocks; not the
+/// message's own provider fields, which a stream's unknown delta fields add
+/// as the assembler reads them, which no fold can say better); and the
+/// text deltas its events sent are its text. For the provider's error, a
+/// [`Stream`](ModelErrorKind::Stream) error with its message (and type,
+/// when it sent one). For a stream cut before its end, an error.
+pub(crate) fn served_as_carried(format: Format, carried: &Carried, run: &Run) -> Vec<Violation> {
+    let rule = Rule::StreamCarries;
+    match carried {
+        Carried::Response(body) => {
+            let mut expected = match format.parse_response(body) {
+                Ok(expected) => expected,
+                Err(error) => {
+                    return vec![violation(
+                        Rule::Parses,
+                        "folded",
+                        format!("the folded body: {error}: {body}"),
+                    )];
+                }
+            };
+            // The model records where its answer came from: this server,
+            // and the model it asked for.
+            let asked = match format {
+                Format::OpenAi | Format::Responses | Format::Gemini => "m",
+                Format::Anthropic => "claude",
+            };
+            expected
+                .message
+                .record_origin(Some(&run.provider), Some(asked));
+            let got = match &run.result {
+                Ok(got) => got,
+                Err(error) => {
+                    return vec![violation(
+                        rule,
+                        "response",
+                        format!("the events carry an answer, the model failed: {error}"),
+                    )];
+                }
+            };
+            let mut out = differences(rule, "response", &essentials(&expected), &essentials(got));
+            out.extend(differences(
+                rule,
+                "response.content",
+                &json!(expected.message.content),
+                &json!(got.message.content),
+            ));
+            if run.text_deltas != expected.message.text() {
+                out.push(violation(
+                    rule,
+                    "deltas",
+                    format!(
+                        "the text deltas say {:?}, the text is {:?}",
+                        run.text_deltas,
+                        expected.message.text()
+                    ),
+                ));
+            }
+            out
+        }
+        Carried::Cut => match &run.result {
+            Ok(_) => vec![violation(
+                rule,
+                "response",
+                "the stream was cut before its end, yet the model answered",
+            )],
+            Err(_) => Vec::new(),
+        },
+        Carried::Error {
+            message,
+            error_type,
+        } => {
+            let Err(error) = &run.result else {
+                return vec![violation(
+                    rule,
+                    "error",
+                    format!("the events carry the error {message:?}, the model answered"),
+                )];
+            };
+            let mut out = Vec::new();
+            if error.kind != ModelErrorKind::Stream {
+                out.push(violation(
+                    rule,
+                    "error.kind",
+                    format!("{:?}: {error}", error.kind),
+                ));
+            }
+            if error.message.as_deref() != Some(message.as_str()) {
+                out.push(violation(
+                    rule,
+                    "error.message",
+                    format!(
+                        "the provider said {message:?}, the error says {:?}",
+                        error.message
+                    ),
+                ));
+            }
+            if error_type.is_some() && error.error_type != *error_type {
+                out.push(violation(
+                    rule,
+                    "error.error_type",
+                    format!(
+                        "the provider said {error_type:?}, the error says {:?}",
+                        error.error_type
+                    ),
+                ));
+            }
+            out
+        }
+    }
 }
 
 /// What a streamed answer is compared by: its text, calls, finish reason
 /// and usage.
-fn essentials(
-    response: &ModelResponse,
-) -> (
-    String,
-    Vec<ToolCall>,
-    agent_loop::conversation::FinishReason,
-    agent_loop::conversation::Usage,
-) {
-    (
-        response.message.text(),
-        response.message.tool_calls().cloned().collect(),
-        response.finish_reason.clone(),
-        response.usage,
-    )
+fn essentials(response: &ModelResponse) -> Value {
+    json!({
+        "text": response.message.text(),
+        "calls": response.message.tool_calls().collect::<Vec<&ToolCall>>(),
+        "finish_reason": response.finish_reason,
+        "usage": response.usage,
+    })
 }
 
 /// Every `.sse` of `folder` served to the model of `format`: the answer
@@ -708,75 +872,50 @@ async fn check_streams_served(
     for path in streams {
         let name = name_of(&path, ".sse");
         let bytes = std::fs::read(&path).expect("readable");
-        let events = sse_events(&String::from_utf8_lossy(&bytes));
-        let carried = match format {
-            Format::OpenAi => fold_openai(&events),
-            Format::Responses => fold_responses(&events),
-            Format::Gemini => fold_gemini(&events),
-            _ => fold_anthropic(&events),
-        };
-        let body = if held_open {
-            without_end_markers(&events)
-        } else {
-            bytes
-        };
-        let answer = Answer {
-            status: 200,
-            content_type: "text/event-stream",
-            body: Arc::new(body),
-            held_open,
-        };
-        // The model's timeout is between bytes, which the keep-alives
-        // reset: a stream not known to be whole would never end.
-        let run = tokio::time::timeout(Duration::from_secs(20), run(format, &dir, &name, answer))
-            .await
-            .unwrap_or_else(|_| panic!("{name}: held open, the answer never came"));
-        check_request_body(format, &dir, &name, &run.body);
-        match carried {
-            Carried::Response(body) => {
-                let mut expected = format
-                    .parse_response(&body)
-                    .unwrap_or_else(|error| panic!("{name}: the folded body: {error}: {body}"));
-                // The model records where its answer came from: this
-                // server, and the model it asked for.
-                let asked = match format {
-                    Format::OpenAi | Format::Responses | Format::Gemini => "m",
-                    _ => "claude",
-                };
-                expected
-                    .message
-                    .record_origin(Some(&run.provider), Some(asked));
-                let got = run
-                    .result
-                    .as_ref()
-                    .unwrap_or_else(|error| panic!("{name}: {error}"));
-                assert_eq!(essentials(got), essentials(&expected), "{name}");
-                assert_eq!(run.text_deltas, expected.message.text(), "{name}: deltas");
-                // Every part too: reasoning (and its signature), text
-                // with its citations, calls, provider blocks. The
-                // message's own provider fields are not compared: a
-                // stream's unknown delta fields are kept by the assembler
-                // as it reads them, which no fold can say better.
-                assert_eq!(got.message.content, expected.message.content, "{name}");
-            }
-            Carried::Error {
-                message,
-                error_type,
-            } => {
-                let error = run
-                    .result
-                    .as_ref()
-                    .expect_err(&format!("{name}: the recording carries an error"));
-                assert_eq!(error.kind, ModelErrorKind::Stream, "{name}: {error}");
-                assert_eq!(error.message.as_deref(), Some(message.as_str()), "{name}");
-                if error_type.is_some() {
-                    assert_eq!(error.error_type, error_type, "{name}");
-                }
-            }
-        }
+        let (carried, run) = served(format, &dir, &name, bytes, held_open).await;
+        let mut violations = request_body_violations(format, &dir, &name, &run.body);
+        violations.extend(served_as_carried(format, &carried, &run));
+        assert_holds(&name, &violations);
         answers.push((name, run.result));
     }
     answers
+}
+
+/// What the stream `bytes` of the recording `name` in `dir` carries
+/// (folded from its events), and what the model of `format` returned when
+/// a loopback server served it, `held_open` (without its end markers,
+/// then keep-alives) or closed after it.
+pub(crate) async fn served(
+    format: Format,
+    dir: &Path,
+    name: &str,
+    bytes: Vec<u8>,
+    held_open: bool,
+) -> (Carried, Run) {
+    let events = sse_events(&String::from_utf8_lossy(&bytes));
+    let carried = match format {
+        Format::OpenAi => fold_openai(&events),
+        Format::Responses => fold_responses(&events),
+        Format::Gemini => fold_gemini(&events),
+        Format::Anthropic => fold_anthropic(&events),
+    };
+    let body = if held_open {
+        without_end_markers(&events)
+    } else {
+        bytes
+    };
+    let answer = Answer {
+        status: 200,
+        content_type: "text/event-stream",
+        body: Arc::new(body),
+        held_open,
+    };
+    // The model's timeout is between bytes, which the keep-alives reset: a
+    // stream not known to be whole would never end.
+    let run = tokio::time::timeout(Duration::from_secs(20), run(format, dir, name, answer))
+        .await
+        .unwrap_or_else(|_| panic!("{name}: held open, the answer never came"));
+    (carried, run)
 }
 
 /// The HTTP status Anthropic answers with for each error `type`
@@ -822,7 +961,10 @@ async fn check_error_answers(format: Format, folder: &str) -> usize {
             held_open: false,
         };
         let run = run(format, &dir, &name, answer).await;
-        check_request_body(format, &dir, &name, &run.body);
+        assert_holds(
+            &name,
+            &request_body_violations(format, &dir, &name, &run.body),
+        );
         let error = run.result.expect_err("an error answer");
         assert_eq!(
             error.kind,
