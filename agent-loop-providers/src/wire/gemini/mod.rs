@@ -175,7 +175,10 @@
 //! and extras are not exported; a system message's [`SystemRole`] is not
 //! kept; a result's text parts come back as one, before its images; calls
 //! without id come back with minted ids. Parsing what this module exports
-//! and exporting it again gives the same JSON.
+//! and exporting it again gives the same JSON, but for those calls: the
+//! first export writes no `id` for a call that had none, and the second
+//! writes the id the parse minted (a turn mints ids before any export, so
+//! only a conversation built or parsed by hand has such calls).
 //!
 //! [`ContentPart::Image`]: agent_loop_core::conversation::ContentPart::Image
 //! [`ContentPart::Provider`]: agent_loop_core::conversation::ContentPart::Provider
