@@ -1080,6 +1080,34 @@ impl agent_loop::turn::Model for Priced {
     }
 }
 
+/// The tool `research`, running an agent without tools on `model`.
+fn priced_research(model: impl agent_loop::turn::Model + 'static) -> tool::Definition {
+    tool::Definition::agent(
+        "research",
+        "Researches a question.",
+        Agent::new(definition("researcher", vec![], ToolLimits::new()), model),
+    )
+}
+
+/// A model answering once, with 1,000 input tokens.
+fn one_answer() -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::new([
+        answer("Found it.").with_usage(Usage::new(1_000, 0))
+    ]))
+}
+
+/// A lead at `prices` that calls `research` once, then answers, each
+/// response with 1,000 input tokens.
+fn priced_lead(prices: agent_loop::conversation::Prices) -> Priced {
+    Priced(
+        Arc::new(ScriptedModel::new([
+            task("call_1", "find it").with_usage(Usage::new(1_000, 0)),
+            answer("Done.").with_usage(Usage::new(1_000, 0)),
+        ])),
+        prices,
+    )
+}
+
 /// An agent's tokens cost what its own model charges: the lead's cost is
 /// its own tokens at its prices plus the agent's at the agent's, and the
 /// lead's cost budget counts them so. An agent without prices under a
@@ -1089,30 +1117,25 @@ async fn an_agents_tokens_cost_its_own_models_prices_in_the_leads_cost_and_budge
     use agent_loop::conversation::{Cost, Prices};
     // The agent's model is ten times the lead's.
     let (lead_prices, agent_prices) = (Prices::new(1.0, 1.0), Prices::new(10.0, 10.0));
-    let child = Arc::new(ScriptedModel::new([
-        answer("Found it.").with_usage(Usage::new(1_000, 0))
-    ]));
-    let research = tool::Definition::agent(
-        "research",
-        "Researches a question.",
-        Agent::new(
-            definition("researcher", vec![], ToolLimits::new()),
-            Priced(Arc::clone(&child), agent_prices),
-        ),
-    );
-    let session = bind_tools([research.clone()], ToolLimits::new()).await;
-    let lead = Priced(
-        Arc::new(ScriptedModel::new([
-            task("call_1", "find it").with_usage(Usage::new(1_000, 0)),
-            answer("Done.").with_usage(Usage::new(1_000, 0)),
-        ])),
-        lead_prices,
-    );
-    let mut conversation = user_says("Research it.");
-    let outcome = session
-        .run_turn(&lead, &mut conversation, &CancellationToken::new())
-        .await
-        .expect("completes");
+    let run = |limits: ToolLimits, child: Arc<ScriptedModel>, priced: bool| async move {
+        let research = if priced {
+            priced_research(Priced(child, agent_prices))
+        } else {
+            priced_research(child)
+        };
+        let session = bind_tools([research], limits).await;
+        let mut conversation = user_says("Research it.");
+        let result = session
+            .run_turn(
+                &priced_lead(lead_prices),
+                &mut conversation,
+                &CancellationToken::new(),
+            )
+            .await;
+        (result, conversation)
+    };
+    let (outcome, _) = run(ToolLimits::new(), one_answer(), true).await;
+    let outcome = outcome.expect("completes");
     // 2,000 lead tokens at $1 and 1,000 agent tokens at $10, per million.
     assert_eq!(outcome.stats.usage, Usage::new(3_000, 0));
     assert_eq!(
@@ -1123,59 +1146,27 @@ async fn an_agents_tokens_cost_its_own_models_prices_in_the_leads_cost_and_budge
     // The lead's budget of $0.011 is passed by the agent's $0.010 on top
     // of the lead's $0.001 (at the lead's prices alone it would be $0.002):
     // the request after the batch is not sent.
-    let child = Arc::new(ScriptedModel::new([
-        answer("Found it.").with_usage(Usage::new(1_000, 0))
-    ]));
-    let research = tool::Definition::agent(
-        "research",
-        "Researches a question.",
-        Agent::new(
-            definition("researcher", vec![], ToolLimits::new()),
-            Priced(Arc::clone(&child), agent_prices),
-        ),
-    );
-    let session = bind_tools([research], ToolLimits::new().cost_microdollars(11_000)).await;
-    let lead = Priced(
-        Arc::new(ScriptedModel::new([
-            task("call_1", "find it").with_usage(Usage::new(1_000, 0)),
-            answer("Done.").with_usage(Usage::new(1_000, 0)),
-        ])),
-        lead_prices,
-    );
-    let mut conversation = user_says("Research it.");
-    let error = session
-        .run_turn(&lead, &mut conversation, &CancellationToken::new())
-        .await
-        .expect_err("over the budget");
-    let TurnError::Budget(reached) = error else {
+    let (error, _) = run(
+        ToolLimits::new().cost_microdollars(11_000),
+        one_answer(),
+        true,
+    )
+    .await;
+    let Err(TurnError::Budget(reached)) = error else {
         panic!("{error:?}")
     };
     assert_eq!(reached.used, 11_000);
 
     // An agent without prices under that budget: its call fails, typed,
     // and nothing of it was sent.
-    let unpriced_child = Arc::new(ScriptedModel::new([answer("Found it.")]));
-    let research = tool::Definition::agent(
-        "research",
-        "Researches a question.",
-        Agent::new(
-            definition("researcher", vec![], ToolLimits::new()),
-            Arc::clone(&unpriced_child),
-        ),
-    );
-    let session = bind_tools([research], ToolLimits::new().cost_microdollars(1_000_000)).await;
-    let lead = Priced(
-        Arc::new(ScriptedModel::new([
-            task("call_1", "find it"),
-            answer("Done."),
-        ])),
-        lead_prices,
-    );
-    let mut conversation = user_says("Research it.");
-    session
-        .run_turn(&lead, &mut conversation, &CancellationToken::new())
-        .await
-        .expect("the lead goes on");
+    let unpriced_child = one_answer();
+    let (outcome, conversation) = run(
+        ToolLimits::new().cost_microdollars(1_000_000),
+        Arc::clone(&unpriced_child),
+        false,
+    )
+    .await;
+    outcome.expect("the lead goes on");
     assert!(
         unpriced_child.requests().is_empty(),
         "the agent sent nothing"

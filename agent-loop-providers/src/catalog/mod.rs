@@ -194,6 +194,7 @@ impl Catalog {
     /// The built-in entry of `model` of `provider`, for as long as the
     /// process runs: what an HTTP model reads of itself when no facts were
     /// given to it.
+    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
     pub(crate) fn builtin_facts(provider: &str, model: &str) -> Option<&'static ModelFacts> {
         snapshot::builtin().get(provider)?.get(model)
     }
