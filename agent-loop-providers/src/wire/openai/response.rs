@@ -15,19 +15,38 @@ use agent_loop_core::conversation::{ContentPart, FinishReason, ModelResponse, Us
 /// `prompt_tokens_details.cached_tokens` (else DeepSeek's
 /// `prompt_cache_hit_tokens`) → `cache_read_tokens`,
 /// `completion_tokens_details.reasoning_tokens` → `reasoning_tokens`.
+///
+/// OpenAI counts reasoning inside `completion_tokens`; xAI counts it
+/// beside them ("reasoning token consumption will be counted separately
+/// from completion_tokens, but will be counted in the total_tokens", xAI's
+/// consumption guide; vercel/ai PR #12425). Where `total_tokens` is
+/// `prompt_tokens + completion_tokens + reasoning_tokens`, the reasoning is
+/// added to `output_tokens`, so that every server's output counts it.
 fn read_usage(usage: &CompletionUsage) -> Usage {
-    let mut parsed = Usage::new(usage.prompt_tokens, usage.completion_tokens);
+    let reasoning = usage
+        .completion_tokens_details
+        .as_ref()
+        .and_then(|details| details.reasoning_tokens)
+        .unwrap_or(0);
+    let beside = reasoning > 0
+        && usage.total_tokens
+            == usage
+                .prompt_tokens
+                .saturating_add(usage.completion_tokens)
+                .saturating_add(reasoning);
+    let output = if beside {
+        usage.completion_tokens.saturating_add(reasoning)
+    } else {
+        usage.completion_tokens
+    };
+    let mut parsed = Usage::new(usage.prompt_tokens, output);
     parsed.cache_read_tokens = usage
         .prompt_tokens_details
         .as_ref()
         .and_then(|details| details.cached_tokens)
         .or(usage.prompt_cache_hit_tokens)
         .unwrap_or(0);
-    parsed.reasoning_tokens = usage
-        .completion_tokens_details
-        .as_ref()
-        .and_then(|details| details.reasoning_tokens)
-        .unwrap_or(0);
+    parsed.reasoning_tokens = reasoning;
     parsed
 }
 
@@ -52,8 +71,10 @@ fn read_usage(usage: &CompletionUsage) -> Usage {
 /// `completion_tokens` → `output_tokens`,
 /// `prompt_tokens_details.cached_tokens` (else DeepSeek's
 /// `prompt_cache_hit_tokens`) → `cache_read_tokens`,
-/// `completion_tokens_details.reasoning_tokens` → `reasoning_tokens`;
-/// without it, [`Usage::default`].
+/// `completion_tokens_details.reasoning_tokens` → `reasoning_tokens`
+/// (and added to `output_tokens` where the server counts it beside
+/// `completion_tokens`, as xAI does: see the usage's total); without it,
+/// [`Usage::default`].
 ///
 /// # Errors
 ///

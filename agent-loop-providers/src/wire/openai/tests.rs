@@ -943,3 +943,40 @@ mod decoding {
         }
     }
 }
+
+/// xAI counts reasoning beside `completion_tokens` (its total is prompt +
+/// completion + reasoning); OpenAI counts it inside. Both read as output
+/// tokens that include the reasoning. The numbers are xAI's, as a report
+/// quotes a real answer (Wei-Shaw/sub2api #5771).
+#[test]
+fn reasoning_counted_beside_completion_tokens_is_output_too() {
+    let body = |usage: Value| {
+        json!({ "choices": [{ "index": 0, "finish_reason": "stop",
+            "message": { "role": "assistant", "content": "Hi." } }], "usage": usage })
+    };
+    let xai = parse_response(&body(json!({
+        "prompt_tokens": 10120, "completion_tokens": 1499, "total_tokens": 14428,
+        "prompt_tokens_details": { "cached_tokens": 128 },
+        "completion_tokens_details": { "reasoning_tokens": 2809 }
+    })))
+    .unwrap();
+    assert_eq!(
+        (
+            xai.usage.input_tokens,
+            xai.usage.output_tokens,
+            xai.usage.reasoning_tokens,
+            xai.usage.cache_read_tokens
+        ),
+        (10120, 1499 + 2809, 2809, 128)
+    );
+    // OpenAI's: the total is prompt + completion; reasoning is inside.
+    let openai = parse_response(&body(json!({
+        "prompt_tokens": 100, "completion_tokens": 300, "total_tokens": 400,
+        "completion_tokens_details": { "reasoning_tokens": 200 }
+    })))
+    .unwrap();
+    assert_eq!(
+        (openai.usage.output_tokens, openai.usage.reasoning_tokens),
+        (300, 200)
+    );
+}
