@@ -177,6 +177,11 @@ impl Cost {
     pub fn usd(self) -> f64 {
         self.0 as f64 / 1e12
     }
+
+    /// `true` for nothing ([`Cost::ZERO`]).
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
 }
 
 impl Add for Cost {

@@ -100,7 +100,7 @@ struct CallJournal {
     nested_calls: u32,
     #[serde(default, skip_serializing_if = "is_unused")]
     nested_usage: Usage,
-    #[serde(default, skip_serializing_if = "is_free")]
+    #[serde(default, skip_serializing_if = "Cost::is_zero")]
     nested_cost: Cost,
 }
 
@@ -176,8 +176,4 @@ fn is_zero(count: &u32) -> bool {
 
 fn is_unused(usage: &Usage) -> bool {
     *usage == Usage::default()
-}
-
-fn is_free(cost: &Cost) -> bool {
-    *cost == Cost::ZERO
 }

@@ -2,7 +2,7 @@
 //! [`BudgetError`].
 
 use crate::context::CompactionError;
-use crate::conversation::{ConversationError, Usage};
+use crate::conversation::{ConversationError, Cost, Usage};
 use crate::limits::Limit;
 use crate::support::json::TooDeep;
 use crate::turn::{ModelError, ResumeError};
@@ -300,8 +300,9 @@ impl BudgetError {
         } = self;
         match budget {
             Budget::CostMicrodollars => {
+                // Shown as dollars, as a `Cost` shows itself.
                 let dollars =
-                    |micros: u64| format!("${}.{:06}", micros / 1_000_000, micros % 1_000_000);
+                    |micros: u64| Cost::from_picodollars(micros.saturating_mul(1_000_000));
                 format!(
                     "turn: budget reached ({budget}): the turn's tokens cost {} of at most {} after {requests} model requests; the next request was not sent",
                     dollars(*used),

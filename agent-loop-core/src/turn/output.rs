@@ -287,13 +287,6 @@ pub struct TurnOptions<'a> {
 }
 
 impl TurnOptions<'_> {
-    /// The prices given with the `prices` setter, if any: what a driver of
-    /// your own prices the turn's [`TurnStats::cost`](crate::turn::TurnStats::cost)
-    /// at before the model's own.
-    pub fn prices(&self) -> Option<crate::conversation::Prices> {
-        self.prices
-    }
-
     /// These options with what `model` says of itself where they say
     /// nothing: its prices ([`Model::prices`](crate::turn::Model::prices))
     /// and its context window

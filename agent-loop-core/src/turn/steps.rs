@@ -163,7 +163,7 @@ pub struct BatchResults {
     nested_usage: Usage,
     /// What the agents' tokens cost, each at its own prices (absent in
     /// results of a release before costs were kept).
-    #[serde(default, skip_serializing_if = "is_free")]
+    #[serde(default, skip_serializing_if = "Cost::is_zero")]
     nested_cost: Cost,
     /// Wall time of the batch, as the driver measured it.
     duration: Duration,
@@ -1562,11 +1562,6 @@ fn is_unpriced(limits: &ResolvedToolLimits, context: &TurnContext<'_>) -> bool {
     context.prices.is_none()
         && (limits.cost_microdollars != Limit::Unlimited
             || context.share().ancestor_has_cost_budget())
-}
-
-/// `true` for no cost: a batch's `nested_cost` left out of its JSON.
-fn is_free(cost: &Cost) -> bool {
-    *cost == Cost::ZERO
 }
 
 /// The limits a turn in `context` runs under: its mode's, with the fields a

@@ -144,12 +144,10 @@ impl RecordedFailure {
     /// `error` as a cassette keeps it.
     pub fn of(error: &ModelError) -> Self {
         let authentication = matches!(error.kind, ModelErrorKind::Http { status: 401 | 403 });
-        let mut causes = Vec::new();
-        let mut source = std::error::Error::source(error);
-        while let Some(cause) = source {
-            causes.push(cause.to_string());
-            source = cause.source();
-        }
+        let causes: Vec<String> =
+            std::iter::successors(std::error::Error::source(error), |cause| cause.source())
+                .map(ToString::to_string)
+                .collect();
         Self {
             format: error.format,
             kind: error.kind.clone(),
@@ -475,14 +473,10 @@ mod tests {
         assert_eq!(recorded.causes, ["the index is locked", "disk full"]);
         let replayed = recorded.to_error();
         assert_eq!(replayed.to_string(), own.to_string());
-        let causes = |error: &ModelError| {
-            let mut texts = Vec::new();
-            let mut source = std::error::Error::source(error);
-            while let Some(cause) = source {
-                texts.push(cause.to_string());
-                source = cause.source();
-            }
-            texts
+        let causes = |error: &ModelError| -> Vec<String> {
+            std::iter::successors(std::error::Error::source(error), |cause| cause.source())
+                .map(ToString::to_string)
+                .collect()
         };
         assert_eq!(causes(&replayed), causes(&own));
         assert_eq!(

@@ -8,11 +8,10 @@ use agent_loop_core::turn::{ModelError, ModelErrorKind};
 use super::error::HttpModelError;
 use crate::catalog::ModelFacts;
 
-/// The catalog provider of an endpoint: its official host, by format;
-/// `None` for any other server (a proxy, a local server, a cloud), whose
-/// models the catalog cannot tell apart from the maker's.
+/// The catalog provider of an endpoint: its official `host` (without its
+/// port), by format; `None` for any other server (a proxy, a local server,
+/// a cloud), whose models the catalog cannot tell apart from the maker's.
 pub(super) fn catalog_provider(format: WireFormat, host: &str) -> Option<&'static str> {
-    let host = host.split(':').next().unwrap_or(host);
     Some(match (format, host) {
         (WireFormat::OpenAiChat | WireFormat::OpenAiResponses, "api.openai.com") => "openai",
         (WireFormat::OpenAiChat, "api.deepseek.com") => "deepseek",
@@ -59,7 +58,7 @@ mod tests {
             (WireFormat::OpenAiChat, "api.openai.com", Some("openai")),
             (
                 WireFormat::OpenAiResponses,
-                "api.openai.com:443",
+                "api.openai.com",
                 Some("openai"),
             ),
             (WireFormat::OpenAiChat, "api.deepseek.com", Some("deepseek")),
@@ -75,7 +74,7 @@ mod tests {
             ),
             (WireFormat::AnthropicMessages, "api.openai.com", None),
             (WireFormat::OpenAiChat, "openrouter.ai", None),
-            (WireFormat::OpenAiChat, "127.0.0.1:8000", None),
+            (WireFormat::OpenAiChat, "127.0.0.1", None),
         ];
         for (format, host, provider) in cases {
             assert_eq!(

@@ -489,7 +489,7 @@ impl<P: Provider> HttpModel<P> {
         if let Some(facts) = &self.settings.facts {
             return Some(facts);
         }
-        let host = self.endpoint.target.provider.as_deref()?;
+        let host = self.endpoint.target.host()?;
         let provider = super::catalog_checks::catalog_provider(P::FORMAT, host)?;
         crate::catalog::Catalog::builtin_facts(provider, &self.endpoint.model)
     }

@@ -196,14 +196,12 @@ impl ProviderApi for OpenAiChat {
     }
 
     fn check(model: &OpenAiModel, request: &ModelRequest<'_>) -> Result<(), ModelError> {
-        let on_openai = model
-            .endpoint
-            .target
-            .provider
-            .as_deref()
-            .is_some_and(families::is_openai_host);
-        if on_openai
-            && !request.tools.is_empty()
+        if !request.tools.is_empty()
+            && model
+                .endpoint
+                .target
+                .host()
+                .is_some_and(families::is_openai_host)
             && let Some(refusal) =
                 families::refusal(&model.endpoint.model, model.provider.reasoning_effort)
         {

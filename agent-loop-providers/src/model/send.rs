@@ -64,8 +64,9 @@ pub(crate) fn body_bytes<P: Provider>(
     request: &ModelRequest<'_>,
 ) -> Result<Vec<u8>, ModelError> {
     P::check(model, request)?;
-    if let (Some(facts), Some((setting, max_tokens))) =
-        (model.catalog_facts(), model.provider.max_output_tokens())
+    // The catalog is read only for a request that sets an output limit.
+    if let Some((setting, max_tokens)) = model.provider.max_output_tokens()
+        && let Some(facts) = model.catalog_facts()
     {
         super::catalog_checks::check_output_limit(P::FORMAT, facts, setting, max_tokens)?;
     }

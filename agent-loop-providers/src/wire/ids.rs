@@ -75,10 +75,7 @@ impl IdRule {
     /// served under another name gets the format's rule; a false match
     /// costs nothing, since such an id is valid everywhere.
     fn of(format: WireFormat, target: &Target) -> Self {
-        let mistral_host = target
-            .provider
-            .as_deref()
-            .is_some_and(|host| host.split(':').next() == Some("api.mistral.ai"));
+        let mistral_host = target.host() == Some("api.mistral.ai");
         let mistral_model = target.model.as_deref().is_some_and(|model| {
             let model = model.to_ascii_lowercase();
             let name = model.rsplit('/').next().unwrap_or(&model);

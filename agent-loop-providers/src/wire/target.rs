@@ -102,10 +102,15 @@ impl Target {
     /// writes it on every assistant message to this host whatever the mode.
     /// DeepSeek's models served elsewhere follow that server's rules.
     pub(crate) fn wants_reasoning_on_every_assistant_message(&self) -> bool {
-        self.provider
-            .as_deref()
-            .and_then(|host| host.split(':').next())
+        self.host()
             .is_some_and(|host| host.eq_ignore_ascii_case("api.deepseek.com"))
+    }
+
+    /// The [`provider`](Self::provider) without its port: the host the
+    /// per-host rules (DeepSeek's, Mistral's, OpenAI's) are keyed by.
+    pub(crate) fn host(&self) -> Option<&str> {
+        let provider = self.provider.as_deref()?;
+        provider.split(':').next()
     }
 
     /// `true` when nothing but the format can be left out for this target.

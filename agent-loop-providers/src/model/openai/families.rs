@@ -70,10 +70,9 @@ pub(super) fn row(model: &str) -> Option<&'static Row> {
     }
 }
 
-/// `true` when `host` (a base URL's host, with its port when given) is one
-/// of OpenAI's own endpoints, where the table holds.
+/// `true` when `host` (a base URL's host, without its port) is one of
+/// OpenAI's own endpoints, where the table holds.
 pub(super) fn is_openai_host(host: &str) -> bool {
-    let host = host.split(':').next().unwrap_or(host);
     host == "api.openai.com"
         || host.ends_with(".openai.azure.com")
         || host.ends_with(".cognitiveservices.azure.com")
@@ -161,8 +160,8 @@ mod tests {
         assert!(refusal("gpt-6-sol", Some(Effort::High)).is_some());
         assert!(refusal("gpt-4.1", Some(Effort::High)).is_none());
         assert!(is_openai_host("api.openai.com"));
-        assert!(is_openai_host("acme.openai.azure.com:443"));
+        assert!(is_openai_host("acme.openai.azure.com"));
         assert!(!is_openai_host("openrouter.ai"));
-        assert!(!is_openai_host("127.0.0.1:8080"));
+        assert!(!is_openai_host("127.0.0.1"));
     }
 }
